@@ -1,0 +1,41 @@
+// State of one CPU backend instance (one init() call): thread pool, kernel table, scratch.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels.h"
+#include "rocmforge/abi.h"
+#include "simd.h"
+#include "thread_pool.h"
+
+namespace rfcpu {
+
+struct CpuBackend {
+    int n_threads = 1;
+    SimdLevel simd = SimdLevel::Scalar;
+    SimdLevel detected = SimdLevel::Scalar;
+    const KernelSet *ks = nullptr;
+    std::unique_ptr<ThreadPool> pool;
+    // Grow-only scratch for the graph being computed (64-byte aligned).
+    uint8_t *scratch = nullptr;
+    size_t scratch_size = 0;
+
+    ~CpuBackend();
+    bool ensure_scratch(size_t bytes);
+};
+
+// Parses the config JSON; throws rf::Error with a message on bad input.
+std::unique_ptr<CpuBackend> create_backend(const char *config_json);
+
+// Runs every node of the graph on the pool. Returns an rf_status and fills *message on error.
+int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message);
+// 1 if the node is supported, else 0 (and *why says why when non-null).
+int node_supported(const CpuBackend &be, const rf_node &node, std::string *why);
+
+// Device description: CPU model, SIMD arch, memory from /proc.
+void fill_device_info(const CpuBackend &be, rf_device_info *out);
+uint64_t available_memory_bytes();
+
+} // namespace rfcpu

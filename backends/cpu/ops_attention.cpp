@@ -1,0 +1,150 @@
+// ATTENTION: causal scaled-dot-product attention with GQA over the paged KV pool.
+// Flash-attention style: keys/values are visited in chunks of kChunk positions with an online
+// softmax (running max m, running sum l, f32 accumulator), so nothing scales with n_kv except
+// the loop. One work item = (token, kv head): the kv rows are converted to f32 once and shared
+// by the Hq/Hkv query heads of the group.
+#include <cmath>
+#include <cstring>
+
+#include "fp16.h"
+#include "ops.h"
+
+namespace rfcpu {
+namespace {
+
+constexpr int64_t kChunk = 32;
+
+bool pool_type_ok(int t) { return t == RF_TYPE_F32 || t == RF_TYPE_F16 || t == RF_TYPE_Q8_0; }
+
+bool check_attention(const rf_node &n, std::string *why) {
+    const rf_tensor *d = n.dst, *q = n.src[0], *k = n.src[1], *v = n.src[2], *slots = n.src[3], *info = n.src[4];
+    if (!d || !q || !k || !v || !slots || !info) { *why = "dst and src0..src4 are required"; return false; }
+    if (q->type != RF_TYPE_F32 || d->type != RF_TYPE_F32) { *why = "Q and dst must be f32"; return false; }
+    if (!pool_type_ok(k->type) || !pool_type_ok(v->type)) { *why = "K/V pools must be f32, f16 or q8_0"; return false; }
+    if (!rows_contiguous(*q) || !rows_contiguous(*d) || !rows_contiguous(*k) || !rows_contiguous(*v)) {
+        *why = "rows must be contiguous";
+        return false;
+    }
+    if (slots->type != RF_TYPE_I32 || info->type != RF_TYPE_I32 || !rows_contiguous(*slots) || !is_contiguous(*info)) {
+        *why = "slot table and token info must be i32";
+        return false;
+    }
+    const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2];
+    if (q->ne[3] != 1 || k->ne[0] % D || k->ne[0] != v->ne[0] || k->ne[1] != v->ne[1]) {
+        *why = "K/V pools must be [D*Hkv, S] with Q [D, Hq, T]";
+        return false;
+    }
+    const int64_t Hkv = k->ne[0] / D;
+    if (Hkv < 1 || Hq % Hkv) { *why = "Hq must be a multiple of Hkv"; return false; }
+    if ((k->type == RF_TYPE_Q8_0 || v->type == RF_TYPE_Q8_0) && D % 32) { *why = "q8_0 pools need D % 32 == 0"; return false; }
+    if (d->ne[0] != D * Hq || d->ne[1] != T || d->ne[2] != 1 || d->ne[3] != 1) { *why = "dst must be [D*Hq, T]"; return false; }
+    if (info->ne[0] != 2 || info->ne[1] != T) { *why = "token info must be i32 [2, T]"; return false; }
+    return true;
+}
+
+NodeWork plan_attention(const KernelSet &, const rf_node &n, int) {
+    const int64_t D = n.src[0]->ne[0], G = n.src[0]->ne[1] / (n.src[1]->ne[0] / D);
+    NodeWork w;
+    // kbuf + vbuf [kChunk*D], scores [G*kChunk], acc [G*D], m/l [G]
+    w.per_thread_bytes = size_t(2 * kChunk * D + G * kChunk + G * D + 2 * G) * sizeof(float);
+    return w;
+}
+
+// Head g of a pool row (slot), as D floats.
+void load_head(const KernelSet &ks, const rf_tensor &pool, int64_t slot, int64_t g, int64_t D, float *out) {
+    const uint8_t *row = row_ptr(pool, slot);
+    switch (pool.type) {
+    case RF_TYPE_F32: std::memcpy(out, row + g * D * 4, size_t(D) * 4); break;
+    case RF_TYPE_F16: ks.f16_to_f32(reinterpret_cast<const uint16_t *>(row) + g * D, out, D); break;
+    default: {
+        const auto *b = reinterpret_cast<const rf::block_q8_0 *>(row) + g * D / 32;
+        for (int64_t i = 0; i < D / 32; ++i) {
+            const float d = half_to_float(b[i].d);
+            for (int j = 0; j < 32; ++j) out[i * 32 + j] = d * float(b[i].qs[j]);
+        }
+    }
+    }
+}
+
+void run_attention(const OpContext &ctx, const rf_node &n, int, int ith, int nth) {
+    const rf_tensor &q = *n.src[0], &kp = *n.src[1], &vp = *n.src[2], &st = *n.src[3], &d = *n.dst;
+    const auto *info = static_cast<const int32_t *>(n.src[4]->data);
+    const int64_t D = q.ne[0], Hq = q.ne[1], T = q.ne[2], Hkv = kp.ne[0] / D, G = Hq / Hkv;
+    const int64_t S = kp.ne[1], n_kv_max = st.ne[0], n_seq = st.ne[1] * st.ne[2] * st.ne[3];
+    const float scale = n.fparams[0];
+    const KernelSet &ks = ctx.ks;
+
+    float *kbuf = reinterpret_cast<float *>(ctx.thread_scratch(ith));
+    float *vbuf = kbuf + kChunk * D;
+    float *scores = vbuf + kChunk * D;
+    float *acc = scores + G * kChunk;
+    float *mrun = acc + G * D;
+    float *lrun = mrun + G;
+
+    int64_t i0, i1;
+    split_range(T * Hkv, ith, nth, &i0, &i1);
+    for (int64_t item = i0; item < i1; ++item) {
+        const int64_t t = item / Hkv, g = item % Hkv;
+        const int32_t seq = info[2 * t], pos = info[2 * t + 1];
+        float *out0 = row_f32(d, t) + g * G * D;
+        if (seq < 0 || seq >= n_seq || pos < 0 || pos >= n_kv_max) {
+            ctx.errors.fail("ATTENTION: token " + std::to_string(t) + " has sequence " + std::to_string(seq) +
+                            " / position " + std::to_string(pos) + " outside the slot table [" +
+                            std::to_string(n_kv_max) + ", " + std::to_string(n_seq) + "]");
+            std::memset(out0, 0, size_t(G * D) * 4);
+            continue;
+        }
+        const int32_t *slots = reinterpret_cast<const int32_t *>(static_cast<const uint8_t *>(st.data) + seq * st.nb[1]);
+        std::memset(acc, 0, size_t(G * D) * 4);
+        for (int64_t j = 0; j < G; ++j) { mrun[j] = -INFINITY; lrun[j] = 0.f; }
+
+        bool bad = false;
+        for (int64_t p0 = 0; p0 <= pos && !bad; p0 += kChunk) {
+            const int64_t cnt = std::min<int64_t>(kChunk, pos + 1 - p0);
+            for (int64_t c = 0; c < cnt; ++c) {
+                const int32_t slot = slots[p0 + c];
+                if (slot < 0 || slot >= S) {
+                    ctx.errors.fail("ATTENTION: slot " + std::to_string(slot) + " of position " +
+                                    std::to_string(p0 + c) + " outside the pool [0, " + std::to_string(S) + ")");
+                    bad = true;
+                    break;
+                }
+                load_head(ks, kp, slot, g, D, kbuf + c * D);
+                load_head(ks, vp, slot, g, D, vbuf + c * D);
+            }
+            if (bad) break;
+            for (int64_t j = 0; j < G; ++j) {
+                const float *qv = row_f32(q, g * G + j, t);
+                float *sc = scores + j * kChunk;
+                float mx = -INFINITY;
+                for (int64_t c = 0; c < cnt; ++c) {
+                    sc[c] = scale * ks.dot_f32(qv, kbuf + c * D, D);
+                    mx = std::fmax(mx, sc[c]);
+                }
+                const float m_new = std::fmax(mrun[j], mx);
+                float *a = acc + j * D;
+                if (mrun[j] != m_new) {
+                    const float corr = std::exp(mrun[j] - m_new); // 0 on the first chunk
+                    lrun[j] *= corr;
+                    for (int64_t i = 0; i < D; ++i) a[i] *= corr;
+                    mrun[j] = m_new;
+                }
+                for (int64_t c = 0; c < cnt; ++c) {
+                    const float p = std::exp(sc[c] - m_new);
+                    lrun[j] += p;
+                    ks.axpy_f32(a, vbuf + c * D, p, D);
+                }
+            }
+        }
+        for (int64_t j = 0; j < G; ++j) {
+            const float inv = (bad || lrun[j] == 0.f) ? 0.f : 1.f / lrun[j];
+            for (int64_t i = 0; i < D; ++i) out0[j * D + i] = acc[j * D + i] * inv;
+        }
+    }
+}
+
+} // namespace
+
+const OpImpl kOpAttention = {check_attention, plan_attention, run_attention};
+
+} // namespace rfcpu

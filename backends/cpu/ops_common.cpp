@@ -1,0 +1,89 @@
+// Op registry and the tensor-layout helpers shared by the op files.
+#include <sstream>
+
+#include "ops.h"
+#include "rocmforge/types.h"
+
+namespace rfcpu {
+
+size_t scalar_type_size(int type) {
+    switch (type) {
+    case RF_TYPE_F32: case RF_TYPE_I32: return 4;
+    case RF_TYPE_F16: case RF_TYPE_BF16: case RF_TYPE_I16: return 2;
+    case RF_TYPE_I8: return 1;
+    case RF_TYPE_F64: case RF_TYPE_I64: return 8;
+    default: return 0;
+    }
+}
+
+static size_t row_bytes(const rf_tensor &t) {
+    const rf::TypeTraits *tt = rf::type_traits(t.type);
+    if (!tt || t.ne[0] % tt->block_size != 0) return 0;
+    return size_t(t.ne[0] / tt->block_size) * tt->type_size;
+}
+
+bool rows_contiguous(const rf_tensor &t) {
+    const rf::TypeTraits *tt = rf::type_traits(t.type);
+    if (!tt || t.ne[0] % tt->block_size != 0) return false;
+    if (!tt->quantized && t.nb[0] != int64_t(tt->type_size)) return false;
+    for (int i = 0; i < RF_MAX_DIMS; ++i)
+        if (t.ne[i] < 1) return false;
+    return t.nb[1] >= int64_t(row_bytes(t));
+}
+
+bool is_contiguous(const rf_tensor &t) {
+    if (!rows_contiguous(t)) return false;
+    return t.nb[1] == int64_t(row_bytes(t)) && t.nb[2] == t.nb[1] * t.ne[1] && t.nb[3] == t.nb[2] * t.ne[2];
+}
+
+bool dequantizable(int type) {
+    switch (type) {
+    case RF_TYPE_F32: case RF_TYPE_F16: case RF_TYPE_BF16: case RF_TYPE_Q4_0: case RF_TYPE_Q4_1:
+    case RF_TYPE_Q5_0: case RF_TYPE_Q5_1: case RF_TYPE_Q8_0: case RF_TYPE_Q2_K: case RF_TYPE_Q3_K:
+    case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: case RF_TYPE_Q8_K: case RF_TYPE_MXFP4:
+    case RF_TYPE_MXFP6_E2M3: case RF_TYPE_MXFP6_E3M2: return true;
+    default: return false;
+    }
+}
+
+bool same_shape(const rf_tensor &a, const rf_tensor &b) {
+    for (int i = 0; i < RF_MAX_DIMS; ++i)
+        if (a.ne[i] != b.ne[i]) return false;
+    return true;
+}
+
+std::string shape_str(const rf_tensor &t) {
+    std::ostringstream s;
+    s << rf::type_name(t.type) << "[" << t.ne[0] << "," << t.ne[1] << "," << t.ne[2] << "," << t.ne[3] << "]";
+    return s.str();
+}
+
+NodeWork plan_simple(const KernelSet &, const rf_node &, int) { return {}; }
+
+const OpImpl *op_impl(int op) {
+    switch (op) {
+    case RF_OP_GET_ROWS: return &kOpGetRows;
+    case RF_OP_MATMUL: return &kOpMatmul;
+    case RF_OP_ADD: return &kOpAdd;
+    case RF_OP_MUL: return &kOpMul;
+    case RF_OP_SCALE: return &kOpScale;
+    case RF_OP_RMS_NORM: return &kOpRmsNorm;
+    case RF_OP_ROPE: return &kOpRope;
+    case RF_OP_SOFTMAX: return &kOpSoftmax;
+    case RF_OP_SILU: return &kOpSilu;
+    case RF_OP_SWIGLU: return &kOpSwiglu;
+    case RF_OP_SET_ROWS: return &kOpSetRows;
+    case RF_OP_ATTENTION: return &kOpAttention;
+    case RF_OP_ARGMAX: return &kOpArgmax;
+    case RF_OP_COPY: return &kOpCopy;
+    default: return nullptr;
+    }
+}
+
+const char *op_name(int op) {
+    static const char *names[] = {"NONE", "GET_ROWS", "MATMUL", "ADD", "MUL", "SCALE", "RMS_NORM", "ROPE",
+                                  "SOFTMAX", "SILU", "SWIGLU", "SET_ROWS", "ATTENTION", "ARGMAX", "COPY"};
+    return (op >= 0 && op < RF_OP_COUNT) ? names[op] : "?";
+}
+
+} // namespace rfcpu

@@ -1,0 +1,119 @@
+// MATMUL: dst[N,M] = src0[K,N]^T * src1[K,M], src0 any weight type.
+//
+// Phase 0 quantizes every src1 column once into the kernel's activation format (q8_K / q8_32),
+// split by column across threads. Phase 1 splits the weight rows across threads; each thread
+// walks blocks of kRowBlock rows x kMaxCols columns so a weight row is unpacked once per column
+// tile and the tile's activations stay in L1. Types without an integer kernel take the generic
+// path: dequantize the row (rf::dequantize_row) and use f32 dots.
+#include "ops.h"
+#include "rocmforge/types.h"
+
+namespace rfcpu {
+namespace {
+
+constexpr int64_t kRowBlock = 16;
+
+bool check_matmul(const rf_node &n, std::string *why) {
+    const rf_tensor *d = n.dst, *w = n.src[0], *x = n.src[1];
+    if (!d || !w || !x) { *why = "dst/src0/src1 missing"; return false; }
+    if (!dequantizable(w->type) || w->type == RF_TYPE_Q8_K) { *why = "weight type not supported: " + shape_str(*w); return false; }
+    if (x->type != RF_TYPE_F32 || d->type != RF_TYPE_F32) { *why = "src1 and dst must be f32"; return false; }
+    if (!rows_contiguous(*w) || !rows_contiguous(*x) || !rows_contiguous(*d)) { *why = "rows must be contiguous"; return false; }
+    if (w->ne[0] != x->ne[0] || d->ne[0] != w->ne[1] || d->ne[1] != x->ne[1] || d->ne[2] != x->ne[2] ||
+        d->ne[3] != x->ne[3] || x->ne[2] % w->ne[2] || x->ne[3] % w->ne[3]) {
+        *why = "shapes do not match: src0 " + shape_str(*w) + ", src1 " + shape_str(*x) + ", dst " + shape_str(*d);
+        return false;
+    }
+    return true;
+}
+
+struct Geometry {
+    int64_t K, N, M, ne12, ne13, r2, r3;
+    explicit Geometry(const rf_node &n)
+        : K(n.src[0]->ne[0]), N(n.src[0]->ne[1]), M(n.src[1]->ne[1]), ne12(n.src[1]->ne[2]),
+          ne13(n.src[1]->ne[3]), r2(n.src[1]->ne[2] / n.src[0]->ne[2]), r3(n.src[1]->ne[3] / n.src[0]->ne[3]) {}
+};
+
+NodeWork plan_matmul(const KernelSet &ks, const rf_node &n, int) {
+    const Geometry g(n);
+    const MatmulKernel &kern = ks.matmul[n.src[0]->type];
+    NodeWork w;
+    if (!kern.dot) {
+        w.per_thread_bytes = size_t(g.K) * sizeof(float);
+    } else if (kern.act != ActFormat::F32) {
+        w.shared_bytes = act_row_size(kern.act, g.K) * size_t(g.M * g.ne12 * g.ne13);
+        w.n_phases = 2;
+    }
+    return w;
+}
+
+void quantize_columns(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, int ith, int nth) {
+    const Geometry g(n);
+    const rf_tensor &x = *n.src[1];
+    const size_t arow = act_row_size(kern.act, g.K);
+    const QuantizeFn quant = kern.act == ActFormat::Q8_K ? ctx.ks.quantize_q8_K : ctx.ks.quantize_q8_32;
+    int64_t r0, r1;
+    split_range(g.M * g.ne12 * g.ne13, ith, nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+        int64_t i1, i2, i3;
+        unravel_row(x, r, &i1, &i2, &i3);
+        quant(row_f32(x, i1, i2, i3), ctx.shared + size_t(r) * arow, g.K);
+    }
+}
+
+void dot_rows(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, int ith, int nth) {
+    const Geometry g(n);
+    const rf_tensor &w = *n.src[0], &x = *n.src[1], &d = *n.dst;
+    const bool quantized_act = kern.act != ActFormat::F32;
+    const size_t arow = act_row_size(kern.act, g.K);
+    const size_t out_stride = size_t(d.nb[1] / sizeof(float));
+    int64_t n0, n1;
+    split_range(g.N, ith, nth, &n0, &n1);
+    for (int64_t i13 = 0; i13 < g.ne13; ++i13)
+        for (int64_t i12 = 0; i12 < g.ne12; ++i12) {
+            const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + (i12 / g.r2) * w.nb[2] + (i13 / g.r3) * w.nb[3];
+            const uint8_t *abase = quantized_act ? ctx.shared + size_t((i13 * g.ne12 + i12) * g.M) * arow
+                                                 : reinterpret_cast<const uint8_t *>(row_f32(x, 0, i12, i13));
+            const size_t astride = quantized_act ? arow : size_t(x.nb[1]);
+            float *obase = row_f32(d, 0, i12, i13);
+            for (int64_t nb = n0; nb < n1; nb += kRowBlock) {
+                const int64_t ne = std::min(n1, nb + kRowBlock);
+                for (int64_t m0 = 0; m0 < g.M; m0 += kMaxCols) {
+                    const int nc = int(std::min<int64_t>(kMaxCols, g.M - m0));
+                    for (int64_t r = nb; r < ne; ++r)
+                        kern.dot(g.K, wbase + r * w.nb[1], abase + size_t(m0) * astride, astride, nc,
+                                 obase + size_t(m0) * out_stride + r, out_stride);
+                }
+            }
+        }
+}
+
+void generic_rows(const OpContext &ctx, const rf_node &n, int ith, int nth) {
+    const Geometry g(n);
+    const rf_tensor &w = *n.src[0], &x = *n.src[1], &d = *n.dst;
+    float *buf = reinterpret_cast<float *>(ctx.thread_scratch(ith));
+    int64_t n0, n1;
+    split_range(g.N, ith, nth, &n0, &n1);
+    for (int64_t i13 = 0; i13 < g.ne13; ++i13)
+        for (int64_t i12 = 0; i12 < g.ne12; ++i12) {
+            const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + (i12 / g.r2) * w.nb[2] + (i13 / g.r3) * w.nb[3];
+            for (int64_t r = n0; r < n1; ++r) {
+                rf::dequantize_row(w.type, wbase + r * w.nb[1], buf, g.K);
+                for (int64_t m = 0; m < g.M; ++m)
+                    row_f32(d, m, i12, i13)[r] = ctx.ks.dot_f32(buf, row_f32(x, m, i12, i13), g.K);
+            }
+        }
+}
+
+void run_matmul(const OpContext &ctx, const rf_node &n, int phase, int ith, int nth) {
+    const MatmulKernel &kern = ctx.ks.matmul[n.src[0]->type];
+    if (!kern.dot) return generic_rows(ctx, n, ith, nth);
+    if (kern.act != ActFormat::F32 && phase == 0) return quantize_columns(ctx, n, kern, ith, nth);
+    dot_rows(ctx, n, kern, ith, nth);
+}
+
+} // namespace
+
+const OpImpl kOpMatmul = {check_matmul, plan_matmul, run_matmul};
+
+} // namespace rfcpu

@@ -1,0 +1,144 @@
+// The exported C ABI of rocmforge-cpu.so: rf_plugin_info + backend vtable. Every entry point
+// catches C++ exceptions and turns them into status codes with a message.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "backend.h"
+#include "rocmforge/error.h"
+
+namespace rfcpu {
+namespace {
+
+void set_err(char *err, size_t len, const std::string &msg) {
+    if (err && len) std::snprintf(err, len, "%s", msg.c_str());
+}
+
+CpuBackend *be_of(void *ctx) { return static_cast<CpuBackend *>(ctx); }
+
+// A buffer handle: owned memory (freed on buffer_free) or wrapped host memory.
+struct HostBuffer {
+    void *base;
+    bool owned;
+};
+
+template <class F>
+int guarded(char *err, size_t len, F f) {
+    try {
+        return f();
+    } catch (const rf::UsageError &e) {
+        set_err(err, len, e.what());
+        return RF_ERR_INVALID;
+    } catch (const std::bad_alloc &) {
+        set_err(err, len, "cpu backend: out of host memory");
+        return RF_ERR_OUT_OF_MEMORY;
+    } catch (const std::exception &e) {
+        set_err(err, len, std::string("cpu backend: ") + e.what());
+        return RF_ERR_INVALID;
+    } catch (...) {
+        set_err(err, len, "cpu backend: unknown error");
+        return RF_ERR_INVALID;
+    }
+}
+
+int cpu_init(const char *config_json, void **ctx, char *err, size_t len) {
+    if (!ctx) { set_err(err, len, "cpu backend: ctx is null"); return RF_ERR_INVALID; }
+    return guarded(err, len, [&] {
+        *ctx = create_backend(config_json).release();
+        return RF_OK;
+    });
+}
+
+void cpu_shutdown(void *ctx) {
+    try { delete be_of(ctx); } catch (...) {}
+}
+
+int cpu_device_info(void *ctx, rf_device_info *out) {
+    if (!ctx || !out) return RF_ERR_INVALID;
+    return guarded(nullptr, 0, [&] { fill_device_info(*be_of(ctx), out); return RF_OK; });
+}
+
+int cpu_buffer_alloc(void *, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
+    if (!out) { set_err(err, len, "cpu backend: buffer_alloc output is null"); return RF_ERR_INVALID; }
+    return guarded(err, len, [&] {
+        const uint64_t rounded = size ? (size + 63) / 64 * 64 : 64;
+        void *p = size <= (uint64_t(1) << 60) ? std::aligned_alloc(64, rounded) : nullptr;
+        if (!p) {
+            set_err(err, len, "cpu backend: cannot allocate " + std::to_string(size) + " bytes (" +
+                                  std::to_string(available_memory_bytes()) + " bytes available)");
+            return int(RF_ERR_OUT_OF_MEMORY);
+        }
+        out->handle = new HostBuffer{p, true};
+        out->base = p;
+        out->size = size;
+        return int(RF_OK);
+    });
+}
+
+int cpu_buffer_from_host(void *, void *host_ptr, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
+    if (!out || (!host_ptr && size)) { set_err(err, len, "cpu backend: buffer_from_host needs a pointer"); return RF_ERR_INVALID; }
+    return guarded(err, len, [&] {
+        out->handle = new HostBuffer{host_ptr, false};
+        out->base = host_ptr;
+        out->size = size;
+        return int(RF_OK);
+    });
+}
+
+void cpu_buffer_free(void *, void *handle) {
+    auto *b = static_cast<HostBuffer *>(handle);
+    if (!b) return;
+    if (b->owned) std::free(b->base);
+    delete b;
+}
+
+int cpu_copy(void *, void *dst, const void *src, uint64_t size, char *err, size_t len) {
+    if (size && (!dst || !src)) { set_err(err, len, "cpu backend: copy with a null pointer"); return RF_ERR_INVALID; }
+    if (size) std::memcpy(dst, src, size);
+    return RF_OK;
+}
+
+int cpu_supports_op(void *ctx, const rf_node *node) {
+    if (!ctx || !node) return 0;
+    try { return node_supported(*be_of(ctx), *node, nullptr); } catch (...) { return 0; }
+}
+
+int cpu_compute(void *ctx, const rf_graph *graph, char *err, size_t len) {
+    if (!ctx || !graph) { set_err(err, len, "cpu backend: compute needs ctx and graph"); return RF_ERR_INVALID; }
+    return guarded(err, len, [&] {
+        std::string msg;
+        const int rc = run_graph(*be_of(ctx), *graph, &msg);
+        if (rc != RF_OK) set_err(err, len, msg);
+        return rc;
+    });
+}
+
+int cpu_synchronize(void *, char *, size_t) { return RF_OK; } // compute() is synchronous
+
+const rf_backend_vtable kVtable = {
+    sizeof(rf_backend_vtable),
+    cpu_init,
+    cpu_shutdown,
+    cpu_device_info,
+    cpu_buffer_alloc,
+    cpu_buffer_free,
+    cpu_copy, // upload
+    cpu_copy, // download
+    cpu_supports_op,
+    cpu_compute,
+    cpu_synchronize,
+    nullptr, // event_create: host steady clock is used
+    nullptr,
+    nullptr,
+    nullptr,
+    cpu_buffer_from_host,
+};
+
+const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "cpu", "0.1.0", &kVtable};
+
+} // namespace
+} // namespace rfcpu
+
+extern "C" RF_PLUGIN_EXPORT const rf_plugin_info *rocmforge_plugin_entry(void) { return &rfcpu::kInfo; }

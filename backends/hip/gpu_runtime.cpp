@@ -1,0 +1,87 @@
+// Runtime loading. NVIDIA: the driver and NVRTC are dlopen'ed here (the plugin links neither),
+// so a missing driver is a message, not a loader failure. AMD: libamdhip64 is linked.
+#include "gpu_runtime.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace rf_hip {
+
+std::string gpu_error(const char *what, hipError_t e) {
+    return std::string(what) + ": " + hipGetErrorString(e) + " (" + std::to_string((int)e) + ")";
+}
+
+#if defined(RF_HIP_NVIDIA)
+} // namespace rf_hip
+namespace rf_cuda { Api api{}; }
+namespace rf_hip {
+
+namespace {
+template <class F> bool bind(void *lib, F &fn, const char *name, const char *alt, std::string &missing) {
+    void *p = dlsym(lib, name);
+    if (!p && alt) p = dlsym(lib, alt);
+    if (!p) { missing = name; return false; }
+    fn = reinterpret_cast<F>(p);
+    return true;
+}
+
+bool load_once(std::string &why) {
+    void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cu) { why = std::string("libcuda.so.1 not found (no NVIDIA driver?): ") + dlerror(); return false; }
+    void *rtc = nullptr;
+    for (const char *n : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
+        if ((rtc = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
+    auto &a = rf_cuda::api;
+    std::string miss;
+    bool ok = bind(cu, a.cuInit, "cuInit", nullptr, miss) && bind(cu, a.cuDriverGetVersion, "cuDriverGetVersion", nullptr, miss) &&
+              bind(cu, a.cuDeviceGetCount, "cuDeviceGetCount", nullptr, miss) && bind(cu, a.cuDeviceGet, "cuDeviceGet", nullptr, miss) &&
+              bind(cu, a.cuDeviceGetName, "cuDeviceGetName", nullptr, miss) &&
+              bind(cu, a.cuDeviceGetAttribute, "cuDeviceGetAttribute", nullptr, miss) &&
+              bind(cu, a.cuDeviceTotalMem, "cuDeviceTotalMem_v2", nullptr, miss) &&
+              bind(cu, a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", nullptr, miss) &&
+              bind(cu, a.cuCtxSetCurrent, "cuCtxSetCurrent", nullptr, miss) && bind(cu, a.cuMemGetInfo, "cuMemGetInfo_v2", nullptr, miss) &&
+              bind(cu, a.cuMemAlloc, "cuMemAlloc_v2", nullptr, miss) && bind(cu, a.cuMemFree, "cuMemFree_v2", nullptr, miss) &&
+              bind(cu, a.cuMemcpy, "cuMemcpy", nullptr, miss) && bind(cu, a.cuMemcpyAsync, "cuMemcpyAsync", nullptr, miss) &&
+              bind(cu, a.cuMemsetD8Async, "cuMemsetD8Async", nullptr, miss) && bind(cu, a.cuStreamCreate, "cuStreamCreate", nullptr, miss) &&
+              bind(cu, a.cuStreamDestroy, "cuStreamDestroy_v2", nullptr, miss) &&
+              bind(cu, a.cuStreamSynchronize, "cuStreamSynchronize", nullptr, miss) &&
+              bind(cu, a.cuEventCreate, "cuEventCreate", nullptr, miss) && bind(cu, a.cuEventRecord, "cuEventRecord", nullptr, miss) &&
+              bind(cu, a.cuEventSynchronize, "cuEventSynchronize", nullptr, miss) &&
+              bind(cu, a.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime", miss) &&
+              bind(cu, a.cuEventDestroy, "cuEventDestroy_v2", nullptr, miss) &&
+              bind(cu, a.cuModuleLoadData, "cuModuleLoadData", nullptr, miss) &&
+              bind(cu, a.cuModuleUnload, "cuModuleUnload", nullptr, miss) &&
+              bind(cu, a.cuModuleGetFunction, "cuModuleGetFunction", nullptr, miss) &&
+              bind(cu, a.cuLaunchKernel, "cuLaunchKernel", nullptr, miss) && bind(cu, a.cuGetErrorString, "cuGetErrorString", nullptr, miss);
+    if (!ok) { why = "libcuda.so.1 lacks " + miss + " (driver too old?)"; return false; }
+    if (rtc) { // optional: only the JIT fallback needs it
+        ok = bind(rtc, a.nvrtcVersion, "nvrtcVersion", nullptr, miss) && bind(rtc, a.nvrtcCreateProgram, "nvrtcCreateProgram", nullptr, miss) &&
+             bind(rtc, a.nvrtcCompileProgram, "nvrtcCompileProgram", nullptr, miss) &&
+             bind(rtc, a.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", nullptr, miss) &&
+             bind(rtc, a.nvrtcGetProgramLog, "nvrtcGetProgramLog", nullptr, miss) &&
+             bind(rtc, a.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", nullptr, miss) && bind(rtc, a.nvrtcGetCUBIN, "nvrtcGetCUBIN", nullptr, miss) &&
+             bind(rtc, a.nvrtcDestroyProgram, "nvrtcDestroyProgram", nullptr, miss) &&
+             bind(rtc, a.nvrtcGetErrorString, "nvrtcGetErrorString", nullptr, miss);
+        if (!ok) a.nvrtcVersion = nullptr; // JIT reports itself unavailable
+    }
+    return true;
+}
+} // namespace
+
+bool gpu_runtime_load(std::string &why) {
+    static std::once_flag once;
+    static bool ok = false;
+    static std::string reason;
+    std::call_once(once, [] { ok = load_once(reason); });
+    why = reason;
+    return ok;
+}
+
+bool jit_available() { return rf_cuda::api.nvrtcVersion != nullptr; }
+#else
+bool gpu_runtime_load(std::string &) { return true; }
+bool jit_available() { return true; }
+#endif
+
+} // namespace rf_hip

@@ -1,0 +1,147 @@
+// NVIDIA flavour: exactly the HIP runtime/module/hipRTC subset the backend uses, mapped onto
+// the CUDA driver API and NVRTC. Nothing is linked: gpu_runtime_load() dlopens libcuda.so.1 and
+// libnvrtc at init and fills the function table below, so a machine without the NVIDIA driver
+// gets a clean RF_ERR_NO_DEVICE message instead of a loader failure. Prototypes are declared
+// here with plain C types (no CUDA headers needed to build this flavour).
+#pragma once
+#include <cstddef>
+#include <string>
+
+typedef int hipError_t;
+typedef int hipDevice_t;
+typedef struct CUstream_st *hipStream_t;
+typedef struct CUevent_st *hipEvent_t;
+typedef struct CUmod_st *hipModule_t;
+typedef struct CUfunc_st *hipFunction_t;
+typedef struct _nvrtcProgram *hiprtcProgram;
+typedef int hiprtcResult;
+typedef int hipDeviceAttribute_t;
+
+enum { hipSuccess = 0, HIPRTC_SUCCESS = 0 };
+enum { hipDeviceAttributeMultiprocessorCount = 16, hipDeviceAttributeComputeCapabilityMajor = 75,
+       hipDeviceAttributeComputeCapabilityMinor = 76 };
+enum hipMemcpyKind { hipMemcpyHostToDevice = 1, hipMemcpyDeviceToHost = 2, hipMemcpyDeviceToDevice = 3 };
+
+namespace rf_cuda {
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+// One pointer per driver / NVRTC entry point we call (filled by gpu_runtime_load).
+struct Api {
+    int (*cuInit)(unsigned);
+    int (*cuDriverGetVersion)(int *);
+    int (*cuDeviceGetCount)(int *);
+    int (*cuDeviceGet)(int *, int);
+    int (*cuDeviceGetName)(char *, int, int);
+    int (*cuDeviceGetAttribute)(int *, int, int);
+    int (*cuDeviceTotalMem)(size_t *, int);
+    int (*cuDevicePrimaryCtxRetain)(CUcontext *, int);
+    int (*cuCtxSetCurrent)(CUcontext);
+    int (*cuMemGetInfo)(size_t *, size_t *);
+    int (*cuMemAlloc)(CUdeviceptr *, size_t);
+    int (*cuMemFree)(CUdeviceptr);
+    int (*cuMemcpy)(CUdeviceptr, CUdeviceptr, size_t);
+    int (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, hipStream_t);
+    int (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, hipStream_t);
+    int (*cuStreamCreate)(hipStream_t *, unsigned);
+    int (*cuStreamDestroy)(hipStream_t);
+    int (*cuStreamSynchronize)(hipStream_t);
+    int (*cuEventCreate)(hipEvent_t *, unsigned);
+    int (*cuEventRecord)(hipEvent_t, hipStream_t);
+    int (*cuEventSynchronize)(hipEvent_t);
+    int (*cuEventElapsedTime)(float *, hipEvent_t, hipEvent_t);
+    int (*cuEventDestroy)(hipEvent_t);
+    int (*cuModuleLoadData)(hipModule_t *, const void *);
+    int (*cuModuleUnload)(hipModule_t);
+    int (*cuModuleGetFunction)(hipFunction_t *, hipModule_t, const char *);
+    int (*cuLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                          unsigned, hipStream_t, void **, void **);
+    int (*cuGetErrorString)(int, const char **);
+    // NVRTC
+    int (*nvrtcVersion)(int *, int *);
+    int (*nvrtcCreateProgram)(hiprtcProgram *, const char *, const char *, int, const char *const *,
+                              const char *const *);
+    int (*nvrtcCompileProgram)(hiprtcProgram, int, const char *const *);
+    int (*nvrtcGetProgramLogSize)(hiprtcProgram, size_t *);
+    int (*nvrtcGetProgramLog)(hiprtcProgram, char *);
+    int (*nvrtcGetCUBINSize)(hiprtcProgram, size_t *);
+    int (*nvrtcGetCUBIN)(hiprtcProgram, char *);
+    int (*nvrtcDestroyProgram)(hiprtcProgram *);
+    const char *(*nvrtcGetErrorString)(int);
+    CUcontext ctx;
+};
+extern Api api;
+inline CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(size_t)p; }
+} // namespace rf_cuda
+
+// ---- HIP names -> driver API ---------------------------------------------------------------
+inline hipError_t hipInit(unsigned f) { return rf_cuda::api.cuInit(f); }
+inline hipError_t hipDriverGetVersion(int *v) { return rf_cuda::api.cuDriverGetVersion(v); }
+inline hipError_t hipGetDeviceCount(int *n) { return rf_cuda::api.cuDeviceGetCount(n); }
+inline hipError_t hipDeviceGet(hipDevice_t *d, int ordinal) { return rf_cuda::api.cuDeviceGet(d, ordinal); }
+inline hipError_t hipDeviceGetName(char *name, int len, hipDevice_t d) { return rf_cuda::api.cuDeviceGetName(name, len, d); }
+inline hipError_t hipDeviceGetAttribute(int *v, hipDeviceAttribute_t a, int d) { return rf_cuda::api.cuDeviceGetAttribute(v, a, d); }
+inline hipError_t hipDeviceTotalMem(size_t *b, hipDevice_t d) { return rf_cuda::api.cuDeviceTotalMem(b, d); }
+// HIP's hipSetDevice makes the device current; the driver-API equivalent is its primary context.
+inline hipError_t hipSetDevice(int ordinal) {
+    int dev = 0;
+    if (int e = rf_cuda::api.cuDeviceGet(&dev, ordinal)) return e;
+    if (!rf_cuda::api.ctx)
+        if (int e = rf_cuda::api.cuDevicePrimaryCtxRetain(&rf_cuda::api.ctx, dev)) return e;
+    return rf_cuda::api.cuCtxSetCurrent(rf_cuda::api.ctx);
+}
+inline hipError_t hipMemGetInfo(size_t *free_b, size_t *total) { return rf_cuda::api.cuMemGetInfo(free_b, total); }
+inline hipError_t hipMalloc(void **p, size_t n) {
+    rf_cuda::CUdeviceptr d = 0;
+    const int e = rf_cuda::api.cuMemAlloc(&d, n);
+    *p = (void *)(size_t)d;
+    return e;
+}
+inline hipError_t hipFree(void *p) { return rf_cuda::api.cuMemFree(rf_cuda::dptr(p)); }
+inline hipError_t hipMemcpy(void *dst, const void *src, size_t n, hipMemcpyKind) {
+    return rf_cuda::api.cuMemcpy(rf_cuda::dptr(dst), rf_cuda::dptr(src), n); // unified addressing
+}
+inline hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind, hipStream_t s) {
+    return rf_cuda::api.cuMemcpyAsync(rf_cuda::dptr(dst), rf_cuda::dptr(src), n, s);
+}
+inline hipError_t hipMemsetAsync(void *dst, int v, size_t n, hipStream_t s) {
+    return rf_cuda::api.cuMemsetD8Async(rf_cuda::dptr(dst), (unsigned char)v, n, s);
+}
+inline hipError_t hipStreamCreate(hipStream_t *s) { return rf_cuda::api.cuStreamCreate(s, 0); }
+inline hipError_t hipStreamDestroy(hipStream_t s) { return rf_cuda::api.cuStreamDestroy(s); }
+inline hipError_t hipStreamSynchronize(hipStream_t s) { return rf_cuda::api.cuStreamSynchronize(s); }
+inline hipError_t hipEventCreate(hipEvent_t *e) { return rf_cuda::api.cuEventCreate(e, 0); }
+inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return rf_cuda::api.cuEventRecord(e, s); }
+inline hipError_t hipEventSynchronize(hipEvent_t e) { return rf_cuda::api.cuEventSynchronize(e); }
+inline hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b) { return rf_cuda::api.cuEventElapsedTime(ms, a, b); }
+inline hipError_t hipEventDestroy(hipEvent_t e) { return rf_cuda::api.cuEventDestroy(e); }
+inline hipError_t hipModuleLoadData(hipModule_t *m, const void *image) { return rf_cuda::api.cuModuleLoadData(m, image); }
+inline hipError_t hipModuleUnload(hipModule_t m) { return rf_cuda::api.cuModuleUnload(m); }
+inline hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {
+    return rf_cuda::api.cuModuleGetFunction(f, m, name);
+}
+inline hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                        unsigned by, unsigned bz, unsigned smem, hipStream_t s, void **params,
+                                        void **extra) {
+    return rf_cuda::api.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+}
+inline const char *hipGetErrorString(hipError_t e) {
+    const char *s = nullptr;
+    if (rf_cuda::api.cuGetErrorString) rf_cuda::api.cuGetErrorString(e, &s);
+    return s ? s : "unknown CUDA error";
+}
+
+// ---- hipRTC names -> NVRTC (code = cubin for the real sm arch) -------------------------------
+inline hiprtcResult hiprtcVersion(int *major, int *minor) { return rf_cuda::api.nvrtcVersion(major, minor); }
+inline hiprtcResult hiprtcCreateProgram(hiprtcProgram *p, const char *src, const char *name, int n,
+                                        const char *const *headers, const char *const *names) {
+    return rf_cuda::api.nvrtcCreateProgram(p, src, name, n, headers, names);
+}
+inline hiprtcResult hiprtcCompileProgram(hiprtcProgram p, int n, const char *const *opts) {
+    return rf_cuda::api.nvrtcCompileProgram(p, n, opts);
+}
+inline hiprtcResult hiprtcGetProgramLogSize(hiprtcProgram p, size_t *n) { return rf_cuda::api.nvrtcGetProgramLogSize(p, n); }
+inline hiprtcResult hiprtcGetProgramLog(hiprtcProgram p, char *log) { return rf_cuda::api.nvrtcGetProgramLog(p, log); }
+inline hiprtcResult hiprtcGetCodeSize(hiprtcProgram p, size_t *n) { return rf_cuda::api.nvrtcGetCUBINSize(p, n); }
+inline hiprtcResult hiprtcGetCode(hiprtcProgram p, char *code) { return rf_cuda::api.nvrtcGetCUBIN(p, code); }
+inline hiprtcResult hiprtcDestroyProgram(hiprtcProgram *p) { return rf_cuda::api.nvrtcDestroyProgram(p); }
+inline const char *hiprtcGetErrorString(hiprtcResult r) { return rf_cuda::api.nvrtcGetErrorString(r); }

@@ -1,0 +1,249 @@
+/* ROCmForge plugin ABI: plain C, the only contract between the core and a plugin.
+ *
+ * Rules (see docs/PLUGINS.md):
+ *  - Every plugin exports one symbol, RF_PLUGIN_ENTRY_SYMBOL, returning a const rf_plugin_info*.
+ *  - The loader refuses a plugin whose abi_major differs from RF_ABI_MAJOR, naming both versions.
+ *  - Structs that a plugin implements start with `struct_size`; the host never reads a member
+ *    beyond it, so the ABI grows by appending members (minor version bump).
+ *  - No C++ types or exceptions cross this boundary. Errors come back as an int status
+ *    (RF_OK == 0) plus a message written into a caller-provided buffer.
+ */
+#ifndef ROCMFORGE_ABI_H
+#define ROCMFORGE_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RF_ABI_MAJOR 1
+#define RF_ABI_MINOR 0
+#define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
+
+#if defined(_WIN32)
+#define RF_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define RF_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+enum rf_status {
+    RF_OK = 0,
+    RF_ERR_UNSUPPORTED = 1,   /* op/type not supported by this backend */
+    RF_ERR_OUT_OF_MEMORY = 2, /* allocation failed; message says requested and free bytes */
+    RF_ERR_INVALID = 3,       /* bad arguments */
+    RF_ERR_DEVICE = 4,        /* driver/runtime failure */
+    RF_ERR_NO_DEVICE = 5,     /* backend cannot run here (no GPU, no driver) */
+};
+
+enum rf_plugin_kind {
+    RF_PLUGIN_BACKEND = 1,
+    RF_PLUGIN_KERNEL_PACK = 2,
+    RF_PLUGIN_PROFILER = 3,
+};
+
+/* Tensor element types. Values equal the GGUF/ggml type ids so a tensor's type in a GGUF
+ * file is used as is. MXFP6 has no ggml id; ROCmForge assigns 200/201 (docs/FORMATS.md). */
+enum rf_type {
+    RF_TYPE_F32 = 0,
+    RF_TYPE_F16 = 1,
+    RF_TYPE_Q4_0 = 2,
+    RF_TYPE_Q4_1 = 3,
+    RF_TYPE_Q5_0 = 6,
+    RF_TYPE_Q5_1 = 7,
+    RF_TYPE_Q8_0 = 8,
+    RF_TYPE_Q8_1 = 9,
+    RF_TYPE_Q2_K = 10,
+    RF_TYPE_Q3_K = 11,
+    RF_TYPE_Q4_K = 12,
+    RF_TYPE_Q5_K = 13,
+    RF_TYPE_Q6_K = 14,
+    RF_TYPE_Q8_K = 15,
+    RF_TYPE_I8 = 24,
+    RF_TYPE_I16 = 25,
+    RF_TYPE_I32 = 26,
+    RF_TYPE_I64 = 27,
+    RF_TYPE_F64 = 28,
+    RF_TYPE_BF16 = 30,
+    RF_TYPE_MXFP4 = 39,
+    RF_TYPE_MXFP6_E2M3 = 200,
+    RF_TYPE_MXFP6_E3M2 = 201,
+};
+
+#define RF_MAX_DIMS 4
+#define RF_MAX_SRC 6
+#define RF_MAX_PARAMS 8
+
+/* A tensor as a backend sees it. ne[0] is the fastest-varying dimension (row length);
+ * nb[i] is the byte stride of dimension i (nb[0] = type size for unquantized types, for
+ * block types a row is contiguous and nb[1] = row bytes). `data` is an address in the
+ * owning backend's address space (a device pointer for GPU backends). */
+typedef struct rf_tensor {
+    int32_t type;            /* enum rf_type */
+    int32_t flags;           /* RF_TENSOR_* */
+    int64_t ne[RF_MAX_DIMS]; /* unused dims are 1 */
+    int64_t nb[RF_MAX_DIMS];
+    void *data;
+    void *buffer; /* opaque backend buffer handle that owns `data` */
+    const char *name;
+} rf_tensor;
+
+#define RF_TENSOR_WEIGHT 1 /* constant for the model's lifetime: backends may cache repacked forms */
+
+/* The op set of a llama-family forward pass. Semantics (shapes use ne order [ne0, ne1, ...]):
+ *
+ * GET_ROWS   dst[K,M] f32 = src0[K,V] (any type) rows selected by src1[M] (i32).
+ * MATMUL     dst[N,M] f32 = src0[K,N] (weight, any type)^T * src1[K,M] (f32).
+ *            dst[n,m] = sum_k src0[k,n] * src1[k,m]. Higher dims broadcast src0 over src1.
+ * ADD, MUL   dst = src0 (op) src1, f32; src1 broadcasts when its ne[i] == 1 (or divides).
+ * SCALE      dst = src0 * fparams[0].
+ * RMS_NORM   dst[K,M] = src0 / sqrt(mean(src0^2 over K) + fparams[0]).
+ * ROPE       dst[D,H,T] = rotate(src0[D,H,T], positions src1[T] i32); src2 optional f32[D/2]
+ *            frequency factors (Llama 3). iparams[0] = mode (RF_ROPE_NORMAL | RF_ROPE_NEOX),
+ *            iparams[1] = n_rot (dims rotated, <= D); fparams[0] = freq_base,
+ *            fparams[1] = freq_scale (position multiplier).
+ *            theta_i = pos * freq_scale * base^(-2i/n_rot) / factor_i.
+ *            NORMAL rotates pairs (x[2i], x[2i+1]); NEOX rotates (x[i], x[i + n_rot/2]).
+ * SOFTMAX    dst[K,M] = softmax(src0 * fparams[0]) over K.
+ * SILU       dst = src0 * sigmoid(src0).
+ * SWIGLU     dst = silu(src0) * src1.
+ * SET_ROWS   KV append: dst (the cache pool, [R, S] rows of R elements, type f16/q8_0/f32) row
+ *            src1[t] (i32 slot) = src0[R, T] row t (f32), converted to dst's type. dst is
+ *            modified in place; the node's result is dst.
+ * ATTENTION  dst[D*Hq, T] f32 = causal scaled-dot-product attention with GQA over a paged cache:
+ *            src0 = Q [D, Hq, T] f32;  src1 = K pool [D*Hkv, S];  src2 = V pool [D*Hkv, S]
+ *            (pool types f16, q8_0 or f32);
+ *            src3 = slot table i32 [n_kv_max, n_seq]: slot of position p of batch-sequence s;
+ *            src4 = token info i32 [2, T]: (sequence index in batch, position) of each token.
+ *            Token t attends positions 0..pos(t) of its sequence (slots src3[0..pos, seq]).
+ *            fparams[0] = scale (usually 1/sqrt(D)). Head h uses kv head h / (Hq/Hkv).
+ * ARGMAX     dst[M] i32 = index of the max of each row of src0[K,M] (first on ties).
+ * COPY       dst = src0 converted to dst's type (same element count).
+ */
+enum rf_op {
+    RF_OP_NONE = 0,
+    RF_OP_GET_ROWS,
+    RF_OP_MATMUL,
+    RF_OP_ADD,
+    RF_OP_MUL,
+    RF_OP_SCALE,
+    RF_OP_RMS_NORM,
+    RF_OP_ROPE,
+    RF_OP_SOFTMAX,
+    RF_OP_SILU,
+    RF_OP_SWIGLU,
+    RF_OP_SET_ROWS,
+    RF_OP_ATTENTION,
+    RF_OP_ARGMAX,
+    RF_OP_COPY,
+    RF_OP_COUNT
+};
+
+enum rf_rope_mode { RF_ROPE_NORMAL = 0, RF_ROPE_NEOX = 2 };
+
+typedef struct rf_node {
+    int32_t op; /* enum rf_op */
+    rf_tensor *dst;
+    rf_tensor *src[RF_MAX_SRC]; /* unused = NULL */
+    int32_t iparams[RF_MAX_PARAMS];
+    float fparams[RF_MAX_PARAMS];
+    const char *label; /* e.g. "blk.3.attn_q": for profilers and logs; may be NULL */
+} rf_node;
+
+typedef struct rf_graph {
+    int32_t n_nodes;
+    rf_node *const *nodes;
+} rf_graph;
+
+enum rf_device_kind { RF_DEVICE_CPU = 1, RF_DEVICE_GPU = 2 };
+
+typedef struct rf_device_info {
+    char name[128];
+    char arch[64];          /* "x86_64-avx2", "sm_90", "gfx1100" */
+    char details[512];      /* free text: pack loaded/JIT and why, features, driver */
+    uint64_t total_memory;
+    uint64_t free_memory;
+    int32_t kind;           /* enum rf_device_kind */
+    int32_t host_memory;    /* 1: tensor data pointers are host-addressable */
+} rf_device_info;
+
+typedef struct rf_buffer_desc {
+    void *handle; /* opaque, passed back to buffer_free */
+    void *base;   /* address of the first byte in the backend's address space */
+    uint64_t size;
+} rf_buffer_desc;
+
+/* Backend vtable. Optional slots may be NULL; the host then uses the documented default. */
+typedef struct rf_backend_vtable {
+    uint32_t struct_size;
+
+    /* config_json: the backend's object from the config file (may be "{}"); n_threads etc. */
+    int (*init)(const char *config_json, void **ctx, char *err, size_t err_len);
+    void (*shutdown)(void *ctx);
+    int (*device_info)(void *ctx, rf_device_info *out);
+
+    int (*buffer_alloc)(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, size_t err_len);
+    void (*buffer_free)(void *ctx, void *handle);
+    /* Copies between host memory and a backend address (tensor->data + offset). Ordered after
+     * all work submitted earlier by compute(); complete when they return. */
+    int (*upload)(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t err_len);
+    int (*download)(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t err_len);
+
+    /* 1 if the backend can run this node with these types and shapes. */
+    int (*supports_op)(void *ctx, const rf_node *node);
+    /* Runs the nodes in order. May return before the device finishes (see synchronize). */
+    int (*compute)(void *ctx, const rf_graph *graph, char *err, size_t err_len);
+    int (*synchronize)(void *ctx, char *err, size_t err_len);
+
+    /* Timing events on the backend's stream; optional (NULL: host steady clock is used). */
+    int (*event_create)(void *ctx, void **event);
+    int (*event_record)(void *ctx, void *event);
+    int (*event_elapsed_ms)(void *ctx, void *start, void *end, float *ms); /* waits for end */
+    void (*event_destroy)(void *ctx, void *event);
+
+    /* Optional: wrap existing host memory (e.g. an mmap'd GGUF) without a copy. NULL or
+     * RF_ERR_UNSUPPORTED: the host allocates and uploads instead. */
+    int (*buffer_from_host)(void *ctx, void *host_ptr, uint64_t size, rf_buffer_desc *out,
+                            char *err, size_t err_len);
+} rf_backend_vtable;
+
+/* Kernel-pack manifest, exported by fused-kernel pack plugins (plugins/). */
+typedef struct rf_kernel_pack_vtable {
+    uint32_t struct_size;
+    const char *arch;         /* the arch it serves, e.g. "sm_90" */
+    int32_t n_kernels;
+    const char *const *kernel_names;
+    const char *checksum;     /* hex digest of the code object */
+} rf_kernel_pack_vtable;
+
+/* Profiler: a decorator. wrap() receives a backend and returns a vtable+ctx that forwards to it,
+ * timing each node. The core never knows which ops are being timed. */
+typedef struct rf_profiler_vtable {
+    uint32_t struct_size;
+    int (*init)(const char *config_json, void **ctx, char *err, size_t err_len);
+    void (*shutdown)(void *ctx);
+    int (*wrap)(void *prof_ctx, const char *backend_name, const rf_backend_vtable *inner,
+                void *inner_ctx, const rf_backend_vtable **out_vtable, void **out_ctx);
+    /* Marks a phase ("load", "prefill", "decode", ...): attributes following work to it. */
+    void (*phase)(void *prof_ctx, const char *name);
+    /* Writes the report (table to the stream named in config, trace file). */
+    int (*report)(void *prof_ctx, char *err, size_t err_len);
+} rf_profiler_vtable;
+
+typedef struct rf_plugin_info {
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    int32_t kind;          /* enum rf_plugin_kind */
+    const char *name;      /* "cpu", "hip", "profiler", ... */
+    const char *version;
+    const void *vtable;    /* rf_backend_vtable*, rf_kernel_pack_vtable* or rf_profiler_vtable* */
+} rf_plugin_info;
+
+typedef const rf_plugin_info *(*rf_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

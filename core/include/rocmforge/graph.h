@@ -1,0 +1,134 @@
+// Tensors, the compute graph builder and the executor that schedules a graph over backends.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "rocmforge/abi.h"
+#include "rocmforge/runtime.h"
+
+namespace rf {
+
+enum class TensorKind {
+    Persistent,   // weights, KV pools: allocated by their owner, live across graphs
+    Input,        // host data uploaded by the executor before the graph runs
+    Intermediate, // produced by a node; memory assigned by the executor
+    View,         // a reshape/row range of another tensor
+};
+
+struct Tensor {
+    rf_tensor t{};               // t.data valid once allocated
+    TensorKind kind = TensorKind::Intermediate;
+    Backend *home = nullptr;     // backend whose memory holds the data
+    std::string name;
+    Tensor *view_src = nullptr;  // View: the tensor it views
+    uint64_t view_offset = 0;    // View: byte offset into view_src
+    const void *host_data = nullptr; // Input: host bytes (valid until Executor::run returns)
+
+    int type() const { return t.type; }
+    int64_t ne(int i) const { return t.ne[i]; }
+    int64_t n_elements() const { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
+    uint64_t nbytes() const; // contiguous size
+    bool contiguous() const;
+};
+
+// Fills ne/nb for a contiguous tensor of `type` (row-major, ne[0] fastest).
+void init_tensor_layout(rf_tensor &t, int type, std::initializer_list<int64_t> ne);
+void init_tensor_layout(rf_tensor &t, int type, const int64_t ne[4]);
+
+// A persistent tensor with its own buffer on a backend (weights, KV pools). Frees on destruction.
+class PersistentTensor {
+public:
+    PersistentTensor(Backend &backend, std::string name, int type, std::initializer_list<int64_t> ne);
+    // Places existing host bytes (e.g. mmap'd GGUF data): wrapped without a copy when possible.
+    PersistentTensor(Backend &backend, std::string name, int type, const int64_t ne[4],
+                     const void *host_bytes);
+    ~PersistentTensor();
+    PersistentTensor(const PersistentTensor &) = delete;
+    PersistentTensor &operator=(const PersistentTensor &) = delete;
+    Tensor *get() { return &tensor_; }
+    const Tensor *get() const { return &tensor_; }
+
+private:
+    Tensor tensor_;
+    rf_buffer_desc buffer_{};
+};
+
+// Builds one forward pass. Op semantics are those of abi.h. Every op returns a new tensor owned
+// by the graph; `label` names the node for profilers (a prefix set with set_prefix is prepended).
+class Graph {
+public:
+    Graph() = default;
+    Graph(const Graph &) = delete;
+    Graph &operator=(const Graph &) = delete;
+
+    void set_prefix(std::string prefix) { prefix_ = std::move(prefix); } // e.g. "blk.3."
+
+    Tensor *input(const std::string &name, int type, std::initializer_list<int64_t> ne,
+                  const void *host_data);
+
+    Tensor *get_rows(Tensor *table, Tensor *ids, const char *label = "get_rows");
+    Tensor *matmul(Tensor *w, Tensor *x, const char *label = "matmul");
+    Tensor *add(Tensor *a, Tensor *b, const char *label = "add");
+    Tensor *mul(Tensor *a, Tensor *b, const char *label = "mul");
+    Tensor *scale(Tensor *a, float s, const char *label = "scale");
+    Tensor *rms_norm(Tensor *a, float eps, const char *label = "rms_norm");
+    Tensor *rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode, int n_rot,
+                 float freq_base, float freq_scale, const char *label = "rope");
+    Tensor *softmax(Tensor *a, float scale, const char *label = "softmax");
+    Tensor *silu(Tensor *a, const char *label = "silu");
+    Tensor *swiglu(Tensor *gate, Tensor *up, const char *label = "swiglu");
+    // Writes src rows into pool rows `slots` (in place). Returns the pool; later readers of the
+    // pool in this graph are ordered after it.
+    Tensor *set_rows(Tensor *pool, Tensor *src, Tensor *slots, const char *label = "kv_append");
+    Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
+                      Tensor *token_info, float scale, const char *label = "attention");
+    Tensor *argmax(Tensor *a, const char *label = "argmax");
+    Tensor *copy(Tensor *a, int type, const char *label = "copy");
+
+    // Views (no node): same bytes, new shape; `a` must be contiguous.
+    Tensor *reshape(Tensor *a, std::initializer_list<int64_t> ne);
+    // Rows [first, first+count) of a 2-D tensor (ne[1] is the row index).
+    Tensor *rows(Tensor *a, int64_t first, int64_t count);
+
+    const std::deque<rf_node> &nodes() const { return nodes_; }
+    std::deque<rf_node> &nodes() { return nodes_; }
+    std::deque<Tensor> &tensors() { return tensors_; }
+    Tensor *tensor_of(const rf_tensor *t); // the Tensor wrapping t (or nullptr)
+
+private:
+    Tensor *new_tensor(TensorKind kind, int type, std::initializer_list<int64_t> ne);
+    Tensor *add_node(int op, Tensor *dst, std::initializer_list<Tensor *> srcs, const char *label);
+    std::string prefix_;
+    std::deque<Tensor> tensors_;
+    std::deque<rf_node> nodes_;
+    std::deque<std::string> labels_;
+    std::unordered_map<const rf_tensor *, Tensor *> index_;
+};
+
+// Schedules a graph: assigns each node to a backend (config op_overrides, then the first backend
+// in priority order whose supports_op accepts it, in-place nodes to their target's home),
+// allocates intermediates in per-backend arenas (reused across runs; memory of dead tensors is
+// recycled within a run), uploads inputs, inserts copies where a source lives on another backend,
+// and runs the node sequence backend by backend. Throws rf::Error when no backend can run a node.
+class Executor {
+public:
+    explicit Executor(Runtime &runtime);
+    ~Executor();
+    void run(Graph &graph);
+    // Copies a tensor's bytes (any backend) into host memory. The tensor must be contiguous.
+    void read(const Tensor *t, void *dst, uint64_t bytes);
+    // Bytes reserved in arenas, per backend (for memory reports).
+    uint64_t arena_bytes(const Backend *b) const;
+    // RF_SCHED_DEBUG=1 prints each node's backend and the reason.
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace rf

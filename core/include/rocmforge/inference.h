@@ -1,0 +1,68 @@
+// Running a model: batches of tokens from one or more sequences go through one graph each,
+// appending their K/V to the shared paged cache and returning the logits asked for.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "rocmforge/graph.h"
+#include "rocmforge/kv_cache.h"
+#include "rocmforge/model.h"
+
+namespace rf {
+
+// Tokens to run. Each token is appended to its sequence: positions continue where the sequence
+// stands in the cache, in batch order.
+struct Batch {
+    std::vector<int32_t> tokens;
+    std::vector<int32_t> seq;
+    std::vector<uint8_t> output; // 1: return this token's logits
+
+    void add(int32_t token, int32_t seq_id, bool want_logits) {
+        tokens.push_back(token);
+        seq.push_back(seq_id);
+        output.push_back(want_logits ? 1 : 0);
+    }
+    void clear() { tokens.clear(), seq.clear(), output.clear(); }
+    size_t size() const { return tokens.size(); }
+};
+
+struct ContextParams {
+    int64_t n_ctx = 4096;  // KV capacity in tokens, shared by all sequences
+    int64_t n_batch = 512; // most tokens per graph; larger batches are split
+    int n_seq_max = 1;
+    int64_t page_size = 16;
+    int type_k = RF_TYPE_F16;
+    int type_v = RF_TYPE_F16;
+};
+
+class InferenceContext {
+public:
+    InferenceContext(Model &model, Runtime &runtime, const ContextParams &params);
+    ~InferenceContext();
+
+    // Runs the batch (split into graphs of at most n_batch tokens). Returns the logits of the
+    // tokens marked output, in batch order, n_vocab floats each (valid until the next call).
+    // Throws ContextFullError before running anything when the cache cannot hold the batch,
+    // rf::Error for a bad token id or sequence id.
+    const std::vector<float> &decode(const Batch &batch);
+
+    void clear_sequence(int seq) { cache_.pages().clear(seq); }
+    int64_t seq_length(int seq) const { return cache_.pages().length(seq); }
+    KvCache &cache() { return cache_; }
+    const Model &model() const { return model_; }
+    const ContextParams &params() const { return params_; }
+    Executor &executor() { return *executor_; }
+
+private:
+    void run_graph(const Batch &batch, size_t first, size_t count, float *logits_out);
+
+    Model &model_;
+    Runtime &runtime_;
+    ContextParams params_;
+    KvCache cache_;
+    std::unique_ptr<Executor> executor_;
+    std::vector<float> logits_;
+};
+
+} // namespace rf

@@ -1,0 +1,99 @@
+// Paged KV cache: one pool of fixed-size pages shared by every sequence, a page table per
+// sequence mapping positions to pool slots, and per-layer K and V pool tensors.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rocmforge/error.h"
+#include "rocmforge/graph.h"
+
+namespace rf {
+
+// Thrown when the pool has no page left for a sequence's next tokens. Nothing was changed: the
+// caller can report it and stop cleanly.
+class ContextFullError : public Error {
+public:
+    ContextFullError(const std::string &msg, int seq) : Error(msg), seq_(seq) {}
+    int seq() const { return seq_; }
+
+private:
+    int seq_;
+};
+
+// Host-side bookkeeping: which pages each sequence owns and how many positions it holds.
+// Slot of position p of sequence s = page_table[s][p / page_size] * page_size + p % page_size.
+class KvPageTable {
+public:
+    KvPageTable(int64_t n_pages, int64_t page_size, int n_seq_max);
+
+    int64_t page_size() const { return page_size_; }
+    int64_t n_pages() const { return n_pages_; }
+    int64_t n_slots() const { return n_pages_ * page_size_; }
+    int64_t free_pages() const { return (int64_t)free_list_.size(); }
+    int n_seq_max() const { return (int)seqs_.size(); }
+
+    // Positions stored for `seq` (the next token's position).
+    int64_t length(int seq) const;
+    // Pages `seq` would need in addition to what it owns to hold `n_new` more positions.
+    int64_t pages_needed(int seq, int64_t n_new) const;
+    // Takes the pages for `n_new` more positions of `seq` (length unchanged until commit).
+    // Throws ContextFullError (and takes nothing) when the pool cannot provide them.
+    void reserve(int seq, int64_t n_new);
+    // Marks `n_new` more positions of `seq` as stored (they must have been reserved).
+    void commit(int seq, int64_t n_new);
+    // Slot of position `pos` of `seq`; the position must lie in a page the sequence owns.
+    int32_t slot(int seq, int64_t pos) const;
+    // Returns every page of `seq` to the pool and sets its length to 0.
+    void clear(int seq);
+    const std::vector<int32_t> &pages(int seq) const;
+
+private:
+    void check_seq(int seq) const;
+    struct Seq {
+        std::vector<int32_t> pages;
+        int64_t length = 0;
+    };
+    int64_t n_pages_, page_size_;
+    std::vector<int32_t> free_list_; // popped from the back; lowest page ids handed out first
+    std::vector<Seq> seqs_;
+};
+
+struct KvCacheParams {
+    int64_t n_ctx = 4096;    // tokens of all sequences together (rounded up to whole pages)
+    int64_t page_size = 16;
+    int n_seq_max = 1;
+    int type_k = RF_TYPE_F16; // f16, q8_0 or f32
+    int type_v = RF_TYPE_F16;
+};
+
+// The pools: for each layer a K and a V PersistentTensor [row, n_slots] on `backend`, where
+// row = n_embd_kv (head_dim * n_head_kv) elements of type_k / type_v.
+class KvCache {
+public:
+    // Throws rf::UsageError for an unsupported cache type or a row the type cannot hold.
+    KvCache(Backend &backend, int64_t n_layer, int64_t n_embd_kv, const KvCacheParams &params);
+
+    KvPageTable &pages() { return pages_; }
+    const KvPageTable &pages() const { return pages_; }
+    Tensor *k(int64_t layer) { return k_[layer]->get(); }
+    Tensor *v(int64_t layer) { return v_[layer]->get(); }
+    int type_k() const { return type_k_; }
+    int type_v() const { return type_v_; }
+    uint64_t bytes_per_token() const; // over all layers, K + V
+    uint64_t total_bytes() const { return bytes_per_token() * (uint64_t)pages_.n_slots(); }
+    // "KV cache: 4096 tokens (256 pages of 16), f16/f16, 128.0 KiB per token, 512.00 MiB"
+    std::string summary() const;
+
+private:
+    KvPageTable pages_;
+    int64_t n_layer_, n_embd_kv_;
+    int type_k_, type_v_;
+    std::vector<std::unique_ptr<PersistentTensor>> k_, v_;
+};
+
+// Parses a --cache-type value ("f16", "q8_0", "f32"); throws rf::UsageError otherwise.
+int kv_cache_type_from_name(const std::string &name);
+
+} // namespace rf

@@ -1,0 +1,71 @@
+// Writing whole model files: requantizing a GGUF model under a mix (`rocmforge quantize`) and
+// generating seeded random-weight models of real shapes (`rocmforge mkmodel`). Both stream one
+// tensor at a time through gguf::Writer (atomic: an error never leaves a truncated output) and
+// spread the rows of each tensor over threads; the bytes never depend on the thread count.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rocmforge/quant_mix.h"
+
+namespace rf {
+
+// Reported once per tensor, after its data has been produced.
+struct TensorWriteEvent {
+    size_t index = 0;       // 1-based position in the output file
+    size_t count = 0;       // tensors in the output file
+    std::string name;
+    std::vector<int64_t> ne;
+    int src_type = -1;      // type in the input file; -1 for generated tensors
+    int dst_type = 0;
+    uint64_t src_bytes = 0; // 0 for generated tensors
+    uint64_t dst_bytes = 0;
+};
+using TensorWriteCallback = std::function<void(const TensorWriteEvent &)>;
+
+struct ModelWriteTotals {
+    size_t n_tensors = 0;
+    int64_t n_params = 0;
+    uint64_t src_bytes = 0; // tensor data bytes read (quantize only)
+    uint64_t dst_bytes = 0; // tensor data bytes written
+};
+
+struct QuantizeOptions {
+    std::string input_path;
+    std::string output_path;
+    QuantMix mix = QuantMix::Q8_0;
+    bool pure = false;              // one type for every quantizable tensor (no mix rules)
+    bool allow_requantize = false;  // accept already-quantized input tensors (lossy twice)
+    int output_tensor_type = -1;    // rf_type for output.weight, -1: mix rule
+    int token_embedding_type = -1;  // rf_type for token_embd.weight, -1: mix rule
+    int n_threads = 0;              // 0: hardware thread count
+    TensorWriteCallback on_tensor;  // optional progress
+};
+
+// Reads input_path, writes output_path. Metadata is copied; general.file_type (llama.cpp's
+// LLAMA_FTYPE value, omitted for ROCmForge-only mixes) and general.quantization_version = 2
+// are set. Throws rf::Error: exit code 1 for unreadable input or an unsupported tensor,
+// 2 for a requantization that was not allowed or an override type that does not fit.
+ModelWriteTotals quantize_model(const QuantizeOptions &opt);
+
+struct MakeModelOptions {
+    std::string shape;       // model_shapes.h name: "tiny", "llama2-7b", ...
+    QuantMix mix = QuantMix::Q8_0;
+    std::string vocab_path;  // GGUF holding tokenizer.* metadata (tests/data/vocab/*.gguf)
+    std::string output_path;
+    uint64_t seed = 0;
+    int n_threads = 0;       // 0: hardware thread count
+    int64_t n_ctx = 0;       // context_length; 0: the shape's
+    TensorWriteCallback on_tensor;                   // optional progress
+    std::function<void(const std::string &)> on_note; // optional remarks (vocab size adopted)
+};
+
+// Writes a random-weight model: matrices ~ normal(0, 0.02) (token_embd/output scaled so logits
+// have a standard deviation near 2), norm weights ~ normal(1, 0.02), biases ~ normal(0, 0.02),
+// each generated per row and converted straight to the mix's type for that tensor. The same
+// options give identical bytes. Throws rf::Error (2 for an unknown shape).
+ModelWriteTotals make_model(const MakeModelOptions &opt);
+
+} // namespace rf

@@ -1,0 +1,28 @@
+// Finds plugin shared objects and loads them with Boost.DLL, checking the ABI version.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rocmforge/abi.h"
+#include "rocmforge/runtime.h"
+
+namespace rf {
+
+struct LoadedPlugin {
+    PluginRecord record;
+    const rf_plugin_info *info = nullptr;
+    std::shared_ptr<void> library; // boost::dll::shared_library, type-erased
+};
+
+// Loads one file. On failure `info` is null and record.status says why (never throws).
+LoadedPlugin load_plugin_file(const std::string &path);
+
+// Scans the search path of `config`. Folders named in the config must exist (UsageError);
+// in them every *.so is a candidate. In default folders only rocmforge-*.so files are.
+std::vector<LoadedPlugin> discover_plugins(const Config &config);
+
+// Folder of the running executable.
+std::string executable_dir();
+
+} // namespace rf

@@ -1,0 +1,117 @@
+// Runtime: the config in force, the plugins found and loaded, and the backends they provide.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rocmforge/abi.h"
+
+namespace rf {
+
+struct Config {
+    std::vector<std::string> backends{"hip", "cpu"}; // priority order
+    bool backends_explicit = false;                   // named by the user: a missing one is an error
+    std::vector<std::string> required;                // must start (e.g. --backend hip) or fail
+    std::vector<std::string> plugin_dirs;
+    std::vector<std::string> kernel_pack_dirs;
+    bool profiler_enabled = false;
+    std::string profiler_trace;                       // Chrome trace path ("" = none)
+    std::map<std::string, std::string> op_overrides;  // op name ("matmul") -> backend name
+    std::map<std::string, std::string> backend_json;  // backend name -> its JSON object text
+    int n_threads = 0;                                // 0 = backend default
+    std::string source = "<built-in defaults>";
+
+    // Throws rf::UsageError naming the file, the JSON error offset or the offending key.
+    static Config from_file(const std::string &path);
+    static Config from_json(const std::string &text, const std::string &source);
+    // The JSON object handed to a backend's init (its own object + n_threads, pack dirs).
+    std::string backend_config_json(const std::string &backend) const;
+    std::string to_json() const;
+};
+
+// One loaded backend instance.
+class Backend {
+public:
+    Backend(std::string name, std::string plugin_path, const rf_backend_vtable *vt, void *ctx,
+            std::shared_ptr<void> library);
+    ~Backend();
+    Backend(const Backend &) = delete;
+    Backend &operator=(const Backend &) = delete;
+
+    const std::string &name() const { return name_; }
+    const std::string &plugin_path() const { return plugin_path_; }
+    const rf_device_info &info() const { return info_; }
+    bool host_memory() const { return info_.host_memory != 0; }
+    const rf_backend_vtable *vtable() const { return vt_; }
+    void *context() const { return ctx_; }
+
+    // Throws rf::Error with the backend's message (OOM says requested and free bytes).
+    rf_buffer_desc alloc(uint64_t bytes);
+    // Wraps host memory without copying when the backend can; otherwise allocates + uploads.
+    rf_buffer_desc wrap_or_upload(void *host, uint64_t bytes);
+    void free(const rf_buffer_desc &b);
+    void upload(void *dst, const void *src, uint64_t bytes);
+    void download(void *dst, const void *src, uint64_t bytes);
+    bool supports(const rf_node &node) const;
+    void compute(const rf_graph &graph);
+    void synchronize();
+
+    // Installs a decorator (the profiler) in front of the plugin's vtable.
+    void set_dispatch(const rf_backend_vtable *vt, void *ctx) { vt_ = vt; ctx_ = ctx; }
+
+private:
+    std::string name_, plugin_path_;
+    const rf_backend_vtable *vt_;
+    const rf_backend_vtable *plugin_vt_;
+    void *ctx_;
+    void *plugin_ctx_;
+    std::shared_ptr<void> library_; // keeps the shared object loaded while this lives
+    rf_device_info info_{};
+};
+
+// What the loader saw for each candidate file (for `rocmforge info` and error messages).
+struct PluginRecord {
+    std::string path;
+    std::string name;    // empty if the file is not a plugin
+    int kind = 0;        // enum rf_plugin_kind
+    std::string version;
+    bool loaded = false;
+    std::string status;  // "loaded", "not a ROCmForge plugin: <dlerror>", "ABI 2.0, expected 1.x", ...
+};
+
+class Profiler; // profiler_host.h
+
+class Runtime {
+public:
+    // Discovers plugins (config plugin_dirs, $ROCMFORGE_PLUGIN_PATH, the executable's folder and
+    // its build-tree neighbours, the install lib dir), loads the backends named by the config
+    // in order. Throws rf::UsageError for a config naming an unknown or unloadable backend.
+    static std::unique_ptr<Runtime> create(const Config &config);
+    ~Runtime();
+
+    const Config &config() const { return config_; }
+    const std::vector<Backend *> &backends() const { return order_; } // available, in order
+    Backend *primary() const { return order_.empty() ? nullptr : order_.front(); }
+    Backend *find(const std::string &name) const;
+    const std::vector<PluginRecord> &plugin_records() const { return records_; }
+    // Backends named in the config that could not start, with the reason.
+    const std::vector<std::pair<std::string, std::string>> &unavailable() const { return unavailable_; }
+    Profiler *profiler() const { return profiler_.get(); }
+    // Marks a phase for the profiler (no-op when none is loaded).
+    void phase(const char *name);
+
+private:
+    Runtime() = default;
+    Config config_;
+    std::vector<std::unique_ptr<Backend>> owned_;
+    std::vector<Backend *> order_;
+    std::vector<PluginRecord> records_;
+    std::vector<std::pair<std::string, std::string>> unavailable_;
+    std::unique_ptr<Profiler> profiler_;
+};
+
+// The folders searched for plugins, in order, for this config (for `info`).
+std::vector<std::string> plugin_search_path(const Config &config);
+
+} // namespace rf

@@ -1,0 +1,60 @@
+// Token sampling in llama.cpp's default chain order:
+// repetition penalty -> top-k -> top-p -> min-p -> temperature -> random draw.
+// temperature <= 0 is greedy (argmax after the penalty).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <vector>
+
+namespace rf {
+
+struct SamplerParams {
+    float temperature = 0.8f;
+    int32_t top_k = 40;          // <= 0: off
+    float top_p = 0.95f;         // >= 1: off
+    float min_p = 0.05f;         // <= 0: off
+    float repeat_penalty = 1.0f; // 1: off
+    int32_t repeat_last_n = 64;  // 0: off, -1: whole history kept by the sampler
+    uint32_t seed = 0;
+};
+
+struct TokenProb {
+    int32_t id;
+    float logit;
+    float p;
+};
+
+class Sampler {
+public:
+    explicit Sampler(const SamplerParams &params);
+
+    // Picks a token from one row of logits (n_vocab floats). Does not record it: call accept().
+    int32_t sample(const float *logits, int64_t n_vocab);
+    // Adds a token to the penalty history (prompt tokens and sampled tokens).
+    void accept(int32_t token);
+    void reset();
+    const SamplerParams &params() const { return params_; }
+
+    // The candidates left after the filters, before the draw (for tests and diagnostics):
+    // sorted by logit descending, p normalized over the survivors after temperature.
+    std::vector<TokenProb> filtered(const float *logits, int64_t n_vocab);
+
+private:
+    void apply_penalties(std::vector<TokenProb> &c) const;
+    SamplerParams params_;
+    std::mt19937 rng_;
+    std::deque<int32_t> history_;
+};
+
+// Stand-alone steps on a candidate list (exposed for tests). Each keeps at least one candidate.
+void sort_by_logit(std::vector<TokenProb> &c);
+void softmax_candidates(std::vector<TokenProb> &c); // fills p from logit
+void top_k_filter(std::vector<TokenProb> &c, int32_t k);
+void top_p_filter(std::vector<TokenProb> &c, float p);
+void min_p_filter(std::vector<TokenProb> &c, float min_p);
+
+// A seed from the OS entropy source (for the default "random" seed, printed by the CLI).
+uint32_t random_seed();
+
+} // namespace rf

@@ -1,0 +1,117 @@
+// Hyperparameters of LLaMA-family models from GGUF metadata (`<arch>.*` keys, as llama.cpp
+// names them in llama-arch.cpp).
+#include <string>
+
+#include "rocmforge/error.h"
+#include "rocmforge/model.h"
+
+namespace rf {
+
+namespace {
+
+struct KeyReader {
+    const gguf::File &f;
+    std::string arch;
+
+    std::string key(const char *suffix) const { return arch + "." + suffix; }
+
+    const gguf::Value *find_scalar(const std::string &k) const {
+        const gguf::Value *v = f.find(k);
+        if (v && (v->is_array() || v->is_string()))
+            throw Error(f.path() + ": metadata key '" + k + "' must be a number, found " +
+                        gguf::value_type_name(v->type) + " (per-layer arrays are not supported)");
+        return v;
+    }
+    int64_t get_int(const char *suffix, int64_t def, bool required) const {
+        const std::string k = key(suffix);
+        const gguf::Value *v = find_scalar(k);
+        if (!v) {
+            if (required) throw Error(f.path() + ": missing metadata key '" + k + "'");
+            return def;
+        }
+        if (!v->is_integer()) throw Error(f.path() + ": metadata key '" + k + "' must be an integer");
+        return v->as_int();
+    }
+    double get_float(const char *suffix, double def) const {
+        const gguf::Value *v = find_scalar(key(suffix));
+        return v ? v->as_float() : def;
+    }
+};
+
+void require_positive(const gguf::File &f, const std::string &key, int64_t v) {
+    if (v <= 0) throw Error(f.path() + ": metadata key '" + key + "' must be positive, got " + std::to_string(v));
+}
+
+} // namespace
+
+ModelHparams read_hparams(const gguf::File &f) {
+    ModelHparams hp;
+    const gguf::Value *arch = f.find("general.architecture");
+    if (!arch || !arch->is_string()) throw Error(f.path() + ": missing metadata key 'general.architecture'");
+    hp.arch_name = arch->as_string();
+    if (hp.arch_name == "llama" || hp.arch_name == "mistral") {
+        hp.arch = ModelArch::Llama;
+        hp.rope_mode = RF_ROPE_NORMAL;
+    } else if (hp.arch_name == "qwen2") {
+        hp.arch = ModelArch::Qwen2;
+        hp.rope_mode = RF_ROPE_NEOX;
+    } else {
+        throw Error(f.path() + ": unsupported model architecture '" + hp.arch_name +
+                    "' (supported: llama, mistral, qwen2)");
+    }
+
+    KeyReader r{f, hp.arch_name};
+    hp.n_ctx_train = r.get_int("context_length", 0, true);
+    hp.n_embd = r.get_int("embedding_length", 0, true);
+    hp.n_layer = r.get_int("block_count", 0, true);
+    hp.n_ff = r.get_int("feed_forward_length", 0, true);
+    hp.n_head = r.get_int("attention.head_count", 0, true);
+    hp.n_head_kv = r.get_int("attention.head_count_kv", hp.n_head, false);
+    require_positive(f, r.key("context_length"), hp.n_ctx_train);
+    require_positive(f, r.key("embedding_length"), hp.n_embd);
+    require_positive(f, r.key("block_count"), hp.n_layer);
+    require_positive(f, r.key("feed_forward_length"), hp.n_ff);
+    require_positive(f, r.key("attention.head_count"), hp.n_head);
+    require_positive(f, r.key("attention.head_count_kv"), hp.n_head_kv);
+    if (hp.n_head % hp.n_head_kv != 0)
+        throw Error(f.path() + ": attention.head_count (" + std::to_string(hp.n_head) +
+                    ") is not a multiple of attention.head_count_kv (" + std::to_string(hp.n_head_kv) + ")");
+
+    if (!r.find_scalar(r.key("attention.key_length")) && hp.n_embd % hp.n_head != 0)
+        throw Error(f.path() + ": embedding_length " + std::to_string(hp.n_embd) +
+                    " is not a multiple of attention.head_count " + std::to_string(hp.n_head));
+    hp.head_dim = r.get_int("attention.key_length", hp.n_embd / hp.n_head, false);
+    const int64_t v_len = r.get_int("attention.value_length", hp.head_dim, false);
+    require_positive(f, r.key("attention.key_length"), hp.head_dim);
+    if (v_len != hp.head_dim)
+        throw Error(f.path() + ": attention.value_length (" + std::to_string(v_len) +
+                    ") differs from attention.key_length (" + std::to_string(hp.head_dim) + "): not supported");
+
+    hp.n_rot = r.get_int("rope.dimension_count", hp.head_dim, false);
+    if (hp.n_rot <= 0 || hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
+        throw Error(f.path() + ": rope.dimension_count " + std::to_string(hp.n_rot) +
+                    " must be even and in 2.." + std::to_string(hp.head_dim));
+
+    hp.rms_eps = (float)r.get_float("attention.layer_norm_rms_epsilon", 1e-5);
+    if (!(hp.rms_eps > 0)) throw Error(f.path() + ": attention.layer_norm_rms_epsilon must be positive");
+    hp.rope_freq_base = (float)r.get_float("rope.freq_base", 10000.0);
+    if (!(hp.rope_freq_base > 0)) throw Error(f.path() + ": rope.freq_base must be positive");
+
+    // Linear position scaling (llama.cpp: freq_scale = 1 / factor; 0 or absent = 1).
+    const gguf::Value *stype = f.find(r.key("rope.scaling.type"));
+    const std::string scaling = stype && stype->is_string() ? stype->as_string() : "none";
+    if (scaling != "none" && scaling != "linear")
+        throw Error(f.path() + ": rope.scaling.type '" + scaling + "' is not supported (none, linear)");
+    double factor = r.get_float("rope.scaling.factor", 0.0);
+    if (factor == 0.0) factor = r.get_float("rope.scale_linear", 0.0);
+    if (factor < 0) throw Error(f.path() + ": rope.scaling.factor must not be negative");
+    hp.rope_freq_scale = factor == 0.0 ? 1.0f : (float)(1.0 / factor);
+
+    const gguf::TensorInfo *emb = f.find_tensor("token_embd.weight");
+    if (!emb) throw Error(f.path() + ": missing tensor 'token_embd.weight'");
+    hp.n_vocab = emb->ne[1];
+    require_positive(f, "token_embd.weight ne[1]", hp.n_vocab);
+    return hp;
+}
+
+} // namespace rf

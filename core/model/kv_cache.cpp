@@ -1,0 +1,145 @@
+// Paged KV cache: page bookkeeping per sequence and the per-layer pool tensors.
+#include "rocmforge/kv_cache.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "rocmforge/types.h"
+
+namespace rf {
+
+KvPageTable::KvPageTable(int64_t n_pages, int64_t page_size, int n_seq_max)
+    : n_pages_(n_pages), page_size_(page_size) {
+    if (n_pages <= 0 || page_size <= 0)
+        throw UsageError("KV cache: need at least one page of at least one token (got " +
+                         std::to_string(n_pages) + " pages of " + std::to_string(page_size) + ")");
+    if (n_seq_max <= 0) throw UsageError("KV cache: need at least one sequence");
+    if (n_pages * page_size > INT32_MAX) throw UsageError("KV cache: too many slots for i32 slot ids");
+    free_list_.resize((size_t)n_pages);
+    for (int64_t i = 0; i < n_pages; ++i) free_list_[(size_t)i] = (int32_t)(n_pages - 1 - i);
+    seqs_.resize((size_t)n_seq_max);
+}
+
+void KvPageTable::check_seq(int seq) const {
+    if (seq < 0 || seq >= (int)seqs_.size())
+        throw Error("KV cache: sequence id " + std::to_string(seq) + " out of range (0.." +
+                    std::to_string(seqs_.size() - 1) + ")");
+}
+
+int64_t KvPageTable::length(int seq) const {
+    check_seq(seq);
+    return seqs_[(size_t)seq].length;
+}
+
+const std::vector<int32_t> &KvPageTable::pages(int seq) const {
+    check_seq(seq);
+    return seqs_[(size_t)seq].pages;
+}
+
+int64_t KvPageTable::pages_needed(int seq, int64_t n_new) const {
+    check_seq(seq);
+    const Seq &s = seqs_[(size_t)seq];
+    const int64_t total = (s.length + n_new + page_size_ - 1) / page_size_;
+    return std::max<int64_t>(0, total - (int64_t)s.pages.size());
+}
+
+void KvPageTable::reserve(int seq, int64_t n_new) {
+    const int64_t need = pages_needed(seq, n_new);
+    if (need > free_pages()) {
+        const Seq &s = seqs_[(size_t)seq];
+        throw ContextFullError("context full: sequence " + std::to_string(seq) + " holds " +
+                                   std::to_string(s.length) + " tokens and needs " +
+                                   std::to_string(n_new) + " more, but the KV cache (" +
+                                   std::to_string(n_slots()) + " tokens) has " +
+                                   std::to_string(free_pages() * page_size_) +
+                                   " free slots in whole pages; raise -c",
+                               seq);
+    }
+    Seq &s = seqs_[(size_t)seq];
+    for (int64_t i = 0; i < need; ++i) {
+        s.pages.push_back(free_list_.back());
+        free_list_.pop_back();
+    }
+}
+
+void KvPageTable::commit(int seq, int64_t n_new) {
+    check_seq(seq);
+    Seq &s = seqs_[(size_t)seq];
+    if ((s.length + n_new + page_size_ - 1) / page_size_ > (int64_t)s.pages.size())
+        throw Error("KV cache: commit of " + std::to_string(n_new) + " tokens to sequence " +
+                    std::to_string(seq) + " beyond its reserved pages");
+    s.length += n_new;
+}
+
+int32_t KvPageTable::slot(int seq, int64_t pos) const {
+    check_seq(seq);
+    const Seq &s = seqs_[(size_t)seq];
+    const int64_t page = pos / page_size_;
+    if (pos < 0 || page >= (int64_t)s.pages.size())
+        throw Error("KV cache: position " + std::to_string(pos) + " of sequence " +
+                    std::to_string(seq) + " is not in a reserved page");
+    return (int32_t)(s.pages[(size_t)page] * page_size_ + pos % page_size_);
+}
+
+void KvPageTable::clear(int seq) {
+    check_seq(seq);
+    Seq &s = seqs_[(size_t)seq];
+    // Returned in reverse so the sequence's first page is the next one handed out.
+    for (auto it = s.pages.rbegin(); it != s.pages.rend(); ++it) free_list_.push_back(*it);
+    s.pages.clear();
+    s.length = 0;
+}
+
+int kv_cache_type_from_name(const std::string &name) {
+    const int t = type_from_name(name);
+    if (t != RF_TYPE_F16 && t != RF_TYPE_Q8_0 && t != RF_TYPE_F32)
+        throw UsageError("unsupported KV cache type '" + name + "' (use f16, q8_0 or f32)");
+    return t;
+}
+
+static int64_t pages_for(int64_t n_ctx, int64_t page_size) {
+    if (n_ctx <= 0) throw UsageError("context size (-c) must be positive, got " + std::to_string(n_ctx));
+    if (page_size <= 0) throw UsageError("KV page size must be positive");
+    return (n_ctx + page_size - 1) / page_size;
+}
+
+static void check_cache_type(int type, int64_t row, const char *which) {
+    if (type != RF_TYPE_F16 && type != RF_TYPE_Q8_0 && type != RF_TYPE_F32)
+        throw UsageError(std::string("unsupported KV cache type for ") + which + ": " + type_name(type) +
+                         " (use f16, q8_0 or f32)");
+    const TypeTraits *tt = type_traits(type);
+    if (row % tt->block_size != 0)
+        throw UsageError(std::string("KV cache type ") + tt->name + " for " + which +
+                         " needs a row length (head_dim * n_head_kv = " + std::to_string(row) +
+                         ") that is a multiple of " + std::to_string(tt->block_size));
+}
+
+KvCache::KvCache(Backend &backend, int64_t n_layer, int64_t n_embd_kv, const KvCacheParams &params)
+    : pages_(pages_for(params.n_ctx, params.page_size), params.page_size, params.n_seq_max),
+      n_layer_(n_layer), n_embd_kv_(n_embd_kv), type_k_(params.type_k), type_v_(params.type_v) {
+    check_cache_type(type_k_, n_embd_kv, "K");
+    check_cache_type(type_v_, n_embd_kv, "V");
+    const int64_t n_slots = pages_.n_slots();
+    for (int64_t l = 0; l < n_layer; ++l) {
+        k_.push_back(std::make_unique<PersistentTensor>(backend, "cache_k_l" + std::to_string(l), type_k_,
+                                                        std::initializer_list<int64_t>{n_embd_kv, n_slots}));
+        v_.push_back(std::make_unique<PersistentTensor>(backend, "cache_v_l" + std::to_string(l), type_v_,
+                                                        std::initializer_list<int64_t>{n_embd_kv, n_slots}));
+    }
+}
+
+uint64_t KvCache::bytes_per_token() const {
+    return (uint64_t)n_layer_ * (row_size(type_k_, n_embd_kv_) + row_size(type_v_, n_embd_kv_));
+}
+
+std::string KvCache::summary() const {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "KV cache: %lld tokens (%lld pages of %lld), %s/%s, %.1f KiB per token, %.2f MiB",
+                  (long long)pages_.n_slots(), (long long)pages_.n_pages(), (long long)pages_.page_size(),
+                  type_name(type_k_), type_name(type_v_), bytes_per_token() / 1024.0,
+                  total_bytes() / (1024.0 * 1024.0));
+    return buf;
+}
+
+} // namespace rf

@@ -1,0 +1,128 @@
+// `rocmforge quantize`: re-encodes every quantizable tensor of a GGUF model under a mix, the way
+// llama-quantize does (same per-tensor types, same reference quantizers).
+#include <string>
+#include <vector>
+
+#include "rocmforge/error.h"
+#include "rocmforge/gguf.h"
+#include "rocmforge/model_writer.h"
+#include "rocmforge/types.h"
+#include "parallel_rows.h"
+#include "row_convert.h"
+
+namespace rf {
+
+namespace {
+
+constexpr uint32_t kQuantizationVersion = 2; // ggml's GGML_QNT_VERSION
+
+struct TensorPlan {
+    const gguf::TensorInfo *src = nullptr;
+    int dst_type = 0;
+    uint64_t dst_bytes = 0;
+};
+
+// A per-layer array (some architectures) or a missing key reads as `def`.
+int metadata_int(const gguf::File &f, const std::string &key, int def) {
+    const gguf::Value *v = f.find(key);
+    if (!v || !v->is_integer()) return def;
+    return int(v->as_int());
+}
+
+std::vector<TensorPlan> plan_tensors(const gguf::File &in, const QuantizeOptions &opt) {
+    const std::string arch = in.get_string("general.architecture", "");
+    const int n_layer = metadata_int(in, arch + ".block_count", 0);
+    const int n_head = metadata_int(in, arch + ".attention.head_count", 0);
+    const int n_head_kv = metadata_int(in, arch + ".attention.head_count_kv", n_head);
+    const int n_expert = metadata_int(in, arch + ".expert_count", 0);
+    const bool is_70b = arch == "llama" && n_layer == 80; // llama.cpp's LLM_TYPE_70B
+
+    std::vector<std::string> names;
+    for (const auto &t : in.tensors()) names.push_back(t.name);
+    const MixModelInfo info = mix_model_info(names, n_layer, n_head, n_head_kv, n_expert, is_70b);
+    MixCounters counters;
+
+    std::vector<TensorPlan> plan;
+    for (const auto &t : in.tensors()) {
+        TensorPlan p;
+        p.src = &t;
+        p.dst_type = choose_tensor_type(opt.mix, info, counters, t.name, t.ne, t.n_dims, t.type,
+                                        opt.pure);
+        if (tensor_is_quantizable(t.name, t.n_dims)) {
+            if (opt.token_embedding_type >= 0 && t.name == "token_embd.weight")
+                p.dst_type = opt.token_embedding_type;
+            if (opt.output_tensor_type >= 0 && t.name == "output.weight")
+                p.dst_type = opt.output_tensor_type;
+        }
+        if (p.dst_type != t.type) {
+            if (type_traits(t.type)->quantized && !opt.allow_requantize)
+                throw UsageError("tensor '" + t.name + "' is already quantized (" +
+                                 type_name(t.type) + "); requantizing to " +
+                                 type_name(p.dst_type) +
+                                 " loses accuracy twice and is disabled without "
+                                 "--allow-requantize");
+            const bool float_src = t.type == RF_TYPE_F32 || t.type == RF_TYPE_F16 ||
+                                   t.type == RF_TYPE_BF16;
+            if (!float_src && !type_traits(t.type)->quantized)
+                throw Error("tensor '" + t.name + "' has type " + type_name(t.type) +
+                            ", which cannot be converted to " + type_name(p.dst_type));
+            model_writer::check_row_fits(t.name, p.dst_type, t.ne[0]);
+        }
+        p.dst_bytes = uint64_t(row_size(p.dst_type, t.ne[0])) *
+                      uint64_t(t.ne[1] * t.ne[2] * t.ne[3]);
+        plan.push_back(p);
+    }
+    return plan;
+}
+
+} // namespace
+
+ModelWriteTotals quantize_model(const QuantizeOptions &opt) {
+    auto in = gguf::File::open(opt.input_path);
+    const std::vector<TensorPlan> plan = plan_tensors(*in, opt);
+    const int n_threads = model_writer::resolve_thread_count(opt.n_threads);
+    const int ftype = mix_llama_ftype(opt.mix);
+
+    gguf::Writer w;
+    w.set_alignment(in->alignment());
+    for (const auto &kv : in->metadata()) {
+        if (kv.key == "general.file_type" && ftype < 0) continue; // no llama.cpp value to claim
+        w.set(kv.key, kv.value);
+    }
+    w.set("general.quantization_version", gguf::Value::from_u32(kQuantizationVersion));
+    if (ftype >= 0) w.set("general.file_type", gguf::Value::from_u32(uint32_t(ftype)));
+
+    ModelWriteTotals totals;
+    totals.n_tensors = plan.size();
+    for (size_t k = 0; k < plan.size(); ++k) {
+        const TensorPlan &p = plan[k];
+        const gguf::TensorInfo &t = *p.src;
+        totals.n_params += t.n_elements();
+        totals.src_bytes += t.nbytes;
+        totals.dst_bytes += p.dst_bytes;
+        std::vector<int64_t> ne(t.ne, t.ne + t.n_dims);
+        const gguf::File *file = in.get();
+        w.add_tensor(t.name, p.dst_type, ne, [&opt, &plan, k, ne, file, n_threads](uint8_t *dst) {
+            const TensorPlan &q = plan[k];
+            const gguf::TensorInfo &src = *q.src;
+            model_writer::convert_rows(src.type, file->tensor_data(src), q.dst_type, dst, src.ne[0],
+                                       src.ne[1] * src.ne[2] * src.ne[3], n_threads);
+            if (opt.on_tensor) {
+                TensorWriteEvent ev;
+                ev.index = k + 1;
+                ev.count = plan.size();
+                ev.name = src.name;
+                ev.ne = ne;
+                ev.src_type = src.type;
+                ev.dst_type = q.dst_type;
+                ev.src_bytes = src.nbytes;
+                ev.dst_bytes = q.dst_bytes;
+                opt.on_tensor(ev);
+            }
+        });
+    }
+    w.write(opt.output_path);
+    return totals;
+}
+
+} // namespace rf

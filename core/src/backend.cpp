@@ -1,0 +1,81 @@
+// Backend: a C++ face over one plugin's vtable. Converts status codes into rf::Error.
+#include <cstring>
+
+#include "rocmforge/error.h"
+#include "rocmforge/log.h"
+#include "rocmforge/runtime.h"
+
+namespace rf {
+namespace {
+constexpr size_t kErrLen = 1024;
+
+[[noreturn]] void fail(const std::string &backend, const char *what, int status, const char *msg) {
+    std::string m = "backend '" + backend + "': " + what + " failed";
+    if (msg && *msg) m += ": " + std::string(msg);
+    else m += " (status " + std::to_string(status) + ")";
+    throw Error(m);
+}
+} // namespace
+
+Backend::Backend(std::string name, std::string plugin_path, const rf_backend_vtable *vt, void *ctx,
+                 std::shared_ptr<void> library)
+    : name_(std::move(name)), plugin_path_(std::move(plugin_path)), vt_(vt), plugin_vt_(vt),
+      ctx_(ctx), plugin_ctx_(ctx), library_(std::move(library)) {
+    if (vt_->device_info) vt_->device_info(ctx_, &info_);
+}
+
+Backend::~Backend() {
+    if (plugin_vt_->shutdown) plugin_vt_->shutdown(plugin_ctx_);
+}
+
+rf_buffer_desc Backend::alloc(uint64_t bytes) {
+    rf_buffer_desc d{};
+    char err[kErrLen] = {0};
+    int st = vt_->buffer_alloc(ctx_, bytes, &d, err, sizeof err);
+    if (st != RF_OK) fail(name_, ("allocating " + std::to_string(bytes) + " bytes").c_str(), st, err);
+    return d;
+}
+
+rf_buffer_desc Backend::wrap_or_upload(void *host, uint64_t bytes) {
+    if (vt_->buffer_from_host) {
+        rf_buffer_desc d{};
+        char err[kErrLen] = {0};
+        if (vt_->buffer_from_host(ctx_, host, bytes, &d, err, sizeof err) == RF_OK) return d;
+    }
+    rf_buffer_desc d = alloc(bytes);
+    upload(d.base, host, bytes);
+    return d;
+}
+
+void Backend::free(const rf_buffer_desc &b) {
+    if (b.handle && vt_->buffer_free) vt_->buffer_free(ctx_, b.handle);
+}
+
+void Backend::upload(void *dst, const void *src, uint64_t bytes) {
+    char err[kErrLen] = {0};
+    int st = vt_->upload(ctx_, dst, src, bytes, err, sizeof err);
+    if (st != RF_OK) fail(name_, "upload", st, err);
+}
+
+void Backend::download(void *dst, const void *src, uint64_t bytes) {
+    char err[kErrLen] = {0};
+    int st = vt_->download(ctx_, dst, src, bytes, err, sizeof err);
+    if (st != RF_OK) fail(name_, "download", st, err);
+}
+
+bool Backend::supports(const rf_node &node) const { return vt_->supports_op(ctx_, &node) != 0; }
+
+void Backend::compute(const rf_graph &graph) {
+    char err[kErrLen] = {0};
+    int st = vt_->compute(ctx_, &graph, err, sizeof err);
+    if (st != RF_OK) fail(name_, "compute", st, err);
+}
+
+void Backend::synchronize() {
+    if (!vt_->synchronize) return;
+    char err[kErrLen] = {0};
+    int st = vt_->synchronize(ctx_, err, sizeof err);
+    if (st != RF_OK) fail(name_, "synchronize", st, err);
+}
+
+} // namespace rf

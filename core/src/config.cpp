@@ -1,0 +1,157 @@
+// Config file parsing (RapidJSON). Every problem is a UsageError naming the file and the key.
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "rocmforge/error.h"
+#include "rocmforge/runtime.h"
+
+namespace rf {
+namespace {
+
+const std::set<std::string> kTopLevelKeys = {"backends", "plugin_dirs", "kernel_pack_dirs",
+                                             "profiler", "op_overrides", "n_threads",
+                                             "backend_options"};
+
+std::string json_text(const rapidjson::Value &v) {
+    rapidjson::StringBuffer sb;
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    v.Accept(w);
+    return sb.GetString();
+}
+
+std::vector<std::string> string_list(const rapidjson::Value &v, const char *key,
+                                     const std::string &source) {
+    if (!v.IsArray())
+        throw UsageError(source + ": \"" + key + "\" must be an array of strings");
+    std::vector<std::string> out;
+    for (const auto &item : v.GetArray()) {
+        if (!item.IsString())
+            throw UsageError(source + ": \"" + key + "\" must contain only strings");
+        out.emplace_back(item.GetString(), item.GetStringLength());
+    }
+    return out;
+}
+
+} // namespace
+
+Config Config::from_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError("cannot open config file '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return from_json(ss.str(), path);
+}
+
+Config Config::from_json(const std::string &text, const std::string &source) {
+    rapidjson::Document doc;
+    doc.Parse(text.c_str(), text.size());
+    if (doc.HasParseError())
+        throw UsageError(source + ": not valid JSON at offset " +
+                         std::to_string(doc.GetErrorOffset()) + ": " +
+                         rapidjson::GetParseError_En(doc.GetParseError()));
+    if (!doc.IsObject()) throw UsageError(source + ": the config must be a JSON object");
+
+    Config c;
+    c.source = source;
+    for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+        std::string key = it->name.GetString();
+        if (!kTopLevelKeys.count(key))
+            throw UsageError(source + ": unknown key \"" + key +
+                             "\" (known: backends, plugin_dirs, kernel_pack_dirs, profiler, "
+                             "op_overrides, n_threads, backend_options)");
+    }
+    if (doc.HasMember("backends")) {
+        c.backends = string_list(doc["backends"], "backends", source);
+        if (c.backends.empty()) throw UsageError(source + ": \"backends\" is empty");
+        c.backends_explicit = true;
+    }
+    if (doc.HasMember("plugin_dirs")) c.plugin_dirs = string_list(doc["plugin_dirs"], "plugin_dirs", source);
+    if (doc.HasMember("kernel_pack_dirs"))
+        c.kernel_pack_dirs = string_list(doc["kernel_pack_dirs"], "kernel_pack_dirs", source);
+    if (doc.HasMember("n_threads")) {
+        if (!doc["n_threads"].IsInt() || doc["n_threads"].GetInt() < 0)
+            throw UsageError(source + ": \"n_threads\" must be a non-negative integer");
+        c.n_threads = doc["n_threads"].GetInt();
+    }
+    if (doc.HasMember("profiler")) {
+        const auto &p = doc["profiler"];
+        if (p.IsBool()) {
+            c.profiler_enabled = p.GetBool();
+        } else if (p.IsObject()) {
+            if (p.HasMember("enabled")) {
+                if (!p["enabled"].IsBool()) throw UsageError(source + ": \"profiler.enabled\" must be true or false");
+                c.profiler_enabled = p["enabled"].GetBool();
+            }
+            if (p.HasMember("trace")) {
+                if (!p["trace"].IsString()) throw UsageError(source + ": \"profiler.trace\" must be a string");
+                c.profiler_trace = p["trace"].GetString();
+            }
+        } else {
+            throw UsageError(source + ": \"profiler\" must be an object or a boolean");
+        }
+    }
+    if (doc.HasMember("op_overrides")) {
+        const auto &o = doc["op_overrides"];
+        if (!o.IsObject()) throw UsageError(source + ": \"op_overrides\" must be an object");
+        for (auto it = o.MemberBegin(); it != o.MemberEnd(); ++it) {
+            if (!it->value.IsString())
+                throw UsageError(source + ": op_overrides." + it->name.GetString() + " must be a backend name");
+            c.op_overrides[it->name.GetString()] = it->value.GetString();
+        }
+    }
+    if (doc.HasMember("backend_options")) {
+        const auto &o = doc["backend_options"];
+        if (!o.IsObject()) throw UsageError(source + ": \"backend_options\" must be an object");
+        for (auto it = o.MemberBegin(); it != o.MemberEnd(); ++it) {
+            if (!it->value.IsObject())
+                throw UsageError(source + ": backend_options." + it->name.GetString() + " must be an object");
+            c.backend_json[it->name.GetString()] = json_text(it->value);
+        }
+    }
+    return c;
+}
+
+std::string Config::backend_config_json(const std::string &backend) const {
+    rapidjson::Document d;
+    auto it = backend_json.find(backend);
+    d.Parse(it == backend_json.end() ? "{}" : it->second.c_str());
+    auto &a = d.GetAllocator();
+    if (n_threads > 0 && !d.HasMember("n_threads")) d.AddMember("n_threads", n_threads, a);
+    if (!kernel_pack_dirs.empty() && !d.HasMember("kernel_pack_dirs")) {
+        rapidjson::Value arr(rapidjson::kArrayType);
+        for (const auto &p : kernel_pack_dirs) arr.PushBack(rapidjson::Value(p.c_str(), a), a);
+        d.AddMember("kernel_pack_dirs", arr, a);
+    }
+    return json_text(d);
+}
+
+std::string Config::to_json() const {
+    rapidjson::Document d(rapidjson::kObjectType);
+    auto &a = d.GetAllocator();
+    auto list = [&](const std::vector<std::string> &v) {
+        rapidjson::Value arr(rapidjson::kArrayType);
+        for (const auto &s : v) arr.PushBack(rapidjson::Value(s.c_str(), a), a);
+        return arr;
+    };
+    d.AddMember("backends", list(backends), a);
+    d.AddMember("plugin_dirs", list(plugin_dirs), a);
+    d.AddMember("kernel_pack_dirs", list(kernel_pack_dirs), a);
+    rapidjson::Value prof(rapidjson::kObjectType);
+    prof.AddMember("enabled", profiler_enabled, a);
+    prof.AddMember("trace", rapidjson::Value(profiler_trace.c_str(), a), a);
+    d.AddMember("profiler", prof, a);
+    rapidjson::Value ov(rapidjson::kObjectType);
+    for (const auto &[k, v] : op_overrides)
+        ov.AddMember(rapidjson::Value(k.c_str(), a), rapidjson::Value(v.c_str(), a), a);
+    d.AddMember("op_overrides", ov, a);
+    d.AddMember("n_threads", n_threads, a);
+    return json_text(d);
+}
+
+} // namespace rf

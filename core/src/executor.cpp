@@ -1,0 +1,266 @@
+// Executor: assigns nodes to backends, plans memory, inserts cross-backend copies and runs.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "rocmforge/error.h"
+#include "rocmforge/graph.h"
+#include "rocmforge/log.h"
+#include "rocmforge/memory_plan.h"
+
+namespace rf {
+namespace {
+
+constexpr uint64_t kAlign = 256;
+
+const char *op_name(int op) {
+    static const char *names[RF_OP_COUNT] = {"none",    "get_rows", "matmul",    "add",       "mul",
+                                             "scale",   "rms_norm", "rope",      "softmax",   "silu",
+                                             "swiglu",  "set_rows", "attention", "argmax",    "copy"};
+    return op >= 0 && op < RF_OP_COUNT ? names[op] : "?";
+}
+
+Tensor *root_of(Tensor *t) { return t->kind == TensorKind::View ? t->view_src : t; }
+
+// Where one node runs and which of its sources must be copied there first.
+struct Step {
+    Backend *backend = nullptr;
+    std::vector<std::pair<int, Tensor *>> copies; // (src slot, copy tensor on `backend`)
+};
+
+} // namespace
+
+struct Executor::Impl {
+    Runtime &rt;
+    struct Arena {
+        rf_buffer_desc buf{};
+    };
+    std::map<Backend *, Arena> arenas;
+    std::deque<Tensor> copy_tensors; // per run
+    bool debug = std::getenv("RF_SCHED_DEBUG") != nullptr;
+
+    explicit Impl(Runtime &r) : rt(r) {}
+    ~Impl() {
+        for (auto &[b, a] : arenas) b->free(a.buf);
+    }
+
+    // Both sides can read each other's pointers when both are host memory.
+    static bool same_memory(const Backend *a, const Backend *b) {
+        return a == b || (a && b && a->host_memory() && b->host_memory());
+    }
+
+    Backend *choose_backend(const rf_node &n, Graph &g, std::string &why) {
+        if (n.op == RF_OP_SET_ROWS) {
+            why = "in place on the pool's backend";
+            return g.tensor_of(n.dst)->home;
+        }
+        auto ov = rt.config().op_overrides.find(op_name(n.op));
+        if (ov != rt.config().op_overrides.end()) {
+            Backend *b = rt.find(ov->second);
+            if (!b->supports(n))
+                throw Error(std::string("op_overrides puts ") + op_name(n.op) + " on '" + ov->second +
+                            "', which does not support node " + (n.label ? n.label : ""));
+            why = "op_overrides";
+            return b;
+        }
+        // Where the weights (or the KV pool) live, if that backend can run it.
+        for (int i = 0; i < RF_MAX_SRC; ++i) {
+            if (!n.src[i]) continue;
+            Tensor *s = root_of(g.tensor_of(n.src[i]));
+            if (s->kind == TensorKind::Persistent && s->home && s->home->supports(n)) {
+                why = "where its weights live";
+                return s->home;
+            }
+        }
+        for (Backend *b : rt.backends())
+            if (b->supports(n)) {
+                why = "first backend in priority order that supports it";
+                return b;
+            }
+        std::string types;
+        for (int i = 0; i < RF_MAX_SRC; ++i)
+            if (n.src[i]) types += std::string(types.empty() ? "" : ", ") + "src" + std::to_string(i) + " type " + std::to_string(n.src[i]->type);
+        throw Error(std::string("no backend supports op ") + op_name(n.op) + " (" + (n.label ? n.label : "") + ", " + types + ")");
+    }
+
+    void ensure_arena(Backend *b, uint64_t bytes) {
+        Arena &a = arenas[b];
+        if (a.buf.size >= bytes) return;
+        b->free(a.buf);
+        a.buf = {};
+        // Grow with headroom so slightly larger graphs next step reuse it.
+        a.buf = b->alloc(bytes + bytes / 8);
+        spdlog::debug("executor: arena on {} is now {} bytes", b->name(), a.buf.size);
+    }
+};
+
+Executor::Executor(Runtime &runtime) : impl_(std::make_unique<Impl>(runtime)) {}
+Executor::~Executor() = default;
+
+uint64_t Executor::arena_bytes(const Backend *b) const {
+    auto it = impl_->arenas.find(const_cast<Backend *>(b));
+    return it == impl_->arenas.end() ? 0 : it->second.buf.size;
+}
+
+void Executor::run(Graph &g) {
+    Impl &I = *impl_;
+    auto &nodes = g.nodes();
+    const int n_nodes = static_cast<int>(nodes.size());
+    I.copy_tensors.clear();
+
+    // 1. Assign backends; intermediates live where they are produced.
+    std::vector<Step> steps(n_nodes);
+    for (int i = 0; i < n_nodes; ++i) {
+        std::string why;
+        steps[i].backend = I.choose_backend(nodes[i], g, why);
+        Tensor *dst = g.tensor_of(nodes[i].dst);
+        if (dst->kind == TensorKind::Intermediate) dst->home = steps[i].backend;
+        if (I.debug)
+            spdlog::info("sched: node {:4d} {:10s} {:28s} -> {} ({})", i, op_name(nodes[i].op),
+                         nodes[i].label ? nodes[i].label : "", steps[i].backend->name(), why);
+    }
+    // Inputs live on their first consumer's backend.
+    for (int i = 0; i < n_nodes; ++i)
+        for (int s = 0; s < RF_MAX_SRC; ++s)
+            if (nodes[i].src[s]) {
+                Tensor *r = root_of(g.tensor_of(nodes[i].src[s]));
+                if (r->kind == TensorKind::Input && !r->home) r->home = steps[i].backend;
+            }
+
+    // 2. Copies at backend boundaries.
+    for (int i = 0; i < n_nodes; ++i) {
+        for (int s = 0; s < RF_MAX_SRC; ++s) {
+            if (!nodes[i].src[s]) continue;
+            Tensor *src = g.tensor_of(nodes[i].src[s]);
+            Tensor *r = root_of(src);
+            if (Impl::same_memory(r->home, steps[i].backend)) continue;
+            if (!src->contiguous()) throw Error("cross-backend copy of a non-contiguous tensor");
+            I.copy_tensors.emplace_back();
+            Tensor *c = &I.copy_tensors.back();
+            c->kind = TensorKind::Intermediate;
+            c->t = src->t;
+            c->t.data = nullptr;
+            c->home = steps[i].backend;
+            c->name = src->name + "@" + steps[i].backend->name();
+            c->view_src = src; // remembered for the copy; not a view
+            steps[i].copies.emplace_back(s, c);
+            if (I.debug)
+                spdlog::info("sched: copy {} {} -> {} for node {}", src->name, r->home ? r->home->name() : "host",
+                             steps[i].backend->name(), i);
+        }
+    }
+
+    // 3. Memory plan: every intermediate, input and copy gets an offset in its backend's arena;
+    //    a tensor's bytes are recycled after its last reader.
+    std::unordered_map<Tensor *, std::pair<int, int>> life; // first def, last use (node index)
+    auto touch = [&](Tensor *t, int i) {
+        auto it = life.find(t);
+        if (it == life.end()) life.emplace(t, std::make_pair(i, i));
+        else it->second.second = std::max(it->second.second, i);
+    };
+    std::vector<Tensor *> order; // allocation order = first appearance
+    for (int i = 0; i < n_nodes; ++i) {
+        for (auto &[slot, c] : steps[i].copies) {
+            if (!life.count(c)) order.push_back(c);
+            touch(c, i);
+        }
+        for (int s = 0; s < RF_MAX_SRC; ++s) {
+            if (!nodes[i].src[s]) continue;
+            Tensor *r = root_of(g.tensor_of(nodes[i].src[s]));
+            if (r->kind == TensorKind::Persistent) continue;
+            if (!life.count(r)) order.push_back(r);
+            touch(r, i);
+        }
+        Tensor *d = g.tensor_of(nodes[i].dst);
+        if (d->kind == TensorKind::Intermediate) {
+            if (!life.count(d)) order.push_back(d);
+            touch(d, i);
+        }
+    }
+    // Tensors nobody reads are results: they stay valid after run().
+    std::unordered_map<Tensor *, int> readers;
+    for (int i = 0; i < n_nodes; ++i)
+        for (int s = 0; s < RF_MAX_SRC; ++s)
+            if (nodes[i].src[s]) readers[root_of(g.tensor_of(nodes[i].src[s]))]++;
+    for (auto *t : order)
+        if (t->kind == TensorKind::Intermediate && !readers.count(t) && !t->view_src) life[t].second = n_nodes;
+
+    std::map<Backend *, MemoryPlanner> planners;
+    std::unordered_map<Tensor *, uint64_t> offsets;
+    std::vector<std::vector<Tensor *>> dies_after(n_nodes + 1);
+    for (auto *t : order) dies_after[life[t].second].push_back(t);
+    // Walk nodes: allocate at first def, free after last use.
+    size_t next = 0;
+    for (int i = 0; i <= n_nodes; ++i) {
+        while (next < order.size() && life[order[next]].first == i) {
+            Tensor *t = order[next++];
+            if (t->kind == TensorKind::Input && t->home->host_memory()) continue; // zero-copy
+            offsets[t] = planners[t->home].allocate((t->nbytes() + kAlign - 1) / kAlign * kAlign);
+        }
+        if (i < n_nodes)
+            for (Tensor *t : dies_after[i])
+                if (offsets.count(t)) planners[t->home].release(offsets[t], (t->nbytes() + kAlign - 1) / kAlign * kAlign);
+    }
+    for (auto &[b, p] : planners) I.ensure_arena(b, std::max<uint64_t>(p.peak(), kAlign));
+    for (auto *t : order) {
+        if (t->kind == TensorKind::Input && t->home->host_memory()) {
+            t->t.data = const_cast<void *>(t->host_data);
+            continue;
+        }
+        t->t.data = static_cast<uint8_t *>(I.arenas[t->home].buf.base) + offsets[t];
+        t->t.buffer = I.arenas[t->home].buf.handle;
+    }
+    for (auto &t : g.tensors())
+        if (t.kind == TensorKind::View) {
+            t.home = t.view_src->home;
+            t.t.data = t.view_src->t.data ? static_cast<uint8_t *>(t.view_src->t.data) + t.view_offset : nullptr;
+        }
+
+    // 4. Upload inputs that do not live in host memory.
+    for (auto *t : order)
+        if (t->kind == TensorKind::Input && !t->home->host_memory()) t->home->upload(t->t.data, t->host_data, t->nbytes());
+
+    // 5. Run maximal segments of consecutive nodes on one backend; copies before a segment.
+    std::vector<rf_node> patched(nodes.begin(), nodes.end());
+    std::vector<uint8_t> staging;
+    int i = 0;
+    while (i < n_nodes) {
+        Backend *b = steps[i].backend;
+        int j = i;
+        while (j < n_nodes && steps[j].backend == b) {
+            for (auto &[slot, c] : steps[j].copies) {
+                Tensor *src = c->view_src;
+                Backend *from = root_of(src)->home;
+                staging.resize(src->nbytes());
+                if (from) {
+                    from->synchronize();
+                    from->download(staging.data(), src->t.data, src->nbytes());
+                } else {
+                    std::memcpy(staging.data(), src->t.data, src->nbytes());
+                }
+                b->upload(c->t.data, staging.data(), src->nbytes());
+                patched[j].src[slot] = &c->t;
+            }
+            ++j;
+            // A later node needing a copy from this same backend's output ends the segment.
+            if (j < n_nodes && steps[j].backend == b && !steps[j].copies.empty()) break;
+        }
+        std::vector<rf_node *> ptrs;
+        for (int k = i; k < j; ++k) ptrs.push_back(&patched[k]);
+        rf_graph sub{static_cast<int32_t>(ptrs.size()), ptrs.data()};
+        b->compute(sub);
+        i = j;
+    }
+    for (Backend *b : I.rt.backends()) b->synchronize();
+}
+
+void Executor::read(const Tensor *t, void *dst, uint64_t bytes) {
+    if (bytes > t->nbytes()) throw Error("read of " + std::to_string(bytes) + " bytes from tensor '" + t->name + "' of " + std::to_string(t->nbytes()));
+    const Tensor *r = t->kind == TensorKind::View ? t->view_src : t;
+    if (!r->home || r->home->host_memory()) std::memcpy(dst, t->t.data, bytes);
+    else r->home->download(dst, t->t.data, bytes);
+}
+
+} // namespace rf

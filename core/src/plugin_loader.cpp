@@ -1,0 +1,136 @@
+#include "rocmforge/plugin_loader.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#define BOOST_DLL_USE_STD_FS
+#include <boost/dll/shared_library.hpp>
+
+#include "rocmforge/error.h"
+#include "rocmforge/log.h"
+
+namespace fs = std::filesystem;
+
+namespace rf {
+
+std::string executable_dir() {
+    std::error_code ec;
+    auto p = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return fs::current_path().string();
+    return p.parent_path().string();
+}
+
+namespace {
+
+const char *kind_name(int kind) {
+    switch (kind) {
+    case RF_PLUGIN_BACKEND: return "backend";
+    case RF_PLUGIN_KERNEL_PACK: return "kernel_pack";
+    case RF_PLUGIN_PROFILER: return "profiler";
+    default: return "unknown";
+    }
+}
+
+bool is_shared_object(const fs::path &p) {
+    return p.extension() == ".so" || p.filename().string().find(".so.") != std::string::npos;
+}
+
+} // namespace
+
+LoadedPlugin load_plugin_file(const std::string &path) {
+    LoadedPlugin lp;
+    lp.record.path = path;
+    auto lib = std::make_shared<boost::dll::shared_library>();
+    try {
+        lib->load(fs::path(path), boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception &e) {
+        lp.record.status = std::string("cannot load: ") + e.what();
+        return lp;
+    }
+    if (!lib->has(RF_PLUGIN_ENTRY_SYMBOL)) {
+        lp.record.status = std::string("not a ROCmForge plugin (no symbol ") + RF_PLUGIN_ENTRY_SYMBOL + ")";
+        return lp;
+    }
+    auto entry = lib->get<const rf_plugin_info *()>(RF_PLUGIN_ENTRY_SYMBOL);
+    const rf_plugin_info *info = entry();
+    if (!info || !info->vtable || !info->name) {
+        lp.record.status = "plugin entry returned no plugin description";
+        return lp;
+    }
+    lp.record.name = info->name;
+    lp.record.kind = info->kind;
+    lp.record.version = info->version ? info->version : "";
+    if (info->abi_major != RF_ABI_MAJOR) {
+        lp.record.status = "ABI version " + std::to_string(info->abi_major) + "." +
+                           std::to_string(info->abi_minor) + " does not match this runtime's " +
+                           std::to_string(RF_ABI_MAJOR) + "." + std::to_string(RF_ABI_MINOR);
+        return lp;
+    }
+    if (info->kind != RF_PLUGIN_BACKEND && info->kind != RF_PLUGIN_KERNEL_PACK &&
+        info->kind != RF_PLUGIN_PROFILER) {
+        lp.record.status = "unknown plugin kind " + std::to_string(info->kind);
+        return lp;
+    }
+    lp.info = info;
+    lp.library = std::static_pointer_cast<void>(lib);
+    lp.record.loaded = true;
+    lp.record.status = std::string("loaded (") + kind_name(info->kind) + ")";
+    return lp;
+}
+
+std::vector<std::string> plugin_search_path(const Config &config) {
+    std::vector<std::string> dirs = config.plugin_dirs;
+    if (const char *env = std::getenv("ROCMFORGE_PLUGIN_PATH")) {
+        std::string s = env;
+        size_t start = 0;
+        while (start <= s.size()) {
+            size_t end = s.find(':', start);
+            if (end == std::string::npos) end = s.size();
+            if (end > start) dirs.push_back(s.substr(start, end - start));
+            start = end + 1;
+        }
+    }
+    const fs::path exe = executable_dir();
+    // Build tree (the executable lives in build/tools/) and install layout.
+    for (const char *rel : {".", "../backends/cpu", "../backends/hip", "../profiler", "../plugins",
+                            "../lib/rocmforge", "../lib/x86_64-linux-gnu/rocmforge"})
+        dirs.push_back((exe / rel).lexically_normal().string());
+    return dirs;
+}
+
+std::vector<LoadedPlugin> discover_plugins(const Config &config) {
+    std::set<std::string> explicit_dirs(config.plugin_dirs.begin(), config.plugin_dirs.end());
+    if (const char *env = std::getenv("ROCMFORGE_PLUGIN_PATH")) (void)env; // env dirs may be absent
+    std::vector<LoadedPlugin> out;
+    std::set<std::string> seen;
+    for (const auto &dir : plugin_search_path(config)) {
+        std::error_code ec;
+        const bool is_explicit = explicit_dirs.count(dir) > 0;
+        if (!fs::is_directory(dir, ec)) {
+            if (is_explicit)
+                throw UsageError("plugin folder '" + dir + "' (from " + config.source +
+                                 ") does not exist or is not a folder");
+            spdlog::debug("plugin search: {} (absent)", dir);
+            continue;
+        }
+        std::vector<fs::path> files;
+        for (const auto &entry : fs::directory_iterator(dir, ec)) {
+            const auto &p = entry.path();
+            if (!entry.is_regular_file(ec) || !is_shared_object(p)) continue;
+            if (!is_explicit && p.filename().string().rfind("rocmforge-", 0) != 0) continue;
+            files.push_back(p);
+        }
+        std::sort(files.begin(), files.end());
+        for (const auto &p : files) {
+            auto canon = fs::weakly_canonical(p, ec).string();
+            if (!seen.insert(canon).second) continue;
+            auto lp = load_plugin_file(p.string());
+            spdlog::debug("plugin candidate {}: {}", p.string(), lp.record.status);
+            out.push_back(std::move(lp));
+        }
+    }
+    return out;
+}
+
+} // namespace rf

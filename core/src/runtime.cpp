@@ -1,0 +1,133 @@
+// Runtime::create: discover plugins, start the configured backends in order, load the profiler.
+#include <algorithm>
+
+#include "rocmforge/error.h"
+#include "rocmforge/log.h"
+#include "rocmforge/plugin_loader.h"
+#include "rocmforge/profiler_host.h"
+#include "rocmforge/runtime.h"
+
+namespace rf {
+
+Runtime::~Runtime() {
+    // Backends (and their libraries) go before the profiler that may wrap them.
+    order_.clear();
+    owned_.clear();
+    profiler_.reset();
+}
+
+Backend *Runtime::find(const std::string &name) const {
+    for (auto *b : order_)
+        if (b->name() == name) return b;
+    return nullptr;
+}
+
+void Runtime::phase(const char *name) {
+    if (profiler_) profiler_->phase(name);
+}
+
+std::unique_ptr<Runtime> Runtime::create(const Config &config) {
+    std::unique_ptr<Runtime> rt(new Runtime());
+    rt->config_ = config;
+    auto plugins = discover_plugins(config);
+    for (const auto &p : plugins) rt->records_.push_back(p.record);
+
+    auto find_plugin = [&](int kind, const std::string &name) -> const LoadedPlugin * {
+        for (const auto &p : plugins)
+            if (p.info && p.info->kind == kind && (name.empty() || name == p.info->name)) return &p;
+        return nullptr;
+    };
+    auto available_names = [&] {
+        std::string s;
+        for (const auto &p : plugins)
+            if (p.info && p.info->kind == RF_PLUGIN_BACKEND) s += (s.empty() ? "" : ", ") + std::string(p.info->name);
+        return s.empty() ? std::string("none") : s;
+    };
+
+    for (const auto &name : config.backends) {
+        if (rt->find(name)) continue;
+        const LoadedPlugin *p = find_plugin(RF_PLUGIN_BACKEND, name);
+        if (!p) {
+            std::string why = "no plugin provides backend '" + name + "' (backends found: " + available_names() + ")";
+            // A refused plugin of that name says more than "not found".
+            for (const auto &r : rt->records_)
+                if (r.name == name && !r.loaded) why = "plugin " + r.path + " for backend '" + name + "' was refused: " + r.status;
+            if (config.backends_explicit && std::find(config.required.begin(), config.required.end(), name) != config.required.end())
+                throw UsageError(why);
+            if (config.backends_explicit && name != "hip")
+                throw UsageError(config.source + ": " + why);
+            spdlog::info("{}", why);
+            rt->unavailable_.emplace_back(name, why);
+            continue;
+        }
+        const auto *vt = static_cast<const rf_backend_vtable *>(p->info->vtable);
+        if (vt->struct_size < offsetof(rf_backend_vtable, synchronize) || !vt->init || !vt->compute ||
+            !vt->supports_op || !vt->buffer_alloc || !vt->upload || !vt->download) {
+            throw UsageError("plugin " + p->record.path + " has an incomplete backend vtable");
+        }
+        void *ctx = nullptr;
+        char err[1024] = {0};
+        int st = vt->init(config.backend_config_json(name).c_str(), &ctx, err, sizeof err);
+        if (st != RF_OK) {
+            std::string why = "backend '" + name + "' cannot start: " + (err[0] ? err : "status " + std::to_string(st));
+            if (std::find(config.required.begin(), config.required.end(), name) != config.required.end())
+                throw Error(why);
+            spdlog::info("{}", why);
+            rt->unavailable_.emplace_back(name, why);
+            continue;
+        }
+        rt->owned_.push_back(std::make_unique<Backend>(name, p->record.path, vt, ctx, p->library));
+        rt->order_.push_back(rt->owned_.back().get());
+        spdlog::info("backend '{}' ready: {} ({})", name, rt->order_.back()->info().name,
+                     rt->order_.back()->info().arch);
+    }
+    if (rt->order_.empty()) {
+        std::string why;
+        for (const auto &[n, w] : rt->unavailable_) why += "\n  " + w;
+        throw Error("no backend could start (config " + config.source + ")" + why);
+    }
+    for (const auto &[op, backend] : config.op_overrides)
+        if (!rt->find(backend))
+            throw UsageError(config.source + ": op_overrides." + op + " names backend '" + backend + "', which is not available");
+
+    if (config.profiler_enabled) {
+        const LoadedPlugin *p = find_plugin(RF_PLUGIN_PROFILER, "");
+        if (!p) throw UsageError("the profiler is enabled but no profiler plugin was found in: " +
+                                 [&] { std::string s; for (auto &d : plugin_search_path(config)) s += "\n  " + d; return s; }());
+        const auto *vt = static_cast<const rf_profiler_vtable *>(p->info->vtable);
+        void *ctx = nullptr;
+        char err[1024] = {0};
+        std::string cfg = "{\"trace\":\"" + config.profiler_trace + "\"}";
+        if (vt->init(cfg.c_str(), &ctx, err, sizeof err) != RF_OK)
+            throw Error(std::string("profiler plugin failed to start: ") + err);
+        rt->profiler_ = std::make_unique<Profiler>(vt, ctx, p->library);
+        for (auto *b : rt->order_) rt->profiler_->wrap(*b);
+    }
+    return rt;
+}
+
+Profiler::Profiler(const rf_profiler_vtable *vt, void *ctx, std::shared_ptr<void> library)
+    : vt_(vt), ctx_(ctx), library_(std::move(library)) {}
+
+Profiler::~Profiler() {
+    if (vt_->shutdown) vt_->shutdown(ctx_);
+}
+
+void Profiler::wrap(Backend &backend) {
+    const rf_backend_vtable *out_vt = nullptr;
+    void *out_ctx = nullptr;
+    if (vt_->wrap(ctx_, backend.name().c_str(), backend.vtable(), backend.context(), &out_vt, &out_ctx) == RF_OK)
+        backend.set_dispatch(out_vt, out_ctx);
+}
+
+void Profiler::phase(const char *name) {
+    if (vt_->phase) vt_->phase(ctx_, name);
+}
+
+void Profiler::report() {
+    char err[1024] = {0};
+    if (vt_->report && vt_->report(ctx_, err, sizeof err) != RF_OK)
+        spdlog::warn("profiler report failed: {}", err);
+}
+
+} // namespace rf

@@ -1,0 +1,118 @@
+// Device-side portability layer shared by every kernel in kernels/*.hip.
+// The same sources compile with hipcc (AMD, RDNA wave32), nvcc -x cu (NVIDIA packs),
+// hipRTC and NVRTC (JIT fallback). No system headers are included so the run-time
+// compilers need no include paths: fp16/bf16 conversions are done here by hand/PTX.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define RF_NVIDIA 1
+#else
+#define RF_AMD 1
+#if !defined(__HIPCC_RTC__)
+#include <hip/hip_runtime.h> // hipcc offline builds; hipRTC has these built in
+#endif
+#endif
+
+#define RF_WARP 32 // RDNA (wave32, the only AMD mode we build) and NVIDIA
+#define RF_KERNEL extern "C" __global__
+#define RF_DEV __device__ __forceinline__
+
+typedef unsigned char u8;
+typedef signed char i8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef long long i64;
+
+#include "kernel_args.h"
+
+// ---- warp shuffles ----------------------------------------------------------------------
+RF_DEV float warp_sum(float v) {
+#pragma unroll
+    for (int o = RF_WARP / 2; o > 0; o >>= 1) {
+#if RF_NVIDIA
+        v += __shfl_xor_sync(0xffffffffu, v, o, RF_WARP);
+#else
+        v += __shfl_xor(v, o, RF_WARP);
+#endif
+    }
+    return v;
+}
+
+RF_DEV float warp_max(float v) {
+#pragma unroll
+    for (int o = RF_WARP / 2; o > 0; o >>= 1) {
+#if RF_NVIDIA
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o, RF_WARP));
+#else
+        v = fmaxf(v, __shfl_xor(v, o, RF_WARP));
+#endif
+    }
+    return v;
+}
+
+RF_DEV float shfl_xor_f(float v, int o) {
+#if RF_NVIDIA
+    return __shfl_xor_sync(0xffffffffu, v, o, RF_WARP);
+#else
+    return __shfl_xor(v, o, RF_WARP);
+#endif
+}
+
+RF_DEV int shfl_xor_i(int v, int o) {
+#if RF_NVIDIA
+    return __shfl_xor_sync(0xffffffffu, v, o, RF_WARP);
+#else
+    return __shfl_xor(v, o, RF_WARP);
+#endif
+}
+
+// ---- 4x int8 dot product -------------------------------------------------------------------
+RF_DEV int dot4_i8(int a, int b, int c) {
+#if RF_NVIDIA
+    return __dp4a(a, b, c);
+#elif defined(__gfx1030__) || defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
+    return __builtin_amdgcn_sdot4(a, b, c, false);
+#else
+    const i8 *x = (const i8 *)&a, *y = (const i8 *)&b;
+    return c + x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3];
+#endif
+}
+
+// ---- half / bfloat16 -----------------------------------------------------------------------
+RF_DEV float h2f(u16 h) {
+#if RF_NVIDIA
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#else
+    return (float)__builtin_bit_cast(_Float16, h);
+#endif
+}
+
+RF_DEV u16 f2h(float f) { // round to nearest even
+#if RF_NVIDIA
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    return __builtin_bit_cast(u16, (_Float16)f);
+#endif
+}
+
+// Two floats -> packed f16x2 (lo in the low half), the operand format of the matrix units.
+RF_DEV u32 pack_h2(float lo, float hi) { return (u32)f2h(lo) | ((u32)f2h(hi) << 16); }
+
+RF_DEV float bf2f(u16 h) { return __int_as_float(((u32)h) << 16); }
+
+RF_DEV u16 f2bf(float f) { // round to nearest even, NaN stays NaN
+    u32 u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (u16)((u >> 16) | 64);
+    return (u16)((u + (0x7fffu + ((u >> 16) & 1))) >> 16);
+}
+
+// Unaligned-safe loads from byte pointers (block rows are only 1- or 2-byte aligned).
+RF_DEV u16 ld_u16(const u8 *p) { return (u16)p[0] | ((u16)p[1] << 8); }
+RF_DEV u32 ld_u32_a2(const u8 *p) { // p 2-byte aligned
+    const u16 *q = (const u16 *)p;
+    return (u32)q[0] | ((u32)q[1] << 16);
+}

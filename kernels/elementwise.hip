@@ -1,0 +1,75 @@
+// Element-wise ops: ADD, MUL (src1 broadcasts by modulo), SCALE, SILU, SWIGLU, COPY (type
+// conversion f32/f16/bf16 -> f32/f16/bf16). One thread per element, grid-stride loop; all
+// tensors addressed through their byte strides so views work.
+#include "compat.h"
+#include "quant_decode.h"
+
+RF_DEV const u8 *elem_ptr(const rf_ktensor &t, i64 i0, i64 i1, i64 i2, i64 i3) {
+    return (const u8 *)t.data + i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
+}
+
+// Splits a linear index over dst's shape into 4 coordinates.
+RF_DEV void unravel(const rf_ktensor &t, i64 i, i64 &i0, i64 &i1, i64 &i2, i64 &i3) {
+    i0 = i % t.ne[0]; i /= t.ne[0];
+    i1 = i % t.ne[1]; i /= t.ne[1];
+    i2 = i % t.ne[2]; i3 = i / t.ne[2];
+}
+
+RF_DEV float load_any(const rf_ktensor &t, const u8 *p) {
+    if (t.type == T_F16) return h2f(*(const u16 *)p);
+    if (t.type == T_BF16) return bf2f(*(const u16 *)p);
+    return *(const float *)p;
+}
+
+RF_DEV void store_any(const rf_ktensor &t, u8 *p, float v) {
+    if (t.type == T_F16) *(u16 *)p = f2h(v);
+    else if (t.type == T_BF16) *(u16 *)p = f2bf(v);
+    else *(float *)p = v;
+}
+
+template <int OP> RF_DEV void binary_impl(const rf_kargs &a) {
+    const rf_ktensor &d = a.dst, &x = a.src[0], &y = a.src[1];
+    const i64 n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+        i64 i0, i1, i2, i3; unravel(d, i, i0, i1, i2, i3);
+        const float u = *(const float *)elem_ptr(x, i0, i1, i2, i3);
+        const float v = *(const float *)elem_ptr(y, i0 % y.ne[0], i1 % y.ne[1], i2 % y.ne[2], i3 % y.ne[3]);
+        float r;
+        if (OP == 0) r = u + v;
+        else if (OP == 1) r = u * v;
+        else r = (u / (1.f + __expf(-u))) * v; // SWIGLU
+        *(float *)elem_ptr(d, i0, i1, i2, i3) = r;
+    }
+}
+
+RF_KERNEL void rf_add_f32(rf_kargs a) { binary_impl<0>(a); }
+RF_KERNEL void rf_mul_f32(rf_kargs a) { binary_impl<1>(a); }
+RF_KERNEL void rf_swiglu_f32(rf_kargs a) { binary_impl<2>(a); }
+
+template <int OP> RF_DEV void unary_impl(const rf_kargs &a) {
+    const rf_ktensor &d = a.dst, &x = a.src[0];
+    const i64 n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    const float s = a.fparams[0];
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+        i64 i0, i1, i2, i3; unravel(d, i, i0, i1, i2, i3);
+        const float u = *(const float *)elem_ptr(x, i0, i1, i2, i3);
+        const float r = OP == 0 ? u * s : u / (1.f + __expf(-u));
+        *(float *)elem_ptr(d, i0, i1, i2, i3) = r;
+    }
+}
+
+RF_KERNEL void rf_scale_f32(rf_kargs a) { unary_impl<0>(a); }
+RF_KERNEL void rf_silu_f32(rf_kargs a) { unary_impl<1>(a); }
+
+// COPY between f32/f16/bf16 tensors of equal element count: walks dst's shape, reads src at
+// the same linear position in src's shape.
+RF_KERNEL void rf_copy_float(rf_kargs a) {
+    const rf_ktensor &d = a.dst, &x = a.src[0];
+    const i64 n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+        i64 i0, i1, i2, i3; unravel(x, i, i0, i1, i2, i3);
+        const float v = load_any(x, elem_ptr(x, i0, i1, i2, i3));
+        unravel(d, i, i0, i1, i2, i3);
+        store_any(d, (u8 *)elem_ptr(d, i0, i1, i2, i3), v);
+    }
+}

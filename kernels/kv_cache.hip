@@ -1,0 +1,28 @@
+// SET_ROWS (KV append): pool row src1[t] = src0 row t converted to the pool's type (f32, f16,
+// q8_0 with ggml's reference rounding: d = amax/127, q = round(x/d)).
+#include "compat.h"
+#include "quant_decode.h"
+
+RF_KERNEL void rf_set_rows(rf_kargs a) {
+    const rf_ktensor &x = a.src[0], &d = a.dst;
+    const i64 R = x.ne[0], t = blockIdx.x;
+    const int slot = ((const int *)a.src[1].data)[t];
+    const float *xr = (const float *)((const u8 *)x.data + t * x.nb[1]);
+    u8 *yr = (u8 *)d.data + (i64)slot * d.nb[1];
+    if (d.type == T_Q8_0) {
+        for (i64 c = threadIdx.x; c < R / 32; c += blockDim.x) {
+            float amax = 0.f;
+            for (int j = 0; j < 32; ++j) amax = fmaxf(amax, fabsf(xr[c * 32 + j]));
+            const float dd = amax / 127.f, id = dd != 0.f ? 1.f / dd : 0.f;
+            u8 *b = yr + c * 34;
+            const u16 hd = f2h(dd);
+            b[0] = (u8)hd; b[1] = (u8)(hd >> 8);
+            for (int j = 0; j < 32; ++j) b[2 + j] = (u8)(i8)roundf(xr[c * 32 + j] * id);
+        }
+    } else {
+        for (i64 i = threadIdx.x; i < R; i += blockDim.x) {
+            if (d.type == T_F16) ((u16 *)yr)[i] = f2h(xr[i]);
+            else ((float *)yr)[i] = xr[i];
+        }
+    }
+}

@@ -1,0 +1,82 @@
+// Row reductions: RMS_NORM, SOFTMAX (with scale), ARGMAX. One block of 256 threads per row;
+// partial results combine through warp shuffles and a small shared array.
+#include "compat.h"
+
+#define RF_ROW_THREADS 256
+
+RF_DEV float block_sum(float v, float *sh) {
+    v = warp_sum(v);
+    const int w = threadIdx.x / RF_WARP, l = threadIdx.x % RF_WARP;
+    __syncthreads(); // sh may still be read by a previous reduction
+    if (l == 0) sh[w] = v;
+    __syncthreads();
+    v = l < (int)(blockDim.x / RF_WARP) ? sh[l] : 0.f;
+    return warp_sum(v);
+}
+
+RF_DEV float block_max(float v, float *sh) {
+    v = warp_max(v);
+    const int w = threadIdx.x / RF_WARP, l = threadIdx.x % RF_WARP;
+    __syncthreads();
+    if (l == 0) sh[w] = v;
+    __syncthreads();
+    v = l < (int)(blockDim.x / RF_WARP) ? sh[l] : -__int_as_float(0x7f800000);
+    return warp_max(v);
+}
+
+// Row r of a [K, d1, d2, d3] f32 tensor.
+RF_DEV const float *row_of(const rf_ktensor &t, i64 r) {
+    const i64 i1 = r % t.ne[1], i2 = (r / t.ne[1]) % t.ne[2], i3 = r / (t.ne[1] * t.ne[2]);
+    return (const float *)((const u8 *)t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3]);
+}
+
+RF_KERNEL void rf_rms_norm_f32(rf_kargs a) {
+    __shared__ float sh[RF_WARP];
+    const i64 r = blockIdx.x, K = a.src[0].ne[0];
+    const float *x = row_of(a.src[0], r);
+    float *y = (float *)row_of(a.dst, r);
+    float s = 0.f;
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) s += x[i] * x[i];
+    s = block_sum(s, sh);
+    const float inv = rsqrtf(s / (float)K + a.fparams[0]);
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] = x[i] * inv;
+}
+
+RF_KERNEL void rf_softmax_f32(rf_kargs a) {
+    __shared__ float sh[RF_WARP];
+    const i64 r = blockIdx.x, K = a.src[0].ne[0];
+    const float *x = row_of(a.src[0], r);
+    float *y = (float *)row_of(a.dst, r);
+    const float scale = a.fparams[0];
+    float mx = -__int_as_float(0x7f800000);
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) mx = fmaxf(mx, x[i] * scale);
+    mx = block_max(mx, sh);
+    float s = 0.f;
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) { const float e = __expf(x[i] * scale - mx); y[i] = e; s += e; }
+    s = block_sum(s, sh);
+    const float inv = 1.f / s;
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] *= inv;
+}
+
+RF_KERNEL void rf_argmax_f32(rf_kargs a) {
+    __shared__ float shv[RF_ROW_THREADS];
+    __shared__ int shi[RF_ROW_THREADS];
+    const i64 r = blockIdx.x, K = a.src[0].ne[0];
+    const float *x = row_of(a.src[0], r);
+    float best = -__int_as_float(0x7f800000);
+    int bi = -1;
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x)
+        if (x[i] > best || bi < 0) { best = x[i]; bi = (int)i; } // strided: keeps the first max
+    shv[threadIdx.x] = best; shi[threadIdx.x] = bi;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) {
+            const float v = shv[threadIdx.x + s]; const int j = shi[threadIdx.x + s];
+            if (j >= 0 && (shi[threadIdx.x] < 0 || v > shv[threadIdx.x] || (v == shv[threadIdx.x] && j < shi[threadIdx.x]))) {
+                shv[threadIdx.x] = v; shi[threadIdx.x] = j;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) ((int *)a.dst.data)[r] = shi[0];
+}

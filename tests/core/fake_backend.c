@@ -1,0 +1,113 @@
+/* A minimal backend plugin for the core's tests. Compiled several times with different macros:
+ *   FAKE_NAME        plugin/backend name
+ *   FAKE_HOST_MEMORY 1: data pointers are host-addressable; 0: pretends to be a device, so the
+ *                    executor must copy at boundaries (its memory is still host memory, which
+ *                    lets the test detect a missing copy: pointers from other backends are
+ *                    poisoned before use).
+ *   FAKE_ABI_MAJOR   ABI major version to report (to test refusal)
+ * Ops: ADD, MUL, SCALE on contiguous f32, with FAKE_OPS_MASK selecting which. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rocmforge/abi.h"
+
+#ifndef FAKE_ABI_MAJOR
+#define FAKE_ABI_MAJOR RF_ABI_MAJOR
+#endif
+
+typedef struct { int computes; } fake_ctx;
+
+/* A "device" backend hands out addresses the host cannot dereference (shifted by DEV_OFF):
+ * if the executor forgot a copy, the other backend would fault instead of silently working. */
+#define DEV_OFF ((uintptr_t)(FAKE_HOST_MEMORY ? 0 : 0x400000000000ull))
+static void *to_host(const void *p) { return (void *)((uintptr_t)p - DEV_OFF); }
+
+static int fake_init(const char *cfg, void **ctx, char *err, size_t n) {
+    (void)cfg; (void)err; (void)n;
+    *ctx = calloc(1, sizeof(fake_ctx));
+    return RF_OK;
+}
+static void fake_shutdown(void *ctx) { free(ctx); }
+static int fake_device_info(void *ctx, rf_device_info *out) {
+    (void)ctx;
+    memset(out, 0, sizeof *out);
+    strcpy(out->name, "fake " FAKE_NAME);
+    strcpy(out->arch, "fake");
+    out->kind = FAKE_HOST_MEMORY ? RF_DEVICE_CPU : RF_DEVICE_GPU;
+    out->host_memory = FAKE_HOST_MEMORY;
+    return RF_OK;
+}
+static int fake_alloc(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, size_t n) {
+    (void)ctx; (void)err; (void)n;
+    void *p = aligned_alloc(256, (size + 255) / 256 * 256 + 256);
+    if (!p) return RF_ERR_OUT_OF_MEMORY;
+    out->handle = p;
+    out->base = (void *)((uintptr_t)p + DEV_OFF);
+    out->size = size;
+    return RF_OK;
+}
+static void fake_free(void *ctx, void *h) { (void)ctx; free(h); }
+static int fake_upload(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t n) {
+    (void)ctx; (void)err; (void)n;
+    memcpy(to_host(dst), src, size);
+    return RF_OK;
+}
+static int fake_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t n) {
+    (void)ctx; (void)err; (void)n;
+    memcpy(dst, to_host(src), size);
+    return RF_OK;
+}
+static int fake_supports(void *ctx, const rf_node *node) {
+    (void)ctx;
+    if (!((FAKE_OPS_MASK >> node->op) & 1)) return 0;
+    for (int i = 0; i < RF_MAX_SRC; ++i)
+        if (node->src[i] && node->src[i]->type != RF_TYPE_F32) return 0;
+    return 1;
+}
+static int fake_compute(void *vctx, const rf_graph *g, char *err, size_t n) {
+    fake_ctx *ctx = (fake_ctx *)vctx;
+    ctx->computes++;
+    for (int k = 0; k < g->n_nodes; ++k) {
+        const rf_node *nd = g->nodes[k];
+        float *d = (float *)to_host(nd->dst->data);
+        const float *a = (const float *)to_host(nd->src[0]->data);
+        const float *b = nd->src[1] ? (const float *)to_host(nd->src[1]->data) : NULL;
+        int64_t cnt = nd->dst->ne[0] * nd->dst->ne[1] * nd->dst->ne[2] * nd->dst->ne[3];
+        int64_t bcnt = nd->src[1] ? nd->src[1]->ne[0] * nd->src[1]->ne[1] * nd->src[1]->ne[2] * nd->src[1]->ne[3] : 1;
+        for (int64_t i = 0; i < cnt; ++i) {
+            switch (nd->op) {
+            case RF_OP_ADD: d[i] = a[i] + b[i % bcnt]; break;
+            case RF_OP_MUL: d[i] = a[i] * b[i % bcnt]; break;
+            case RF_OP_SCALE: d[i] = a[i] * nd->fparams[0]; break;
+            default:
+                strncpy(err, "fake backend: unsupported op", n);
+                return RF_ERR_UNSUPPORTED;
+            }
+        }
+    }
+    return RF_OK;
+}
+
+static const rf_backend_vtable fake_vtable = {
+    /* .struct_size      = */ sizeof(rf_backend_vtable),
+    /* .init             = */ fake_init,
+    /* .shutdown         = */ fake_shutdown,
+    /* .device_info      = */ fake_device_info,
+    /* .buffer_alloc     = */ fake_alloc,
+    /* .buffer_free      = */ fake_free,
+    /* .upload           = */ fake_upload,
+    /* .download         = */ fake_download,
+    /* .supports_op      = */ fake_supports,
+    /* .compute          = */ fake_compute,
+    /* .synchronize      = */ NULL,
+    /* .event_create     = */ NULL,
+    /* .event_record     = */ NULL,
+    /* .event_elapsed_ms = */ NULL,
+    /* .event_destroy    = */ NULL,
+    /* .buffer_from_host = */ NULL,
+};
+
+static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, 0, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};
+
+RF_PLUGIN_EXPORT const rf_plugin_info *rocmforge_plugin_entry(void) { return &fake_info; }

@@ -1,0 +1,113 @@
+// The exported ABI of rocmforge-cpu.so: plugin info, every vtable slot, config parsing, device
+// info, buffers, supports_op and error reporting.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+
+#include "cpu_test_util.h"
+
+using namespace cputest;
+
+TEST_CASE("cpu plugin: info and vtable", "[cpu][abi]") {
+    const rf_plugin_info &info = plugin();
+    CHECK(info.abi_major == RF_ABI_MAJOR);
+    CHECK(info.abi_minor == RF_ABI_MINOR);
+    CHECK(info.kind == RF_PLUGIN_BACKEND);
+    CHECK(std::string(info.name) == "cpu");
+    const rf_backend_vtable &vt = vtable();
+    CHECK(vt.struct_size == sizeof(rf_backend_vtable));
+    CHECK(vt.init);
+    CHECK(vt.shutdown);
+    CHECK(vt.device_info);
+    CHECK(vt.buffer_alloc);
+    CHECK(vt.buffer_free);
+    CHECK(vt.upload);
+    CHECK(vt.download);
+    CHECK(vt.supports_op);
+    CHECK(vt.compute);
+    CHECK(vt.synchronize);
+    CHECK(vt.buffer_from_host);
+}
+
+TEST_CASE("cpu plugin: config and device info", "[cpu][abi]") {
+    Backend be(R"({"n_threads": 2})");
+    rf_device_info info{};
+    REQUIRE(vtable().device_info(be.ctx(), &info) == RF_OK);
+    CHECK(std::strlen(info.name) > 0);
+    const std::string arch = info.arch;
+    CHECK((arch == "x86_64-avx512vnni" || arch == "x86_64-avx2" || arch == "x86_64-scalar"));
+    CHECK(info.kind == RF_DEVICE_CPU);
+    CHECK(info.host_memory == 1);
+    CHECK(info.total_memory > 0);
+    CHECK(std::string(info.details).find("threads=2") != std::string::npos);
+
+    Backend scalar(R"({"simd": "scalar"})");
+    CHECK(scalar.arch() == "x86_64-scalar");
+    Backend empty("{}");
+    Backend null_cfg("");
+
+    void *ctx = nullptr;
+    char err[256] = {};
+    CHECK(vtable().init("{\"n_threads\": -1}", &ctx, err, sizeof err) == RF_ERR_INVALID);
+    CHECK(std::string(err).find("n_threads") != std::string::npos);
+    CHECK(vtable().init("{\"simd\": \"neon\"}", &ctx, err, sizeof err) == RF_ERR_INVALID);
+    CHECK(std::string(err).find("neon") != std::string::npos);
+    CHECK(vtable().init("{not json", &ctx, err, sizeof err) == RF_ERR_INVALID);
+    CHECK(std::string(err).find("JSON") != std::string::npos);
+}
+
+TEST_CASE("cpu plugin: buffers", "[cpu][abi]") {
+    Backend be("{}");
+    const rf_backend_vtable &vt = vtable();
+    char err[256] = {};
+    rf_buffer_desc buf{};
+    REQUIRE(vt.buffer_alloc(be.ctx(), 1000, &buf, err, sizeof err) == RF_OK);
+    CHECK(reinterpret_cast<uintptr_t>(buf.base) % 64 == 0);
+    CHECK(buf.size == 1000);
+    std::vector<uint8_t> src(1000), dst(1000);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 7);
+    REQUIRE(vt.upload(be.ctx(), buf.base, src.data(), 1000, err, sizeof err) == RF_OK);
+    REQUIRE(vt.download(be.ctx(), dst.data(), buf.base, 1000, err, sizeof err) == RF_OK);
+    CHECK(src == dst);
+    vt.buffer_free(be.ctx(), buf.handle);
+
+    rf_buffer_desc huge{};
+    CHECK(vt.buffer_alloc(be.ctx(), uint64_t(1) << 62, &huge, err, sizeof err) == RF_ERR_OUT_OF_MEMORY);
+    CHECK(std::string(err).find(std::to_string(uint64_t(1) << 62)) != std::string::npos);
+
+    rf_buffer_desc wrapped{};
+    REQUIRE(vt.buffer_from_host(be.ctx(), src.data(), src.size(), &wrapped, err, sizeof err) == RF_OK);
+    CHECK(wrapped.base == src.data()); // no copy
+    vt.buffer_free(be.ctx(), wrapped.handle);
+    CHECK(src[1] == 7); // host memory untouched by free
+}
+
+TEST_CASE("cpu plugin: supports_op and compute errors", "[cpu][abi]") {
+    Backend be(R"({"n_threads": 2})");
+    Tensor a(RF_TYPE_F32, {8, 2}), b(RF_TYPE_F32, {8, 2}), h(RF_TYPE_F16, {8, 2});
+    rf_node ok = make_node(RF_OP_SCALE, b, {&a});
+    ok.fparams[0] = 2.f;
+    CHECK(be.supports(ok));
+    rf_node bad_type = make_node(RF_OP_SCALE, h, {&a});
+    CHECK_FALSE(be.supports(bad_type));
+    rf_node unknown = make_node(RF_OP_COUNT + 5, b, {&a});
+    CHECK_FALSE(be.supports(unknown));
+    std::string err;
+    CHECK(be.run(unknown, &err) == RF_ERR_UNSUPPORTED);
+    CHECK(err.find("not supported") != std::string::npos);
+
+    rf_tensor strided = a.t; // non-contiguous rows: nb[0] = 8
+    strided.nb[0] = 8;
+    strided.ne[0] = 4;
+    rf_node nc = make_node(RF_OP_SCALE, b, {&a});
+    nc.src[0] = &strided;
+    CHECK_FALSE(be.supports(nc));
+
+    Tensor table(RF_TYPE_F32, {8, 4}), ids(RF_TYPE_I32, {2}), out(RF_TYPE_F32, {8, 2});
+    ids.i32()[0] = 1;
+    ids.i32()[1] = 4; // out of range
+    rf_node gr = make_node(RF_OP_GET_ROWS, out, {&table, &ids});
+    CHECK(be.run(gr, &err) == RF_ERR_INVALID);
+    CHECK(err.find("row id 4") != std::string::npos);
+}

@@ -1,0 +1,271 @@
+// The forward graph on the CPU backend against itself (batched vs token by token, several
+// sequences vs one) and against the float64 reference in tiny_model.cpp.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rocmforge/inference.h"
+#include "rocmforge/model.h"
+#include "tiny_model.h"
+
+using namespace rf;
+using namespace rf_test;
+
+namespace {
+
+struct Setup {
+    std::unique_ptr<Runtime> rt;
+    std::unique_ptr<Model> model;
+    TinyWeights weights;
+};
+
+Setup load(const TinySpec &spec, const std::string &file) {
+    Setup s;
+    const std::string path = temp_path(file);
+    s.weights = write_tiny_model(path, spec);
+    s.rt = cpu_runtime();
+    s.model = Model::load(path, *s.rt);
+    return s;
+}
+
+ContextParams ctx_params(int64_t n_ctx = 128, int n_seq = 1, int cache_type = RF_TYPE_F16) {
+    ContextParams p;
+    p.n_ctx = n_ctx;
+    p.n_batch = 64;
+    p.n_seq_max = n_seq;
+    p.page_size = 16;
+    p.type_k = p.type_v = cache_type;
+    return p;
+}
+
+const std::vector<int32_t> kPrompt = {1, 15, 42, 7, 88, 3, 60, 60, 21, 96, 0, 33, 5, 71, 19, 50, 2, 44};
+
+// Logits of every token of `tokens` run as one batch on sequence `seq`.
+std::vector<float> prefill(InferenceContext &ctx, const std::vector<int32_t> &tokens, int seq = 0) {
+    Batch b;
+    for (int32_t t : tokens) b.add(t, seq, true);
+    return ctx.decode(b);
+}
+
+std::vector<float> one_by_one(InferenceContext &ctx, const std::vector<int32_t> &tokens, int seq = 0) {
+    std::vector<float> all;
+    for (int32_t t : tokens) {
+        Batch b;
+        b.add(t, seq, true);
+        const auto &l = ctx.decode(b);
+        all.insert(all.end(), l.begin(), l.end());
+    }
+    return all;
+}
+
+void check_rows_close(const std::vector<float> &a, const std::vector<float> &b, int64_t n_vocab, double tol) {
+    REQUIRE(a.size() == b.size());
+    for (size_t r = 0; r < a.size() / (size_t)n_vocab; ++r) {
+        INFO("row " << r);
+        CHECK(rel_diff(a.data() + r * n_vocab, b.data() + r * n_vocab, n_vocab) < tol);
+    }
+}
+
+void check_against_reference(const TinySpec &spec, const std::string &file) {
+    Setup s = load(spec, file);
+    InferenceContext ctx(*s.model, *s.rt, ctx_params(128, 1, RF_TYPE_F32));
+    const auto logits = prefill(ctx, kPrompt);
+    const auto ref = reference_forward(s.weights, kPrompt);
+    const int64_t V = spec.n_vocab;
+    REQUIRE(logits.size() == kPrompt.size() * (size_t)V);
+    for (size_t t = 0; t < kPrompt.size(); ++t) {
+        INFO("position " << t);
+        CHECK(rel_diff(logits.data() + t * V, ref[t].data(), V) < 2e-3);
+    }
+}
+
+} // namespace
+
+TEST_CASE("hyperparameters come from the <arch>.* keys", "[model]") {
+    TinySpec spec;
+    spec.rope_scale_factor = 4.0f;
+    Setup s = load(spec, "hp.gguf");
+    const ModelHparams &hp = s.model->hparams();
+    CHECK(hp.arch == ModelArch::Llama);
+    CHECK(hp.n_embd == 64);
+    CHECK(hp.n_layer == 2);
+    CHECK(hp.n_head == 4);
+    CHECK(hp.n_head_kv == 2);
+    CHECK(hp.head_dim == 16);
+    CHECK(hp.n_rot == 16);
+    CHECK(hp.n_vocab == 97);
+    CHECK(hp.n_ff == 96);
+    CHECK(hp.rope_mode == RF_ROPE_NORMAL);
+    CHECK(hp.rope_freq_scale == Approx(0.25f));
+    CHECK_FALSE(s.model->tied_output);
+    CHECK(s.model->layers.size() == 2);
+}
+
+TEST_CASE("llama: batched prefill equals token-by-token decoding", "[model]") {
+    Setup s = load(TinySpec{}, "llama_bt.gguf");
+    InferenceContext a(*s.model, *s.rt, ctx_params());
+    InferenceContext b(*s.model, *s.rt, ctx_params());
+    const auto batched = prefill(a, kPrompt);
+    const auto single = one_by_one(b, kPrompt);
+    check_rows_close(batched, single, 97, 1e-3);
+    CHECK(a.seq_length(0) == (int64_t)kPrompt.size());
+}
+
+TEST_CASE("llama: matches the float64 reference", "[model]") {
+    check_against_reference(TinySpec{}, "llama_ref.gguf");
+}
+
+TEST_CASE("llama 3 style (rope_freqs, tied output, f16 weights) matches the reference", "[model]") {
+    TinySpec spec;
+    spec.rope_freqs = true;
+    spec.tied_output = true;
+    spec.rope_base = 500000.0f;
+    spec.matrix_type = RF_TYPE_F16;
+    check_against_reference(spec, "llama3_ref.gguf");
+}
+
+TEST_CASE("mistral-named file with linear rope scaling matches the reference", "[model]") {
+    TinySpec spec;
+    spec.arch = "mistral";
+    spec.rope_scale_factor = 2.0f;
+    check_against_reference(spec, "mistral_ref.gguf");
+}
+
+TEST_CASE("qwen2 (QKV bias, NeoX rope) matches the reference and its own decoding", "[model]") {
+    TinySpec spec;
+    spec.arch = "qwen2";
+    check_against_reference(spec, "qwen2_ref.gguf");
+    Setup s = load(spec, "qwen2_bt.gguf");
+    CHECK(s.model->hparams().rope_mode == RF_ROPE_NEOX);
+    CHECK(s.model->layers[0].bq != nullptr);
+    InferenceContext a(*s.model, *s.rt, ctx_params());
+    InferenceContext b(*s.model, *s.rt, ctx_params());
+    check_rows_close(prefill(a, kPrompt), one_by_one(b, kPrompt), 97, 1e-3);
+}
+
+TEST_CASE("only the requested rows produce logits; batches split at n_batch", "[model]") {
+    Setup s = load(TinySpec{}, "rows.gguf");
+    const int64_t V = 97;
+    InferenceContext full(*s.model, *s.rt, ctx_params());
+    const auto all = prefill(full, kPrompt);
+
+    ContextParams small = ctx_params();
+    small.n_batch = 5; // 18 tokens -> 4 graphs
+    InferenceContext split(*s.model, *s.rt, small);
+    Batch b;
+    for (size_t i = 0; i < kPrompt.size(); ++i) b.add(kPrompt[i], 0, i == 3 || i == 9 || i + 1 == kPrompt.size());
+    const auto some = split.decode(b);
+    REQUIRE(some.size() == 3 * (size_t)V);
+    CHECK(rel_diff(some.data(), all.data() + 3 * V, V) < 1e-3);
+    CHECK(rel_diff(some.data() + V, all.data() + 9 * V, V) < 1e-3);
+    CHECK(rel_diff(some.data() + 2 * V, all.data() + (kPrompt.size() - 1) * V, V) < 1e-3);
+
+    // No output at all still fills the cache: the next token sees the whole prefix.
+    InferenceContext silent(*s.model, *s.rt, ctx_params());
+    Batch prefix;
+    for (size_t i = 0; i + 1 < kPrompt.size(); ++i) prefix.add(kPrompt[i], 0, false);
+    CHECK(silent.decode(prefix).empty());
+    Batch last;
+    last.add(kPrompt.back(), 0, true);
+    const auto l = silent.decode(last);
+    CHECK(rel_diff(l.data(), all.data() + (kPrompt.size() - 1) * V, V) < 1e-3);
+}
+
+TEST_CASE("parallel sequences give the same logits as each alone", "[model]") {
+    Setup s = load(TinySpec{}, "parallel.gguf");
+    const int64_t V = 97;
+    const std::vector<std::vector<int32_t>> prompts = {
+        {1, 5, 9, 13, 17, 21, 25},
+        {1, 90, 80, 70},
+        {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, // spans two pages
+    };
+    const std::vector<int32_t> next = {40, 41, 42};
+
+    std::vector<std::vector<float>> alone;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        InferenceContext ctx(*s.model, *s.rt, ctx_params());
+        std::vector<int32_t> seq = prompts[i];
+        seq.push_back(next[i]);
+        alone.push_back(prefill(ctx, seq));
+    }
+
+    InferenceContext ctx(*s.model, *s.rt, ctx_params(128, 3));
+    // All prompts in one batch (interleaved), then one decode step with a token per sequence.
+    Batch b;
+    for (size_t j = 0; j < 20; ++j)
+        for (size_t i = 0; i < prompts.size(); ++i)
+            if (j < prompts[i].size()) b.add(prompts[i][j], (int)i, true);
+    const auto pre = ctx.decode(b);
+    size_t row = 0;
+    for (size_t j = 0; j < 20; ++j)
+        for (size_t i = 0; i < prompts.size(); ++i)
+            if (j < prompts[i].size()) {
+                INFO("seq " << i << " pos " << j);
+                CHECK(rel_diff(pre.data() + row * V, alone[i].data() + j * V, V) < 1e-3);
+                ++row;
+            }
+    Batch step;
+    for (size_t i = 0; i < prompts.size(); ++i) step.add(next[i], (int)i, true);
+    const auto dec = ctx.decode(step);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        INFO("decode seq " << i);
+        CHECK(rel_diff(dec.data() + i * V, alone[i].data() + prompts[i].size() * V, V) < 1e-3);
+    }
+    CHECK(ctx.seq_length(2) == 21);
+
+    // Clearing one sequence and running it again reuses pages without disturbing the others.
+    ctx.clear_sequence(1);
+    const auto again = prefill(ctx, {prompts[1][0], prompts[1][1], prompts[1][2], prompts[1][3], next[1]}, 1);
+    check_rows_close(again, alone[1], V, 1e-3);
+}
+
+TEST_CASE("q8_0 cache stays close to f16", "[model]") {
+    Setup s = load(TinySpec{}, "q8cache.gguf");
+    InferenceContext f16(*s.model, *s.rt, ctx_params(128, 1, RF_TYPE_F16));
+    InferenceContext q8(*s.model, *s.rt, ctx_params(128, 1, RF_TYPE_Q8_0));
+    CHECK(q8.cache().bytes_per_token() < f16.cache().bytes_per_token());
+    check_rows_close(prefill(q8, kPrompt), prefill(f16, kPrompt), 97, 5e-2);
+}
+
+TEST_CASE("a full context is reported and changes nothing", "[model]") {
+    Setup s = load(TinySpec{}, "full.gguf");
+    InferenceContext ctx(*s.model, *s.rt, ctx_params(16));
+    CHECK(ctx.cache().pages().n_slots() == 16);
+    std::vector<int32_t> p15(kPrompt.begin(), kPrompt.begin() + 15);
+    prefill(ctx, p15);
+    CHECK_THROWS_AS(prefill(ctx, {3, 4}), ContextFullError);
+    CHECK(ctx.seq_length(0) == 15);
+    const auto l = prefill(ctx, {kPrompt[15]}); // the last slot still works
+    CHECK(l.size() == 97);
+    CHECK_THROWS_AS(prefill(ctx, {3}), ContextFullError);
+}
+
+TEST_CASE("bad files and bad batches are rejected by name", "[model]") {
+    auto rt = cpu_runtime();
+    TinySpec missing;
+    missing.skip_tensors = {"blk.1.ffn_up.weight"};
+    const std::string p1 = temp_path("missing.gguf");
+    write_tiny_model(p1, missing);
+    REQUIRE_THROWS_WITH(Model::load(p1, *rt), Catch::Contains("blk.1.ffn_up.weight"));
+
+    TinySpec qwen_no_bias;
+    qwen_no_bias.arch = "qwen2";
+    qwen_no_bias.skip_tensors = {"blk.0.attn_k.bias"};
+    const std::string p2 = temp_path("qwen_nobias.gguf");
+    write_tiny_model(p2, qwen_no_bias);
+    REQUIRE_THROWS_WITH(Model::load(p2, *rt), Catch::Contains("blk.0.attn_k.bias"));
+
+    TinySpec gpt;
+    gpt.arch = "gpt2";
+    const std::string p3 = temp_path("gpt2.gguf");
+    write_tiny_model(p3, gpt);
+    REQUIRE_THROWS_WITH(Model::load(p3, *rt), Catch::Contains("gpt2"));
+
+    Setup s = load(TinySpec{}, "badbatch.gguf");
+    InferenceContext ctx(*s.model, *s.rt, ctx_params());
+    CHECK_THROWS_WITH(prefill(ctx, {5, 97}), Catch::Contains("97"));
+    CHECK_THROWS_WITH(prefill(ctx, {5}, 1), Catch::Contains("sequence id 1"));
+    CHECK(ctx.seq_length(0) == 0);
+}

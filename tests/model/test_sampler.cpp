@@ -1,0 +1,139 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "rocmforge/sampler.h"
+
+using namespace rf;
+
+namespace {
+
+std::vector<TokenProb> from_probs(const std::vector<float> &p) {
+    std::vector<TokenProb> c;
+    for (size_t i = 0; i < p.size(); ++i) c.push_back({(int32_t)i, std::log(p[i]), 0.0f});
+    return c;
+}
+
+std::set<int32_t> ids(const std::vector<TokenProb> &c) {
+    std::set<int32_t> s;
+    for (const auto &t : c) s.insert(t.id);
+    return s;
+}
+
+const std::vector<float> kLogits = {0.5f, 2.0f, -1.0f, 3.5f, 3.0f, 0.0f, 1.0f, -2.0f};
+
+} // namespace
+
+TEST_CASE("greedy sampling is the argmax", "[sampler]") {
+    SamplerParams p;
+    p.temperature = 0.0f;
+    Sampler s(p);
+    CHECK(s.sample(kLogits.data(), (int64_t)kLogits.size()) == 3);
+    std::vector<float> ties = {1.0f, 5.0f, 5.0f};
+    CHECK(s.sample(ties.data(), 3) == 1); // first index on ties
+}
+
+TEST_CASE("top-k = 1 equals greedy whatever the seed", "[sampler]") {
+    for (uint32_t seed : {1u, 2u, 3u, 99u}) {
+        SamplerParams p;
+        p.temperature = 1.5f;
+        p.top_k = 1;
+        p.seed = seed;
+        Sampler s(p);
+        for (int i = 0; i < 10; ++i) CHECK(s.sample(kLogits.data(), (int64_t)kLogits.size()) == 3);
+    }
+}
+
+TEST_CASE("same seed gives the same tokens, another seed differs", "[sampler]") {
+    SamplerParams p;
+    p.temperature = 1.0f;
+    p.top_k = 0;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    std::vector<float> flat(50, 0.0f); // uniform: any token possible
+    auto run = [&](uint32_t seed) {
+        p.seed = seed;
+        Sampler s(p);
+        std::vector<int32_t> out;
+        for (int i = 0; i < 40; ++i) out.push_back(s.sample(flat.data(), 50));
+        return out;
+    };
+    CHECK(run(42) == run(42));
+    CHECK(run(42) != run(43));
+    std::set<int32_t> distinct;
+    for (auto t : run(7)) distinct.insert(t);
+    CHECK(distinct.size() > 10); // really random over a flat distribution
+}
+
+TEST_CASE("top-p keeps the smallest prefix reaching p", "[sampler]") {
+    auto c = from_probs({0.1f, 0.4f, 0.05f, 0.3f, 0.15f});
+    top_p_filter(c, 0.7f); // 0.4 + 0.3 = 0.7
+    CHECK(ids(c) == std::set<int32_t>{1, 3});
+    c = from_probs({0.1f, 0.4f, 0.05f, 0.3f, 0.15f});
+    top_p_filter(c, 0.71f); // needs the 0.15 too
+    CHECK(ids(c) == std::set<int32_t>{1, 3, 4});
+    c = from_probs({0.1f, 0.4f, 0.05f, 0.3f, 0.15f});
+    top_p_filter(c, 0.1f); // never empty
+    CHECK(ids(c) == std::set<int32_t>{1});
+    c = from_probs({0.1f, 0.4f, 0.05f, 0.3f, 0.15f});
+    top_p_filter(c, 1.0f); // off
+    CHECK(c.size() == 5);
+}
+
+TEST_CASE("min-p keeps tokens with p >= min_p * p_max", "[sampler]") {
+    auto c = from_probs({0.1f, 0.4f, 0.05f, 0.3f, 0.15f});
+    min_p_filter(c, 0.3f); // threshold 0.12
+    CHECK(ids(c) == std::set<int32_t>{1, 3, 4});
+    c = from_probs({0.1f, 0.4f, 0.05f, 0.3f, 0.15f});
+    min_p_filter(c, 0.2f); // threshold 0.08
+    CHECK(ids(c) == std::set<int32_t>{0, 1, 3, 4});
+}
+
+TEST_CASE("top-k keeps the k largest logits", "[sampler]") {
+    std::vector<TokenProb> c;
+    for (size_t i = 0; i < kLogits.size(); ++i) c.push_back({(int32_t)i, kLogits[i], 0});
+    top_k_filter(c, 3);
+    CHECK(ids(c) == std::set<int32_t>{1, 3, 4});
+}
+
+TEST_CASE("chain: filters then temperature, probabilities renormalized", "[sampler]") {
+    SamplerParams p;
+    p.temperature = 0.5f;
+    p.top_k = 3;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    Sampler s(p);
+    auto c = s.filtered(kLogits.data(), (int64_t)kLogits.size());
+    REQUIRE(c.size() == 3);
+    CHECK(c[0].id == 3);
+    // p ∝ exp(logit / T) over {3.5, 3.0, 2.0}
+    const double z = std::exp(3.5 / 0.5) + std::exp(3.0 / 0.5) + std::exp(2.0 / 0.5);
+    CHECK(c[0].p == Approx(std::exp(3.5 / 0.5) / z).epsilon(1e-5));
+    CHECK(c[2].p == Approx(std::exp(2.0 / 0.5) / z).epsilon(1e-5));
+    // The draws follow the distribution: token 3 dominates.
+    int n3 = 0;
+    for (int i = 0; i < 2000; ++i) n3 += s.sample(kLogits.data(), (int64_t)kLogits.size()) == 3;
+    CHECK(n3 > 1300);
+    CHECK(n3 < 1900);
+}
+
+TEST_CASE("repetition penalty pushes recent tokens down as llama.cpp", "[sampler]") {
+    SamplerParams p;
+    p.temperature = 0.0f;
+    p.repeat_penalty = 2.0f;
+    p.repeat_last_n = 2;
+    Sampler s(p);
+    s.accept(3); // 3.5 -> 1.75
+    CHECK(s.sample(kLogits.data(), (int64_t)kLogits.size()) == 4);
+    s.accept(4); // 3.0 -> 1.5; now 2.0 (token 1) wins
+    CHECK(s.sample(kLogits.data(), (int64_t)kLogits.size()) == 1);
+    s.accept(5); // 3 leaves the window of 2
+    CHECK(s.sample(kLogits.data(), (int64_t)kLogits.size()) == 3);
+    // Negative logits are multiplied: -1 becomes -2.
+    std::vector<float> neg = {-1.0f, -1.5f};
+    Sampler s2(p);
+    s2.accept(0);
+    CHECK(s2.sample(neg.data(), 2) == 1);
+}

@@ -1,0 +1,238 @@
+#include "tiny_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include <unistd.h>
+
+#include "rocmforge/gguf.h"
+#include "rocmforge/types.h"
+
+namespace rf_test {
+
+using rf::gguf::Value;
+
+std::string temp_path(const std::string &name) {
+    auto dir = std::filesystem::temp_directory_path() / ("rf_model_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    return (dir / name).string();
+}
+
+TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
+    TinyWeights w;
+    w.spec = s;
+    const int64_t D = s.n_embd / s.n_head, Q = s.n_embd, KV = D * s.n_head_kv;
+    std::mt19937 rng(s.seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+
+    rf::gguf::Writer wr;
+    const std::string a = s.arch;
+    wr.set("general.architecture", Value::from_string(a));
+    wr.set("general.name", Value::from_string("tiny-" + a));
+    wr.set(a + ".context_length", Value::from_u32((uint32_t)s.n_ctx_train));
+    wr.set(a + ".embedding_length", Value::from_u32((uint32_t)s.n_embd));
+    wr.set(a + ".block_count", Value::from_u32((uint32_t)s.n_layer));
+    wr.set(a + ".feed_forward_length", Value::from_u32((uint32_t)s.n_ff));
+    wr.set(a + ".attention.head_count", Value::from_u32((uint32_t)s.n_head));
+    wr.set(a + ".attention.head_count_kv", Value::from_u32((uint32_t)s.n_head_kv));
+    wr.set(a + ".attention.layer_norm_rms_epsilon", Value::from_f32(s.rms_eps));
+    wr.set(a + ".rope.freq_base", Value::from_f32(s.rope_base));
+    if (s.rope_scale_factor > 0) {
+        wr.set(a + ".rope.scaling.type", Value::from_string("linear"));
+        wr.set(a + ".rope.scaling.factor", Value::from_f32(s.rope_scale_factor));
+    }
+
+    auto skipped = [&](const std::string &name) {
+        return std::find(s.skip_tensors.begin(), s.skip_tensors.end(), name) != s.skip_tensors.end();
+    };
+    // Matrices [K, N] get N(0, 1/K) entries; vectors get 1 + small noise (norms) or small values.
+    auto add = [&](const std::string &name, std::vector<int64_t> ne, float mean, float stddev, bool matrix) {
+        int64_t n = 1;
+        for (auto v : ne) n *= v;
+        std::vector<float> vals((size_t)n);
+        for (auto &v : vals) v = mean + stddev * normal(rng);
+        const int type = matrix ? s.matrix_type : (int)RF_TYPE_F32;
+        if (type == RF_TYPE_F16)
+            for (auto &v : vals) v = rf::fp16_to_fp32(rf::fp32_to_fp16(v));
+        w.t[name] = vals;
+        if (skipped(name)) return;
+        const std::vector<float> &stored = w.t[name];
+        wr.add_tensor(name, type, ne, [stored, type](uint8_t *dst) {
+            if (type == RF_TYPE_F16) {
+                auto *h = reinterpret_cast<uint16_t *>(dst);
+                for (size_t i = 0; i < stored.size(); ++i) h[i] = rf::fp32_to_fp16(stored[i]);
+            } else {
+                std::copy(stored.begin(), stored.end(), reinterpret_cast<float *>(dst));
+            }
+        });
+    };
+    const float inv_e = 1.0f / std::sqrt((float)s.n_embd);
+    add("token_embd.weight", {s.n_embd, s.n_vocab}, 0.0f, 1.0f, true);
+    add("output_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
+    if (!s.tied_output) add("output.weight", {s.n_embd, s.n_vocab}, 0.0f, inv_e, true);
+    if (s.rope_freqs) {
+        // Llama 3 style: low frequencies stretched (factor > 1), high ones untouched.
+        std::vector<float> ff((size_t)(D / 2));
+        for (size_t i = 0; i < ff.size(); ++i) ff[i] = 1.0f + (float)i * 0.5f;
+        w.t["rope_freqs.weight"] = ff;
+        if (!skipped("rope_freqs.weight")) wr.add_tensor("rope_freqs.weight", RF_TYPE_F32, {D / 2}, w.t["rope_freqs.weight"].data());
+    }
+    const bool bias = s.qkv_bias || s.arch == "qwen2";
+    for (int64_t l = 0; l < s.n_layer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        add(p + "attn_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
+        add(p + "attn_q.weight", {s.n_embd, Q}, 0.0f, inv_e, true);
+        add(p + "attn_k.weight", {s.n_embd, KV}, 0.0f, inv_e, true);
+        add(p + "attn_v.weight", {s.n_embd, KV}, 0.0f, inv_e, true);
+        if (bias) {
+            add(p + "attn_q.bias", {Q}, 0.0f, 0.2f, false);
+            add(p + "attn_k.bias", {KV}, 0.0f, 0.2f, false);
+            add(p + "attn_v.bias", {KV}, 0.0f, 0.2f, false);
+        }
+        add(p + "attn_output.weight", {Q, s.n_embd}, 0.0f, inv_e, true);
+        add(p + "ffn_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
+        add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, 0.0f, inv_e, true);
+        add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, 0.0f, inv_e, true);
+        add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, 0.0f, 1.0f / std::sqrt((float)s.n_ff), true);
+    }
+    wr.write(path);
+    return w;
+}
+
+namespace {
+
+using Vec = std::vector<double>;
+
+// y[n] = sum_k W[n*K + k] x[k]  (W stored as N rows of K, ggml's [K, N])
+Vec matvec(const std::vector<float> &W, const Vec &x, int64_t N) {
+    const int64_t K = (int64_t)x.size();
+    Vec y((size_t)N, 0.0);
+    for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += (double)W[(size_t)(n * K + k)] * x[(size_t)k];
+        y[(size_t)n] = acc;
+    }
+    return y;
+}
+
+Vec rms_norm(const Vec &x, const std::vector<float> &g, double eps) {
+    double ss = 0;
+    for (double v : x) ss += v * v;
+    const double inv = 1.0 / std::sqrt(ss / (double)x.size() + eps);
+    Vec y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * g[i];
+    return y;
+}
+
+void add_bias(Vec &x, const std::map<std::string, std::vector<float>> &t, const std::string &name) {
+    auto it = t.find(name);
+    if (it == t.end()) return;
+    for (size_t i = 0; i < x.size(); ++i) x[i] += it->second[i];
+}
+
+// Rotates each head of x (n_heads * D values) for position pos.
+void rope(Vec &x, int64_t n_heads, int64_t D, int64_t pos, bool neox, double base, double scale,
+          const std::vector<float> *factors) {
+    const int64_t n_rot = D;
+    for (int64_t h = 0; h < n_heads; ++h) {
+        double *v = x.data() + h * D;
+        for (int64_t i = 0; i < n_rot / 2; ++i) {
+            double theta = (double)pos * scale * std::pow(base, -2.0 * (double)i / (double)n_rot);
+            if (factors) theta /= (*factors)[(size_t)i];
+            const int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + n_rot / 2 : 2 * i + 1;
+            const double a = v[i0], b = v[i1];
+            v[i0] = a * std::cos(theta) - b * std::sin(theta);
+            v[i1] = a * std::sin(theta) + b * std::cos(theta);
+        }
+    }
+}
+
+} // namespace
+
+std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens) {
+    const TinySpec &s = w.spec;
+    const int64_t E = s.n_embd, D = E / s.n_head, KV = D * s.n_head_kv, T = (int64_t)tokens.size();
+    const bool neox = s.arch == "qwen2";
+    const double scale = s.rope_scale_factor > 0 ? 1.0 / s.rope_scale_factor : 1.0;
+    const std::vector<float> *factors = s.rope_freqs ? &w.t.at("rope_freqs.weight") : nullptr;
+    auto W = [&](const std::string &n) -> const std::vector<float> & { return w.t.at(n); };
+
+    std::vector<Vec> x((size_t)T);
+    for (int64_t t = 0; t < T; ++t) {
+        const auto &emb = W("token_embd.weight");
+        x[(size_t)t].assign(emb.begin() + tokens[(size_t)t] * E, emb.begin() + (tokens[(size_t)t] + 1) * E);
+    }
+    for (int64_t l = 0; l < s.n_layer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        std::vector<Vec> q((size_t)T), k((size_t)T), v((size_t)T);
+        for (int64_t t = 0; t < T; ++t) {
+            Vec h = rms_norm(x[(size_t)t], W(p + "attn_norm.weight"), s.rms_eps);
+            q[(size_t)t] = matvec(W(p + "attn_q.weight"), h, E);
+            k[(size_t)t] = matvec(W(p + "attn_k.weight"), h, KV);
+            v[(size_t)t] = matvec(W(p + "attn_v.weight"), h, KV);
+            add_bias(q[(size_t)t], w.t, p + "attn_q.bias");
+            add_bias(k[(size_t)t], w.t, p + "attn_k.bias");
+            add_bias(v[(size_t)t], w.t, p + "attn_v.bias");
+            rope(q[(size_t)t], s.n_head, D, t, neox, s.rope_base, scale, factors);
+            rope(k[(size_t)t], s.n_head_kv, D, t, neox, s.rope_base, scale, factors);
+        }
+        for (int64_t t = 0; t < T; ++t) {
+            Vec attn((size_t)E, 0.0);
+            for (int64_t h = 0; h < s.n_head; ++h) {
+                const int64_t kvh = h / (s.n_head / s.n_head_kv);
+                std::vector<double> sc((size_t)t + 1);
+                double mx = -1e300;
+                for (int64_t j = 0; j <= t; ++j) {
+                    double d = 0;
+                    for (int64_t i = 0; i < D; ++i) d += q[(size_t)t][(size_t)(h * D + i)] * k[(size_t)j][(size_t)(kvh * D + i)];
+                    sc[(size_t)j] = d / std::sqrt((double)D);
+                    mx = std::max(mx, sc[(size_t)j]);
+                }
+                double sum = 0;
+                for (auto &e : sc) sum += (e = std::exp(e - mx));
+                for (int64_t j = 0; j <= t; ++j)
+                    for (int64_t i = 0; i < D; ++i)
+                        attn[(size_t)(h * D + i)] += sc[(size_t)j] / sum * v[(size_t)j][(size_t)(kvh * D + i)];
+            }
+            Vec o = matvec(W(p + "attn_output.weight"), attn, E);
+            for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += o[(size_t)i];
+            Vec h = rms_norm(x[(size_t)t], W(p + "ffn_norm.weight"), s.rms_eps);
+            Vec g = matvec(W(p + "ffn_gate.weight"), h, s.n_ff);
+            Vec u = matvec(W(p + "ffn_up.weight"), h, s.n_ff);
+            for (int64_t i = 0; i < s.n_ff; ++i) g[(size_t)i] = g[(size_t)i] / (1.0 + std::exp(-g[(size_t)i])) * u[(size_t)i];
+            Vec d = matvec(W(p + "ffn_down.weight"), g, E);
+            for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += d[(size_t)i];
+        }
+    }
+    const auto &out = s.tied_output ? W("token_embd.weight") : W("output.weight");
+    std::vector<Vec> logits((size_t)T);
+    for (int64_t t = 0; t < T; ++t)
+        logits[(size_t)t] = matvec(out, rms_norm(x[(size_t)t], W("output_norm.weight"), s.rms_eps), s.n_vocab);
+    return logits;
+}
+
+std::unique_ptr<rf::Runtime> cpu_runtime() {
+    rf::Config c;
+    c.backends = {"cpu"};
+    c.backends_explicit = true;
+    if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
+    c.n_threads = 2;
+    return rf::Runtime::create(c);
+}
+
+template <typename B>
+static double rel_diff_impl(const float *a, const B *b, int64_t n) {
+    double max_ref = 0, max_err = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        max_ref = std::max(max_ref, std::fabs((double)b[i]));
+        max_err = std::max(max_err, std::fabs((double)a[i] - (double)b[i]));
+    }
+    return max_ref > 0 ? max_err / max_ref : max_err;
+}
+double rel_diff(const float *a, const float *b, int64_t n) { return rel_diff_impl(a, b, n); }
+double rel_diff(const float *a, const double *b, int64_t n) { return rel_diff_impl(a, b, n); }
+
+} // namespace rf_test

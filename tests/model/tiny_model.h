@@ -1,0 +1,50 @@
+// A tiny random LLaMA-family model written with rf::gguf::Writer, plus an independent float64
+// reference forward pass (plain loops) to check the graph against.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rocmforge/runtime.h"
+
+namespace rf_test {
+
+struct TinySpec {
+    std::string arch = "llama"; // "llama", "mistral" or "qwen2"
+    int64_t n_embd = 64, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 96, n_vocab = 97;
+    int64_t n_ctx_train = 256;
+    float rms_eps = 1e-5f;
+    float rope_base = 10000.0f;
+    float rope_scale_factor = 0.0f; // rope.scaling.factor; 0: not written
+    bool rope_freqs = false;       // write a Llama-3 rope_freqs.weight
+    bool tied_output = false;      // omit output.weight
+    bool qkv_bias = false;         // qwen2 always writes them
+    int matrix_type = 0;           // RF_TYPE_F32 or RF_TYPE_F16 for the 2-D weights
+    uint32_t seed = 1234;
+    std::vector<std::string> skip_tensors; // for the missing-tensor test
+};
+
+// Weights as float (after the file type's rounding), by GGUF tensor name.
+struct TinyWeights {
+    TinySpec spec;
+    std::map<std::string, std::vector<float>> t;
+};
+
+// Writes the model to `path`; returns the weights as the file holds them.
+TinyWeights write_tiny_model(const std::string &path, const TinySpec &spec);
+
+// Float64 forward of one sequence: logits [tokens.size()][n_vocab] for every position.
+std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens);
+
+// A runtime with only the CPU backend (plugin from the build tree).
+std::unique_ptr<rf::Runtime> cpu_runtime();
+
+// Largest |a - b| over the row divided by the largest |b| (0 when equal).
+double rel_diff(const float *a, const float *b, int64_t n);
+double rel_diff(const float *a, const double *b, int64_t n);
+
+std::string temp_path(const std::string &name);
+
+} // namespace rf_test

@@ -1,0 +1,58 @@
+// `rocmforge info`: plugins found, devices and their archs, the config in force.
+#include "cmd_info.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "rocmforge/error.h"
+#include "rocmforge/runtime.h"
+#include "runtime_args.h"
+
+using namespace rf;
+
+namespace {
+const char *kHelp = "usage: rocmforge info [options]\n"
+                    "Lists the plugins found (and why any was refused), the devices and their archs,\n"
+                    "and the config in force.\n";
+
+std::string gib(uint64_t b) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f GiB", b / 1073741824.0);
+    return s;
+}
+} // namespace
+
+int cmd_info(int argc, char **argv) {
+    RuntimeArgs ra;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
+            std::printf("%s\noptions:\n%s", kHelp, RuntimeArgs::help());
+            return 0;
+        }
+        if (!ra.parse(argc, argv, i)) throw UsageError(std::string("info: unknown option ") + argv[i]);
+    }
+    Config cfg = ra.make_config();
+    auto rt = Runtime::create(cfg);
+
+    std::printf("config: %s\n  %s\n", cfg.source.c_str(), cfg.to_json().c_str());
+    std::printf("plugin search path:\n");
+    for (const auto &d : plugin_search_path(cfg)) std::printf("  %s\n", d.c_str());
+    std::printf("plugins:\n");
+    if (rt->plugin_records().empty()) std::printf("  (none found)\n");
+    for (const auto &r : rt->plugin_records())
+        std::printf("  %-10s %-8s %s: %s\n", r.name.empty() ? "-" : r.name.c_str(),
+                    r.version.empty() ? "-" : r.version.c_str(), r.path.c_str(), r.status.c_str());
+    std::printf("backends (priority order):\n");
+    for (const auto *b : rt->backends()) {
+        const auto &d = b->info();
+        std::printf("  %s: %s, arch %s, %s total, %s free%s\n", b->name().c_str(), d.name, d.arch,
+                    gib(d.total_memory).c_str(), gib(d.free_memory).c_str(),
+                    d.kind == RF_DEVICE_GPU ? " (GPU)" : "");
+        if (d.details[0]) std::printf("    %s\n", d.details);
+    }
+    for (const auto &[name, why] : rt->unavailable()) std::printf("  %s: unavailable: %s\n", name.c_str(), why.c_str());
+    bool gpu = false;
+    for (const auto *b : rt->backends()) gpu |= b->info().kind == RF_DEVICE_GPU;
+    if (!gpu) std::printf("no GPU backend available: running on the CPU backend\n");
+    return 0;
+}

@@ -1,0 +1,2 @@
+#pragma once
+int cmd_info(int argc, char **argv);

@@ -1,0 +1,25 @@
+// Options every runtime-using command shares: --config, --backend, -t, --profile.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rocmforge/runtime.h"
+
+namespace rf {
+
+struct RuntimeArgs {
+    std::string config_path;
+    std::vector<std::string> backends; // --backend (repeatable)
+    int n_threads = 0;
+    bool profile = false;
+    std::string profile_trace;
+
+    // Consumes argv[i] (and its value) if it is one of these options; returns true if consumed.
+    // Throws UsageError on a missing value.
+    bool parse(int argc, char **argv, int &i);
+    // The config in force: file (or built-in defaults) + command-line overrides.
+    Config make_config() const;
+    static const char *help();
+};
+
+} // namespace rf
