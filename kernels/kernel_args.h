@@ -5,6 +5,8 @@
 #define RF_KERNEL_ARGS_H
 
 #define RF_KMAX_SRC 5
+/* Bump when rf_kargs or any kernel signature changes: packs record it in their manifest. */
+#define RF_KARGS_VERSION 1
 
 typedef struct rf_ktensor {
     void *data;

@@ -108,13 +108,15 @@ void write_json_value(JsonWriter &w, const Value &v) {
     case ValueType::BOOL: w.Bool(v.u != 0); break;
     case ValueType::FLOAT32:
     case ValueType::FLOAT64:
-        if (std::isfinite(v.f)) {
-            w.Double(v.f);
-        } else { // JSON has no NaN/Inf
-            const std::string s = v.to_string();
+    {
+        // Shortest round-trip text of the stored width (1e-05, not 9.999999747378752e-06).
+        const std::string s = v.to_string();
+        if (std::isfinite(v.f))
+            w.RawValue(s.data(), s.size(), rapidjson::kNumberType);
+        else // JSON has no NaN/Inf
             w.String(s.data(), rapidjson::SizeType(s.size()));
-        }
         break;
+    }
     case ValueType::INT8:
     case ValueType::INT16:
     case ValueType::INT32:

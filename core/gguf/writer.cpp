@@ -1,6 +1,7 @@
 // GGUF v3 writer. The header (metadata + tensor infos) is built in memory; tensor data is
 // streamed one tensor at a time through AtomicFile, so the file appears at its destination
 // only once complete.
+#include <array>
 #include <cstring>
 #include <unordered_set>
 
@@ -22,6 +23,9 @@ bool is_power_of_two(uint64_t a) { return a != 0 && (a & (a - 1)) == 0; }
 
 class HeaderBuffer {
 public:
+    // Reserving up front also avoids a GCC 12 -Wstringop-overflow false positive on the
+    // first insert into an empty vector.
+    HeaderBuffer() { bytes.reserve(1 << 16); }
     template <typename T> void put(T v) {
         const auto *p = reinterpret_cast<const uint8_t *>(&v);
         bytes.insert(bytes.end(), p, p + sizeof(T));
@@ -167,7 +171,7 @@ void Writer::write(const std::string &path) const {
     }
 
     HeaderBuffer h;
-    h.bytes.insert(h.bytes.end(), {'G', 'G', 'U', 'F'});
+    h.put<std::array<char, 4>>({'G', 'G', 'U', 'F'});
     h.put<uint32_t>(3);
     h.put<uint64_t>(tensors_.size());
     h.put<uint64_t>(kvs_.size());

@@ -29,7 +29,7 @@ void convert_rows(int src_type, const uint8_t *src, int dst_type, uint8_t *dst, 
         std::memcpy(dst, src, src_row * size_t(n_rows));
         return;
     }
-    std::vector<std::vector<float>> scratch(size_t(n_threads));
+    std::vector<std::vector<float>> scratch(static_cast<size_t>(n_threads));
     parallel_for_rows(n_rows, n_threads, [&](int worker, int64_t begin, int64_t end) {
         std::vector<float> &f = scratch[size_t(worker)];
         f.resize(size_t(row_len));

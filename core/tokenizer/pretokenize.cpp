@@ -116,7 +116,9 @@ uint32_t collapse(uint32_t c) {
 uint32_t widen(uint32_t c) { return (c > 0x7F && cpt_flags(c).whitespace) ? 0x0B : c; }
 
 // unicode_regex_split_stl: matches and the gaps between them become pieces.
-std::vector<size_t> split_generic(const Regex &re, const std::vector<uint32_t> &text,
+} // namespace
+
+std::vector<size_t> split_regex(const Regex &re, const std::vector<uint32_t> &text,
                                   const std::vector<size_t> &lengths) {
     std::vector<size_t> out;
     out.reserve(lengths.size());
@@ -139,7 +141,11 @@ std::vector<size_t> split_generic(const Regex &re, const std::vector<uint32_t> &
     return out;
 }
 
-} // namespace
+std::vector<uint32_t> collapse_codepoints(const std::vector<uint32_t> &cpts) {
+    std::vector<uint32_t> out(cpts.size());
+    for (size_t i = 0; i < cpts.size(); ++i) out[i] = collapse(cpts[i]);
+    return out;
+}
 
 PreTokenizerConfig pre_tokenizer_config(const std::string &pre) {
     const std::string key = pre.empty() ? "default" : pre;
@@ -188,17 +194,14 @@ std::vector<std::string> PreTokenizer::split(std::string_view text) const {
         case Step::Llama3: lengths = split_llama3(cpts, lengths); break;
         case Step::Generic:
             if (step.collapsed) {
-                if (collapsed.empty()) {
-                    collapsed.resize(cpts.size());
-                    for (size_t i = 0; i < cpts.size(); ++i) collapsed[i] = collapse(cpts[i]);
-                }
-                lengths = split_generic(*step.regex, collapsed, lengths);
+                if (collapsed.empty()) collapsed = collapse_codepoints(cpts);
+                lengths = split_regex(*step.regex, collapsed, lengths);
             } else {
                 if (wide.empty()) {
                     wide.resize(cpts.size());
                     for (size_t i = 0; i < cpts.size(); ++i) wide[i] = widen(cpts[i]);
                 }
-                lengths = split_generic(*step.regex, wide, lengths);
+                lengths = split_regex(*step.regex, wide, lengths);
             }
             break;
         }

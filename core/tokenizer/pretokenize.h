@@ -49,4 +49,10 @@ std::vector<size_t> split_gpt2(const std::vector<uint32_t> &cpts,
 std::vector<size_t> split_llama3(const std::vector<uint32_t> &cpts,
                                  const std::vector<size_t> &lengths);
 
+// Exposed for tests: llama.cpp's collapsed text (one stand-in per non-ASCII code point) and the
+// std::regex-style split of `lengths` pieces by `re` over `text`.
+std::vector<uint32_t> collapse_codepoints(const std::vector<uint32_t> &cpts);
+std::vector<size_t> split_regex(const Regex &re, const std::vector<uint32_t> &text,
+                                const std::vector<size_t> &lengths);
+
 } // namespace rf::tok

@@ -1,6 +1,7 @@
 // SentencePiece BPE, as llama.cpp's llm_tokenizer_spm_session: start from UTF-8 characters and
 // repeatedly merge the adjacent pair whose concatenation is the highest-scoring token.
 #include "rocmforge/error.h"
+#include "unicode.h"
 #include "vocab.h"
 
 #include <queue>
@@ -80,7 +81,7 @@ void spm_tokenize(const Vocab &vocab, std::string_view text, std::vector<int32_t
             int32_t byte_id = vocab.spm_byte_token(static_cast<uint8_t>(c));
             if (byte_id < 0) byte_id = vocab.unk; // llama.cpp would throw here
             if (byte_id < 0) {
-                throw rf::Error("tokenizer: no token for byte 0x" +
+                throw rf::Error("tokenizer: no token for byte " +
                                 std::to_string(static_cast<uint8_t>(c)) +
                                 " and no unknown token in the vocabulary");
             }

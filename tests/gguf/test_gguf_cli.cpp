@@ -185,6 +185,18 @@ TEST_CASE("cli: inspect of the real vocab file and usage errors", "[gguf][cli]")
     CHECK_THAT(r.out, Contains("(50257 items)"));
     CHECK_THAT(r.out, Contains("tensors (0)"));
 
+    r = run_command(cmd_inspect, {"inspect", vocab, "--json"}, dir);
+    REQUIRE(r.rc == 0);
+    rapidjson::Document doc;
+    doc.Parse(r.out.c_str());
+    REQUIRE_FALSE(doc.HasParseError());
+    REQUIRE(doc["metadata"].Size() == 16);
+    const auto &eps = doc["metadata"][7];
+    CHECK(std::string(eps["key"].GetString()) == "gpt2.attention.layer_norm_epsilon");
+    CHECK(eps["value"].GetDouble() == Approx(1e-5));
+    CHECK_THAT(r.out, Contains("\"value\": 1e-05"));
+    CHECK(doc["totals"]["tensors"].GetUint() == 0);
+
     CHECK(run_command(cmd_inspect, {"inspect", "--help"}, dir).rc == 0);
     CHECK(run_command(cmd_inspect, {"inspect"}, dir).rc == 2);
     CHECK(run_command(cmd_inspect, {"inspect", vocab, "extra"}, dir).rc == 2);

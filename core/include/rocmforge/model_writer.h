@@ -69,3 +69,12 @@ struct MakeModelOptions {
 ModelWriteTotals make_model(const MakeModelOptions &opt);
 
 } // namespace rf
+
+namespace rf {
+
+// "[ 3/291] blk.0.attn_q.weight  f32 -> q4_K  [4096, 4096]  64.00 MiB -> 9.00 MiB" (quantize)
+// or "[ 3/291] blk.0.attn_q.weight  q4_K  [4096, 4096]  9.00 MiB" (generated).
+std::string describe_tensor_event(const TensorWriteEvent &ev);
+std::string format_mib(uint64_t bytes); // "9.00 MiB"
+
+} // namespace rf

@@ -1,0 +1,177 @@
+// `rocmforge mkmodel`: a seeded random-weight LLaMA-family model with the tensor names, shapes,
+// metadata and per-tensor types llama.cpp's convert + quantize would produce for the real model.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "rocmforge/error.h"
+#include "rocmforge/gguf.h"
+#include "rocmforge/model_shapes.h"
+#include "rocmforge/model_writer.h"
+#include "rocmforge/types.h"
+#include "parallel_rows.h"
+#include "random_weights.h"
+#include "row_convert.h"
+
+namespace rf {
+
+namespace {
+
+constexpr uint32_t kQuantizationVersion = 2; // ggml's GGML_QNT_VERSION
+constexpr float kMatrixStd = 0.02f;
+constexpr float kLogitStd = 2.0f; // target spread of the logits for unit-RMS hidden states
+
+std::string join(const std::vector<std::string> &v) {
+    std::string s;
+    for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+// Distribution of a tensor's values, from its role.
+struct Init {
+    float mean = 0.0f;
+    float stddev = kMatrixStd;
+};
+
+bool ends_with(const std::string &s, const std::string &suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Init init_for(const ShapeTensor &t, const ModelShape &s) {
+    if (ends_with(t.name, "_norm.weight")) return {1.0f, kMatrixStd};
+    if (t.name == "output.weight" || t.name == "token_embd.weight")
+        // logit = sum over n_embd of h * w: std = sqrt(n_embd) * std(w) for unit-RMS h.
+        return {0.0f, kLogitStd / std::sqrt(float(s.n_embd))};
+    return {};
+}
+
+// The vocab file's tokenizer.* keys, checked for a token list.
+struct Vocab {
+    std::vector<gguf::KeyValue> kvs;
+    int64_t n_tokens = 0;
+};
+
+Vocab read_vocab(const std::string &path) {
+    auto f = gguf::File::open(path);
+    Vocab v;
+    for (const auto &kv : f->metadata())
+        if (kv.key.rfind("tokenizer.", 0) == 0) v.kvs.push_back(kv);
+    const gguf::Value *tokens = f->find("tokenizer.ggml.tokens");
+    if (!tokens || !tokens->is_array() || tokens->arr.empty())
+        throw Error(path + ": not a vocab file: missing or empty 'tokenizer.ggml.tokens'");
+    v.n_tokens = int64_t(tokens->arr.size());
+    return v;
+}
+
+void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOptions &opt,
+                        int ftype) {
+    using gguf::Value;
+    const std::string a = s.arch + ".";
+    // Same keys and order as convert_hf_to_gguf.py writes for these architectures.
+    w.set("general.architecture", Value::from_string(s.arch));
+    w.set("general.type", Value::from_string("model"));
+    w.set("general.name", Value::from_string(s.display_name + " (random weights)"));
+    w.set("general.description",
+          Value::from_string("Random weights from `rocmforge mkmodel --shape " + s.name +
+                             " --seed " + std::to_string(opt.seed) + "`; not a trained model"));
+    w.set("general.size_label", Value::from_string(s.size_label));
+    w.set(a + "block_count", Value::from_u32(uint32_t(s.n_layer)));
+    w.set(a + "context_length", Value::from_u32(uint32_t(s.n_ctx)));
+    w.set(a + "embedding_length", Value::from_u32(uint32_t(s.n_embd)));
+    w.set(a + "feed_forward_length", Value::from_u32(uint32_t(s.n_ff)));
+    w.set(a + "attention.head_count", Value::from_u32(uint32_t(s.n_head)));
+    w.set(a + "attention.head_count_kv", Value::from_u32(uint32_t(s.n_head_kv)));
+    w.set(a + "rope.freq_base", Value::from_f32(s.rope_freq_base));
+    w.set(a + "attention.layer_norm_rms_epsilon", Value::from_f32(s.rms_eps));
+    if (ftype >= 0) w.set("general.file_type", Value::from_u32(uint32_t(ftype)));
+    if (s.arch == "llama") { // LlamaModel adds these two; Qwen2Model does not
+        w.set(a + "vocab_size", Value::from_u32(uint32_t(s.n_vocab)));
+        w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.head_dim())));
+    }
+}
+
+} // namespace
+
+ModelWriteTotals make_model(const MakeModelOptions &opt) {
+    const ModelShape *found = find_model_shape(opt.shape);
+    if (!found)
+        throw UsageError("unknown model shape '" + opt.shape + "' (valid: " +
+                         join(model_shape_names()) + ")");
+    ModelShape shape = *found;
+    if (opt.n_ctx < 0) throw UsageError("--ctx must be positive");
+    if (opt.n_ctx > 0) shape.n_ctx = opt.n_ctx;
+
+    const Vocab vocab = read_vocab(opt.vocab_path);
+    if (shape.n_vocab != vocab.n_tokens) {
+        if (shape.n_vocab != 0 && opt.on_note)
+            opt.on_note("shape " + shape.name + " has " + std::to_string(shape.n_vocab) +
+                        " tokens but " + opt.vocab_path + " has " +
+                        std::to_string(vocab.n_tokens) + ": using the vocab's size");
+        shape.n_vocab = vocab.n_tokens;
+    }
+
+    const std::vector<ShapeTensor> tensors = shape_tensors(shape);
+    std::vector<std::string> names;
+    for (const auto &t : tensors) names.push_back(t.name);
+    const MixModelInfo info = mix_model_info(names, int(shape.n_layer), int(shape.n_head),
+                                             int(shape.n_head_kv), 0,
+                                             shape.arch == "llama" && shape.n_layer == 80);
+    MixCounters counters;
+    std::vector<int> types;
+    for (const auto &t : tensors) {
+        int64_t ne[4] = {1, 1, 1, 1};
+        for (size_t d = 0; d < t.ne.size(); ++d) ne[d] = t.ne[d];
+        // As if converting an f32 checkpoint: 1-D tensors stay f32.
+        const int type = choose_tensor_type(opt.mix, info, counters, t.name, ne, int(t.ne.size()),
+                                            RF_TYPE_F32);
+        if (type != RF_TYPE_F32) model_writer::check_row_fits(t.name, type, t.ne[0]);
+        types.push_back(type);
+    }
+
+    const int ftype = mix_llama_ftype(opt.mix);
+    gguf::Writer w;
+    set_model_metadata(w, shape, opt, ftype);
+    for (const auto &kv : vocab.kvs) w.set(kv.key, kv.value);
+    w.set("general.quantization_version", gguf::Value::from_u32(kQuantizationVersion));
+
+    const int n_threads = model_writer::resolve_thread_count(opt.n_threads);
+    ModelWriteTotals totals;
+    totals.n_tensors = tensors.size();
+    for (size_t k = 0; k < tensors.size(); ++k) {
+        const ShapeTensor &t = tensors[k];
+        const int type = types[k];
+        const int64_t row_len = t.ne[0];
+        const int64_t n_rows = t.ne.size() > 1 ? t.ne[1] : 1;
+        const uint64_t row_bytes = row_size(type, row_len);
+        totals.n_params += row_len * n_rows;
+        totals.dst_bytes += row_bytes * uint64_t(n_rows);
+        const Init init = init_for(t, shape);
+        const uint64_t seed = model_writer::tensor_seed(opt.seed, t.name);
+        w.add_tensor(t.name, type, t.ne, [&, k, type, row_len, n_rows, row_bytes, init, seed](uint8_t *dst) {
+            std::vector<std::vector<float>> scratch(static_cast<size_t>(n_threads));
+            model_writer::parallel_for_rows(n_rows, n_threads, [&](int worker, int64_t begin, int64_t end) {
+                std::vector<float> &f = scratch[size_t(worker)];
+                f.resize(size_t(row_len));
+                for (int64_t r = begin; r < end; ++r) {
+                    model_writer::fill_normal_row(f.data(), row_len, seed, uint64_t(r), init.mean,
+                                                  init.stddev);
+                    quantize_row(type, f.data(), dst + uint64_t(r) * row_bytes, row_len);
+                }
+            });
+            if (opt.on_tensor) {
+                TensorWriteEvent ev;
+                ev.index = k + 1;
+                ev.count = tensors.size();
+                ev.name = tensors[k].name;
+                ev.ne = tensors[k].ne;
+                ev.dst_type = type;
+                ev.dst_bytes = row_bytes * uint64_t(n_rows);
+                opt.on_tensor(ev);
+            }
+        });
+    }
+    w.write(opt.output_path);
+    return totals;
+}
+
+} // namespace rf

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Every bad input to the CLI must give a clear message and exit code 1 or 2 — never a signal.
+# Usage: cli_errors.sh ROCMFORGE_EXE DATA_DIR
+set -u
+exe=$1
+data=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect CODE PATTERN -- command...
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  local out rc
+  out=$("$@" 2>&1 </dev/null)
+  rc=$?
+  if [ "$rc" != "$code" ] || ! grep -qiE -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> exit $rc (want $code, message matching '$pattern')"
+    echo "$out" | head -5 | sed 's/^/    /'
+    fails=$((fails + 1))
+  else
+    echo "ok: exit $rc: $(grep -iE -m1 -- "$pattern" <<<"$out")"
+  fi
+}
+
+echo '{"backends": ["cpu"' >"$tmp/bad.json"
+echo '{"backends": ["nosuch"]}' >"$tmp/unknown.json"
+echo '{"plugin_dirs": ["/nonexistent/dir"]}' >"$tmp/nodir.json"
+echo '{"backend": ["cpu"]}' >"$tmp/typo.json"
+mkdir -p "$tmp/fakeplugins" && cp "$data/vocab/README.md" "$tmp/fakeplugins/librubbish.so"
+echo "{\"backends\": [\"cpu\"], \"plugin_dirs\": [\"$tmp/fakeplugins\"]}" >"$tmp/junkplugin.json"
+
+expect 2 "unknown command" -- "$exe" frobnicate
+expect 2 "not valid JSON at offset" -- "$exe" info --config "$tmp/bad.json"
+expect 2 "no plugin provides backend 'nosuch'" -- "$exe" info --config "$tmp/unknown.json"
+expect 2 "does not exist" -- "$exe" info --config "$tmp/nodir.json"
+expect 2 "unknown key" -- "$exe" info --config "$tmp/typo.json"
+expect 2 "cannot open config" -- "$exe" info --config "$tmp/missing.json"
+expect 2 "needs a value" -- "$exe" info --config
+expect 2 "unknown option" -- "$exe" info --bogus
+# A junk .so in a named plugin folder is reported, the rest carries on.
+expect 0 "cannot load" -- "$exe" info --config "$tmp/junkplugin.json"
+
+# Malformed GGUF files through the commands that read them.
+printf 'GGUF' >"$tmp/short.gguf"
+printf 'XXXX\003\000\000\000' >"$tmp/magic.gguf"
+head -c 1000 "$data/vocab/ggml-vocab-llama-spm.gguf" >"$tmp/trunc.gguf"
+for f in short magic trunc; do
+  if "$exe" --help 2>&1 | grep -q inspect; then
+    expect 1 "offset" -- "$exe" inspect "$tmp/$f.gguf"
+  fi
+  if "$exe" --help 2>&1 | grep -q dump-tensor; then
+    expect 1 "offset" -- "$exe" dump-tensor "$tmp/$f.gguf" x -o "$tmp/out.bin"
+  fi
+  if "$exe" --help 2>&1 | grep -q generate; then
+    expect 1 "offset" -- "$exe" generate -m "$tmp/$f.gguf" -n 1 -p hi
+  fi
+done
+if "$exe" --help 2>&1 | grep -q generate; then
+  expect 1 "no such file|cannot open" -- "$exe" generate -m "$tmp/none.gguf" -n 1 -p hi
+fi
+
+[ "$fails" = 0 ] && echo "all CLI error cases passed" || { echo "$fails CLI error case(s) failed"; exit 1; }

@@ -1,0 +1,3 @@
+#pragma once
+// rocmforge bench: argv[0] is the subcommand name.
+int cmd_bench(int argc, char **argv);

@@ -1,0 +1,3 @@
+#pragma once
+// rocmforge generate: argv[0] is the subcommand name.
+int cmd_generate(int argc, char **argv);

@@ -1,0 +1,163 @@
+#include "common_args.h"
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "rocmforge/error.h"
+#include "rocmforge/kv_cache.h"
+#include "rocmforge/plugin_loader.h"
+
+namespace fs = std::filesystem;
+
+namespace rf {
+
+int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi) {
+    char *end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end || errno == ERANGE)
+        throw UsageError("option " + opt + " needs an integer, got '" + value + "'");
+    if (v < lo || v > hi)
+        throw UsageError("option " + opt + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                         ", got " + value);
+    return v;
+}
+
+double parse_float_arg(const std::string &opt, const std::string &value) {
+    char *end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end || !std::isfinite(v))
+        throw UsageError("option " + opt + " needs a number, got '" + value + "'");
+    return v;
+}
+
+std::string take_value(int argc, char **argv, int &i) {
+    if (i + 1 >= argc) throw UsageError(std::string("option ") + argv[i] + " needs a value");
+    return argv[++i];
+}
+
+bool ModelArgs::parse(int argc, char **argv, int &i) {
+    const std::string a = argv[i];
+    if (a == "-m" || a == "--model") model_path = take_value(argc, argv, i);
+    else if (a == "-c" || a == "--ctx-size") n_ctx = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 24);
+    else if (a == "-b" || a == "--batch-size") n_batch = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 20);
+    else if (a == "-ctk" || a == "--cache-type-k") cache_type_k = take_value(argc, argv, i);
+    else if (a == "-ctv" || a == "--cache-type-v") cache_type_v = take_value(argc, argv, i);
+    else if (a == "--kv-page-size") page_size = parse_int_arg(a, take_value(argc, argv, i), 1, 4096);
+    else return runtime.parse(argc, argv, i);
+    return true;
+}
+
+const char *ModelArgs::help() {
+    return "  -m, --model FILE   GGUF model (llama, mistral, qwen2); default: models/default.gguf\n"
+           "                     (see below)\n"
+           "  -c, --ctx-size N   KV cache size in tokens, shared by all sequences\n"
+           "  -b, --batch-size N most tokens per forward graph (default 512)\n"
+           "  -ctk, --cache-type-k T  K cache type: f16 (default), q8_0, f32\n"
+           "  -ctv, --cache-type-v T  V cache type: f16 (default), q8_0, f32\n"
+           "  --kv-page-size N   tokens per KV cache page (default 16)\n";
+}
+
+ContextParams ModelArgs::context_params(int n_seq) const {
+    ContextParams p;
+    p.n_ctx = n_ctx;
+    p.n_batch = n_batch;
+    p.n_seq_max = n_seq;
+    p.page_size = page_size;
+    p.type_k = kv_cache_type_from_name(cache_type_k);
+    p.type_v = kv_cache_type_from_name(cache_type_v);
+    return p;
+}
+
+bool SamplingArgs::parse(int argc, char **argv, int &i) {
+    const std::string a = argv[i];
+    if (a == "--temp") params.temperature = (float)parse_float_arg(a, take_value(argc, argv, i));
+    else if (a == "--top-k") params.top_k = (int32_t)parse_int_arg(a, take_value(argc, argv, i), 0, INT32_MAX);
+    else if (a == "--top-p") params.top_p = (float)parse_float_arg(a, take_value(argc, argv, i));
+    else if (a == "--min-p") params.min_p = (float)parse_float_arg(a, take_value(argc, argv, i));
+    else if (a == "--repeat-penalty") params.repeat_penalty = (float)parse_float_arg(a, take_value(argc, argv, i));
+    else if (a == "--repeat-last-n") params.repeat_last_n = (int32_t)parse_int_arg(a, take_value(argc, argv, i), -1, INT32_MAX);
+    else if (a == "-s" || a == "--seed") {
+        params.seed = (uint32_t)parse_int_arg(a, take_value(argc, argv, i), 0, UINT32_MAX);
+        seed_given = true;
+    } else return false;
+    if (params.repeat_penalty <= 0) throw UsageError("--repeat-penalty must be positive");
+    return true;
+}
+
+const char *SamplingArgs::help() {
+    return "  --temp T           temperature (default 0.8; 0 = greedy)\n"
+           "  --top-k N          keep the N most likely tokens (default 40; 0 = off)\n"
+           "  --top-p P          nucleus: smallest set with probability >= P (default 0.95; 1 = off)\n"
+           "  --min-p P          drop tokens below P * p(most likely) (default 0.05; 0 = off)\n"
+           "  --repeat-penalty X penalize recent tokens (default 1.0 = off)\n"
+           "  --repeat-last-n N  tokens the penalty looks back (default 64; -1 = all)\n"
+           "  -s, --seed N       sampling seed (default: random, printed)\n";
+}
+
+SamplerParams SamplingArgs::resolved() {
+    if (!seed_given) {
+        params.seed = random_seed();
+        seed_given = true;
+    }
+    return params;
+}
+
+static std::vector<fs::path> default_model_candidates() {
+    std::vector<fs::path> c;
+    const fs::path exe = executable_dir();
+    for (const char *rel : {"../models", "models", "../../models"})
+        c.push_back((exe / rel / "default.gguf").lexically_normal());
+    c.push_back(fs::path("models") / "default.gguf");
+    return c;
+}
+
+std::string find_default_model() {
+    if (const char *env = std::getenv("ROCMFORGE_DEFAULT_MODEL"); env && *env) {
+        if (!fs::is_regular_file(env))
+            throw UsageError(std::string("ROCMFORGE_DEFAULT_MODEL names '") + env + "', which is not a file");
+        return env;
+    }
+    std::error_code ec;
+    for (const auto &p : default_model_candidates())
+        if (fs::is_regular_file(p, ec)) return p.string();
+    return "";
+}
+
+std::string default_model_missing_message() {
+    std::string msg = "no model given (-m FILE) and no default model found; looked for $ROCMFORGE_DEFAULT_MODEL and";
+    for (const auto &p : default_model_candidates()) msg += "\n  " + p.string();
+    msg += "\ncreate it with `rocmforge mkmodel` (writes a seeded random-weight model; see "
+           "`rocmforge mkmodel --help`) as models/default.gguf in the repository, or pass -m FILE";
+    return msg;
+}
+
+LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
+    LoadedModel lm;
+    lm.path = args.model_path.empty() ? find_default_model() : args.model_path;
+    if (lm.path.empty()) throw UsageError(default_model_missing_message());
+    const auto t0 = std::chrono::steady_clock::now();
+    lm.runtime = Runtime::create(args.runtime.make_config());
+    if (!lm.runtime->primary()) throw Error("no backend could start (see `rocmforge info`)");
+    lm.runtime->phase("load");
+    lm.model = Model::load(lm.path, *lm.runtime);
+    if (load_tokenizer) lm.tokenizer = Tokenizer::from_gguf(lm.model->file());
+    lm.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+    const ModelHparams &hp = lm.model->hparams();
+    std::fprintf(stderr, "model: %s (%s%s), %.2f GiB, %.2f B params, %lld layers, %lld/%lld heads, vocab %lld\n",
+                 lm.path.c_str(), lm.model->description().c_str(), args.model_path.empty() ? ", default model" : "",
+                 lm.model->weight_bytes() / (1024.0 * 1024.0 * 1024.0), lm.model->n_params() / 1e9,
+                 (long long)hp.n_layer, (long long)hp.n_head, (long long)hp.n_head_kv, (long long)hp.n_vocab);
+    std::string backends;
+    for (const Backend *b : lm.runtime->backends()) backends += (backends.empty() ? "" : ", ") + b->name() + " (" + b->info().name + ")";
+    std::fprintf(stderr, "backends: %s; weights on %s\n", backends.c_str(), lm.model->backend().name().c_str());
+    return lm;
+}
+
+} // namespace rf

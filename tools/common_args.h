@@ -1,0 +1,66 @@
+// Options shared by generate / perplexity / bench: the model and context flags (llama.cpp names),
+// the sampling flags, the runtime flags (RuntimeArgs), and loading model + tokenizer + runtime.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "rocmforge/inference.h"
+#include "rocmforge/model.h"
+#include "rocmforge/runtime.h"
+#include "rocmforge/sampler.h"
+#include "rocmforge/tokenizer.h"
+#include "runtime_args.h"
+
+namespace rf {
+
+// Number parsing for option values: throws UsageError naming the option.
+int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi);
+double parse_float_arg(const std::string &opt, const std::string &value);
+// Value of the option at argv[i] (advances i); throws UsageError when it is missing.
+std::string take_value(int argc, char **argv, int &i);
+
+struct ModelArgs {
+    std::string model_path;   // -m; "" = default model
+    int64_t n_ctx = 4096;     // -c
+    int64_t n_batch = 512;    // -b
+    std::string cache_type_k = "f16";
+    std::string cache_type_v = "f16";
+    int64_t page_size = 16;   // --kv-page-size
+    RuntimeArgs runtime;      // --config --backend -t --profile
+
+    // Consumes argv[i] (and its value) when it is one of these options.
+    bool parse(int argc, char **argv, int &i);
+    static const char *help();
+    ContextParams context_params(int n_seq) const;
+};
+
+struct SamplingArgs {
+    SamplerParams params;
+    bool seed_given = false;
+    bool parse(int argc, char **argv, int &i);
+    static const char *help();
+    // The params with the seed filled in (random unless --seed was given).
+    SamplerParams resolved();
+};
+
+// models/default.gguf looked up in: $ROCMFORGE_DEFAULT_MODEL, <exe_dir>/../models,
+// <exe_dir>/models, <exe_dir>/../../models (repo root seen from build/tools), ./models.
+// Returns "" when none exists.
+std::string find_default_model();
+// The UsageError text for "no -m and no default model": where it looked and how to create one.
+std::string default_model_missing_message();
+
+struct LoadedModel {
+    std::unique_ptr<Runtime> runtime;
+    std::unique_ptr<Model> model;
+    std::unique_ptr<Tokenizer> tokenizer; // nullptr when load_tokenizer was false
+    std::string path;
+    double load_ms = 0;
+};
+
+// Creates the runtime from the args, loads the model (default model when no -m) and its
+// tokenizer; prints "model: ..." and "backend: ..." lines to stderr.
+LoadedModel load_model(const ModelArgs &args, bool load_tokenizer = true);
+
+} // namespace rf
