@@ -74,8 +74,8 @@ std::vector<std::string> close_names(const rf::gguf::File &f, const std::string 
 
 // Usage errors print the message and the one-line synopsis to stderr; exit code 2.
 int usage_error(const std::string &msg) {
-    std::fprintf(stderr, "dump-tensor: %s\n%s(run `rocmforge dump-tensor --help` for details)\n", msg.c_str(),
-                 kUsageLine);
+    std::fprintf(stderr, "dump-tensor: %s\n%s(run `rocmforge dump-tensor --help` for details)\n",
+                 msg.c_str(), kUsageLine);
     return 2;
 }
 

@@ -207,8 +207,8 @@ void print_json(const File &f) {
 
 // Usage errors print the message and the one-line synopsis to stderr; exit code 2.
 int usage_error(const std::string &msg) {
-    std::fprintf(stderr, "inspect: %s\n%s(run `rocmforge inspect --help` for details)\n", msg.c_str(),
-                 kUsageLine);
+    std::fprintf(stderr, "inspect: %s\n%s(run `rocmforge inspect --help` for details)\n",
+                 msg.c_str(), kUsageLine);
     return 2;
 }
 

@@ -112,7 +112,10 @@ public:
 
 private:
     void read_header() {
-        if (in_.size() < 4) in_.fail("truncated header: file is only " + std::to_string(in_.size()) + " bytes", 0);
+        if (in_.size() < 4)
+            in_.fail("truncated header: the file is only " + std::to_string(in_.size()) +
+                         " bytes",
+                     0);
         const auto magic = in_.read<std::array<char, 4>>("magic");
         if (std::memcmp(magic.data(), "GGUF", 4) != 0)
             in_.fail("bad magic " + printable(magic.data(), 4) + " (expected \"GGUF\")", 0);

@@ -208,10 +208,12 @@ TEST_CASE("k-quant structure", "[roundtrip]") {
         }
     }
     SECTION("q6_K of an exactly representable row is exact") {
-        // values q * 2^-5 with q in [-31, 31]: the amax sub-block scale hits the grid exactly
+        // values q/32 with q in [-30, 30] and -31/32 leading every 16-group: the search finds
+        // the exact grid (iscale 31.1/max) and the super-block scale -2^-12 * -128 is exact.
         std::vector<float> v(256);
-        for (int i = 0; i < 256; ++i) v[i] = static_cast<float>((i * 7) % 63 - 31) / 32.0f;
+        for (int i = 0; i < 256; ++i)
+            v[i] = i % 16 == 0 ? -31.0f / 32 : static_cast<float>((i * 7) % 61 - 30) / 32.0f;
         const auto y = dequantize(RF_TYPE_Q6_K, quantize(RF_TYPE_Q6_K, v), 256);
-        CHECK(nmse(v, y) < 1e-5);
+        CHECK(y == v);
     }
 }
