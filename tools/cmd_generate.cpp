@@ -120,18 +120,18 @@ int cmd_generate(int argc, char **argv) {
             batch.add(q.prompt[i], s, i + 1 == q.prompt.size());
         }
     }
-    const bool stream = n_seq == 1;
-    if (stream) {
-        std::fputs(o.prompts[0].c_str(), stdout);
-        std::fflush(stdout);
-    }
-
     // Prompt processing: all prompts in one batch (split into graphs of -b tokens).
     lm.runtime->phase("prefill");
     const auto t_prompt = std::chrono::steady_clock::now();
     const std::vector<float> *logits = &ctx.decode(batch);
     const double prompt_ms = ms_since(t_prompt);
     const size_t n_prompt_tokens = batch.size();
+
+    const bool stream = n_seq == 1;
+    if (stream) {
+        std::fputs(o.prompts[0].c_str(), stdout);
+        std::fflush(stdout);
+    }
 
     lm.runtime->phase("decode");
     const auto t_gen = std::chrono::steady_clock::now();

@@ -5,6 +5,7 @@
 // float, the log-softmax sums exp() in double, as llama.cpp's log_softmax().
 #include "cmd_perplexity.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -17,6 +18,7 @@
 
 #include "common_args.h"
 #include "rocmforge/error.h"
+#include "rocmforge/perplexity.h"
 
 namespace rf {
 namespace {
@@ -28,15 +30,6 @@ const char *kUsage =
     "`Final estimate: PPL = X +/- Y`.\n\n"
     "  -f, --file FILE    text to evaluate\n"
     "  --chunks N         evaluate at most N chunks (default: all)\n";
-
-// -log p(token) from one row of logits.
-double nll_of(const float *logits, int64_t n_vocab, int32_t token) {
-    float max_logit = logits[0];
-    for (int64_t i = 1; i < n_vocab; ++i) max_logit = std::max(max_logit, logits[i]);
-    double sum_exp = 0.0;
-    for (int64_t i = 0; i < n_vocab; ++i) sum_exp += std::exp(logits[i] - max_logit);
-    return -(logits[token] - max_logit - std::log(sum_exp));
-}
 
 } // namespace
 } // namespace rf
@@ -89,48 +82,23 @@ int cmd_perplexity(int argc, char **argv) {
     std::fprintf(stderr, "perplexity: calculating perplexity over %lld chunks, n_ctx=%lld, batch_size=%lld\n",
                  (long long)n_chunk, (long long)n_ctx, (long long)cp.n_batch);
 
-    const int64_t first = n_ctx / 2;
-    double nll = 0.0, nll2 = 0.0;
-    int64_t count = 0;
+    PerplexityAccumulator acc;
+    const int32_t bos = add_bos ? tok.bos() : -1;
     lm.runtime->phase("perplexity");
     const auto t_start = std::chrono::steady_clock::now();
     for (int64_t c = 0; c < n_chunk; ++c) {
-        const int64_t start = c * n_ctx;
-        ctx.clear_sequence(0);
-        Batch batch;
-        for (int64_t j = 0; j < n_ctx; ++j) {
-            int32_t t = tokens[(size_t)(start + j)];
-            if (j == 0 && add_bos) t = tok.bos();
-            // Rows first .. n_ctx-2 predict the scored tokens first+1 .. n_ctx-1.
-            batch.add(t, 0, j >= first && j < n_ctx - 1);
-        }
-        const std::vector<float> &logits = ctx.decode(batch);
-        for (int64_t i = 0; i < n_ctx - 1 - first; ++i) {
-            const double v = nll_of(logits.data() + (size_t)i * (size_t)n_vocab, n_vocab,
-                                    tokens[(size_t)(start + first + i + 1)]);
-            nll += v;
-            nll2 += v * v;
-        }
-        count += n_ctx - 1 - first;
+        score_perplexity_chunk(ctx, tokens, c, n_ctx, bos, acc);
         if (c == 0) {
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
             std::fprintf(stderr, "perplexity: %.2f seconds per pass - ETA %.2f minutes\n", s, s * (double)n_chunk / 60.0);
         }
-        std::printf("[%lld]%.4lf,", (long long)(c + 1), std::exp(nll / (double)count));
+        std::printf("[%lld]%.4lf,", (long long)(c + 1), acc.ppl());
         std::fflush(stdout);
     }
     std::printf("\n");
-
-    nll2 /= (double)count;
-    nll /= (double)count;
-    const double ppl = std::exp(nll);
-    nll2 -= nll * nll;
-    if (nll2 > 0) {
-        nll2 = std::sqrt(nll2 / (double)(count - 1));
-        std::printf("Final estimate: PPL = %.4lf +/- %.5lf\n", ppl, nll2 * ppl);
-    } else {
-        std::printf("Unexpected negative standard deviation of log(prob)\n");
-    }
+    const double err = acc.ppl_error();
+    if (err >= 0) std::printf("Final estimate: PPL = %.4lf +/- %.5lf\n", acc.ppl(), err);
+    else std::printf("Unexpected negative standard deviation of log(prob)\n");
     std::fflush(stdout);
     return 0;
 }

@@ -46,8 +46,13 @@ bool ModelArgs::parse(int argc, char **argv, int &i) {
     if (a == "-m" || a == "--model") model_path = take_value(argc, argv, i);
     else if (a == "-c" || a == "--ctx-size") n_ctx = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 24);
     else if (a == "-b" || a == "--batch-size") n_batch = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 20);
-    else if (a == "-ctk" || a == "--cache-type-k") cache_type_k = take_value(argc, argv, i);
-    else if (a == "-ctv" || a == "--cache-type-v") cache_type_v = take_value(argc, argv, i);
+    else if (a == "-ctk" || a == "--cache-type-k") {
+        cache_type_k = take_value(argc, argv, i);
+        kv_cache_type_from_name(cache_type_k); // reject before loading anything
+    } else if (a == "-ctv" || a == "--cache-type-v") {
+        cache_type_v = take_value(argc, argv, i);
+        kv_cache_type_from_name(cache_type_v);
+    }
     else if (a == "--kv-page-size") page_size = parse_int_arg(a, take_value(argc, argv, i), 1, 4096);
     else return runtime.parse(argc, argv, i);
     return true;

@@ -13,7 +13,7 @@
 
 namespace rfcpu {
 
-constexpr int kMaxCols = 4; // activation columns per dot tile
+constexpr int kMaxCols = 8; // activation columns per dot tile
 
 // 32-element activation block for the legacy formats: scale and d*sum(qs) (like q8_1, but f32
 // so the offset terms of q4_0/q4_1/q5_x cost one multiply).

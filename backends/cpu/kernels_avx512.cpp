@@ -1,6 +1,336 @@
-// AVX-512 VNNI kernels (compiled with target attributes; selected at run time).
+// AVX-512 VNNI kernels (target attributes, selected at run time). Weight blocks are unpacked
+// to unsigned bytes once per column tile; vpdpbusd multiplies them with the int8 activations.
+// Per-sub-block scales are applied to the int32 partial sums, K-quant mins via the q8_K bsums.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "fp16.h"
 #include "kernels.h"
+#include "rocmforge/abi.h"
+
+#define RF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define RF_AVX512_INLINE inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 
 namespace rfcpu {
-void init_kernels_avx512(KernelSet *ks) { ks->level = SimdLevel::Avx512Vnni; }
+using namespace rf;
+
+namespace {
+
+template <class B>
+inline const B *col_block(const void *act, size_t stride, int c, int64_t b) {
+    return reinterpret_cast<const B *>(static_cast<const uint8_t *>(act) + size_t(c) * stride) + b;
+}
+
+RF_AVX512_INLINE float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// ---- f32 helpers ----
+
+RF_AVX512 float dot_f32(const float *a, const float *b, int64_t n) {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), acc1);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+        acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+RF_AVX512 void axpy_f32(float *y, const float *x, float a, int64_t n) {
+    const __m512 va = _mm512_set1_ps(a);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+RF_AVX512 void f16_to_f32(const uint16_t *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + i))));
+    for (; i < n; ++i) y[i] = half_to_float(x[i]);
+}
+
+RF_AVX512 void f32_to_f16(const float *x, uint16_t *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(y + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i < n; ++i) y[i] = float_to_half(x[i]);
+}
+
+// ---- f32 / f16 weights (f32 activations) ----
+
+template <int NC, bool kHalf>
+RF_AVX512 void dot_float_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    __m512 acc[NC];
+    for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
+    const float *a[NC];
+    for (int c = 0; c < NC; ++c) a[c] = reinterpret_cast<const float *>(static_cast<const uint8_t *>(act) + c * st);
+    for (int64_t i = 0; i < k; i += 16) {
+        const __mmask16 m = k - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (k - i)) - 1);
+        __m512 wv;
+        if constexpr (kHalf) wv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(w) + i));
+        else wv = _mm512_maskz_loadu_ps(m, static_cast<const float *>(w) + i);
+        for (int c = 0; c < NC; ++c) acc[c] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, a[c] + i), acc[c]);
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = _mm512_reduce_add_ps(acc[c]);
+}
+
+// ---- Q8_0 / Q4_0 weights (q8_32 activations), two blocks per zmm ----
+
+// Activation bytes of blocks b and b+1 of one column.
+RF_AVX512_INLINE __m512i load_act_pair(const block_q8_32 *a) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a[0].qs));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a[1].qs));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+RF_AVX512_INLINE __m512 pair_scale(float s0, float s1) {
+    return _mm512_mask_blend_ps(__mmask16(0xFF00), _mm512_set1_ps(s0), _mm512_set1_ps(s1));
+}
+
+template <int NC>
+RF_AVX512 void dot_q8_0_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    const auto *x = static_cast<const block_q8_0 *>(w);
+    const int64_t nb = k / 32;
+    __m512 acc[NC];
+    float tail[NC] = {};
+    for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[b].qs));
+        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[b + 1].qs));
+        const __m512i wv = _mm512_inserti64x4(_mm512_castsi256_si512(w0), w1, 1);
+        const __m512i wabs = _mm512_abs_epi8(wv);
+        const __mmask64 neg = _mm512_movepi8_mask(wv);
+        const float d0 = half_to_float(x[b].d), d1 = half_to_float(x[b + 1].d);
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_32 *a = col_block<block_q8_32>(act, st, c, b);
+            const __m512i av = load_act_pair(a);
+            const __m512i as = _mm512_mask_sub_epi8(av, neg, _mm512_setzero_si512(), av);
+            const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wabs, as);
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), pair_scale(d0 * a[0].d, d1 * a[1].d), acc[c]);
+        }
+    }
+    for (; b < nb; ++b) {
+        const float d = half_to_float(x[b].d);
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_32 *a = col_block<block_q8_32>(act, st, c, b);
+            int32_t s = 0;
+            for (int i = 0; i < 32; ++i) s += int32_t(x[b].qs[i]) * a->qs[i];
+            tail[c] += d * a->d * float(s);
+        }
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = _mm512_reduce_add_ps(acc[c]) + tail[c];
+}
+
+template <int NC>
+RF_AVX512 void dot_q4_0_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    const auto *x = static_cast<const block_q4_0 *>(w);
+    const int64_t nb = k / 32;
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i shifts = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0); // per 128-bit lane: lo, hi nibbles
+    __m512 acc[NC];
+    float off[NC] = {};
+    for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x[b].qs));
+        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x[b + 1].qs));
+        const __m512i dup = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(q0, q0)), _mm256_set_m128i(q1, q1), 1);
+        const __m512i wv = _mm512_and_si512(_mm512_srlv_epi64(dup, shifts), m4);
+        const float d0 = half_to_float(x[b].d), d1 = half_to_float(x[b + 1].d);
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_32 *a = col_block<block_q8_32>(act, st, c, b);
+            const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wv, load_act_pair(a));
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), pair_scale(d0 * a[0].d, d1 * a[1].d), acc[c]);
+            off[c] -= 8.f * (d0 * a[0].s + d1 * a[1].s);
+        }
+    }
+    for (; b < nb; ++b) {
+        const float d = half_to_float(x[b].d);
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_32 *a = col_block<block_q8_32>(act, st, c, b);
+            int32_t s = 0;
+            for (int i = 0; i < 16; ++i) s += (x[b].qs[i] & 0xF) * a->qs[i] + (x[b].qs[i] >> 4) * a->qs[i + 16];
+            off[c] += d * a->d * float(s) - 8.f * d * a->s;
+        }
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = _mm512_reduce_add_ps(acc[c]) + off[c];
+}
+
+// ---- K-quants (q8_K activations) ----
+
+// 8 six-bit scales and 8 mins of a q4_K/q5_K block as bytes [sc0..7, m0..7] (ggml's unpacking).
+RF_AVX512_INLINE __m128i q4k_scales_mins(const uint8_t *scales) {
+    uint32_t u[4];
+    std::memcpy(u, scales, 12);
+    u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+    const uint32_t aux = u[1] & 0x3f3f3f3f;
+    u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+    u[2] = aux;
+    u[0] &= 0x3f3f3f3f;
+    return _mm_loadu_si128(reinterpret_cast<const __m128i *>(u));
+}
+
+// Shared body of q4_K and q5_K: W[j] holds elements 64j..64j+63 as unsigned bytes.
+template <int NC>
+RF_AVX512_INLINE void kquant_4x64(const __m512i W[4], __m128i scmin, float d, float dmin, const void *act, size_t st,
+                                  int64_t b, __m512 *acc, __m256 *accm) {
+    const __m512i sc32 = _mm512_cvtepu8_epi32(scmin);
+    const __m512i idx0 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i two = _mm512_set1_epi32(2);
+    __m512i sc[4];
+    sc[0] = _mm512_permutexvar_epi32(idx0, sc32);
+    sc[1] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx0, two), sc32);
+    sc[2] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx0, _mm512_add_epi32(two, two)), sc32);
+    sc[3] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx0, _mm512_set1_epi32(6)), sc32);
+    const __m128i dup = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scmin, dup));
+    for (int c = 0; c < NC; ++c) {
+        const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+        __m512i s = _mm512_setzero_si512();
+        for (int j = 0; j < 4; ++j) {
+            const __m512i av = _mm512_loadu_si512(a->qs + 64 * j);
+            const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), W[j], av);
+            s = _mm512_add_epi32(s, _mm512_mullo_epi32(p, sc[j]));
+        }
+        acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d * a->d), _mm512_cvtepi32_ps(s), acc[c]);
+        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->bsums));
+        accm[c] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * a->d), _mm256_cvtepi32_ps(_mm256_madd_epi16(mins16, bs)), accm[c]);
+    }
+}
+
+template <int NC, bool kFive>
+RF_AVX512 void dot_q45_K_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    __m512 acc[NC];
+    __m256 accm[NC];
+    for (int c = 0; c < NC; ++c) { acc[c] = _mm512_setzero_ps(); accm[c] = _mm256_setzero_ps(); }
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const uint8_t *qs, *scales;
+        float d, dmin;
+        if constexpr (kFive) {
+            const auto *x = static_cast<const block_q5_K *>(w) + b;
+            qs = x->qs; scales = x->scales; d = half_to_float(x->d); dmin = half_to_float(x->dmin);
+        } else {
+            const auto *x = static_cast<const block_q4_K *>(w) + b;
+            qs = x->qs; scales = x->scales; d = half_to_float(x->d); dmin = half_to_float(x->dmin);
+        }
+        __m512i W[4];
+        for (int h = 0; h < 2; ++h) {
+            // 64 bytes = chunks 2h, 2h+1: low nibbles [e(128h+0..31) | e(128h+64..95)], high [+32 | +96].
+            const __m512i q = _mm512_loadu_si512(qs + 64 * h);
+            const __m512i lo = _mm512_and_si512(q, m4);
+            const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            W[2 * h] = _mm512_shuffle_i64x2(lo, hi, 0x44);
+            W[2 * h + 1] = _mm512_shuffle_i64x2(lo, hi, 0xEE);
+        }
+        if constexpr (kFive) {
+            const auto *x = static_cast<const block_q5_K *>(w) + b;
+            const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(x->qh)));
+            for (int j = 0; j < 4; ++j) {
+                // element 64j+l (l<32) takes bit 2j of qh[l]; element 64j+32+l takes bit 2j+1.
+                const __m512i bits = _mm512_mask_blend_epi8(~__mmask64(0xFFFFFFFF), _mm512_set1_epi8(char(1 << (2 * j))),
+                                                            _mm512_set1_epi8(char(1 << (2 * j + 1))));
+                W[j] = _mm512_mask_add_epi8(W[j], _mm512_test_epi8_mask(qh, bits), W[j], sixteen);
+            }
+        }
+        kquant_4x64<NC>(W, q4k_scales_mins(scales), d, dmin, act, st, b, acc, accm);
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = _mm512_reduce_add_ps(acc[c]) - hsum256(accm[c]);
+}
+
+template <int NC>
+RF_AVX512 void dot_q6_K_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i m30 = _mm512_set1_epi8(0x30);
+    // 16-bit shift counts: first 32 bytes / last 32 bytes of the zmm.
+    const __m512i shl_lo = _mm512_mask_blend_epi16(__mmask32(0xFFFF0000), _mm512_set1_epi16(4), _mm512_set1_epi16(2));
+    const __m512i shr_hi = _mm512_mask_blend_epi16(__mmask32(0xFFFF0000), _mm512_set1_epi16(0), _mm512_set1_epi16(2));
+    const __m512i grp = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    __m512 acc[NC];
+    __m256 accm[NC];
+    for (int c = 0; c < NC; ++c) { acc[c] = _mm512_setzero_ps(); accm[c] = _mm256_setzero_ps(); }
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const auto *x = static_cast<const block_q6_K *>(w) + b;
+        const float d = half_to_float(x->d);
+        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x->scales));
+        const __m512i sc32 = _mm512_cvtepi8_epi32(sc8);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+        __m512i W[4], S[4];
+        for (int h = 0; h < 2; ++h) {
+            const __m512i ql = _mm512_loadu_si512(x->ql + 64 * h);
+            const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(x->qh + 32 * h)));
+            W[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, shl_lo), m30));
+            W[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                           _mm512_and_si512(_mm512_srlv_epi16(qh, shr_hi), m30));
+            S[2 * h] = _mm512_permutexvar_epi32(_mm512_add_epi32(grp, _mm512_set1_epi32(8 * h)), sc32);
+            S[2 * h + 1] = _mm512_permutexvar_epi32(_mm512_add_epi32(grp, _mm512_set1_epi32(8 * h + 4)), sc32);
+        }
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+            __m512i s = _mm512_setzero_si512();
+            for (int j = 0; j < 4; ++j) {
+                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), W[j], _mm512_loadu_si512(a->qs + 64 * j));
+                s = _mm512_add_epi32(s, _mm512_mullo_epi32(p, S[j]));
+            }
+            acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d * a->d), _mm512_cvtepi32_ps(s), acc[c]);
+            const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->bsums));
+            accm[c] = _mm256_fmadd_ps(_mm256_set1_ps(32.f * d * a->d), _mm256_cvtepi32_ps(_mm256_madd_epi16(sc16, bs)), accm[c]);
+        }
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = _mm512_reduce_add_ps(acc[c]) - hsum256(accm[c]);
+}
+
+// Column-count dispatch: one instantiation per tile width.
+template <template <int> class K>
+void dispatch(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
+    switch (nc) {
+    case 1: K<1>::run(k, w, act, st, out, os); break;
+    case 2: K<2>::run(k, w, act, st, out, os); break;
+    case 3: K<3>::run(k, w, act, st, out, os); break;
+    case 4: K<4>::run(k, w, act, st, out, os); break;
+    case 5: K<5>::run(k, w, act, st, out, os); break;
+    case 6: K<6>::run(k, w, act, st, out, os); break;
+    case 7: K<7>::run(k, w, act, st, out, os); break;
+    default: K<8>::run(k, w, act, st, out, os); break;
+    }
+}
+template <int NC> struct F32W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_float_w<NC, false>(k, w, a, s, o, os); } };
+template <int NC> struct F16W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_float_w<NC, true>(k, w, a, s, o, os); } };
+template <int NC> struct Q8_0W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q8_0_w<NC>(k, w, a, s, o, os); } };
+template <int NC> struct Q4_0W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q4_0_w<NC>(k, w, a, s, o, os); } };
+template <int NC> struct Q4_KW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q45_K_w<NC, false>(k, w, a, s, o, os); } };
+template <int NC> struct Q5_KW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q45_K_w<NC, true>(k, w, a, s, o, os); } };
+template <int NC> struct Q6_KW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q6_K_w<NC>(k, w, a, s, o, os); } };
+
+} // namespace
+
+void init_kernels_avx512(KernelSet *ks) {
+    ks->level = SimdLevel::Avx512Vnni;
+    ks->dot_f32 = dot_f32;
+    ks->axpy_f32 = axpy_f32;
+    ks->f16_to_f32 = f16_to_f32;
+    ks->f32_to_f16 = f32_to_f16;
+    ks->matmul[RF_TYPE_F32] = {ActFormat::F32, dispatch<F32W>};
+    ks->matmul[RF_TYPE_F16] = {ActFormat::F32, dispatch<F16W>};
+    ks->matmul[RF_TYPE_Q8_0] = {ActFormat::Q8_32, dispatch<Q8_0W>};
+    ks->matmul[RF_TYPE_Q4_0] = {ActFormat::Q8_32, dispatch<Q4_0W>};
+    ks->matmul[RF_TYPE_Q4_K] = {ActFormat::Q8_K, dispatch<Q4_KW>};
+    ks->matmul[RF_TYPE_Q5_K] = {ActFormat::Q8_K, dispatch<Q5_KW>};
+    ks->matmul[RF_TYPE_Q6_K] = {ActFormat::Q8_K, dispatch<Q6_KW>};
+}
+
 } // namespace rfcpu

@@ -59,7 +59,7 @@ private:
     void require(uint64_t n, const char *what) const {
         if (n > remaining())
             fail(std::string("truncated ") + what + ": needs " + std::to_string(n) +
-                 " bytes, file has " + std::to_string(remaining()) + " left");
+                 " bytes but only " + std::to_string(remaining()) + " remain");
     }
 
     const uint8_t *data_;

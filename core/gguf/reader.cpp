@@ -9,6 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <numeric>
 #include <unordered_set>
 
@@ -32,6 +33,9 @@ constexpr uint64_t kDefaultAlignment = 32;
 constexpr int kMaxDims = 4;
 // Arrays of arrays are legal; the bound keeps a hostile file from exhausting the stack.
 constexpr int kMaxArrayNesting = 16;
+// Each item becomes a ~90-byte Value, so a tiny encoding (1-byte items) could otherwise make a
+// hostile file allocate ~90x its size. Real vocabularies hold about a million items in all.
+constexpr uint64_t kMaxArrayItems = uint64_t(1) << 24;
 // Smallest possible encodings, used to reject counts the remaining bytes cannot hold.
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;              // empty key, type, 1-byte value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8; // empty name, n_dims 0, type, offset
@@ -99,7 +103,7 @@ bool checked_mul(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_ove
 // Fills a File from its mapped bytes. Friend of File.
 class Parser {
 public:
-    Parser(File &f) : f_(f), in_(f.base_, f.size_, f.path_) {}
+    explicit Parser(File &f) : f_(f), in_(f.base_, f.size_, f.path_) {}
 
     void parse() {
         read_header();
@@ -197,6 +201,11 @@ private:
             in_.fail("array length " + std::to_string(n) + " of key '" + key +
                          "' runs past the end of the file (" + std::to_string(in_.remaining()) +
                          " bytes left)",
+                     len_at);
+        array_items_ += n;
+        if (array_items_ > kMaxArrayItems)
+            in_.fail("metadata arrays hold more than " + std::to_string(kMaxArrayItems) +
+                         " items in all (at key '" + key + "')",
                      len_at);
         v.arr.reserve(n);
         for (uint64_t k = 0; k < n; ++k) v.arr.push_back(read_value(v.elem_type, key, depth + 1));
@@ -344,6 +353,7 @@ private:
     std::unordered_set<std::string> names_;
     std::vector<uint64_t> offset_field_pos_;
     uint64_t alignment_kv_pos_ = 0;
+    uint64_t array_items_ = 0;
 };
 
 std::unique_ptr<File> File::open(const std::string &path) {
@@ -352,7 +362,11 @@ std::unique_ptr<File> File::open(const std::string &path) {
     f->path_ = path;
     f->base_ = m.base;
     f->size_ = m.size;
-    Parser(*f).parse(); // on error, ~File unmaps
+    try {
+        Parser(*f).parse(); // on error, ~File unmaps
+    } catch (const std::bad_alloc &) {
+        throw Error(path + ": out of memory while reading the GGUF metadata");
+    }
     return f;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "forward_graph.h"
+#include "rocmforge/types.h"
 
 namespace rf {
 
@@ -25,6 +26,14 @@ InferenceContext::InferenceContext(Model &model, Runtime &runtime, const Context
       cache_(model.backend(), model.hparams().n_layer, model.hparams().n_embd_kv(), cache_params(params)),
       executor_(std::make_unique<Executor>(runtime)) {
     if (params_.n_batch <= 0) throw UsageError("batch size (-b) must be positive");
+    // Attention reads each head's slice of a pool row: a block type must not straddle heads.
+    for (int type : {params_.type_k, params_.type_v}) {
+        const int64_t block = type_traits(type)->block_size;
+        if (model.hparams().head_dim % block != 0)
+            throw UsageError(std::string("KV cache type ") + type_name(type) + " needs a head size that is a multiple of " +
+                             std::to_string(block) + "; this model's is " + std::to_string(model.hparams().head_dim) +
+                             " (use f16 or f32)");
+    }
 }
 
 InferenceContext::~InferenceContext() = default;
@@ -51,6 +60,13 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
     int64_t pages_total = 0;
     int full_seq = -1;
     for (const auto &[seq, n] : new_tokens) {
+        // A sequence holds at most n_ctx positions even when the rounded-up pool has room.
+        if (pages.length(seq) + n > params_.n_ctx)
+            throw ContextFullError("context full: sequence " + std::to_string(seq) + " holds " +
+                                       std::to_string(pages.length(seq)) + " tokens and " + std::to_string(n) +
+                                       " more would exceed the context size of " + std::to_string(params_.n_ctx) +
+                                       " (-c)",
+                                   seq);
         pages_total += pages.pages_needed(seq, n);
         if (pages_total > pages.free_pages() && full_seq < 0) full_seq = seq;
     }

@@ -1,14 +1,20 @@
 // `rocmforge mkmodel`: a seeded random-weight LLaMA-family model with the tensor names, shapes,
 // metadata and per-tensor types llama.cpp's convert + quantize would produce for the real model.
 #include <cmath>
+#include <map>
+#include <memory>
+#include <tuple>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "rocmforge/error.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/model_shapes.h"
 #include "rocmforge/model_writer.h"
 #include "rocmforge/types.h"
+#include "block_pool.h"
 #include "parallel_rows.h"
 #include "random_weights.h"
 #include "row_convert.h"
@@ -135,6 +141,21 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
     w.set("general.quantization_version", gguf::Value::from_u32(kQuantizationVersion));
 
     const int n_threads = model_writer::resolve_thread_count(opt.n_threads);
+    // One pool per (type, distribution), built the first time a tensor needs it. Fillers run
+    // one at a time on the writing thread, so the map needs no lock.
+    std::map<std::tuple<int, float, float>, std::unique_ptr<model_writer::BlockPool>> pools;
+    auto pool_for = [&](int type, const Init &init) -> const model_writer::BlockPool & {
+        auto &slot = pools[{type, init.mean, init.stddev}];
+        if (!slot) {
+            const std::string stream = fmt::format("block-pool/{}/{}/{}", type_name(type),
+                                                   init.mean, init.stddev);
+            slot = std::make_unique<model_writer::BlockPool>(
+                type, model_writer::tensor_seed(opt.seed, stream), init.mean, init.stddev,
+                n_threads);
+        }
+        return *slot;
+    };
+
     ModelWriteTotals totals;
     totals.n_tensors = tensors.size();
     for (size_t k = 0; k < tensors.size(); ++k) {
@@ -148,16 +169,24 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
         const Init init = init_for(t, shape);
         const uint64_t seed = model_writer::tensor_seed(opt.seed, t.name);
         w.add_tensor(t.name, type, t.ne, [&, k, type, row_len, n_rows, row_bytes, init, seed](uint8_t *dst) {
-            std::vector<std::vector<float>> scratch(static_cast<size_t>(n_threads));
-            model_writer::parallel_for_rows(n_rows, n_threads, [&](int worker, int64_t begin, int64_t end) {
-                std::vector<float> &f = scratch[size_t(worker)];
-                f.resize(size_t(row_len));
-                for (int64_t r = begin; r < end; ++r) {
-                    model_writer::fill_normal_row(f.data(), row_len, seed, uint64_t(r), init.mean,
-                                                  init.stddev);
-                    quantize_row(type, f.data(), dst + uint64_t(r) * row_bytes, row_len);
-                }
-            });
+            if (model_writer::use_block_pool(type)) {
+                const model_writer::BlockPool &pool = pool_for(type, init);
+                model_writer::parallel_for_rows(n_rows, n_threads, [&](int, int64_t begin, int64_t end) {
+                    for (int64_t r = begin; r < end; ++r)
+                        pool.fill_row(dst + uint64_t(r) * row_bytes, row_len, seed, uint64_t(r));
+                });
+            } else {
+                std::vector<std::vector<float>> scratch(static_cast<size_t>(n_threads));
+                model_writer::parallel_for_rows(n_rows, n_threads, [&](int worker, int64_t begin, int64_t end) {
+                    std::vector<float> &f = scratch[size_t(worker)];
+                    f.resize(size_t(row_len));
+                    for (int64_t r = begin; r < end; ++r) {
+                        model_writer::fill_normal_row(f.data(), row_len, seed, uint64_t(r),
+                                                      init.mean, init.stddev);
+                        quantize_row(type, f.data(), dst + uint64_t(r) * row_bytes, row_len);
+                    }
+                });
+            }
             if (opt.on_tensor) {
                 TensorWriteEvent ev;
                 ev.index = k + 1;

@@ -21,34 +21,19 @@ uint64_t tensor_seed(uint64_t model_seed, std::string_view tensor_name) {
     return splitmix64(state);
 }
 
-namespace {
+Xoshiro256Plus::Xoshiro256Plus(uint64_t seed) {
+    for (uint64_t &w : s) w = splitmix64(seed);
+}
 
-struct Xoshiro256Plus {
-    uint64_t s[4];
-    explicit Xoshiro256Plus(uint64_t seed) {
-        for (uint64_t &w : s) w = splitmix64(seed);
-    }
-    static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-    uint64_t next() {
-        const uint64_t result = s[0] + s[3];
-        const uint64_t t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = rotl(s[3], 45);
-        return result;
-    }
-};
+Xoshiro256Plus row_rng(uint64_t stream_seed, uint64_t row) {
+    uint64_t mix = stream_seed ^ (row * 0xD1B54A32D192ED03ull);
+    return Xoshiro256Plus(splitmix64(mix));
+}
 
-} // namespace
-
-void fill_normal_row(float *dst, int64_t n, uint64_t tensor_seed_value, uint64_t row, float mean,
+void fill_normal_row(float *dst, int64_t n, uint64_t stream_seed, uint64_t row, float mean,
                      float stddev) {
-    uint64_t mix = tensor_seed_value ^ (row * 0xD1B54A32D192ED03ull);
-    Xoshiro256Plus rng(splitmix64(mix));
-    // Sum of four U(0, 65535) has mean 131070 and variance 4 * (65536^2 - 1) / 12.
+    Xoshiro256Plus rng = row_rng(stream_seed, row);
+    // Sum of four U{0..65535} has mean 4 * 65535 / 2 and variance 4 * (65536^2 - 1) / 12.
     const float kMean = 4.0f * 65535.0f / 2.0f;
     const float kInvStd = 1.0f / std::sqrt(4.0f * (65536.0f * 65536.0f - 1.0f) / 12.0f);
     const float scale = stddev * kInvStd;

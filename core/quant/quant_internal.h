@@ -107,6 +107,11 @@ float make_q3_quants(int n, int nmax, const float *x, int8_t *L, bool do_rmse);
 float make_qkx2_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L,
                        float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
                        bool use_mad);
+// make_qkx2_quants on 8 independent groups of n <= 32 elements (group g at x + g*n, same for
+// weights and L), bit-identical to 8 scalar calls; scales[g] and the_mins[g] are its results.
+void make_qkx2_quants_x8(int n, int nmax, const float *x, const float *weights, uint8_t *L,
+                         float *scales, float *the_mins, float rmin, float rdelta, int nstep,
+                         bool use_mad);
 
 // --- microscaling formats (quant_mx.cpp)
 void dequantize_row_mxfp4(const block_mxfp4 *x, float *y, int64_t k);

@@ -48,19 +48,20 @@ static inline void pack_2bit(const uint8_t *L, uint8_t *qs) {
 void quantize_row_q2_K(const float *x, block_q2_K *y, int64_t k) {
     const int64_t nb = k / QK_K;
     uint8_t L[QK_K];
-    uint8_t Laux[16];
-    float weights[16];
+    float weights[QK_K];
     float mins[QK_K / 16];
     float scales[QK_K / 16];
     const float q4scale = 15.f;
 
     for (int64_t i = 0; i < nb; i++) {
+        // make_qkx2_quants(16, 3, ..., -0.5f, 0.1f, 15, true) on the 16 sub-blocks, 8 at a time
+        for (int l = 0; l < QK_K; ++l) weights[l] = std::fabs(x[l]);
+        for (int half = 0; half < 2; ++half)
+            make_qkx2_quants_x8(16, 3, x + 128 * half, weights + 128 * half, L + 128 * half,
+                                scales + 8 * half, mins + 8 * half, -0.5f, 0.1f, 15, true);
         float max_scale = 0; // as we are deducting the min, scales are always positive
         float max_min = 0;
         for (int j = 0; j < QK_K / 16; ++j) {
-            for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-            scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux,
-                                         -0.5f, 0.1f, 15, true);
             const float scale = scales[j];
             if (scale > max_scale) max_scale = scale;
             const float min = mins[j];
@@ -248,24 +249,25 @@ void dequantize_row_q3_K(const block_q3_K *x, float *y, int64_t k) {
 
 //========================= Q4_K / Q5_K share the scale/min quantization
 
-// Per 32-element sub-block: weights av_x + |x|, then make_qkx2_quants; returns the 6-bit packed
+// Per 32-element sub-block: weights av_x + |x|, then make_qkx2_quants; writes the 6-bit packed
 // scales/mins in `packed` and the fp16 super-scales.
 template <int NMAX>
 static inline void q45_scales(const float *x, uint8_t *L, float rmin, float rdelta, int nstep,
                               uint8_t *packed, fp16_t *d_out, fp16_t *dmin_out) {
     float mins[QK_K / 32];
     float scales[QK_K / 32];
-    float weights[32];
-    uint8_t Laux[32];
-    float max_scale = 0; // as we are deducting the min, scales are always positive
-    float max_min = 0;
+    float weights[QK_K];
     for (int j = 0; j < QK_K / 32; ++j) {
         float sum_x2 = 0;
         for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
         const float av_x = std::sqrt(sum_x2 / 32);
-        for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-        scales[j] = make_qkx2_quants(32, NMAX, x + 32 * j, weights, L + 32 * j, &mins[j], Laux,
-                                     rmin, rdelta, nstep, false);
+        for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + std::fabs(x[32 * j + l]);
+    }
+    // make_qkx2_quants(32, NMAX, ...) on the 8 sub-blocks at once (bit-identical).
+    make_qkx2_quants_x8(32, NMAX, x, weights, L, scales, mins, rmin, rdelta, nstep, false);
+    float max_scale = 0; // as we are deducting the min, scales are always positive
+    float max_min = 0;
+    for (int j = 0; j < QK_K / 32; ++j) {
         const float scale = scales[j];
         if (scale > max_scale) max_scale = scale;
         const float min = mins[j];

@@ -111,6 +111,17 @@ TEST_CASE("gguf: bad metadata", "[gguf][malformed]") {
         g.kvs.insert(g.kvs.begin(), kv);
         expect_rejected(dir, g, "array length");
     }
+    SECTION("more array items than the metadata budget") {
+        Bytes kv;
+        put_str(kv, "test.bytes");
+        put<uint32_t>(kv, uint32_t(ValueType::ARRAY));
+        put<uint32_t>(kv, uint32_t(ValueType::UINT8));
+        const uint64_t n = (uint64_t(1) << 24) + 1; // present in the file, but too many
+        put<uint64_t>(kv, n);
+        kv.resize(kv.size() + n, 0);
+        g.kvs.insert(g.kvs.begin(), kv);
+        expect_rejected(dir, g, "items in all");
+    }
     SECTION("unknown value type") {
         Bytes kv;
         put_str(kv, "test.x");

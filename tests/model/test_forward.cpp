@@ -222,11 +222,18 @@ TEST_CASE("parallel sequences give the same logits as each alone", "[model]") {
 }
 
 TEST_CASE("q8_0 cache stays close to f16", "[model]") {
-    Setup s = load(TinySpec{}, "q8cache.gguf");
+    TinySpec spec;
+    spec.n_head = 2; // head size 32: one q8_0 block per head
+    spec.n_head_kv = 1;
+    Setup s = load(spec, "q8cache.gguf");
     InferenceContext f16(*s.model, *s.rt, ctx_params(128, 1, RF_TYPE_F16));
     InferenceContext q8(*s.model, *s.rt, ctx_params(128, 1, RF_TYPE_Q8_0));
     CHECK(q8.cache().bytes_per_token() < f16.cache().bytes_per_token());
     check_rows_close(prefill(q8, kPrompt), prefill(f16, kPrompt), 97, 5e-2);
+
+    Setup small_heads = load(TinySpec{}, "q8cache16.gguf"); // head size 16
+    CHECK_THROWS_WITH(InferenceContext(*small_heads.model, *small_heads.rt, ctx_params(128, 1, RF_TYPE_Q8_0)),
+                      Catch::Contains("multiple of 32"));
 }
 
 TEST_CASE("a full context is reported and changes nothing", "[model]") {
@@ -240,6 +247,14 @@ TEST_CASE("a full context is reported and changes nothing", "[model]") {
     const auto l = prefill(ctx, {kPrompt[15]}); // the last slot still works
     CHECK(l.size() == 97);
     CHECK_THROWS_AS(prefill(ctx, {3}), ContextFullError);
+
+    // -c 20 rounds the pool up to two pages, but a sequence still stops at 20 positions.
+    InferenceContext c20(*s.model, *s.rt, ctx_params(20));
+    CHECK(c20.cache().pages().n_slots() == 32);
+    prefill(c20, std::vector<int32_t>(kPrompt.begin(), kPrompt.begin() + 18));
+    CHECK_THROWS_AS(prefill(c20, {1, 2, 3}), ContextFullError);
+    prefill(c20, {1, 2});
+    CHECK_THROWS_WITH(prefill(c20, {1}), Catch::Contains("context size of 20"));
 }
 
 TEST_CASE("bad files and bad batches are rejected by name", "[model]") {

@@ -171,7 +171,8 @@ TEST_CASE("tied embeddings and row-length fallbacks", "[mix]") {
         auto p = plan("Q4_K_M", t, 8);
         CHECK(p.at("blk.1.attn_q.weight") == RF_TYPE_Q5_0);
         CHECK(p.at("blk.0.attn_v.weight") == RF_TYPE_Q8_0);     // Q6_K -> Q8_0
-        CHECK(p.at("blk.1.ffn_down.weight") == RF_TYPE_Q6_K);   // rows of 768 = 3*256
+        CHECK(p.at("blk.0.ffn_down.weight") == RF_TYPE_Q6_K);   // rows of 768 = 3*256
+        CHECK(p.at("blk.1.ffn_down.weight") == RF_TYPE_Q4_K);
         CHECK(p.at("output.weight") == RF_TYPE_Q8_0);
         p = plan("Q5_K_S", t, 8);
         CHECK(p.at("blk.1.attn_q.weight") == RF_TYPE_Q5_1);
@@ -179,9 +180,50 @@ TEST_CASE("tied embeddings and row-length fallbacks", "[mix]") {
         CHECK(p.at("blk.1.attn_q.weight") == RF_TYPE_Q4_0);
     }
     SECTION("rows that fit no block type") {
-        const auto t = llama_tensors(2, true, 100, 200);
-        auto p = plan("Q4_K_M", t, 2);
-        CHECK(p.at("blk.0.attn_q.weight") == RF_TYPE_F16);
-        CHECK(p.at("output.weight") == RF_TYPE_F16); // Q8_0 has no fallback... see below
+        rf::MixModelInfo info;
+        info.n_layer = 2;
+        rf::MixCounters c;
+        const int64_t ne[4] = {100, 200, 1, 1};
+        // k-quant -> block-32 fallback -> F16
+        CHECK(rf::choose_tensor_type(rf::QuantMix::Q4_K_M, info, c, "blk.0.attn_q.weight", ne, 2,
+                                     RF_TYPE_F32) == RF_TYPE_F16);
+        CHECK(rf::choose_tensor_type(rf::QuantMix::MXFP4, info, c, "blk.0.attn_q.weight", ne, 2,
+                                     RF_TYPE_F32) == RF_TYPE_F16);
+        // output -> Q8_0, and Q8_0 (like Q4_0 ...) has no fallback in llama.cpp: an error
+        CHECK_THROWS_AS(rf::choose_tensor_type(rf::QuantMix::Q4_K_M, info, c, "output.weight", ne, 2,
+                                               RF_TYPE_F32),
+                        rf::Error);
+        CHECK_THROWS_WITH(rf::choose_tensor_type(rf::QuantMix::Q4_0, info, c, "blk.0.attn_q.weight",
+                                                 ne, 2, RF_TYPE_F32),
+                          Catch::Contains("blk.0.attn_q.weight") && Catch::Contains("100"));
+    }
+    SECTION("MoE layer index comes from the name") {
+        rf::MixModelInfo info;
+        info.n_layer = 4;
+        info.n_expert = 8;
+        rf::MixCounters c;
+        const int64_t ne[4] = {256, 256, 8, 1};
+        CHECK(rf::choose_tensor_type(rf::QuantMix::Q4_K_M, info, c, "blk.3.ffn_down_exps.weight", ne,
+                                     3, RF_TYPE_F32) == RF_TYPE_Q6_K);
+        CHECK(rf::choose_tensor_type(rf::QuantMix::MXFP4_MOE, info, c, "blk.3.ffn_down_exps.weight",
+                                     ne, 3, RF_TYPE_F32) == RF_TYPE_MXFP4);
+        CHECK_THROWS_AS(rf::choose_tensor_type(rf::QuantMix::Q4_K_M, info, c, "blk.9.ffn_up_exps.weight",
+                                               ne, 3, RF_TYPE_F32),
+                        rf::Error);
+        CHECK_THROWS_AS(rf::choose_tensor_type(rf::QuantMix::Q4_K_M, info, c, "ffn_up_exps.weight", ne,
+                                               3, RF_TYPE_F32),
+                        rf::Error);
+    }
+    SECTION("unquantizable tensors keep their type") {
+        CHECK_FALSE(rf::tensor_is_quantizable("blk.0.attn_norm.weight", 1));
+        CHECK_FALSE(rf::tensor_is_quantizable("blk.0.ffn_gate_inp.weight", 2));
+        CHECK_FALSE(rf::tensor_is_quantizable("blk.0.attn_q.bias", 2));
+        CHECK_FALSE(rf::tensor_is_quantizable("rope_freqs.weight", 1));
+        CHECK(rf::tensor_is_quantizable("blk.0.attn_q.weight", 2));
+        rf::MixModelInfo info;
+        rf::MixCounters c;
+        const int64_t ne[4] = {4096, 1, 1, 1};
+        CHECK(rf::choose_tensor_type(rf::QuantMix::Q4_K_M, info, c, "blk.0.attn_norm.weight", ne, 1,
+                                     RF_TYPE_F16) == RF_TYPE_F16);
     }
 }

@@ -44,14 +44,15 @@ struct Bound {
     int type;
     double max_nmse;
 };
-// Gaussian data; bounds sit a little above what ggml's reference quantizers reach.
+// Gaussian data; bounds sit ~1.4x above what ggml's reference quantizers reach on it
+// (q8_0 3e-5, q4_0 7.4e-3, q4_K 5.1e-3, q2_K 8.8e-2, ...).
 const Bound kBounds[] = {
-    {RF_TYPE_F32, 0.0},      {RF_TYPE_F16, 1e-7},     {RF_TYPE_BF16, 1e-5},
-    {RF_TYPE_Q8_0, 1e-4},    {RF_TYPE_Q8_K, 2e-5},    {RF_TYPE_Q6_K, 1.5e-3},
-    {RF_TYPE_Q5_0, 4e-3},    {RF_TYPE_Q5_1, 3e-3},    {RF_TYPE_Q5_K, 3e-3},
-    {RF_TYPE_Q4_0, 1.2e-2},  {RF_TYPE_Q4_1, 1e-2},    {RF_TYPE_Q4_K, 1e-2},
-    {RF_TYPE_Q3_K, 4.5e-2},  {RF_TYPE_Q2_K, 1.3e-1},  {RF_TYPE_MXFP4, 4e-2},
-    {RF_TYPE_MXFP6_E2M3, 4e-3}, {RF_TYPE_MXFP6_E3M2, 1e-2},
+    {RF_TYPE_F32, 0.0},         {RF_TYPE_F16, 6e-8},       {RF_TYPE_BF16, 4e-6},
+    {RF_TYPE_Q8_0, 4e-5},       {RF_TYPE_Q8_K, 6.5e-5},    {RF_TYPE_Q6_K, 4.5e-4},
+    {RF_TYPE_Q5_0, 2.6e-3},     {RF_TYPE_Q5_1, 2.1e-3},    {RF_TYPE_Q5_K, 1.9e-3},
+    {RF_TYPE_Q4_0, 1.0e-2},     {RF_TYPE_Q4_1, 8.5e-3},    {RF_TYPE_Q4_K, 7e-3},
+    {RF_TYPE_Q3_K, 3.2e-2},     {RF_TYPE_Q2_K, 1.2e-1},    {RF_TYPE_MXFP4, 1.8e-2},
+    {RF_TYPE_MXFP6_E2M3, 1.2e-3}, {RF_TYPE_MXFP6_E3M2, 4e-3},
 };
 
 } // namespace
@@ -87,7 +88,8 @@ TEST_CASE("round trips are scale invariant up to fp16 range", "[roundtrip]") {
 TEST_CASE("quantize(dequantize(quantize(x))) == quantize(x) for fixed-grid formats", "[roundtrip]") {
     const size_t n = 256 * 16;
     const auto x = gaussian(n, 99);
-    for (int type : {RF_TYPE_Q8_0, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_K, RF_TYPE_MXFP4,
+    // (not Q8_K: its f32 scale 1/iscale moves by an ulp when recomputed from the output)
+    for (int type : {RF_TYPE_Q8_0, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_MXFP4,
                      RF_TYPE_MXFP6_E2M3, RF_TYPE_MXFP6_E3M2, RF_TYPE_F16, RF_TYPE_BF16}) {
         INFO("type " << rf::type_name(type));
         const auto q1 = quantize(type, x);
@@ -153,14 +155,14 @@ TEST_CASE("hand-derived quantizer bytes (ggml's formulas)", "[roundtrip]") {
         std::vector<float> x(32, 0.0f);
         x[0] = 6.0f;   // amax: e = 2 - 2 + 127 = 127, element scale 1 -> code 7 (6.0)
         x[1] = 1.25f;  // tie between 1.0 (code 2) and 1.5 (code 3) -> first: code 2
-        x[2] = -5.0f;  // tie between -4 and -6 -> code 12 (-4)
+        x[2] = -5.0f;  // tie between -4 (code 14) and -6 (code 15) -> code 14
         x[3] = 0.2f;   // nearest 0 (code 0)
         x[16] = -0.3f; // nearest -0.5 (code 9)
         const auto q = quantize(RF_TYPE_MXFP4, x);
         CHECK(q[0] == 127);
         CHECK(q[1] == (7 | (9 << 4)));
         CHECK(q[2] == 2);
-        CHECK(q[3] == 12);
+        CHECK(q[3] == 14);
         CHECK(q[4] == 0);
     }
     SECTION("mxfp6 e2m3: X = floor(log2 amax) - 2, ties to even, saturation at 7.5") {

@@ -1,5 +1,8 @@
 // llama.cpp's reference cases (tests/data/vocab/*.gguf.inp -> .out) for both vocabularies.
+#include "rocmforge/error.h"
 #include "tokenizer_test_util.h"
+
+#include <algorithm>
 
 #include <catch2/catch.hpp>
 

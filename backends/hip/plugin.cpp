@@ -1,0 +1,239 @@
+// The HIP backend plugin: ABI entry point, init (config, device, arch, kernels), vtable.
+#include <dlfcn.h>
+#include <rapidjson/document.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <new>
+
+#include "backend.h"
+#include "memory.h"
+#include "ops.h"
+
+namespace rf_hip {
+
+int fail(char *err, size_t len, int code, const std::string &msg) {
+    if (err && len) std::snprintf(err, len, "%s", msg.c_str());
+    return code;
+}
+
+bool make_current(Backend &b, std::string &err) {
+    if (hipError_t e = hipSetDevice(b.ordinal)) { err = gpu_error("hipSetDevice", e); return false; }
+    return true;
+}
+
+namespace {
+
+std::string plugin_dir() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&plugin_dir), &info) && info.dli_fname)
+        return std::filesystem::absolute(info.dli_fname).parent_path().string();
+    return ".";
+}
+
+// Device arch string as packs name it: "sm_90" or "gfx1100" (feature suffixes dropped).
+bool query_arch(Backend &b, std::string &err) {
+#if defined(RF_HIP_NVIDIA)
+    int major = 0, minor = 0;
+    hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, b.device);
+    hipDeviceGetAttribute(&minor, hipDeviceAttributeComputeCapabilityMinor, b.device);
+    b.device_arch = "sm_" + std::to_string(major) + std::to_string(minor);
+#else
+    hipDeviceProp_t p{};
+    if (hipError_t e = hipGetDeviceProperties(&p, b.ordinal)) { err = gpu_error("hipGetDeviceProperties", e); return false; }
+    b.device_arch = p.gcnArchName;
+    b.device_arch = b.device_arch.substr(0, b.device_arch.find(':'));
+#endif
+    return true;
+}
+
+struct Config {
+    int device = 0;
+    std::vector<std::string> pack_dirs;
+    std::string arch_override, jit = "auto", cache_dir;
+};
+
+bool parse_config(const char *json, Config &c, std::string &err) {
+    rapidjson::Document doc;
+    doc.Parse(json && *json ? json : "{}");
+    if (doc.HasParseError() || !doc.IsObject()) { err = "hip backend config: not a JSON object"; return false; }
+    for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+        const std::string k = it->name.GetString();
+        const auto &v = it->value;
+        if (k == "device" && v.IsInt()) c.device = v.GetInt();
+        else if (k == "kernel_pack_dirs" && v.IsArray()) {
+            for (const auto &d : v.GetArray()) {
+                if (!d.IsString()) { err = "hip backend config: kernel_pack_dirs must hold strings"; return false; }
+                c.pack_dirs.emplace_back(d.GetString());
+            }
+        } else if (k == "arch_override" && v.IsString()) c.arch_override = v.GetString();
+        else if (k == "jit" && v.IsString()) {
+            c.jit = v.GetString();
+            if (c.jit != "auto" && c.jit != "off" && c.jit != "force") { err = "hip backend config: jit must be auto, off or force"; return false; }
+        } else if (k == "cache_dir" && v.IsString()) c.cache_dir = v.GetString();
+        else if (k == "device" || k == "kernel_pack_dirs" || k == "arch_override" || k == "jit" || k == "cache_dir") {
+            err = "hip backend config: key '" + k + "' has the wrong type";
+            return false;
+        } // other keys belong to the host (e.g. n_threads) and are ignored
+    }
+    return true;
+}
+
+int init(const char *config_json, void **ctx, char *err, size_t len) {
+    Config cfg;
+    std::string e;
+    if (!parse_config(config_json, cfg, e)) return fail(err, len, RF_ERR_INVALID, e);
+    if (!gpu_runtime_load(e)) return fail(err, len, RF_ERR_NO_DEVICE, e);
+    if (hipError_t r = hipInit(0)) return fail(err, len, RF_ERR_NO_DEVICE, gpu_error("hipInit (no usable GPU driver?)", r));
+    int count = 0;
+    if (hipGetDeviceCount(&count) != hipSuccess || count == 0) return fail(err, len, RF_ERR_NO_DEVICE, "no GPU found");
+    if (cfg.device < 0 || cfg.device >= count)
+        return fail(err, len, RF_ERR_INVALID, "hip backend config: device " + std::to_string(cfg.device) + " but " +
+                                                  std::to_string(count) + " GPU(s) present");
+    auto *b = new (std::nothrow) Backend;
+    if (!b) return fail(err, len, RF_ERR_OUT_OF_MEMORY, "host allocation failed");
+    b->ordinal = cfg.device;
+    auto bail = [&](int code, const std::string &m) { if (b->stream) hipStreamDestroy(b->stream); delete b; return fail(err, len, code, m); };
+    if (hipError_t r = hipDeviceGet(&b->device, cfg.device)) return bail(RF_ERR_NO_DEVICE, gpu_error("hipDeviceGet", r));
+    if (!make_current(*b, e)) return bail(RF_ERR_NO_DEVICE, e);
+    char name[128] = {0};
+    hipDeviceGetName(name, sizeof name - 1, b->device);
+    b->name = name;
+    size_t total = 0;
+    hipDeviceTotalMem(&total, b->device);
+    b->total_memory = total;
+    hipDeviceGetAttribute(&b->multiprocessors, hipDeviceAttributeMultiprocessorCount, b->device);
+    if (!query_arch(*b, e)) return bail(RF_ERR_DEVICE, e);
+    b->arch = cfg.arch_override.empty() ? b->device_arch : cfg.arch_override;
+    if (hipError_t r = hipStreamCreate(&b->stream)) return bail(RF_ERR_DEVICE, gpu_error("hipStreamCreate", r));
+
+    KernelLoadOptions opt;
+    opt.arch = b->arch;
+    opt.pack_dirs = cfg.pack_dirs.empty() ? std::vector<std::string>{plugin_dir()} : cfg.pack_dirs;
+    opt.jit = cfg.jit;
+    opt.cache_dir = cfg.cache_dir;
+    if (!load_kernels(opt, required_kernel_names(), b->kernels, e))
+        return bail(RF_ERR_NO_DEVICE, "hip backend on " + b->name + " (device arch " + b->device_arch +
+                                          (cfg.arch_override.empty() ? "" : ", arch_override " + cfg.arch_override) + "): " + e);
+    int drv = 0;
+    hipDriverGetVersion(&drv);
+    b->details = b->kernels.origin + "; " + RF_GPU_VENDOR + " driver " + std::to_string(drv) + "; " +
+                 std::to_string(b->multiprocessors) + " compute units" +
+                 (cfg.arch_override.empty() ? "" : "; arch_override " + cfg.arch_override + " (device reports " + b->device_arch + ")");
+    *ctx = b;
+    return RF_OK;
+}
+
+void shutdown(void *ctx) {
+    auto *b = static_cast<Backend *>(ctx);
+    if (!b) return;
+    std::string e;
+    if (make_current(*b, e)) {
+        hipStreamSynchronize(b->stream);
+        unload_kernels(b->kernels);
+        hipStreamDestroy(b->stream);
+    }
+    delete b;
+}
+
+int device_info(void *ctx, rf_device_info *out) {
+    auto *b = static_cast<Backend *>(ctx);
+    *out = rf_device_info{};
+    std::snprintf(out->name, sizeof out->name, "%s", b->name.c_str());
+    std::snprintf(out->arch, sizeof out->arch, "%s", b->arch.c_str());
+    std::snprintf(out->details, sizeof out->details, "%s", b->details.c_str());
+    std::string e;
+    size_t free_b = 0, total = 0;
+    if (make_current(*b, e)) hipMemGetInfo(&free_b, &total);
+    out->total_memory = total ? total : b->total_memory;
+    out->free_memory = free_b;
+    out->kind = RF_DEVICE_GPU;
+    out->host_memory = 0;
+    return RF_OK;
+}
+
+int v_buffer_alloc(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
+    return buffer_alloc(*static_cast<Backend *>(ctx), size, out, err, len);
+}
+void v_buffer_free(void *ctx, void *handle) { buffer_free(*static_cast<Backend *>(ctx), handle); }
+int v_upload(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
+    return copy(*static_cast<Backend *>(ctx), dst, src, size, true, err, len);
+}
+int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
+    return copy(*static_cast<Backend *>(ctx), dst, src, size, false, err, len);
+}
+
+int supports_op(void *, const rf_node *node) { return node && unsupported_reason(*node).empty() ? 1 : 0; }
+
+int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
+    auto *b = static_cast<Backend *>(ctx);
+    std::string e;
+    if (!make_current(*b, e)) return fail(err, len, RF_ERR_DEVICE, e);
+    for (int i = 0; i < g->n_nodes; ++i) {
+        const rf_node *n = g->nodes[i];
+        const std::string why = unsupported_reason(*n);
+        const std::string label = n->label ? n->label : ("node " + std::to_string(i));
+        if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label + ": " + why);
+        if (int r = run_node(*b, *n, e)) return fail(err, len, r, label + ": " + e);
+    }
+    return RF_OK;
+}
+
+int synchronize(void *ctx, char *err, size_t len) {
+    auto *b = static_cast<Backend *>(ctx);
+    std::string e;
+    if (!make_current(*b, e)) return fail(err, len, RF_ERR_DEVICE, e);
+    if (hipError_t r = hipStreamSynchronize(b->stream)) return fail(err, len, RF_ERR_DEVICE, gpu_error("kernel execution", r));
+    return RF_OK;
+}
+
+int event_create(void *ctx, void **ev) {
+    std::string e;
+    if (!make_current(*static_cast<Backend *>(ctx), e)) return RF_ERR_DEVICE;
+    hipEvent_t h = nullptr;
+    if (hipEventCreate(&h)) return RF_ERR_DEVICE;
+    *ev = h;
+    return RF_OK;
+}
+int event_record(void *ctx, void *ev) {
+    auto *b = static_cast<Backend *>(ctx);
+    std::string e;
+    if (!make_current(*b, e)) return RF_ERR_DEVICE;
+    return hipEventRecord(static_cast<hipEvent_t>(ev), b->stream) ? RF_ERR_DEVICE : RF_OK;
+}
+int event_elapsed_ms(void *ctx, void *start, void *end, float *ms) {
+    std::string e;
+    if (!make_current(*static_cast<Backend *>(ctx), e)) return RF_ERR_DEVICE;
+    if (hipEventSynchronize(static_cast<hipEvent_t>(end))) return RF_ERR_DEVICE;
+    return hipEventElapsedTime(ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end)) ? RF_ERR_DEVICE : RF_OK;
+}
+void event_destroy(void *ctx, void *ev) {
+    std::string e;
+    if (ev && make_current(*static_cast<Backend *>(ctx), e)) hipEventDestroy(static_cast<hipEvent_t>(ev));
+}
+
+const rf_backend_vtable kVtable = {
+    /* .struct_size      = */ sizeof(rf_backend_vtable),
+    /* .init             = */ init,
+    /* .shutdown         = */ shutdown,
+    /* .device_info      = */ device_info,
+    /* .buffer_alloc     = */ v_buffer_alloc,
+    /* .buffer_free      = */ v_buffer_free,
+    /* .upload           = */ v_upload,
+    /* .download         = */ v_download,
+    /* .supports_op      = */ supports_op,
+    /* .compute          = */ compute,
+    /* .synchronize      = */ synchronize,
+    /* .event_create     = */ event_create,
+    /* .event_record     = */ event_record,
+    /* .event_elapsed_ms = */ event_elapsed_ms,
+    /* .event_destroy    = */ event_destroy,
+    /* .buffer_from_host = */ nullptr,
+};
+
+const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};
+
+} // namespace
+} // namespace rf_hip
+
+extern "C" RF_PLUGIN_EXPORT const rf_plugin_info *rocmforge_plugin_entry(void) { return &rf_hip::kInfo; }

@@ -1,0 +1,110 @@
+#include "node_cost.h"
+
+#include "rocmforge/types.h"
+
+namespace rfprof {
+
+const char *op_name(int op) {
+    static const char *const names[] = {"none",    "get_rows", "matmul", "add",     "mul",
+                                        "scale",   "rms_norm", "rope",   "softmax", "silu",
+                                        "swiglu",  "set_rows", "attention", "argmax", "copy"};
+    static_assert(sizeof names / sizeof names[0] == RF_OP_COUNT, "op name table out of date");
+    return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
+}
+
+namespace {
+
+double n_rows(const rf_tensor *t) { return double(t->ne[1]) * double(t->ne[2]) * double(t->ne[3]); }
+
+double row_bytes(int type, int64_t n) {
+    const rf::TypeTraits *tt = rf::type_traits(type);
+    if (!tt || tt->block_size <= 0) return 0;
+    return double(n) / double(tt->block_size) * double(tt->type_size);
+}
+
+double elements(const rf_tensor *t) { return double(t->ne[0]) * n_rows(t); }
+
+} // namespace
+
+double tensor_bytes(const rf_tensor *t) { return t ? row_bytes(t->type, t->ne[0]) * n_rows(t) : 0; }
+
+NodeCost node_cost(const rf_node &n) {
+    NodeCost c;
+    const rf_tensor *d = n.dst;
+    switch (n.op) {
+    case RF_OP_MATMUL: {
+        // dst[N,M] = src0[K,N]^T * src1[K,M]; batch dims come from dst.
+        const double K = double(n.src[0]->ne[0]), N = double(d->ne[0]), M = double(d->ne[1]);
+        c.flops = 2.0 * K * N * M * double(d->ne[2]) * double(d->ne[3]);
+        c.bytes = tensor_bytes(n.src[0]) + tensor_bytes(n.src[1]) + tensor_bytes(d);
+        break;
+    }
+    case RF_OP_ATTENTION: {
+        // Q [D,Hq,T]; the pools hold far more rows than are read: only n_kv rows per sequence
+        // (the slot table's row length, an upper bound for causal prefill) are touched.
+        const rf_tensor *q = n.src[0], *kp = n.src[1], *vp = n.src[2], *slots = n.src[3];
+        const double D = double(q->ne[0]), Hq = double(q->ne[1]), T = double(q->ne[2]);
+        const double n_kv = slots ? double(slots->ne[0]) : 0, n_seq = slots ? double(slots->ne[1]) : 1;
+        c.flops = 4.0 * D * n_kv * Hq * T;
+        c.bytes = tensor_bytes(q) + tensor_bytes(d) + tensor_bytes(slots) + tensor_bytes(n.src[4]);
+        if (kp) c.bytes += row_bytes(kp->type, kp->ne[0]) * n_kv * n_seq;
+        if (vp) c.bytes += row_bytes(vp->type, vp->ne[0]) * n_kv * n_seq;
+        break;
+    }
+    case RF_OP_SET_ROWS: {
+        // dst is the whole cache pool; only the T appended rows are written.
+        const rf_tensor *src = n.src[0];
+        c.flops = elements(src);
+        c.bytes = tensor_bytes(src) + tensor_bytes(n.src[1]) + row_bytes(d->type, d->ne[0]) * n_rows(src);
+        break;
+    }
+    case RF_OP_GET_ROWS: {
+        // Only the selected rows of the table are read.
+        const rf_tensor *table = n.src[0], *ids = n.src[1];
+        c.bytes = row_bytes(table->type, table->ne[0]) * elements(ids) + tensor_bytes(ids) + tensor_bytes(d);
+        break;
+    }
+    case RF_OP_ARGMAX:
+        c.flops = elements(n.src[0]);
+        c.bytes = tensor_bytes(n.src[0]) + tensor_bytes(d);
+        break;
+    default:
+        c.flops = d ? elements(d) : 0;
+        for (const rf_tensor *s : n.src) c.bytes += tensor_bytes(s);
+        c.bytes += tensor_bytes(d);
+        break;
+    }
+    return c;
+}
+
+namespace {
+std::string shape_of(const rf_tensor *t) {
+    int dims = 4;
+    while (dims > 1 && t->ne[dims - 1] == 1) --dims;
+    std::string s = "[";
+    for (int i = 0; i < dims; ++i) s += (i ? "," : "") + std::to_string(t->ne[i]);
+    return s + "]";
+}
+} // namespace
+
+std::string node_shapes(const rf_node &n) {
+    std::string s;
+    // Matmul/elementwise: the first two sources say it all; attention: Q and the slot table.
+    const int idx[2] = {0, n.op == RF_OP_ATTENTION ? 3 : 1};
+    for (int i : idx) {
+        if (!n.src[i]) continue;
+        s += (s.empty() ? "" : " x ") + shape_of(n.src[i]);
+    }
+    if (s.empty() && n.dst) s = shape_of(n.dst);
+    return s;
+}
+
+std::string node_dtypes(const rf_node &n) {
+    std::string s;
+    for (int i = 0; i < 3; ++i)
+        if (n.src[i]) s += (s.empty() ? "" : ",") + std::string(rf::type_name(n.src[i]->type));
+    if (s.empty() && n.dst) s = rf::type_name(n.dst->type);
+    return s;
+}
+
+} // namespace rfprof

@@ -1,0 +1,100 @@
+#include "profiler_state.h"
+
+#include <cstring>
+
+#include "node_cost.h"
+
+namespace rfprof {
+
+bool ProfilerState::GroupKey::operator==(const GroupKey &o) const { return std::memcmp(this, &o, sizeof o) == 0; }
+
+size_t ProfilerState::GroupKeyHash::operator()(const GroupKey &k) const {
+    // FNV-1a over the key's bytes (the key is zero-initialised, so padding is deterministic).
+    const auto *p = reinterpret_cast<const unsigned char *>(&k);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof k; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return size_t(h);
+}
+
+ProfilerState::ProfilerState(CeilingConfig ceilings, size_t max_events)
+    : ceilings_(std::move(ceilings)), max_events_(max_events) {}
+
+int ProfilerState::add_backend(const std::string &name, const rf_device_info &info, const std::string &timing) {
+    std::lock_guard<std::mutex> lock(mu_);
+    backends_.push_back({name, info, pick_ceiling(ceilings_, name, info), timing});
+    return int(backends_.size()) - 1;
+}
+
+int ProfilerState::intern_label(std::string_view s) {
+    auto it = label_index_.find(s);
+    if (it != label_index_.end()) return it->second;
+    labels_.emplace_back(s);
+    const int id = int(labels_.size()) - 1;
+    label_index_.emplace(labels_.back(), id);
+    return id;
+}
+
+NodeSlot ProfilerState::slot_for(const rf_node &node, int backend) {
+    GroupKey key;
+    std::memset(&key, 0, sizeof key);
+    key.op = node.op;
+    key.backend = backend;
+    const rf_tensor *ts[3] = {node.src[0], node.op == RF_OP_ATTENTION ? node.src[3] : node.src[1], node.dst};
+    for (int i = 0; i < 3; ++i) {
+        if (!ts[i]) continue;
+        key.types[i] = ts[i]->type;
+        std::memcpy(key.ne[i], ts[i]->ne, sizeof key.ne[i]);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    NodeSlot slot;
+    auto it = group_index_.find(key);
+    if (it != group_index_.end()) {
+        slot.group = it->second;
+    } else {
+        OpGroup g;
+        g.op = node.op;
+        g.backend = backend;
+        g.shapes = node_shapes(node);
+        g.dtypes = node_dtypes(node);
+        const NodeCost c = node_cost(node);
+        g.bytes = c.bytes;
+        g.flops = c.flops;
+        groups_.push_back(std::move(g));
+        slot.group = int(groups_.size()) - 1;
+        group_index_.emplace(key, slot.group);
+    }
+    slot.label = intern_label(node.label ? std::string_view(node.label) : std::string_view(op_name(node.op)));
+    slot.phase = current_phase_;
+    return slot;
+}
+
+void ProfilerState::record(const NodeSlot &slot, double ts_us, float dur_us) {
+    std::lock_guard<std::mutex> lock(mu_);
+    OpGroup &g = groups_[size_t(slot.group)];
+    g.total_us += dur_us;
+    g.samples_us.push_back(dur_us);
+    if (events_.size() < max_events_) events_.push_back({slot.group, slot.label, slot.phase, dur_us, ts_us});
+    else ++events_not_stored_;
+}
+
+void ProfilerState::mark_phase(const char *name) {
+    const double t = now_us();
+    std::string n = name ? name : "(null)";
+    std::lock_guard<std::mutex> lock(mu_);
+    int id = -1;
+    for (size_t i = 0; i < phase_names_.size(); ++i)
+        if (phase_names_[i] == n) id = int(i);
+    if (id < 0) {
+        phase_names_.push_back(n);
+        id = int(phase_names_.size()) - 1;
+    }
+    current_phase_ = id;
+    marks_.push_back({id, t});
+}
+
+void ProfilerState::add_dropped(uint64_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped_ += n;
+}
+
+} // namespace rfprof

@@ -1,0 +1,113 @@
+// Everything the profiler records, shared by all wrapped backends: the op groups (one per
+// op/shape/type/backend combination, holding per-call samples), one event per timed node for
+// the trace, interned labels, phase marks. Thread-safe; the hot path takes the lock briefly.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ceilings.h"
+#include "rocmforge/abi.h"
+
+namespace rfprof {
+
+struct OpGroup {
+    int op = 0;
+    int backend = 0;
+    std::string shapes, dtypes;
+    double bytes = 0, flops = 0;    // per call
+    double total_us = 0;
+    std::vector<float> samples_us;  // every call, for percentiles
+};
+
+// One timed node. ts is microseconds since the profiler started (host steady clock).
+struct NodeEvent {
+    int32_t group;
+    int32_t label;
+    int32_t phase;
+    float dur_us;
+    double ts_us;
+};
+
+struct BackendEntry {
+    std::string name;
+    rf_device_info info{};
+    Ceiling ceiling;
+    std::string timing; // "device events" or "host clock"
+};
+
+struct PhaseMark {
+    int phase;
+    double t_us;
+};
+
+// A node's identity before timing: where its sample goes.
+struct NodeSlot {
+    int32_t group;
+    int32_t label;
+    int32_t phase;
+};
+
+class ProfilerState {
+public:
+    ProfilerState(CeilingConfig ceilings, size_t max_events);
+
+    double now_us() const {
+        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_).count();
+    }
+
+    int add_backend(const std::string &name, const rf_device_info &info, const std::string &timing);
+    // Group and label ids for a node about to run (labels are copied: the graph may die first).
+    NodeSlot slot_for(const rf_node &node, int backend);
+    void record(const NodeSlot &slot, double ts_us, float dur_us);
+    void mark_phase(const char *name);
+
+    // Unresolved device events (the backend was gone before they could be read).
+    void add_dropped(uint64_t n);
+
+    // Snapshot accessors for the report (call with no compute in flight).
+    const std::vector<OpGroup> &groups() const { return groups_; }
+    const std::vector<NodeEvent> &events() const { return events_; }
+    const std::deque<std::string> &labels() const { return labels_; }
+    const std::vector<std::string> &phase_names() const { return phase_names_; }
+    const std::vector<PhaseMark> &phase_marks() const { return marks_; }
+    const std::vector<BackendEntry> &backends() const { return backends_; }
+    uint64_t events_not_stored() const { return events_not_stored_; }
+    uint64_t dropped() const { return dropped_; }
+    std::mutex &mutex() { return mu_; }
+
+private:
+    struct GroupKey {
+        int32_t op, backend;
+        int32_t types[3];
+        int64_t ne[3][RF_MAX_DIMS];
+        bool operator==(const GroupKey &o) const;
+    };
+    struct GroupKeyHash {
+        size_t operator()(const GroupKey &k) const;
+    };
+    int intern_label(std::string_view s);
+
+    std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+    CeilingConfig ceilings_;
+    size_t max_events_;
+    std::mutex mu_;
+    std::vector<BackendEntry> backends_;
+    std::vector<OpGroup> groups_;
+    std::unordered_map<GroupKey, int, GroupKeyHash> group_index_;
+    std::deque<std::string> labels_;
+    std::unordered_map<std::string_view, int> label_index_; // views into labels_
+    std::vector<NodeEvent> events_;
+    std::vector<std::string> phase_names_{"(none)"};
+    std::vector<PhaseMark> marks_;
+    int current_phase_ = 0;
+    uint64_t events_not_stored_ = 0;
+    uint64_t dropped_ = 0;
+};
+
+} // namespace rfprof

@@ -1,0 +1,164 @@
+#include "report_text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "node_cost.h"
+
+namespace rfprof {
+
+int label_layer(const std::string &label) {
+    if (label.rfind("blk.", 0) != 0) return -1;
+    size_t i = 4, n = 0;
+    int v = 0;
+    while (i < label.size() && label[i] >= '0' && label[i] <= '9' && n < 9) v = v * 10 + (label[i++] - '0'), ++n;
+    return (n > 0 && i < label.size() && label[i] == '.') ? v : -1;
+}
+
+const char *label_part(const std::string &label) {
+    std::string s = label;
+    if (label_layer(label) >= 0) s = label.substr(label.find('.', 4) + 1);
+    auto starts = [&](const char *p) { return s.rfind(p, 0) == 0; };
+    if (starts("attn_") || starts("rope") || starts("cache_") || starts("kv_append") || s == "attention")
+        return "attention";
+    if (starts("ffn_")) return "mlp";
+    if (s.find("norm") != std::string::npos) return "norm";
+    if (starts("output") || s == "argmax" || s == "select_output_rows") return "output";
+    if (starts("token_embd")) return "embedding";
+    return "other";
+}
+
+namespace {
+
+double percentile(std::vector<float> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    size_t k = size_t(std::ceil(p * double(v.size()))); // nearest rank
+    return v[std::min(v.size() - 1, k ? k - 1 : 0)];
+}
+
+std::string fit(const std::string &s, size_t w) { return s.size() <= w ? s : s.substr(0, w - 1) + "~"; }
+
+struct Sum {
+    double us = 0;
+    uint64_t n = 0;
+};
+
+} // namespace
+
+std::string format_report(const ProfilerState &st, const ReportOptions &opt, double end_us) {
+    std::string out = "\n== ROCmForge profile ==\n";
+    const auto &groups = st.groups();
+    const auto &backends = st.backends();
+    double total_us = 0;
+    uint64_t total_calls = 0;
+    for (const auto &g : groups) total_us += g.total_us, total_calls += g.samples_us.size();
+
+    for (const auto &b : backends)
+        out += fmt::format("backend {:<6} {} [{}], timing: {}; ceilings {:.0f} GB/s, {:.2f} TFLOP/s ({})\n", b.name,
+                           b.info.name, b.info.arch, b.timing, b.ceiling.gbps, b.ceiling.tflops, b.ceiling.source);
+    out += fmt::format("timed {} nodes, {:.3f} ms in total\n", total_calls, total_us / 1000.0);
+    if (st.dropped()) out += fmt::format("warning: {} device timings could not be read (backend shut down first)\n", st.dropped());
+    if (st.events_not_stored())
+        out += fmt::format("note: trace holds the first {} nodes; {} more are in the tables only\n", st.events().size(),
+                           st.events_not_stored());
+    if (total_calls == 0) {
+        out += "(no nodes ran while the profiler was active)\n";
+    }
+
+    // Per op/shape/type/backend, by total time.
+    std::vector<size_t> order(groups.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a].total_us > groups[b].total_us; });
+    if (!groups.empty()) {
+        out += fmt::format("\nper op and shape (top {} of {} by total time; GB/s and TFLOP/s from the mean)\n",
+                           std::min<size_t>(size_t(opt.top), groups.size()), groups.size());
+        out += fmt::format("{:<9} {:<34} {:<13} {:<6} {:>7} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>5} {:>5}\n", "op",
+                           "shapes", "dtype", "backend", "calls", "total ms", "mean us", "p50 us", "p95 us", "GB/s",
+                           "TFLOP/s", "%BW", "%FLOP");
+        for (size_t r = 0; r < order.size() && r < size_t(opt.top); ++r) {
+            const OpGroup &g = groups[order[r]];
+            const BackendEntry &b = backends[size_t(g.backend)];
+            const double mean_us = g.samples_us.empty() ? 0 : g.total_us / double(g.samples_us.size());
+            const double gbps = mean_us > 0 ? g.bytes / (mean_us * 1e3) : 0;
+            const double tflops = mean_us > 0 ? g.flops / (mean_us * 1e6) : 0;
+            out += fmt::format("{:<9} {:<34} {:<13} {:<6} {:>7} {:>10.3f} {:>9.1f} {:>9.1f} {:>9.1f} {:>8.1f} {:>8.3f} {:>4.0f}% {:>4.0f}%\n",
+                               op_name(g.op), fit(g.shapes, 34), fit(g.dtypes, 13), fit(b.name, 6), g.samples_us.size(),
+                               g.total_us / 1000.0, mean_us, percentile(g.samples_us, 0.5), percentile(g.samples_us, 0.95),
+                               gbps, tflops, b.ceiling.gbps > 0 ? 100.0 * gbps / b.ceiling.gbps : 0.0,
+                               b.ceiling.tflops > 0 ? 100.0 * tflops / b.ceiling.tflops : 0.0);
+        }
+    }
+
+    // Per op name and backend, all shapes together.
+    std::map<std::pair<std::string, std::string>, Sum> by_op;
+    for (const auto &g : groups) {
+        Sum &s = by_op[{op_name(g.op), backends[size_t(g.backend)].name}];
+        s.us += g.total_us;
+        s.n += g.samples_us.size();
+    }
+    if (!by_op.empty()) {
+        out += fmt::format("\nper op (all shapes)\n{:<10} {:<8} {:>8} {:>11} {:>6}\n", "op", "backend", "calls", "total ms", "%");
+        std::vector<std::pair<std::pair<std::string, std::string>, Sum>> v(by_op.begin(), by_op.end());
+        std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.second.us > b.second.us; });
+        for (const auto &[k, s] : v)
+            out += fmt::format("{:<10} {:<8} {:>8} {:>11.3f} {:>5.1f}%\n", k.first, k.second, s.n, s.us / 1000.0,
+                               total_us > 0 ? 100.0 * s.us / total_us : 0.0);
+    }
+
+    // Rollups by label: layer, part, phase. Built from the stored events.
+    std::map<int, Sum> by_layer;
+    std::map<std::string, Sum> by_part;
+    std::vector<Sum> by_phase(st.phase_names().size());
+    const auto &labels = st.labels();
+    for (const auto &e : st.events()) {
+        const std::string &label = labels[size_t(e.label)];
+        const int layer = label_layer(label);
+        if (layer >= 0) by_layer[layer].us += e.dur_us, by_layer[layer].n++;
+        Sum &p = by_part[label_part(label)];
+        p.us += e.dur_us, p.n++;
+        by_phase[size_t(e.phase)].us += e.dur_us, by_phase[size_t(e.phase)].n++;
+    }
+    if (!by_layer.empty()) {
+        out += fmt::format("\nper layer (labels blk.N.*)\n{:<6} {:>8} {:>11} {:>6}\n", "layer", "nodes", "total ms", "%");
+        for (const auto &[l, s] : by_layer)
+            out += fmt::format("{:<6} {:>8} {:>11.3f} {:>5.1f}%\n", l, s.n, s.us / 1000.0, total_us > 0 ? 100.0 * s.us / total_us : 0.0);
+    }
+    if (!by_part.empty()) {
+        out += fmt::format("\nper part (attention: attn_*/rope/kv append/attention; mlp: ffn_*)\n{:<10} {:>8} {:>11} {:>6}\n",
+                           "part", "nodes", "total ms", "%");
+        for (const auto &[name, s] : by_part)
+            out += fmt::format("{:<10} {:>8} {:>11.3f} {:>5.1f}%\n", name, s.n, s.us / 1000.0, total_us > 0 ? 100.0 * s.us / total_us : 0.0);
+    }
+
+    // Phases: wall time between the core's marks (a TTFT breakdown when the core marks load,
+    // tokenize, upload, prefill, first token), and the node time that ran in each.
+    const auto &marks = st.phase_marks();
+    if (!marks.empty()) {
+        std::vector<double> wall(st.phase_names().size(), 0.0);
+        std::vector<int> seen_order;
+        for (size_t i = 0; i < marks.size(); ++i) {
+            const double end = i + 1 < marks.size() ? marks[i + 1].t_us : end_us;
+            wall[size_t(marks[i].phase)] += end - marks[i].t_us;
+            if (std::find(seen_order.begin(), seen_order.end(), marks[i].phase) == seen_order.end())
+                seen_order.push_back(marks[i].phase);
+        }
+        out += fmt::format("\nphases (wall time between marks, in order of first mark; last ends at the report)\n"
+                           "{:<14} {:>12} {:>12} {:>8} {:>12}\n", "phase", "wall ms", "cumul ms", "nodes", "node ms");
+        double cumul = 0;
+        for (int p : seen_order) {
+            cumul += wall[size_t(p)];
+            out += fmt::format("{:<14} {:>12.3f} {:>12.3f} {:>8} {:>12.3f}\n", fit(st.phase_names()[size_t(p)], 14),
+                               wall[size_t(p)] / 1000.0, cumul / 1000.0, by_phase[size_t(p)].n, by_phase[size_t(p)].us / 1000.0);
+        }
+        if (by_phase[0].n)
+            out += fmt::format("{:<14} {:>12} {:>12} {:>8} {:>12.3f}\n", "(before marks)", "-", "-", by_phase[0].n, by_phase[0].us / 1000.0);
+    }
+    if (!opt.trace_path.empty()) out += fmt::format("\ntrace: {} (open in https://ui.perfetto.dev or chrome://tracing)\n", opt.trace_path);
+    return out;
+}
+
+} // namespace rfprof

@@ -1,0 +1,84 @@
+// The decorator: a backend vtable that forwards every slot to the real backend, except
+// compute(), which runs the graph one node at a time and times each node:
+//  - backends with timing events: an event is recorded between consecutive nodes and the
+//    elapsed times are read later in batches (when the core synchronizes or downloads, which
+//    means the work is done), so the GPU never waits on the profiler;
+//  - other backends: host steady clock around each node, after the backend's synchronize.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nvtx_ranges.h"
+#include "profiler_state.h"
+#include "rocmforge/abi.h"
+
+namespace rfprof {
+
+class WrappedBackend {
+public:
+    WrappedBackend(ProfilerState &state, const RangeMarker &ranges, const std::string &name,
+                   const rf_backend_vtable *inner, void *inner_ctx);
+    // Does not touch the inner backend: the core shuts it down before the profiler.
+    ~WrappedBackend() = default;
+    WrappedBackend(const WrappedBackend &) = delete;
+    WrappedBackend &operator=(const WrappedBackend &) = delete;
+
+    const rf_backend_vtable *vtable() const { return &vt_; }
+    bool uses_events() const { return use_events_; }
+
+    // Reads every pending event (waits for the device if it has not got there yet).
+    void resolve_pending();
+    // Pending events whose backend is gone: counted as dropped, never read.
+    void abandon_pending();
+
+private:
+    struct Batch {
+        std::vector<void *> events;  // events[i]..events[i+1] bracket slots[i]
+        std::vector<NodeSlot> slots;
+        void *anchor;
+        double anchor_us;
+    };
+
+    int compute(const rf_graph *graph, char *err, size_t err_len);
+    int compute_host_clock(const rf_graph *graph, char *err, size_t err_len);
+    int compute_events(const rf_graph *graph, char *err, size_t err_len);
+    int synchronize(char *err, size_t err_len);
+    int download(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
+    bool ensure_anchor(char *err, size_t err_len);
+    void *take_event();
+    void resolve_batch(Batch &b);
+    bool has_slot(size_t offset) const; // inner vtable is long enough and the slot is set
+
+    static WrappedBackend *self(void *ctx) { return static_cast<WrappedBackend *>(ctx); }
+    static int s_init(const char *, void **, char *, size_t);
+    static void s_shutdown(void *);
+    static int s_device_info(void *, rf_device_info *);
+    static int s_buffer_alloc(void *, uint64_t, rf_buffer_desc *, char *, size_t);
+    static void s_buffer_free(void *, void *);
+    static int s_upload(void *, void *, const void *, uint64_t, char *, size_t);
+    static int s_download(void *, void *, const void *, uint64_t, char *, size_t);
+    static int s_supports_op(void *, const rf_node *);
+    static int s_compute(void *, const rf_graph *, char *, size_t);
+    static int s_synchronize(void *, char *, size_t);
+    static int s_event_create(void *, void **);
+    static int s_event_record(void *, void *);
+    static int s_event_elapsed_ms(void *, void *, void *, float *);
+    static void s_event_destroy(void *, void *);
+    static int s_buffer_from_host(void *, void *, uint64_t, rf_buffer_desc *, char *, size_t);
+
+    ProfilerState &state_;
+    const RangeMarker &ranges_;
+    const rf_backend_vtable *inner_;
+    void *inner_ctx_;
+    rf_backend_vtable vt_{};
+    int backend_id_ = 0;
+    bool use_events_ = false;
+    std::vector<void *> free_events_;
+    std::vector<Batch> pending_;
+    size_t pending_events_ = 0;
+    void *anchor_ = nullptr;     // event recorded when the device was idle, at host time anchor_us_
+    double anchor_us_ = 0;
+};
+
+} // namespace rfprof

@@ -1,0 +1,281 @@
+#include "op_cases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+namespace opcheck {
+namespace {
+
+struct TypeRow { int type; const char *label; int block; int bytes; };
+constexpr TypeRow kTypes[] = {
+    {RF_TYPE_F32, "f32", 1, 4},        {RF_TYPE_F16, "f16", 1, 2},        {RF_TYPE_BF16, "bf16", 1, 2},
+    {RF_TYPE_Q4_0, "q4_0", 32, 18},    {RF_TYPE_Q4_1, "q4_1", 32, 20},    {RF_TYPE_Q5_0, "q5_0", 32, 22},
+    {RF_TYPE_Q5_1, "q5_1", 32, 24},    {RF_TYPE_Q8_0, "q8_0", 32, 34},    {RF_TYPE_Q2_K, "q2_K", 256, 84},
+    {RF_TYPE_Q3_K, "q3_K", 256, 110},  {RF_TYPE_Q4_K, "q4_K", 256, 144},  {RF_TYPE_Q5_K, "q5_K", 256, 176},
+    {RF_TYPE_Q6_K, "q6_K", 256, 210},  {RF_TYPE_MXFP4, "mxfp4", 32, 17},  {RF_TYPE_MXFP6_E2M3, "mxfp6_e2m3", 32, 25},
+    {RF_TYPE_MXFP6_E3M2, "mxfp6_e3m2", 32, 25}, {RF_TYPE_I32, "i32", 1, 4},
+};
+
+const TypeRow &row_of(int type) {
+    for (const auto &r : kTypes)
+        if (r.type == type) return r;
+    return kTypes[0];
+}
+
+uint16_t f2h(float f) { _Float16 h = (_Float16)f; uint16_t u; std::memcpy(&u, &h, 2); return u; }
+float h2f(uint16_t u) { _Float16 h; std::memcpy(&h, &u, 2); return (float)h; }
+uint16_t f2bf(float f) { uint32_t u; std::memcpy(&u, &f, 4); return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16); }
+float bf2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; std::memcpy(&f, &u, 4); return f; }
+
+void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+
+// Random contents for a tensor of any type: floats ~U(-1,1)*amp, quantized blocks with random
+// codes and scales chosen so dequantized values are O(1).
+void fill_random(HostTensor &t, std::mt19937 &rng, float amp = 1.f) {
+    t.data.resize(tensor_bytes(t));
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::uniform_int_distribution<int> byte(0, 255);
+    const size_t n = t.data.size();
+    switch (t.type) {
+    case RF_TYPE_F32: for (size_t i = 0; i < n / 4; ++i) { float v = u(rng) * amp; std::memcpy(&t.data[4 * i], &v, 4); } return;
+    case RF_TYPE_F16: for (size_t i = 0; i < n / 2; ++i) put16(&t.data[2 * i], f2h(u(rng) * amp)); return;
+    case RF_TYPE_BF16: for (size_t i = 0; i < n / 2; ++i) put16(&t.data[2 * i], f2bf(u(rng) * amp)); return;
+    case RF_TYPE_I32: return; // filled by the case
+    default: break;
+    }
+    for (auto &b : t.data) b = (uint8_t)byte(rng);
+    const TypeRow &r = row_of(t.type);
+    std::uniform_real_distribution<float> scale(0.5f, 1.5f);
+    for (size_t off = 0; off < n; off += r.bytes) {
+        uint8_t *b = &t.data[off];
+        auto d = [&](int at, float base) { put16(b + at, f2h(base * scale(rng))); };
+        switch (t.type) {
+        case RF_TYPE_Q4_0: case RF_TYPE_Q5_0: d(0, 0.1f); break;
+        case RF_TYPE_Q8_0: d(0, 0.01f); break;
+        case RF_TYPE_Q4_1: case RF_TYPE_Q5_1: d(0, 0.1f); d(2, -0.5f); break;
+        case RF_TYPE_Q2_K: d(80, 0.1f); d(82, 0.05f); break;
+        case RF_TYPE_Q3_K: d(108, 0.05f); break;
+        case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: d(0, 0.01f); d(2, 0.01f); break;
+        case RF_TYPE_Q6_K: d(208, 0.005f); break;
+        case RF_TYPE_MXFP4: case RF_TYPE_MXFP6_E2M3: case RF_TYPE_MXFP6_E3M2: b[0] = (uint8_t)(124 + byte(rng) % 5); break;
+        default: break;
+        }
+    }
+}
+
+HostTensor make(int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3 = 1) {
+    HostTensor t;
+    t.type = type;
+    t.ne[0] = n0; t.ne[1] = n1; t.ne[2] = n2; t.ne[3] = n3;
+    t.data.assign(tensor_bytes(t), 0);
+    return t;
+}
+
+HostTensor rnd(std::mt19937 &rng, int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3 = 1, float amp = 1.f) {
+    HostTensor t = make(type, n0, n1, n2, n3);
+    fill_random(t, rng, amp);
+    return t;
+}
+
+HostTensor ints(const std::vector<int32_t> &v, int64_t n0, int64_t n1 = 1) {
+    HostTensor t = make(RF_TYPE_I32, n0, n1);
+    std::memcpy(t.data.data(), v.data(), v.size() * 4);
+    return t;
+}
+
+Case base(const std::string &name, int op, std::vector<HostTensor> t, double nmse) {
+    Case c;
+    c.name = name;
+    c.op = op;
+    c.tensors = std::move(t);
+    c.present.assign(c.tensors.size(), true);
+    c.max_nmse = nmse;
+    c.bytes = 0;
+    for (const auto &x : c.tensors) c.bytes += (double)tensor_bytes(x);
+    return c;
+}
+
+Case matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int64_t b2 = 1, int64_t bw2 = 1) {
+    auto w = rnd(rng, type, K, N, bw2);
+    auto x = rnd(rng, RF_TYPE_F32, K, M, b2);
+    Case c = base(std::string("matmul ") + type_label(type) + " K=" + std::to_string(K) + " N=" + std::to_string(N) +
+                      " M=" + std::to_string(M) + (b2 > 1 ? " batch=" + std::to_string(b2) + "/" + std::to_string(bw2) : ""),
+                  RF_OP_MATMUL, {make(RF_TYPE_F32, N, M, b2), w, x}, 5e-4);
+    c.flops = 2.0 * K * N * M * b2;
+    return c;
+}
+
+Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq,
+               double nmse) {
+    const int n_seq = (int)seq_len.size(), n_kv_max = *std::max_element(seq_len.begin(), seq_len.end());
+    const int S = n_kv_max * n_seq + 7;
+    std::vector<int32_t> perm(S);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<int32_t> table((size_t)n_kv_max * n_seq, 0), info;
+    for (int s = 0; s < n_seq; ++s)
+        for (int p = 0; p < seq_len[s]; ++p) table[(size_t)s * n_kv_max + p] = perm[(size_t)s * n_kv_max + p];
+    for (int s = 0; s < n_seq; ++s)
+        for (int i = 0; i < T_per_seq; ++i) { info.push_back(s); info.push_back(seq_len[s] - T_per_seq + i); }
+    const int T = n_seq * T_per_seq;
+    Case c = base(std::string("attention pool=") + type_label(pool) + " D=" + std::to_string(D) + " Hq=" + std::to_string(Hq) +
+                      " Hkv=" + std::to_string(Hkv) + " T=" + std::to_string(T) + " ctx=" + std::to_string(n_kv_max),
+                  RF_OP_ATTENTION,
+                  {make(RF_TYPE_F32, (int64_t)D * Hq, T), rnd(rng, RF_TYPE_F32, D, Hq, T), rnd(rng, pool, (int64_t)D * Hkv, S),
+                   rnd(rng, pool, (int64_t)D * Hkv, S), ints(table, n_kv_max, n_seq), ints(info, 2, T)},
+                  nmse);
+    c.fparams[0] = 1.f / std::sqrt((float)D);
+    double ctx_sum = 0;
+    for (int s = 0; s < n_seq; ++s) ctx_sum += (double)T_per_seq * seq_len[s];
+    c.flops = 4.0 * D * Hq * ctx_sum;
+    c.bytes = (double)row_bytes(pool, (int64_t)D * Hkv) * 2 * ctx_sum / T_per_seq + 8.0 * D * Hq * T;
+    return c;
+}
+
+std::vector<int32_t> random_ids(std::mt19937 &rng, int n, int range) {
+    std::vector<int32_t> v(n);
+    for (auto &x : v) x = (int32_t)(rng() % range);
+    return v;
+}
+
+const int kWeightTypes[] = {RF_TYPE_F32,  RF_TYPE_F16,  RF_TYPE_BF16, RF_TYPE_Q4_0, RF_TYPE_Q4_1, RF_TYPE_Q5_0,
+                            RF_TYPE_Q5_1, RF_TYPE_Q8_0, RF_TYPE_Q2_K, RF_TYPE_Q3_K, RF_TYPE_Q4_K, RF_TYPE_Q5_K,
+                            RF_TYPE_Q6_K, RF_TYPE_MXFP4, RF_TYPE_MXFP6_E2M3, RF_TYPE_MXFP6_E3M2};
+
+} // namespace
+
+size_t type_block(int type) { return row_of(type).block; }
+size_t type_bytes(int type) { return row_of(type).bytes; }
+size_t row_bytes(int type, int64_t n) { return (size_t)(n / row_of(type).block) * row_of(type).bytes; }
+size_t tensor_bytes(const HostTensor &t) { return row_bytes(t.type, t.ne[0]) * (size_t)(t.ne[1] * t.ne[2] * t.ne[3]); }
+const char *type_label(int type) { return row_of(type).label; }
+
+std::vector<double> to_double(const HostTensor &t, const std::vector<uint8_t> &b) {
+    std::vector<double> out;
+    const int64_t n = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
+    out.reserve(n);
+    for (int64_t i = 0; i < n; ++i) {
+        switch (t.type) {
+        case RF_TYPE_F32: { float f; std::memcpy(&f, &b[4 * i], 4); out.push_back(f); break; }
+        case RF_TYPE_I32: { int32_t v; std::memcpy(&v, &b[4 * i], 4); out.push_back(v); break; }
+        case RF_TYPE_F16: out.push_back(h2f((uint16_t)(b[2 * i] | b[2 * i + 1] << 8))); break;
+        case RF_TYPE_BF16: out.push_back(bf2f((uint16_t)(b[2 * i] | b[2 * i + 1] << 8))); break;
+        case RF_TYPE_Q8_0: {
+            const uint8_t *blk = &b[(i / 32) * 34];
+            out.push_back(h2f((uint16_t)(blk[0] | blk[1] << 8)) * (int8_t)blk[2 + i % 32]);
+            break;
+        }
+        default: out.push_back(NAN);
+        }
+    }
+    return out;
+}
+
+std::vector<Case> correctness_cases(std::mt19937 &rng) {
+    std::vector<Case> v;
+    for (int t : kWeightTypes) {
+        const bool scalar = row_of(t).block == 1;
+        const int64_t K = scalar ? 77 : (row_of(t).block == 256 ? 512 : 96);
+        v.push_back(matmul(rng, t, K, 67, 1));   // decode
+        v.push_back(matmul(rng, t, K, 33, 5));   // short batch
+        v.push_back(matmul(rng, t, K, 70, 37));  // tiled prefill path, ragged tiles
+        const int64_t Kr = scalar ? 37 : row_of(t).block * 2;
+        v.push_back(base(std::string("get_rows ") + type_label(t) + " K=" + std::to_string(Kr), RF_OP_GET_ROWS,
+                         {make(RF_TYPE_F32, Kr, 7), rnd(rng, t, Kr, 20), ints(random_ids(rng, 7, 20), 7)}, 1e-10));
+    }
+    v.push_back(matmul(rng, RF_TYPE_F16, 64, 40, 3, 4, 2));   // broadcast of W over batch
+    v.push_back(matmul(rng, RF_TYPE_Q8_0, 64, 40, 20, 4, 2));
+    v.push_back(matmul(rng, RF_TYPE_F16, 4096, 300, 130));    // multi K-step tiles
+    for (int op : {RF_OP_ADD, RF_OP_MUL}) {
+        const char *nm = op == RF_OP_ADD ? "add" : "mul";
+        v.push_back(base(std::string(nm) + " same shape [67,5,3]", op,
+                         {make(RF_TYPE_F32, 67, 5, 3), rnd(rng, RF_TYPE_F32, 67, 5, 3), rnd(rng, RF_TYPE_F32, 67, 5, 3)}, 1e-12));
+        v.push_back(base(std::string(nm) + " broadcast [67,5,3]x[67,1,3]", op,
+                         {make(RF_TYPE_F32, 67, 5, 3), rnd(rng, RF_TYPE_F32, 67, 5, 3), rnd(rng, RF_TYPE_F32, 67, 1, 3)}, 1e-12));
+    }
+    {
+        Case c = base("scale [1000,3]", RF_OP_SCALE, {make(RF_TYPE_F32, 1000, 3), rnd(rng, RF_TYPE_F32, 1000, 3)}, 1e-12);
+        c.fparams[0] = 0.37f;
+        v.push_back(c);
+    }
+    v.push_back(base("silu [1001,3]", RF_OP_SILU, {make(RF_TYPE_F32, 1001, 3), rnd(rng, RF_TYPE_F32, 1001, 3, 1, 1, 6.f)}, 1e-10));
+    v.push_back(base("swiglu [130,7]", RF_OP_SWIGLU,
+                     {make(RF_TYPE_F32, 130, 7), rnd(rng, RF_TYPE_F32, 130, 7, 1, 1, 6.f), rnd(rng, RF_TYPE_F32, 130, 7)}, 1e-10));
+    for (int64_t K : {4096, 37}) {
+        Case c = base("rms_norm [" + std::to_string(K) + ",3]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, K, 3), rnd(rng, RF_TYPE_F32, K, 3)}, 1e-10);
+        c.fparams[0] = 1e-5f;
+        v.push_back(c);
+        Case s = base("softmax [" + std::to_string(K) + ",4]", RF_OP_SOFTMAX, {make(RF_TYPE_F32, K, 4), rnd(rng, RF_TYPE_F32, K, 4, 1, 1, 5.f)}, 1e-10);
+        s.fparams[0] = 0.5f;
+        v.push_back(s);
+    }
+    {
+        Case c = base("argmax [32003,3]", RF_OP_ARGMAX, {make(RF_TYPE_I32, 3), rnd(rng, RF_TYPE_F32, 32003, 3)}, 0);
+        c.exact = true;
+        v.push_back(c);
+    }
+    for (int mode : {RF_ROPE_NORMAL, RF_ROPE_NEOX})
+        for (int n_rot : {64, 32})
+            for (bool factors : {false, true}) {
+                const int D = 64, H = 4, T = 5;
+                std::vector<int32_t> pos = random_ids(rng, T, 3000);
+                Case c = base(std::string("rope ") + (mode ? "neox" : "normal") + " D=64 n_rot=" + std::to_string(n_rot) +
+                                  (factors ? " +factors" : ""),
+                              RF_OP_ROPE, {make(RF_TYPE_F32, D, H, T), rnd(rng, RF_TYPE_F32, D, H, T), ints(pos, T), make(RF_TYPE_F32, n_rot / 2)},
+                              1e-8);
+                if (factors) {
+                    auto &f = c.tensors[3];
+                    for (int i = 0; i < n_rot / 2; ++i) { float x = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &x, 4); }
+                } else {
+                    c.present[3] = false;
+                }
+                c.iparams[0] = mode; c.iparams[1] = n_rot;
+                c.fparams[0] = 10000.f; c.fparams[1] = 1.f;
+                v.push_back(c);
+            }
+    for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0, RF_TYPE_F32}) {
+        std::vector<int32_t> slots = {5, 0, 11};
+        v.push_back(base(std::string("set_rows pool=") + type_label(pool) + " R=128", RF_OP_SET_ROWS,
+                         {rnd(rng, pool, 128, 16), rnd(rng, RF_TYPE_F32, 128, 3), ints(slots, 3)}, 1e-6));
+        v.push_back(attention(rng, pool, 64, 8, 2, {37, 9}, 3, 1e-5));
+        v.push_back(attention(rng, pool, 128, 4, 4, {100}, 1, 1e-5));
+    }
+    for (auto [from, to] : {std::pair{RF_TYPE_F32, RF_TYPE_F16}, {RF_TYPE_F16, RF_TYPE_F32}, {RF_TYPE_F32, RF_TYPE_BF16},
+                            {RF_TYPE_BF16, RF_TYPE_F32}}) {
+        v.push_back(base(std::string("copy ") + type_label(from) + "->" + type_label(to) + " [100,3]", RF_OP_COPY,
+                         {make(to, 100, 3), rnd(rng, from, 100, 3)}, 1e-12));
+    }
+    return v;
+}
+
+std::vector<Case> perf_cases(std::mt19937 &rng) {
+    std::vector<Case> v;
+    // Decode-shaped matmuls (weights cycled over 4 copies so they come from HBM, not L2).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) {
+        Case c = matmul(rng, t, 4096, 14336, 1);
+        c.tensors[1].copies = 4;
+        v.push_back(std::move(c));
+    }
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16}) {
+        Case c = matmul(rng, t, 4096, 4096, 512);
+        v.push_back(std::move(c));
+    }
+    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 8, {4096}, 1, 1e-5));
+    v.push_back(attention(rng, RF_TYPE_Q8_0, 128, 32, 8, {4096}, 1, 1e-5));
+    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 8, {512}, 512, 1e-5));
+    {
+        Case c = base("rms_norm [4096,512]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, 4096, 512), rnd(rng, RF_TYPE_F32, 4096, 512)}, 1e-10);
+        c.fparams[0] = 1e-5f;
+        v.push_back(c);
+    }
+    v.push_back(base("swiglu [14336,512]", RF_OP_SWIGLU,
+                     {make(RF_TYPE_F32, 14336, 512), rnd(rng, RF_TYPE_F32, 14336, 512), rnd(rng, RF_TYPE_F32, 14336, 512)}, 1e-10));
+    v.push_back(base("get_rows q4_K [4096] x512", RF_OP_GET_ROWS,
+                     {make(RF_TYPE_F32, 4096, 512), rnd(rng, RF_TYPE_Q4_K, 4096, 32000), ints(random_ids(rng, 512, 32000), 512)}, 1e-10));
+    v.back().bytes = 512.0 * (row_bytes(RF_TYPE_Q4_K, 4096) + 4096 * 4);
+    return v;
+}
+
+} // namespace opcheck

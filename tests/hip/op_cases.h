@@ -1,0 +1,45 @@
+// Op test cases: host tensors with fresh random contents + one node, run identically on two
+// backends. Shapes deliberately include odd sizes and non-multiples of the block size.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rocmforge/abi.h"
+
+namespace opcheck {
+
+struct HostTensor {
+    int type = RF_TYPE_F32;
+    int64_t ne[4] = {1, 1, 1, 1};
+    std::vector<uint8_t> data;
+    int copies = 1; // perf mode: distinct device copies cycled through (defeats the L2 cache)
+};
+
+struct Case {
+    std::string name;           // "matmul q4_K K=256 N=67 M=1"
+    int op = RF_OP_NONE;
+    std::vector<HostTensor> tensors; // [0] = dst, then src0.. (an empty slot = NULL source)
+    std::vector<bool> present;       // per tensor: false = NULL source
+    int32_t iparams[8] = {};
+    float fparams[8] = {};
+    double max_nmse = 1e-6;
+    bool exact = false;  // i32 outputs
+    double flops = 0;    // for --perf
+    double bytes = 0;    // bytes an ideal kernel moves (inputs once + output once)
+};
+
+size_t type_block(int type);
+size_t type_bytes(int type); // bytes per block
+size_t row_bytes(int type, int64_t n);
+size_t tensor_bytes(const HostTensor &t);
+const char *type_label(int type);
+
+// Host view of an output: values as float (f32, f16, bf16, q8_0, i32).
+std::vector<double> to_double(const HostTensor &t, const std::vector<uint8_t> &bytes);
+
+std::vector<Case> correctness_cases(std::mt19937 &rng);
+std::vector<Case> perf_cases(std::mt19937 &rng);
+
+} // namespace opcheck
