@@ -82,8 +82,12 @@ std::string shape_of(const rf_tensor *t) {
     int dims = 4;
     while (dims > 1 && t->ne[dims - 1] == 1) --dims;
     std::string s = "[";
-    for (int i = 0; i < dims; ++i) s += (i ? "," : "") + std::to_string(t->ne[i]);
-    return s + "]";
+    for (int i = 0; i < dims; ++i) {
+        if (i) s += ',';
+        s += std::to_string(t->ne[i]);
+    }
+    s += ']';
+    return s;
 }
 } // namespace
 
@@ -93,7 +97,8 @@ std::string node_shapes(const rf_node &n) {
     const int idx[2] = {0, n.op == RF_OP_ATTENTION ? 3 : 1};
     for (int i : idx) {
         if (!n.src[i]) continue;
-        s += (s.empty() ? "" : " x ") + shape_of(n.src[i]);
+        if (!s.empty()) s += " x ";
+        s += shape_of(n.src[i]);
     }
     if (s.empty() && n.dst) s = shape_of(n.dst);
     return s;
@@ -102,7 +107,10 @@ std::string node_shapes(const rf_node &n) {
 std::string node_dtypes(const rf_node &n) {
     std::string s;
     for (int i = 0; i < 3; ++i)
-        if (n.src[i]) s += (s.empty() ? "" : ",") + std::string(rf::type_name(n.src[i]->type));
+        if (n.src[i]) {
+            if (!s.empty()) s += ',';
+            s += rf::type_name(n.src[i]->type);
+        }
     if (s.empty() && n.dst) s = rf::type_name(n.dst->type);
     return s;
 }

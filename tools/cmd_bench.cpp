@@ -183,7 +183,7 @@ int cmd_bench(int argc, char **argv) {
         for (const auto &r : results) {
             char ts[64];
             std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.ts.mean, r.ts.stddev());
-            std::printf("| %-30s | %10s | %10s | %-10s | %7d | %-24s | %15s | %20s |\n", model_desc.c_str(), size.c_str(),
+            std::printf("| %-30s | %10s | %10s | %-10s | %7d | %-24s | %15s | %21s |\n", model_desc.c_str(), size.c_str(),
                         params, backends.c_str(), threads, hardware.c_str(), r.name.c_str(), ts);
         }
     } else if (output == "json") {

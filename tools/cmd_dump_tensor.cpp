@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../core/gguf/atomic_file.h"
+#include "rocmforge/atomic_file.h"
 #include "rocmforge/error.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/types.h"

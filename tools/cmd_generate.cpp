@@ -93,9 +93,6 @@ int cmd_generate(int argc, char **argv) {
     LoadedModel lm = load_model(o.model);
     const Tokenizer &tok = *lm.tokenizer;
     const int64_t n_vocab = lm.model->hparams().n_vocab;
-    if (tok.n_vocab() != n_vocab)
-        throw Error(lm.path + ": tokenizer has " + std::to_string(tok.n_vocab()) + " tokens but token_embd has " +
-                    std::to_string(n_vocab) + " rows");
 
     InferenceContext ctx(*lm.model, *lm.runtime, o.model.context_params(o.n_parallel));
     std::fprintf(stderr, "%s\n", ctx.cache().summary().c_str());

@@ -151,7 +151,13 @@ LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
     if (!lm.runtime->primary()) throw Error("no backend could start (see `rocmforge info`)");
     lm.runtime->phase("load");
     lm.model = Model::load(lm.path, *lm.runtime);
-    if (load_tokenizer) lm.tokenizer = Tokenizer::from_gguf(lm.model->file());
+    if (load_tokenizer) {
+        lm.tokenizer = Tokenizer::from_gguf(lm.model->file());
+        // As llama.cpp: the embedding rows must match the vocabulary.
+        if (lm.tokenizer->n_vocab() != lm.model->hparams().n_vocab)
+            throw Error(lm.path + ": the tokenizer has " + std::to_string(lm.tokenizer->n_vocab()) +
+                        " tokens but token_embd.weight has " + std::to_string(lm.model->hparams().n_vocab) + " rows");
+    }
     lm.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
     const ModelHparams &hp = lm.model->hparams();

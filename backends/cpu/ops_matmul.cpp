@@ -1,10 +1,14 @@
 // MATMUL: dst[N,M] = src0[K,N]^T * src1[K,M], src0 any weight type.
 //
 // Phase 0 quantizes every src1 column once into the kernel's activation format (q8_K / q8_32),
-// split by column across threads. Phase 1 splits the weight rows across threads; each thread
-// walks blocks of kRowBlock rows x kMaxCols columns so a weight row is unpacked once per column
-// tile and the tile's activations stay in L1. Types without an integer kernel take the generic
-// path: dequantize the row (rf::dequantize_row) and use f32 dots.
+// split by column across threads, and resets the chunk counter. Phase 1 hands out chunks of
+// kRowBlock weight rows through an atomic counter (a thread that was descheduled does not hold
+// up the others); within a chunk, a weight row is unpacked once per tile of kMaxCols columns
+// and the chunk's rows stay in L1. Types without an integer kernel take the generic path:
+// dequantize the row (rf::dequantize_row) and use f32 dots.
+#include <atomic>
+#include <new>
+
 #include "ops.h"
 #include "rocmforge/types.h"
 
@@ -34,16 +38,18 @@ struct Geometry {
           ne13(n.src[1]->ne[3]), r2(n.src[1]->ne[2] / n.src[0]->ne[2]), r3(n.src[1]->ne[3] / n.src[0]->ne[3]) {}
 };
 
+// Shared scratch layout: [chunk counter, padded to 64 bytes][quantized activations].
+constexpr size_t kCounterBytes = 64;
+std::atomic<int64_t> *chunk_counter(const OpContext &ctx) { return reinterpret_cast<std::atomic<int64_t> *>(ctx.shared); }
+
 NodeWork plan_matmul(const KernelSet &ks, const rf_node &n, int) {
     const Geometry g(n);
     const MatmulKernel &kern = ks.matmul[n.src[0]->type];
     NodeWork w;
-    if (!kern.dot) {
-        w.per_thread_bytes = size_t(g.K) * sizeof(float);
-    } else if (kern.act != ActFormat::F32) {
-        w.shared_bytes = act_row_size(kern.act, g.K) * size_t(g.M * g.ne12 * g.ne13);
-        w.n_phases = 2;
-    }
+    w.n_phases = 2;
+    w.shared_bytes = kCounterBytes;
+    if (!kern.dot) w.per_thread_bytes = size_t(g.K) * sizeof(float);
+    else if (kern.act != ActFormat::F32) w.shared_bytes += act_row_size(kern.act, g.K) * size_t(g.M * g.ne12 * g.ne13);
     return w;
 }
 
@@ -57,7 +63,7 @@ void quantize_columns(const OpContext &ctx, const rf_node &n, const MatmulKernel
     for (int64_t r = r0; r < r1; ++r) {
         int64_t i1, i2, i3;
         unravel_row(x, r, &i1, &i2, &i3);
-        quant(row_f32(x, i1, i2, i3), ctx.shared + size_t(r) * arow, g.K);
+        quant(row_f32(x, i1, i2, i3), ctx.shared + kCounterBytes + size_t(r) * arow, g.K);
     }
 }
 
@@ -67,25 +73,25 @@ void dot_rows(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, 
     const bool quantized_act = kern.act != ActFormat::F32;
     const size_t arow = act_row_size(kern.act, g.K);
     const size_t out_stride = size_t(d.nb[1] / sizeof(float));
-    int64_t n0, n1;
-    split_range(g.N, ith, nth, &n0, &n1);
-    for (int64_t i13 = 0; i13 < g.ne13; ++i13)
-        for (int64_t i12 = 0; i12 < g.ne12; ++i12) {
-            const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + (i12 / g.r2) * w.nb[2] + (i13 / g.r3) * w.nb[3];
-            const uint8_t *abase = quantized_act ? ctx.shared + size_t((i13 * g.ne12 + i12) * g.M) * arow
-                                                 : reinterpret_cast<const uint8_t *>(row_f32(x, 0, i12, i13));
-            const size_t astride = quantized_act ? arow : size_t(x.nb[1]);
-            float *obase = row_f32(d, 0, i12, i13);
-            for (int64_t nb = n0; nb < n1; nb += kRowBlock) {
-                const int64_t ne = std::min(n1, nb + kRowBlock);
-                for (int64_t m0 = 0; m0 < g.M; m0 += kMaxCols) {
-                    const int nc = int(std::min<int64_t>(kMaxCols, g.M - m0));
-                    for (int64_t r = nb; r < ne; ++r)
-                        kern.dot(g.K, wbase + r * w.nb[1], abase + size_t(m0) * astride, astride, nc,
-                                 obase + size_t(m0) * out_stride + r, out_stride);
-                }
-            }
+    const int64_t chunks_per_slice = (g.N + kRowBlock - 1) / kRowBlock;
+    const int64_t n_chunks = chunks_per_slice * g.ne12 * g.ne13;
+    std::atomic<int64_t> &next = *chunk_counter(ctx);
+    for (int64_t chunk = next.fetch_add(1, std::memory_order_relaxed); chunk < n_chunks;
+         chunk = next.fetch_add(1, std::memory_order_relaxed)) {
+        const int64_t slice = chunk / chunks_per_slice, i12 = slice % g.ne12, i13 = slice / g.ne12;
+        const int64_t nb = (chunk % chunks_per_slice) * kRowBlock, ne = std::min(g.N, nb + kRowBlock);
+        const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + (i12 / g.r2) * w.nb[2] + (i13 / g.r3) * w.nb[3];
+        const uint8_t *abase = quantized_act ? ctx.shared + kCounterBytes + size_t(slice * g.M) * arow
+                                             : reinterpret_cast<const uint8_t *>(row_f32(x, 0, i12, i13));
+        const size_t astride = quantized_act ? arow : size_t(x.nb[1]);
+        float *obase = row_f32(d, 0, i12, i13);
+        for (int64_t m0 = 0; m0 < g.M; m0 += kMaxCols) {
+            const int nc = int(std::min<int64_t>(kMaxCols, g.M - m0));
+            for (int64_t r = nb; r < ne; ++r)
+                kern.dot(g.K, wbase + r * w.nb[1], abase + size_t(m0) * astride, astride, nc,
+                         obase + size_t(m0) * out_stride + r, out_stride);
         }
+    }
 }
 
 void generic_rows(const OpContext &ctx, const rf_node &n, int ith, int nth) {
@@ -107,8 +113,12 @@ void generic_rows(const OpContext &ctx, const rf_node &n, int ith, int nth) {
 
 void run_matmul(const OpContext &ctx, const rf_node &n, int phase, int ith, int nth) {
     const MatmulKernel &kern = ctx.ks.matmul[n.src[0]->type];
+    if (phase == 0) {
+        if (ith == 0) new (ctx.shared) std::atomic<int64_t>(0); // read only after the barrier
+        if (kern.dot && kern.act != ActFormat::F32) quantize_columns(ctx, n, kern, ith, nth);
+        return;
+    }
     if (!kern.dot) return generic_rows(ctx, n, ith, nth);
-    if (kern.act != ActFormat::F32 && phase == 0) return quantize_columns(ctx, n, kern, ith, nth);
     dot_rows(ctx, n, kern, ith, nth);
 }
 

@@ -1,4 +1,4 @@
-#include "atomic_file.h"
+#include "rocmforge/atomic_file.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "atomic_file.h"
+#include "rocmforge/atomic_file.h"
 #include "rocmforge/error.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/types.h"

@@ -67,6 +67,9 @@ ModelHparams read_hparams(const gguf::File &f) {
     hp.n_ff = r.get_int("feed_forward_length", 0, true);
     hp.n_head = r.get_int("attention.head_count", 0, true);
     hp.n_head_kv = r.get_int("attention.head_count_kv", hp.n_head, false);
+    if (const int64_t n_expert = r.get_int("expert_count", 0, false); n_expert > 0)
+        throw Error(f.path() + ": mixture-of-experts models (" + r.key("expert_count") + " = " +
+                    std::to_string(n_expert) + ") are not supported");
     require_positive(f, r.key("context_length"), hp.n_ctx_train);
     require_positive(f, r.key("embedding_length"), hp.n_embd);
     require_positive(f, r.key("block_count"), hp.n_layer);

@@ -9,7 +9,7 @@
 
 // The 32-byte vectors only stay in registers with AVX; the AVX2 clone below is picked at run
 // time where the CPU has it (IEEE results are the same either way: no FMA, no reassociation).
-#pragma GCC diagnostic ignored "-Wpsabi"
+// meson.build passes -Wno-psabi for the by-value vector helpers, which are all inlined.
 
 namespace rf::quant {
 

@@ -29,9 +29,7 @@ struct BigramOrder {
     }
 };
 
-} // namespace
-
-void spm_tokenize(const Vocab &vocab, std::string_view text, std::vector<int32_t> &out) {
+void tokenize_segment(const Vocab &vocab, std::string_view text, std::vector<int32_t> &out) {
     std::vector<Symbol> symbols;
     symbols.reserve(text.size());
     for (size_t offs = 0; offs < text.size();) {
@@ -88,6 +86,49 @@ void spm_tokenize(const Vocab &vocab, std::string_view text, std::vector<int32_t
             out.push_back(byte_id);
         }
     }
+}
+
+} // namespace
+
+void build_spm_char_pairs(Vocab &vocab) {
+    for (const TokenData &t : vocab.tokens) {
+        const std::string &s = t.text;
+        size_t prev = 0, prev_len = 0;
+        for (size_t offs = 0; offs < s.size();) {
+            const size_t len = std::min(utf8_len(s[offs]), s.size() - offs);
+            if (offs > 0) {
+                vocab.spm_char_pairs.insert(
+                    (uint64_t(pack_char(s.data() + prev, prev_len)) << 32) |
+                    pack_char(s.data() + offs, len));
+            }
+            prev = offs;
+            prev_len = len;
+            offs += len;
+        }
+    }
+}
+
+// Long texts are cut where two adjacent characters never appear next to each other inside any
+// token: no merge can cross such a point, and merges on either side happen in the same relative
+// order as in one big queue, so the result is identical to llama.cpp's single pass (which is
+// O(n log n) on one huge heap and slow on megabyte inputs).
+void spm_tokenize(const Vocab &vocab, std::string_view text, std::vector<int32_t> &out) {
+    size_t seg_start = 0, prev = 0, prev_len = 0;
+    for (size_t offs = 0; offs < text.size();) {
+        const size_t len = std::min(utf8_len(text[offs]), text.size() - offs);
+        if (offs > 0) {
+            const uint64_t pair = (uint64_t(pack_char(text.data() + prev, prev_len)) << 32) |
+                                  pack_char(text.data() + offs, len);
+            if (!vocab.spm_char_pairs.count(pair)) {
+                tokenize_segment(vocab, text.substr(seg_start, offs - seg_start), out);
+                seg_start = offs;
+            }
+        }
+        prev = offs;
+        prev_len = len;
+        offs += len;
+    }
+    if (seg_start < text.size()) tokenize_segment(vocab, text.substr(seg_start), out);
 }
 
 } // namespace rf::tok

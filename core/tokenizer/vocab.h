@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace rf::gguf {
@@ -54,6 +55,8 @@ struct Vocab {
     std::vector<int32_t> eog;            // sorted
     std::vector<int32_t> special_tokens; // control/user-defined/unknown, longest text first
     std::vector<std::string> pieces;     // token_to_piece(id, special = true)
+    // SentencePiece: every pair of adjacent characters inside some token (see spm.cpp).
+    std::unordered_set<uint64_t> spm_char_pairs;
 
     int32_t find(std::string_view text) const {
         auto it = token_to_id.find(text);
@@ -71,6 +74,14 @@ struct Vocab {
 };
 
 std::unique_ptr<Vocab> load_vocab(const gguf::File &file);
+
+// Packs one UTF-8 character (1-4 bytes) big-endian; the lead byte makes the value unique.
+inline uint32_t pack_char(const char *p, size_t n) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+    return v;
+}
+void build_spm_char_pairs(Vocab &vocab);
 
 // Algorithms (spm.cpp, bpe.cpp): append the tokens of one raw text fragment to `out`.
 void spm_tokenize(const Vocab &vocab, std::string_view text, std::vector<int32_t> &out);

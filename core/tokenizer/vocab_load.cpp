@@ -318,6 +318,8 @@ std::unique_ptr<Vocab> load_vocab(const gguf::File &f) {
         }
     }
 
+    if (v->kind == Tokenizer::Kind::SentencePiece) build_spm_char_pairs(*v);
+
     // The newline token.
     if (v->kind == Tokenizer::Kind::SentencePiece) {
         v->linefeed = v->spm_byte_token('\n');

@@ -55,6 +55,11 @@ TEST_CASE("llama3 pre-tokenizer groups digits by three", "[tokenizer][pretokeniz
           V{"abc", " ", "123", "456", "7", " x", "\r\n\n", " ", " y"});
 }
 
+TEST_CASE("gpt2 and llama3 contractions", "[tokenizer][pretokenize]") {
+    CHECK(plain_words("gpt-2", "I'd we'll it'S") == V{"I", "'d", " we", "'ll", " it", "'", "S"});
+    CHECK(plain_words("llama3", "I'd we'LL it'S") == V{"I", "'d", " we", "'LL", " it", "'S"});
+}
+
 TEST_CASE("deepseek-coder pre-tokenizer applies its regexes in turn", "[tokenizer][pretokenize]") {
     CHECK(plain_words("deepseek-coder", "Hello 12 世界!\n") ==
           V{"Hello", " ", "1", "2", " ", "世界", "!", "\n"});

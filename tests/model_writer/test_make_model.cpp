@@ -1,0 +1,252 @@
+// `mkmodel` library: tensor layout, metadata, per-tensor types, value statistics, determinism.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "model_writer_test_util.h"
+#include "rocmforge/error.h"
+#include "rocmforge/model_shapes.h"
+#include "rocmforge/model_writer.h"
+
+using mw_test::TempDir;
+
+namespace {
+
+rf::MakeModelOptions tiny_options(const std::string &out, rf::QuantMix mix, uint64_t seed) {
+    rf::MakeModelOptions opt;
+    opt.shape = "tiny";
+    opt.mix = mix;
+    opt.vocab_path = mw_test::llama_vocab();
+    opt.output_path = out;
+    opt.seed = seed;
+    opt.n_threads = 2;
+    return opt;
+}
+
+struct Stats {
+    double mean = 0, stddev = 0;
+    bool finite = true;
+};
+
+Stats stats_of(const std::vector<float> &v) {
+    Stats s;
+    double sum = 0, sq = 0;
+    for (float x : v) {
+        if (!std::isfinite(x)) s.finite = false;
+        sum += x;
+    }
+    s.mean = sum / double(v.size());
+    for (float x : v) sq += (x - s.mean) * (x - s.mean);
+    s.stddev = std::sqrt(sq / double(v.size()));
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("mkmodel tiny writes llama.cpp's tensor names, shapes and metadata", "[mkmodel]") {
+    TempDir dir;
+    const std::string out = dir.file("tiny.gguf");
+    rf::make_model(tiny_options(out, rf::QuantMix::Q8_0, 42));
+    auto f = rf::gguf::File::open(out);
+    auto vocab = rf::gguf::File::open(mw_test::llama_vocab());
+    const int64_t n_vocab = int64_t(vocab->find("tokenizer.ggml.tokens")->arr.size());
+
+    CHECK(f->get_string("general.architecture") == "llama");
+    CHECK(f->get_int("llama.block_count", -1) == 4);
+    CHECK(f->get_int("llama.embedding_length", -1) == 256);
+    CHECK(f->get_int("llama.feed_forward_length", -1) == 768);
+    CHECK(f->get_int("llama.attention.head_count", -1) == 8);
+    CHECK(f->get_int("llama.attention.head_count_kv", -1) == 4);
+    CHECK(f->get_int("llama.context_length", -1) == 2048);
+    CHECK(f->get_int("llama.rope.dimension_count", -1) == 32);
+    CHECK(f->get_int("llama.vocab_size", -1) == n_vocab);
+    CHECK(f->get_float("llama.rope.freq_base", 0) == Approx(10000.0));
+    CHECK(f->get_float("llama.attention.layer_norm_rms_epsilon", 0) == Approx(1e-5));
+    CHECK(f->get_int("general.file_type", -1) == 7);          // LLAMA_FTYPE_MOSTLY_Q8_0
+    CHECK(f->get_int("general.quantization_version", -1) == 2);
+    // Every tokenizer key of the vocab is copied verbatim.
+    int copied = 0;
+    for (const auto &kv : vocab->metadata()) {
+        if (kv.key.rfind("tokenizer.", 0) != 0) continue;
+        const rf::gguf::Value *v = f->find(kv.key);
+        REQUIRE(v != nullptr);
+        CHECK(v->to_string(1u << 30) == kv.value.to_string(1u << 30));
+        ++copied;
+    }
+    CHECK(copied >= 3);
+
+    REQUIRE(f->tensors().size() == 2 + 4 * 9 + 1);
+    std::map<std::string, std::vector<int64_t>> expect = {
+        {"token_embd.weight", {256, n_vocab}}, {"output_norm.weight", {256}},
+        {"output.weight", {256, n_vocab}},     {"blk.3.attn_norm.weight", {256}},
+        {"blk.0.attn_q.weight", {256, 256}},   {"blk.0.attn_k.weight", {256, 128}},
+        {"blk.2.attn_v.weight", {256, 128}},   {"blk.1.attn_output.weight", {256, 256}},
+        {"blk.1.ffn_norm.weight", {256}},      {"blk.3.ffn_gate.weight", {256, 768}},
+        {"blk.3.ffn_up.weight", {256, 768}},   {"blk.0.ffn_down.weight", {768, 256}},
+    };
+    for (const auto &[name, ne] : expect) {
+        INFO(name);
+        const rf::gguf::TensorInfo *t = f->find_tensor(name);
+        REQUIRE(t != nullptr);
+        REQUIRE(t->n_dims == int(ne.size()));
+        for (size_t d = 0; d < ne.size(); ++d) CHECK(t->ne[d] == ne[d]);
+        CHECK(t->type == (ne.size() == 1 ? RF_TYPE_F32 : RF_TYPE_Q8_0));
+    }
+}
+
+TEST_CASE("mkmodel picks the mix's per-tensor types", "[mkmodel]") {
+    TempDir dir;
+    SECTION("Q4_K_M: output q6_K, attn_v/ffn_down q6_K on layers use_more_bits picks (2, 3 of 4)") {
+        const std::string out = dir.file("q4km.gguf");
+        rf::make_model(tiny_options(out, rf::QuantMix::Q4_K_M, 1));
+        auto f = rf::gguf::File::open(out);
+        CHECK(f->get_int("general.file_type", -1) == 15);
+        CHECK(f->find_tensor("output.weight")->type == RF_TYPE_Q6_K);
+        CHECK(f->find_tensor("token_embd.weight")->type == RF_TYPE_Q4_K);
+        CHECK(f->find_tensor("blk.0.attn_q.weight")->type == RF_TYPE_Q4_K);
+        CHECK(f->find_tensor("blk.0.attn_v.weight")->type == RF_TYPE_Q4_K);
+        CHECK(f->find_tensor("blk.1.ffn_down.weight")->type == RF_TYPE_Q4_K);
+        CHECK(f->find_tensor("blk.2.attn_v.weight")->type == RF_TYPE_Q6_K);
+        CHECK(f->find_tensor("blk.3.ffn_down.weight")->type == RF_TYPE_Q6_K);
+        CHECK(f->find_tensor("blk.3.ffn_norm.weight")->type == RF_TYPE_F32);
+    }
+    SECTION("F32 and MXFP6 (no llama.cpp file type: general.file_type omitted)") {
+        rf::make_model(tiny_options(dir.file("f32.gguf"), rf::QuantMix::F32, 1));
+        auto f = rf::gguf::File::open(dir.file("f32.gguf"));
+        CHECK(f->get_int("general.file_type", -1) == 0);
+        CHECK(f->find_tensor("blk.0.ffn_up.weight")->type == RF_TYPE_F32);
+        rf::make_model(tiny_options(dir.file("mx.gguf"), rf::QuantMix::MXFP6_E2M3, 1));
+        auto m = rf::gguf::File::open(dir.file("mx.gguf"));
+        CHECK(m->find("general.file_type") == nullptr);
+        CHECK(m->find_tensor("blk.0.ffn_up.weight")->type == RF_TYPE_MXFP6_E2M3);
+        CHECK(m->find_tensor("output.weight")->type == RF_TYPE_Q8_0);
+    }
+}
+
+TEST_CASE("mkmodel weights have sensible scales", "[mkmodel]") {
+    TempDir dir;
+    for (rf::QuantMix mix : {rf::QuantMix::F16, rf::QuantMix::Q4_K_M}) {
+        INFO(rf::mix_name(mix));
+        const std::string out = dir.file(std::string(rf::mix_name(mix)) + ".gguf");
+        rf::make_model(tiny_options(out, mix, 3));
+        auto f = rf::gguf::File::open(out);
+        const Stats q = stats_of(mw_test::dequantize_tensor(*f, "blk.1.attn_q.weight"));
+        CHECK(q.finite);
+        CHECK(std::fabs(q.mean) < 0.002);
+        CHECK(q.stddev == Approx(0.02).epsilon(0.1));
+        const Stats n = stats_of(mw_test::dequantize_tensor(*f, "blk.1.ffn_norm.weight"));
+        CHECK(n.mean == Approx(1.0).epsilon(0.01));
+        CHECK(n.stddev > 0.005);
+        CHECK(n.stddev < 0.05);
+        // Output rows spread logits (std ~2 for unit-RMS hidden states): 2 / sqrt(256).
+        const Stats o = stats_of(mw_test::dequantize_tensor(*f, "output.weight"));
+        CHECK(o.stddev == Approx(0.125).epsilon(0.1));
+    }
+}
+
+TEST_CASE("mkmodel: same seed same bytes, any thread count; other seed other bytes", "[mkmodel]") {
+    TempDir dir;
+    for (rf::QuantMix mix : {rf::QuantMix::Q8_0, rf::QuantMix::Q4_K_M}) {
+        INFO(rf::mix_name(mix));
+        auto a = tiny_options(dir.file("a.gguf"), mix, 7);
+        a.n_threads = 1;
+        auto b = tiny_options(dir.file("b.gguf"), mix, 7);
+        b.n_threads = 3;
+        auto c = tiny_options(dir.file("c.gguf"), mix, 8);
+        rf::make_model(a);
+        rf::make_model(b);
+        rf::make_model(c);
+        const auto ba = mw_test::read_bytes(a.output_path), bb = mw_test::read_bytes(b.output_path),
+                   bc = mw_test::read_bytes(c.output_path);
+        REQUIRE(ba.size() > 1000000);
+        CHECK(ba == bb);
+        REQUIRE(ba.size() == bc.size()); // the layout does not depend on the seed
+        CHECK(ba != bc);
+        // Different seeds differ in the tensors, not just a metadata string.
+        auto fa = rf::gguf::File::open(a.output_path), fc = rf::gguf::File::open(c.output_path);
+        const auto *ta = fa->find_tensor("blk.0.ffn_gate.weight");
+        const auto *tc = fc->find_tensor("blk.0.ffn_gate.weight");
+        CHECK(std::memcmp(fa->tensor_data(*ta), fc->tensor_data(*tc), ta->nbytes) != 0);
+    }
+}
+
+TEST_CASE("mkmodel adopts the vocab's size and honours --ctx", "[mkmodel]") {
+    TempDir dir;
+    rf::MakeModelOptions opt = tiny_options(dir.file("g.gguf"), rf::QuantMix::Q8_0, 1);
+    opt.shape = "tinyllama-1.1b"; // 32000 tokens; gpt-2 vocab has 50257
+    opt.vocab_path = mw_test::gpt2_vocab();
+    opt.n_ctx = 512;
+    std::vector<std::string> notes;
+    opt.on_note = [&](const std::string &n) { notes.push_back(n); };
+    // A missing vocab file is a data error, reported before anything is written.
+    rf::MakeModelOptions bad = opt;
+    bad.vocab_path = dir.file("missing.gguf");
+    CHECK_THROWS_AS(rf::make_model(bad), rf::Error);
+    CHECK(notes.empty());
+    // The note comes before any tensor is written: stop there rather than write 1.1B weights.
+    rf::MakeModelOptions big = opt;
+    big.on_note = [&](const std::string &n) {
+        notes.push_back(n);
+        throw std::runtime_error("stop after the note");
+    };
+    CHECK_THROWS_WITH(rf::make_model(big), "stop after the note");
+    REQUIRE(notes.size() == 1);
+    CHECK_THAT(notes[0], Catch::Contains("32000") && Catch::Contains("50257"));
+    CHECK(!std::filesystem::exists(opt.output_path));
+    notes.clear();
+    // ...then the tiny shape with the gpt-2 vocab: no note (tiny has no vocab size of its own).
+    opt.shape = "tiny";
+    rf::make_model(opt);
+    CHECK(notes.empty());
+    auto f = rf::gguf::File::open(opt.output_path);
+    CHECK(f->find_tensor("token_embd.weight")->ne[1] == 50257);
+    CHECK(f->get_int("llama.context_length", -1) == 512);
+    CHECK(f->get_string("tokenizer.ggml.model") == "gpt2");
+}
+
+TEST_CASE("qwen2-0.5b shape: biases, tied embeddings, no rope.dimension_count", "[mkmodel]") {
+    const rf::ModelShape *s = rf::find_model_shape("Qwen2-0.5B");
+    REQUIRE(s != nullptr);
+    CHECK(s->arch == "qwen2");
+    const auto tensors = rf::shape_tensors(*s);
+    std::map<std::string, std::vector<int64_t>> by_name;
+    for (const auto &t : tensors) by_name[t.name] = t.ne;
+    CHECK(by_name.count("output.weight") == 0);
+    CHECK(by_name.at("blk.23.attn_k.bias") == std::vector<int64_t>{128});
+    CHECK(by_name.at("blk.0.attn_q.bias") == std::vector<int64_t>{896});
+    CHECK(by_name.at("blk.0.ffn_down.weight") == std::vector<int64_t>{4864, 896});
+    CHECK(by_name.at("token_embd.weight") == std::vector<int64_t>{896, 151936});
+    CHECK(tensors.size() == size_t(1 + 24 * 12 + 1));
+
+    const rf::ModelShape *l3 = rf::find_model_shape("llama3-8b");
+    REQUIRE(l3 != nullptr);
+    CHECK(l3->n_embd_kv() == 1024);
+    CHECK(l3->rope_freq_base == 500000.0f);
+    CHECK(rf::find_model_shape("llama9-1t") == nullptr);
+}
+
+TEST_CASE("mkmodel: an error mid-write leaves no output and no temp file", "[mkmodel]") {
+    TempDir dir;
+    const std::string out = dir.file("keep.gguf");
+    mw_test::write_text(out, "previous contents");
+    rf::MakeModelOptions opt = tiny_options(out, rf::QuantMix::Q8_0, 1);
+    opt.on_tensor = [](const rf::TensorWriteEvent &ev) {
+        if (ev.index == 5) throw rf::Error("simulated failure at tensor 5");
+    };
+    CHECK_THROWS_WITH(rf::make_model(opt), Catch::Contains("simulated failure"));
+    CHECK(mw_test::read_bytes(out) == std::vector<uint8_t>{'p', 'r', 'e', 'v', 'i', 'o', 'u', 's',
+                                                           ' ', 'c', 'o', 'n', 't', 'e', 'n', 't', 's'});
+    CHECK(!std::filesystem::exists(out + ".tmp"));
+
+    rf::MakeModelOptions unknown = tiny_options(dir.file("x.gguf"), rf::QuantMix::Q8_0, 1);
+    unknown.shape = "llama9-1t";
+    try {
+        rf::make_model(unknown);
+        FAIL("unknown shape accepted");
+    } catch (const rf::Error &e) {
+        CHECK(e.exit_code() == rf::kExitUsage);
+    }
+    CHECK(!std::filesystem::exists(dir.file("x.gguf")));
+}
