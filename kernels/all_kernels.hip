@@ -8,3 +8,4 @@
 #include "attention.hip"
 #include "matmul_generic.hip"
 #include "matmul_tiled.hip"
+#include "matmul_vec.hip"
