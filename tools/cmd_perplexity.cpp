@@ -61,7 +61,6 @@ int cmd_perplexity(int argc, char **argv) {
     LoadedModel lm = load_model(margs);
     const Tokenizer &tok = *lm.tokenizer;
     const int64_t n_ctx = margs.n_ctx;
-    const int64_t n_vocab = lm.model->hparams().n_vocab;
     const bool add_bos = tok.add_bos_default();
     if (add_bos && tok.bos() == Tokenizer::kNoToken) throw Error(lm.path + ": the vocabulary asks for BOS but has none");
 

@@ -1,6 +1,9 @@
 // AVX-512 VNNI kernels (target attributes, selected at run time). Weight blocks are unpacked
 // to unsigned bytes once per column tile; vpdpbusd multiplies them with the int8 activations.
 // Per-sub-block scales are applied to the int32 partial sums, K-quant mins via the q8_K bsums.
+// GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on _mm512_undefined_*() internally.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <cstring>

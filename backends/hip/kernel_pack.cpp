@@ -130,16 +130,17 @@ std::string compiler_version() {
 bool jit_compile(const std::string &arch, std::string &code, std::string &err) {
 #if defined(RF_HIP_NVIDIA)
     const std::string arch_opt = "--gpu-architecture=" + arch;
+    const char *opts[] = {arch_opt.c_str(), "-std=c++17"}; // NVRTC optimizes by default
 #else
     const std::string arch_opt = "--offload-arch=" + arch;
-#endif
     const char *opts[] = {arch_opt.c_str(), "-std=c++17", "-O3"};
+#endif
     hiprtcProgram prog = nullptr;
     if (hiprtcResult r = hiprtcCreateProgram(&prog, kEmbeddedKernelSource, "rocmforge_kernels.hip", 0, nullptr, nullptr)) {
         err = std::string("hipRTC create: ") + hiprtcGetErrorString(r);
         return false;
     }
-    const hiprtcResult r = hiprtcCompileProgram(prog, 3, opts);
+    const hiprtcResult r = hiprtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
     if (r != HIPRTC_SUCCESS) {
         size_t n = 0;
         hiprtcGetProgramLogSize(prog, &n);

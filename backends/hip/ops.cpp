@@ -30,7 +30,24 @@ constexpr int64_t kTiledMinM = 16;
 
 const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32", "rf_scale_f32",  "rf_silu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
-                               "rf_set_rows",     "rf_attention"};
+                               "rf_set_rows",     "rf_attention", "rf_mv_q4_k",   "rf_mv_q6_k",    "rf_mv_q8_0",
+                               "rf_mv_f16"};
+
+// Decode (M = 1) kernels for the types the benchmark models use; they load 16-byte (Q4_K,
+// F16) or 2-byte (Q6_K, Q8_0) pieces, so rows must be aligned accordingly.
+const char *mv_kernel(const rf_tensor *w, const rf_tensor *x) {
+    const auto al = [](const rf_tensor *t, int64_t a) {
+        return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
+    };
+    if (!al(x, 16)) return nullptr;
+    switch (w->type) {
+    case RF_TYPE_Q4_K: return al(w, 16) ? "rf_mv_q4_k" : nullptr;
+    case RF_TYPE_Q6_K: return al(w, 2) ? "rf_mv_q6_k" : nullptr;
+    case RF_TYPE_Q8_0: return al(w, 2) ? "rf_mv_q8_0" : nullptr;
+    case RF_TYPE_F16: return w->ne[0] % 8 == 0 && al(w, 16) ? "rf_mv_f16" : nullptr;
+    default: return nullptr;
+    }
+}
 
 rf_ktensor ktensor(const rf_tensor *t) {
     rf_ktensor k{};
@@ -172,6 +189,8 @@ int run_node(Backend &b, const rf_node &n, std::string &err) {
             if ((M + 63) / 64 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
             return launch(b, std::string("rf_mm_tiled_") + sfx, (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), batch, 128, a, err);
         }
+        if (M == 1)
+            if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
         if ((M + 7) / 8 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
         return launch(b, std::string("rf_mm_generic_") + sfx, (unsigned)((N + 3) / 4), (unsigned)((M + 7) / 8), batch, 128, a, err);
     }

@@ -113,7 +113,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     opt.jit = cfg.jit;
     opt.cache_dir = cfg.cache_dir;
     if (!load_kernels(opt, required_kernel_names(), b->kernels, e))
-        return bail(RF_ERR_NO_DEVICE, "hip backend on " + b->name + " (device arch " + b->device_arch +
+        return bail(RF_ERR_DEVICE, "hip backend on " + b->name + " (device arch " + b->device_arch +
                                           (cfg.arch_override.empty() ? "" : ", arch_override " + cfg.arch_override) + "): " + e);
     int drv = 0;
     hipDriverGetVersion(&drv);

@@ -57,16 +57,22 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
         n_outputs += batch.output[i] ? 1 : 0;
     }
     KvPageTable &pages = cache_.pages();
+    // All sequences together hold at most n_ctx tokens (-c), even when the page-rounded pool
+    // has a few slots more.
+    int64_t held = 0;
+    for (int s = 0; s < params_.n_seq_max; ++s) held += pages.length(s);
+    if (held + (int64_t)batch.size() > params_.n_ctx) {
+        const int seq = new_tokens.begin()->first;
+        throw ContextFullError("context full: " +
+                                   (params_.n_seq_max == 1 ? "sequence " + std::to_string(seq) + " holds "
+                                                           : "the sequences hold ") +
+                                   std::to_string(held) + " tokens and " + std::to_string(batch.size()) +
+                                   " more would exceed the context size of " + std::to_string(params_.n_ctx) + " (-c)",
+                               seq);
+    }
     int64_t pages_total = 0;
     int full_seq = -1;
     for (const auto &[seq, n] : new_tokens) {
-        // A sequence holds at most n_ctx positions even when the rounded-up pool has room.
-        if (pages.length(seq) + n > params_.n_ctx)
-            throw ContextFullError("context full: sequence " + std::to_string(seq) + " holds " +
-                                       std::to_string(pages.length(seq)) + " tokens and " + std::to_string(n) +
-                                       " more would exceed the context size of " + std::to_string(params_.n_ctx) +
-                                       " (-c)",
-                                   seq);
         pages_total += pages.pages_needed(seq, n);
         if (pages_total > pages.free_pages() && full_seq < 0) full_seq = seq;
     }

@@ -116,7 +116,10 @@ static void check_cache_type(int type, int64_t row, const char *which) {
 }
 
 KvCache::KvCache(Backend &backend, int64_t n_layer, int64_t n_embd_kv, const KvCacheParams &params)
-    : pages_(pages_for(params.n_ctx, params.page_size), params.page_size, params.n_seq_max),
+    // One spare page per extra sequence: each sequence's last page may be partly empty, so n_ctx
+    // tokens split over n_seq sequences always fit.
+    : pages_(pages_for(params.n_ctx, params.page_size) + std::max(0, params.n_seq_max - 1), params.page_size,
+             params.n_seq_max),
       n_layer_(n_layer), n_embd_kv_(n_embd_kv), type_k_(params.type_k), type_v_(params.type_v) {
     check_cache_type(type_k_, n_embd_kv, "K");
     check_cache_type(type_v_, n_embd_kv, "V");

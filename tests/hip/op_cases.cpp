@@ -186,6 +186,10 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
                          {make(RF_TYPE_F32, Kr, 7), rnd(rng, t, Kr, 20), ints(random_ids(rng, 7, 20), 7)}, 1e-10));
     }
     v.push_back(matmul(rng, RF_TYPE_F16, 64, 40, 3, 4, 2));   // broadcast of W over batch
+    v.push_back(matmul(rng, RF_TYPE_F16, 96, 45, 1));         // 16-byte decode kernel
+    v.push_back(matmul(rng, RF_TYPE_Q8_0, 4096, 37, 1, 3, 1)); // decode kernel, broadcast, long rows
+    v.push_back(matmul(rng, RF_TYPE_Q4_K, 4096, 37, 1, 2, 2));
+    v.push_back(matmul(rng, RF_TYPE_Q6_K, 4096, 37, 1));
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 64, 40, 20, 4, 2));
     v.push_back(matmul(rng, RF_TYPE_F16, 4096, 300, 130));    // multi K-step tiles
     for (int op : {RF_OP_ADD, RF_OP_MUL}) {

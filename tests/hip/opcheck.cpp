@@ -21,7 +21,7 @@ namespace {
 
 struct Options {
     std::string gpu, ref, gpu_config = "{}", ref_config = "{}", filter;
-    bool perf = false, list = false;
+    bool perf = false, list = false, verbose = false;
     unsigned seed = 0;
     int iters = 50;
 };
@@ -37,7 +37,7 @@ std::string default_path(const char *rel) {
 void usage() {
     std::fprintf(stderr,
                  "usage: rocmforge-opcheck [--gpu PLUGIN.so] [--ref CPU_PLUGIN.so] [--gpu-config JSON] [--ref-config JSON]\n"
-                 "                         [--filter TEXT] [--seed N] [--perf [--iters N]] [--list]\n");
+                 "                         [--filter TEXT] [--seed N] [--perf [--iters N]] [--list] [--verbose]\n");
 }
 
 // Device tensors for one case on one backend; rf_tensor views point into them.
@@ -132,6 +132,12 @@ int check(Plugin &gpu, Plugin &ref, const Options &o) {
                 const double e = nmse(g, r);
                 ok = e <= c.max_nmse;
                 std::snprintf(detail, sizeof detail, "nmse %.3e (max %.0e)", e, c.max_nmse);
+                if (!ok && o.verbose) // the first differing elements, to locate a layout bug
+                    for (size_t i = 0, shown = 0; i < g.size() && shown < 8; ++i)
+                        if (std::fabs(g[i] - r[i]) > 1e-3 * (std::fabs(r[i]) + 1e-3) || !std::isfinite(g[i])) {
+                            std::printf("      [%zu] gpu %.6g ref %.6g\n", i, g[i], r[i]);
+                            ++shown;
+                        }
             }
             std::printf("%s  %-52s %s\n", ok ? "ok  " : "FAIL", c.name.c_str(), detail);
             (ok ? passed : failed)++;
@@ -222,6 +228,7 @@ int main(int argc, char **argv) {
         else if (a == "--iters") o.iters = std::max(1, std::atoi(next().c_str()));
         else if (a == "--perf") o.perf = true;
         else if (a == "--list") o.list = true;
+        else if (a == "--verbose") o.verbose = true;
         else { usage(); return 2; }
     }
     if (o.list) {

@@ -255,6 +255,15 @@ TEST_CASE("a full context is reported and changes nothing", "[model]") {
     CHECK_THROWS_AS(prefill(c20, {1, 2, 3}), ContextFullError);
     prefill(c20, {1, 2});
     CHECK_THROWS_WITH(prefill(c20, {1}), Catch::Contains("context size of 20"));
+
+    // -c is shared: three sequences fill 40 tokens in any split, whatever their partial pages.
+    InferenceContext c40(*s.model, *s.rt, ctx_params(40, 3));
+    prefill(c40, std::vector<int32_t>(14, 5), 0);
+    prefill(c40, std::vector<int32_t>(13, 6), 1);
+    prefill(c40, std::vector<int32_t>(13, 7), 2);
+    CHECK_THROWS_AS(prefill(c40, {8}, 1), ContextFullError);
+    c40.clear_sequence(0);
+    CHECK(prefill(c40, {8}, 1).size() == 97);
 }
 
 TEST_CASE("bad files and bad batches are rejected by name", "[model]") {

@@ -69,6 +69,23 @@ TEST_CASE("default pre-tokenizer splits punctuation runs and digit triples", "[t
     CHECK(plain_words("", "a, b 12345") == V{"a", ",", " b", " ", "123", "45"});
 }
 
+TEST_CASE("every known pre-tokenizer compiles and keeps all bytes", "[tokenizer][pretokenize]") {
+    const std::string text = "Hello, y'all! 123456 我想在apple工作 \t\n  Ünïcödé — ok?\r\n";
+    for (const char *pre : {"", "default", "llama3", "llama-bpe", "dbrx", "chatglm-bpe",
+                            "deepseek-llm", "deepseek-coder", "falcon", "starcoder", "refact",
+                            "command-r", "gpt-2", "mpt", "trillion", "qwen2", "stablelm2", "qwen35",
+                            "seed-coder", "bailingmoe", "tekken", "gpt-4o", "poro-chat", "bloom",
+                            "viking"}) {
+        INFO("pre = '" << pre << "'");
+        std::string joined;
+        for (const std::string &w : plain_words(pre, text)) {
+            CHECK_FALSE(w.empty());
+            joined += w;
+        }
+        CHECK(joined == text);
+    }
+}
+
 TEST_CASE("unknown pre-tokenizers are rejected", "[tokenizer][pretokenize]") {
     CHECK_THROWS_AS(rf::tok::pre_tokenizer_config("no-such-pre"), rf::Error);
 }

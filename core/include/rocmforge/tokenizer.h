@@ -70,8 +70,8 @@ public:
     // SentencePiece the first piece loses one leading space (the prefix encode added) unless the
     // sequence starts with BOS; remove_special drops a leading BOS / trailing EOS when the vocab
     // adds them; byte-level vocabularies with clean_spaces apply llama.cpp's clean-up of " ." " ,"
-    // " 's" etc. decode(encode(x, false, ...)) == x for SentencePiece and for BPE without
-    // clean-up (e.g. llama3/qwen2 do clean, gpt-2 does: see clean_spaces()).
+    // " 's" etc. (clean_spaces(): true for gpt-2, llama3, default; false for qwen2, deepseek).
+    // decode(encode(x, false, ...)) == x for SentencePiece and whenever no clean-up applies.
     std::string decode(const std::vector<int32_t> &ids, bool remove_special = false,
                        bool unparse_special = false) const;
 
