@@ -14,10 +14,12 @@ RF_KERNEL void rf_set_rows(rf_kargs a) {
             float amax = 0.f;
             for (int j = 0; j < 32; ++j) amax = fmaxf(amax, fabsf(xr[c * 32 + j]));
             const float dd = amax / 127.f, id = dd != 0.f ? 1.f / dd : 0.f;
-            u8 *b = yr + c * 34;
-            const u16 hd = f2h(dd);
-            b[0] = (u8)hd; b[1] = (u8)(hd >> 8);
-            for (int j = 0; j < 32; ++j) b[2 + j] = (u8)(i8)roundf(xr[c * 32 + j] * id);
+            u16 *b = (u16 *)(yr + c * 34); // blocks are 2-byte aligned: write 17 halfwords
+            b[0] = f2h(dd);
+            for (int j = 0; j < 16; ++j) {
+                const int q0 = (int)roundf(xr[c * 32 + 2 * j] * id), q1 = (int)roundf(xr[c * 32 + 2 * j + 1] * id);
+                b[1 + j] = (u16)((q0 & 0xFF) | ((q1 & 0xFF) << 8));
+            }
         }
     } else {
         for (i64 i = threadIdx.x; i < R; i += blockDim.x) {

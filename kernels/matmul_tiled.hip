@@ -121,5 +121,5 @@ template <int T> RF_DEV void mm_tiled_impl(const rf_kargs &a) {
             }
 }
 
-#define RF_MM_TILED(NAME, T) RF_KERNEL void rf_mm_tiled_##NAME(rf_kargs a) { mm_tiled_impl<T>(a); }
+#define RF_MM_TILED(NAME, T) RF_KERNEL __launch_bounds__(128) void rf_mm_tiled_##NAME(rf_kargs a) { mm_tiled_impl<T>(a); }
 RF_FOR_EACH_WTYPE(RF_MM_TILED)

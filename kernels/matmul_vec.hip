@@ -43,7 +43,7 @@ RF_DEV float sum16(const float *x) {
 
 // Q4_K: 8 lanes per 256-element block; lane j reads qs bytes [16j, 16j+16): elements
 // 64p + 16h + [0,16) (low nibbles, sub-block 2p) and 64p + 32 + 16h + [0,16) (high, 2p+1).
-RF_KERNEL void rf_mv_q4_k(rf_kargs a) {
+RF_KERNEL __launch_bounds__(128) void rf_mv_q4_k(rf_kargs a) {
     MvRow r;
     if (!mv_setup(a, r)) return;
     const int lane = threadIdx.x % RF_WARP, j = lane & 7;
@@ -67,69 +67,68 @@ RF_KERNEL void rf_mv_q4_k(rf_kargs a) {
     if (lane == 0) *r.y = acc;
 }
 
-// Q6_K: 4 lanes per 256-element block; lane (n, hl) takes positions l in [16hl, 16hl+16) of
-// half n and all four quarters k (elements 128n + 32k + l).
-RF_KERNEL void rf_mv_q6_k(rf_kargs a) {
+// Q6_K: 16 lanes per 256-element block (two blocks per warp step); lane t owns positions
+// l = 2t, 2t+1 of both halves n and all four quarters k (element 128n + 32k + l): its 2-byte
+// loads of ql/qh are adjacent to its neighbours', so each load instruction is coalesced.
+RF_KERNEL __launch_bounds__(128) void rf_mv_q6_k(rf_kargs a) {
     MvRow r;
     if (!mv_setup(a, r)) return;
-    const int lane = threadIdx.x % RF_WARP, j = lane & 3;
-    const int n = j >> 1, l0 = 16 * (j & 1);
+    const int lane = threadIdx.x % RF_WARP, t = lane & 15;
+    const int l = 2 * t, hi16 = t >> 3;
     const i64 nb = r.K / 256;
     float acc = 0.f;
-    for (i64 b = lane >> 2; b < nb; b += RF_WARP / 4) {
+#pragma unroll 2
+    for (i64 b = lane >> 4; b < nb; b += 2) {
         const u8 *blk = r.w + b * 210;
-        const u16 *ql0 = (const u16 *)(blk + 64 * n + l0), *ql1 = (const u16 *)(blk + 64 * n + 32 + l0);
-        const u16 *qh = (const u16 *)(blk + 128 + 32 * n + l0);
-        const i8 *sc = (const i8 *)(blk + 192) + 8 * n + (l0 >> 4);
         const float d = h2f(*(const u16 *)(blk + 208));
-        const float *x = r.x + b * 256 + 128 * n + l0;
-        float s[4] = {0.f, 0.f, 0.f, 0.f};
+        const i8 *sc = (const i8 *)(blk + 192);
+        float part = 0.f;
 #pragma unroll
-        for (int i = 0; i < 8; ++i) { // two positions per 16-bit load
-            const u32 a0 = ql0[i], a1 = ql1[i], hh = qh[i];
+        for (int n = 0; n < 2; ++n) {
+            const u32 a0 = *(const u16 *)(blk + 64 * n + l), a1 = *(const u16 *)(blk + 64 * n + 32 + l);
+            const u32 hh = *(const u16 *)(blk + 128 + 32 * n + l);
+            const float *x = r.x + b * 256 + 128 * n + l;
+            float s[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-                const int l = 2 * i + e;
                 const u32 lo0 = (a0 >> (8 * e)) & 0xFF, lo1 = (a1 >> (8 * e)) & 0xFF, hb = (hh >> (8 * e)) & 0xFF;
-                s[0] += (float)((int)((lo0 & 0xF) | ((hb & 3) << 4)) - 32) * x[l];
-                s[1] += (float)((int)((lo1 & 0xF) | (((hb >> 2) & 3) << 4)) - 32) * x[l + 32];
-                s[2] += (float)((int)((lo0 >> 4) | (((hb >> 4) & 3) << 4)) - 32) * x[l + 64];
-                s[3] += (float)((int)((lo1 >> 4) | (((hb >> 6) & 3) << 4)) - 32) * x[l + 96];
+                s[0] += (float)((int)((lo0 & 0xF) | ((hb & 3) << 4)) - 32) * x[e];
+                s[1] += (float)((int)((lo1 & 0xF) | (((hb >> 2) & 3) << 4)) - 32) * x[e + 32];
+                s[2] += (float)((int)((lo0 >> 4) | (((hb >> 4) & 3) << 4)) - 32) * x[e + 64];
+                s[3] += (float)((int)((lo1 >> 4) | (((hb >> 6) & 3) << 4)) - 32) * x[e + 96];
             }
+            const i8 *scn = sc + 8 * n + hi16;
+            part += (float)scn[0] * s[0] + (float)scn[2] * s[1] + (float)scn[4] * s[2] + (float)scn[6] * s[3];
         }
-        acc += d * ((float)sc[0] * s[0] + (float)sc[2] * s[1] + (float)sc[4] * s[2] + (float)sc[6] * s[3]);
+        acc += d * part;
     }
     acc = warp_sum(acc);
     if (lane == 0) *r.y = acc;
 }
 
-// Q8_0: one lane per 32-element block.
-RF_KERNEL void rf_mv_q8_0(rf_kargs a) {
+// Q8_0: 8 lanes per 34-byte block, 4 blocks per warp step (136 contiguous bytes); lane j
+// reads quants [4j, 4j+4) as two 2-byte loads.
+RF_KERNEL __launch_bounds__(128) void rf_mv_q8_0(rf_kargs a) {
     MvRow r;
     if (!mv_setup(a, r)) return;
-    const int lane = threadIdx.x % RF_WARP;
+    const int lane = threadIdx.x % RF_WARP, j = lane & 7;
     const i64 nb = r.K / 32;
     float acc = 0.f;
-#pragma unroll 2
-    for (i64 b = lane; b < nb; b += RF_WARP) {
+#pragma unroll 4
+    for (i64 b = lane >> 3; b < nb; b += 4) {
         const u16 *blk = (const u16 *)(r.w + b * 34);
         const float d = h2f(blk[0]);
-        const float *x = r.x + b * 32;
-        float s = 0.f;
-#pragma unroll
-        for (int i = 0; i < 16; ++i) {
-            const u32 v = blk[1 + i];
-            const float2 xv = *(const float2 *)(x + 2 * i);
-            s += (float)(i8)(v & 0xFF) * xv.x + (float)(i8)(v >> 8) * xv.y;
-        }
-        acc += d * s;
+        const u32 q01 = blk[1 + 2 * j], q23 = blk[2 + 2 * j];
+        const float4 xv = *(const float4 *)(r.x + b * 32 + 4 * j);
+        acc += d * ((float)(i8)(q01 & 0xFF) * xv.x + (float)(i8)(q01 >> 8) * xv.y + (float)(i8)(q23 & 0xFF) * xv.z +
+                    (float)(i8)(q23 >> 8) * xv.w);
     }
     acc = warp_sum(acc);
     if (lane == 0) *r.y = acc;
 }
 
 // F16: 8 halves per 16-byte load (host guarantees K % 8 == 0 and 16-byte aligned rows).
-RF_KERNEL void rf_mv_f16(rf_kargs a) {
+RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
     MvRow r;
     if (!mv_setup(a, r)) return;
     const int lane = threadIdx.x % RF_WARP;

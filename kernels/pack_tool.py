@@ -111,7 +111,7 @@ def cmd_amd(hipcc, arch, src, out, workdir):
         ll = os.path.join(workdir, 'isa_1030.ll')
         subprocess.check_call(['llvm-dis-15', os.path.join(sysdir, 'oclc_isa_version_1030.bc'), '-o', ll])
         text = open(ll).read()
-        new, n = re.subn(r'i32 1030\b', 'i32 %d' % int(isa), text)
+        new, n = re.subn(r'constant i32 10300\b', 'constant i32 %d' % (int(isa) * 10), text)
         if n != 1:
             raise SystemExit('expected one ISA version constant in oclc_isa_version_1030.bc, found %d' % n)
         open(ll, 'w').write(new)

@@ -30,7 +30,7 @@ RF_DEV const float *row_of(const rf_ktensor &t, i64 r) {
     return (const float *)((const u8 *)t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3]);
 }
 
-RF_KERNEL void rf_rms_norm_f32(rf_kargs a) {
+RF_KERNEL __launch_bounds__(256) void rf_rms_norm_f32(rf_kargs a) {
     __shared__ float sh[RF_WARP];
     const i64 r = blockIdx.x, K = a.src[0].ne[0];
     const float *x = row_of(a.src[0], r);
@@ -42,7 +42,7 @@ RF_KERNEL void rf_rms_norm_f32(rf_kargs a) {
     for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] = x[i] * inv;
 }
 
-RF_KERNEL void rf_softmax_f32(rf_kargs a) {
+RF_KERNEL __launch_bounds__(256) void rf_softmax_f32(rf_kargs a) {
     __shared__ float sh[RF_WARP];
     const i64 r = blockIdx.x, K = a.src[0].ne[0];
     const float *x = row_of(a.src[0], r);
@@ -58,7 +58,7 @@ RF_KERNEL void rf_softmax_f32(rf_kargs a) {
     for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] *= inv;
 }
 
-RF_KERNEL void rf_argmax_f32(rf_kargs a) {
+RF_KERNEL __launch_bounds__(256) void rf_argmax_f32(rf_kargs a) {
     __shared__ float shv[RF_ROW_THREADS];
     __shared__ int shi[RF_ROW_THREADS];
     const i64 r = blockIdx.x, K = a.src[0].ne[0];

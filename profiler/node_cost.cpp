@@ -93,9 +93,8 @@ std::string shape_of(const rf_tensor *t) {
 
 std::string node_shapes(const rf_node &n) {
     std::string s;
-    // Matmul/elementwise: the first two sources say it all; attention: Q and the slot table.
-    const int idx[2] = {0, n.op == RF_OP_ATTENTION ? 3 : 1};
-    for (int i : idx) {
+    // The first two sources say it all (attention: Q and the K pool).
+    for (int i : {0, 1}) {
         if (!n.src[i]) continue;
         if (!s.empty()) s += " x ";
         s += shape_of(n.src[i]);

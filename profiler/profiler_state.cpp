@@ -39,14 +39,17 @@ NodeSlot ProfilerState::slot_for(const rf_node &node, int backend) {
     std::memset(&key, 0, sizeof key);
     key.op = node.op;
     key.backend = backend;
-    const rf_tensor *ts[3] = {node.src[0], node.op == RF_OP_ATTENTION ? node.src[3] : node.src[1], node.dst};
+    const rf_tensor *ts[3] = {node.src[0], node.src[1], node.dst};
     for (int i = 0; i < 3; ++i) {
         if (!ts[i]) continue;
         key.types[i] = ts[i]->type;
         std::memcpy(key.ne[i], ts[i]->ne, sizeof key.ne[i]);
     }
     std::lock_guard<std::mutex> lock(mu_);
+    const NodeCost cost = node_cost(node);
     NodeSlot slot;
+    slot.bytes = float(cost.bytes);
+    slot.flops = float(cost.flops);
     auto it = group_index_.find(key);
     if (it != group_index_.end()) {
         slot.group = it->second;
@@ -56,9 +59,6 @@ NodeSlot ProfilerState::slot_for(const rf_node &node, int backend) {
         g.backend = backend;
         g.shapes = node_shapes(node);
         g.dtypes = node_dtypes(node);
-        const NodeCost c = node_cost(node);
-        g.bytes = c.bytes;
-        g.flops = c.flops;
         groups_.push_back(std::move(g));
         slot.group = int(groups_.size()) - 1;
         group_index_.emplace(key, slot.group);
@@ -72,8 +72,11 @@ void ProfilerState::record(const NodeSlot &slot, double ts_us, float dur_us) {
     std::lock_guard<std::mutex> lock(mu_);
     OpGroup &g = groups_[size_t(slot.group)];
     g.total_us += dur_us;
+    g.bytes += slot.bytes;
+    g.flops += slot.flops;
     g.samples_us.push_back(dur_us);
-    if (events_.size() < max_events_) events_.push_back({slot.group, slot.label, slot.phase, dur_us, ts_us});
+    if (events_.size() < max_events_)
+        events_.push_back({slot.group, slot.label, slot.phase, dur_us, ts_us, slot.bytes, slot.flops});
     else ++events_not_stored_;
 }
 

@@ -20,7 +20,7 @@ struct OpGroup {
     int op = 0;
     int backend = 0;
     std::string shapes, dtypes;
-    double bytes = 0, flops = 0;    // per call
+    double bytes = 0, flops = 0;    // summed over calls (attention's cost varies with the context)
     double total_us = 0;
     std::vector<float> samples_us;  // every call, for percentiles
 };
@@ -32,6 +32,7 @@ struct NodeEvent {
     int32_t phase;
     float dur_us;
     double ts_us;
+    float bytes, flops;
 };
 
 struct BackendEntry {
@@ -51,6 +52,7 @@ struct NodeSlot {
     int32_t group;
     int32_t label;
     int32_t phase;
+    float bytes, flops;
 };
 
 class ProfilerState {

@@ -74,7 +74,7 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a].total_us > groups[b].total_us; });
     if (!groups.empty()) {
-        out += fmt::format("\nper op and shape (top {} of {} by total time; GB/s and TFLOP/s from the mean)\n",
+        out += fmt::format("\nper op and shape (top {} of {} by total time; GB/s and TFLOP/s over all calls)\n",
                            std::min<size_t>(size_t(opt.top), groups.size()), groups.size());
         out += fmt::format("{:<9} {:<34} {:<13} {:<8} {:>7} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>5} {:>5}\n", "op",
                            "shapes", "dtype", "backend", "calls", "total ms", "mean us", "p50 us", "p95 us", "GB/s",
@@ -83,8 +83,8 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
             const OpGroup &g = groups[order[r]];
             const BackendEntry &b = backends[size_t(g.backend)];
             const double mean_us = g.samples_us.empty() ? 0 : g.total_us / double(g.samples_us.size());
-            const double gbps = mean_us > 0 ? g.bytes / (mean_us * 1e3) : 0;
-            const double tflops = mean_us > 0 ? g.flops / (mean_us * 1e6) : 0;
+            const double gbps = g.total_us > 0 ? g.bytes / (g.total_us * 1e3) : 0;
+            const double tflops = g.total_us > 0 ? g.flops / (g.total_us * 1e6) : 0;
             out += fmt::format("{:<9} {:<34} {:<13} {:<8} {:>7} {:>10.3f} {:>9.1f} {:>9.1f} {:>9.1f} {:>8.1f} {:>8.3f} {:>4.0f}% {:>4.0f}%\n",
                                op_name(g.op), fit(g.shapes, 34), fit(g.dtypes, 13), fit(b.name, 8), g.samples_us.size(),
                                g.total_us / 1000.0, mean_us, percentile(g.samples_us, 0.5), percentile(g.samples_us, 0.95),

@@ -77,8 +77,8 @@ bool write_trace(const ProfilerState &st, const std::string &path, double end_us
         w.Key("shapes"), w.String(g.shapes.c_str());
         w.Key("dtype"), w.String(g.dtypes.c_str());
         w.Key("phase"), w.String(st.phase_names()[size_t(e.phase)].c_str());
-        w.Key("bytes"), w.Double(g.bytes);
-        w.Key("flops"), w.Double(g.flops);
+        w.Key("bytes"), w.Double(e.bytes);
+        w.Key("flops"), w.Double(e.flops);
         w.EndObject();
         w.EndObject();
     }

@@ -122,7 +122,7 @@ int check(Plugin &gpu, Plugin &ref, const Options &o) {
             const auto g = to_double(c.tensors[0], run_case(gpu, c));
             const auto r = to_double(c.tensors[0], run_case(ref, c));
             bool ok;
-            char detail[128];
+            char detail[256];
             if (c.exact) {
                 size_t bad = 0;
                 for (size_t i = 0; i < g.size(); ++i) bad += g[i] != r[i];
@@ -138,6 +138,21 @@ int check(Plugin &gpu, Plugin &ref, const Options &o) {
                             std::printf("      [%zu] gpu %.6g ref %.6g\n", i, g[i], r[i]);
                             ++shown;
                         }
+            }
+            if (c.op == RF_OP_SET_ROWS) { // also against the source rows themselves: says which side is off
+                const HostTensor &rows = c.tensors[1], &slot_t = c.tensors[2];
+                const auto src = to_double(rows, rows.data);
+                const auto *slots = reinterpret_cast<const int32_t *>(slot_t.data.data());
+                const int64_t R = rows.ne[0];
+                std::vector<double> gs, rs, xs;
+                for (int64_t t = 0; t < rows.ne[1]; ++t)
+                    for (int64_t i = 0; i < R; ++i) {
+                        gs.push_back(g[slots[t] * R + i]);
+                        rs.push_back(r[slots[t] * R + i]);
+                        xs.push_back(src[t * R + i]);
+                    }
+                const size_t at = std::strlen(detail);
+                std::snprintf(detail + at, sizeof detail - at, "; vs source rows: gpu %.1e ref %.1e", nmse(gs, xs), nmse(rs, xs));
             }
             std::printf("%s  %-52s %s\n", ok ? "ok  " : "FAIL", c.name.c_str(), detail);
             (ok ? passed : failed)++;

@@ -1,0 +1,144 @@
+#include "bench_report.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <unistd.h>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "rocmforge/error.h"
+
+namespace rf {
+
+const char *BenchReportArgs::help() {
+    return "  -o, --output F            md (default) or json, on stdout\n"
+           "  --save-baseline FILE      save the results and this machine's description as JSON\n"
+           "  --compare-baseline FILE   compare with a saved baseline; exit 1 on a regression\n"
+           "  --threshold P             regression threshold, e.g. 10% (default) or 0.1\n"
+           "  --force                   compare even if the baseline is from different hardware\n";
+}
+
+bool BenchReportArgs::parse(int argc, char **argv, int &i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw UsageError("option " + a + " needs a value");
+        return argv[++i];
+    };
+    if (a == "--save-baseline") save_baseline = value();
+    else if (a == "--compare-baseline") compare_baseline = value();
+    else if (a == "--force") force = true;
+    else if (a == "-o" || a == "--output") {
+        format = value();
+        if (format != "md" && format != "json") throw UsageError("-o must be md or json, not '" + format + "'");
+    } else if (a == "--threshold") {
+        std::string v = value();
+        const bool percent = !v.empty() && v.back() == '%';
+        if (percent) v.pop_back();
+        char *end = nullptr;
+        double t = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end || !std::isfinite(t) || t < 0) throw UsageError("bad --threshold '" + std::string(argv[i]) + "' (e.g. 10% or 0.1)");
+        // "10%" and "10" mean ten percent; "0.1" means ten percent too.
+        threshold = (percent || t >= 1) ? t / 100.0 : t;
+    } else return false;
+    return true;
+}
+
+void print_results_md(std::FILE *out, const std::vector<bench::Result> &results) {
+    std::fprintf(out, "| benchmark | params | median | p95 | mean ± sd | unit | GFLOP/s | GB/s |\n");
+    std::fprintf(out, "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: |\n");
+    for (const auto &r : results) {
+        std::string params;
+        for (const auto &[k, v] : r.params) params += (params.empty() ? "" : " ") + k + "=" + v;
+        auto metric = [&](const char *k) {
+            auto it = r.metrics.find(k);
+            char buf[32];
+            if (it == r.metrics.end()) return std::string("-");
+            std::snprintf(buf, sizeof buf, "%.1f", it->second);
+            return std::string(buf);
+        };
+        std::fprintf(out, "| %s | %s | %.4g | %.4g | %.4g ± %.2g | %s | %s | %s |\n", r.name.c_str(), params.c_str(),
+                     r.median, r.p95, r.mean, r.stddev, r.unit.c_str(), metric("gflops").c_str(), metric("gbps").c_str());
+    }
+}
+
+void print_results_json(std::FILE *out, const std::vector<bench::Result> &results, const bench::HardwareInfo &hw) {
+    rapidjson::StringBuffer sb;
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    auto str = [&](const char *k, const std::string &v) { w.Key(k), w.String(v.c_str()); };
+    w.StartObject();
+    w.Key("hardware");
+    w.StartObject();
+    str("cpu_model", hw.cpu_model), str("os", hw.os), str("compiler", hw.compiler), str("git_commit", hw.git_commit);
+    str("build_flags", hw.build_flags);
+    w.Key("devices");
+    w.StartArray();
+    for (const auto &d : hw.devices) {
+        w.StartObject();
+        str("backend", d.backend), str("name", d.name), str("arch", d.arch), str("details", d.details);
+        w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    w.Key("results");
+    w.StartArray();
+    for (const auto &r : results) {
+        w.StartObject();
+        str("name", r.name);
+        w.Key("params");
+        w.StartObject();
+        for (const auto &[k, v] : r.params) str(k.c_str(), v);
+        w.EndObject();
+        str("unit", r.unit);
+        w.Key("median"), w.Double(r.median);
+        w.Key("p95"), w.Double(r.p95);
+        w.Key("mean"), w.Double(r.mean);
+        w.Key("stddev"), w.Double(r.stddev);
+        w.Key("n"), w.Uint64(r.samples.size());
+        for (const auto &[k, v] : r.metrics) w.Key(k.c_str()), w.Double(std::isfinite(v) ? v : 0.0);
+        w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    std::fprintf(out, "%s\n", sb.GetString());
+}
+
+int finish_bench_report(const BenchReportArgs &args, const std::vector<bench::Result> &results,
+                        const bench::HardwareInfo &hw) {
+    if (args.format == "json") print_results_json(stdout, results, hw);
+    else print_results_md(stdout, results);
+    std::fflush(stdout);
+    int rc = 0;
+    if (!args.compare_baseline.empty())
+        rc = bench::compare_baseline(args.compare_baseline, results, hw, args.threshold, args.force, stderr);
+    if (!args.save_baseline.empty()) {
+        bench::save_baseline(args.save_baseline, results, hw);
+        std::fprintf(stderr, "baseline saved to %s\n", args.save_baseline.c_str());
+    }
+    return rc;
+}
+
+ProgressBar::ProgressBar(size_t total) : total_(total), tty_(::isatty(2) != 0) {}
+
+ProgressBar::~ProgressBar() { done(); }
+
+void ProgressBar::step(const std::string &label) {
+    ++current_;
+    if (!tty_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 2.0 && !drawn_) return; // short runs stay quiet
+    constexpr int kWidth = 30;
+    const int filled = total_ ? int(kWidth * (current_ - 1) / total_) : 0;
+    std::string bar(size_t(filled), '#');
+    bar.append(size_t(kWidth - filled), '.');
+    std::fprintf(stderr, "\r\033[K[%s] %zu/%zu %.60s", bar.c_str(), current_, total_, label.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+}
+
+void ProgressBar::done() {
+    if (drawn_) std::fprintf(stderr, "\r\033[K");
+    drawn_ = false;
+}
+
+} // namespace rf
