@@ -31,7 +31,7 @@ void DeviceTensor::fill_random(uint32_t seed) {
     // Quantize a few distinct rows, then tile them over the whole tensor.
     const uint64_t distinct = std::min<uint64_t>(rows, 16);
     std::vector<uint8_t> pattern(distinct * row_bytes);
-    std::vector<float> f(size_t(row_len));
+    std::vector<float> f(static_cast<size_t>(row_len));
     for (uint64_t r = 0; r < distinct; ++r) {
         for (auto &v : f) v = dist(rng);
         uint8_t *dst = pattern.data() + r * row_bytes;

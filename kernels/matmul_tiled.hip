@@ -94,18 +94,21 @@ template <int T> RF_DEV void mm_tiled_impl(const rf_kargs &a) {
                 for (int j = 0; j < 4; ++j)
                     mma_16816(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j][0], bf[j][1]);
 #else
-            // Same fragment ownership as the mma path, computed with FMAs.
+            // Same fragment ownership as the mma path, as an outer product per k (few live
+            // registers: 4 weights + 8 activations + the 32 accumulators).
+            for (int k = kk; k < kk + 16; ++k) {
+                float wv[4], xv[8];
 #pragma unroll
-            for (int i = 0; i < 2; ++i)
+                for (int q = 0; q < 4; ++q) wv[q] = h2f(Ws[wn + 16 * (q >> 1) + g + 8 * (q & 1)][k]);
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
+                for (int q = 0; q < 8; ++q) xv[q] = h2f(Xs[wm + 8 * (q >> 1) + 2 * t4 + (q & 1)][k]);
 #pragma unroll
-                    for (int r = 0; r < 4; ++r) {
-                        const int nr = wn + 16 * i + g + 8 * (r >> 1), mc = wm + 8 * j + 2 * t4 + (r & 1);
-                        float s = 0.f;
-                        for (int k = 0; k < 16; ++k) s += h2f(Ws[nr][kk + k]) * h2f(Xs[mc][kk + k]);
-                        acc[i][j][r] += s;
-                    }
+                for (int i = 0; i < 2; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j)
+#pragma unroll
+                        for (int r = 0; r < 4; ++r) acc[i][j][r] += wv[2 * i + (r >> 1)] * xv[2 * j + (r & 1)];
+            }
 #endif
         }
         __syncthreads();
@@ -121,5 +124,12 @@ template <int T> RF_DEV void mm_tiled_impl(const rf_kargs &a) {
             }
 }
 
-#define RF_MM_TILED(NAME, T) RF_KERNEL __launch_bounds__(128) void rf_mm_tiled_##NAME(rf_kargs a) { mm_tiled_impl<T>(a); }
+// AMD: let the compiler trade occupancy for registers (4 waves/SIMD is plenty for this tile)
+// instead of spilling the accumulators to scratch (tools/amd_resource_report.py checks it).
+#if RF_AMD
+#define RF_MMT_ATTR __attribute__((amdgpu_waves_per_eu(1, 4), amdgpu_num_vgpr(192)))
+#else
+#define RF_MMT_ATTR
+#endif
+#define RF_MM_TILED(NAME, T) RF_KERNEL __launch_bounds__(128) RF_MMT_ATTR void rf_mm_tiled_##NAME(rf_kargs a) { mm_tiled_impl<T>(a); }
 RF_FOR_EACH_WTYPE(RF_MM_TILED)

@@ -1,5 +1,6 @@
 #include "bench_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "rocmforge/atomic_file.h"
 #include "rocmforge/error.h"
 
 namespace rf {
@@ -139,6 +141,70 @@ void ProgressBar::step(const std::string &label) {
 void ProgressBar::done() {
     if (drawn_) std::fprintf(stderr, "\r\033[K");
     drawn_ = false;
+}
+
+} // namespace rf
+
+namespace rf {
+namespace {
+std::string xml_escape(const std::string &s) {
+    std::string o;
+    for (char c : s) {
+        switch (c) {
+        case '<': o += "&lt;"; break;
+        case '>': o += "&gt;"; break;
+        case '&': o += "&amp;"; break;
+        case '"': o += "&quot;"; break;
+        default: o += c;
+        }
+    }
+    return o;
+}
+} // namespace
+
+void write_bar_chart_svg(const std::string &path, const std::string &title, const std::string &unit,
+                         const std::vector<std::string> &labels, const std::vector<BarSeries> &series) {
+    static const char *kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759"};
+    const int label_w = 170, bar_h = 14, gap = 10, left = label_w + 10, plot_w = 520, top = 50;
+    const int row_h = int(series.size()) * bar_h + gap;
+    const int height = top + int(labels.size()) * row_h + 40, width = left + plot_w + 130;
+    double vmax = 0;
+    for (const auto &s : series)
+        for (double v : s.values) vmax = std::max(vmax, v);
+    if (vmax <= 0) vmax = 1;
+    std::string svg;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+                  "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+                  "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
+                  width, height, xml_escape(title).c_str());
+    svg += buf;
+    for (size_t s = 0; s < series.size(); ++s) {
+        std::snprintf(buf, sizeof buf, "<rect x=\"%d\" y=\"30\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                      "<text x=\"%d\" y=\"40\">%s</text>\n", left + int(s) * 220, kColors[s % 4],
+                      left + int(s) * 220 + 16, xml_escape(series[s].name).c_str());
+        svg += buf;
+    }
+    for (size_t l = 0; l < labels.size(); ++l) {
+        const int y0 = top + int(l) * row_h;
+        std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", label_w,
+                      y0 + int(series.size()) * bar_h / 2 + 4, xml_escape(labels[l]).c_str());
+        svg += buf;
+        for (size_t s = 0; s < series.size(); ++s) {
+            const double v = l < series[s].values.size() ? series[s].values[l] : 0;
+            const int w = int(plot_w * v / vmax);
+            const int y = y0 + int(s) * bar_h;
+            std::snprintf(buf, sizeof buf, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>"
+                          "<text x=\"%d\" y=\"%d\" font-size=\"10\">%.3g %s</text>\n", left, y, std::max(w, 1), bar_h - 2,
+                          kColors[s % 4], left + w + 4, y + bar_h - 4, v, xml_escape(unit).c_str());
+            svg += buf;
+        }
+    }
+    svg += "</svg>\n";
+    AtomicFile f(path);
+    f.write(svg.data(), svg.size());
+    f.commit();
 }
 
 } // namespace rf

@@ -33,6 +33,14 @@ void print_results_json(std::FILE *out, const std::vector<bench::Result> &result
 int finish_bench_report(const BenchReportArgs &args, const std::vector<bench::Result> &results,
                         const bench::HardwareInfo &hw);
 
+// A grouped horizontal bar chart as a standalone SVG file: one row per label, one bar per series.
+struct BarSeries {
+    std::string name;
+    std::vector<double> values; // one per label
+};
+void write_bar_chart_svg(const std::string &path, const std::string &title, const std::string &unit,
+                         const std::vector<std::string> &labels, const std::vector<BarSeries> &series);
+
 // "[#####.....] 12/84 label" on stderr, redrawn in place; silent unless stderr is a terminal and
 // the run has lasted more than a couple of seconds.
 class ProgressBar {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 namespace rf::bench {
 
@@ -12,6 +13,26 @@ double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
     const size_t rank = size_t(std::ceil(p * double(v.size())));
     return v[std::min(v.size() - 1, rank ? rank - 1 : 0)];
+}
+
+Interval bootstrap_mean_ci(const std::vector<double> &v, int resamples, uint32_t seed) {
+    Interval ci;
+    if (v.empty()) return ci;
+    Welford all;
+    for (double x : v) all.add(x);
+    ci.mean = ci.low = ci.high = all.mean();
+    if (v.size() < 2) return ci;
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+    std::vector<double> means(static_cast<size_t>(resamples));
+    for (auto &m : means) {
+        double s = 0;
+        for (size_t i = 0; i < v.size(); ++i) s += v[pick(rng)];
+        m = s / double(v.size());
+    }
+    ci.low = percentile(means, 0.025);
+    ci.high = percentile(means, 0.975);
+    return ci;
 }
 
 void Result::summarize() {

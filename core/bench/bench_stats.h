@@ -30,6 +30,12 @@ private:
 // Nearest-rank percentile (p in [0, 1]) of unsorted values; 0 for none.
 double percentile(std::vector<double> values, double p);
 
+// 95% confidence interval of the mean of `values` by percentile bootstrap (deterministic seed).
+struct Interval {
+    double mean = 0, low = 0, high = 0;
+};
+Interval bootstrap_mean_ci(const std::vector<double> &values, int resamples = 4000, uint32_t seed = 12345);
+
 struct Result {
     std::string name;                          // "matmul", "dequant", "attention", "decode", ...
     std::map<std::string, std::string> params; // "type": "q4_K", "K": "4096", "backend": "cpu", ...

@@ -1,5 +1,6 @@
 // `rocmforge mkmodel`: a seeded random-weight LLaMA-family model with the tensor names, shapes,
 // metadata and per-tensor types llama.cpp's convert + quantize would produce for the real model.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -69,8 +70,22 @@ Vocab read_vocab(const std::string &path) {
     return v;
 }
 
+// convert_hf_to_gguf.py's size label (gguf.utility.model_weight_count_rounded_notation with
+// two significant digits at least): 6738415616 -> "6.7B", 494032768 -> "494M".
+std::string size_label(int64_t n_params) {
+    const char *suffix = "";
+    double scaled = double(n_params);
+    if (n_params > 1000000000000LL) { scaled /= 1e12; suffix = "T"; }
+    else if (n_params > 1000000000LL) { scaled /= 1e9; suffix = "B"; }
+    else if (n_params > 1000000LL) { scaled /= 1e6; suffix = "M"; }
+    else { scaled /= 1e3; suffix = "K"; }
+    const int int_digits = int(std::to_string(int64_t(std::llround(scaled))).size());
+    const int decimals = std::max(2 - int_digits, 0);
+    return fmt::format("{:.{}f}{}", scaled, decimals, suffix);
+}
+
 void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOptions &opt,
-                        int ftype) {
+                        int ftype, int64_t n_params) {
     using gguf::Value;
     const std::string a = s.arch + ".";
     // Same keys and order as convert_hf_to_gguf.py writes for these architectures.
@@ -80,7 +95,7 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
     w.set("general.description",
           Value::from_string("Random weights from `rocmforge mkmodel --shape " + s.name +
                              " --seed " + std::to_string(opt.seed) + "`; not a trained model"));
-    w.set("general.size_label", Value::from_string(s.size_label));
+    w.set("general.size_label", Value::from_string(size_label(n_params)));
     w.set(a + "block_count", Value::from_u32(uint32_t(s.n_layer)));
     w.set(a + "context_length", Value::from_u32(uint32_t(s.n_ctx)));
     w.set(a + "embedding_length", Value::from_u32(uint32_t(s.n_embd)));
@@ -136,7 +151,13 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
 
     const int ftype = mix_llama_ftype(opt.mix);
     gguf::Writer w;
-    set_model_metadata(w, shape, opt, ftype);
+    int64_t n_params = 0;
+    for (const auto &t : tensors) {
+        int64_t n = 1;
+        for (int64_t d : t.ne) n *= d;
+        n_params += n;
+    }
+    set_model_metadata(w, shape, opt, ftype, n_params);
     for (const auto &kv : vocab.kvs) w.set(kv.key, kv.value);
     w.set("general.quantization_version", gguf::Value::from_u32(kQuantizationVersion));
 

@@ -15,31 +15,31 @@ std::vector<ModelShape> make_table() {
 
     // Small llama: fast enough to build at compile time and to run in tests.
     s = {};
-    s.name = "tiny"; s.arch = "llama"; s.display_name = "ROCmForge Tiny"; s.size_label = "tiny";
+    s.name = "tiny"; s.arch = "llama"; s.display_name = "ROCmForge Tiny";
     s.n_embd = 256; s.n_layer = 4; s.n_head = 8; s.n_head_kv = 4; s.n_ff = 768;
     s.n_vocab = 0; s.n_ctx = 2048; s.rope_freq_base = 10000.0f; s.rms_eps = 1e-5f;
     t.push_back(s);
 
     s = {};
-    s.name = "tinyllama-1.1b"; s.arch = "llama"; s.display_name = "TinyLlama 1.1B"; s.size_label = "1.1B";
+    s.name = "tinyllama-1.1b"; s.arch = "llama"; s.display_name = "TinyLlama 1.1B";
     s.n_embd = 2048; s.n_layer = 22; s.n_head = 32; s.n_head_kv = 4; s.n_ff = 5632;
     s.n_vocab = 32000; s.n_ctx = 2048; s.rope_freq_base = 10000.0f; s.rms_eps = 1e-5f;
     t.push_back(s);
 
     s = {};
-    s.name = "llama2-7b"; s.arch = "llama"; s.display_name = "Llama 2 7B"; s.size_label = "7B";
+    s.name = "llama2-7b"; s.arch = "llama"; s.display_name = "Llama 2 7B";
     s.n_embd = 4096; s.n_layer = 32; s.n_head = 32; s.n_head_kv = 32; s.n_ff = 11008;
     s.n_vocab = 32000; s.n_ctx = 4096; s.rope_freq_base = 10000.0f; s.rms_eps = 1e-5f;
     t.push_back(s);
 
     s = {};
-    s.name = "llama3-8b"; s.arch = "llama"; s.display_name = "Llama 3 8B"; s.size_label = "8B";
+    s.name = "llama3-8b"; s.arch = "llama"; s.display_name = "Llama 3 8B";
     s.n_embd = 4096; s.n_layer = 32; s.n_head = 32; s.n_head_kv = 8; s.n_ff = 14336;
     s.n_vocab = 128256; s.n_ctx = 8192; s.rope_freq_base = 500000.0f; s.rms_eps = 1e-5f;
     t.push_back(s);
 
     s = {};
-    s.name = "qwen2-0.5b"; s.arch = "qwen2"; s.display_name = "Qwen2 0.5B"; s.size_label = "0.5B";
+    s.name = "qwen2-0.5b"; s.arch = "qwen2"; s.display_name = "Qwen2 0.5B";
     s.n_embd = 896; s.n_layer = 24; s.n_head = 14; s.n_head_kv = 2; s.n_ff = 4864;
     s.n_vocab = 151936; s.n_ctx = 32768; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-6f;
     s.qkv_bias = true; s.tied_embeddings = true;

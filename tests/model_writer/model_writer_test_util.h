@@ -35,6 +35,11 @@ inline std::vector<uint8_t> read_bytes(const std::string &path) {
     return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+inline std::string read_text(const std::string &path) {
+    const auto b = read_bytes(path);
+    return std::string(b.begin(), b.end());
+}
+
 inline void write_text(const std::string &path, const std::string &text) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }

@@ -80,10 +80,12 @@ TEST_CASE("quantize f32 -> Q8_0: every matrix q8_0, norms f32, values close", "[
         CHECK(t.type == (t.n_dims == 1 ? RF_TYPE_F32 : RF_TYPE_Q8_0));
         const auto a = mw_test::dequantize_tensor(*src, t.name);
         const auto b = mw_test::dequantize_tensor(*dst, t.name);
-        if (t.n_dims == 1)
-            CHECK(a == b);
-        else
+        if (t.n_dims == 1) {
+            const bool copied_exactly = a == b;
+            CHECK(copied_exactly);
+        } else {
             CHECK(relative_rms_error(a, b) < 0.01);
+        }
     }
 }
 
@@ -192,7 +194,7 @@ TEST_CASE("quantize: bad input and failures never leave a truncated output", "[q
     SECTION("override type that does not fit the row length") {
         const std::string in = make_f32_model(dir);
         auto q = quantize_options(in, out, rf::QuantMix::Q8_0);
-        q.output_tensor_type = RF_TYPE_Q8_K; // no quantizer for it
+        q.output_tensor_type = RF_TYPE_I32; // no quantizer for it
         CHECK_THROWS_AS(rf::quantize_model(q), rf::UsageError);
     }
     SECTION("failure in the middle of the data") {
@@ -203,6 +205,6 @@ TEST_CASE("quantize: bad input and failures never leave a truncated output", "[q
         };
         CHECK_THROWS_WITH(rf::quantize_model(q), Catch::Contains("simulated failure"));
     }
-    CHECK(mw_test::read_bytes(out) == std::vector<uint8_t>{'o', 'l', 'd'});
+    CHECK(mw_test::read_text(out) == "old");
     CHECK(!std::filesystem::exists(out + ".tmp"));
 }

@@ -83,6 +83,19 @@ TEST_CASE("bench stats: Welford mean/stddev and nearest-rank percentiles") {
     CHECK(w.stddev() == Approx(0.50025).epsilon(1e-3));
 }
 
+TEST_CASE("bench stats: bootstrap interval brackets the mean and narrows with agreement") {
+    const auto wide = rf::bench::bootstrap_mean_ci({0.8, 1.2, 0.9, 1.1, 1.0, 0.7, 1.3});
+    CHECK(wide.mean == Approx(1.0));
+    CHECK(wide.low < 1.0);
+    CHECK(wide.high > 1.0);
+    CHECK(wide.low >= 0.7);
+    CHECK(wide.high <= 1.3);
+    const auto tight = rf::bench::bootstrap_mean_ci({1.01, 0.99, 1.0, 1.0, 1.01, 0.99, 1.0});
+    CHECK(tight.high - tight.low < (wide.high - wide.low) / 5);
+    const auto one = rf::bench::bootstrap_mean_ci({2.0});
+    CHECK((one.low == 2.0 && one.high == 2.0));
+}
+
 TEST_CASE("baseline: against itself there is no regression") {
     const std::string path = proftest::temp_path("base.json");
     const auto h = hw("Test CPU 9000", "Test GPU");

@@ -46,8 +46,8 @@ def parse_args():
     ap.add_argument("--n-ff", type=int, default=448)
     ap.add_argument("--n-ctx", type=int, default=512)
     ap.add_argument("--untied", action="store_true", help="separate output.weight")
-    ap.add_argument("--dropout", default="0.1", help="comma-separated rates, one run each")
-    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--dropout", default="0.1,0.2,0.3", help="comma-separated rates, one run each")
+    ap.add_argument("--steps", type=int, default=2500)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min-lr-frac", type=float, default=0.1)
@@ -128,7 +128,7 @@ def sample(model, enc, tokens, prompt, n, bos, gen, temp=0.8, top_k=40):
     return enc.decode(ids[1:], tokens)
 
 
-def train_one(a, cfg, data, log_rows, t_start):
+def train_one(a, cfg, data, log_rows, deadline):
     torch.manual_seed(a.seed)
     model = Llama(cfg).to(a.device)
     decay = [p for p in model.parameters() if p.dim() == 2]
@@ -155,8 +155,8 @@ def train_one(a, cfg, data, log_rows, t_start):
             log_rows.append([cfg["dropout"], step, f"{tl:.5f}", f"{vl:.5f}", f"{el:.1f}"])
         if step == a.steps:
             break
-        if time.time() - t_start > a.max_seconds:
-            print(f"WARNING: --max-seconds {a.max_seconds} reached at step {step}: stopping early "
+        if time.time() > deadline:
+            print(f"WARNING: this run's share of --max-seconds is spent at step {step}: stopping early "
                   "(the run is then not reproducible step for step)", flush=True)
             break
         for g in opt.param_groups:
@@ -208,8 +208,10 @@ def main():
 
     t_start = time.time()
     rows, results = [], []
-    for d in [float(x) for x in a.dropout.split(",")]:
-        model, vl, step = train_one(a, dict(base_cfg, dropout=d), data, rows, t_start)
+    rates = [float(x) for x in a.dropout.split(",")]
+    for i, d in enumerate(rates):
+        deadline = t_start + a.max_seconds * (i + 1) / len(rates)
+        model, vl, step = train_one(a, dict(base_cfg, dropout=d), data, rows, deadline)
         print(f"dropout {d}: best valid loss {vl:.4f} at step {step}", flush=True)
         results.append((vl, d, step, model))
     vl, d, step, model = min(results, key=lambda r: r[0])

@@ -13,7 +13,6 @@ struct ModelShape {
     std::string name;          // "llama2-7b"
     std::string arch;          // general.architecture: "llama" or "qwen2"
     std::string display_name;  // general.name written into the file
-    std::string size_label;    // general.size_label, e.g. "7B"
     int64_t n_embd = 0;
     int64_t n_layer = 0;
     int64_t n_head = 0;
