@@ -70,12 +70,13 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
     }
 
     // Per op/shape/type/backend, by total time.
-    std::vector<size_t> order(groups.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::vector<size_t> order; // groups whose nodes were all lost (unread events) are left out
+    for (size_t i = 0; i < groups.size(); ++i)
+        if (!groups[i].samples_us.empty()) order.push_back(i);
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a].total_us > groups[b].total_us; });
-    if (!groups.empty()) {
+    if (!order.empty()) {
         out += fmt::format("\nper op and shape (top {} of {} by total time; GB/s and TFLOP/s over all calls)\n",
-                           std::min<size_t>(size_t(opt.top), groups.size()), groups.size());
+                           std::min<size_t>(size_t(opt.top), order.size()), order.size());
         out += fmt::format("{:<9} {:<34} {:<13} {:<8} {:>7} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>5} {:>5}\n", "op",
                            "shapes", "dtype", "backend", "calls", "total ms", "mean us", "p50 us", "p95 us", "GB/s",
                            "TFLOP/s", "%BW", "%FLOP");
@@ -96,6 +97,7 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
     // Per op name and backend, all shapes together.
     std::map<std::pair<std::string, std::string>, Sum> by_op;
     for (const auto &g : groups) {
+        if (g.samples_us.empty()) continue;
         Sum &s = by_op[{op_name(g.op), backends[size_t(g.backend)].name}];
         s.us += g.total_us;
         s.n += g.samples_us.size();

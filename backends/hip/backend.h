@@ -17,6 +17,7 @@ struct Backend {
     uint64_t total_memory = 0;
     int multiprocessors = 0;
     KernelModule kernels;
+    bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
 };
 
 // Makes the backend's device current on the calling thread (the driver binds contexts per thread).

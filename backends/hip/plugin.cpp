@@ -106,6 +106,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (!query_arch(*b, e)) return bail(RF_ERR_DEVICE, e);
     b->arch = cfg.arch_override.empty() ? b->device_arch : cfg.arch_override;
     if (hipError_t r = hipStreamCreate(&b->stream)) return bail(RF_ERR_DEVICE, gpu_error("hipStreamCreate", r));
+    if (const char *s = std::getenv("ROCMFORGE_HIP_SYNC"); s && *s == '1') b->sync_each_node = true;
 
     KernelLoadOptions opt;
     opt.arch = b->arch;
@@ -175,6 +176,10 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         const std::string label = n->label ? n->label : ("node " + std::to_string(i));
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label + ": " + why);
         if (int r = run_node(*b, *n, e)) return fail(err, len, r, label + ": " + e);
+        // ROCMFORGE_HIP_SYNC=1: wait after every node so a fault names the node that caused it.
+        if (b->sync_each_node)
+            if (hipError_t r = hipStreamSynchronize(b->stream))
+                return fail(err, len, RF_ERR_DEVICE, label + ": " + gpu_error("kernel execution", r));
     }
     return RF_OK;
 }

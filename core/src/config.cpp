@@ -84,6 +84,7 @@ Config Config::from_json(const std::string &text, const std::string &source) {
         if (p.IsBool()) {
             c.profiler_enabled = p.GetBool();
         } else if (p.IsObject()) {
+            c.profiler_json = json_text(p);
             if (p.HasMember("enabled")) {
                 if (!p["enabled"].IsBool()) throw UsageError(source + ": \"profiler.enabled\" must be true or false");
                 c.profiler_enabled = p["enabled"].GetBool();
@@ -128,6 +129,16 @@ std::string Config::backend_config_json(const std::string &backend) const {
         for (const auto &p : kernel_pack_dirs) arr.PushBack(rapidjson::Value(p.c_str(), a), a);
         d.AddMember("kernel_pack_dirs", arr, a);
     }
+    return json_text(d);
+}
+
+std::string Config::profiler_config_json() const {
+    rapidjson::Document d;
+    d.Parse(profiler_json.c_str());
+    if (!d.IsObject()) d.SetObject();
+    auto &a = d.GetAllocator();
+    d.RemoveMember("trace");
+    d.AddMember("trace", rapidjson::Value(profiler_trace.c_str(), a), a);
     return json_text(d);
 }
 

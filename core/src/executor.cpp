@@ -118,8 +118,8 @@ void Executor::run(Graph &g) {
         Tensor *dst = g.tensor_of(nodes[i].dst);
         if (dst->kind == TensorKind::Intermediate) dst->home = steps[i].backend;
         if (I.debug)
-            spdlog::info("sched: node {:4d} {:10s} {:28s} -> {} ({})", i, op_name(nodes[i].op),
-                         nodes[i].label ? nodes[i].label : "", steps[i].backend->name(), why);
+            fmt::print(stderr, "sched: node {:4d} {:10s} {:28s} -> {} ({})\n", i, op_name(nodes[i].op),
+                       nodes[i].label ? nodes[i].label : "", steps[i].backend->name(), why);
     }
     // Inputs live on their first consumer's backend.
     for (int i = 0; i < n_nodes; ++i)
@@ -147,8 +147,8 @@ void Executor::run(Graph &g) {
             c->view_src = src; // remembered for the copy; not a view
             steps[i].copies.emplace_back(s, c);
             if (I.debug)
-                spdlog::info("sched: copy {} {} -> {} for node {}", src->name, r->home ? r->home->name() : "host",
-                             steps[i].backend->name(), i);
+                fmt::print(stderr, "sched: copy {} {} -> {} for node {}\n", src->name, r->home ? r->home->name() : "host",
+                           steps[i].backend->name(), i);
         }
     }
 
@@ -179,6 +179,11 @@ void Executor::run(Graph &g) {
             touch(d, i);
         }
     }
+    // Inputs are uploaded before the first node runs, so their bytes must be reserved from node 0
+    // (otherwise an earlier node's intermediate could share, and overwrite, the uploaded data).
+    for (auto *t : order)
+        if (t->kind == TensorKind::Input) life[t].first = 0;
+    std::stable_sort(order.begin(), order.end(), [&](Tensor *a, Tensor *b) { return life[a].first < life[b].first; });
     // Tensors nobody reads are results: they stay valid after run().
     std::unordered_map<Tensor *, int> readers;
     for (int i = 0; i < n_nodes; ++i)

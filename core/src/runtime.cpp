@@ -10,6 +10,8 @@
 namespace rf {
 
 Runtime::~Runtime() {
+    // The report reads the backends' pending device events, so it comes while they still exist.
+    if (profiler_) profiler_->report();
     // Backends (and their libraries) go before the profiler that may wrap them.
     order_.clear();
     owned_.clear();
@@ -97,8 +99,7 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
         const auto *vt = static_cast<const rf_profiler_vtable *>(p->info->vtable);
         void *ctx = nullptr;
         char err[1024] = {0};
-        std::string cfg = "{\"trace\":\"" + config.profiler_trace + "\"}";
-        if (vt->init(cfg.c_str(), &ctx, err, sizeof err) != RF_OK)
+        if (vt->init(config.profiler_config_json().c_str(), &ctx, err, sizeof err) != RF_OK)
             throw Error(std::string("profiler plugin failed to start: ") + err);
         rt->profiler_ = std::make_unique<Profiler>(vt, ctx, p->library);
         for (auto *b : rt->order_) rt->profiler_->wrap(*b);

@@ -62,3 +62,25 @@ TEST_CASE("executor: op_overrides pin an op to a backend") {
     CHECK(out[3] == 12.0f);
     CHECK(y->home->name() == "fakehost");
 }
+
+TEST_CASE("executor: an input first read late keeps its uploaded bytes on a device backend") {
+    // Regression: inputs are uploaded before node 0, so planning them from their first reader
+    // let earlier intermediates reuse (and overwrite) their memory.
+    auto rt = fake_runtime("[\"fakedev\"]");
+    rf::Executor ex(*rt);
+    std::vector<float> x(64, 1.0f), late(64);
+    for (int i = 0; i < 64; ++i) late[i] = float(i);
+    rf::Graph g;
+    auto *a = g.scale(g.input("x", RF_TYPE_F32, {64}, x.data()), 2.0f);
+    auto *b = g.scale(a, 3.0f);
+    auto *c = g.scale(b, 4.0f);
+    auto *d = g.scale(g.input("late", RF_TYPE_F32, {64}, late.data()), 5.0f);
+    ex.run(g);
+    std::vector<float> out_c(64), out_d(64);
+    ex.read(c, out_c.data(), 256);
+    ex.read(d, out_d.data(), 256);
+    for (int i = 0; i < 64; ++i) {
+        REQUIRE(out_c[i] == 24.0f);
+        REQUIRE(out_d[i] == 5.0f * i);
+    }
+}

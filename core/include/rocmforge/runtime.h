@@ -17,6 +17,7 @@ struct Config {
     std::vector<std::string> kernel_pack_dirs;
     bool profiler_enabled = false;
     std::string profiler_trace;                       // Chrome trace path ("" = none)
+    std::string profiler_json = "{}";                 // the config's whole "profiler" object
     std::map<std::string, std::string> op_overrides;  // op name ("matmul") -> backend name
     std::map<std::string, std::string> backend_json;  // backend name -> its JSON object text
     int n_threads = 0;                                // 0 = backend default
@@ -28,6 +29,9 @@ struct Config {
     // The JSON object handed to a backend's init (its own object + n_threads, pack dirs).
     std::string backend_config_json(const std::string &backend) const;
     std::string to_json() const;
+    // The JSON object handed to the profiler plugin's init: its config object with the
+    // command line's trace path applied.
+    std::string profiler_config_json() const;
 };
 
 // One loaded backend instance.

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Copies the runtime files of a build folder into dist/ (same relative layout, so plugin discovery
+# works) to carry to the GPU machine. Usage: scripts/make_dist.sh BUILD_DIR
+set -euo pipefail
+b=${1:-build}
+rm -rf dist && mkdir -p dist/tools dist/backends/cpu dist/backends/hip dist/profiler dist/tests/hip dist/benches
+cp "$b/tools/rocmforge" dist/tools/
+cp "$b"/backends/cpu/*.so dist/backends/cpu/
+cp "$b"/backends/hip/rocmforge-hip.so "$b"/backends/hip/*.cubin "$b"/backends/hip/*.json dist/backends/hip/ 2>/dev/null || true
+cp "$b"/profiler/*.so dist/profiler/ 2>/dev/null || true
+cp "$b"/tests/hip/rocmforge-opcheck dist/tests/hip/ 2>/dev/null || true
+find "$b/benches" -maxdepth 1 -type f -executable -exec cp {} dist/benches/ \; 2>/dev/null || true
+du -sh dist
