@@ -41,6 +41,10 @@
 #include "cmd_bench.h"
 #define RF_HAVE_BENCH 1
 #endif
+#if __has_include("cmd_import.h")
+#include "cmd_import.h"
+#define RF_HAVE_IMPORT 1
+#endif
 #if __has_include("cmd_ab.h")
 #include "cmd_ab.h"
 #define RF_HAVE_AB 1
@@ -79,6 +83,9 @@ const Command kCommands[] = {
 #endif
 #ifdef RF_HAVE_QUANTIZE
     {"quantize", cmd_quantize, "quantize a GGUF model (Q4_K_M, Q8_0, ...)"},
+#endif
+#ifdef RF_HAVE_IMPORT
+    {"import", cmd_import, "GGUF from a model trained by tools/train"},
 #endif
 #ifdef RF_HAVE_MKMODEL
     {"mkmodel", cmd_mkmodel, "write a seeded random-weight model of a real shape"},

@@ -163,7 +163,7 @@ def train_one(a, cfg, data, log_rows, deadline):
             g["lr"] = lr_at(step, a)
         starts = torch.randint(0, n_start, (a.batch,), generator=gen).to(a.device)
         x, y = batch_of(data["train"], starts, cfg["n_ctx"], cfg["bos"])
-        with torch.autocast(a.device if a.device != "cpu" else "cpu", dtype=torch.bfloat16, enabled=amp):
+        with torch.autocast(torch.device(a.device).type, dtype=torch.bfloat16, enabled=amp):
             logits = model(x)
         loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten())
         opt.zero_grad(set_to_none=True)
