@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <unordered_map>
 
 #include "rocmforge/error.h"
 #include "rocmforge/graph.h"
@@ -51,10 +50,10 @@ struct Executor::Impl {
         return a == b || (a && b && a->host_memory() && b->host_memory());
     }
 
-    Backend *choose_backend(const rf_node &n, Graph &g, std::string &why) {
+    Backend *choose_backend(const rf_node &n, const Graph::NodeRefs &r, const char *&why) {
         if (n.op == RF_OP_SET_ROWS) {
             why = "in place on the pool's backend";
-            return g.tensor_of(n.dst)->home;
+            return r.dst->home;
         }
         auto ov = rt.config().op_overrides.find(op_name(n.op));
         if (ov != rt.config().op_overrides.end()) {
@@ -66,9 +65,9 @@ struct Executor::Impl {
             return b;
         }
         // Where the weights (or the KV pool) live, if that backend can run it.
-        for (int i = 0; i < RF_MAX_SRC; ++i) {
-            if (!n.src[i]) continue;
-            Tensor *s = root_of(g.tensor_of(n.src[i]));
+        for (Tensor *src : r.src) {
+            if (!src) continue;
+            Tensor *s = root_of(src);
             if (s->kind == TensorKind::Persistent && s->home && s->home->supports(n)) {
                 why = "where its weights live";
                 return s->home;
@@ -106,16 +105,18 @@ uint64_t Executor::arena_bytes(const Backend *b) const {
 
 void Executor::run(Graph &g) {
     Impl &I = *impl_;
-    auto &nodes = g.nodes();
+    const auto &nodes = g.nodes();
+    const auto &refs = g.node_refs();
     const int n_nodes = static_cast<int>(nodes.size());
     I.copy_tensors.clear();
+    for (auto &t : g.tensors()) t.plan = {};
 
     // 1. Assign backends; intermediates live where they are produced.
     std::vector<Step> steps(n_nodes);
     for (int i = 0; i < n_nodes; ++i) {
-        std::string why;
-        steps[i].backend = I.choose_backend(nodes[i], g, why);
-        Tensor *dst = g.tensor_of(nodes[i].dst);
+        const char *why = "";
+        steps[i].backend = I.choose_backend(nodes[i], refs[i], why);
+        Tensor *dst = refs[i].dst;
         if (dst->kind == TensorKind::Intermediate) dst->home = steps[i].backend;
         if (I.debug)
             fmt::print(stderr, "sched: node {:4d} {:10s} {:28s} -> {} ({})\n", i, op_name(nodes[i].op),
@@ -123,17 +124,17 @@ void Executor::run(Graph &g) {
     }
     // Inputs live on their first consumer's backend.
     for (int i = 0; i < n_nodes; ++i)
-        for (int s = 0; s < RF_MAX_SRC; ++s)
-            if (nodes[i].src[s]) {
-                Tensor *r = root_of(g.tensor_of(nodes[i].src[s]));
+        for (Tensor *src : refs[i].src)
+            if (src) {
+                Tensor *r = root_of(src);
                 if (r->kind == TensorKind::Input && !r->home) r->home = steps[i].backend;
             }
 
     // 2. Copies at backend boundaries.
     for (int i = 0; i < n_nodes; ++i) {
         for (int s = 0; s < RF_MAX_SRC; ++s) {
-            if (!nodes[i].src[s]) continue;
-            Tensor *src = g.tensor_of(nodes[i].src[s]);
+            Tensor *src = refs[i].src[s];
+            if (!src) continue;
             Tensor *r = root_of(src);
             if (Impl::same_memory(r->home, steps[i].backend)) continue;
             if (!src->contiguous()) throw Error("cross-backend copy of a non-contiguous tensor");
@@ -154,67 +155,57 @@ void Executor::run(Graph &g) {
 
     // 3. Memory plan: every intermediate, input and copy gets an offset in its backend's arena;
     //    a tensor's bytes are recycled after its last reader.
-    std::unordered_map<Tensor *, std::pair<int, int>> life; // first def, last use (node index)
-    auto touch = [&](Tensor *t, int i) {
-        auto it = life.find(t);
-        if (it == life.end()) life.emplace(t, std::make_pair(i, i));
-        else it->second.second = std::max(it->second.second, i);
-    };
     std::vector<Tensor *> order; // allocation order = first appearance
+    auto touch = [&](Tensor *t, int i) {
+        if (t->plan.first < 0) {
+            t->plan.first = i;
+            order.push_back(t);
+        }
+        t->plan.last = std::max(t->plan.last, i);
+    };
     for (int i = 0; i < n_nodes; ++i) {
-        for (auto &[slot, c] : steps[i].copies) {
-            if (!life.count(c)) order.push_back(c);
-            touch(c, i);
+        for (auto &[slot, c] : steps[i].copies) touch(c, i);
+        for (Tensor *src : refs[i].src) {
+            if (!src) continue;
+            Tensor *r = root_of(src);
+            r->plan.readers++;
+            if (r->kind != TensorKind::Persistent) touch(r, i);
         }
-        for (int s = 0; s < RF_MAX_SRC; ++s) {
-            if (!nodes[i].src[s]) continue;
-            Tensor *r = root_of(g.tensor_of(nodes[i].src[s]));
-            if (r->kind == TensorKind::Persistent) continue;
-            if (!life.count(r)) order.push_back(r);
-            touch(r, i);
-        }
-        Tensor *d = g.tensor_of(nodes[i].dst);
-        if (d->kind == TensorKind::Intermediate) {
-            if (!life.count(d)) order.push_back(d);
-            touch(d, i);
-        }
+        if (refs[i].dst->kind == TensorKind::Intermediate) touch(refs[i].dst, i);
     }
     // Inputs are uploaded before the first node runs, so their bytes must be reserved from node 0
     // (otherwise an earlier node's intermediate could share, and overwrite, the uploaded data).
     for (auto *t : order)
-        if (t->kind == TensorKind::Input) life[t].first = 0;
-    std::stable_sort(order.begin(), order.end(), [&](Tensor *a, Tensor *b) { return life[a].first < life[b].first; });
+        if (t->kind == TensorKind::Input) t->plan.first = 0;
+    std::stable_sort(order.begin(), order.end(), [](Tensor *a, Tensor *b) { return a->plan.first < b->plan.first; });
     // Tensors nobody reads are results: they stay valid after run().
-    std::unordered_map<Tensor *, int> readers;
-    for (int i = 0; i < n_nodes; ++i)
-        for (int s = 0; s < RF_MAX_SRC; ++s)
-            if (nodes[i].src[s]) readers[root_of(g.tensor_of(nodes[i].src[s]))]++;
     for (auto *t : order)
-        if (t->kind == TensorKind::Intermediate && !readers.count(t) && !t->view_src) life[t].second = n_nodes;
+        if (t->kind == TensorKind::Intermediate && t->plan.readers == 0 && !t->view_src) t->plan.last = n_nodes;
 
     std::map<Backend *, MemoryPlanner> planners;
-    std::unordered_map<Tensor *, uint64_t> offsets;
     std::vector<std::vector<Tensor *>> dies_after(n_nodes + 1);
-    for (auto *t : order) dies_after[life[t].second].push_back(t);
+    for (auto *t : order) dies_after[t->plan.last].push_back(t);
+    auto padded = [](const Tensor *t) { return (t->nbytes() + kAlign - 1) / kAlign * kAlign; };
     // Walk nodes: allocate at first def, free after last use.
     size_t next = 0;
     for (int i = 0; i <= n_nodes; ++i) {
-        while (next < order.size() && life[order[next]].first == i) {
+        while (next < order.size() && order[next]->plan.first == i) {
             Tensor *t = order[next++];
             if (t->kind == TensorKind::Input && t->home->host_memory()) continue; // zero-copy
-            offsets[t] = planners[t->home].allocate((t->nbytes() + kAlign - 1) / kAlign * kAlign);
+            t->plan.offset = planners[t->home].allocate(padded(t));
+            t->plan.placed = true;
         }
         if (i < n_nodes)
             for (Tensor *t : dies_after[i])
-                if (offsets.count(t)) planners[t->home].release(offsets[t], (t->nbytes() + kAlign - 1) / kAlign * kAlign);
+                if (t->plan.placed) planners[t->home].release(t->plan.offset, padded(t));
     }
     for (auto &[b, p] : planners) I.ensure_arena(b, std::max<uint64_t>(p.peak(), kAlign));
     for (auto *t : order) {
-        if (t->kind == TensorKind::Input && t->home->host_memory()) {
-            t->t.data = const_cast<void *>(t->host_data);
+        if (!t->plan.placed) {
+            t->t.data = const_cast<void *>(t->host_data); // zero-copy input
             continue;
         }
-        t->t.data = static_cast<uint8_t *>(I.arenas[t->home].buf.base) + offsets[t];
+        t->t.data = static_cast<uint8_t *>(I.arenas[t->home].buf.base) + t->plan.offset;
         t->t.buffer = I.arenas[t->home].buf.handle;
     }
     for (auto &t : g.tensors())
@@ -225,10 +216,12 @@ void Executor::run(Graph &g) {
 
     // 4. Upload inputs that do not live in host memory.
     for (auto *t : order)
-        if (t->kind == TensorKind::Input && !t->home->host_memory()) t->home->upload(t->t.data, t->host_data, t->nbytes());
+        if (t->kind == TensorKind::Input && t->plan.placed) t->home->upload(t->t.data, t->host_data, t->nbytes());
 
     // 5. Run maximal segments of consecutive nodes on one backend; copies before a segment.
     std::vector<rf_node> patched(nodes.begin(), nodes.end());
+    std::vector<rf_node *> ptrs;
+    ptrs.reserve(n_nodes);
     std::vector<uint8_t> staging;
     int i = 0;
     while (i < n_nodes) {
@@ -249,10 +242,11 @@ void Executor::run(Graph &g) {
                 patched[j].src[slot] = &c->t;
             }
             ++j;
-            // A later node needing a copy from this same backend's output ends the segment.
+            // A copy into this segment could reuse memory that nodes earlier in the segment still
+            // read: such a node starts a new segment, after the earlier ones have run.
             if (j < n_nodes && steps[j].backend == b && !steps[j].copies.empty()) break;
         }
-        std::vector<rf_node *> ptrs;
+        ptrs.clear();
         for (int k = i; k < j; ++k) ptrs.push_back(&patched[k]);
         rf_graph sub{static_cast<int32_t>(ptrs.size()), ptrs.data()};
         b->compute(sub);

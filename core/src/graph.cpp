@@ -5,9 +5,7 @@
 namespace rf {
 namespace {
 
-void require(bool ok, const std::string &msg) {
-    if (!ok) throw Error("graph: " + msg);
-}
+[[noreturn]] void fail(const std::string &msg) { throw Error("graph: " + msg); }
 
 std::string shape_str(const Tensor *t) {
     return "[" + std::to_string(t->ne(0)) + "," + std::to_string(t->ne(1)) + "," +
@@ -24,24 +22,21 @@ Tensor *Graph::new_tensor(TensorKind kind, int type, std::initializer_list<int64
     return t;
 }
 
-Tensor *Graph::tensor_of(const rf_tensor *t) {
-    auto it = index_.find(t);
-    return it == index_.end() ? nullptr : it->second;
-}
-
 Tensor *Graph::add_node(int op, Tensor *dst, std::initializer_list<Tensor *> srcs, const char *label) {
     rf_node n{};
+    NodeRefs r;
     n.op = op;
     n.dst = &dst->t;
-    index_[&dst->t] = dst;
+    r.dst = dst;
     int i = 0;
     for (Tensor *s : srcs) {
         if (s) {
             n.src[i] = &s->t;
-            index_[&s->t] = s;
+            r.src[i] = s;
         }
         ++i;
     }
+    refs_.push_back(r);
     labels_.push_back(prefix_ + (label ? label : ""));
     n.label = labels_.back().c_str();
     if (dst->name.empty()) {
@@ -58,19 +53,18 @@ Tensor *Graph::input(const std::string &name, int type, std::initializer_list<in
     t->name = name;
     t->t.name = t->name.c_str();
     t->host_data = host_data;
-    index_[&t->t] = t;
     return t;
 }
 
 Tensor *Graph::get_rows(Tensor *table, Tensor *ids, const char *label) {
-    require(ids->type() == RF_TYPE_I32, "get_rows ids must be i32");
+    if (!(ids->type() == RF_TYPE_I32)) fail("get_rows ids must be i32");
     return add_node(RF_OP_GET_ROWS, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {table->ne(0), ids->ne(0)}),
                     {table, ids}, label);
 }
 
 Tensor *Graph::matmul(Tensor *w, Tensor *x, const char *label) {
-    require(w->ne(0) == x->ne(0), std::string("matmul ") + label + ": inner sizes differ " + shape_str(w) + " x " + shape_str(x));
-    require(x->type() == RF_TYPE_F32, "matmul activations must be f32");
+    if (!(w->ne(0) == x->ne(0))) fail(std::string("matmul ") + label + ": inner sizes differ " + shape_str(w) + " x " + shape_str(x));
+    if (!(x->type() == RF_TYPE_F32)) fail("matmul activations must be f32");
     return add_node(RF_OP_MATMUL,
                     new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {w->ne(1), x->ne(1), x->ne(2), x->ne(3)}),
                     {w, x}, label);
@@ -78,14 +72,14 @@ Tensor *Graph::matmul(Tensor *w, Tensor *x, const char *label) {
 
 Tensor *Graph::add(Tensor *a, Tensor *b, const char *label) {
     for (int i = 0; i < 4; ++i)
-        require(b->ne(i) == a->ne(i) || b->ne(i) == 1, std::string(label) + ": cannot broadcast " + shape_str(b) + " to " + shape_str(a));
+        if (!(b->ne(i) == a->ne(i) || b->ne(i) == 1)) fail(std::string(label) + ": cannot broadcast " + shape_str(b) + " to " + shape_str(a));
     return add_node(RF_OP_ADD, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1), a->ne(2), a->ne(3)}),
                     {a, b}, label);
 }
 
 Tensor *Graph::mul(Tensor *a, Tensor *b, const char *label) {
     for (int i = 0; i < 4; ++i)
-        require(b->ne(i) == a->ne(i) || b->ne(i) == 1, std::string(label) + ": cannot broadcast " + shape_str(b) + " to " + shape_str(a));
+        if (!(b->ne(i) == a->ne(i) || b->ne(i) == 1)) fail(std::string(label) + ": cannot broadcast " + shape_str(b) + " to " + shape_str(a));
     return add_node(RF_OP_MUL, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1), a->ne(2), a->ne(3)}),
                     {a, b}, label);
 }
@@ -104,8 +98,8 @@ Tensor *Graph::rms_norm(Tensor *a, float eps, const char *label) {
 
 Tensor *Graph::rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode, int n_rot,
                     float freq_base, float freq_scale, const char *label) {
-    require(positions->type() == RF_TYPE_I32 && positions->ne(0) == x->ne(2), "rope positions must be i32[T]");
-    require(n_rot <= x->ne(0) && n_rot % 2 == 0, "rope n_rot must be even and <= head size");
+    if (!(positions->type() == RF_TYPE_I32 && positions->ne(0) == x->ne(2))) fail("rope positions must be i32[T]");
+    if (!(n_rot <= x->ne(0) && n_rot % 2 == 0)) fail("rope n_rot must be even and <= head size");
     Tensor *d = add_node(RF_OP_ROPE, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {x->ne(0), x->ne(1), x->ne(2), x->ne(3)}),
                          {x, positions, freq_factors}, label);
     rf_node &n = nodes_.back();
@@ -127,24 +121,23 @@ Tensor *Graph::silu(Tensor *a, const char *label) {
 }
 
 Tensor *Graph::swiglu(Tensor *gate, Tensor *up, const char *label) {
-    require(gate->n_elements() == up->n_elements(), "swiglu operands differ in size");
+    if (!(gate->n_elements() == up->n_elements())) fail("swiglu operands differ in size");
     return add_node(RF_OP_SWIGLU, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {gate->ne(0), gate->ne(1), gate->ne(2), gate->ne(3)}),
                     {gate, up}, label);
 }
 
 Tensor *Graph::set_rows(Tensor *pool, Tensor *src, Tensor *slots, const char *label) {
-    require(src->ne(0) == pool->ne(0), std::string(label) + ": row length " + std::to_string(src->ne(0)) +
+    if (!(src->ne(0) == pool->ne(0))) fail(std::string(label) + ": row length " + std::to_string(src->ne(0)) +
                                            " does not match the pool's " + std::to_string(pool->ne(0)));
-    require(slots->type() == RF_TYPE_I32 && slots->ne(0) == src->ne(1), "set_rows slots must be i32[rows]");
+    if (!(slots->type() == RF_TYPE_I32 && slots->ne(0) == src->ne(1))) fail("set_rows slots must be i32[rows]");
     return add_node(RF_OP_SET_ROWS, pool, {src, slots}, label);
 }
 
 Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
                          Tensor *token_info, float s, const char *label) {
-    require(k_pool->ne(0) % q->ne(0) == 0, "attention: K pool row is not a multiple of the head size");
-    require(q->ne(1) % (k_pool->ne(0) / q->ne(0)) == 0, "attention: query heads not a multiple of kv heads");
-    require(token_info->type() == RF_TYPE_I32 && token_info->ne(0) == 2 && token_info->ne(1) == q->ne(2),
-            "attention token_info must be i32[2, T]");
+    if (!(k_pool->ne(0) % q->ne(0) == 0)) fail("attention: K pool row is not a multiple of the head size");
+    if (!(q->ne(1) % (k_pool->ne(0) / q->ne(0)) == 0)) fail("attention: query heads not a multiple of kv heads");
+    if (!(token_info->type() == RF_TYPE_I32 && token_info->ne(0) == 2 && token_info->ne(1) == q->ne(2))) fail("attention token_info must be i32[2, T]");
     Tensor *d = add_node(RF_OP_ATTENTION, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {q->ne(0) * q->ne(1), q->ne(2)}),
                          {q, k_pool, v_pool, slot_table, token_info}, label);
     nodes_.back().fparams[0] = s;
@@ -160,24 +153,22 @@ Tensor *Graph::copy(Tensor *a, int type, const char *label) {
 }
 
 Tensor *Graph::reshape(Tensor *a, std::initializer_list<int64_t> ne) {
-    require(a->contiguous(), "reshape of a non-contiguous tensor");
+    if (!(a->contiguous())) fail("reshape of a non-contiguous tensor");
     tensors_.emplace_back();
     Tensor *t = &tensors_.back();
     t->kind = TensorKind::View;
     init_tensor_layout(t->t, a->type(), ne);
-    require(t->n_elements() == a->n_elements(), "reshape changes the element count");
+    if (!(t->n_elements() == a->n_elements())) fail("reshape changes the element count");
     t->view_src = a->kind == TensorKind::View ? a->view_src : a;
     t->view_offset = a->kind == TensorKind::View ? a->view_offset : 0;
     t->home = a->home;
     t->name = a->name;
     t->t.name = t->name.c_str();
-    index_[&t->t] = t;
     return t;
 }
 
 Tensor *Graph::rows(Tensor *a, int64_t first, int64_t count) {
-    require(a->contiguous() && first >= 0 && count > 0 && first + count <= a->ne(1) && a->ne(2) == 1 && a->ne(3) == 1,
-            "rows(): range outside the tensor");
+    if (!(a->contiguous() && first >= 0 && count > 0 && first + count <= a->ne(1) && a->ne(2) == 1 && a->ne(3) == 1)) fail("rows(): range outside the tensor");
     tensors_.emplace_back();
     Tensor *t = &tensors_.back();
     t->kind = TensorKind::View;
@@ -187,7 +178,6 @@ Tensor *Graph::rows(Tensor *a, int64_t first, int64_t count) {
     t->home = a->home;
     t->name = a->name;
     t->t.name = t->name.c_str();
-    index_[&t->t] = t;
     return t;
 }
 

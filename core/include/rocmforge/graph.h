@@ -29,6 +29,14 @@ struct Tensor {
     uint64_t view_offset = 0;    // View: byte offset into view_src
     const void *host_data = nullptr; // Input: host bytes (valid until Executor::run returns)
 
+    // Executor scratch for one run (graph-owned tensors only; reset at the start of each run).
+    struct Plan {
+        int first = -1, last = -1; // node indices of the first writer/reader and last reader
+        int readers = 0;
+        uint64_t offset = 0;
+        bool placed = false;       // has an arena offset
+    } plan;
+
     int type() const { return t.type; }
     int64_t ne(int i) const { return t.ne[i]; }
     int64_t n_elements() const { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
@@ -95,10 +103,16 @@ public:
     // Rows [first, first+count) of a 2-D tensor (ne[1] is the row index).
     Tensor *rows(Tensor *a, int64_t first, int64_t count);
 
+    // The Tensor objects behind each node's dst and sources (same order as nodes()).
+    struct NodeRefs {
+        Tensor *dst = nullptr;
+        Tensor *src[RF_MAX_SRC] = {};
+    };
+
     const std::deque<rf_node> &nodes() const { return nodes_; }
+    const std::deque<NodeRefs> &node_refs() const { return refs_; }
     std::deque<rf_node> &nodes() { return nodes_; }
     std::deque<Tensor> &tensors() { return tensors_; }
-    Tensor *tensor_of(const rf_tensor *t); // the Tensor wrapping t (or nullptr)
 
 private:
     Tensor *new_tensor(TensorKind kind, int type, std::initializer_list<int64_t> ne);
@@ -106,8 +120,8 @@ private:
     std::string prefix_;
     std::deque<Tensor> tensors_;
     std::deque<rf_node> nodes_;
+    std::deque<NodeRefs> refs_;
     std::deque<std::string> labels_;
-    std::unordered_map<const rf_tensor *, Tensor *> index_;
 };
 
 // Schedules a graph: assigns each node to a backend (config op_overrides, then the first backend
