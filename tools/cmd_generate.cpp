@@ -103,6 +103,7 @@ int cmd_generate(int argc, char **argv) {
     const int n_seq = o.n_parallel;
     std::vector<Sequence> seqs((size_t)n_seq);
     Batch batch;
+    lm.runtime->phase("tokenize");
     for (int s = 0; s < n_seq; ++s) {
         Sequence &q = seqs[(size_t)s];
         const std::string &text = o.prompts[(size_t)s % o.prompts.size()];

@@ -161,9 +161,11 @@ LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
     lm.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
     const ModelHparams &hp = lm.model->hparams();
-    std::fprintf(stderr, "model: %s (%s%s), %.2f GiB, %.2f B params, %lld layers, %lld/%lld heads, vocab %lld\n",
+    const double mib = lm.model->weight_bytes() / (1024.0 * 1024.0), params = (double)lm.model->n_params();
+    std::fprintf(stderr, "model: %s (%s%s), %.2f %s, %.2f %s params, %lld layers, %lld/%lld heads, vocab %lld\n",
                  lm.path.c_str(), lm.model->description().c_str(), args.model_path.empty() ? ", default model" : "",
-                 lm.model->weight_bytes() / (1024.0 * 1024.0 * 1024.0), lm.model->n_params() / 1e9,
+                 mib >= 1024 ? mib / 1024 : mib, mib >= 1024 ? "GiB" : "MiB",
+                 params >= 1e9 ? params / 1e9 : params / 1e6, params >= 1e9 ? "B" : "M",
                  (long long)hp.n_layer, (long long)hp.n_head, (long long)hp.n_head_kv, (long long)hp.n_vocab);
     std::string backends;
     for (const Backend *b : lm.runtime->backends()) backends += (backends.empty() ? "" : ", ") + b->name() + " (" + b->info().name + ")";
