@@ -12,8 +12,16 @@
 
 namespace rfcpu {
 
+// What buffer_from_host does with host memory it is offered (the mmap'd GGUF).
+enum class WeightsMode {
+    Auto, // copy into huge-page memory when it fits comfortably in available RAM, else map
+    Copy, // always copy
+    Map,  // always use the caller's memory as is
+};
+
 struct CpuBackend {
     int n_threads = 1;
+    WeightsMode weights = WeightsMode::Auto;
     SimdLevel simd = SimdLevel::Scalar;
     SimdLevel detected = SimdLevel::Scalar;
     const KernelSet *ks = nullptr;

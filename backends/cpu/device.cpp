@@ -71,6 +71,16 @@ std::unique_ptr<CpuBackend> create_backend(const char *config_json) {
             throw rf::UsageError("cpu backend config: n_threads must be an integer in [0, 1024]");
         n_threads = it->value.GetInt();
     }
+    std::string weights_name;
+    if (const char *env = std::getenv("ROCMFORGE_CPU_WEIGHTS"); env && *env) weights_name = env;
+    if (auto it = doc.FindMember("weights"); it != doc.MemberEnd()) {
+        if (!it->value.IsString()) throw rf::UsageError("cpu backend config: weights must be a string");
+        weights_name = it->value.GetString();
+    }
+    if (weights_name == "copy") be->weights = WeightsMode::Copy;
+    else if (weights_name == "map") be->weights = WeightsMode::Map;
+    else if (!weights_name.empty() && weights_name != "auto")
+        throw rf::UsageError("cpu backend config: weights \"" + weights_name + "\" is not one of auto, copy, map");
     if (auto it = doc.FindMember("simd"); it != doc.MemberEnd()) {
         if (!it->value.IsString()) throw rf::UsageError("cpu backend config: simd must be a string");
         simd_name = it->value.GetString();

@@ -1,4 +1,4 @@
-// Inline half <-> float conversions for the scalar paths (bit tricks, no F16C needed; same
+// Inline half <-> float (and MXFP4 scale) conversions for the scalar paths (bit tricks, no F16C needed; same
 // rounding as rf::fp32_to_fp16: round to nearest even).
 #pragma once
 #include <cstdint>
@@ -33,5 +33,13 @@ inline uint16_t float_to_half(float f) {
     const uint32_t nonsign = exp_bits + mantissa_bits;
     return uint16_t((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
 }
+
+// MXFP4 block scale: 2^(e-127) halved (the element table holds doubled E2M1 values), as ggml.
+inline float e8m0_to_float_half(uint8_t e) {
+    return bits_to_f32(e < 2 ? 0x00200000u << e : uint32_t(e - 1) << 23);
+}
+
+// Doubled E2M1 values of the 4-bit MXFP4 codes (bit 3 = sign), as ggml's kvalues_mxfp4.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 } // namespace rfcpu

@@ -1,5 +1,6 @@
 // compute(): validates and plans every node on the calling thread, sizes the scratch once, then
-// runs the whole graph in one pool job with a barrier after each phase of each node.
+// runs the whole graph as one pool schedule: the phases of all nodes in order, each cut into
+// the parts its op planned (see thread_pool.h for how parts are handed out).
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -15,30 +16,28 @@ namespace {
 constexpr size_t kAlign = 64;
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
+// One schedule phase: phase `phase` of node `node`.
+struct PhaseRef {
+    int32_t node;
+    int32_t phase;
+};
+
 struct GraphJob {
-    CpuBackend *be;
     const rf_graph *graph;
-    const std::vector<NodeWork> *plans;
+    const PhaseRef *phases;
     OpContext *ctx;
 };
 
-void graph_job(void *arg, int ith, int nth) {
+void run_part(void *arg, int32_t p, int64_t part, int64_t n_parts, int tid) {
     auto &job = *static_cast<GraphJob *>(arg);
-    for (int32_t i = 0; i < job.graph->n_nodes; ++i) {
-        const rf_node &node = *job.graph->nodes[i];
-        if (node.op == RF_OP_NONE) continue;
-        const OpImpl *impl = op_impl(node.op);
-        const int phases = (*job.plans)[size_t(i)].n_phases;
-        for (int ph = 0; ph < phases; ++ph) {
-            try {
-                impl->run(*job.ctx, node, ph, ith, nth);
-            } catch (const std::exception &e) {
-                job.ctx->errors.fail(std::string("node ") + std::to_string(i) + " " + op_name(node.op) + ": " + e.what());
-            } catch (...) {
-                job.ctx->errors.fail(std::string("node ") + std::to_string(i) + " " + op_name(node.op) + ": unknown error");
-            }
-            job.be->pool->barrier();
-        }
+    const PhaseRef ref = job.phases[p];
+    const rf_node &node = *job.graph->nodes[ref.node];
+    try {
+        op_impl(node.op)->run(*job.ctx, node, ref.phase, part, n_parts, tid);
+    } catch (const std::exception &e) {
+        job.ctx->errors.fail("node " + std::to_string(ref.node) + " " + op_name(node.op) + ": " + e.what());
+    } catch (...) {
+        job.ctx->errors.fail("node " + std::to_string(ref.node) + " " + op_name(node.op) + ": unknown error");
     }
 }
 
@@ -76,7 +75,8 @@ int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message) {
         return RF_ERR_INVALID;
     }
     const int nth = be.pool->size();
-    std::vector<NodeWork> plans(size_t(graph.n_nodes));
+    std::vector<PhaseRef> phases;
+    std::vector<int64_t> parts;
     size_t shared = 0, per_thread = 0;
     for (int32_t i = 0; i < graph.n_nodes; ++i) {
         const rf_node *node = graph.nodes[i];
@@ -91,9 +91,13 @@ int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message) {
             return RF_ERR_UNSUPPORTED;
         }
         if (node->op == RF_OP_NONE) continue;
-        plans[size_t(i)] = op_impl(node->op)->plan(*be.ks, *node, nth);
-        shared = std::max(shared, align_up(plans[size_t(i)].shared_bytes));
-        per_thread = std::max(per_thread, align_up(plans[size_t(i)].per_thread_bytes));
+        const NodeWork w = op_impl(node->op)->plan(*be.ks, *node, nth);
+        for (int ph = 0; ph < std::min(w.n_phases, kMaxNodePhases); ++ph) {
+            phases.push_back({i, ph});
+            parts.push_back(std::max<int64_t>(1, w.parts[ph]));
+        }
+        shared = std::max(shared, align_up(w.shared_bytes));
+        per_thread = std::max(per_thread, align_up(w.per_thread_bytes));
     }
     const size_t total = shared + per_thread * size_t(nth);
     if (!be.ensure_scratch(total)) {
@@ -103,8 +107,12 @@ int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message) {
     }
     ErrorSink errors;
     OpContext ctx{*be.ks, errors, be.scratch, be.scratch + shared, per_thread};
-    GraphJob job{&be, &graph, &plans, &ctx};
-    be.pool->run(graph_job, &job);
+    GraphJob job{&graph, phases.data(), &ctx};
+    for (size_t p0 = 0; p0 < phases.size(); p0 += size_t(ThreadPool::kMaxPhases)) {
+        const size_t n = std::min(phases.size() - p0, size_t(ThreadPool::kMaxPhases));
+        job.phases = phases.data() + p0;
+        be.pool->run(int32_t(n), parts.data() + p0, run_part, &job);
+    }
     if (errors.failed.load()) {
         *message = errors.message;
         return RF_ERR_INVALID;

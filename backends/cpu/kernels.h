@@ -56,6 +56,9 @@ struct KernelSet {
 void init_kernels_scalar(KernelSet *ks);
 void init_kernels_avx2(KernelSet *ks);   // call after init_kernels_scalar
 void init_kernels_avx512(KernelSet *ks); // call after init_kernels_avx2
+// Q4_1, Q5_0, Q5_1, MXFP4, Q2_K, Q3_K (kernels_avx2_extra.cpp / kernels_avx512_extra.cpp).
+void init_kernels_avx2_extra(KernelSet *ks);
+void init_kernels_avx512_extra(KernelSet *ks);
 const KernelSet &kernels_for(SimdLevel level);
 
 } // namespace rfcpu

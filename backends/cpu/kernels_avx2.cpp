@@ -17,6 +17,18 @@ using namespace rf;
 
 namespace {
 
+// Decode streams each weight row once from DRAM; the hardware prefetcher alone leaves too few
+// misses in flight (measured: tg +15% on tinyllama Q4_K_M with 2 threads). Prefetch the block
+// this far ahead, into L1 (prefetches past the end of a tensor are harmless).
+constexpr int kPrefetchBytes = 1536;
+template <int kBlockBytes>
+inline void prefetch_ahead(const void *block) {
+    const char *p = static_cast<const char *>(block) + kPrefetchBytes;
+    for (int o = 0; o < kBlockBytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+}
+
+RF_AVX2_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
 constexpr int kTile = 4; // columns per kernel call (16 ymm registers)
 
 template <class B>
@@ -29,6 +41,64 @@ RF_AVX2_INLINE float hsum(__m256 v) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+
+// ---- activation quantizers: bit-identical to the scalar ones (RNE rounding, same scale) ----
+
+RF_AVX2_INLINE float hmax(__m256 v) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+RF_AVX2_INLINE int32_t hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+// 32 floats times id -> 32 int8 (saturation never triggers: |x * id| <= 127), and their sum.
+RF_AVX2_INLINE int32_t quantize32(const float *x, __m256 vid, int8_t *out) {
+    __m256i q[4];
+    for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), vid));
+    const __m256i p01 = _mm256_packs_epi32(q[0], q[1]), p23 = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i p = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p01, p23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), p);
+    return hsum_i32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
+}
+
+RF_AVX2_INLINE float absmax(const float *x, int n) {
+    const __m256 sign_off = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    __m256 mx = _mm256_setzero_ps();
+    for (int i = 0; i < n; i += 8) mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_loadu_ps(x + i), sign_off));
+    return hmax(mx);
+}
+
+RF_AVX2 void quantize_q8_K(const float *x, void *vy, int64_t k) {
+    auto *y = static_cast<block_q8_K *>(vy);
+    for (int64_t b = 0; b < k / QK_K; ++b, x += QK_K) {
+        const float amax = absmax(x, QK_K);
+        const __m256 vid = _mm256_set1_ps(amax > 0.f ? 127.f / amax : 0.f);
+        y[b].d = amax / 127.f;
+        for (int i = 0; i < QK_K; i += 32) quantize32(x + i, vid, y[b].qs + i);
+        for (int g = 0; g < QK_K / 16; ++g) {
+            const __m256i q16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(y[b].qs + 16 * g)));
+            y[b].bsums[g] = int16_t(hsum_i32(_mm256_madd_epi16(q16, _mm256_set1_epi16(1))));
+        }
+    }
+}
+
+RF_AVX2 void quantize_q8_32(const float *x, void *vy, int64_t k) {
+    auto *y = static_cast<block_q8_32 *>(vy);
+    for (int64_t b = 0; b < k / 32; ++b, x += 32) {
+        const float amax = absmax(x, 32);
+        const float d = amax / 127.f;
+        const int32_t sum = quantize32(x, _mm256_set1_ps(amax > 0.f ? 127.f / amax : 0.f), y[b].qs);
+        y[b].d = d;
+        y[b].s = d * float(sum);
+    }
 }
 
 RF_AVX2 float dot_f32(const float *a, const float *b, int64_t n) {
@@ -54,7 +124,7 @@ RF_AVX2 void f16_to_f32(const uint16_t *x, float *y, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x + i))));
-    for (; i < n; ++i) y[i] = half_to_float(x[i]);
+    for (; i < n; ++i) y[i] = h2f(x[i]);
 }
 
 RF_AVX2 void f32_to_f16(const float *x, uint16_t *y, int64_t n) {
@@ -82,7 +152,7 @@ RF_AVX2 void dot_float_w(int64_t k, const void *w, const void *act, size_t st, f
     for (int c = 0; c < NC; ++c) {
         float s = hsum(acc[c]);
         for (int64_t j = i; j < k; ++j) {
-            const float wf = kHalf ? half_to_float(static_cast<const uint16_t *>(w)[j]) : static_cast<const float *>(w)[j];
+            const float wf = kHalf ? h2f(static_cast<const uint16_t *>(w)[j]) : static_cast<const float *>(w)[j];
             s += wf * a[c][j];
         }
         out[c * os] = s;
@@ -102,7 +172,7 @@ RF_AVX2 void dot_q8_0_w(int64_t k, const void *w, const void *act, size_t st, fl
     for (int64_t b = 0; b < k / 32; ++b) {
         const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x[b].qs));
         const __m256i wabs = _mm256_sign_epi8(wv, wv);
-        const float d = half_to_float(x[b].d);
+        const float d = h2f(x[b].d);
         for (int c = 0; c < NC; ++c) {
             const block_q8_32 *a = col_block<block_q8_32>(act, st, c, b);
             const __m256i av = _mm256_sign_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs)), wv);
@@ -122,7 +192,7 @@ RF_AVX2 void dot_q4_0_w(int64_t k, const void *w, const void *act, size_t st, fl
     for (int64_t b = 0; b < k / 32; ++b) {
         const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x[b].qs));
         const __m256i wv = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
-        const float d = half_to_float(x[b].d);
+        const float d = h2f(x[b].d);
         for (int c = 0; c < NC; ++c) {
             const block_q8_32 *a = col_block<block_q8_32>(act, st, c, b);
             const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs));
@@ -151,14 +221,15 @@ RF_AVX2 void dot_q45_K_w(int64_t k, const void *w, const void *act, size_t st, f
     __m256 acc[NC], accm[NC];
     for (int c = 0; c < NC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
     for (int64_t b = 0; b < k / QK_K; ++b) {
+        prefetch_ahead<kFive ? sizeof(block_q5_K) : sizeof(block_q4_K)>(static_cast<const uint8_t *>(w) + b * (kFive ? sizeof(block_q5_K) : sizeof(block_q4_K)));
         const uint8_t *qs, *scales, *qhp = nullptr;
         float d, dmin;
         if constexpr (kFive) {
             const auto *x = static_cast<const block_q5_K *>(w) + b;
-            qs = x->qs; scales = x->scales; qhp = x->qh; d = half_to_float(x->d); dmin = half_to_float(x->dmin);
+            qs = x->qs; scales = x->scales; qhp = x->qh; d = h2f(x->d); dmin = h2f(x->dmin);
         } else {
             const auto *x = static_cast<const block_q4_K *>(w) + b;
-            qs = x->qs; scales = x->scales; d = half_to_float(x->d); dmin = half_to_float(x->dmin);
+            qs = x->qs; scales = x->scales; d = h2f(x->d); dmin = h2f(x->dmin);
         }
         alignas(16) uint8_t sm[16];
         q4k_scales_mins(scales, sm);
@@ -204,7 +275,8 @@ RF_AVX2 void dot_q6_K_w(int64_t k, const void *w, const void *act, size_t st, fl
     for (int c = 0; c < NC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
     for (int64_t b = 0; b < k / QK_K; ++b) {
         const auto *x = static_cast<const block_q6_K *>(w) + b;
-        const float d = half_to_float(x->d);
+        prefetch_ahead<sizeof(block_q6_K)>(x);
+        const float d = h2f(x->d);
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x->scales)));
         __m256i sumi[NC];
         for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
@@ -265,6 +337,8 @@ template <int NC> struct Q6_KW { static void run(int64_t k, const void *w, const
 
 void init_kernels_avx2(KernelSet *ks) {
     ks->level = SimdLevel::Avx2;
+    ks->quantize_q8_K = quantize_q8_K;
+    ks->quantize_q8_32 = quantize_q8_32;
     ks->dot_f32 = dot_f32;
     ks->axpy_f32 = axpy_f32;
     ks->f16_to_f32 = f16_to_f32;
@@ -276,6 +350,7 @@ void init_kernels_avx2(KernelSet *ks) {
     ks->matmul[RF_TYPE_Q4_K] = {ActFormat::Q8_K, dispatch<Q4_KW>};
     ks->matmul[RF_TYPE_Q5_K] = {ActFormat::Q8_K, dispatch<Q5_KW>};
     ks->matmul[RF_TYPE_Q6_K] = {ActFormat::Q8_K, dispatch<Q6_KW>};
+    init_kernels_avx2_extra(ks);
 }
 
 } // namespace rfcpu

@@ -173,6 +173,18 @@ void dot_q5_1(int64_t k, const void *w, const void *act, size_t st, int nc, floa
         u.m = half_to_float(x->m);
     });
 }
+void dot_mxfp4(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
+    // value = d * (u - 12) with u = table + 12 in [0, 24].
+    dot_legacy(k, w, sizeof(block_mxfp4), act, st, nc, out, os, [](const uint8_t *p, Unpacked32 &u) {
+        const auto *x = reinterpret_cast<const block_mxfp4 *>(p);
+        for (int i = 0; i < 16; ++i) {
+            u.q[i] = uint8_t(kMxfp4Values[x->qs[i] & 0xF] + 12);
+            u.q[i + 16] = uint8_t(kMxfp4Values[x->qs[i] >> 4] + 12);
+        }
+        u.d = e8m0_to_float_half(x->e);
+        u.m = -12.f * u.d;
+    });
+}
 void dot_q8_0(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
     float sum[kMaxCols] = {};
     const auto *x = static_cast<const block_q8_0 *>(w);
@@ -270,6 +282,45 @@ void dot_q5_K(int64_t k, const void *w, const void *act, size_t st, int nc, floa
     });
 }
 
+// Q2_K and Q3_K share the element order: element 128n + 32j + l is bits 2j..2j+1 of
+// qs[32n + l]; Q3_K adds bit 4n + j of hmask[l] (set: +4 after the -4 offset, i.e. q - 4).
+void dot_q2_K(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
+    dot_kquant(k, w, sizeof(block_q2_K), act, st, nc, out, os, [](const uint8_t *p, UnpackedK &u) {
+        const auto *x = reinterpret_cast<const block_q2_K *>(p);
+        u.d = half_to_float(x->d);
+        u.dmin = half_to_float(x->dmin);
+        for (int e = 0; e < QK_K; ++e) u.q[e] = (x->qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+        for (int g = 0; g < 16; ++g) {
+            u.sc[g] = x->scales[g] & 0xF;
+            u.mn[g] = x->scales[g] >> 4;
+        }
+    });
+}
+
+// Signed 6-bit scale g of a Q3_K block (bias 32 removed).
+inline int32_t q3k_scale(const uint8_t *s, int g) {
+    const int lo = g < 8 ? s[g] & 0xF : s[g - 8] >> 4;
+    const int hi = (s[8 + g % 4] >> (2 * (g / 4))) & 3;
+    return (lo | (hi << 4)) - 32;
+}
+
+void dot_q3_K(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
+    // value = d * sc * (u - 4), u = low bits + 4 * high bit in [0, 7]: mins term 4*sc, dmin = d.
+    dot_kquant(k, w, sizeof(block_q3_K), act, st, nc, out, os, [](const uint8_t *p, UnpackedK &u) {
+        const auto *x = reinterpret_cast<const block_q3_K *>(p);
+        u.d = u.dmin = half_to_float(x->d);
+        for (int e = 0; e < QK_K; ++e) {
+            const int n = e / 128, j = (e % 128) / 32, l = e % 32;
+            const int lo = (x->qs[32 * n + l] >> (2 * j)) & 3, hi = (x->hmask[l] >> (4 * n + j)) & 1;
+            u.q[e] = uint8_t(lo | (hi << 2));
+        }
+        for (int g = 0; g < 16; ++g) {
+            u.sc[g] = q3k_scale(x->scales, g);
+            u.mn[g] = 4 * u.sc[g];
+        }
+    });
+}
+
 void dot_q6_K(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
     // value = d * sc * (q - 32): mins term is 32*sc with dmin = d.
     dot_kquant(k, w, sizeof(block_q6_K), act, st, nc, out, os, [](const uint8_t *p, UnpackedK &u) {
@@ -310,10 +361,13 @@ void init_kernels_scalar(KernelSet *ks) {
     ks->matmul[RF_TYPE_Q5_0] = {ActFormat::Q8_32, dot_q5_0};
     ks->matmul[RF_TYPE_Q5_1] = {ActFormat::Q8_32, dot_q5_1};
     ks->matmul[RF_TYPE_Q8_0] = {ActFormat::Q8_32, dot_q8_0};
+    ks->matmul[RF_TYPE_MXFP4] = {ActFormat::Q8_32, dot_mxfp4};
+    ks->matmul[RF_TYPE_Q2_K] = {ActFormat::Q8_K, dot_q2_K};
+    ks->matmul[RF_TYPE_Q3_K] = {ActFormat::Q8_K, dot_q3_K};
     ks->matmul[RF_TYPE_Q4_K] = {ActFormat::Q8_K, dot_q4_K};
     ks->matmul[RF_TYPE_Q5_K] = {ActFormat::Q8_K, dot_q5_K};
     ks->matmul[RF_TYPE_Q6_K] = {ActFormat::Q8_K, dot_q6_K};
-    // BF16, Q2_K, Q3_K, MXFP4, MXFP6_*: generic path (rf::dequantize_row + f32 dots).
+    // BF16, MXFP6_*: generic path (rf::dequantize_row + f32 dots).
 }
 
 const KernelSet &kernels_for(SimdLevel level) {

@@ -1,6 +1,8 @@
 // Op registry of the CPU backend. Each op has a check (shapes/types it handles, with a reason
-// when not), a work plan (scratch bytes and phases separated by barriers), and a run function
-// that every pool thread calls with its index; a thread processes its share of the rows.
+// when not), a work plan (scratch bytes, phases, and how many independent parts each phase is
+// cut into), and a run function that processes one part. Pool threads claim parts
+// dynamically, so a part must not depend on which thread runs it (except for `tid`, which
+// only selects the thread's private scratch).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -14,10 +16,13 @@
 
 namespace rfcpu {
 
+constexpr int kMaxNodePhases = 2;
+
 struct NodeWork {
     size_t shared_bytes = 0;     // one buffer for all threads (e.g. quantized activations)
     size_t per_thread_bytes = 0; // private buffer of each thread
-    int n_phases = 1;            // phases run with a barrier in between
+    int n_phases = 1;            // phases; phase p+1 starts when every part of phase p is done
+    int64_t parts[kMaxNodePhases] = {1, 1}; // independent parts of each phase (>= 1)
 };
 
 // First runtime error of a graph (bad index in a tensor, ...); ops keep going, compute fails.
@@ -44,7 +49,8 @@ struct OpImpl {
     // Returns true if supported; otherwise *why says what is not.
     bool (*check)(const rf_node &node, std::string *why);
     NodeWork (*plan)(const KernelSet &ks, const rf_node &node, int nth);
-    void (*run)(const OpContext &ctx, const rf_node &node, int phase, int ith, int nth);
+    // Runs part `part` of `n_parts` of `phase`; tid < n_threads selects thread_scratch(tid).
+    void (*run)(const OpContext &ctx, const rf_node &node, int phase, int64_t part, int64_t n_parts, int tid);
 };
 
 // nullptr for ops the backend does not implement.
@@ -55,7 +61,13 @@ const char *op_name(int op);
 extern const OpImpl kOpGetRows, kOpSetRows, kOpMatmul, kOpAdd, kOpMul, kOpScale, kOpRmsNorm,
     kOpRope, kOpSoftmax, kOpSilu, kOpSwiglu, kOpAttention, kOpArgmax, kOpCopy;
 
+// Plan of a one-phase op over the rows of dst (cost ~ ne[0] per row), no scratch.
 NodeWork plan_simple(const KernelSet &ks, const rf_node &node, int nth);
+// Parts for `items` independent items of about `item_cost` elementary operations each: one
+// part for small work (a phase change costs more than it saves), else enough parts for
+// dynamic balancing, each worth at least kMinPartCost.
+constexpr int64_t kMinPartCost = 1 << 15;
+int64_t parts_for(int64_t items, int64_t item_cost, int nth);
 
 // ---- shared helpers for checks and row loops ----
 
@@ -84,10 +96,10 @@ inline void unravel_row(const rf_tensor &t, int64_t r, int64_t *i1, int64_t *i2,
     *i2 = (r / t.ne[1]) % t.ne[2];
     *i3 = r / (t.ne[1] * t.ne[2]);
 }
-// Thread ith's share [*begin, *end) of n items.
-inline void split_range(int64_t n, int ith, int nth, int64_t *begin, int64_t *end) {
-    *begin = n * ith / nth;
-    *end = n * (ith + 1) / nth;
+// Part `part`'s share [*begin, *end) of n items.
+inline void split_range(int64_t n, int64_t part, int64_t n_parts, int64_t *begin, int64_t *end) {
+    *begin = n * part / n_parts;
+    *end = n * (part + 1) / n_parts;
 }
 
 } // namespace rfcpu

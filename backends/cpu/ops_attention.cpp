@@ -3,6 +3,7 @@
 // softmax (running max m, running sum l, f32 accumulator), so nothing scales with n_kv except
 // the loop. One work item = (token, kv head): the kv rows are converted to f32 once and shared
 // by the Hq/Hkv query heads of the group.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -42,9 +43,11 @@ bool check_attention(const rf_node &n, std::string *why) {
     return true;
 }
 
-NodeWork plan_attention(const KernelSet &, const rf_node &n, int) {
-    const int64_t D = n.src[0]->ne[0], G = n.src[0]->ne[1] / (n.src[1]->ne[0] / D);
+NodeWork plan_attention(const KernelSet &, const rf_node &n, int nth) {
+    const int64_t D = n.src[0]->ne[0], Hkv = n.src[1]->ne[0] / D, G = n.src[0]->ne[1] / Hkv, T = n.src[0]->ne[2];
     NodeWork w;
+    // One item = (token, kv head); its cost grows with the token's position (up to n_kv_max).
+    w.parts[0] = parts_for(T * Hkv, G * D * std::max<int64_t>(n.src[3]->ne[0], 64), nth);
     // kbuf + vbuf [kChunk*D], scores [G*kChunk], acc [G*D], m/l [G]
     w.per_thread_bytes = size_t(2 * kChunk * D + G * kChunk + G * D + 2 * G) * sizeof(float);
     return w;
@@ -66,7 +69,7 @@ void load_head(const KernelSet &ks, const rf_tensor &pool, int64_t slot, int64_t
     }
 }
 
-void run_attention(const OpContext &ctx, const rf_node &n, int, int ith, int nth) {
+void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int tid) {
     const rf_tensor &q = *n.src[0], &kp = *n.src[1], &vp = *n.src[2], &st = *n.src[3], &d = *n.dst;
     const auto *info = static_cast<const int32_t *>(n.src[4]->data);
     const int64_t D = q.ne[0], Hq = q.ne[1], T = q.ne[2], Hkv = kp.ne[0] / D, G = Hq / Hkv;
@@ -74,7 +77,7 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int ith, int nth
     const float scale = n.fparams[0];
     const KernelSet &ks = ctx.ks;
 
-    float *kbuf = reinterpret_cast<float *>(ctx.thread_scratch(ith));
+    float *kbuf = reinterpret_cast<float *>(ctx.thread_scratch(tid));
     float *vbuf = kbuf + kChunk * D;
     float *scores = vbuf + kChunk * D;
     float *acc = scores + G * kChunk;
@@ -82,7 +85,7 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int ith, int nth
     float *lrun = mrun + G;
 
     int64_t i0, i1;
-    split_range(T * Hkv, ith, nth, &i0, &i1);
+    split_range(T * Hkv, part, n_parts, &i0, &i1);
     for (int64_t item = i0; item < i1; ++item) {
         const int64_t t = item / Hkv, g = item % Hkv;
         const int32_t seq = info[2 * t], pos = info[2 * t + 1];

@@ -1,4 +1,5 @@
 // Op registry and the tensor-layout helpers shared by the op files.
+#include <algorithm>
 #include <sstream>
 
 #include "ops.h"
@@ -58,7 +59,17 @@ std::string shape_str(const rf_tensor &t) {
     return s.str();
 }
 
-NodeWork plan_simple(const KernelSet &, const rf_node &, int) { return {}; }
+int64_t parts_for(int64_t items, int64_t item_cost, int nth) {
+    if (nth <= 1 || items <= 1) return 1;
+    const int64_t by_cost = items * std::max<int64_t>(item_cost, 1) / kMinPartCost;
+    return std::clamp<int64_t>(by_cost, 1, std::min<int64_t>(items, 8 * int64_t(nth)));
+}
+
+NodeWork plan_simple(const KernelSet &, const rf_node &node, int nth) {
+    NodeWork w;
+    w.parts[0] = parts_for(nrows(*node.dst), node.dst->ne[0], nth);
+    return w;
+}
 
 const OpImpl *op_impl(int op) {
     switch (op) {

@@ -36,11 +36,11 @@ bool check_same_binary(const rf_node &n, std::string *why) {
 }
 
 template <bool kMul>
-void run_binary(const OpContext &, const rf_node &n, int, int ith, int nth) {
+void run_binary(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const rf_tensor &d = *n.dst, &a = *n.src[0], &b = *n.src[1];
     const int64_t ne0 = d.ne[0], bne0 = b.ne[0];
     int64_t r0, r1;
-    split_range(nrows(d), ith, nth, &r0, &r1);
+    split_range(nrows(d), part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         int64_t i1, i2, i3;
         unravel_row(d, r, &i1, &i2, &i3);
@@ -56,10 +56,10 @@ void run_binary(const OpContext &, const rf_node &n, int, int ith, int nth) {
 }
 
 template <class F>
-void for_rows_unary(const rf_node &n, int ith, int nth, F f) {
+void for_rows_unary(const rf_node &n, int64_t part, int64_t n_parts, F f) {
     const rf_tensor &d = *n.dst, &a = *n.src[0];
     int64_t r0, r1;
-    split_range(nrows(d), ith, nth, &r0, &r1);
+    split_range(nrows(d), part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         int64_t i1, i2, i3;
         unravel_row(d, r, &i1, &i2, &i3);
@@ -67,24 +67,24 @@ void for_rows_unary(const rf_node &n, int ith, int nth, F f) {
     }
 }
 
-void run_scale(const OpContext &, const rf_node &n, int, int ith, int nth) {
+void run_scale(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const float s = n.fparams[0];
-    for_rows_unary(n, ith, nth, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
         for (int64_t i = 0; i < n.dst->ne[0]; ++i) y[i] = x[i] * s;
     });
 }
 
 inline float silu(float x) { return x / (1.f + std::exp(-x)); }
 
-void run_silu(const OpContext &, const rf_node &n, int, int ith, int nth) {
-    for_rows_unary(n, ith, nth, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
+void run_silu(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
         for (int64_t i = 0; i < n.dst->ne[0]; ++i) y[i] = silu(x[i]);
     });
 }
 
-void run_swiglu(const OpContext &, const rf_node &n, int, int ith, int nth) {
+void run_swiglu(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const rf_tensor &g = *n.src[1];
-    for_rows_unary(n, ith, nth, [&](float *y, const float *x, int64_t i1, int64_t i2, int64_t i3) {
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t i1, int64_t i2, int64_t i3) {
         const float *u = row_f32(g, i1, i2, i3);
         for (int64_t i = 0; i < n.dst->ne[0]; ++i) y[i] = silu(x[i]) * u[i];
     });

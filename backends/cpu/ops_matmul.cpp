@@ -1,21 +1,17 @@
 // MATMUL: dst[N,M] = src0[K,N]^T * src1[K,M], src0 any weight type.
 //
-// Phase 0 quantizes every src1 column once into the kernel's activation format (q8_K / q8_32),
-// split by column across threads, and resets the chunk counter. Phase 1 hands out chunks of
-// kRowBlock weight rows through an atomic counter (a thread that was descheduled does not hold
-// up the others); within a chunk, a weight row is unpacked once per tile of kMaxCols columns
-// and the chunk's rows stay in L1. Types without an integer kernel take the generic path:
-// dequantize the row (rf::dequantize_row) and use f32 dots.
-#include <atomic>
-#include <new>
+// Phase 0 quantizes every src1 column once into the kernel's activation format (q8_K / q8_32).
+// Phase 1 is cut into parts of kRowBlock weight rows that the pool hands out dynamically;
+// within a part, a weight row is unpacked once per tile of kMaxCols columns and the part's
+// rows stay in L1. Types without an integer kernel take the generic path: dequantize the row
+// (rf::dequantize_row) and use f32 dots.
+#include <algorithm>
 
 #include "ops.h"
 #include "rocmforge/types.h"
 
 namespace rfcpu {
 namespace {
-
-constexpr int64_t kRowBlock = 16;
 
 bool check_matmul(const rf_node &n, std::string *why) {
     const rf_tensor *d = n.dst, *w = n.src[0], *x = n.src[1];
@@ -38,88 +34,91 @@ struct Geometry {
           ne13(n.src[1]->ne[3]), r2(n.src[1]->ne[2] / n.src[0]->ne[2]), r3(n.src[1]->ne[3] / n.src[0]->ne[3]) {}
 };
 
-// Shared scratch layout: [chunk counter, padded to 64 bytes][quantized activations].
-constexpr size_t kCounterBytes = 64;
-std::atomic<int64_t> *chunk_counter(const OpContext &ctx) { return reinterpret_cast<std::atomic<int64_t> *>(ctx.shared); }
+// Weight rows per phase-1 part: a part stays in L1 (16 rows of 4096 q4_K = 36 KiB) and is
+// small enough that a descheduled thread holding one delays the others only briefly.
+constexpr int64_t kRowBlock = 16;
 
-NodeWork plan_matmul(const KernelSet &ks, const rf_node &n, int) {
+NodeWork plan_matmul(const KernelSet &ks, const rf_node &n, int nth) {
     const Geometry g(n);
     const MatmulKernel &kern = ks.matmul[n.src[0]->type];
+    const bool quantized_act = kern.dot && kern.act != ActFormat::F32;
     NodeWork w;
     w.n_phases = 2;
-    w.shared_bytes = kCounterBytes;
+    if (quantized_act) {
+        w.shared_bytes = act_row_size(kern.act, g.K) * size_t(g.M * g.ne12 * g.ne13);
+        w.parts[0] = parts_for(g.M * g.ne12 * g.ne13, g.K * 4, nth);
+    } else {
+        w.parts[0] = 1; // nothing to prepare
+    }
     if (!kern.dot) w.per_thread_bytes = size_t(g.K) * sizeof(float);
-    else if (kern.act != ActFormat::F32) w.shared_bytes += act_row_size(kern.act, g.K) * size_t(g.M * g.ne12 * g.ne13);
+    w.parts[1] = nth <= 1 ? 1 : (g.N + kRowBlock - 1) / kRowBlock * g.ne12 * g.ne13;
     return w;
 }
 
-void quantize_columns(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, int ith, int nth) {
+void quantize_columns(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, int64_t part, int64_t n_parts) {
     const Geometry g(n);
     const rf_tensor &x = *n.src[1];
     const size_t arow = act_row_size(kern.act, g.K);
     const QuantizeFn quant = kern.act == ActFormat::Q8_K ? ctx.ks.quantize_q8_K : ctx.ks.quantize_q8_32;
     int64_t r0, r1;
-    split_range(g.M * g.ne12 * g.ne13, ith, nth, &r0, &r1);
+    split_range(g.M * g.ne12 * g.ne13, part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         int64_t i1, i2, i3;
         unravel_row(x, r, &i1, &i2, &i3);
-        quant(row_f32(x, i1, i2, i3), ctx.shared + kCounterBytes + size_t(r) * arow, g.K);
+        quant(row_f32(x, i1, i2, i3), ctx.shared + size_t(r) * arow, g.K);
     }
 }
 
-void dot_rows(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, int ith, int nth) {
+// Rows [n0, n1) of slice (i12, i13) against every activation column.
+void dot_rows(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, int64_t slice, int64_t n0, int64_t n1) {
     const Geometry g(n);
     const rf_tensor &w = *n.src[0], &x = *n.src[1], &d = *n.dst;
+    const int64_t i12 = slice % g.ne12, i13 = slice / g.ne12;
     const bool quantized_act = kern.act != ActFormat::F32;
     const size_t arow = act_row_size(kern.act, g.K);
     const size_t out_stride = size_t(d.nb[1] / sizeof(float));
-    const int64_t chunks_per_slice = (g.N + kRowBlock - 1) / kRowBlock;
-    const int64_t n_chunks = chunks_per_slice * g.ne12 * g.ne13;
-    std::atomic<int64_t> &next = *chunk_counter(ctx);
-    for (int64_t chunk = next.fetch_add(1, std::memory_order_relaxed); chunk < n_chunks;
-         chunk = next.fetch_add(1, std::memory_order_relaxed)) {
-        const int64_t slice = chunk / chunks_per_slice, i12 = slice % g.ne12, i13 = slice / g.ne12;
-        const int64_t nb = (chunk % chunks_per_slice) * kRowBlock, ne = std::min(g.N, nb + kRowBlock);
-        const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + (i12 / g.r2) * w.nb[2] + (i13 / g.r3) * w.nb[3];
-        const uint8_t *abase = quantized_act ? ctx.shared + kCounterBytes + size_t(slice * g.M) * arow
-                                             : reinterpret_cast<const uint8_t *>(row_f32(x, 0, i12, i13));
-        const size_t astride = quantized_act ? arow : size_t(x.nb[1]);
-        float *obase = row_f32(d, 0, i12, i13);
-        for (int64_t m0 = 0; m0 < g.M; m0 += kMaxCols) {
-            const int nc = int(std::min<int64_t>(kMaxCols, g.M - m0));
-            for (int64_t r = nb; r < ne; ++r)
-                kern.dot(g.K, wbase + r * w.nb[1], abase + size_t(m0) * astride, astride, nc,
-                         obase + size_t(m0) * out_stride + r, out_stride);
-        }
+    const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + (i12 / g.r2) * w.nb[2] + (i13 / g.r3) * w.nb[3];
+    const uint8_t *abase = quantized_act ? ctx.shared + size_t(slice * g.M) * arow
+                                         : reinterpret_cast<const uint8_t *>(row_f32(x, 0, i12, i13));
+    const size_t astride = quantized_act ? arow : size_t(x.nb[1]);
+    float *obase = row_f32(d, 0, i12, i13);
+    for (int64_t m0 = 0; m0 < g.M; m0 += kMaxCols) {
+        const int nc = int(std::min<int64_t>(kMaxCols, g.M - m0));
+        for (int64_t r = n0; r < n1; ++r)
+            kern.dot(g.K, wbase + r * w.nb[1], abase + size_t(m0) * astride, astride, nc,
+                     obase + size_t(m0) * out_stride + r, out_stride);
     }
 }
 
-void generic_rows(const OpContext &ctx, const rf_node &n, int ith, int nth) {
+void generic_rows(const OpContext &ctx, const rf_node &n, int64_t slice, int64_t n0, int64_t n1, int tid) {
     const Geometry g(n);
     const rf_tensor &w = *n.src[0], &x = *n.src[1], &d = *n.dst;
-    float *buf = reinterpret_cast<float *>(ctx.thread_scratch(ith));
-    int64_t n0, n1;
-    split_range(g.N, ith, nth, &n0, &n1);
-    for (int64_t i13 = 0; i13 < g.ne13; ++i13)
-        for (int64_t i12 = 0; i12 < g.ne12; ++i12) {
-            const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + (i12 / g.r2) * w.nb[2] + (i13 / g.r3) * w.nb[3];
-            for (int64_t r = n0; r < n1; ++r) {
-                rf::dequantize_row(w.type, wbase + r * w.nb[1], buf, g.K);
-                for (int64_t m = 0; m < g.M; ++m)
-                    row_f32(d, m, i12, i13)[r] = ctx.ks.dot_f32(buf, row_f32(x, m, i12, i13), g.K);
-            }
-        }
+    const int64_t i12 = slice % g.ne12, i13 = slice / g.ne12;
+    float *buf = reinterpret_cast<float *>(ctx.thread_scratch(tid));
+    const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + (i12 / g.r2) * w.nb[2] + (i13 / g.r3) * w.nb[3];
+    for (int64_t r = n0; r < n1; ++r) {
+        rf::dequantize_row(w.type, wbase + r * w.nb[1], buf, g.K);
+        for (int64_t m = 0; m < g.M; ++m) row_f32(d, m, i12, i13)[r] = ctx.ks.dot_f32(buf, row_f32(x, m, i12, i13), g.K);
+    }
 }
 
-void run_matmul(const OpContext &ctx, const rf_node &n, int phase, int ith, int nth) {
+void run_matmul(const OpContext &ctx, const rf_node &n, int phase, int64_t part, int64_t n_parts, int tid) {
     const MatmulKernel &kern = ctx.ks.matmul[n.src[0]->type];
     if (phase == 0) {
-        if (ith == 0) new (ctx.shared) std::atomic<int64_t>(0); // read only after the barrier
-        if (kern.dot && kern.act != ActFormat::F32) quantize_columns(ctx, n, kern, ith, nth);
+        if (kern.dot && kern.act != ActFormat::F32) quantize_columns(ctx, n, kern, part, n_parts);
         return;
     }
-    if (!kern.dot) return generic_rows(ctx, n, ith, nth);
-    dot_rows(ctx, n, kern, ith, nth);
+    // Phase 1: part -> (slice, block of rows); one part covers everything when single-threaded.
+    const Geometry g(n);
+    const int64_t n_slices = g.ne12 * g.ne13;
+    const int64_t blocks = (g.N + kRowBlock - 1) / kRowBlock;
+    int64_t c0, c1;
+    split_range(blocks * n_slices, part, n_parts, &c0, &c1);
+    for (int64_t c = c0; c < c1; ++c) {
+        const int64_t slice = c / blocks, n0 = (c % blocks) * kRowBlock, n1 = std::min(g.N, n0 + kRowBlock);
+        if (kern.dot) dot_rows(ctx, n, kern, slice, n0, n1);
+        else generic_rows(ctx, n, slice, n0, n1, tid);
+    }
 }
 
 } // namespace

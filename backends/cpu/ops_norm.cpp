@@ -16,10 +16,10 @@ bool check_rowwise(const rf_node &n, std::string *why) {
 }
 
 template <class F>
-void for_rows(const rf_node &n, int ith, int nth, F f) {
+void for_rows(const rf_node &n, int64_t part, int64_t n_parts, F f) {
     const rf_tensor &d = *n.dst, &a = *n.src[0];
     int64_t r0, r1;
-    split_range(nrows(d), ith, nth, &r0, &r1);
+    split_range(nrows(d), part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         int64_t i1, i2, i3;
         unravel_row(d, r, &i1, &i2, &i3);
@@ -27,10 +27,10 @@ void for_rows(const rf_node &n, int ith, int nth, F f) {
     }
 }
 
-void run_rms_norm(const OpContext &, const rf_node &n, int, int ith, int nth) {
+void run_rms_norm(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const int64_t k = n.dst->ne[0];
     const float eps = n.fparams[0];
-    for_rows(n, ith, nth, [&](float *y, const float *x) {
+    for_rows(n, part, n_parts, [&](float *y, const float *x) {
         double ss = 0;
         for (int64_t i = 0; i < k; ++i) ss += double(x[i]) * x[i];
         const float s = float(1.0 / std::sqrt(ss / double(k) + double(eps)));
@@ -38,10 +38,10 @@ void run_rms_norm(const OpContext &, const rf_node &n, int, int ith, int nth) {
     });
 }
 
-void run_softmax(const OpContext &, const rf_node &n, int, int ith, int nth) {
+void run_softmax(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const int64_t k = n.dst->ne[0];
     const float scale = n.fparams[0];
-    for_rows(n, ith, nth, [&](float *y, const float *x) {
+    for_rows(n, part, n_parts, [&](float *y, const float *x) {
         float mx = -INFINITY;
         for (int64_t i = 0; i < k; ++i) mx = std::fmax(mx, x[i] * scale);
         double sum = 0;
@@ -66,11 +66,11 @@ bool check_argmax(const rf_node &n, std::string *why) {
     return true;
 }
 
-void run_argmax(const OpContext &, const rf_node &n, int, int ith, int nth) {
+void run_argmax(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const rf_tensor &a = *n.src[0];
     auto *out = static_cast<int32_t *>(n.dst->data);
     int64_t r0, r1;
-    split_range(a.ne[1], ith, nth, &r0, &r1);
+    split_range(a.ne[1], part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         const float *x = row_f32(a, r);
         int64_t best = 0;

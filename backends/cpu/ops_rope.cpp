@@ -29,22 +29,23 @@ bool check_rope(const rf_node &n, std::string *why) {
     return true;
 }
 
-NodeWork plan_rope(const KernelSet &, const rf_node &n, int) {
+NodeWork plan_rope(const KernelSet &, const rf_node &n, int nth) {
     NodeWork w;
+    w.parts[0] = parts_for(n.dst->ne[1] * n.dst->ne[2], n.dst->ne[0] * 4, nth);
     w.per_thread_bytes = size_t(n.iparams[1]) * sizeof(float); // cos/sin per rotated pair
     return w;
 }
 
-void run_rope(const OpContext &ctx, const rf_node &n, int, int ith, int nth) {
+void run_rope(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int tid) {
     const rf_tensor &d = *n.dst, &x = *n.src[0];
     const auto *pos = static_cast<const int32_t *>(n.src[1]->data);
     const float *ff = n.src[2] ? static_cast<const float *>(n.src[2]->data) : nullptr;
     const bool neox = n.iparams[0] == RF_ROPE_NEOX;
     const int64_t ne0 = d.ne[0], H = d.ne[1], half = n.iparams[1] / 2;
     const double base = n.fparams[0], fscale = n.fparams[1];
-    auto *cs = reinterpret_cast<float *>(ctx.thread_scratch(ith)); // cos[i], sin[i] interleaved
+    auto *cs = reinterpret_cast<float *>(ctx.thread_scratch(tid)); // cos[i], sin[i] interleaved
     int64_t r0, r1, cached_t = -1;
-    split_range(H * d.ne[2], ith, nth, &r0, &r1);
+    split_range(H * d.ne[2], part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t h = r % H, t = r / H;
         if (t != cached_t) {

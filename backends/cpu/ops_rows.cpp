@@ -28,11 +28,11 @@ bool check_get_rows(const rf_node &n, std::string *why) {
     return check_index_vector(n.src[1], d->ne[1], "src1 (row ids)", why);
 }
 
-void run_get_rows(const OpContext &ctx, const rf_node &n, int, int ith, int nth) {
+void run_get_rows(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const rf_tensor &d = *n.dst, &w = *n.src[0];
     const auto *ids = static_cast<const int32_t *>(n.src[1]->data);
     int64_t r0, r1;
-    split_range(d.ne[1], ith, nth, &r0, &r1);
+    split_range(d.ne[1], part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         const int32_t id = ids[r];
         float *out = row_f32(d, r);
@@ -64,11 +64,11 @@ bool check_set_rows(const rf_node &n, std::string *why) {
     return check_index_vector(n.src[1], x->ne[1], "src1 (slots)", why);
 }
 
-void run_set_rows(const OpContext &ctx, const rf_node &n, int, int ith, int nth) {
+void run_set_rows(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const rf_tensor &pool = *n.dst, &x = *n.src[0];
     const auto *slots = static_cast<const int32_t *>(n.src[1]->data);
     int64_t r0, r1;
-    split_range(x.ne[1], ith, nth, &r0, &r1);
+    split_range(x.ne[1], part, n_parts, &r0, &r1);
     for (int64_t t = r0; t < r1; ++t) {
         const int32_t slot = slots[t];
         if (slot < 0 || slot >= pool.ne[1]) {
@@ -94,10 +94,10 @@ bool check_copy(const rf_node &n, std::string *why) {
     return true;
 }
 
-void run_copy(const OpContext &ctx, const rf_node &n, int, int ith, int nth) {
+void run_copy(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const rf_tensor &d = *n.dst, &a = *n.src[0];
     int64_t b, e;
-    split_range(nelements(d), ith, nth, &b, &e);
+    split_range(nelements(d), part, n_parts, &b, &e);
     const size_t es = scalar_type_size(a.type), ed = scalar_type_size(d.type);
     const uint8_t *src = static_cast<const uint8_t *>(a.data) + b * es;
     uint8_t *dst = static_cast<uint8_t *>(d.data) + b * ed;
@@ -110,7 +110,13 @@ void run_copy(const OpContext &ctx, const rf_node &n, int, int ith, int nth) {
 } // namespace
 
 const OpImpl kOpGetRows = {check_get_rows, plan_simple, run_get_rows};
-const OpImpl kOpSetRows = {check_set_rows, plan_simple, run_set_rows};
+static NodeWork plan_set_rows(const KernelSet &, const rf_node &n, int nth) {
+    NodeWork w;
+    w.parts[0] = parts_for(n.src[0]->ne[1], n.src[0]->ne[0], nth);
+    return w;
+}
+
+const OpImpl kOpSetRows = {check_set_rows, plan_set_rows, run_set_rows};
 const OpImpl kOpCopy = {check_copy, plan_simple, run_copy};
 
 } // namespace rfcpu

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "backend.h"
+#include "host_memory.h"
 #include "rocmforge/error.h"
 
 namespace rfcpu {
@@ -20,9 +21,33 @@ CpuBackend *be_of(void *ctx) { return static_cast<CpuBackend *>(ctx); }
 
 // A buffer handle: owned memory (freed on buffer_free) or wrapped host memory.
 struct HostBuffer {
-    void *base;
+    HostAllocation mem;
     bool owned;
 };
+
+int fill_owned(uint64_t size, const void *copy_from, int n_threads, rf_buffer_desc *out, char *err, size_t len) {
+    const HostAllocation mem = host_alloc(size);
+    if (!mem.base) {
+        set_err(err, len, "cpu backend: cannot allocate " + std::to_string(size) + " bytes (" +
+                              std::to_string(available_memory_bytes()) + " bytes available)");
+        return RF_ERR_OUT_OF_MEMORY;
+    }
+    if (copy_from && size) parallel_copy(mem.base, copy_from, size, n_threads);
+    out->handle = new HostBuffer{mem, true};
+    out->base = mem.base;
+    out->size = size;
+    return RF_OK;
+}
+
+// Copy offered host memory (Auto): worth it for large buffers (huge pages, see host_memory.h)
+// as long as the copy leaves most of the available memory free.
+bool copy_host_buffer(const CpuBackend &be, uint64_t size) {
+    switch (be.weights) {
+    case WeightsMode::Copy: return true;
+    case WeightsMode::Map: return false;
+    default: return size >= (uint64_t(64) << 20) && size <= available_memory_bytes() / 2;
+    }
+}
 
 template <class F>
 int guarded(char *err, size_t len, F f) {
@@ -62,25 +87,14 @@ int cpu_device_info(void *ctx, rf_device_info *out) {
 
 int cpu_buffer_alloc(void *, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
     if (!out) { set_err(err, len, "cpu backend: buffer_alloc output is null"); return RF_ERR_INVALID; }
-    return guarded(err, len, [&] {
-        const uint64_t rounded = size ? (size + 63) / 64 * 64 : 64;
-        void *p = size <= (uint64_t(1) << 60) ? std::aligned_alloc(64, rounded) : nullptr;
-        if (!p) {
-            set_err(err, len, "cpu backend: cannot allocate " + std::to_string(size) + " bytes (" +
-                                  std::to_string(available_memory_bytes()) + " bytes available)");
-            return int(RF_ERR_OUT_OF_MEMORY);
-        }
-        out->handle = new HostBuffer{p, true};
-        out->base = p;
-        out->size = size;
-        return int(RF_OK);
-    });
+    return guarded(err, len, [&] { return fill_owned(size, nullptr, 1, out, err, len); });
 }
 
-int cpu_buffer_from_host(void *, void *host_ptr, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
-    if (!out || (!host_ptr && size)) { set_err(err, len, "cpu backend: buffer_from_host needs a pointer"); return RF_ERR_INVALID; }
+int cpu_buffer_from_host(void *ctx, void *host_ptr, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
+    if (!ctx || !out || (!host_ptr && size)) { set_err(err, len, "cpu backend: buffer_from_host needs a pointer"); return RF_ERR_INVALID; }
     return guarded(err, len, [&] {
-        out->handle = new HostBuffer{host_ptr, false};
+        if (copy_host_buffer(*be_of(ctx), size)) return fill_owned(size, host_ptr, be_of(ctx)->n_threads, out, err, len);
+        out->handle = new HostBuffer{HostAllocation{host_ptr, size, nullptr, 0}, false};
         out->base = host_ptr;
         out->size = size;
         return int(RF_OK);
@@ -90,7 +104,7 @@ int cpu_buffer_from_host(void *, void *host_ptr, uint64_t size, rf_buffer_desc *
 void cpu_buffer_free(void *, void *handle) {
     auto *b = static_cast<HostBuffer *>(handle);
     if (!b) return;
-    if (b->owned) std::free(b->base);
+    if (b->owned) host_free(b->mem);
     delete b;
 }
 

@@ -12,6 +12,7 @@
 // never claim a part of a newer one: run() returns as soon as the last part is done, without
 // waiting for late workers to notice.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -40,10 +41,11 @@ public:
 
 private:
     void worker_main(int tid);
-    // Claims and runs parts until the schedule of generation `gen` is finished or only parts
-    // claimed by other threads remain in the current phase. Returns false once finished.
-    bool work(uint64_t gen, int tid);
-    void wait_for_change(uint64_t seen, int spin_iterations);
+    // Claims and runs parts until the schedule of generation `gen` is finished (returns 0) or
+    // only parts claimed by other threads remain in the current phase (returns the cursor seen).
+    uint64_t work(uint64_t gen, int tid);
+    // Spins up to spin_cycles TSC cycles for the cursor to leave `seen`, then sleeps on the futex.
+    void wait_for_change(uint64_t seen, uint64_t spin_cycles);
     void advance(uint64_t cur);
     int64_t parts_of(int32_t phase) const;
 

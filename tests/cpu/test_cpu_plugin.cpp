@@ -111,3 +111,50 @@ TEST_CASE("cpu plugin: supports_op and compute errors", "[cpu][abi]") {
     CHECK(be.run(gr, &err) == RF_ERR_INVALID);
     CHECK(err.find("row id 4") != std::string::npos);
 }
+
+TEST_CASE("cpu plugin: weights config copies offered host memory", "[cpu][abi]") {
+    Backend be(R"({"n_threads": 2, "weights": "copy"})");
+    const rf_backend_vtable &vt = vtable();
+    std::vector<uint8_t> src(1000);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 7);
+    rf_buffer_desc d{};
+    char err[256] = {0};
+    REQUIRE(vt.buffer_from_host(be.ctx(), src.data(), src.size(), &d, err, sizeof err) == RF_OK);
+    CHECK(d.base != src.data());
+    CHECK(std::memcmp(d.base, src.data(), src.size()) == 0);
+    vt.buffer_free(be.ctx(), d.handle);
+
+    void *ctx = nullptr;
+    CHECK(vt.init(R"({"weights": "sometimes"})", &ctx, err, sizeof err) == RF_ERR_INVALID);
+    CHECK(std::string(err).find("weights") != std::string::npos);
+}
+
+TEST_CASE("cpu plugin: long graphs on more threads than cores stay exact", "[cpu][threads]") {
+    // 300 dependent nodes of mixed sizes (one-part and many-part phases) on an oversubscribed
+    // pool: every node must see its predecessor's complete result.
+    for (int threads : {1, 3, 8}) {
+        INFO("threads " << threads);
+        Backend be("{\"n_threads\": " + std::to_string(threads) + "}");
+        for (int64_t n : {int64_t(16), int64_t(1) << 18}) {
+            INFO("elements " << n);
+            Tensor a(RF_TYPE_F32, {n}), b(RF_TYPE_F32, {n}), one(RF_TYPE_F32, {n});
+            for (int64_t i = 0; i < n; ++i) { a.f32()[i] = float(i % 5); one.f32()[i] = 1.f; }
+            std::vector<rf_node> nodes;
+            nodes.reserve(300);
+            for (int k = 0; k < 300; ++k) {
+                Tensor &src = k % 2 ? b : a, &dst = k % 2 ? a : b;
+                nodes.push_back(make_node(RF_OP_ADD, dst, {&src, &one}));
+            }
+            std::vector<rf_node *> ptrs;
+            for (auto &nd : nodes) ptrs.push_back(&nd);
+            std::string err;
+            for (int rep = 0; rep < 3; ++rep) {
+                for (int64_t i = 0; i < n; ++i) a.f32()[i] = float(i % 5);
+                REQUIRE(be.run_graph(ptrs, &err) == RF_OK);
+                bool exact = true;
+                for (int64_t i = 0; i < n; ++i) exact = exact && a.f32()[i] == float(i % 5 + 300);
+                CHECK(exact);
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+// AVX2 kernels for the weight formats beyond the Q4_K_M / Q8_0 core set: Q4_1, Q5_0, Q5_1,
+// MXFP4 (q8_32 activations) and Q2_K, Q3_K (q8_K activations). Same scheme as
+// kernels_avx2.cpp: unsigned weight bytes x int8 activations with maddubs, sub-block scales
+// folded into the following madd, offsets applied through the activation sums.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "fp16.h"
+#include "kernels.h"
+#include "rocmforge/abi.h"
+
+#define RF_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define RF_AVX2_INLINE inline __attribute__((always_inline, target("avx2,fma,f16c")))
+
+namespace rfcpu {
+using namespace rf;
+
+namespace {
+
+constexpr int kTile = 4; // columns per kernel call
+
+template <class B>
+inline const B *col_block(const void *act, size_t stride, int c, int64_t b) {
+    return reinterpret_cast<const B *>(static_cast<const uint8_t *>(act) + size_t(c) * stride) + b;
+}
+
+RF_AVX2_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+RF_AVX2_INLINE float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// ---- 32-element formats: block -> 32 unsigned bytes u; dot = d*da*sum(u*qa) + m*s_a ----
+
+struct Block32 {
+    __m256i u;
+    float d, m;
+};
+
+RF_AVX2_INLINE __m256i nibbles(const uint8_t *qs) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+}
+
+// Bit i of the 32-bit field -> 0x10 in byte i (byte i tests bit i%8 of byte i/8 of the field).
+RF_AVX2_INLINE __m256i fifth_bits(const uint8_t *qh) {
+    uint32_t bits;
+    std::memcpy(&bits, qh, 4);
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(int(bits)),
+                                               _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                                2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+struct UnpackQ4_1 {
+    using B = block_q4_1;
+    RF_AVX2_INLINE static Block32 get(const B &x) { return {nibbles(x.qs), h2f(x.d), h2f(x.m)}; }
+};
+struct UnpackQ5_0 {
+    using B = block_q5_0;
+    RF_AVX2_INLINE static Block32 get(const B &x) {
+        const float d = h2f(x.d);
+        return {_mm256_or_si256(nibbles(x.qs), fifth_bits(x.qh)), d, -16.f * d};
+    }
+};
+struct UnpackQ5_1 {
+    using B = block_q5_1;
+    RF_AVX2_INLINE static Block32 get(const B &x) {
+        return {_mm256_or_si256(nibbles(x.qs), fifth_bits(x.qh)), h2f(x.d), h2f(x.m)};
+    }
+};
+struct UnpackMxfp4 {
+    using B = block_mxfp4;
+    RF_AVX2_INLINE static Block32 get(const B &x) {
+        // Table + 12: the codes become unsigned bytes 0..24, the offset moves to m.
+        const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
+                                             12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
+        const float d = e8m0_to_float_half(x.e);
+        return {_mm256_shuffle_epi8(lut, nibbles(x.qs)), d, -12.f * d};
+    }
+};
+
+// sum of u8 x s8 products of 32 bytes, as 8 i32 lanes.
+RF_AVX2_INLINE __m256i dot_u8s8(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+template <int NC, class U>
+RF_AVX2 void dot_q32_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    const auto *x = static_cast<const typename U::B *>(w);
+    __m256 acc[NC];
+    float off[NC] = {};
+    for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / 32; ++b) {
+        const Block32 blk = U::get(x[b]);
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_32 *a = col_block<block_q8_32>(act, st, c, b);
+            const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs));
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(blk.d * a->d), _mm256_cvtepi32_ps(dot_u8s8(blk.u, av)), acc[c]);
+            off[c] += blk.m * a->s;
+        }
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum(acc[c]) + off[c];
+}
+
+// ---- Q2_K / Q3_K: 16 sub-blocks of 16 elements with their own scale ----
+
+// Elements 64j..64j+31 (W[2j]) and 64j+32..64j+63 (W[2j+1]) as bytes; element 128n + 32i + l
+// is bits 2i..2i+1 of qs[32n + l].
+RF_AVX2_INLINE void low2_bits(const uint8_t *qs, __m256i W[8]) {
+    const __m256i m3 = _mm256_set1_epi8(3);
+    for (int n = 0; n < 2; ++n) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(qs + 32 * n));
+        W[4 * n + 0] = _mm256_and_si256(q, m3);
+        W[4 * n + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 2), m3);
+        W[4 * n + 2] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m3);
+        W[4 * n + 3] = _mm256_and_si256(_mm256_srli_epi16(q, 6), m3);
+    }
+}
+
+// acc += d*da * sum_g sc[g] * (W . a)_g; accm += dmin*da * sum_g mins[g] * bsum_g.
+template <int NC>
+RF_AVX2_INLINE void kquant16(const __m256i W[8], const int8_t sc[16], __m256i mins16, float d, float dmin,
+                             const void *act, size_t st, int64_t b, __m256 *acc, __m256 *accm) {
+    __m256i sumi[NC];
+    for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
+    for (int i = 0; i < 8; ++i) {
+        const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(sc[2 * i + 1]), _mm_set1_epi16(sc[2 * i]));
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+            const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs + 32 * i));
+            sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(_mm256_maddubs_epi16(W[i], av), scv));
+        }
+    }
+    for (int c = 0; c < NC; ++c) {
+        const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->bsums));
+        accm[c] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * a->d), _mm256_cvtepi32_ps(_mm256_madd_epi16(mins16, bs)), accm[c]);
+    }
+}
+
+template <int NC>
+RF_AVX2 void dot_q2_K_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    __m256 acc[NC], accm[NC];
+    for (int c = 0; c < NC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const auto *x = static_cast<const block_q2_K *>(w) + b;
+        __m256i W[8];
+        low2_bits(x->qs, W);
+        alignas(16) int8_t sc[16];
+        const __m128i sb = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x->scales));
+        const __m128i m4 = _mm_set1_epi8(0x0F);
+        _mm_store_si128(reinterpret_cast<__m128i *>(sc), _mm_and_si128(sb, m4));
+        const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sb, 4), m4));
+        kquant16<NC>(W, sc, mins16, h2f(x->d), h2f(x->dmin), act, st, b, acc, accm);
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum(acc[c]) - hsum(accm[c]);
+}
+
+template <int NC>
+RF_AVX2 void dot_q3_K_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    __m256 acc[NC], accm[NC];
+    for (int c = 0; c < NC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const auto *x = static_cast<const block_q3_K *>(w) + b;
+        __m256i W[8];
+        low2_bits(x->qs, W);
+        // High bit of W[i] (element 128n + 32i' + l, i = 4n + i'): bit i of hmask[l]; set -> +4.
+        const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x->hmask));
+        for (int i = 0; i < 8; ++i) {
+            const __m256i bit = _mm256_set1_epi8(char(1 << i));
+            const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit);
+            W[i] = _mm256_add_epi8(W[i], _mm256_and_si256(set, _mm256_set1_epi8(4)));
+        }
+        uint32_t aux[4];
+        std::memcpy(aux, x->scales, 12);
+        const uint32_t tmp = aux[2];
+        aux[2] = ((aux[0] >> 4) & 0x0f0f0f0f) | (((tmp >> 4) & 0x03030303) << 4);
+        aux[3] = ((aux[1] >> 4) & 0x0f0f0f0f) | (((tmp >> 6) & 0x03030303) << 4);
+        aux[0] = (aux[0] & 0x0f0f0f0f) | (((tmp >> 0) & 0x03030303) << 4);
+        aux[1] = (aux[1] & 0x0f0f0f0f) | (((tmp >> 2) & 0x03030303) << 4);
+        alignas(16) int8_t sc[16];
+        const __m128i sc8 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(aux)), _mm_set1_epi8(32));
+        _mm_store_si128(reinterpret_cast<__m128i *>(sc), sc8);
+        const __m256i mins16 = _mm256_slli_epi16(_mm256_cvtepi8_epi16(sc8), 2); // 4 * sc
+        const float d = h2f(x->d);
+        kquant16<NC>(W, sc, mins16, d, d, act, st, b, acc, accm);
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum(acc[c]) - hsum(accm[c]);
+}
+
+template <template <int> class K>
+void dispatch(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
+    while (nc > 0) {
+        const int n = nc < kTile ? nc : kTile;
+        switch (n) {
+        case 1: K<1>::run(k, w, act, st, out, os); break;
+        case 2: K<2>::run(k, w, act, st, out, os); break;
+        case 3: K<3>::run(k, w, act, st, out, os); break;
+        default: K<4>::run(k, w, act, st, out, os); break;
+        }
+        nc -= n;
+        act = static_cast<const uint8_t *>(act) + size_t(n) * st;
+        out += size_t(n) * os;
+    }
+}
+template <int NC> struct Q4_1W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ4_1>(k, w, a, s, o, os); } };
+template <int NC> struct Q5_0W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ5_0>(k, w, a, s, o, os); } };
+template <int NC> struct Q5_1W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ5_1>(k, w, a, s, o, os); } };
+template <int NC> struct Mxfp4W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackMxfp4>(k, w, a, s, o, os); } };
+template <int NC> struct Q2_KW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q2_K_w<NC>(k, w, a, s, o, os); } };
+template <int NC> struct Q3_KW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q3_K_w<NC>(k, w, a, s, o, os); } };
+
+} // namespace
+
+void init_kernels_avx2_extra(KernelSet *ks) {
+    ks->matmul[RF_TYPE_Q4_1] = {ActFormat::Q8_32, dispatch<Q4_1W>};
+    ks->matmul[RF_TYPE_Q5_0] = {ActFormat::Q8_32, dispatch<Q5_0W>};
+    ks->matmul[RF_TYPE_Q5_1] = {ActFormat::Q8_32, dispatch<Q5_1W>};
+    ks->matmul[RF_TYPE_MXFP4] = {ActFormat::Q8_32, dispatch<Mxfp4W>};
+    ks->matmul[RF_TYPE_Q2_K] = {ActFormat::Q8_K, dispatch<Q2_KW>};
+    ks->matmul[RF_TYPE_Q3_K] = {ActFormat::Q8_K, dispatch<Q3_KW>};
+}
+
+} // namespace rfcpu
