@@ -9,46 +9,16 @@
 #include "rocmforge/log.h"
 
 #include "cmd_info.h"
-#if __has_include("cmd_inspect.h")
 #include "cmd_inspect.h"
-#define RF_HAVE_INSPECT 1
-#endif
-#if __has_include("cmd_dump_tensor.h")
 #include "cmd_dump_tensor.h"
-#define RF_HAVE_DUMP 1
-#endif
-#if __has_include("cmd_quantize.h")
 #include "cmd_quantize.h"
-#define RF_HAVE_QUANTIZE 1
-#endif
-#if __has_include("cmd_mkmodel.h")
 #include "cmd_mkmodel.h"
-#define RF_HAVE_MKMODEL 1
-#endif
-#if __has_include("cmd_tokenize.h")
 #include "cmd_tokenize.h"
-#define RF_HAVE_TOKENIZE 1
-#endif
-#if __has_include("cmd_generate.h")
 #include "cmd_generate.h"
-#define RF_HAVE_GENERATE 1
-#endif
-#if __has_include("cmd_perplexity.h")
 #include "cmd_perplexity.h"
-#define RF_HAVE_PERPLEXITY 1
-#endif
-#if __has_include("cmd_bench.h")
 #include "cmd_bench.h"
-#define RF_HAVE_BENCH 1
-#endif
-#if __has_include("cmd_import.h")
 #include "cmd_import.h"
-#define RF_HAVE_IMPORT 1
-#endif
-#if __has_include("cmd_ab.h")
 #include "cmd_ab.h"
-#define RF_HAVE_AB 1
-#endif
 
 namespace {
 
@@ -59,37 +29,17 @@ struct Command {
 };
 
 const Command kCommands[] = {
-#ifdef RF_HAVE_GENERATE
     {"generate", cmd_generate, "generate text (default model when no -m)"},
-#endif
-#ifdef RF_HAVE_TOKENIZE
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
-#endif
-#ifdef RF_HAVE_PERPLEXITY
     {"perplexity", cmd_perplexity, "perplexity of a text file (llama.cpp's definition)"},
-#endif
-#ifdef RF_HAVE_BENCH
     {"bench", cmd_bench, "prompt and generation speed (llama-bench style)"},
-#endif
-#ifdef RF_HAVE_AB
     {"ab", cmd_ab, "A/B comparison of two backends or configs"},
-#endif
     {"info", cmd_info, "plugins, devices and archs, config in force"},
-#ifdef RF_HAVE_INSPECT
     {"inspect", cmd_inspect, "GGUF metadata and tensor table"},
-#endif
-#ifdef RF_HAVE_DUMP
     {"dump-tensor", cmd_dump_tensor, "write a tensor dequantized to raw little-endian float32"},
-#endif
-#ifdef RF_HAVE_QUANTIZE
     {"quantize", cmd_quantize, "quantize a GGUF model (Q4_K_M, Q8_0, ...)"},
-#endif
-#ifdef RF_HAVE_IMPORT
     {"import", cmd_import, "GGUF from a model trained by tools/train"},
-#endif
-#ifdef RF_HAVE_MKMODEL
     {"mkmodel", cmd_mkmodel, "write a seeded random-weight model of a real shape"},
-#endif
 };
 
 void usage(FILE *out) {
