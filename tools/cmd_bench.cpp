@@ -3,6 +3,9 @@
 // first when the vocab adds it) in batches of -b; tg decodes n_gen tokens one at a time. A
 // warm-up run precedes the -r timed repetitions; t/s is averaged over repetitions (Welford).
 #include "cmd_bench.h"
+#include "bench_report.h"
+#include "bench_hardware.h"
+#include "bench_stats.h"
 
 #include <chrono>
 #include <climits>
@@ -25,25 +28,18 @@ const char *kUsage =
     "  -p, --n-prompt N   prompt tokens for the pp test (default 512; 0 = skip)\n"
     "  -n, --n-gen N      generated tokens for the tg test (default 128; 0 = skip)\n"
     "  -r, --repetitions N timed runs per test (default 5)\n"
-    "  -o, --output F     md (default), json or csv\n";
+    "  -o, --output F     md (default), json or csv\n"
+    "  --save-baseline FILE       save pp/tg results with hardware metadata (JSON)\n"
+    "  --compare-baseline FILE    compare with a saved baseline; exit 1 on a regression\n"
+    "  --threshold P      regression threshold (default 10%%)\n"
+    "  --force            compare against a baseline from other hardware\n";
 
-struct Welford {
-    int64_t n = 0;
-    double mean = 0, m2 = 0;
-    void add(double x) {
-        ++n;
-        const double d = x - mean;
-        mean += d / (double)n;
-        m2 += d * (x - mean);
-    }
-    double stddev() const { return n > 1 ? std::sqrt(m2 / (double)(n - 1)) : 0.0; }
-};
 
 struct TestResult {
     std::string name; // "pp512", "tg128"
     int64_t n_prompt = 0, n_gen = 0;
     std::vector<double> samples_ns;
-    Welford ns, ts;
+    bench::Welford ns, ts;
 };
 
 struct Bench {
@@ -111,6 +107,7 @@ int cmd_bench(int argc, char **argv) {
     ModelArgs margs;
     int64_t n_prompt = 512, n_gen = 128, reps = 5;
     std::string output = "md";
+    BenchReportArgs report;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
@@ -121,6 +118,7 @@ int cmd_bench(int argc, char **argv) {
         else if (a == "-n" || a == "--n-gen") n_gen = parse_int_arg(a, take_value(argc, argv, i), 0, 1 << 20);
         else if (a == "-r" || a == "--repetitions") reps = parse_int_arg(a, take_value(argc, argv, i), 1, 1000);
         else if (a == "-o" || a == "--output") output = take_value(argc, argv, i);
+        else if (report.parse(argc, argv, i)) continue;
         else if (margs.parse(argc, argv, i)) continue;
         else throw UsageError("bench: unknown option '" + a + "' (see rocmforge bench --help)");
     }
@@ -168,7 +166,9 @@ int cmd_bench(int argc, char **argv) {
     const std::string model_desc = lm.model->description();
     const std::string size = human_size(lm.model->weight_bytes());
     char params[32];
-    std::snprintf(params, sizeof params, "%.2f B", lm.model->n_params() / 1e9);
+    const double n_params = (double)lm.model->n_params();
+    if (n_params >= 1e9) std::snprintf(params, sizeof params, "%.2f B", n_params / 1e9);
+    else std::snprintf(params, sizeof params, "%.2f M", n_params / 1e6);
     std::string backends;
     for (const Backend *b : lm.runtime->backends()) backends += (backends.empty() ? "" : ",") + b->name();
     const int threads = lm.runtime->config().n_threads > 0 ? lm.runtime->config().n_threads
@@ -182,7 +182,7 @@ int cmd_bench(int argc, char **argv) {
                     std::string(30, '-').c_str(), std::string(24, '-').c_str());
         for (const auto &r : results) {
             char ts[64];
-            std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.ts.mean, r.ts.stddev());
+            std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.ts.mean(), r.ts.stddev());
             std::printf("| %-30s | %10s | %10s | %-10s | %7d | %-24s | %15s | %21s |\n", model_desc.c_str(), size.c_str(),
                         params, backends.c_str(), threads, hardware.c_str(), r.name.c_str(), ts);
         }
@@ -206,8 +206,8 @@ int cmd_bench(int argc, char **argv) {
                         json_escape(model_desc).c_str(), (unsigned long long)lm.model->weight_bytes(),
                         (unsigned long long)lm.model->n_params(), json_escape(backends).c_str(),
                         json_escape(hardware).c_str(), threads, (long long)margs.n_batch, margs.cache_type_k.c_str(),
-                        margs.cache_type_v.c_str(), (long long)r.n_prompt, (long long)r.n_gen, r.name.c_str(), r.ns.mean,
-                        r.ns.stddev(), r.ts.mean, r.ts.stddev(), samples_ns.c_str(), samples_ts.c_str(),
+                        margs.cache_type_v.c_str(), (long long)r.n_prompt, (long long)r.n_gen, r.name.c_str(), r.ns.mean(),
+                        r.ns.stddev(), r.ts.mean(), r.ts.stddev(), samples_ns.c_str(), samples_ts.c_str(),
                         i + 1 < results.size() ? "," : "");
         }
         std::printf("]\n");
@@ -219,8 +219,31 @@ int cmd_bench(int argc, char **argv) {
                         (unsigned long long)lm.model->weight_bytes(), (unsigned long long)lm.model->n_params(),
                         csv_field(backends).c_str(), csv_field(hardware).c_str(), threads, (long long)margs.n_batch,
                         margs.cache_type_k.c_str(), margs.cache_type_v.c_str(), (long long)r.n_prompt,
-                        (long long)r.n_gen, r.name.c_str(), r.ns.mean, r.ns.stddev(), r.ts.mean, r.ts.stddev());
+                        (long long)r.n_gen, r.name.c_str(), r.ns.mean(), r.ns.stddev(), r.ts.mean(), r.ts.stddev());
     }
     std::fflush(stdout);
-    return 0;
+
+    // Baselines: one result per test, samples in t/s (higher is better).
+    if (report.save_baseline.empty() && report.compare_baseline.empty()) return 0;
+    std::vector<bench::Result> baseline_results;
+    for (const auto &r : results) {
+        bench::Result br;
+        br.name = r.name;
+        br.params = {{"model", model_desc}, {"backend", backends}, {"threads", std::to_string(threads)},
+                     {"n_batch", std::to_string(margs.n_batch)}, {"cache", margs.cache_type_k + "/" + margs.cache_type_v}};
+        br.unit = "t/s";
+        br.higher_is_better = true;
+        for (double ns : r.samples_ns) br.samples.push_back((double)(r.n_prompt + r.n_gen) * 1e9 / ns);
+        br.summarize();
+        baseline_results.push_back(std::move(br));
+    }
+    const bench::HardwareInfo hw = bench::collect_hardware(lm.runtime.get());
+    int rc = 0;
+    if (!report.compare_baseline.empty())
+        rc = bench::compare_baseline(report.compare_baseline, baseline_results, hw, report.threshold, report.force, stderr);
+    if (!report.save_baseline.empty()) {
+        bench::save_baseline(report.save_baseline, baseline_results, hw);
+        std::fprintf(stderr, "baseline saved to %s\n", report.save_baseline.c_str());
+    }
+    return rc;
 }
