@@ -70,7 +70,10 @@ RF_DEV int shfl_xor_i(int v, int o) {
 RF_DEV int dot4_i8(int a, int b, int c) {
 #if RF_NVIDIA
     return __dp4a(a, b, c);
-#elif defined(__gfx1030__) || defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
+#elif defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
+    // RDNA3 has only the mixed-sign form (v_dot4_i32_iu8); LLVM 15 crashes compiling sdot4 there.
+    return __builtin_amdgcn_sudot4(true, a, true, b, c, false);
+#elif defined(__gfx1030__)
     return __builtin_amdgcn_sdot4(a, b, c, false);
 #else
     const i8 *x = (const i8 *)&a, *y = (const i8 *)&b;

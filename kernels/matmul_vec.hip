@@ -1,7 +1,10 @@
-// MATMUL with M = 1 (decode) for the types the benchmark models use: Q4_K, Q6_K, Q8_0, F16.
-// Memory-bound: one warp per weight row, each lane reads a contiguous piece of a block with
-// the widest loads its alignment allows (Q4_K/F16: 16 bytes; Q6_K/Q8_0 blocks are only 2-byte
-// aligned: 2-byte loads), and dots it against f32 activations (L1-resident).
+// MATMUL with M = 1 (decode). Memory-bound: one warp per weight row, each lane reads a
+// contiguous piece of a block with the widest loads its alignment allows.
+//  - F16: dotted against the f32 activations.
+//  - Q4_K, Q5_K, Q6_K, Q4_0, Q8_0 (rf_mvq_*): the activation vector is first quantized to
+//    q8_1-like blocks (rf_quantize_q8_1: 32 int8 + scale + sum) in plugin scratch, then each
+//    lane dots packed weight quants with it 4 at a time (dp4a / sdot4). Reading int8 instead of
+//    f32 activations cuts the L1 traffic per weight byte ~8x, which bounded the f32 kernels.
 #include "compat.h"
 #include "quant_decode.h"
 
@@ -41,92 +44,6 @@ RF_DEV float sum16(const float *x) {
     return s;
 }
 
-// Q4_K: 8 lanes per 256-element block; lane j reads qs bytes [16j, 16j+16): elements
-// 64p + 16h + [0,16) (low nibbles, sub-block 2p) and 64p + 32 + 16h + [0,16) (high, 2p+1).
-RF_KERNEL __launch_bounds__(128) void rf_mv_q4_k(rf_kargs a) {
-    MvRow r;
-    if (!mv_setup(a, r)) return;
-    const int lane = threadIdx.x % RF_WARP, j = lane & 7;
-    const int p = j >> 1, h = j & 1;
-    const i64 nb = r.K / 256;
-    float acc = 0.f;
-#pragma unroll 2
-    for (i64 b = lane >> 3; b < nb; b += RF_WARP / 8) {
-        const u8 *blk = r.w + b * 144;
-        const uint4 q = *(const uint4 *)(blk + 16 + 16 * j);
-        const u32 dm = *(const u32 *)blk;
-        const float d = h2f((u16)dm), dmin = h2f((u16)(dm >> 16));
-        int sc0, m0, sc1, m1;
-        scale_min_k4(2 * p, blk + 4, sc0, m0);
-        scale_min_k4(2 * p + 1, blk + 4, sc1, m1);
-        const float *x0 = r.x + b * 256 + 64 * p + 16 * h, *x1 = x0 + 32;
-        acc += d * ((float)sc0 * dot16_nib(q, 0, x0) + (float)sc1 * dot16_nib(q, 4, x1)) -
-               dmin * ((float)m0 * sum16(x0) + (float)m1 * sum16(x1));
-    }
-    acc = warp_sum(acc);
-    if (lane == 0) *r.y = acc;
-}
-
-// Q6_K: 16 lanes per 256-element block (two blocks per warp step); lane t owns positions
-// l = 2t, 2t+1 of both halves n and all four quarters k (element 128n + 32k + l): its 2-byte
-// loads of ql/qh are adjacent to its neighbours', so each load instruction is coalesced.
-RF_KERNEL __launch_bounds__(128) void rf_mv_q6_k(rf_kargs a) {
-    MvRow r;
-    if (!mv_setup(a, r)) return;
-    const int lane = threadIdx.x % RF_WARP, t = lane & 15;
-    const int l = 2 * t, hi16 = t >> 3;
-    const i64 nb = r.K / 256;
-    float acc = 0.f;
-#pragma unroll 2
-    for (i64 b = lane >> 4; b < nb; b += 2) {
-        const u8 *blk = r.w + b * 210;
-        const float d = h2f(*(const u16 *)(blk + 208));
-        const i8 *sc = (const i8 *)(blk + 192);
-        float part = 0.f;
-#pragma unroll
-        for (int n = 0; n < 2; ++n) {
-            const u32 a0 = *(const u16 *)(blk + 64 * n + l), a1 = *(const u16 *)(blk + 64 * n + 32 + l);
-            const u32 hh = *(const u16 *)(blk + 128 + 32 * n + l);
-            const float *x = r.x + b * 256 + 128 * n + l;
-            float s[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const u32 lo0 = (a0 >> (8 * e)) & 0xFF, lo1 = (a1 >> (8 * e)) & 0xFF, hb = (hh >> (8 * e)) & 0xFF;
-                s[0] += (float)((int)((lo0 & 0xF) | ((hb & 3) << 4)) - 32) * x[e];
-                s[1] += (float)((int)((lo1 & 0xF) | (((hb >> 2) & 3) << 4)) - 32) * x[e + 32];
-                s[2] += (float)((int)((lo0 >> 4) | (((hb >> 4) & 3) << 4)) - 32) * x[e + 64];
-                s[3] += (float)((int)((lo1 >> 4) | (((hb >> 6) & 3) << 4)) - 32) * x[e + 96];
-            }
-            const i8 *scn = sc + 8 * n + hi16;
-            part += (float)scn[0] * s[0] + (float)scn[2] * s[1] + (float)scn[4] * s[2] + (float)scn[6] * s[3];
-        }
-        acc += d * part;
-    }
-    acc = warp_sum(acc);
-    if (lane == 0) *r.y = acc;
-}
-
-// Q8_0: 8 lanes per 34-byte block, 4 blocks per warp step (136 contiguous bytes); lane j
-// reads quants [4j, 4j+4) as two 2-byte loads.
-RF_KERNEL __launch_bounds__(128) void rf_mv_q8_0(rf_kargs a) {
-    MvRow r;
-    if (!mv_setup(a, r)) return;
-    const int lane = threadIdx.x % RF_WARP, j = lane & 7;
-    const i64 nb = r.K / 32;
-    float acc = 0.f;
-#pragma unroll 4
-    for (i64 b = lane >> 3; b < nb; b += 4) {
-        const u16 *blk = (const u16 *)(r.w + b * 34);
-        const float d = h2f(blk[0]);
-        const u32 q01 = blk[1 + 2 * j], q23 = blk[2 + 2 * j];
-        const float4 xv = *(const float4 *)(r.x + b * 32 + 4 * j);
-        acc += d * ((float)(i8)(q01 & 0xFF) * xv.x + (float)(i8)(q01 >> 8) * xv.y + (float)(i8)(q23 & 0xFF) * xv.z +
-                    (float)(i8)(q23 >> 8) * xv.w);
-    }
-    acc = warp_sum(acc);
-    if (lane == 0) *r.y = acc;
-}
-
 // F16: 8 halves per 16-byte load (host guarantees K % 8 == 0 and 16-byte aligned rows).
 RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
     MvRow r;
@@ -140,6 +57,177 @@ RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
         const float4 x0 = *(const float4 *)(r.x + 8 * i), x1 = *(const float4 *)(r.x + 8 * i + 4);
         acc += h2f((u16)q.x) * x0.x + h2f((u16)(q.x >> 16)) * x0.y + h2f((u16)q.y) * x0.z + h2f((u16)(q.y >> 16)) * x0.w +
                h2f((u16)q.z) * x1.x + h2f((u16)(q.z >> 16)) * x1.y + h2f((u16)q.w) * x1.z + h2f((u16)(q.w >> 16)) * x1.w;
+    }
+    acc = warp_sum(acc);
+    if (lane == 0) *r.y = acc;
+}
+
+// ---- q8_1 activations -------------------------------------------------------------------------
+// Column z (batch index) of the scratch: K int8 quants, then K/32 pairs (scale d, sum of the 32
+// original values); aux[0] = column stride in bytes (multiple of 16, set by the host).
+// Grid (ceil(K/256), 1, batch), 256 threads: each warp quantizes one 32-element block.
+RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
+    const rf_ktensor &x = a.src[0];
+    const i64 K = x.ne[0];
+    const i64 blk = (i64)blockIdx.x * 8 + threadIdx.x / RF_WARP;
+    if (blk * 32 >= K) return;
+    const int lane = threadIdx.x % RF_WARP;
+    const i64 z = blockIdx.z, i2 = z % x.ne[2], i3 = z / x.ne[2];
+    const float v = ((const float *)((const u8 *)x.data + i2 * x.nb[2] + i3 * x.nb[3]))[blk * 32 + lane];
+    const float amax = warp_max(fabsf(v));
+    const float sum = warp_sum(v);
+    const float d = amax / 127.f;
+    const int q = amax == 0.f ? 0 : (int)rintf(v / d);
+    u8 *col = (u8 *)a.scratch + z * a.aux[0];
+    ((i8 *)col)[blk * 32 + lane] = (i8)q;
+    if (lane == 0) { float *ds = (float *)(col + K) + 2 * blk; ds[0] = d; ds[1] = sum; }
+}
+
+struct MvqRow { const u8 *w; const i8 *xq; const float *xds; float *y; i64 K; };
+
+RF_DEV bool mvq_setup(const rf_kargs &a, MvqRow &r) {
+    const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
+    const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
+    if (n >= w.ne[1]) return false;
+    const i64 i2 = blockIdx.z % x.ne[2], i3 = blockIdx.z / x.ne[2];
+    const i64 w2 = i2 / (x.ne[2] / w.ne[2]), w3 = i3 / (x.ne[3] / w.ne[3]);
+    r.K = w.ne[0];
+    r.w = (const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + n * w.nb[1];
+    r.xq = (const i8 *)a.scratch + (i64)blockIdx.z * a.aux[0];
+    r.xds = (const float *)(r.xq + r.K);
+    r.y = (float *)((u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3]) + n;
+    return true;
+}
+
+RF_DEV int dot16_i8(uint4 w, uint4 x, int acc) {
+    return dot4_i8((int)w.w, (int)x.w, dot4_i8((int)w.z, (int)x.z, dot4_i8((int)w.y, (int)x.y, dot4_i8((int)w.x, (int)x.x, acc))));
+}
+RF_DEV uint4 u4(u32 a, u32 b, u32 c, u32 d) { uint4 r; r.x = a; r.y = b; r.z = c; r.w = d; return r; }
+RF_DEV uint4 and4(uint4 v, u32 m) { return u4(v.x & m, v.y & m, v.z & m, v.w & m); }
+RF_DEV uint4 shr4(uint4 v, int s) { return u4(v.x >> s, v.y >> s, v.z >> s, v.w >> s); }
+RF_DEV uint4 or4(uint4 a, uint4 b) { return u4(a.x | b.x, a.y | b.y, a.z | b.z, a.w | b.w); }
+// Bit s of each byte of qh moved to bit 4 (Q5_K's fifth quant bit).
+RF_DEV uint4 fifth_bit4(uint4 qh, int s) {
+    const uint4 b = and4(shr4(qh, s), 0x01010101u);
+    return u4(b.x << 4, b.y << 4, b.z << 4, b.w << 4);
+}
+// Four unsigned 6-bit values (one per byte) minus 32, as signed bytes (no carries between bytes).
+RF_DEV u32 sub32_6bit(u32 v) {
+    const u32 s = v ^ 0x20202020u, sign = s & 0x20202020u;
+    return s | (sign << 1) | (sign << 2);
+}
+
+// Q4_K / Q5_K: 8 lanes per 256-element block, 4 blocks per warp step; lane j = 2p + h reads
+// quant bytes [16j, 16j+16): low nibbles = elements 64p + 16h + [0,16) (sub-block 2p), high
+// nibbles = 64p + 32 + 16h + [0,16) (sub-block 2p+1). Q5_K adds bit 2p / 2p+1 of qh bytes
+// [16h, 16h+16). The min term uses the q8_1 block sums, added once per sub-block (h == 0).
+template <int T> RF_DEV void mvq_k4(const rf_kargs &a) {
+    MvqRow r;
+    if (!mvq_setup(a, r)) return;
+    const int lane = threadIdx.x % RF_WARP, j = lane & 7, p = j >> 1, h = j & 1;
+    const int bytes = T == T_Q4_K ? 144 : 176, qs_at = T == T_Q4_K ? 16 : 48;
+    const i64 nb = r.K / 256;
+    float acc = 0.f;
+#pragma unroll 2
+    for (i64 b = lane >> 3; b < nb; b += RF_WARP / 8) {
+        const u8 *blk = r.w + b * bytes;
+        uint4 q = *(const uint4 *)(blk + qs_at + 16 * j);
+        uint4 lo = and4(q, 0x0F0F0F0Fu), hi = and4(shr4(q, 4), 0x0F0F0F0Fu);
+        if (T == T_Q5_K) {
+            const uint4 qh = *(const uint4 *)(blk + 16 + 16 * h);
+            lo = or4(lo, fifth_bit4(qh, 2 * p));
+            hi = or4(hi, fifth_bit4(qh, 2 * p + 1));
+        }
+        const i64 e0 = b * 256 + 64 * p + 16 * h;
+        const int s0 = dot16_i8(lo, *(const uint4 *)(r.xq + e0), 0);
+        const int s1 = dot16_i8(hi, *(const uint4 *)(r.xq + e0 + 32), 0);
+        const u32 dm = *(const u32 *)blk;
+        const float d = h2f((u16)dm), dmin = h2f((u16)(dm >> 16));
+        int sc0, m0, sc1, m1;
+        scale_min_k4(2 * p, blk + 4, sc0, m0);
+        scale_min_k4(2 * p + 1, blk + 4, sc1, m1);
+        const float *ds = r.xds + 2 * (b * 8 + 2 * p); // (d, sum) of sub-blocks 2p, 2p+1
+        acc += d * ((float)(sc0 * s0) * ds[0] + (float)(sc1 * s1) * ds[2]);
+        const float mins = dmin * ((float)m0 * ds[1] + (float)m1 * ds[3]);
+        acc -= h == 0 ? mins : 0.f; // branch-free: LLVM 15 crashed on a branch here (gfx1100)
+    }
+    acc = warp_sum(acc);
+    if (lane == 0) *r.y = acc;
+}
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_k(rf_kargs a) { mvq_k4<T_Q4_K>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { mvq_k4<T_Q5_K>(a); }
+
+// Q6_K (210-byte blocks, 2-byte aligned): 8 lanes per block, 4 blocks per warp step. Lane j:
+// half n = j/4, positions l = l0 + [0,8) with l0 = 8(j%4), all four quarters q (element
+// 128n + 32q + l): 2 ints each of ql (two runs) and qh, scale index 8n + l0/16 + 2q.
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q6_k(rf_kargs a) {
+    MvqRow r;
+    if (!mvq_setup(a, r)) return;
+    const int lane = threadIdx.x % RF_WARP, j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
+    const i64 nb = r.K / 256;
+    float acc = 0.f;
+#pragma unroll 2
+    for (i64 b = lane >> 3; b < nb; b += RF_WARP / 8) {
+        const u8 *blk = r.w + b * 210;
+        int sum[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const u32 qa = ld_u32_a2(blk + 64 * n + l0 + 4 * i), qb = ld_u32_a2(blk + 64 * n + 32 + l0 + 4 * i);
+            const u32 hh = ld_u32_a2(blk + 128 + 32 * n + l0 + 4 * i);
+            const u32 v[4] = {(qa & 0x0F0F0F0Fu) | ((hh << 4) & 0x30303030u), (qb & 0x0F0F0F0Fu) | ((hh << 2) & 0x30303030u),
+                              ((qa >> 4) & 0x0F0F0F0Fu) | (hh & 0x30303030u), ((qb >> 4) & 0x0F0F0F0Fu) | ((hh >> 2) & 0x30303030u)};
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+                sum[q] = dot4_i8((int)sub32_6bit(v[q]), *(const int *)(r.xq + b * 256 + 128 * n + 32 * q + l0 + 4 * i), sum[q]);
+        }
+        const i8 *sc = (const i8 *)(blk + 192) + 8 * n + (l0 >> 4);
+        const float *ds = r.xds + 2 * (b * 8 + 4 * n);
+        const float part = (float)(sc[0] * sum[0]) * ds[0] + (float)(sc[2] * sum[1]) * ds[2] + (float)(sc[4] * sum[2]) * ds[4] +
+                           (float)(sc[6] * sum[3]) * ds[6];
+        acc += h2f(*(const u16 *)(blk + 208)) * part;
+    }
+    acc = warp_sum(acc);
+    if (lane == 0) *r.y = acc;
+}
+
+// Q4_0 (18-byte blocks): 2 lanes per block, 16 blocks per warp step; lane j reads quant bytes
+// [8j, 8j+8): elements 8j + [0,8) (low nibbles) and 16 + 8j + [0,8) (high). The -8 offset is
+// applied through the q8_1 block sum (lane 0 of the pair).
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_0(rf_kargs a) {
+    MvqRow r;
+    if (!mvq_setup(a, r)) return;
+    const int lane = threadIdx.x % RF_WARP, j = lane & 1;
+    const i64 nb = r.K / 32;
+    float acc = 0.f;
+#pragma unroll 4
+    for (i64 b = lane >> 1; b < nb; b += RF_WARP / 2) {
+        const u8 *blk = r.w + b * 18;
+        const u32 q0 = ld_u32_a2(blk + 2 + 8 * j), q1 = ld_u32_a2(blk + 6 + 8 * j);
+        const int *x = (const int *)(r.xq + b * 32 + 8 * j);
+        int s = dot4_i8((int)(q0 & 0x0F0F0F0Fu), x[0], 0);
+        s = dot4_i8((int)(q1 & 0x0F0F0F0Fu), x[1], s);
+        s = dot4_i8((int)((q0 >> 4) & 0x0F0F0F0Fu), x[4], s);
+        s = dot4_i8((int)((q1 >> 4) & 0x0F0F0F0Fu), x[5], s);
+        const float d = h2f(*(const u16 *)blk), *ds = r.xds + 2 * b;
+        acc += d * ((float)s * ds[0] - (j == 0 ? 8.f * ds[1] : 0.f));
+    }
+    acc = warp_sum(acc);
+    if (lane == 0) *r.y = acc;
+}
+
+// Q8_0 (34-byte blocks): 4 lanes per block, 8 blocks per warp step; lane j reads quants [8j, 8j+8).
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q8_0(rf_kargs a) {
+    MvqRow r;
+    if (!mvq_setup(a, r)) return;
+    const int lane = threadIdx.x % RF_WARP, j = lane & 3;
+    const i64 nb = r.K / 32;
+    float acc = 0.f;
+#pragma unroll 4
+    for (i64 b = lane >> 2; b < nb; b += RF_WARP / 4) {
+        const u8 *blk = r.w + b * 34;
+        const int *x = (const int *)(r.xq + b * 32 + 8 * j);
+        const int s = dot4_i8((int)ld_u32_a2(blk + 6 + 8 * j), x[1], dot4_i8((int)ld_u32_a2(blk + 2 + 8 * j), x[0], 0));
+        acc += h2f(*(const u16 *)blk) * (float)s * r.xds[2 * b];
     }
     acc = warp_sum(acc);
     if (lane == 0) *r.y = acc;

@@ -5,6 +5,7 @@
 
 #include "gpu_runtime.h"
 #include "kernel_pack.h"
+#include "launch_queue.h"
 #include "rocmforge/abi.h"
 
 namespace rf_hip {
@@ -18,7 +19,28 @@ struct Backend {
     int multiprocessors = 0;
     KernelModule kernels;
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
+    bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
+    LaunchQueue queue;           // launches of the compute() in progress (graph replay)
+    // Device scratch owned by the plugin: q8_1 activations of M=1 matmuls, split-attention
+    // partials. Grown (never shrunk) by ensure_scratch(); the attention counters part is zeroed.
+    struct Scratch { void *ptr = nullptr; uint64_t size = 0; };
+    Scratch act_scratch, att_scratch;
+    // Activation last quantized to q8_1 in this compute(): (data, K, columns); reused by the
+    // next matmuls that read the same vector (Q, K, V / gate, up) until another node runs.
+    const void *q8_src = nullptr;
+    int64_t q8_k = 0, q8_cols = 0;
+    struct Stats { // ROCMFORGE_HIP_STATS=1: printed at shutdown
+        bool on = false;
+        uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0;
+        double compute_host_us = 0, gap_us = 0, sync_us = 0, upload_us = 0, download_us = 0, gpu_us = 0;
+        double last_compute_end = -1; // host clock (us) when the previous compute() returned
+        hipEvent_t ev[2] = {nullptr, nullptr};
+        bool ev_pending = false;
+    } stats;
 };
+
+// Grows a scratch buffer to at least `bytes` (waits for queued work before freeing the old one).
+bool ensure_scratch(Backend &b, Backend::Scratch &s, uint64_t bytes, bool zero, std::string &err);
 
 // Makes the backend's device current on the calling thread (the driver binds contexts per thread).
 bool make_current(Backend &b, std::string &err);

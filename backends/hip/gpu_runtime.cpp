@@ -55,6 +55,14 @@ bool load_once(std::string &why) {
               bind(cu, a.cuModuleGetFunction, "cuModuleGetFunction", nullptr, miss) &&
               bind(cu, a.cuLaunchKernel, "cuLaunchKernel", nullptr, miss) && bind(cu, a.cuGetErrorString, "cuGetErrorString", nullptr, miss);
     if (!ok) { why = "libcuda.so.1 lacks " + miss + " (driver too old?)"; return false; }
+    // Graph replay of decode steps is an optimisation: a driver without these entry points
+    // (pre-CUDA 12) just launches every kernel directly.
+    ok = bind(cu, a.cuGraphCreate, "cuGraphCreate", nullptr, miss) && bind(cu, a.cuGraphDestroy, "cuGraphDestroy", nullptr, miss) &&
+         bind(cu, a.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", nullptr, miss) &&
+         bind(cu, a.cuGraphInstantiate, "cuGraphInstantiateWithFlags", nullptr, miss) &&
+         bind(cu, a.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", nullptr, miss) &&
+         bind(cu, a.cuGraphLaunch, "cuGraphLaunch", nullptr, miss) && bind(cu, a.cuGraphExecDestroy, "cuGraphExecDestroy", nullptr, miss);
+    if (!ok) a.cuGraphLaunch = nullptr; // graphs_available() reports false
     if (rtc) { // optional: only the JIT fallback needs it
         ok = bind(rtc, a.nvrtcVersion, "nvrtcVersion", nullptr, miss) && bind(rtc, a.nvrtcCreateProgram, "nvrtcCreateProgram", nullptr, miss) &&
              bind(rtc, a.nvrtcCompileProgram, "nvrtcCompileProgram", nullptr, miss) &&
@@ -79,9 +87,11 @@ bool gpu_runtime_load(std::string &why) {
 }
 
 bool jit_available() { return rf_cuda::api.nvrtcVersion != nullptr; }
+bool graphs_available() { return rf_cuda::api.cuGraphLaunch != nullptr; }
 #else
 bool gpu_runtime_load(std::string &) { return true; }
 bool jit_available() { return true; }
+bool graphs_available() { return false; } // module-function graph nodes untested on ROCm: direct launches
 #endif
 
 } // namespace rf_hip

@@ -22,4 +22,6 @@ bool gpu_runtime_load(std::string &why);
 std::string gpu_error(const char *what, hipError_t e);
 // False when the run-time compiler library is missing (NVIDIA: libnvrtc not found).
 bool jit_available();
+// True when kernel graphs can be built and replayed (NVIDIA flavour with a CUDA 12+ driver).
+bool graphs_available();
 } // namespace rf_hip

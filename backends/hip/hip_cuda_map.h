@@ -16,6 +16,9 @@ typedef struct CUfunc_st *hipFunction_t;
 typedef struct _nvrtcProgram *hiprtcProgram;
 typedef int hiprtcResult;
 typedef int hipDeviceAttribute_t;
+typedef struct CUgraph_st *hipGraph_t;
+typedef struct CUgraphExec_st *hipGraphExec_t;
+typedef struct CUgraphNode_st *hipGraphNode_t;
 
 enum { hipSuccess = 0, HIPRTC_SUCCESS = 0 };
 enum { hipDeviceAttributeMultiprocessorCount = 16, hipDeviceAttributeComputeCapabilityMajor = 75,
@@ -25,6 +28,15 @@ enum hipMemcpyKind { hipMemcpyHostToDevice = 1, hipMemcpyDeviceToHost = 2, hipMe
 namespace rf_cuda {
 typedef unsigned long long CUdeviceptr;
 typedef struct CUctx_st *CUcontext;
+// CUDA_KERNEL_NODE_PARAMS_v2 (cuda.h): kernel node of an explicitly built graph.
+struct KernelNodeParams {
+    hipFunction_t func;
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    void *kern; // CUkernel, unused (func is set)
+    CUcontext ctx;
+};
 // One pointer per driver / NVRTC entry point we call (filled by gpu_runtime_load).
 struct Api {
     int (*cuInit)(unsigned);
@@ -56,6 +68,14 @@ struct Api {
     int (*cuLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                           unsigned, hipStream_t, void **, void **);
     int (*cuGetErrorString)(int, const char **);
+    // Graphs (optional: null when the driver lacks them; the backend then launches directly)
+    int (*cuGraphCreate)(hipGraph_t *, unsigned);
+    int (*cuGraphDestroy)(hipGraph_t);
+    int (*cuGraphAddKernelNode)(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, const KernelNodeParams *);
+    int (*cuGraphInstantiate)(hipGraphExec_t *, hipGraph_t, unsigned long long);
+    int (*cuGraphExecKernelNodeSetParams)(hipGraphExec_t, hipGraphNode_t, const KernelNodeParams *);
+    int (*cuGraphLaunch)(hipGraphExec_t, hipStream_t);
+    int (*cuGraphExecDestroy)(hipGraphExec_t);
     // NVRTC
     int (*nvrtcVersion)(int *, int *);
     int (*nvrtcCreateProgram)(hiprtcProgram *, const char *, const char *, int, const char *const *,
@@ -145,3 +165,12 @@ inline hiprtcResult hiprtcGetCodeSize(hiprtcProgram p, size_t *n) { return rf_cu
 inline hiprtcResult hiprtcGetCode(hiprtcProgram p, char *code) { return rf_cuda::api.nvrtcGetCUBIN(p, code); }
 inline hiprtcResult hiprtcDestroyProgram(hiprtcProgram *p) { return rf_cuda::api.nvrtcDestroyProgram(p); }
 inline const char *hiprtcGetErrorString(hiprtcResult r) { return rf_cuda::api.nvrtcGetErrorString(r); }
+
+// ---- graphs (explicitly built chains of kernel nodes; see launch_queue.cpp) ------------------
+inline hipError_t hipGraphCreate(hipGraph_t *g, unsigned flags) { return rf_cuda::api.cuGraphCreate(g, flags); }
+inline hipError_t hipGraphDestroy(hipGraph_t g) { return rf_cuda::api.cuGraphDestroy(g); }
+inline hipError_t hipGraphExecDestroy(hipGraphExec_t e) { return rf_cuda::api.cuGraphExecDestroy(e); }
+inline hipError_t hipGraphLaunch(hipGraphExec_t e, hipStream_t s) { return rf_cuda::api.cuGraphLaunch(e, s); }
+inline hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *e, hipGraph_t g, unsigned long long flags) {
+    return rf_cuda::api.cuGraphInstantiate(e, g, flags);
+}

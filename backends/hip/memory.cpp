@@ -2,6 +2,8 @@
 // compute). Out-of-memory messages carry the requested and the free bytes.
 #include "memory.h"
 
+#include <chrono>
+
 namespace rf_hip {
 
 int buffer_alloc(Backend &b, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
@@ -30,7 +32,44 @@ void buffer_free(Backend &b, void *handle) {
     }
 }
 
+bool ensure_scratch(Backend &b, Backend::Scratch &s, uint64_t bytes, bool zero, std::string &err) {
+    if (s.size >= bytes) return true;
+    const uint64_t want = bytes + bytes / 4; // headroom: contexts grow step by step
+    if (s.ptr) {
+        // Launches collected so far in this compute() still name the old buffer: submit them first.
+        if (b.queue.flush(b.stream, err) != RF_OK) return false;
+        b.queue.begin();
+        b.q8_src = nullptr;
+        hipStreamSynchronize(b.stream); // kernels queued earlier may still read it
+        hipFree(s.ptr);
+        s = {};
+    }
+    void *p = nullptr;
+    if (hipError_t r = hipMalloc(&p, want); r != hipSuccess || !p) {
+        size_t free_b = 0, total = 0;
+        hipMemGetInfo(&free_b, &total);
+        err = "out of device memory on " + b.name + " for kernel scratch: requested " + std::to_string(want) + " bytes, free " +
+              std::to_string(free_b) + " (" + gpu_error("hipMalloc", r) + ")";
+        return false;
+    }
+    if (zero)
+        if (hipError_t r = hipMemsetAsync(p, 0, want, b.stream)) { hipFree(p); err = gpu_error("scratch clear", r); return false; }
+    s.ptr = p;
+    s.size = want;
+    return true;
+}
+
 int copy(Backend &b, void *dst, const void *src, uint64_t size, bool to_device, char *err, size_t len) {
+    const auto t0 = std::chrono::steady_clock::now();
+    struct Account { // ROCMFORGE_HIP_STATS: host time of every blocking copy
+        Backend &b; bool up; std::chrono::steady_clock::time_point t0;
+        ~Account() {
+            if (!b.stats.on || b.stats.computes == 0) return; // model loading is not a step's cost
+            const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            (up ? b.stats.upload_us : b.stats.download_us) += us;
+            ++(up ? b.stats.uploads : b.stats.downloads);
+        }
+    } account{b, to_device, t0};
     std::string e;
     if (!make_current(b, e)) return fail(err, len, RF_ERR_DEVICE, e);
     if (size == 0) return RF_OK;

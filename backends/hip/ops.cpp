@@ -30,21 +30,29 @@ constexpr int64_t kTiledMinM = 16;
 
 const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32", "rf_scale_f32",  "rf_silu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
-                               "rf_set_rows",     "rf_attention", "rf_mv_q4_k",   "rf_mv_q6_k",    "rf_mv_q8_0",
-                               "rf_mv_f16"};
+                               "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_quantize_q8_1",
+                               "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0",
+                               "rf_add_rms_norm_mul"};
 
-// Decode (M = 1) kernels for the types the benchmark models use; they load 16-byte (Q4_K,
-// F16) or 2-byte (Q6_K, Q8_0) pieces, so rows must be aligned accordingly.
+bool aligned(const rf_tensor *t, int64_t a) {
+    return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
+}
+
+// Decode (M = 1) kernel reading f32 activations: F16 weights (16-byte loads).
 const char *mv_kernel(const rf_tensor *w, const rf_tensor *x) {
-    const auto al = [](const rf_tensor *t, int64_t a) {
-        return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
-    };
-    if (!al(x, 16)) return nullptr;
+    if (w->type == RF_TYPE_F16 && aligned(x, 16) && w->ne[0] % 8 == 0 && aligned(w, 16)) return "rf_mv_f16";
+    return nullptr;
+}
+
+// Decode (M = 1) kernels with int8 dot products against q8_1 activations (matmul_vec.hip);
+// Q4_K/Q5_K read 16-byte pieces, the others 2-byte aligned ones.
+const char *mvq_kernel(const rf_tensor *w) {
     switch (w->type) {
-    case RF_TYPE_Q4_K: return al(w, 16) ? "rf_mv_q4_k" : nullptr;
-    case RF_TYPE_Q6_K: return al(w, 2) ? "rf_mv_q6_k" : nullptr;
-    case RF_TYPE_Q8_0: return al(w, 2) ? "rf_mv_q8_0" : nullptr;
-    case RF_TYPE_F16: return w->ne[0] % 8 == 0 && al(w, 16) ? "rf_mv_f16" : nullptr;
+    case RF_TYPE_Q4_K: return aligned(w, 16) ? "rf_mvq_q4_k" : nullptr;
+    case RF_TYPE_Q5_K: return aligned(w, 16) ? "rf_mvq_q5_k" : nullptr;
+    case RF_TYPE_Q6_K: return aligned(w, 2) ? "rf_mvq_q6_k" : nullptr;
+    case RF_TYPE_Q4_0: return aligned(w, 2) ? "rf_mvq_q4_0" : nullptr;
+    case RF_TYPE_Q8_0: return aligned(w, 2) ? "rf_mvq_q8_0" : nullptr;
     default: return nullptr;
     }
 }
@@ -77,12 +85,13 @@ int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsign
     auto it = b.kernels.functions.find(name);
     if (it == b.kernels.functions.end()) { err = "kernel '" + name + "' not loaded"; return RF_ERR_DEVICE; }
     if (gx == 0 || gy == 0 || gz == 0) return RF_OK; // empty tensor
-    void *params[] = {&args};
-    if (hipError_t e = hipModuleLaunchKernel(it->second, gx, gy, gz, threads, 1, 1, 0, b.stream, params, nullptr)) {
-        err = gpu_error(("launch " + name).c_str(), e) + " grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
-              std::to_string(gz);
-        return RF_ERR_DEVICE;
-    }
+    // Collected by the backend's launch queue; compute() submits the list (or replays it as a graph).
+    LaunchRec r;
+    r.f = it->second;
+    r.grid[0] = gx; r.grid[1] = gy; r.grid[2] = gz;
+    r.threads = threads;
+    r.args = args;
+    b.queue.add(r);
     return RF_OK;
 }
 
@@ -93,6 +102,63 @@ rf_kargs make_args(const rf_node &n) {
     std::memcpy(a.iparams, n.iparams, sizeof a.iparams);
     std::memcpy(a.fparams, n.fparams, sizeof a.fparams);
     return a;
+}
+
+uint64_t span_bytes(const rf_tensor *t) { return (uint64_t)(t->nb[3] * t->ne[3]); }
+bool overlaps(const rf_tensor *t, const void *p, uint64_t bytes) {
+    const auto a = (uintptr_t)t->data, b = (uintptr_t)p;
+    return a < b + bytes && b < a + span_bytes(t);
+}
+
+// M = 1 matmul through q8_1 activations: quantize x into scratch (skipped when the previous
+// node quantized the same vector, e.g. the Q/K/V or gate/up projections), then the dp4a kernel.
+int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned batch, std::string &err) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const int64_t K = w->ne[0], N = w->ne[1];
+    const int64_t col = (K + K / 32 * 8 + 15) / 16 * 16; // int8 quants + (scale, sum) per 32
+    const bool cached = batch == 1 && b.q8_src == x->data && b.q8_k == K;
+    if (!cached) {
+        if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>(col * batch, 1 << 20), false, err)) return RF_ERR_OUT_OF_MEMORY;
+        rf_kargs qa{};
+        qa.src[0] = ktensor(x);
+        qa.scratch = b.act_scratch.ptr;
+        qa.aux[0] = col;
+        if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 255) / 256), 1, batch, 256, qa, err)) return r;
+        b.q8_src = batch == 1 ? x->data : nullptr;
+        b.q8_k = K;
+    }
+    rf_kargs a = make_args(n);
+    a.scratch = b.act_scratch.ptr;
+    a.aux[0] = col;
+    if (int r = launch(b, kernel, (unsigned)((N + 3) / 4), 1, batch, 128, a, err)) return r;
+    if (b.q8_src && overlaps(n.dst, b.q8_src, (uint64_t)K * 4)) b.q8_src = nullptr;
+    return RF_OK;
+}
+
+// Decode attention (few tokens): rf_attention_decode splits the context into chunks so long
+// contexts fill the GPU, and shares each K/V row among the query heads of a GQA group.
+// Returns -1 when the shape is not covered (the per-token kernel runs instead).
+int attention_decode(Backend &b, const rf_node &n, std::string &err) {
+    const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
+    const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
+    if (T > 8 || G > 8 || D % 2 || D > 256 || (k->type != RF_TYPE_F16 && k->type != RF_TYPE_Q8_0)) return -1;
+    for (const rf_tensor *p : {k, v})
+        if ((size_t)p->data % 4 || p->nb[1] % 4) return -1;
+    const int64_t n_kv = std::max<int64_t>(tab->ne[0], 1);
+    int64_t C = 128; // positions per block; smaller while the grid would leave SMs idle
+    while (C > 32 && Hkv * T * ((n_kv + C - 1) / C) < 2 * b.multiprocessors) C /= 2;
+    const int64_t nch = (n_kv + C - 1) / C;
+    if (nch > 65535) return -1;
+    const uint64_t counters = (uint64_t)(T * Hkv * 4 + 255) / 256 * 256;
+    const uint64_t bytes = counters + (nch > 1 ? (uint64_t)(T * Hq * nch * (D + 2) * 4) : 0);
+    if (!ensure_scratch(b, b.att_scratch, std::max<uint64_t>(bytes, 8 << 20), true, err)) return RF_ERR_OUT_OF_MEMORY;
+    rf_kargs a = make_args(n);
+    a.scratch = b.att_scratch.ptr;
+    a.aux[0] = C;
+    a.aux[1] = nch;
+    a.aux[2] = k->type == RF_TYPE_F16 && D % 8 == 0 && aligned(k, 16) ? 1 : 0;
+    a.aux[3] = (int64_t)counters;
+    return launch(b, "rf_attention_decode", (unsigned)Hkv, (unsigned)nch, (unsigned)T, 128, a, err);
 }
 
 std::string matmul_reason(const rf_node &n) {
@@ -110,6 +176,62 @@ std::string matmul_reason(const rf_node &n) {
     return "";
 }
 
+// ---- prefill (owned by the prefill work: matmul_mma.hip, attention_prefill.hip) ----------
+
+#if defined(RF_HIP_NVIDIA)
+// Weight types of the tensor-core kernels rf_mm_mma{64,128}_<t> (NVIDIA packs only): all but f32.
+bool has_mma_kernel(int type) { return type != RF_TYPE_F32 && weight_type(type); }
+
+// The mma kernels need K % 32 == 0, 16-byte aligned activation rows and weight rows aligned for
+// their wide loads (16 bytes: F16/BF16/Q4_K/Q5_K, 2 bytes: the other types).
+bool mma_usable(const rf_tensor *w, const rf_tensor *x) {
+    const auto al = [](const rf_tensor *t, int64_t a) {
+        return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
+    };
+    if (!has_mma_kernel(w->type) || w->ne[0] % 32 || !al(x, 16)) return false;
+    const bool wide = w->type == RF_TYPE_F16 || w->type == RF_TYPE_BF16 || w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
+    return al(w, wide ? 16 : 2);
+}
+#endif
+
+// Batched matmul (M >= kTiledMinM): tensor-core kernel on NVIDIA, 128 weight rows x 64 or 128
+// tokens per block (128 when that still fills every multiprocessor); else the portable tile.
+int launch_prefill_matmul(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const char *sfx = weight_type(w->type)->suffix;
+    const int64_t N = w->ne[1], M = x->ne[1];
+    const unsigned batch = (unsigned)(x->ne[2] * x->ne[3]);
+#if defined(RF_HIP_NVIDIA)
+    if (mma_usable(w, x)) {
+        const int64_t nb = (N + 127) / 128, blocks128 = nb * ((M + 127) / 128) * batch;
+        const int bm = blocks128 >= std::max(1, b.multiprocessors) ? 128 : 64;
+        if ((M + bm - 1) / bm > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
+        return launch(b, std::string(bm == 128 ? "rf_mm_mma128_" : "rf_mm_mma64_") + sfx, (unsigned)nb,
+                      (unsigned)((M + bm - 1) / bm), batch, 256, a, err);
+    }
+#endif
+    if ((M + 63) / 64 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
+    return launch(b, std::string("rf_mm_tiled_") + sfx, (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), batch, 128, a, err);
+}
+
+// Attention of many new tokens: flash-style tiles (attention_prefill.hip) for head sizes 64 and
+// 128; the rest (and decode) use rf_attention. Returns false when the node is not for it.
+constexpr int64_t kPrefillAttnMinT = 16;
+bool prefill_attention_kernel(const rf_node &n, const char *&name, unsigned &tile) {
+    const int64_t D = n.src[0]->ne[0], T = n.src[0]->ne[2];
+    if (T < kPrefillAttnMinT) return false;
+    if ((size_t)n.dst->data % 16 || n.dst->nb[1] % 16) return false; // 16-byte output stores
+    // Queries per block as attention_prefill.hip builds them (fewer on AMD: register cap).
+#if defined(RF_HIP_NVIDIA)
+    const unsigned q64 = 64, q128 = 32;
+#else
+    const unsigned q64 = 32, q128 = 16;
+#endif
+    if (D == 64) { name = "rf_attention_prefill_d64"; tile = q64; return true; }
+    if (D == 128) { name = "rf_attention_prefill_d128"; tile = q128; return true; }
+    return false;
+}
+
 } // namespace
 
 std::vector<std::string> required_kernel_names() {
@@ -118,7 +240,15 @@ std::vector<std::string> required_kernel_names() {
         v.push_back(std::string("rf_get_rows_") + t.suffix);
         v.push_back(std::string("rf_mm_generic_") + t.suffix);
         v.push_back(std::string("rf_mm_tiled_") + t.suffix);
+#if defined(RF_HIP_NVIDIA)
+        if (has_mma_kernel(t.type)) {
+            v.push_back(std::string("rf_mm_mma64_") + t.suffix);
+            v.push_back(std::string("rf_mm_mma128_") + t.suffix);
+        }
+#endif
     }
+    v.push_back("rf_attention_prefill_d64");
+    v.push_back("rf_attention_prefill_d128");
     return v;
 }
 
@@ -175,7 +305,24 @@ std::string unsupported_reason(const rf_node &n) {
     }
 }
 
+bool matmul_reads_q8(const rf_node &n) {
+    return n.op == RF_OP_MATMUL && n.src[0] && n.src[1] && n.src[1]->ne[1] == 1 && n.src[1]->type == RF_TYPE_F32 &&
+           mvq_kernel(n.src[0]) != nullptr && unsupported_reason(n).empty();
+}
+
+namespace {
+int dispatch_node(Backend &b, const rf_node &n, std::string &err);
+}
+
 int run_node(Backend &b, const rf_node &n, std::string &err) {
+    const int r = dispatch_node(b, n, err);
+    // The q8_1 copy of an activation stays valid until a node writes over that activation.
+    if (b.q8_src && n.dst && overlaps(n.dst, b.q8_src, (uint64_t)b.q8_k * 4)) b.q8_src = nullptr;
+    return r;
+}
+
+namespace {
+int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     rf_kargs a = make_args(n);
     const rf_tensor *d = n.dst, *s0 = n.src[0], *s1 = n.src[1];
     switch (n.op) {
@@ -185,12 +332,11 @@ int run_node(Backend &b, const rf_node &n, std::string &err) {
         const char *sfx = weight_type(s0->type)->suffix;
         const int64_t N = s0->ne[1], M = s1->ne[1];
         const unsigned batch = (unsigned)(s1->ne[2] * s1->ne[3]);
-        if (M >= kTiledMinM && s0->type != RF_TYPE_F32) {
-            if ((M + 63) / 64 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
-            return launch(b, std::string("rf_mm_tiled_") + sfx, (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), batch, 128, a, err);
-        }
-        if (M == 1)
+        if (M >= kTiledMinM && s0->type != RF_TYPE_F32) return launch_prefill_matmul(b, n, a, err);
+        if (M == 1) {
+            if (const char *mvq = mvq_kernel(s0)) return matmul_vec_q8(b, n, mvq, batch, err);
             if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
+        }
         if ((M + 7) / 8 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
         return launch(b, std::string("rf_mm_generic_") + sfx, (unsigned)((N + 3) / 4), (unsigned)((M + 7) / 8), batch, 128, a, err);
     }
@@ -204,14 +350,24 @@ int run_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_SOFTMAX: return launch(b, "rf_softmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ARGMAX: return launch(b, "rf_argmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ROPE: return launch(b, "rf_rope_f32", grid_1d(nelem(s0) / 2, 256), 1, 1, 256, a, err);
-    case RF_OP_SET_ROWS: return launch(b, "rf_set_rows", (unsigned)s0->ne[1], 1, 1, 128, a, err);
+    case RF_OP_SET_ROWS: // one block per appended row: decode appends 1 row, so give it enough threads
+        return launch(b, "rf_set_rows", (unsigned)s0->ne[1], 1, 1, s0->ne[1] <= 4 ? 512 : 128, a, err);
     case RF_OP_ATTENTION:
         if (s0->ne[2] > 65535) { err = "attention: too many tokens in one node"; return RF_ERR_INVALID; }
+        if (int r = attention_decode(b, n, err); r != -1) return r;
+        {
+            const char *pname = nullptr;
+            unsigned tile = 0;
+            if (prefill_attention_kernel(n, pname, tile))
+                return launch(b, pname, (unsigned)s0->ne[1], (unsigned)((s0->ne[2] + tile - 1) / tile), 1, 128, a, err);
+        }
         return launch(b, "rf_attention", (unsigned)s0->ne[1], (unsigned)s0->ne[2], 1, 128, a, err);
     default:
         err = "op " + std::to_string(n.op) + " not implemented";
         return RF_ERR_UNSUPPORTED;
     }
 }
+
+} // namespace
 
 } // namespace rf_hip

@@ -2,11 +2,13 @@
 #include <dlfcn.h>
 #include <rapidjson/document.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <new>
 
 #include "backend.h"
+#include "fusion.h"
 #include "memory.h"
 #include "ops.h"
 
@@ -107,6 +109,16 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     b->arch = cfg.arch_override.empty() ? b->device_arch : cfg.arch_override;
     if (hipError_t r = hipStreamCreate(&b->stream)) return bail(RF_ERR_DEVICE, gpu_error("hipStreamCreate", r));
     if (const char *s = std::getenv("ROCMFORGE_HIP_SYNC"); s && *s == '1') b->sync_each_node = true;
+    // Graph replay of repeated launch lists (decode steps); ROCMFORGE_HIP_GRAPHS=0 turns it off.
+    const char *gs = std::getenv("ROCMFORGE_HIP_GRAPHS");
+    b->queue.set_graphs(graphs_available() && !b->sync_each_node && !(gs && *gs == '0'));
+    // Node fusion (fusion.h); ROCMFORGE_HIP_FUSE=0 turns it off. Off with per-node sync, so a
+    // fault names its node.
+    const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");
+    b->fuse = !b->sync_each_node && !(fs && *fs == '0');
+    if (const char *s = std::getenv("ROCMFORGE_HIP_STATS"); s && *s == '1') {
+        b->stats.on = hipEventCreate(&b->stats.ev[0]) == hipSuccess && hipEventCreate(&b->stats.ev[1]) == hipSuccess;
+    }
 
     KernelLoadOptions opt;
     opt.arch = b->arch;
@@ -125,12 +137,48 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     return RF_OK;
 }
 
+double now_us() {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// GPU time of the previous compute() (its end event has completed once the host synchronized).
+void collect_gpu_time(Backend &b) {
+    if (!b.stats.ev_pending) return;
+    float ms = 0;
+    if (hipEventSynchronize(b.stats.ev[1]) == hipSuccess && hipEventElapsedTime(&ms, b.stats.ev[0], b.stats.ev[1]) == hipSuccess)
+        b.stats.gpu_us += ms * 1e3;
+    b.stats.ev_pending = false;
+}
+
+void print_stats(Backend &b) {
+    collect_gpu_time(b);
+    const auto &s = b.stats;
+    const auto &q = b.queue.stats();
+    const double n = s.computes ? (double)s.computes : 1.0;
+    std::fprintf(stderr,
+                 "hip stats: %llu compute() calls, %.1f nodes and %.1f launches each; per call: host in compute %.1f us, "
+                 "GPU %.1f us, host gap before it %.1f us (of which synchronize() %.1f us, uploads %.1f us in %.1f calls, downloads %.1f us in %.1f calls); "
+                 "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes\n",
+                 (unsigned long long)s.computes, s.nodes / n, q.launches / n, s.compute_host_us / n, s.gpu_us / n, s.gap_us / n,
+                 s.sync_us / n, s.upload_us / n, s.uploads / n, s.download_us / n, s.downloads / n, (unsigned long long)q.graph_builds,
+                 (unsigned long long)q.graph_replays, q.graph_replays ? (double)q.node_updates / q.graph_replays : 0.0,
+                 (unsigned long long)q.direct_flushes);
+}
+
 void shutdown(void *ctx) {
     auto *b = static_cast<Backend *>(ctx);
     if (!b) return;
     std::string e;
     if (make_current(*b, e)) {
         hipStreamSynchronize(b->stream);
+        if (b->stats.on) {
+            print_stats(*b);
+            hipEventDestroy(b->stats.ev[0]);
+            hipEventDestroy(b->stats.ev[1]);
+        }
+        b->queue.set_graphs(false); // destroys the graph while the context is current
+        for (auto *s : {&b->act_scratch, &b->att_scratch})
+            if (s->ptr) hipFree(s->ptr);
         unload_kernels(b->kernels);
         hipStreamDestroy(b->stream);
     }
@@ -168,18 +216,44 @@ int supports_op(void *, const rf_node *node) { return node && unsupported_reason
 
 int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
+    const double t0 = b->stats.on ? now_us() : 0;
     std::string e;
     if (!make_current(*b, e)) return fail(err, len, RF_ERR_DEVICE, e);
-    for (int i = 0; i < g->n_nodes; ++i) {
+    if (b->stats.on) {
+        collect_gpu_time(*b);
+        if (b->stats.last_compute_end >= 0) b->stats.gap_us += t0 - b->stats.last_compute_end;
+        hipEventRecord(b->stats.ev[0], b->stream);
+    }
+    auto label = [&](int i) { return g->nodes[i]->label ? std::string(g->nodes[i]->label) : "node " + std::to_string(i); };
+    // Launches are collected and submitted at the end (directly, or as a replayed graph).
+    b->queue.begin();
+    b->q8_src = nullptr;
+    for (int i = 0, used = 1; i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
         const std::string why = unsupported_reason(*n);
-        const std::string label = n->label ? n->label : ("node " + std::to_string(i));
-        if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label + ": " + why);
-        if (int r = run_node(*b, *n, e)) return fail(err, len, r, label + ": " + e);
+        if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
+        used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
+        if (used < 0) return fail(err, len, RF_ERR_OUT_OF_MEMORY, label(i) + ": " + e);
+        if (used == 0) {
+            if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);
+            used = 1;
+        }
         // ROCMFORGE_HIP_SYNC=1: wait after every node so a fault names the node that caused it.
-        if (b->sync_each_node)
+        if (b->sync_each_node) {
+            if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, label(i) + ": " + e);
+            b->queue.begin();
             if (hipError_t r = hipStreamSynchronize(b->stream))
-                return fail(err, len, RF_ERR_DEVICE, label + ": " + gpu_error("kernel execution", r));
+                return fail(err, len, RF_ERR_DEVICE, label(i) + ": " + gpu_error("kernel execution", r));
+        }
+    }
+    if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, e);
+    if (b->stats.on) {
+        hipEventRecord(b->stats.ev[1], b->stream);
+        b->stats.ev_pending = true;
+        ++b->stats.computes;
+        b->stats.nodes += (uint64_t)g->n_nodes;
+        b->stats.last_compute_end = now_us();
+        b->stats.compute_host_us += b->stats.last_compute_end - t0;
     }
     return RF_OK;
 }
@@ -188,7 +262,9 @@ int synchronize(void *ctx, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     std::string e;
     if (!make_current(*b, e)) return fail(err, len, RF_ERR_DEVICE, e);
+    const double t0 = b->stats.on ? now_us() : 0;
     if (hipError_t r = hipStreamSynchronize(b->stream)) return fail(err, len, RF_ERR_DEVICE, gpu_error("kernel execution", r));
+    if (b->stats.on) b->stats.sync_us += now_us() - t0;
     return RF_OK;
 }
 

@@ -190,8 +190,23 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 4096, 37, 1, 3, 1)); // decode kernel, broadcast, long rows
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 4096, 37, 1, 2, 2));
     v.push_back(matmul(rng, RF_TYPE_Q6_K, 4096, 37, 1));
+    // Decode (M = 1) dp4a kernels over q8_1 activations: block counts not a multiple of the
+    // blocks per warp step, odd N, broadcast batches.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+        v.push_back(matmul(rng, t, 2816, 131, 1));
+        v.push_back(matmul(rng, t, 256, 5, 1, 3, 1));
+    }
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 64, 40, 20, 4, 2));
     v.push_back(matmul(rng, RF_TYPE_F16, 4096, 300, 130));    // multi K-step tiles
+    // Prefill shapes (tensor-core kernels on NVIDIA): ragged M and N, 64- and 128-token tiles.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0, RF_TYPE_Q5_K, RF_TYPE_F16}) {
+        v.push_back(matmul(rng, t, 768, 131, 33));
+        v.push_back(matmul(rng, t, 512, 257, 128));
+        v.push_back(matmul(rng, t, 1024, 301, 512));
+        v.push_back(matmul(rng, t, 256, 77, 2048));
+    }
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_F16}) v.push_back(matmul(rng, t, 256, 1099, 2048)); // 128-token tiles
+    v.push_back(matmul(rng, RF_TYPE_Q4_K, 512, 200, 100, 3, 1)); // batch broadcast through the tiles
     for (int op : {RF_OP_ADD, RF_OP_MUL}) {
         const char *nm = op == RF_OP_ADD ? "add" : "mul";
         v.push_back(base(std::string(nm) + " same shape [67,5,3]", op,
@@ -245,6 +260,19 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
                          {rnd(rng, pool, 128, 16), rnd(rng, RF_TYPE_F32, 128, 3), ints(slots, 3)}, 1e-6));
         v.push_back(attention(rng, pool, 64, 8, 2, {37, 9}, 3, 1e-5));
         v.push_back(attention(rng, pool, 128, 4, 4, {100}, 1, 1e-5));
+        // Prefill: 512 new tokens after 0 and after 300 cached positions; two sequences in a tile.
+        for (int D : {64, 128}) {
+            v.push_back(attention(rng, pool, D, 4, 2, {512}, 512, 1e-5));
+            v.push_back(attention(rng, pool, D, 4, 1, {812}, 512, 1e-5));
+            v.push_back(attention(rng, pool, D, 6, 3, {45, 70}, 20, 1e-5));
+        }
+    }
+    // Decode attention (split over the context): contexts 1..4096, GQA group 1/4/8, two sequences.
+    for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0}) {
+        for (int G : {1, 4, 8})
+            for (int ctx : {1, 17, 300, 4096}) v.push_back(attention(rng, pool, 128, 16, 16 / G, {ctx}, 1, 1e-5));
+        v.push_back(attention(rng, pool, 64, 32, 4, {1000}, 1, 1e-5));
+        v.push_back(attention(rng, pool, 64, 8, 8, {300, 4096}, 1, 1e-5));
     }
     for (auto [from, to] : {std::pair{RF_TYPE_F32, RF_TYPE_F16}, {RF_TYPE_F16, RF_TYPE_F32}, {RF_TYPE_F32, RF_TYPE_BF16},
                             {RF_TYPE_BF16, RF_TYPE_F32}}) {
@@ -262,13 +290,29 @@ std::vector<Case> perf_cases(std::mt19937 &rng) {
         c.tensors[1].copies = 4;
         v.push_back(std::move(c));
     }
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16}) {
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) {
         Case c = matmul(rng, t, 4096, 4096, 512);
         v.push_back(std::move(c));
     }
+    // Prefill shapes: larger batches, TinyLlama (2048 / 5632) and Llama-2-7B FFN (11008).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_F16}) v.push_back(matmul(rng, t, 4096, 4096, 2048));
+    v.push_back(matmul(rng, RF_TYPE_Q4_K, 2048, 2048, 512));
+    v.push_back(matmul(rng, RF_TYPE_Q4_K, 2048, 5632, 512));
+    v.push_back(matmul(rng, RF_TYPE_Q6_K, 5632, 2048, 512));
+    v.push_back(matmul(rng, RF_TYPE_Q4_K, 4096, 11008, 512));
+    // Decode shapes of TinyLlama (2048 / 5632) and Llama-2-7B attention at a long context.
+    for (auto [K, N] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 5632}, {5632, 2048}}) {
+        Case c = matmul(rng, RF_TYPE_Q4_K, K, N, 1);
+        c.tensors[1].copies = 8;
+        v.push_back(std::move(c));
+    }
+    v.push_back(attention(rng, RF_TYPE_F16, 64, 32, 4, {4096}, 1, 1e-5));
+    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {4096}, 1, 1e-5));
     v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 8, {4096}, 1, 1e-5));
     v.push_back(attention(rng, RF_TYPE_Q8_0, 128, 32, 8, {4096}, 1, 1e-5));
     v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 8, {512}, 512, 1e-5));
+    v.push_back(attention(rng, RF_TYPE_F16, 64, 32, 4, {512}, 512, 1e-5));
+    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {2048}, 2048, 1e-5));
     {
         Case c = base("rms_norm [4096,512]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, 4096, 512), rnd(rng, RF_TYPE_F32, 4096, 512)}, 1e-10);
         c.fparams[0] = 1e-5f;

@@ -1,0 +1,15 @@
+// Node fusion for decode steps: runs of tiny launches replaced by one kernel that still writes
+// every node's result (so no other reader can tell). Only fuses when ROCMFORGE_HIP_FUSE != 0.
+#pragma once
+#include <string>
+
+#include "backend.h"
+
+namespace rf_hip {
+
+// Tries the patterns at nodes[i]: [ADD] RMS_NORM MUL(norm weight), with the q8_1 form of the
+// product when the next node is an M = 1 matmul reading it. Returns the number of nodes
+// consumed (0: no pattern here, run nodes[i] alone), or -1 with `err` set.
+int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err);
+
+} // namespace rf_hip

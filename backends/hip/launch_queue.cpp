@@ -1,0 +1,142 @@
+// See launch_queue.h. Graph nodes form one chain (stream order); a node's parameters are
+// replaced only when its recorded launch differs byte for byte from the graph's copy.
+#include "launch_queue.h"
+
+#include <cstring>
+
+namespace rf_hip {
+
+int launch_now(hipStream_t s, const LaunchRec &r, const char *what, std::string &err) {
+    void *params[] = {const_cast<rf_kargs *>(&r.args)};
+    if (hipError_t e = hipModuleLaunchKernel(r.f, r.grid[0], r.grid[1], r.grid[2], r.threads, 1, 1, 0, s, params, nullptr)) {
+        err = gpu_error(what, e) + " grid " + std::to_string(r.grid[0]) + "x" + std::to_string(r.grid[1]) + "x" +
+              std::to_string(r.grid[2]);
+        return RF_ERR_DEVICE;
+    }
+    return RF_OK;
+}
+
+int LaunchQueue::launch_all(hipStream_t s, std::string &err) {
+    ++stats_.direct_flushes;
+    for (const auto &r : cur_)
+        if (int rc = launch_now(s, r, "launch", err)) return rc;
+    return RF_OK;
+}
+
+bool LaunchQueue::same_kernels(const std::vector<LaunchRec> &a, const std::vector<LaunchRec> &b) const {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].f != b[i].f || a[i].threads != b[i].threads) return false;
+    return true;
+}
+
+#if defined(RF_HIP_NVIDIA)
+namespace {
+rf_cuda::KernelNodeParams node_params(const LaunchRec &r, void **params) {
+    rf_cuda::KernelNodeParams p{};
+    p.func = r.f;
+    p.gridDimX = r.grid[0]; p.gridDimY = r.grid[1]; p.gridDimZ = r.grid[2];
+    p.blockDimX = r.threads; p.blockDimY = 1; p.blockDimZ = 1;
+    p.kernelParams = params;
+    return p;
+}
+} // namespace
+
+void LaunchQueue::drop_graph() {
+    if (exec_) hipGraphExecDestroy(exec_);
+    if (graph_) hipGraphDestroy(graph_);
+    exec_ = nullptr;
+    graph_ = nullptr;
+    nodes_.clear();
+    have_graph_ = false;
+}
+
+bool LaunchQueue::build_graph(std::string &err) {
+    drop_graph();
+    if (hipError_t e = hipGraphCreate(&graph_, 0)) { err = gpu_error("graph create", e); return false; }
+    nodes_.resize(cur_.size());
+    for (size_t i = 0; i < cur_.size(); ++i) {
+        void *params[] = {&cur_[i].args};
+        const auto p = node_params(cur_[i], params);
+        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&nodes_[i], graph_, i ? &nodes_[i - 1] : nullptr, i ? 1 : 0, &p)) {
+            err = gpu_error("graph add kernel node", e);
+            drop_graph();
+            return false;
+        }
+    }
+    if (hipError_t e = hipGraphInstantiateWithFlags(&exec_, graph_, 0)) {
+        err = gpu_error("graph instantiate", e);
+        drop_graph();
+        return false;
+    }
+    have_graph_ = true;
+    ++stats_.graph_builds;
+    return true;
+}
+
+bool LaunchQueue::patch_graph(std::string &err) {
+    for (size_t i = 0; i < cur_.size(); ++i) {
+        const LaunchRec &c = cur_[i], &p = prev_[i];
+        if (c.f == p.f && std::memcmp(c.grid, p.grid, sizeof c.grid) == 0 && std::memcmp(&c.args, &p.args, sizeof c.args) == 0)
+            continue;
+        void *params[] = {&cur_[i].args};
+        const auto np = node_params(c, params);
+        if (hipError_t e = rf_cuda::api.cuGraphExecKernelNodeSetParams(exec_, nodes_[i], &np)) {
+            err = gpu_error("graph node update", e);
+            return false;
+        }
+        ++stats_.node_updates;
+    }
+    return true;
+}
+bool LaunchQueue::launch_graph(hipStream_t s, std::string &err) {
+    if (hipError_t e = hipGraphLaunch(exec_, s)) { err = gpu_error("graph launch", e); return false; }
+    return true;
+}
+#else
+void LaunchQueue::drop_graph() { have_graph_ = false; }
+bool LaunchQueue::launch_graph(hipStream_t, std::string &err) { err = "graphs not supported"; return false; }
+bool LaunchQueue::build_graph(std::string &err) { err = "graphs not supported"; return false; }
+bool LaunchQueue::patch_graph(std::string &err) { err = "graphs not supported"; return false; }
+#endif
+
+int LaunchQueue::flush(hipStream_t s, std::string &err) {
+    stats_.launches += cur_.size();
+    // Small lists (single ops, tests) gain nothing from a graph.
+    constexpr size_t kMinGraphNodes = 16;
+    for (const auto &r : cur_)
+        if (!r.grid[0] || !r.grid[1] || !r.grid[2]) { // empty launches are skipped, never graphed
+            std::vector<LaunchRec> keep;
+            for (const auto &x : cur_)
+                if (x.grid[0] && x.grid[1] && x.grid[2]) keep.push_back(x);
+            cur_.swap(keep);
+            break;
+        }
+    if (!graphs_ || cur_.size() < kMinGraphNodes) return launch_all(s, err);
+    const bool repeat = same_kernels(cur_, prev_);
+    bool replay = false;
+    std::string why;
+    if (repeat && have_graph_) {
+        replay = patch_graph(why);
+        if (!replay) drop_graph();
+    } else if (repeat) {
+        replay = build_graph(why); // second sighting of this kernel sequence
+    } else {
+        drop_graph();
+    }
+    if (replay) {
+        if (!launch_graph(s, err)) {
+            drop_graph();
+            return RF_ERR_DEVICE;
+        }
+        ++stats_.graph_replays;
+        prev_.swap(cur_);
+        return RF_OK;
+    }
+    if (!why.empty()) graphs_ = false; // a graph call failed: launch directly from now on
+    const int rc = launch_all(s, err);
+    prev_.swap(cur_);
+    return rc;
+}
+
+} // namespace rf_hip

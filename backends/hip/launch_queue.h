@@ -1,0 +1,65 @@
+// Kernel launches of one compute() call, collected and then submitted either directly or as a
+// replayed graph. Decode steps submit the same list of kernels every step with a few changed
+// arguments (context length, arena pointers after growth); replaying an instantiated graph and
+// patching only the nodes whose arguments changed removes most per-launch CPU and GPU overhead.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu_runtime.h"
+#include "kernel_args.h"
+#include "rocmforge/abi.h"
+
+namespace rf_hip {
+
+struct LaunchRec {
+    hipFunction_t f = nullptr;
+    unsigned grid[3] = {1, 1, 1};
+    unsigned threads = 0;
+    rf_kargs args{};
+};
+
+// Launches one kernel on `s` (the argument block is copied by the driver at launch).
+int launch_now(hipStream_t s, const LaunchRec &r, const char *what, std::string &err);
+
+struct LaunchStats {
+    uint64_t launches = 0, graph_builds = 0, graph_replays = 0, node_updates = 0, direct_flushes = 0;
+};
+
+class LaunchQueue {
+public:
+    LaunchQueue() = default;
+    LaunchQueue(const LaunchQueue &) = delete;
+    LaunchQueue &operator=(const LaunchQueue &) = delete;
+    ~LaunchQueue() { drop_graph(); }
+
+    void set_graphs(bool on) { graphs_ = on; if (!on) drop_graph(); }
+    bool graphs() const { return graphs_; }
+    void begin() { cur_.clear(); }
+    void add(const LaunchRec &r) { cur_.push_back(r); }
+    // Submits what begin()..add() collected. A list whose kernel sequence equals the previous
+    // call's is replayed as a graph (built on the second sighting, patched afterwards).
+    int flush(hipStream_t s, std::string &err);
+    const LaunchStats &stats() const { return stats_; }
+
+private:
+    int launch_all(hipStream_t s, std::string &err);
+    bool same_kernels(const std::vector<LaunchRec> &a, const std::vector<LaunchRec> &b) const;
+    bool build_graph(std::string &err);
+    bool patch_graph(std::string &err);
+    bool launch_graph(hipStream_t s, std::string &err);
+    void drop_graph();
+
+    bool graphs_ = false;
+    std::vector<LaunchRec> cur_, prev_; // prev_: the list the graph (if any) currently holds
+    bool have_graph_ = false;
+#if defined(RF_HIP_NVIDIA)
+    hipGraph_t graph_ = nullptr;
+    hipGraphExec_t exec_ = nullptr;
+    std::vector<hipGraphNode_t> nodes_;
+#endif
+    LaunchStats stats_;
+};
+
+} // namespace rf_hip
