@@ -123,6 +123,11 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
     }
     int64_t n_kv_max = 0;
     for (int s : batch_seqs) n_kv_max = std::max(n_kv_max, next_pos[s]);
+    // Rounded up so consecutive decode steps build graphs of the same shape, which lets the
+    // executor reuse its plan (and the GPU backend its captured graph). Entries past a
+    // sequence's length are never read: attention stops at each token's position.
+    constexpr int64_t kKvRound = 64;
+    n_kv_max = (n_kv_max + kKvRound - 1) / kKvRound * kKvRound;
     in.n_kv_max = n_kv_max;
     in.n_seq = (int64_t)batch_seqs.size();
     in.slot_table.assign((size_t)(n_kv_max * in.n_seq), 0);

@@ -23,13 +23,14 @@ const char *op_name(int op) {
 
 Tensor *root_of(Tensor *t) { return t->kind == TensorKind::View ? t->view_src : t; }
 
+
+} // namespace
+
 // Where one node runs and which of its sources must be copied there first.
-struct Step {
+struct Executor::Step {
     Backend *backend = nullptr;
     std::vector<std::pair<int, Tensor *>> copies; // (src slot, copy tensor on `backend`)
 };
-
-} // namespace
 
 struct Executor::Impl {
     Runtime &rt;
@@ -37,7 +38,18 @@ struct Executor::Impl {
         rf_buffer_desc buf{};
     };
     std::map<Backend *, Arena> arenas;
+    std::map<Backend *, uint64_t> arena_need; // bytes the last plan needs per backend
     std::deque<Tensor> copy_tensors; // per run
+
+    // The last plan, reused while graphs keep the same structure (decode steps): backend per
+    // node, home and arena offset per graph tensor. Only plans without cross-backend copies.
+    struct CachedPlan {
+        bool valid = false;
+        std::vector<int64_t> signature;
+        std::vector<Backend *> node_backend;
+        std::vector<Backend *> tensor_home;
+        std::vector<int64_t> tensor_offset; // -1: no arena memory (zero-copy input or unused)
+    } cache;
     bool debug = std::getenv("RF_SCHED_DEBUG") != nullptr;
 
     explicit Impl(Runtime &r) : rt(r) {}
@@ -95,6 +107,34 @@ struct Executor::Impl {
     }
 };
 
+// Everything the plan depends on: ops and params, each graph tensor's kind, type, shape and view
+// geometry, and the identity of persistent tensors. Equal signatures give equal plans.
+static std::vector<int64_t> graph_signature(Graph &g) {
+    std::vector<int64_t> sig;
+    sig.reserve(g.tensors().size() * 8 + g.nodes().size() * 16);
+    for (const Tensor &t : g.tensors()) {
+        sig.push_back(static_cast<int64_t>(t.kind) | (int64_t(t.t.type) << 8));
+        sig.insert(sig.end(), t.t.ne, t.t.ne + 4);
+        sig.push_back(t.view_src ? t.view_src->graph_index : -2);
+        sig.push_back(static_cast<int64_t>(t.view_offset));
+        sig.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.home)));
+    }
+    const auto &nodes = g.nodes();
+    const auto &refs = g.node_refs();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        sig.push_back(nodes[i].op);
+        sig.insert(sig.end(), nodes[i].iparams, nodes[i].iparams + RF_MAX_PARAMS);
+        auto id = [&](const Tensor *t) -> int64_t {
+            if (!t) return -1;
+            if (t->graph_index >= 0) return t->graph_index;
+            return static_cast<int64_t>(reinterpret_cast<uintptr_t>(t)); // persistent: by identity
+        };
+        sig.push_back(id(refs[i].dst));
+        for (const Tensor *src : refs[i].src) sig.push_back(id(src));
+    }
+    return sig;
+}
+
 Executor::Executor(Runtime &runtime) : impl_(std::make_unique<Impl>(runtime)) {}
 Executor::~Executor() = default;
 
@@ -110,9 +150,52 @@ void Executor::run(Graph &g) {
     const int n_nodes = static_cast<int>(nodes.size());
     I.copy_tensors.clear();
     for (auto &t : g.tensors()) t.plan = {};
+    std::vector<int64_t> signature = graph_signature(g);
+    std::vector<Step> steps(n_nodes);
+    std::vector<Tensor *> order; // graph tensors with arena memory or zero-copy inputs
+    if (I.cache.valid && I.cache.signature == signature) {
+        int k = 0;
+        for (auto &t : g.tensors()) {
+            t.home = I.cache.tensor_home[k];
+            if (I.cache.tensor_offset[k] >= 0) {
+                t.plan.offset = static_cast<uint64_t>(I.cache.tensor_offset[k]);
+                t.plan.placed = true;
+                order.push_back(&t);
+            } else if (t.kind == TensorKind::Input) {
+                order.push_back(&t);
+            }
+            ++k;
+        }
+        for (int i = 0; i < n_nodes; ++i) steps[i].backend = I.cache.node_backend[i];
+    } else {
+        plan(g, steps, order);
+    }
+    bind_and_execute(g, steps, order);
+    if (!I.cache.valid || I.cache.signature != signature) {
+        bool has_copies = false;
+        for (const auto &st : steps) has_copies |= !st.copies.empty();
+        I.cache.valid = !has_copies;
+        if (I.cache.valid) {
+            I.cache.signature = std::move(signature);
+            I.cache.node_backend.clear();
+            for (const auto &st : steps) I.cache.node_backend.push_back(st.backend);
+            I.cache.tensor_home.clear();
+            I.cache.tensor_offset.clear();
+            for (const auto &t : g.tensors()) {
+                I.cache.tensor_home.push_back(t.home);
+                I.cache.tensor_offset.push_back(t.plan.placed ? static_cast<int64_t>(t.plan.offset) : -1);
+            }
+        }
+    }
+}
+
+void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &order) {
+    Impl &I = *impl_;
+    const auto &nodes = g.nodes();
+    const auto &refs = g.node_refs();
+    const int n_nodes = static_cast<int>(nodes.size());
 
     // 1. Assign backends; intermediates live where they are produced.
-    std::vector<Step> steps(n_nodes);
     for (int i = 0; i < n_nodes; ++i) {
         const char *why = "";
         steps[i].backend = I.choose_backend(nodes[i], refs[i], why);
@@ -155,7 +238,6 @@ void Executor::run(Graph &g) {
 
     // 3. Memory plan: every intermediate, input and copy gets an offset in its backend's arena;
     //    a tensor's bytes are recycled after its last reader.
-    std::vector<Tensor *> order; // allocation order = first appearance
     auto touch = [&](Tensor *t, int i) {
         if (t->plan.first < 0) {
             t->plan.first = i;
@@ -199,7 +281,14 @@ void Executor::run(Graph &g) {
             for (Tensor *t : dies_after[i])
                 if (t->plan.placed) planners[t->home].release(t->plan.offset, padded(t));
     }
-    for (auto &[b, p] : planners) I.ensure_arena(b, std::max<uint64_t>(p.peak(), kAlign));
+    for (auto &[b, p] : planners) I.arena_need[b] = std::max<uint64_t>(p.peak(), kAlign);
+}
+
+void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &order) {
+    Impl &I = *impl_;
+    const auto &nodes = g.nodes();
+    const int n_nodes = static_cast<int>(nodes.size());
+    for (auto &[b, need] : I.arena_need) I.ensure_arena(b, need);
     for (auto *t : order) {
         if (!t->plan.placed) {
             t->t.data = const_cast<void *>(t->host_data); // zero-copy input

@@ -16,6 +16,7 @@ std::string shape_str(const Tensor *t) {
 
 Tensor *Graph::new_tensor(TensorKind kind, int type, std::initializer_list<int64_t> ne) {
     tensors_.emplace_back();
+    tensors_.back().graph_index = static_cast<int>(tensors_.size()) - 1;
     Tensor *t = &tensors_.back();
     t->kind = kind;
     init_tensor_layout(t->t, type, ne);
@@ -155,6 +156,7 @@ Tensor *Graph::copy(Tensor *a, int type, const char *label) {
 Tensor *Graph::reshape(Tensor *a, std::initializer_list<int64_t> ne) {
     if (!(a->contiguous())) fail("reshape of a non-contiguous tensor");
     tensors_.emplace_back();
+    tensors_.back().graph_index = static_cast<int>(tensors_.size()) - 1;
     Tensor *t = &tensors_.back();
     t->kind = TensorKind::View;
     init_tensor_layout(t->t, a->type(), ne);
@@ -170,6 +172,7 @@ Tensor *Graph::reshape(Tensor *a, std::initializer_list<int64_t> ne) {
 Tensor *Graph::rows(Tensor *a, int64_t first, int64_t count) {
     if (!(a->contiguous() && first >= 0 && count > 0 && first + count <= a->ne(1) && a->ne(2) == 1 && a->ne(3) == 1)) fail("rows(): range outside the tensor");
     tensors_.emplace_back();
+    tensors_.back().graph_index = static_cast<int>(tensors_.size()) - 1;
     Tensor *t = &tensors_.back();
     t->kind = TensorKind::View;
     init_tensor_layout(t->t, a->type(), {a->ne(0), count});

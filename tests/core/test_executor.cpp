@@ -84,3 +84,19 @@ TEST_CASE("executor: an input first read late keeps its uploaded bytes on a devi
         REQUIRE(out_d[i] == 5.0f * i);
     }
 }
+
+TEST_CASE("executor: a graph of the same structure reuses the plan with new input data") {
+    auto rt = fake_runtime("[\"fakedev\"]");
+    rf::Executor ex(*rt);
+    for (int run = 0; run < 4; ++run) {
+        std::vector<float> x(100);
+        for (int i = 0; i < 100; ++i) x[i] = float(i * (run + 1));
+        rf::Graph g;
+        auto *a = g.scale(g.input("x", RF_TYPE_F32, {100}, x.data()), 2.0f);
+        auto *b = g.scale(a, 0.25f);
+        ex.run(g);
+        std::vector<float> out(100);
+        ex.read(b, out.data(), 400);
+        for (int i = 0; i < 100; ++i) REQUIRE(out[i] == 0.5f * x[i]);
+    }
+}

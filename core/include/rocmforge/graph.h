@@ -36,6 +36,7 @@ struct Tensor {
         uint64_t offset = 0;
         bool placed = false;       // has an arena offset
     } plan;
+    int graph_index = -1; // position in its Graph's tensors() (-1: not graph-owned)
 
     int type() const { return t.type; }
     int64_t ne(int i) const { return t.ne[i]; }
@@ -142,6 +143,9 @@ public:
 
 private:
     struct Impl;
+    struct Step;
+    void plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &order);
+    void bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &order);
     std::unique_ptr<Impl> impl_;
 };
 
