@@ -4,13 +4,7 @@
 
 namespace rfprof {
 
-const char *op_name(int op) {
-    static const char *const names[] = {"none",    "get_rows", "matmul", "add",     "mul",
-                                        "scale",   "rms_norm", "rope",   "softmax", "silu",
-                                        "swiglu",  "set_rows", "attention", "argmax", "copy"};
-    static_assert(sizeof names / sizeof names[0] == RF_OP_COUNT, "op name table out of date");
-    return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
-}
+const char *op_name(int op) { return rf_op_name(op); }
 
 namespace {
 

@@ -14,12 +14,7 @@ namespace {
 
 constexpr uint64_t kAlign = 256;
 
-const char *op_name(int op) {
-    static const char *names[RF_OP_COUNT] = {"none",    "get_rows", "matmul",    "add",       "mul",
-                                             "scale",   "rms_norm", "rope",      "softmax",   "silu",
-                                             "swiglu",  "set_rows", "attention", "argmax",    "copy"};
-    return op >= 0 && op < RF_OP_COUNT ? names[op] : "?";
-}
+const char *op_name(int op) { return rf_op_name(op); }
 
 Tensor *root_of(Tensor *t) { return t->kind == TensorKind::View ? t->view_src : t; }
 

@@ -142,6 +142,14 @@ enum rf_op {
 
 enum rf_rope_mode { RF_ROPE_NORMAL = 0, RF_ROPE_NEOX = 2 };
 
+/* The op's name as configs and reports spell it ("matmul", "attention", ...); "unknown" if none. */
+static inline const char *rf_op_name(int op) {
+    static const char *const names[RF_OP_COUNT] = {
+        "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
+        "swiglu", "set_rows", "attention", "argmax", "copy"};
+    return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
+}
+
 typedef struct rf_node {
     int32_t op; /* enum rf_op */
     rf_tensor *dst;
