@@ -12,39 +12,19 @@
 
 #define RF_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define RF_AVX2_INLINE inline __attribute__((always_inline, target("avx2,fma,f16c")))
+#define RF_TARGET_INLINE RF_AVX2_INLINE
+
+#include "kernels_x86_common.h"
+#include "kernels_x86_target.h"
+#include "kernels_x86_block32.h"
 
 namespace rfcpu {
 using namespace rf;
+using namespace x86;
 
 namespace {
 
-constexpr int kTile = 4; // columns per kernel call
-
-template <class B>
-inline const B *col_block(const void *act, size_t stride, int c, int64_t b) {
-    return reinterpret_cast<const B *>(static_cast<const uint8_t *>(act) + size_t(c) * stride) + b;
-}
-
-RF_AVX2_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
-
-RF_AVX2_INLINE float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-// ---- 32-element formats: block -> 32 unsigned bytes u; dot = d*da*sum(u*qa) + m*s_a ----
-
-struct Block32 {
-    __m256i u;
-    float d, m;
-};
-
-RF_AVX2_INLINE __m256i nibbles(const uint8_t *qs) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
-}
+// ---- 32-element formats (unpackers in kernels_x86_block32.h); dot = d*da*sum(u*qa) + m*s_a ----
 
 // Bit i of the 32-bit field -> 0x10 in byte i (byte i tests bit i%8 of byte i/8 of the field).
 RF_AVX2_INLINE __m256i fifth_bits(const uint8_t *qh) {
@@ -56,34 +36,6 @@ RF_AVX2_INLINE __m256i fifth_bits(const uint8_t *qh) {
     const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
-
-struct UnpackQ4_1 {
-    using B = block_q4_1;
-    RF_AVX2_INLINE static Block32 get(const B &x) { return {nibbles(x.qs), h2f(x.d), h2f(x.m)}; }
-};
-struct UnpackQ5_0 {
-    using B = block_q5_0;
-    RF_AVX2_INLINE static Block32 get(const B &x) {
-        const float d = h2f(x.d);
-        return {_mm256_or_si256(nibbles(x.qs), fifth_bits(x.qh)), d, -16.f * d};
-    }
-};
-struct UnpackQ5_1 {
-    using B = block_q5_1;
-    RF_AVX2_INLINE static Block32 get(const B &x) {
-        return {_mm256_or_si256(nibbles(x.qs), fifth_bits(x.qh)), h2f(x.d), h2f(x.m)};
-    }
-};
-struct UnpackMxfp4 {
-    using B = block_mxfp4;
-    RF_AVX2_INLINE static Block32 get(const B &x) {
-        // Table + 12: the codes become unsigned bytes 0..24, the offset moves to m.
-        const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
-                                             12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
-        const float d = e8m0_to_float_half(x.e);
-        return {_mm256_shuffle_epi8(lut, nibbles(x.qs)), d, -12.f * d};
-    }
-};
 
 // sum of u8 x s8 products of 32 bytes, as 8 i32 lanes.
 RF_AVX2_INLINE __m256i dot_u8s8(__m256i u, __m256i s) {
@@ -105,7 +57,7 @@ RF_AVX2 void dot_q32_w(int64_t k, const void *w, const void *act, size_t st, flo
             off[c] += blk.m * a->s;
         }
     }
-    for (int c = 0; c < NC; ++c) out[c * os] = hsum(acc[c]) + off[c];
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]) + off[c];
 }
 
 // ---- Q2_K / Q3_K: 16 sub-blocks of 16 elements with their own scale ----
@@ -160,7 +112,7 @@ RF_AVX2 void dot_q2_K_w(int64_t k, const void *w, const void *act, size_t st, fl
         const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sb, 4), m4));
         kquant16<NC>(W, sc, mins16, h2f(x->d), h2f(x->dmin), act, st, b, acc, accm);
     }
-    for (int c = 0; c < NC; ++c) out[c * os] = hsum(acc[c]) - hsum(accm[c]);
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]) - hsum256(accm[c]);
 }
 
 template <int NC>
@@ -179,12 +131,7 @@ RF_AVX2 void dot_q3_K_w(int64_t k, const void *w, const void *act, size_t st, fl
             W[i] = _mm256_add_epi8(W[i], _mm256_and_si256(set, _mm256_set1_epi8(4)));
         }
         uint32_t aux[4];
-        std::memcpy(aux, x->scales, 12);
-        const uint32_t tmp = aux[2];
-        aux[2] = ((aux[0] >> 4) & 0x0f0f0f0f) | (((tmp >> 4) & 0x03030303) << 4);
-        aux[3] = ((aux[1] >> 4) & 0x0f0f0f0f) | (((tmp >> 6) & 0x03030303) << 4);
-        aux[0] = (aux[0] & 0x0f0f0f0f) | (((tmp >> 0) & 0x03030303) << 4);
-        aux[1] = (aux[1] & 0x0f0f0f0f) | (((tmp >> 2) & 0x03030303) << 4);
+        unpack_q3k_scales(x->scales, aux);
         alignas(16) int8_t sc[16];
         const __m128i sc8 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(aux)), _mm_set1_epi8(32));
         _mm_store_si128(reinterpret_cast<__m128i *>(sc), sc8);
@@ -192,24 +139,9 @@ RF_AVX2 void dot_q3_K_w(int64_t k, const void *w, const void *act, size_t st, fl
         const float d = h2f(x->d);
         kquant16<NC>(W, sc, mins16, d, d, act, st, b, acc, accm);
     }
-    for (int c = 0; c < NC; ++c) out[c * os] = hsum(acc[c]) - hsum(accm[c]);
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]) - hsum256(accm[c]);
 }
 
-template <template <int> class K>
-void dispatch(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
-    while (nc > 0) {
-        const int n = nc < kTile ? nc : kTile;
-        switch (n) {
-        case 1: K<1>::run(k, w, act, st, out, os); break;
-        case 2: K<2>::run(k, w, act, st, out, os); break;
-        case 3: K<3>::run(k, w, act, st, out, os); break;
-        default: K<4>::run(k, w, act, st, out, os); break;
-        }
-        nc -= n;
-        act = static_cast<const uint8_t *>(act) + size_t(n) * st;
-        out += size_t(n) * os;
-    }
-}
 template <int NC> struct Q4_1W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ4_1>(k, w, a, s, o, os); } };
 template <int NC> struct Q5_0W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ5_0>(k, w, a, s, o, os); } };
 template <int NC> struct Q5_1W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ5_1>(k, w, a, s, o, os); } };
@@ -220,12 +152,12 @@ template <int NC> struct Q3_KW { static void run(int64_t k, const void *w, const
 } // namespace
 
 void init_kernels_avx2_extra(KernelSet *ks) {
-    ks->matmul[RF_TYPE_Q4_1] = {ActFormat::Q8_32, dispatch<Q4_1W>};
-    ks->matmul[RF_TYPE_Q5_0] = {ActFormat::Q8_32, dispatch<Q5_0W>};
-    ks->matmul[RF_TYPE_Q5_1] = {ActFormat::Q8_32, dispatch<Q5_1W>};
-    ks->matmul[RF_TYPE_MXFP4] = {ActFormat::Q8_32, dispatch<Mxfp4W>};
-    ks->matmul[RF_TYPE_Q2_K] = {ActFormat::Q8_K, dispatch<Q2_KW>};
-    ks->matmul[RF_TYPE_Q3_K] = {ActFormat::Q8_K, dispatch<Q3_KW>};
+    ks->matmul[RF_TYPE_Q4_1] = {ActFormat::Q8_32, dispatch_tiles_of_4<Q4_1W>};
+    ks->matmul[RF_TYPE_Q5_0] = {ActFormat::Q8_32, dispatch_tiles_of_4<Q5_0W>};
+    ks->matmul[RF_TYPE_Q5_1] = {ActFormat::Q8_32, dispatch_tiles_of_4<Q5_1W>};
+    ks->matmul[RF_TYPE_MXFP4] = {ActFormat::Q8_32, dispatch_tiles_of_4<Mxfp4W>};
+    ks->matmul[RF_TYPE_Q2_K] = {ActFormat::Q8_K, dispatch_tiles_of_4<Q2_KW>};
+    ks->matmul[RF_TYPE_Q3_K] = {ActFormat::Q8_K, dispatch_tiles_of_4<Q3_KW>};
 }
 
 } // namespace rfcpu

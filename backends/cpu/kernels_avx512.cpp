@@ -14,35 +14,16 @@
 
 #define RF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #define RF_AVX512_INLINE inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define RF_TARGET_INLINE RF_AVX512_INLINE
+
+#include "kernels_x86_common.h"
+#include "kernels_x86_target.h"
 
 namespace rfcpu {
 using namespace rf;
+using namespace x86;
 
 namespace {
-
-// Decode streams each weight row once from DRAM; the hardware prefetcher alone leaves too few
-// misses in flight (measured: tg +15% on tinyllama Q4_K_M with 2 threads). Prefetch the block
-// this far ahead, into L1 (prefetches past the end of a tensor are harmless).
-constexpr int kPrefetchBytes = 1536;
-template <int kBlockBytes>
-inline void prefetch_ahead(const void *block) {
-    const char *p = static_cast<const char *>(block) + kPrefetchBytes;
-    for (int o = 0; o < kBlockBytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
-}
-
-RF_AVX512_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
-
-template <class B>
-inline const B *col_block(const void *act, size_t stride, int c, int64_t b) {
-    return reinterpret_cast<const B *>(static_cast<const uint8_t *>(act) + size_t(c) * stride) + b;
-}
-
-RF_AVX512_INLINE float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 // ---- f32 helpers ----
 
@@ -223,12 +204,7 @@ RF_AVX512 void dot_q4_0_w(int64_t k, const void *w, const void *act, size_t st, 
 // 8 six-bit scales and 8 mins of a q4_K/q5_K block as bytes [sc0..7, m0..7] (ggml's unpacking).
 RF_AVX512_INLINE __m128i q4k_scales_mins(const uint8_t *scales) {
     uint32_t u[4];
-    std::memcpy(u, scales, 12);
-    u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-    const uint32_t aux = u[1] & 0x3f3f3f3f;
-    u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-    u[2] = aux;
-    u[0] &= 0x3f3f3f3f;
+    unpack_q4k_scales_mins(scales, u);
     return _mm_loadu_si128(reinterpret_cast<const __m128i *>(u));
 }
 
@@ -345,20 +321,6 @@ RF_AVX512 void dot_q6_K_w(int64_t k, const void *w, const void *act, size_t st, 
     for (int c = 0; c < NC; ++c) out[c * os] = _mm512_reduce_add_ps(acc[c]) - hsum256(accm[c]);
 }
 
-// Column-count dispatch: one instantiation per tile width.
-template <template <int> class K>
-void dispatch(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
-    switch (nc) {
-    case 1: K<1>::run(k, w, act, st, out, os); break;
-    case 2: K<2>::run(k, w, act, st, out, os); break;
-    case 3: K<3>::run(k, w, act, st, out, os); break;
-    case 4: K<4>::run(k, w, act, st, out, os); break;
-    case 5: K<5>::run(k, w, act, st, out, os); break;
-    case 6: K<6>::run(k, w, act, st, out, os); break;
-    case 7: K<7>::run(k, w, act, st, out, os); break;
-    default: K<8>::run(k, w, act, st, out, os); break;
-    }
-}
 template <int NC> struct F32W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_float_w<NC, false>(k, w, a, s, o, os); } };
 template <int NC> struct F16W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_float_w<NC, true>(k, w, a, s, o, os); } };
 template <int NC> struct Q8_0W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q8_0_w<NC>(k, w, a, s, o, os); } };
@@ -377,13 +339,13 @@ void init_kernels_avx512(KernelSet *ks) {
     ks->axpy_f32 = axpy_f32;
     ks->f16_to_f32 = f16_to_f32;
     ks->f32_to_f16 = f32_to_f16;
-    ks->matmul[RF_TYPE_F32] = {ActFormat::F32, dispatch<F32W>};
-    ks->matmul[RF_TYPE_F16] = {ActFormat::F32, dispatch<F16W>};
-    ks->matmul[RF_TYPE_Q8_0] = {ActFormat::Q8_32, dispatch<Q8_0W>};
-    ks->matmul[RF_TYPE_Q4_0] = {ActFormat::Q8_32, dispatch<Q4_0W>};
-    ks->matmul[RF_TYPE_Q4_K] = {ActFormat::Q8_K, dispatch<Q4_KW>};
-    ks->matmul[RF_TYPE_Q5_K] = {ActFormat::Q8_K, dispatch<Q5_KW>};
-    ks->matmul[RF_TYPE_Q6_K] = {ActFormat::Q8_K, dispatch<Q6_KW>};
+    ks->matmul[RF_TYPE_F32] = {ActFormat::F32, dispatch_up_to_8<F32W>};
+    ks->matmul[RF_TYPE_F16] = {ActFormat::F32, dispatch_up_to_8<F16W>};
+    ks->matmul[RF_TYPE_Q8_0] = {ActFormat::Q8_32, dispatch_up_to_8<Q8_0W>};
+    ks->matmul[RF_TYPE_Q4_0] = {ActFormat::Q8_32, dispatch_up_to_8<Q4_0W>};
+    ks->matmul[RF_TYPE_Q4_K] = {ActFormat::Q8_K, dispatch_up_to_8<Q4_KW>};
+    ks->matmul[RF_TYPE_Q5_K] = {ActFormat::Q8_K, dispatch_up_to_8<Q5_KW>};
+    ks->matmul[RF_TYPE_Q6_K] = {ActFormat::Q8_K, dispatch_up_to_8<Q6_KW>};
     init_kernels_avx512_extra(ks);
 }
 

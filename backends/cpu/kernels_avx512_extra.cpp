@@ -15,31 +15,19 @@
 
 #define RF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #define RF_AVX512_INLINE inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+#define RF_TARGET_INLINE RF_AVX512_INLINE
+
+#include "kernels_x86_common.h"
+#include "kernels_x86_target.h"
+#include "kernels_x86_block32.h"
 
 namespace rfcpu {
 using namespace rf;
+using namespace x86;
 
 namespace {
 
-template <class B>
-inline const B *col_block(const void *act, size_t stride, int c, int64_t b) {
-    return reinterpret_cast<const B *>(static_cast<const uint8_t *>(act) + size_t(c) * stride) + b;
-}
-
-RF_AVX512_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
-
-// ---- 32-element formats: block -> 32 unsigned bytes u ----
-// dot(block, activation) = d * da * sum(u * qa) + m * s_a, see Unpacked32 in kernels_scalar.cpp.
-
-struct Block32 {
-    __m256i u;
-    float d, m;
-};
-
-RF_AVX512_INLINE __m256i nibbles(const uint8_t *qs) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
-}
+// ---- 32-element formats (unpackers in kernels_x86_block32.h) ----
 
 // Bit i of the 32-bit field -> 0x10 in byte i.
 RF_AVX512_INLINE __m256i fifth_bits(const uint8_t *qh) {
@@ -47,34 +35,6 @@ RF_AVX512_INLINE __m256i fifth_bits(const uint8_t *qh) {
     std::memcpy(&bits, qh, 4);
     return _mm256_maskz_mov_epi8(__mmask32(bits), _mm256_set1_epi8(0x10));
 }
-
-struct UnpackQ4_1 {
-    using B = block_q4_1;
-    RF_AVX512_INLINE static Block32 get(const B &x) { return {nibbles(x.qs), h2f(x.d), h2f(x.m)}; }
-};
-struct UnpackQ5_0 {
-    using B = block_q5_0;
-    RF_AVX512_INLINE static Block32 get(const B &x) {
-        const float d = h2f(x.d);
-        return {_mm256_or_si256(nibbles(x.qs), fifth_bits(x.qh)), d, -16.f * d};
-    }
-};
-struct UnpackQ5_1 {
-    using B = block_q5_1;
-    RF_AVX512_INLINE static Block32 get(const B &x) {
-        return {_mm256_or_si256(nibbles(x.qs), fifth_bits(x.qh)), h2f(x.d), h2f(x.m)};
-    }
-};
-struct UnpackMxfp4 {
-    using B = block_mxfp4;
-    RF_AVX512_INLINE static Block32 get(const B &x) {
-        // Table + 12: the codes become unsigned bytes 0..24, the offset moves to m.
-        const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
-                                             12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
-        const float d = e8m0_to_float_half(x.e);
-        return {_mm256_shuffle_epi8(lut, nibbles(x.qs)), d, -12.f * d};
-    }
-};
 
 RF_AVX512_INLINE __m512i load_act_pair(const block_q8_32 *a) {
     const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a[0].qs));
@@ -174,12 +134,7 @@ RF_AVX512 void dot_q2_K_w(int64_t k, const void *w, const void *act, size_t st, 
 // 16 signed Q3_K scales (bias removed) as bytes, ggml's unpacking of the 12-byte scale area.
 RF_AVX512_INLINE __m128i q3k_scales(const uint8_t *scales) {
     uint32_t aux[4];
-    std::memcpy(aux, scales, 12);
-    const uint32_t tmp = aux[2];
-    aux[2] = ((aux[0] >> 4) & 0x0f0f0f0f) | (((tmp >> 4) & 0x03030303) << 4);
-    aux[3] = ((aux[1] >> 4) & 0x0f0f0f0f) | (((tmp >> 6) & 0x03030303) << 4);
-    aux[0] = (aux[0] & 0x0f0f0f0f) | (((tmp >> 0) & 0x03030303) << 4);
-    aux[1] = (aux[1] & 0x0f0f0f0f) | (((tmp >> 2) & 0x03030303) << 4);
+    unpack_q3k_scales(scales, aux);
     return _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(aux)), _mm_set1_epi8(32));
 }
 
@@ -208,19 +163,6 @@ RF_AVX512 void dot_q3_K_w(int64_t k, const void *w, const void *act, size_t st, 
     for (int c = 0; c < NC; ++c) out[c * os] = _mm512_reduce_add_ps(acc[c]) - _mm512_reduce_add_ps(_mm512_zextps256_ps512(accm[c]));
 }
 
-template <template <int> class K>
-void dispatch(int64_t k, const void *w, const void *act, size_t st, int nc, float *out, size_t os) {
-    switch (nc) {
-    case 1: K<1>::run(k, w, act, st, out, os); break;
-    case 2: K<2>::run(k, w, act, st, out, os); break;
-    case 3: K<3>::run(k, w, act, st, out, os); break;
-    case 4: K<4>::run(k, w, act, st, out, os); break;
-    case 5: K<5>::run(k, w, act, st, out, os); break;
-    case 6: K<6>::run(k, w, act, st, out, os); break;
-    case 7: K<7>::run(k, w, act, st, out, os); break;
-    default: K<8>::run(k, w, act, st, out, os); break;
-    }
-}
 template <int NC> struct Q4_1W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ4_1>(k, w, a, s, o, os); } };
 template <int NC> struct Q5_0W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ5_0>(k, w, a, s, o, os); } };
 template <int NC> struct Q5_1W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_q32_w<NC, UnpackQ5_1>(k, w, a, s, o, os); } };
@@ -231,12 +173,12 @@ template <int NC> struct Q3_KW { static void run(int64_t k, const void *w, const
 } // namespace
 
 void init_kernels_avx512_extra(KernelSet *ks) {
-    ks->matmul[RF_TYPE_Q4_1] = {ActFormat::Q8_32, dispatch<Q4_1W>};
-    ks->matmul[RF_TYPE_Q5_0] = {ActFormat::Q8_32, dispatch<Q5_0W>};
-    ks->matmul[RF_TYPE_Q5_1] = {ActFormat::Q8_32, dispatch<Q5_1W>};
-    ks->matmul[RF_TYPE_MXFP4] = {ActFormat::Q8_32, dispatch<Mxfp4W>};
-    ks->matmul[RF_TYPE_Q2_K] = {ActFormat::Q8_K, dispatch<Q2_KW>};
-    ks->matmul[RF_TYPE_Q3_K] = {ActFormat::Q8_K, dispatch<Q3_KW>};
+    ks->matmul[RF_TYPE_Q4_1] = {ActFormat::Q8_32, dispatch_up_to_8<Q4_1W>};
+    ks->matmul[RF_TYPE_Q5_0] = {ActFormat::Q8_32, dispatch_up_to_8<Q5_0W>};
+    ks->matmul[RF_TYPE_Q5_1] = {ActFormat::Q8_32, dispatch_up_to_8<Q5_1W>};
+    ks->matmul[RF_TYPE_MXFP4] = {ActFormat::Q8_32, dispatch_up_to_8<Mxfp4W>};
+    ks->matmul[RF_TYPE_Q2_K] = {ActFormat::Q8_K, dispatch_up_to_8<Q2_KW>};
+    ks->matmul[RF_TYPE_Q3_K] = {ActFormat::Q8_K, dispatch_up_to_8<Q3_KW>};
 }
 
 } // namespace rfcpu

@@ -102,4 +102,18 @@ inline void split_range(int64_t n, int64_t part, int64_t n_parts, int64_t *begin
     *end = n * (part + 1) / n_parts;
 }
 
+// Calls f(dst row, src0 row, i1, i2, i3) for this part's share of dst's f32 rows (src0 has
+// dst's shape).
+template <class F>
+void for_rows_unary(const rf_node &n, int64_t part, int64_t n_parts, F f) {
+    const rf_tensor &d = *n.dst, &a = *n.src[0];
+    int64_t r0, r1;
+    split_range(nrows(d), part, n_parts, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+        int64_t i1, i2, i3;
+        unravel_row(d, r, &i1, &i2, &i3);
+        f(row_f32(d, i1, i2, i3), row_f32(a, i1, i2, i3), i1, i2, i3);
+    }
+}
+
 } // namespace rfcpu

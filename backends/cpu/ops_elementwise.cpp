@@ -55,18 +55,6 @@ void run_binary(const OpContext &, const rf_node &n, int, int64_t part, int64_t 
     }
 }
 
-template <class F>
-void for_rows_unary(const rf_node &n, int64_t part, int64_t n_parts, F f) {
-    const rf_tensor &d = *n.dst, &a = *n.src[0];
-    int64_t r0, r1;
-    split_range(nrows(d), part, n_parts, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-        int64_t i1, i2, i3;
-        unravel_row(d, r, &i1, &i2, &i3);
-        f(row_f32(d, i1, i2, i3), row_f32(a, i1, i2, i3), i1, i2, i3);
-    }
-}
-
 void run_scale(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const float s = n.fparams[0];
     for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {

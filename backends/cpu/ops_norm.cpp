@@ -15,22 +15,10 @@ bool check_rowwise(const rf_node &n, std::string *why) {
     return true;
 }
 
-template <class F>
-void for_rows(const rf_node &n, int64_t part, int64_t n_parts, F f) {
-    const rf_tensor &d = *n.dst, &a = *n.src[0];
-    int64_t r0, r1;
-    split_range(nrows(d), part, n_parts, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-        int64_t i1, i2, i3;
-        unravel_row(d, r, &i1, &i2, &i3);
-        f(row_f32(d, i1, i2, i3), row_f32(a, i1, i2, i3));
-    }
-}
-
 void run_rms_norm(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const int64_t k = n.dst->ne[0];
     const float eps = n.fparams[0];
-    for_rows(n, part, n_parts, [&](float *y, const float *x) {
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
         double ss = 0;
         for (int64_t i = 0; i < k; ++i) ss += double(x[i]) * x[i];
         const float s = float(1.0 / std::sqrt(ss / double(k) + double(eps)));
@@ -41,7 +29,7 @@ void run_rms_norm(const OpContext &, const rf_node &n, int, int64_t part, int64_
 void run_softmax(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const int64_t k = n.dst->ne[0];
     const float scale = n.fparams[0];
-    for_rows(n, part, n_parts, [&](float *y, const float *x) {
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
         float mx = -INFINITY;
         for (int64_t i = 0; i < k; ++i) mx = std::fmax(mx, x[i] * scale);
         double sum = 0;

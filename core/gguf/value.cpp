@@ -127,73 +127,30 @@ std::string Value::to_string(size_t max_items) const {
     }
 }
 
-Value Value::from_u32(uint32_t v) {
-    Value r;
-    r.type = ValueType::UINT32;
-    r.u = v;
+Value Value::from_u32(uint32_t v) { return {.type = ValueType::UINT32, .u = v}; }
+Value Value::from_i32(int32_t v) { return {.type = ValueType::INT32, .i = v}; }
+Value Value::from_u64(uint64_t v) { return {.type = ValueType::UINT64, .u = v}; }
+Value Value::from_f32(float v) { return {.type = ValueType::FLOAT32, .f = v}; }
+Value Value::from_bool(bool v) { return {.type = ValueType::BOOL, .u = v ? 1u : 0u}; }
+Value Value::from_string(std::string v) { return {.type = ValueType::STRING, .s = std::move(v)}; }
+
+namespace {
+
+// An array of elem_type values, make(x) building each element.
+template <class T, class Make>
+Value array_of(ValueType elem_type, const std::vector<T> &v, Make make) {
+    Value r{.type = ValueType::ARRAY, .elem_type = elem_type};
+    r.arr.reserve(v.size());
+    for (const T &x : v) r.arr.push_back(make(x));
     return r;
 }
 
-Value Value::from_i32(int32_t v) {
-    Value r;
-    r.type = ValueType::INT32;
-    r.i = v;
-    return r;
-}
-
-Value Value::from_u64(uint64_t v) {
-    Value r;
-    r.type = ValueType::UINT64;
-    r.u = v;
-    return r;
-}
-
-Value Value::from_f32(float v) {
-    Value r;
-    r.type = ValueType::FLOAT32;
-    r.f = v;
-    return r;
-}
-
-Value Value::from_bool(bool v) {
-    Value r;
-    r.type = ValueType::BOOL;
-    r.u = v ? 1 : 0;
-    return r;
-}
-
-Value Value::from_string(std::string v) {
-    Value r;
-    r.type = ValueType::STRING;
-    r.s = std::move(v);
-    return r;
-}
+} // namespace
 
 Value Value::from_strings(const std::vector<std::string> &v) {
-    Value r;
-    r.type = ValueType::ARRAY;
-    r.elem_type = ValueType::STRING;
-    r.arr.reserve(v.size());
-    for (const auto &s : v) r.arr.push_back(from_string(s));
-    return r;
+    return array_of(ValueType::STRING, v, from_string);
 }
-
-Value Value::from_i32s(const std::vector<int32_t> &v) {
-    Value r;
-    r.type = ValueType::ARRAY;
-    r.elem_type = ValueType::INT32;
-    r.arr.reserve(v.size());
-    for (int32_t x : v) r.arr.push_back(from_i32(x));
-    return r;
-}
-
-Value Value::from_f32s(const std::vector<float> &v) {
-    Value r;
-    r.type = ValueType::ARRAY;
-    r.elem_type = ValueType::FLOAT32;
-    r.arr.reserve(v.size());
-    for (float x : v) r.arr.push_back(from_f32(x));
-    return r;
-}
+Value Value::from_i32s(const std::vector<int32_t> &v) { return array_of(ValueType::INT32, v, from_i32); }
+Value Value::from_f32s(const std::vector<float> &v) { return array_of(ValueType::FLOAT32, v, from_f32); }
 
 } // namespace rf::gguf

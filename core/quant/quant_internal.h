@@ -3,6 +3,7 @@
 // evaluation order), so results are bit-identical to ggml-quants.c. The library is built with
 // -ffp-contract=off so the compiler never fuses a*b+c into an FMA that ggml would not use.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -63,6 +64,24 @@ inline int nearest_int(float fval) {
     int i;
     std::memcpy(&i, &val, sizeof(int));
     return (i & 0x007fffff) - 0x00400000;
+}
+
+// The element of largest magnitude in x[0..n) (the first one wins on ties) and that magnitude,
+// the search ggml's symmetric quantizers start with. {0, 0} when every element is 0 or NaN.
+struct SignedMax {
+    float max;  // the signed element
+    float amax; // its absolute value
+};
+inline SignedMax max_by_magnitude(const float *x, int n) {
+    SignedMax r{0.f, 0.f};
+    for (int i = 0; i < n; ++i) {
+        const float ax = std::fabs(x[i]);
+        if (ax > r.amax) {
+            r.amax = ax;
+            r.max = x[i];
+        }
+    }
+    return r;
 }
 
 // ggml_e8m0_to_fp32_half: 2^(e-128), the scale MXFP4 uses with its doubled E2M1 table.

@@ -487,15 +487,7 @@ void dequantize_row_q6_K(const block_q6_K *x, float *y, int64_t k) {
 void quantize_row_q8_K(const float *x, block_q8_K *y, int64_t k) {
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; i++) {
-        float max = 0;
-        float amax = 0;
-        for (int j = 0; j < QK_K; ++j) {
-            const float ax = std::fabs(x[j]);
-            if (ax > amax) {
-                amax = ax;
-                max = x[j];
-            }
-        }
+        const auto [max, amax] = max_by_magnitude(x, QK_K);
         if (!amax) {
             // ggml leaves bsums unwritten here; we zero them so output bytes are deterministic.
             std::memset(&y[i], 0, sizeof(block_q8_K));

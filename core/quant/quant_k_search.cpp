@@ -20,15 +20,7 @@ static inline float rmse_weight(const float *qw, int rmse_type, const float *x, 
 }
 
 float make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    const auto [max, amax] = max_by_magnitude(x, n);
     if (amax < GROUP_MAX_EPS) { // all zero
         for (int i = 0; i < n; ++i) L[i] = 0;
         return 0.f;
@@ -83,15 +75,7 @@ float make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, 
 }
 
 float make_q3_quants(int n, int nmax, const float *x, int8_t *L, bool do_rmse) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    const auto [max, amax] = max_by_magnitude(x, n);
     if (amax < GROUP_MAX_EPS) { // all zero
         for (int i = 0; i < n; ++i) L[i] = 0;
         return 0.f;

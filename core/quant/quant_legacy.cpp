@@ -87,19 +87,30 @@ void dequantize_row_q8_0(const block_q8_0 *x, float *y, int64_t k) {
 // truncation through int gives the same result.
 static inline int trunc_small(float v) { return static_cast<int>(v); }
 
+// Minimum and maximum of x[0..n), as ggml's asymmetric quantizers search them.
+static void min_and_max(const float *x, int n, float &min, float &max) {
+    min = FLT_MAX;
+    max = -FLT_MAX;
+    for (int j = 0; j < n; j++) {
+        const float v = x[j];
+        if (v < min) min = v;
+        if (v > max) max = v;
+    }
+}
+
+// Stores 5-bit codes xi0 (element j) and xi1 (element j + 16; QK5_0 == QK5_1): low nibbles
+// into qs[j], the fifth bits into bits j and j + 16 of qh.
+static inline void pack_q5_pair(uint8_t xi0, uint8_t xi1, int j, uint8_t *qs, uint32_t &qh) {
+    qs[j] = static_cast<uint8_t>((xi0 & 0x0F) | ((xi1 & 0x0F) << 4));
+    qh |= ((xi0 & 0x10u) >> 4) << (j + 0);
+    qh |= ((xi1 & 0x10u) >> 4) << (j + QK5_0 / 2);
+}
+
 void quantize_row_q4_0(const float *x, block_q4_0 *y, int64_t k) {
     const int qk = QK4_0;
     const int64_t nb = k / qk;
     for (int64_t i = 0; i < nb; i++) {
-        float amax = 0.0f; // absolute max
-        float max = 0.0f;  // the signed value with that magnitude (first one wins)
-        for (int j = 0; j < qk; j++) {
-            const float v = x[i * qk + j];
-            if (amax < std::fabs(v)) {
-                amax = std::fabs(v);
-                max = v;
-            }
-        }
+        const float max = max_by_magnitude(x + i * qk, qk).max;
         const float d = max / -8;
         const float id = d ? 1.0f / d : 0.0f;
         y[i].d = float_to_half(d);
@@ -117,13 +128,8 @@ void quantize_row_q4_1(const float *x, block_q4_1 *y, int64_t k) {
     const int qk = QK4_1;
     const int64_t nb = k / qk;
     for (int64_t i = 0; i < nb; i++) {
-        float min = FLT_MAX;
-        float max = -FLT_MAX;
-        for (int j = 0; j < qk; j++) {
-            const float v = x[i * qk + j];
-            if (v < min) min = v;
-            if (v > max) max = v;
-        }
+        float min, max;
+        min_and_max(x + i * qk, qk, min, max);
         const float d = (max - min) / ((1 << 4) - 1);
         const float id = d ? 1.0f / d : 0.0f;
         y[i].d = float_to_half(d);
@@ -142,15 +148,7 @@ void quantize_row_q5_0(const float *x, block_q5_0 *y, int64_t k) {
     const int qk = QK5_0;
     const int64_t nb = k / qk;
     for (int64_t i = 0; i < nb; i++) {
-        float amax = 0.0f;
-        float max = 0.0f;
-        for (int j = 0; j < qk; j++) {
-            const float v = x[i * qk + j];
-            if (amax < std::fabs(v)) {
-                amax = std::fabs(v);
-                max = v;
-            }
-        }
+        const float max = max_by_magnitude(x + i * qk, qk).max;
         const float d = max / -16;
         const float id = d ? 1.0f / d : 0.0f;
         y[i].d = float_to_half(d);
@@ -160,10 +158,7 @@ void quantize_row_q5_0(const float *x, block_q5_0 *y, int64_t k) {
             const float x1 = x[i * qk + qk / 2 + j] * id;
             const uint8_t xi0 = static_cast<uint8_t>(std::min(31, trunc_small(x0 + 16.5f)));
             const uint8_t xi1 = static_cast<uint8_t>(std::min(31, trunc_small(x1 + 16.5f)));
-            y[i].qs[j] = static_cast<uint8_t>((xi0 & 0x0F) | ((xi1 & 0x0F) << 4));
-            // the 5th bit of element j goes to bit j, of element j+16 to bit j+16
-            qh |= ((xi0 & 0x10u) >> 4) << (j + 0);
-            qh |= ((xi1 & 0x10u) >> 4) << (j + qk / 2);
+            pack_q5_pair(xi0, xi1, j, y[i].qs, qh);
         }
         std::memcpy(&y[i].qh, &qh, sizeof(qh));
     }
@@ -173,13 +168,8 @@ void quantize_row_q5_1(const float *x, block_q5_1 *y, int64_t k) {
     const int qk = QK5_1;
     const int64_t nb = k / qk;
     for (int64_t i = 0; i < nb; i++) {
-        float min = FLT_MAX;
-        float max = -FLT_MAX;
-        for (int j = 0; j < qk; j++) {
-            const float v = x[i * qk + j];
-            if (v < min) min = v;
-            if (v > max) max = v;
-        }
+        float min, max;
+        min_and_max(x + i * qk, qk, min, max);
         const float d = (max - min) / ((1 << 5) - 1);
         const float id = d ? 1.0f / d : 0.0f;
         y[i].d = float_to_half(d);
@@ -191,9 +181,7 @@ void quantize_row_q5_1(const float *x, block_q5_1 *y, int64_t k) {
             // ggml: (uint8_t)(x + 0.5f), no clamp (x is in [0, 31.5] by construction)
             const uint8_t xi0 = static_cast<uint8_t>(trunc_small(x0 + 0.5f));
             const uint8_t xi1 = static_cast<uint8_t>(trunc_small(x1 + 0.5f));
-            y[i].qs[j] = static_cast<uint8_t>((xi0 & 0x0F) | ((xi1 & 0x0F) << 4));
-            qh |= ((xi0 & 0x10u) >> 4) << (j + 0);
-            qh |= ((xi1 & 0x10u) >> 4) << (j + qk / 2);
+            pack_q5_pair(xi0, xi1, j, y[i].qs, qh);
         }
         std::memcpy(&y[i].qh, &qh, sizeof(y[i].qh));
     }

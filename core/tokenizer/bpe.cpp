@@ -1,31 +1,13 @@
 // Byte-level BPE, as llama.cpp's llm_tokenizer_bpe_session: pre-tokenize into words, then merge
 // each word's characters pairwise by merge rank (lowest rank first, leftmost on ties).
-#include "unicode.h"
+#include "symbol_merge.h"
 #include "vocab.h"
 
-#include <queue>
+#include <functional>
 
 namespace rf::tok {
 
 namespace {
-
-struct Symbol {
-    int prev, next;
-    const char *text;
-    size_t n;
-};
-
-struct Bigram {
-    int left, right;
-    int rank;
-    size_t size;
-};
-
-struct BigramOrder {
-    bool operator()(const Bigram &l, const Bigram &r) const {
-        return l.rank > r.rank || (l.rank == r.rank && l.left > r.left);
-    }
-};
 
 void tokenize_word(const Vocab &vocab, const std::string &word, std::vector<int32_t> &out) {
     if (vocab.ignore_merges) {
@@ -36,43 +18,17 @@ void tokenize_word(const Vocab &vocab, const std::string &word, std::vector<int3
         }
     }
 
-    std::vector<Symbol> symbols;
-    for (size_t offs = 0; offs < word.size();) {
-        const size_t len = std::min(utf8_len(word[offs]), word.size() - offs);
-        const int index = static_cast<int>(symbols.size());
-        symbols.push_back({index - 1, offs + len == word.size() ? -1 : index + 1, word.data() + offs,
-                           len});
-        offs += len;
-    }
-
-    std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
+    std::vector<Symbol> symbols = split_into_chars(word);
     std::string key;
-    auto try_add = [&](int left, int right) {
-        if (left == -1 || right == -1) return;
-        key.assign(symbols[left].text, symbols[left].n);
+    const auto merge_rank = [&](const Symbol &l, const Symbol &r) -> std::optional<int32_t> {
+        key.assign(l.text, l.n);
         key += ' ';
-        key.append(symbols[right].text, symbols[right].n);
+        key.append(r.text, r.n);
         const int32_t rank = vocab.merge(key);
-        if (rank < 0) return;
-        queue.push({left, right, rank, symbols[left].n + symbols[right].n});
+        if (rank < 0) return std::nullopt;
+        return rank;
     };
-    for (int i = 1; i < static_cast<int>(symbols.size()); ++i) try_add(i - 1, i);
-
-    while (!queue.empty()) {
-        const Bigram b = queue.top();
-        queue.pop();
-        Symbol &left = symbols[b.left];
-        Symbol &right = symbols[b.right];
-        // Symbols only grow by absorbing their right neighbour, so an unchanged total size
-        // means an unchanged pair (llama.cpp compares the texts).
-        if (left.n == 0 || right.n == 0 || left.n + right.n != b.size) continue;
-        left.n += right.n;
-        right.n = 0;
-        left.next = right.next;
-        if (right.next >= 0) symbols[right.next].prev = b.left;
-        try_add(left.prev, b.left);
-        try_add(b.left, left.next);
-    }
+    merge_symbols<int32_t, std::greater<int32_t>>(symbols, merge_rank); // lowest rank first
 
     for (const Symbol &s : symbols) {
         if (s.n == 0) continue;

@@ -1,69 +1,24 @@
 // SentencePiece BPE, as llama.cpp's llm_tokenizer_spm_session: start from UTF-8 characters and
 // repeatedly merge the adjacent pair whose concatenation is the highest-scoring token.
 #include "rocmforge/error.h"
+#include "symbol_merge.h"
 #include "unicode.h"
 #include "vocab.h"
 
-#include <queue>
+#include <functional>
 
 namespace rf::tok {
 
 namespace {
 
-struct Symbol {
-    int prev, next;
-    const char *text;
-    size_t n;
-};
-
-struct Bigram {
-    int left, right;
-    float score;
-    size_t size;
-};
-
-// Highest score first; among equal scores the leftmost pair.
-struct BigramOrder {
-    bool operator()(const Bigram &l, const Bigram &r) const {
-        return l.score < r.score || (l.score == r.score && l.left > r.left);
-    }
-};
-
 void tokenize_segment(const Vocab &vocab, std::string_view text, std::vector<int32_t> &out) {
-    std::vector<Symbol> symbols;
-    symbols.reserve(text.size());
-    for (size_t offs = 0; offs < text.size();) {
-        const size_t len = std::min(utf8_len(text[offs]), text.size() - offs);
-        const int index = static_cast<int>(symbols.size());
-        symbols.push_back({index - 1, offs + len == text.size() ? -1 : index + 1, text.data() + offs,
-                           len});
-        offs += len;
-    }
-
-    std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
-    auto try_add = [&](int left, int right) {
-        if (left == -1 || right == -1) return;
-        const std::string_view pair(symbols[left].text, symbols[left].n + symbols[right].n);
-        const int32_t id = vocab.find(pair);
-        if (id < 0) return;
-        queue.push({left, right, vocab.tokens[id].score, pair.size()});
+    std::vector<Symbol> symbols = split_into_chars(text);
+    const auto token_score = [&](const Symbol &l, const Symbol &r) -> std::optional<float> {
+        const int32_t id = vocab.find(std::string_view(l.text, l.n + r.n));
+        if (id < 0) return std::nullopt;
+        return vocab.tokens[id].score;
     };
-    for (int i = 1; i < static_cast<int>(symbols.size()); ++i) try_add(i - 1, i);
-
-    while (!queue.empty()) {
-        const Bigram b = queue.top();
-        queue.pop();
-        Symbol &left = symbols[b.left];
-        Symbol &right = symbols[b.right];
-        // Skip pairs that a previous merge changed.
-        if (left.n == 0 || right.n == 0 || left.n + right.n != b.size) continue;
-        left.n += right.n;
-        right.n = 0;
-        left.next = right.next;
-        if (right.next >= 0) symbols[right.next].prev = b.left;
-        try_add(left.prev, b.left);
-        try_add(b.left, left.next);
-    }
+    merge_symbols<float, std::less<float>>(symbols, token_score); // highest score first
 
     // Every merged symbol is a token; a single character that is not becomes byte tokens.
     // (llama.cpp's rev_merge re-segmentation never triggers for the same reason.)
