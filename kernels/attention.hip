@@ -222,19 +222,38 @@ RF_KERNEL __launch_bounds__(128) void rf_attention_decode(rf_kargs a) {
     __syncthreads();
     if (!sh_last) return;
     __threadfence();
+    // Merge: chunk weights exp(m_k - M) per head first (warp per head, lanes over chunks; kept in
+    // sh_p while they fit), then every output element sums its nch partials (independent loads).
+    const bool cached_w = nch <= RF_ATD_MAXC;
+    for (int g = w; g < G; g += (int)blockDim.x / RF_WARP) {
+        const volatile float *pp = part + ((i64)t * Hq + kvh * G + g) * nch * (D + 2);
+        float M = NEG_INF;
+        for (int k = lane; k < nch; k += RF_WARP) M = fmaxf(M, pp[k * (D + 2) + D]);
+        M = warp_max(M);
+        float L = 0.f;
+        for (int k = lane; k < nch; k += RF_WARP) {
+            const float mk = pp[k * (D + 2) + D];
+            const float wk = mk == NEG_INF ? 0.f : __expf(mk - M);
+            L += pp[k * (D + 2) + D + 1] * wk;
+            if (cached_w) sh_p[g][k] = wk;
+        }
+        L = warp_sum(L);
+        if (lane == 0) { sh_m[g] = M; sh_l[g] = L; }
+    }
+    __syncthreads();
     for (int i = tid; i < G * D; i += blockDim.x) {
         const int g = i / D, d = i % D;
         const volatile float *pp = part + ((i64)t * Hq + kvh * G + g) * nch * (D + 2);
-        float M = NEG_INF;
-        for (int k = 0; k < nch; ++k) M = fmaxf(M, pp[k * (D + 2) + D]);
-        float L = 0.f, acc = 0.f;
-        for (int k = 0; k < nch; ++k) {
-            const float mk = pp[k * (D + 2) + D];
-            if (mk == NEG_INF) continue;
-            const float wk = __expf(mk - M);
-            L += pp[k * (D + 2) + D + 1] * wk;
-            acc += pp[k * (D + 2) + d] * wk;
+        float acc = 0.f;
+        if (cached_w) {
+#pragma unroll 4
+            for (int k = 0; k < nch; ++k) acc += pp[k * (D + 2) + d] * sh_p[g][k];
+        } else {
+            for (int k = 0; k < nch; ++k) {
+                const float mk = pp[k * (D + 2) + D];
+                if (mk != NEG_INF) acc += pp[k * (D + 2) + d] * __expf(mk - sh_m[g]);
+            }
         }
-        out[i] = acc / L;
+        out[i] = acc / sh_l[g];
     }
 }

@@ -28,3 +28,22 @@ RF_KERNEL void rf_set_rows(rf_kargs a) {
         }
     }
 }
+
+RF_DEV void store_pool_elem(u8 *row, int type, i64 e, float v) { // f16 or f32 pool row, as rf_set_rows
+    if (type == T_F16) ((u16 *)row)[e] = f2h(v);
+    else ((float *)row)[e] = v;
+}
+
+// Two SET_ROWS into f16/f32 pools in one launch (decode: the K and V appends, fusion.cpp),
+// one thread per element: src0 rows -> dst pool at slots src1; src2 rows -> pool src4 at slots src3.
+RF_KERNEL void rf_set_rows2(rf_kargs a) {
+    const i64 nk = a.src[0].ne[0] * a.src[0].ne[1], nv = a.src[2].ne[0] * a.src[2].ne[1];
+    for (i64 idx = blockIdx.x * (i64)blockDim.x + threadIdx.x; idx < nk + nv; idx += (i64)gridDim.x * blockDim.x) {
+        const bool k = idx < nk;
+        const rf_ktensor &x = a.src[k ? 0 : 2], &pool = k ? a.dst : a.src[4];
+        const i64 j = k ? idx : idx - nk, e = j % x.ne[0], t = j / x.ne[0];
+        const int slot = ((const int *)a.src[k ? 1 : 3].data)[t];
+        const float v = ((const float *)((const u8 *)x.data + t * x.nb[1]))[e];
+        store_pool_elem((u8 *)pool.data + (i64)slot * pool.nb[1], pool.type, e, v);
+    }
+}

@@ -121,16 +121,16 @@ RF_DEV u32 sub32_6bit(u32 v) {
 // quant bytes [16j, 16j+16): low nibbles = elements 64p + 16h + [0,16) (sub-block 2p), high
 // nibbles = 64p + 32 + 16h + [0,16) (sub-block 2p+1). Q5_K adds bit 2p / 2p+1 of qh bytes
 // [16h, 16h+16). The min term uses the q8_1 block sums, added once per sub-block (h == 0).
-template <int T> RF_DEV void mvq_k4(const rf_kargs &a) {
-    MvqRow r;
-    if (!mvq_setup(a, r)) return;
+// Row functions (mvq_row_*) return the warp-summed dot product of one weight row with the q8_1
+// vector (xq quants, xds (scale, sum) pairs); every lane gets the result.
+template <int T> RF_DEV float mvq_row_k4(const u8 *w, const i8 *xq, const float *xds, i64 K) {
     const int lane = threadIdx.x % RF_WARP, j = lane & 7, p = j >> 1, h = j & 1;
     const int bytes = T == T_Q4_K ? 144 : 176, qs_at = T == T_Q4_K ? 16 : 48;
-    const i64 nb = r.K / 256;
+    const i64 nb = K / 256;
     float acc = 0.f;
 #pragma unroll 2
     for (i64 b = lane >> 3; b < nb; b += RF_WARP / 8) {
-        const u8 *blk = r.w + b * bytes;
+        const u8 *blk = w + b * bytes;
         uint4 q = *(const uint4 *)(blk + qs_at + 16 * j);
         uint4 lo = and4(q, 0x0F0F0F0Fu), hi = and4(shr4(q, 4), 0x0F0F0F0Fu);
         if (T == T_Q5_K) {
@@ -139,20 +139,25 @@ template <int T> RF_DEV void mvq_k4(const rf_kargs &a) {
             hi = or4(hi, fifth_bit4(qh, 2 * p + 1));
         }
         const i64 e0 = b * 256 + 64 * p + 16 * h;
-        const int s0 = dot16_i8(lo, *(const uint4 *)(r.xq + e0), 0);
-        const int s1 = dot16_i8(hi, *(const uint4 *)(r.xq + e0 + 32), 0);
+        const int s0 = dot16_i8(lo, *(const uint4 *)(xq + e0), 0);
+        const int s1 = dot16_i8(hi, *(const uint4 *)(xq + e0 + 32), 0);
         const u32 dm = *(const u32 *)blk;
         const float d = h2f((u16)dm), dmin = h2f((u16)(dm >> 16));
         int sc0, m0, sc1, m1;
         scale_min_k4(2 * p, blk + 4, sc0, m0);
         scale_min_k4(2 * p + 1, blk + 4, sc1, m1);
-        const float *ds = r.xds + 2 * (b * 8 + 2 * p); // (d, sum) of sub-blocks 2p, 2p+1
+        const float *ds = xds + 2 * (b * 8 + 2 * p); // (d, sum) of sub-blocks 2p, 2p+1
         acc += d * ((float)(sc0 * s0) * ds[0] + (float)(sc1 * s1) * ds[2]);
         const float mins = dmin * ((float)m0 * ds[1] + (float)m1 * ds[3]);
         acc -= h == 0 ? mins : 0.f; // branch-free: LLVM 15 crashed on a branch here (gfx1100)
     }
-    acc = warp_sum(acc);
-    if (lane == 0) *r.y = acc;
+    return warp_sum(acc);
+}
+template <int T> RF_DEV void mvq_k4(const rf_kargs &a) {
+    MvqRow r;
+    if (!mvq_setup(a, r)) return;
+    const float acc = mvq_row_k4<T>(r.w, r.xq, r.xds, r.K);
+    if (threadIdx.x % RF_WARP == 0) *r.y = acc;
 }
 RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_k(rf_kargs a) { mvq_k4<T_Q4_K>(a); }
 RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { mvq_k4<T_Q5_K>(a); }
@@ -160,15 +165,13 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { mvq_k4<T_Q5_K>(a
 // Q6_K (210-byte blocks, 2-byte aligned): 8 lanes per block, 4 blocks per warp step. Lane j:
 // half n = j/4, positions l = l0 + [0,8) with l0 = 8(j%4), all four quarters q (element
 // 128n + 32q + l): 2 ints each of ql (two runs) and qh, scale index 8n + l0/16 + 2q.
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q6_k(rf_kargs a) {
-    MvqRow r;
-    if (!mvq_setup(a, r)) return;
+RF_DEV float mvq_row_q6_k(const u8 *w, const i8 *xq, const float *xds, i64 K) {
     const int lane = threadIdx.x % RF_WARP, j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
-    const i64 nb = r.K / 256;
+    const i64 nb = K / 256;
     float acc = 0.f;
 #pragma unroll 2
     for (i64 b = lane >> 3; b < nb; b += RF_WARP / 8) {
-        const u8 *blk = r.w + b * 210;
+        const u8 *blk = w + b * 210;
         int sum[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
@@ -178,57 +181,141 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_q6_k(rf_kargs a) {
                               ((qa >> 4) & 0x0F0F0F0Fu) | (hh & 0x30303030u), ((qb >> 4) & 0x0F0F0F0Fu) | ((hh >> 2) & 0x30303030u)};
 #pragma unroll
             for (int q = 0; q < 4; ++q)
-                sum[q] = dot4_i8((int)sub32_6bit(v[q]), *(const int *)(r.xq + b * 256 + 128 * n + 32 * q + l0 + 4 * i), sum[q]);
+                sum[q] = dot4_i8((int)sub32_6bit(v[q]), *(const int *)(xq + b * 256 + 128 * n + 32 * q + l0 + 4 * i), sum[q]);
         }
         const i8 *sc = (const i8 *)(blk + 192) + 8 * n + (l0 >> 4);
-        const float *ds = r.xds + 2 * (b * 8 + 4 * n);
+        const float *ds = xds + 2 * (b * 8 + 4 * n);
         const float part = (float)(sc[0] * sum[0]) * ds[0] + (float)(sc[2] * sum[1]) * ds[2] + (float)(sc[4] * sum[2]) * ds[4] +
                            (float)(sc[6] * sum[3]) * ds[6];
         acc += h2f(*(const u16 *)(blk + 208)) * part;
     }
-    acc = warp_sum(acc);
-    if (lane == 0) *r.y = acc;
+    return warp_sum(acc);
 }
 
 // Q4_0 (18-byte blocks): 2 lanes per block, 16 blocks per warp step; lane j reads quant bytes
 // [8j, 8j+8): elements 8j + [0,8) (low nibbles) and 16 + 8j + [0,8) (high). The -8 offset is
 // applied through the q8_1 block sum (lane 0 of the pair).
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_0(rf_kargs a) {
-    MvqRow r;
-    if (!mvq_setup(a, r)) return;
+RF_DEV float mvq_row_q4_0(const u8 *w, const i8 *xq, const float *xds, i64 K) {
     const int lane = threadIdx.x % RF_WARP, j = lane & 1;
-    const i64 nb = r.K / 32;
+    const i64 nb = K / 32;
     float acc = 0.f;
 #pragma unroll 4
     for (i64 b = lane >> 1; b < nb; b += RF_WARP / 2) {
-        const u8 *blk = r.w + b * 18;
+        const u8 *blk = w + b * 18;
         const u32 q0 = ld_u32_a2(blk + 2 + 8 * j), q1 = ld_u32_a2(blk + 6 + 8 * j);
-        const int *x = (const int *)(r.xq + b * 32 + 8 * j);
+        const int *x = (const int *)(xq + b * 32 + 8 * j);
         int s = dot4_i8((int)(q0 & 0x0F0F0F0Fu), x[0], 0);
         s = dot4_i8((int)(q1 & 0x0F0F0F0Fu), x[1], s);
         s = dot4_i8((int)((q0 >> 4) & 0x0F0F0F0Fu), x[4], s);
         s = dot4_i8((int)((q1 >> 4) & 0x0F0F0F0Fu), x[5], s);
-        const float d = h2f(*(const u16 *)blk), *ds = r.xds + 2 * b;
+        const float d = h2f(*(const u16 *)blk), *ds = xds + 2 * b;
         acc += d * ((float)s * ds[0] - (j == 0 ? 8.f * ds[1] : 0.f));
     }
-    acc = warp_sum(acc);
-    if (lane == 0) *r.y = acc;
+    return warp_sum(acc);
 }
 
 // Q8_0 (34-byte blocks): 4 lanes per block, 8 blocks per warp step; lane j reads quants [8j, 8j+8).
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q8_0(rf_kargs a) {
-    MvqRow r;
-    if (!mvq_setup(a, r)) return;
+RF_DEV float mvq_row_q8_0(const u8 *w, const i8 *xq, const float *xds, i64 K) {
     const int lane = threadIdx.x % RF_WARP, j = lane & 3;
-    const i64 nb = r.K / 32;
+    const i64 nb = K / 32;
     float acc = 0.f;
 #pragma unroll 4
     for (i64 b = lane >> 2; b < nb; b += RF_WARP / 4) {
-        const u8 *blk = r.w + b * 34;
-        const int *x = (const int *)(r.xq + b * 32 + 8 * j);
+        const u8 *blk = w + b * 34;
+        const int *x = (const int *)(xq + b * 32 + 8 * j);
         const int s = dot4_i8((int)ld_u32_a2(blk + 6 + 8 * j), x[1], dot4_i8((int)ld_u32_a2(blk + 2 + 8 * j), x[0], 0));
-        acc += h2f(*(const u16 *)blk) * (float)s * r.xds[2 * b];
+        acc += h2f(*(const u16 *)blk) * (float)s * xds[2 * b];
     }
-    acc = warp_sum(acc);
-    if (lane == 0) *r.y = acc;
+    return warp_sum(acc);
+}
+
+// One kernel per weight type: the row function of that type on each warp's row.
+#define RF_MVQ_KERNEL(name, row)                                                     \
+    RF_KERNEL __launch_bounds__(128) void name(rf_kargs a) {                         \
+        MvqRow r;                                                                    \
+        if (!mvq_setup(a, r)) return;                                                \
+        const float acc = row(r.w, r.xq, r.xds, r.K);                                \
+        if (threadIdx.x % RF_WARP == 0) *r.y = acc;                                  \
+    }
+RF_MVQ_KERNEL(rf_mvq_q6_k, mvq_row_q6_k)
+RF_MVQ_KERNEL(rf_mvq_q4_0, mvq_row_q4_0)
+RF_MVQ_KERNEL(rf_mvq_q8_0, mvq_row_q8_0)
+
+RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, const float *xds, i64 K) {
+    switch (type) {
+    case T_Q4_K: return mvq_row_k4<T_Q4_K>(w, xq, xds, K);
+    case T_Q5_K: return mvq_row_k4<T_Q5_K>(w, xq, xds, K);
+    case T_Q6_K: return mvq_row_q6_k(w, xq, xds, K);
+    case T_Q4_0: return mvq_row_q4_0(w, xq, xds, K);
+    default: return mvq_row_q8_0(w, xq, xds, K);
+    }
+}
+
+// Up to three M = 1 matmuls over the same q8_1 vector (decode: K, V, Q or gate, up) in one
+// launch; each row is computed exactly as by its single-matmul kernel. Weight s = src[s] (s < 3),
+// output s: dst, src[3], src[4]; segment s covers blocks [start(s), start(s+1)) with start(0) = 0,
+// start(1) = aux[1], start(2) = aux[2], start(n) = gridDim.x (aux[3] = n segments). Weight rows are
+// contiguous (nb[1] = row bytes), outputs contiguous f32, batch 1, scratch = the q8_1 vector.
+// iparams[0] = 1 (SwiGLU form): two segments of equal N in blocks [0, aux[1]); each warp computes
+// row n of both, writes both, and dst2 (src[4]) [n] = silu(gate) * up as rf_swiglu_f32 does.
+// iparams[0] = 2 (matmul + ROPE NORMAL, one token): one segment, N % 4 == 0; the block's rows
+// 4b..4b+3 hold two rotation pairs; src[3] = rotated output (dense, same element order), src[1] =
+// positions, src[2] = factors (may be null), iparams[1] = n_rot, iparams[2] = head size D,
+// fparams[0..1] = freq base, scale (rf_rope_f32's rope_rotate).
+RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
+    __shared__ float sh_rows[RF_MV_WARPS];
+    const bool swiglu = a.iparams[0] == 1;
+    if (a.iparams[0] == 2) {
+        const rf_ktensor &w = a.src[0];
+        const int wi = threadIdx.x / RF_WARP;
+        const i64 n = (i64)blockIdx.x * RF_MV_WARPS + wi, K = w.ne[0];
+        const i8 *xq = (const i8 *)a.scratch;
+        const float v = mvq_row(w.type, (const u8 *)w.data + n * w.nb[1], xq, (const float *)(xq + K), K);
+        if (threadIdx.x % RF_WARP == 0) { ((float *)a.dst.data)[n] = v; sh_rows[wi] = v; }
+        __syncthreads();
+        if (threadIdx.x % RF_WARP != 0 || (wi & 1)) return;
+        const int D = a.iparams[2], n_rot = a.iparams[1];
+        const i64 j = n % D; // even: pair (j, j + 1) of head n / D
+        float y0 = sh_rows[wi], y1 = sh_rows[wi + 1];
+        if (j / 2 < n_rot / 2)
+            rope_rotate(sh_rows[wi], sh_rows[wi + 1], j / 2, ((const int *)a.src[1].data)[0], n_rot, a.fparams[0], a.fparams[1],
+                        (const float *)a.src[2].data, y0, y1);
+        float *yr = (float *)a.src[3].data;
+        yr[n] = y0;
+        yr[n + 1] = y1;
+        return;
+    }
+    const int nseg = (int)a.aux[3];
+    int s = 0;
+    i64 blk = blockIdx.x;
+    if (!swiglu) {
+        if (nseg > 2 && blk >= a.aux[2]) { s = 2; blk -= a.aux[2]; }
+        else if (nseg > 1 && blk >= a.aux[1]) { s = 1; blk -= a.aux[1]; }
+    }
+    // Fields picked with constant indices: a.src[s] with a run-time s copies the whole argument
+    // block to scratch memory on AMD (592 bytes per thread on gfx1030/gfx1100).
+    const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
+    const i64 w_rows = s == 0 ? w0.ne[1] : s == 1 ? w1.ne[1] : w2.ne[1];
+    const i64 w_stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
+    const int w_type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
+    const u8 *w_data = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
+    const i64 n = blk * RF_MV_WARPS + threadIdx.x / RF_WARP;
+    if (n >= w_rows) return;
+    const i64 K = w0.ne[0];
+    const i8 *xq = (const i8 *)a.scratch;
+    const float *xds = (const float *)(xq + K);
+    const float v = mvq_row(w_type, w_data + n * w_stride, xq, xds, K);
+    const bool lane0 = threadIdx.x % RF_WARP == 0;
+    if (!swiglu) {
+        float *y = (float *)(s == 0 ? a.dst.data : s == 1 ? a.src[3].data : a.src[4].data);
+        if (lane0) y[n] = v;
+        return;
+    }
+    const rf_ktensor &wu = a.src[1];
+    const float u = mvq_row(wu.type, (const u8 *)wu.data + n * wu.nb[1], xq, xds, K);
+    if (lane0) {
+        ((float *)a.dst.data)[n] = v;
+        ((float *)a.src[3].data)[n] = u;
+        ((float *)a.src[4].data)[n] = (v / (1.f + __expf(-v))) * u;
+    }
 }

@@ -2,6 +2,27 @@
 // One thread per output pair slot i in [0, D/2); dims >= n_rot are copied unchanged.
 #include "compat.h"
 
+// Rotation r (< n_rot/2) of the pair (x0, x1) at position pos (also used by rf_mvq_multi's
+// matmul + rope form, so both give the same bits).
+RF_DEV void rope_rotate(float x0, float x1, i64 r, int pos, int n_rot, float base, float fscale, const float *factors,
+                        float &y0, float &y1) {
+    float theta = (float)pos * fscale * powf(base, -2.f * (float)r / (float)n_rot);
+    if (factors) theta /= factors[r];
+    float s, c;
+    sincosf(theta, &s, &c);
+    y0 = x0 * c - x1 * s;
+    y1 = x0 * s + x1 * c;
+}
+
+// Pair slot i of one row: the two element indices it writes and their values.
+RF_DEV void rope_pair(const float *xr, i64 i, int pos, int mode, int n_rot, float base, float fscale, const float *factors,
+                      i64 &j0, i64 &j1, float &y0, float &y1) {
+    if (i >= n_rot / 2) { j0 = 2 * i; j1 = 2 * i + 1; y0 = xr[j0]; y1 = xr[j1]; return; }
+    j0 = mode == 2 ? i : 2 * i;
+    j1 = mode == 2 ? i + n_rot / 2 : 2 * i + 1;
+    rope_rotate(xr[j0], xr[j1], i, pos, n_rot, base, fscale, factors, y0, y1);
+}
+
 RF_KERNEL void rf_rope_f32(rf_kargs a) {
     const rf_ktensor &x = a.src[0], &d = a.dst;
     const i64 D = x.ne[0], H = x.ne[1], T = x.ne[2];
@@ -14,15 +35,10 @@ RF_KERNEL void rf_rope_f32(rf_kargs a) {
         const i64 i = idx % half, h = (idx / half) % H, t = idx / (half * H);
         const float *xr = (const float *)((const u8 *)x.data + h * x.nb[1] + t * x.nb[2]);
         float *yr = (float *)((u8 *)d.data + h * d.nb[1] + t * d.nb[2]);
-        if (i >= n_rot / 2) { yr[2 * i] = xr[2 * i]; yr[2 * i + 1] = xr[2 * i + 1]; continue; }
-        const i64 j0 = mode == 2 ? i : 2 * i, j1 = mode == 2 ? i + n_rot / 2 : 2 * i + 1;
-        const i64 r = i; // rotation index of the pair
-        float theta = (float)pos[t] * fscale * powf(base, -2.f * (float)r / (float)n_rot);
-        if (factors) theta /= factors[r];
-        float s, c;
-        sincosf(theta, &s, &c);
-        const float x0 = xr[j0], x1 = xr[j1];
-        yr[j0] = x0 * c - x1 * s;
-        yr[j1] = x0 * s + x1 * c;
+        i64 j0, j1;
+        float y0, y1;
+        rope_pair(xr, i, pos[t], mode, n_rot, base, fscale, factors, j0, j1, y0, y1);
+        yr[j0] = y0;
+        yr[j1] = y1;
     }
 }

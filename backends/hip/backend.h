@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpu_runtime.h"
 #include "kernel_pack.h"
@@ -20,7 +21,10 @@ struct Backend {
     KernelModule kernels;
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
     bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
+    bool fuse_matmul = true;     // the matmul/append patterns too (ROCMFORGE_HIP_FUSE=norm: off)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
+    // Nodes of the compute() in progress already launched by a fusion ahead of their turn.
+    std::vector<uint8_t> node_done;
     // Device scratch owned by the plugin: q8_1 activations of M=1 matmuls, split-attention
     // partials. Grown (never shrunk) by ensure_scratch(); the attention counters part is zeroed.
     struct Scratch { void *ptr = nullptr; uint64_t size = 0; };

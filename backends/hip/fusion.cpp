@@ -1,6 +1,7 @@
 // See fusion.h. Patterns are matched on data pointers and shapes (the graph has no tensor ids).
 #include "fusion.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ops.h"
@@ -21,9 +22,149 @@ rf_ktensor kt(const rf_tensor *t) {
     return k;
 }
 
+// Bytes from t->data up to the end of its last row: (ne[d] - 1) * nb[d] per outer dim plus one
+// row (scalar types: ne[0] elements; block types: nb[1], at least a row). Views of a larger
+// tensor (a KV pool of one layer) get their own extent, not the whole buffer's.
+uint64_t span(const rf_tensor *t) {
+    const int64_t es = t->type == RF_TYPE_F32 || t->type == RF_TYPE_I32 ? 4 : t->type == RF_TYPE_F16 || t->type == RF_TYPE_BF16 ? 2 : 0;
+    uint64_t m = es ? (uint64_t)(es * t->ne[0]) : (uint64_t)t->nb[1];
+    for (int d = 1; d < 4; ++d) m += (uint64_t)((t->ne[d] - 1) * t->nb[d]);
+    return m;
+}
+bool overlap(const rf_tensor *a, const rf_tensor *b) {
+    if (!a || !b || !a->data || !b->data) return false;
+    const auto x = (uintptr_t)a->data, y = (uintptr_t)b->data;
+    return x < y + span(b) && y < x + span(a);
+}
+bool dense_f32(const rf_tensor *t) {
+    return plain_f32(t) && t->nb[1] == 4 * t->ne[0] && t->nb[2] == t->nb[1] * t->ne[1] && t->nb[3] == t->nb[2] * t->ne[2];
+}
+
+// An M = 1 q8_1 matmul with one weight matrix and one vector (what rf_mvq_multi covers).
+bool vec_matmul(const rf_node *n) {
+    if (!matmul_reads_q8(*n)) return false;
+    const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
+    return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
+           w->ne[1] <= (int64_t)1 << 30;
+}
+bool same_vector(const rf_node *a, const rf_node *b) {
+    return a->src[1]->data == b->src[1]->data && a->src[1]->ne[0] == b->src[1]->ne[0];
+}
+
+int add_launch(Backend &b, const char *name, unsigned blocks, unsigned threads, const rf_kargs &a) {
+    auto f = b.kernels.functions.find(name);
+    if (f == b.kernels.functions.end()) return 0;
+    LaunchRec r;
+    r.f = f->second;
+    r.grid[0] = blocks;
+    r.threads = threads;
+    r.args = a;
+    b.queue.add(r);
+    return 1;
+}
+
+// MATMUL(gate) MATMUL(up) SWIGLU(gate, up) over one vector.
+int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
+    if (i + 2 >= g.n_nodes || b.node_done[i + 1] || b.node_done[i + 2]) return 0;
+    const rf_node *mg = g.nodes[i], *mu = g.nodes[i + 1], *sw = g.nodes[i + 2];
+    if (!vec_matmul(mu) || !same_vector(mg, mu) || sw->op != RF_OP_SWIGLU || !unsupported_reason(*sw).empty()) return 0;
+    const rf_tensor *x = mg->src[1], *gd = mg->dst, *ud = mu->dst, *sd = sw->dst;
+    if (sw->src[0]->data != gd->data || sw->src[1]->data != ud->data || !dense_f32(sw->src[0]) || !dense_f32(sw->src[1]) ||
+        !dense_f32(sd) || !same_shape(sw->src[0], gd) || !same_shape(sw->src[1], ud) || !same_shape(sd, gd) || !same_shape(gd, ud))
+        return 0;
+    // The kernel's warp writes gate, up, then the product of row n: the product may replace one
+    // of its inputs exactly, nothing may overlap partially or alias the vector.
+    if (overlap(gd, x) || overlap(ud, x) || overlap(sd, x) || overlap(gd, ud) || (overlap(sd, gd) && sd->data != gd->data) ||
+        (overlap(sd, ud) && sd->data != ud->data))
+        return 0;
+    if (int r = ensure_q8_vector(b, x, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    const int64_t N = gd->ne[0];
+    rf_kargs a{};
+    a.src[0] = kt(mg->src[0]);
+    a.src[1] = kt(mu->src[0]);
+    a.dst = kt(gd);
+    a.src[3] = kt(ud);
+    a.src[4] = kt(sd);
+    a.scratch = b.act_scratch.ptr;
+    a.iparams[0] = 1;
+    a.aux[1] = (N + 3) / 4;
+    a.aux[3] = 2;
+    return add_launch(b, "rf_mvq_multi", (unsigned)((N + 3) / 4), 128, a) ? 3 : 0;
+}
+
+// MATMUL ROPE(NORMAL, one token) over its output (decode K and Q projections).
+int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
+    if (i + 1 >= g.n_nodes || b.node_done[i + 1]) return 0;
+    const rf_node *mm = g.nodes[i], *rp = g.nodes[i + 1];
+    if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return 0;
+    const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
+    const int64_t N = md->ne[0], D = rx->ne[0];
+    if (rp->iparams[0] != RF_ROPE_NORMAL || rx->data != md->data || !dense_f32(rx) || !dense_f32(rd) || !same_shape(rx, rd) ||
+        rx->ne[0] * rx->ne[1] != N || rx->ne[2] * rx->ne[3] != 1 || pos->ne[0] != 1 || N % 4 || D % 2)
+        return 0;
+    // The rotated rows may replace the product exactly; no other overlap.
+    if ((overlap(rd, md) && rd->data != md->data) || overlap(rd, mm->src[0]) || overlap(rd, mm->src[1]) || overlap(rd, pos) ||
+        overlap(rd, rp->src[2]))
+        return 0;
+    if (int r = ensure_q8_vector(b, mm->src[1], err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    rf_kargs a{};
+    a.src[0] = kt(mm->src[0]);
+    a.src[1] = kt(pos);
+    a.src[2] = kt(rp->src[2]);
+    a.src[3] = kt(rd);
+    a.dst = kt(md);
+    a.scratch = b.act_scratch.ptr;
+    a.aux[3] = 1;
+    a.iparams[0] = 2;
+    a.iparams[1] = rp->iparams[1];
+    a.iparams[2] = (int)D;
+    a.fparams[0] = rp->fparams[0];
+    a.fparams[1] = rp->fparams[1];
+    return add_launch(b, "rf_mvq_multi", (unsigned)(N / 4), 128, a) ? 2 : 0;
+}
+
+// M = 1 matmul patterns (gate+up+swiglu, matmul+rope). Later matmuls are never moved ahead of
+// the nodes between them: the executor recycles arena bytes after a tensor's last reader, so a
+// later node's output may sit on an earlier node's input.
+int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
+    const rf_node *m0 = g.nodes[i];
+    if (!vec_matmul(m0) || overlap(m0->dst, m0->src[1])) return 0;
+    if (int r = fuse_gate_up(b, g, i, err)) return r;
+    return fuse_matmul_rope(b, g, i, err);
+}
+
+bool pool_append(const rf_node *n) {
+    const rf_tensor *x = n->src[0], *s = n->src[1], *p = n->dst;
+    return n->op == RF_OP_SET_ROWS && unsupported_reason(*n).empty() && plain_f32(x) && x->ne[2] * x->ne[3] == 1 &&
+           s->ne[0] == x->ne[1] && (p->type == RF_TYPE_F16 || p->type == RF_TYPE_F32);
+}
+
+// SET_ROWS(K pool) SET_ROWS(V pool) into f16/f32 pools.
+int fuse_kv_append(Backend &b, const rf_graph &g, int i) {
+    if (i + 1 >= g.n_nodes || b.node_done[i + 1]) return 0;
+    const rf_node *k = g.nodes[i], *v = g.nodes[i + 1];
+    if (!pool_append(k) || !pool_append(v)) return 0;
+    const rf_tensor *rdk[2] = {k->src[0], k->src[1]}, *rdv[2] = {v->src[0], v->src[1]};
+    if (overlap(k->dst, v->dst)) return 0;
+    for (int j = 0; j < 2; ++j)
+        if (overlap(k->dst, rdk[j]) || overlap(k->dst, rdv[j]) || overlap(v->dst, rdk[j]) || overlap(v->dst, rdv[j])) return 0;
+    const int64_t total = k->src[0]->ne[0] * k->src[0]->ne[1] + v->src[0]->ne[0] * v->src[0]->ne[1];
+    rf_kargs a{};
+    a.src[0] = kt(k->src[0]);
+    a.src[1] = kt(k->src[1]);
+    a.dst = kt(k->dst);
+    a.src[2] = kt(v->src[0]);
+    a.src[3] = kt(v->src[1]);
+    a.src[4] = kt(v->dst);
+    if (total <= 0) return 0;
+    return add_launch(b, "rf_set_rows2", (unsigned)std::min<int64_t>((total + 255) / 256, 1 << 16), 256, a) ? 2 : 0;
+}
+
 } // namespace
 
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
+    if (g.nodes[i]->op == RF_OP_MATMUL) return b.fuse_matmul ? fuse_matmuls(b, g, i, err) : 0;
+    if (g.nodes[i]->op == RF_OP_SET_ROWS) return b.fuse_matmul ? fuse_kv_append(b, g, i) : 0;
     const rf_node *add = nullptr, *norm = nullptr, *mul = nullptr;
     int at = i;
     const rf_node *n0 = g.nodes[at];

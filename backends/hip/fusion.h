@@ -7,9 +7,16 @@
 
 namespace rf_hip {
 
-// Tries the patterns at nodes[i]: [ADD] RMS_NORM MUL(norm weight), with the q8_1 form of the
-// product when the next node is an M = 1 matmul reading it. Returns the number of nodes
-// consumed (0: no pattern here, run nodes[i] alone), or -1 with `err` set.
+// Tries the patterns at nodes[i]:
+//  - [ADD] RMS_NORM MUL(norm weight), with the q8_1 form of the product when the next node is an
+//    M = 1 matmul reading it;
+//  - MATMUL MATMUL SWIGLU (gate, up over one vector) -> rf_mvq_multi in SwiGLU form;
+//  - MATMUL ROPE(NORMAL) over its output, one token (K, Q) -> rf_mvq_multi in rope form;
+//  - SET_ROWS SET_ROWS into f16/f32 pools (K, V append) -> rf_set_rows2.
+// b.node_done marks nodes launched ahead of their turn (none of the patterns above do so yet;
+// compute() skips marked nodes).
+// Returns the number of consecutive nodes consumed (0: no pattern here, run nodes[i] alone),
+// or -1 with `err` set.
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err);
 
 } // namespace rf_hip

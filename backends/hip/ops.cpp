@@ -32,7 +32,7 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_quantize_q8_1",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0",
-                               "rf_add_rms_norm_mul"};
+                               "rf_add_rms_norm_mul", "rf_mvq_multi", "rf_set_rows2"};
 
 bool aligned(const rf_tensor *t, int64_t a) {
     return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
@@ -308,6 +308,20 @@ std::string unsupported_reason(const rf_node &n) {
 bool matmul_reads_q8(const rf_node &n) {
     return n.op == RF_OP_MATMUL && n.src[0] && n.src[1] && n.src[1]->ne[1] == 1 && n.src[1]->type == RF_TYPE_F32 &&
            mvq_kernel(n.src[0]) != nullptr && unsupported_reason(n).empty();
+}
+
+int ensure_q8_vector(Backend &b, const rf_tensor *x, std::string &err) {
+    const int64_t K = x->ne[0], col = (K + K / 32 * 8 + 15) / 16 * 16;
+    if (b.q8_src == x->data && b.q8_k == K) return RF_OK;
+    if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>(col, 1 << 20), false, err)) return RF_ERR_OUT_OF_MEMORY;
+    rf_kargs qa{};
+    qa.src[0] = ktensor(x);
+    qa.scratch = b.act_scratch.ptr;
+    qa.aux[0] = col;
+    if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 255) / 256), 1, 1, 256, qa, err)) return r;
+    b.q8_src = x->data;
+    b.q8_k = K;
+    return RF_OK;
 }
 
 namespace {

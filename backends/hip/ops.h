@@ -14,5 +14,7 @@ std::string unsupported_reason(const rf_node &n);
 int run_node(Backend &b, const rf_node &n, std::string &err);
 // True for an M = 1 matmul that runs on q8_1 activations (fusion may prepare them).
 bool matmul_reads_q8(const rf_node &n);
+// Quantizes the vector x[K] (batch 1) into act_scratch as q8_1 unless it is already there.
+int ensure_q8_vector(Backend &b, const rf_tensor *x, std::string &err);
 
 } // namespace rf_hip

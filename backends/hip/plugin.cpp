@@ -116,6 +116,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     // fault names its node.
     const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");
     b->fuse = !b->sync_each_node && !(fs && *fs == '0');
+    b->fuse_matmul = !(fs && std::string(fs) == "norm"); // only [ADD] RMS_NORM MUL (A/B of the others)
     if (const char *s = std::getenv("ROCMFORGE_HIP_STATS"); s && *s == '1') {
         b->stats.on = hipEventCreate(&b->stats.ev[0]) == hipSuccess && hipEventCreate(&b->stats.ev[1]) == hipSuccess;
     }
@@ -228,8 +229,11 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     // Launches are collected and submitted at the end (directly, or as a replayed graph).
     b->queue.begin();
     b->q8_src = nullptr;
+    b->node_done.assign((size_t)g->n_nodes, 0);
     for (int i = 0, used = 1; i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
+        used = 1;
+        if (b->node_done[i]) continue; // launched earlier by a fusion
         const std::string why = unsupported_reason(*n);
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
         used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
