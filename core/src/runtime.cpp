@@ -62,26 +62,39 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
             rt->unavailable_.emplace_back(name, why);
             continue;
         }
-        const auto *vt = static_cast<const rf_backend_vtable *>(p->info->vtable);
-        if (vt->struct_size < offsetof(rf_backend_vtable, synchronize) || !vt->init || !vt->compute ||
-            !vt->supports_op || !vt->buffer_alloc || !vt->upload || !vt->download) {
-            throw UsageError("plugin " + p->record.path + " has an incomplete backend vtable");
+        // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): the first
+        // in search order that starts on this machine wins; every refusal is reported.
+        std::string why_all;
+        bool started = false;
+        for (const auto &cand : plugins) {
+            if (!cand.info || cand.info->kind != RF_PLUGIN_BACKEND || name != cand.info->name) continue;
+            const auto *vt = static_cast<const rf_backend_vtable *>(cand.info->vtable);
+            if (vt->struct_size < offsetof(rf_backend_vtable, synchronize) || !vt->init || !vt->compute ||
+                !vt->supports_op || !vt->buffer_alloc || !vt->upload || !vt->download) {
+                throw UsageError("plugin " + cand.record.path + " has an incomplete backend vtable");
+            }
+            void *ctx = nullptr;
+            char err[1024] = {0};
+            int st = vt->init(config.backend_config_json(name).c_str(), &ctx, err, sizeof err);
+            if (st != RF_OK) {
+                why_all += std::string(why_all.empty() ? "" : "; ") + cand.record.path + ": " +
+                           (err[0] ? err : "status " + std::to_string(st));
+                continue;
+            }
+            rt->owned_.push_back(std::make_unique<Backend>(name, cand.record.path, vt, ctx, cand.library));
+            rt->order_.push_back(rt->owned_.back().get());
+            spdlog::info("backend '{}' ready: {} ({})", name, rt->order_.back()->info().name,
+                         rt->order_.back()->info().arch);
+            started = true;
+            break;
         }
-        void *ctx = nullptr;
-        char err[1024] = {0};
-        int st = vt->init(config.backend_config_json(name).c_str(), &ctx, err, sizeof err);
-        if (st != RF_OK) {
-            std::string why = "backend '" + name + "' cannot start: " + (err[0] ? err : "status " + std::to_string(st));
+        if (!started) {
+            std::string why = "backend '" + name + "' cannot start: " + why_all;
             if (std::find(config.required.begin(), config.required.end(), name) != config.required.end())
                 throw Error(why);
             spdlog::info("{}", why);
             rt->unavailable_.emplace_back(name, why);
-            continue;
         }
-        rt->owned_.push_back(std::make_unique<Backend>(name, p->record.path, vt, ctx, p->library));
-        rt->order_.push_back(rt->owned_.back().get());
-        spdlog::info("backend '{}' ready: {} ({})", name, rt->order_.back()->info().name,
-                     rt->order_.back()->info().arch);
     }
     if (rt->order_.empty()) {
         std::string why;

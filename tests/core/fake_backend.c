@@ -24,7 +24,14 @@ typedef struct { int computes; } fake_ctx;
 static void *to_host(const void *p) { return (void *)((uintptr_t)p - DEV_OFF); }
 
 static int fake_init(const char *cfg, void **ctx, char *err, size_t n) {
-    (void)cfg; (void)err; (void)n;
+    (void)cfg;
+#ifdef FAKE_INIT_FAILS
+    /* Stands for a plugin flavour whose driver is missing on this machine. */
+    strncpy(err, "fake driver missing", n);
+    (void)ctx;
+    return RF_ERR_NO_DEVICE;
+#endif
+    (void)err; (void)n;
     *ctx = calloc(1, sizeof(fake_ctx));
     return RF_OK;
 }

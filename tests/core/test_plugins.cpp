@@ -72,3 +72,10 @@ TEST_CASE("runtime: an op override naming an unavailable backend fails") {
     rf::Config c = rf::Config::from_json("{\"backends\": [\"fakehost\"], \"op_overrides\": {\"add\": \"fakedev\"}, \"plugin_dirs\": [\"" + plugin_dir() + "\"]}", "t.json");
     CHECK_THROWS_AS(rf::Runtime::create(c), rf::UsageError);
 }
+
+TEST_CASE("runtime: when two plugins provide a backend name, the first that starts wins") {
+    rf::Config c = rf::Config::from_json("{\"backends\": [\"fakedev\"], \"plugin_dirs\": [\"" + plugin_dir() + "\"]}", "t.json");
+    auto rt = rf::Runtime::create(c);
+    REQUIRE(rt->backends().size() == 1);
+    CHECK_THAT(rt->backends()[0]->plugin_path(), Catch::EndsWith("rocmforge-fakedev.so"));
+}
