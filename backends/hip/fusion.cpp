@@ -13,15 +13,6 @@ bool plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb
 bool same_shape(const rf_tensor *a, const rf_tensor *b) { return std::memcmp(a->ne, b->ne, sizeof a->ne) == 0; }
 bool is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
 
-rf_ktensor kt(const rf_tensor *t) {
-    rf_ktensor k{};
-    if (!t) return k;
-    k.data = t->data;
-    for (int i = 0; i < 4; ++i) { k.ne[i] = t->ne[i]; k.nb[i] = t->nb[i]; }
-    k.type = t->type;
-    return k;
-}
-
 // Bytes from t->data up to the end of its last row: (ne[d] - 1) * nb[d] per outer dim plus one
 // row (scalar types: ne[0] elements; block types: nb[1], at least a row). Views of a larger
 // tensor (a KV pool of one layer) get their own extent, not the whole buffer's.
@@ -80,11 +71,11 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (int r = ensure_q8_vector(b, x, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     const int64_t N = gd->ne[0];
     rf_kargs a{};
-    a.src[0] = kt(mg->src[0]);
-    a.src[1] = kt(mu->src[0]);
-    a.dst = kt(gd);
-    a.src[3] = kt(ud);
-    a.src[4] = kt(sd);
+    a.src[0] = ktensor(mg->src[0]);
+    a.src[1] = ktensor(mu->src[0]);
+    a.dst = ktensor(gd);
+    a.src[3] = ktensor(ud);
+    a.src[4] = ktensor(sd);
     a.scratch = b.act_scratch.ptr;
     a.iparams[0] = 1;
     a.aux[1] = (N + 3) / 4;
@@ -108,11 +99,11 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
         return 0;
     if (int r = ensure_q8_vector(b, mm->src[1], err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
-    a.src[0] = kt(mm->src[0]);
-    a.src[1] = kt(pos);
-    a.src[2] = kt(rp->src[2]);
-    a.src[3] = kt(rd);
-    a.dst = kt(md);
+    a.src[0] = ktensor(mm->src[0]);
+    a.src[1] = ktensor(pos);
+    a.src[2] = ktensor(rp->src[2]);
+    a.src[3] = ktensor(rd);
+    a.dst = ktensor(md);
     a.scratch = b.act_scratch.ptr;
     a.aux[3] = 1;
     a.iparams[0] = 2;
@@ -150,12 +141,12 @@ int fuse_kv_append(Backend &b, const rf_graph &g, int i) {
         if (overlap(k->dst, rdk[j]) || overlap(k->dst, rdv[j]) || overlap(v->dst, rdk[j]) || overlap(v->dst, rdv[j])) return 0;
     const int64_t total = k->src[0]->ne[0] * k->src[0]->ne[1] + v->src[0]->ne[0] * v->src[0]->ne[1];
     rf_kargs a{};
-    a.src[0] = kt(k->src[0]);
-    a.src[1] = kt(k->src[1]);
-    a.dst = kt(k->dst);
-    a.src[2] = kt(v->src[0]);
-    a.src[3] = kt(v->src[1]);
-    a.src[4] = kt(v->dst);
+    a.src[0] = ktensor(k->src[0]);
+    a.src[1] = ktensor(k->src[1]);
+    a.dst = ktensor(k->dst);
+    a.src[2] = ktensor(v->src[0]);
+    a.src[3] = ktensor(v->src[1]);
+    a.src[4] = ktensor(v->dst);
     if (total <= 0) return 0;
     return add_launch(b, "rf_set_rows2", (unsigned)std::min<int64_t>((total + 255) / 256, 1 << 16), 256, a) ? 2 : 0;
 }
@@ -201,12 +192,12 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     r.grid[0] = (unsigned)rows;
     r.threads = 1024; // one block per row: latency-bound, so as many threads as a block takes
     rf_kargs &a = r.args;
-    a.src[0] = kt(add ? add->src[0] : x);
-    a.src[1] = kt(add ? add->src[1] : nullptr);
-    a.src[2] = kt(w);
-    a.src[3] = kt(add ? add->dst : nullptr);
-    a.src[4] = kt(nd);
-    a.dst = kt(mul->dst);
+    a.src[0] = ktensor(add ? add->src[0] : x);
+    a.src[1] = ktensor(add ? add->src[1] : nullptr);
+    a.src[2] = ktensor(w);
+    a.src[3] = ktensor(add ? add->dst : nullptr);
+    a.src[4] = ktensor(nd);
+    a.dst = ktensor(mul->dst);
     a.fparams[0] = norm->fparams[0];
     if (quantize) {
         a.aux[0] = col;

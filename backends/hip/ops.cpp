@@ -6,6 +6,16 @@
 #include "kernel_args.h"
 
 namespace rf_hip {
+
+rf_ktensor ktensor(const rf_tensor *t) {
+    rf_ktensor k{};
+    if (!t) return k;
+    k.data = t->data;
+    for (int i = 0; i < 4; ++i) { k.ne[i] = t->ne[i]; k.nb[i] = t->nb[i]; }
+    k.type = t->type;
+    return k;
+}
+
 namespace {
 
 struct TypeInfo { int type; const char *suffix; int block; int bytes; };
@@ -57,14 +67,6 @@ const char *mvq_kernel(const rf_tensor *w) {
     }
 }
 
-rf_ktensor ktensor(const rf_tensor *t) {
-    rf_ktensor k{};
-    if (!t) return k;
-    k.data = t->data;
-    for (int i = 0; i < 4; ++i) { k.ne[i] = t->ne[i]; k.nb[i] = t->nb[i]; }
-    k.type = t->type;
-    return k;
-}
 
 int64_t nelem(const rf_tensor *t) { return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]; }
 bool is_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32; }

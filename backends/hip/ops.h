@@ -4,8 +4,13 @@
 #include <vector>
 
 #include "backend.h"
+#include "kernel_args.h"
 
 namespace rf_hip {
+
+// The kernels' view of a tensor (kernels/kernel_args.h); a null tensor gives an empty one.
+rf_ktensor ktensor(const rf_tensor *t);
+
 
 // Every kernel the dispatcher may launch: a pack must contain all of them.
 std::vector<std::string> required_kernel_names();
