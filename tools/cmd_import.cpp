@@ -29,6 +29,7 @@
 #include "rocmforge/abi.h"
 #include "rocmforge/error.h"
 #include "rocmforge/gguf.h"
+#include "rocmforge/model_writer.h"
 #include "rocmforge/types.h"
 
 namespace {
@@ -316,18 +317,6 @@ void set_tokenizer_metadata(rf::gguf::Writer &w, const std::string &path, int64_
     w.set("tokenizer.ggml.add_eos_token", Value::from_bool(t.boolean("add_eos_token")));
 }
 
-// gguf-py's size label: "3.1M", "125M", "7B".
-std::string size_label(int64_t n) {
-    const char *suffix = "K";
-    double s = double(n) / 1e3;
-    if (n >= 1000000000000) suffix = "T", s = double(n) / 1e12;
-    else if (n >= 1000000000) suffix = "B", s = double(n) / 1e9;
-    else if (n >= 1000000) suffix = "M", s = double(n) / 1e6;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, s < 10 ? "%.1f%s" : "%.0f%s", s, suffix);
-    return buf;
-}
-
 } // namespace
 
 int cmd_import(int argc, char **argv) {
@@ -367,15 +356,9 @@ int cmd_import(int argc, char **argv) {
     w.set("general.type", Value::from_string("model"));
     w.set("general.name", Value::from_string(name));
     if (!description.empty()) w.set("general.description", Value::from_string(description));
-    w.set("general.size_label", Value::from_string(size_label(n_params)));
-    w.set(a + "block_count", Value::from_u32(uint32_t(hp.n_layer)));
-    w.set(a + "context_length", Value::from_u32(uint32_t(hp.n_ctx)));
-    w.set(a + "embedding_length", Value::from_u32(uint32_t(hp.n_embd)));
-    w.set(a + "feed_forward_length", Value::from_u32(uint32_t(hp.n_ff)));
-    w.set(a + "attention.head_count", Value::from_u32(uint32_t(hp.n_head)));
-    w.set(a + "attention.head_count_kv", Value::from_u32(uint32_t(hp.n_head_kv)));
-    w.set(a + "rope.freq_base", Value::from_f32(float(hp.rope_base)));
-    w.set(a + "attention.layer_norm_rms_epsilon", Value::from_f32(float(hp.rms_eps)));
+    w.set("general.size_label", Value::from_string(rf::size_label(n_params)));
+    rf::set_llama_hparam_keys(w, {"llama", hp.n_layer, hp.n_ctx, hp.n_embd, hp.n_ff, hp.n_head, hp.n_head_kv,
+                              float(hp.rope_base), float(hp.rms_eps)});
     if (hp.head_dim * hp.n_head != hp.n_embd) { // convert writes these only when they differ
         w.set(a + "attention.key_length", Value::from_u32(uint32_t(hp.head_dim)));
         w.set(a + "attention.value_length", Value::from_u32(uint32_t(hp.head_dim)));
@@ -403,6 +386,6 @@ int cmd_import(int argc, char **argv) {
     }
     w.write(output);
     std::printf("import: wrote %s: %zu tensors, %lld parameters (%s), %s\n", output.c_str(), m.tensors.size(),
-                (long long)n_params, size_label(n_params).c_str(), f16 ? "F16 matrices, F32 norms" : "all F32");
+                (long long)n_params, rf::size_label(n_params).c_str(), f16 ? "F16 matrices, F32 norms" : "all F32");
     return 0;
 }

@@ -70,20 +70,6 @@ Vocab read_vocab(const std::string &path) {
     return v;
 }
 
-// convert_hf_to_gguf.py's size label (gguf.utility.model_weight_count_rounded_notation with
-// two significant digits at least): 6738415616 -> "6.7B", 494032768 -> "494M".
-std::string size_label(int64_t n_params) {
-    const char *suffix = "";
-    double scaled = double(n_params);
-    if (n_params > 1000000000000LL) { scaled /= 1e12; suffix = "T"; }
-    else if (n_params > 1000000000LL) { scaled /= 1e9; suffix = "B"; }
-    else if (n_params > 1000000LL) { scaled /= 1e6; suffix = "M"; }
-    else { scaled /= 1e3; suffix = "K"; }
-    const int int_digits = int(std::to_string(int64_t(std::llround(scaled))).size());
-    const int decimals = std::max(2 - int_digits, 0);
-    return fmt::format("{:.{}f}{}", scaled, decimals, suffix);
-}
-
 void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOptions &opt,
                         int ftype, int64_t n_params) {
     using gguf::Value;
@@ -96,14 +82,8 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
           Value::from_string("Random weights from `rocmforge mkmodel --shape " + s.name +
                              " --seed " + std::to_string(opt.seed) + "`; not a trained model"));
     w.set("general.size_label", Value::from_string(size_label(n_params)));
-    w.set(a + "block_count", Value::from_u32(uint32_t(s.n_layer)));
-    w.set(a + "context_length", Value::from_u32(uint32_t(s.n_ctx)));
-    w.set(a + "embedding_length", Value::from_u32(uint32_t(s.n_embd)));
-    w.set(a + "feed_forward_length", Value::from_u32(uint32_t(s.n_ff)));
-    w.set(a + "attention.head_count", Value::from_u32(uint32_t(s.n_head)));
-    w.set(a + "attention.head_count_kv", Value::from_u32(uint32_t(s.n_head_kv)));
-    w.set(a + "rope.freq_base", Value::from_f32(s.rope_freq_base));
-    w.set(a + "attention.layer_norm_rms_epsilon", Value::from_f32(s.rms_eps));
+    set_llama_hparam_keys(w, {s.arch, s.n_layer, s.n_ctx, s.n_embd, s.n_ff, s.n_head, s.n_head_kv,
+                              s.rope_freq_base, s.rms_eps});
     if (ftype >= 0) w.set("general.file_type", Value::from_u32(uint32_t(ftype)));
     if (s.arch == "llama") { // LlamaModel adds these two; Qwen2Model does not
         w.set(a + "vocab_size", Value::from_u32(uint32_t(s.n_vocab)));

@@ -12,6 +12,21 @@
 
 namespace rf {
 
+namespace gguf {
+class Writer;
+}
+
+// The `<arch>.*` hyperparameter keys every llama-family GGUF carries, in convert_hf_to_gguf.py's order.
+struct LlamaHparamKeys {
+    std::string arch = "llama";
+    int64_t n_layer = 0, n_ctx = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0;
+    float rope_base = 10000.0f, rms_eps = 1e-5f;
+};
+void set_llama_hparam_keys(gguf::Writer &w, const LlamaHparamKeys &keys);
+
+// general.size_label as gguf-py writes it (two significant digits at least): "6.7B", "494M", "3.1M".
+std::string size_label(int64_t n_params);
+
 // Reported once per tensor, after its data has been produced.
 struct TensorWriteEvent {
     size_t index = 0;       // 1-based position in the output file
