@@ -140,9 +140,7 @@ uint64_t Executor::arena_bytes(const Backend *b) const {
 
 void Executor::run(Graph &g) {
     Impl &I = *impl_;
-    const auto &nodes = g.nodes();
-    const auto &refs = g.node_refs();
-    const int n_nodes = static_cast<int>(nodes.size());
+    const int n_nodes = static_cast<int>(g.nodes().size());
     I.copy_tensors.clear();
     for (auto &t : g.tensors()) t.plan = {};
     std::vector<int64_t> signature = graph_signature(g);
@@ -276,6 +274,7 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
             for (Tensor *t : dies_after[i])
                 if (t->plan.placed) planners[t->home].release(t->plan.offset, padded(t));
     }
+    I.arena_need.clear(); // what this plan needs, not what earlier plans needed
     for (auto &[b, p] : planners) I.arena_need[b] = std::max<uint64_t>(p.peak(), kAlign);
 }
 
