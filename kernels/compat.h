@@ -66,6 +66,25 @@ RF_DEV int shfl_xor_i(int v, int o) {
 #endif
 }
 
+// ---- batch coordinates ---------------------------------------------------------------------
+// Grid z -> (i2, i3) of a [.., ne2, ne3] activation x and the broadcast weight slice (w2, w3).
+// 32-bit arithmetic (64-bit division is a long software sequence that every thread would run);
+// z == 0, the only slice of a decode step, needs none.
+RF_DEV void batch_coords(int z, const rf_ktensor &x, const rf_ktensor &w, int &i2, int &i3, int &w2, int &w3) {
+    if (z == 0) { i2 = i3 = w2 = w3 = 0; return; }
+    const int n2 = (int)x.ne[2];
+    i2 = z % n2; i3 = z / n2;
+    w2 = i2 / (n2 / (int)w.ne[2]); w3 = i3 / ((int)x.ne[3] / (int)w.ne[3]);
+}
+
+// Row r of a [K, ne1, ne2, ne3] tensor (r < 2^31), 32-bit index arithmetic.
+RF_DEV const u8 *row_ptr(const rf_ktensor &t, i64 r) {
+    if (r == 0) return (const u8 *)t.data;
+    const int n1 = (int)t.ne[1], n2 = (int)t.ne[2], rr = (int)r;
+    const int i1 = rr % n1, i2 = (rr / n1) % n2, i3 = rr / (n1 * n2);
+    return (const u8 *)t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
+}
+
 // ---- 4x int8 dot product -------------------------------------------------------------------
 RF_DEV int dot4_i8(int a, int b, int c) {
 #if RF_NVIDIA

@@ -41,7 +41,7 @@ RF_KERNEL void rf_set_rows2(rf_kargs a) {
     for (i64 idx = blockIdx.x * (i64)blockDim.x + threadIdx.x; idx < nk + nv; idx += (i64)gridDim.x * blockDim.x) {
         const bool k = idx < nk;
         const rf_ktensor &x = a.src[k ? 0 : 2], &pool = k ? a.dst : a.src[4];
-        const i64 j = k ? idx : idx - nk, e = j % x.ne[0], t = j / x.ne[0];
+        const int j = (int)(k ? idx : idx - nk), e = j % (int)x.ne[0], t = j / (int)x.ne[0]; // 32-bit: one append
         const int slot = ((const int *)a.src[k ? 1 : 3].data)[t];
         const float v = ((const float *)((const u8 *)x.data + t * x.nb[1]))[e];
         store_pool_elem((u8 *)pool.data + (i64)slot * pool.nb[1], pool.type, e, v);

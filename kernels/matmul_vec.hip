@@ -2,7 +2,7 @@
 // contiguous piece of a block with the widest loads its alignment allows.
 //  - F16: dotted against the f32 activations.
 //  - Q4_K, Q5_K, Q6_K, Q4_0, Q8_0 (rf_mvq_*): the activation vector is first quantized to
-//    q8_1-like blocks (rf_quantize_q8_1: 32 int8 + scale + sum) in plugin scratch, then each
+//    q8_1-like blocks (rf_quantize_q8_1: 32 int8 + scale + scaled sum) in plugin scratch, then each
 //    lane dots packed weight quants with it 4 at a time (dp4a / sdot4). Reading int8 instead of
 //    f32 activations cuts the L1 traffic per weight byte ~8x, which bounded the f32 kernels.
 #include "compat.h"
@@ -16,8 +16,8 @@ RF_DEV bool mv_setup(const rf_kargs &a, MvRow &r) {
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
     const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
     if (n >= w.ne[1]) return false;
-    const i64 i2 = blockIdx.z % x.ne[2], i3 = blockIdx.z / x.ne[2];
-    const i64 w2 = i2 / (x.ne[2] / w.ne[2]), w3 = i3 / (x.ne[3] / w.ne[3]);
+    int i2 = 0, i3 = 0, w2 = 0, w3 = 0;
+    batch_coords(blockIdx.z, x, w, i2, i3, w2, w3);
     r.w = (const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + n * w.nb[1];
     r.x = (const float *)((const u8 *)x.data + i2 * x.nb[2] + i3 * x.nb[3]);
     r.y = (float *)((u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3]) + n;
@@ -62,35 +62,17 @@ RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
     if (lane == 0) *r.y = acc;
 }
 
-// ---- q8_1 activations -------------------------------------------------------------------------
-// Column z (batch index) of the scratch: K int8 quants, then K/32 pairs (scale d, sum of the 32
-// original values); aux[0] = column stride in bytes (multiple of 16, set by the host).
-// Grid (ceil(K/256), 1, batch), 256 threads: each warp quantizes one 32-element block.
-RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
-    const rf_ktensor &x = a.src[0];
-    const i64 K = x.ne[0];
-    const i64 blk = (i64)blockIdx.x * 8 + threadIdx.x / RF_WARP;
-    if (blk * 32 >= K) return;
-    const int lane = threadIdx.x % RF_WARP;
-    const i64 z = blockIdx.z, i2 = z % x.ne[2], i3 = z / x.ne[2];
-    const float v = ((const float *)((const u8 *)x.data + i2 * x.nb[2] + i3 * x.nb[3]))[blk * 32 + lane];
-    const float amax = warp_max(fabsf(v));
-    const float sum = warp_sum(v);
-    const float d = amax / 127.f;
-    const int q = amax == 0.f ? 0 : (int)rintf(v / d);
-    u8 *col = (u8 *)a.scratch + z * a.aux[0];
-    ((i8 *)col)[blk * 32 + lane] = (i8)q;
-    if (lane == 0) { float *ds = (float *)(col + K) + 2 * blk; ds[0] = d; ds[1] = sum; }
-}
-
+// ---- q8_1 activations (written by quantize_act.hip or the fused norm) ----------------------
+// Column z (batch index) of the scratch: K int8 quants, then K/32 pairs (scale d, d * sum of the
+// 32 quants); aux[0] = column stride in bytes.
 struct MvqRow { const u8 *w; const i8 *xq; const float *xds; float *y; i64 K; };
 
 RF_DEV bool mvq_setup(const rf_kargs &a, MvqRow &r) {
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
     const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
     if (n >= w.ne[1]) return false;
-    const i64 i2 = blockIdx.z % x.ne[2], i3 = blockIdx.z / x.ne[2];
-    const i64 w2 = i2 / (x.ne[2] / w.ne[2]), w3 = i3 / (x.ne[3] / w.ne[3]);
+    int i2 = 0, i3 = 0, w2 = 0, w3 = 0;
+    batch_coords(blockIdx.z, x, w, i2, i3, w2, w3);
     r.K = w.ne[0];
     r.w = (const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + n * w.nb[1];
     r.xq = (const i8 *)a.scratch + (i64)blockIdx.z * a.aux[0];

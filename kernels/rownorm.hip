@@ -25,10 +25,7 @@ RF_DEV float block_max(float v, float *sh) {
 }
 
 // Row r of a [K, d1, d2, d3] f32 tensor.
-RF_DEV const float *row_of(const rf_ktensor &t, i64 r) {
-    const i64 i1 = r % t.ne[1], i2 = (r / t.ne[1]) % t.ne[2], i3 = r / (t.ne[1] * t.ne[2]);
-    return (const float *)((const u8 *)t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3]);
-}
+RF_DEV const float *row_of(const rf_ktensor &t, i64 r) { return (const float *)row_ptr(t, r); }
 
 RF_KERNEL __launch_bounds__(256) void rf_rms_norm_f32(rf_kargs a) {
     __shared__ float sh[RF_WARP];

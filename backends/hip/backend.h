@@ -22,17 +22,26 @@ struct Backend {
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
     bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
     bool fuse_matmul = true;     // the matmul/append patterns too (ROCMFORGE_HIP_FUSE=norm: off)
+    bool cpu_like_activations = true; // int8-quantized activations as the CPU's (ROCMFORGE_HIP_ACT=f16: off)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
     // Nodes of the compute() in progress already launched by a fusion ahead of their turn.
     std::vector<uint8_t> node_done;
     // Device scratch owned by the plugin: q8_1 activations of M=1 matmuls, split-attention
-    // partials. Grown (never shrunk) by ensure_scratch(); the attention counters part is zeroed.
+    // partials, quantized-then-dequantized f32 activations of the other quantized matmuls.
+    // Grown (never shrunk) by ensure_scratch(); the attention counters part is zeroed.
     struct Scratch { void *ptr = nullptr; uint64_t size = 0; };
-    Scratch act_scratch, att_scratch;
-    // Activation last quantized to q8_1 in this compute(): (data, K, columns); reused by the
-    // next matmuls that read the same vector (Q, K, V / gate, up) until another node runs.
-    const void *q8_src = nullptr;
-    int64_t q8_k = 0, q8_cols = 0;
+    Scratch act_scratch, att_scratch, fq_scratch;
+    // An activation quantized in this compute() the way the CPU backend quantizes it
+    // (kernels/quantize_act.hip): reused by the next matmuls that read the same tensor with the
+    // same block size (Q, K, V / gate, up) until a node writes over its source bytes.
+    struct ActCopy {
+        const void *src = nullptr; // null: nothing cached
+        uint64_t src_bytes = 0;    // extent of the source tensor
+        int64_t k = 0, rows = 0;
+        int block = 0;             // 32 or 256
+    };
+    ActCopy q8; // q8_1 vector in act_scratch (M = 1 dp4a kernels)
+    ActCopy fq; // f32 rows in fq_scratch (tensor-core, tile and small-M kernels)
     struct Stats { // ROCMFORGE_HIP_STATS=1: printed at shutdown
         bool on = false;
         uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0;

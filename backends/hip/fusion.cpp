@@ -9,6 +9,9 @@
 namespace rf_hip {
 namespace {
 
+// rf_add_rms_norm_mul keeps a row in registers: 1024 threads x RF_NORM_PER_THREAD (norm_fused.hip).
+constexpr int64_t kNormMaxRow = 1024 * 8;
+
 bool plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb[0] == 4; }
 bool same_shape(const rf_tensor *a, const rf_tensor *b) { return std::memcmp(a->ne, b->ne, sizeof a->ne) == 0; }
 bool is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
@@ -68,7 +71,10 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (overlap(gd, x) || overlap(ud, x) || overlap(sd, x) || overlap(gd, ud) || (overlap(sd, gd) && sd->data != gd->data) ||
         (overlap(sd, ud) && sd->data != ud->data))
         return 0;
-    if (int r = ensure_q8_vector(b, x, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    // One q8_1 vector serves both: their CPU quantization blocks must agree.
+    const int block = act_block(mg->src[0]->type);
+    if (act_block(mu->src[0]->type) != block) return 0;
+    if (int r = ensure_q8_vector(b, x, block, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     const int64_t N = gd->ne[0];
     rf_kargs a{};
     a.src[0] = ktensor(mg->src[0]);
@@ -80,7 +86,9 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.iparams[0] = 1;
     a.aux[1] = (N + 3) / 4;
     a.aux[3] = 2;
-    return add_launch(b, "rf_mvq_multi", (unsigned)((N + 3) / 4), 128, a) ? 3 : 0;
+    if (!add_launch(b, "rf_mvq_multi", (unsigned)((N + 3) / 4), 128, a)) return 0;
+    for (const rf_tensor *t : {gd, ud, sd}) forget_overwritten(b, t);
+    return 3;
 }
 
 // MATMUL ROPE(NORMAL, one token) over its output (decode K and Q projections).
@@ -93,11 +101,11 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (rp->iparams[0] != RF_ROPE_NORMAL || rx->data != md->data || !dense_f32(rx) || !dense_f32(rd) || !same_shape(rx, rd) ||
         rx->ne[0] * rx->ne[1] != N || rx->ne[2] * rx->ne[3] != 1 || pos->ne[0] != 1 || N % 4 || D % 2)
         return 0;
-    // The rotated rows may replace the product exactly; no other overlap.
-    if ((overlap(rd, md) && rd->data != md->data) || overlap(rd, mm->src[0]) || overlap(rd, mm->src[1]) || overlap(rd, pos) ||
-        overlap(rd, rp->src[2]))
+    // The rotated rows may replace the product exactly, or lie on the matmul's input vector (the
+    // kernel reads only its q8_1 copy, made before the launch); no other overlap.
+    if ((overlap(rd, md) && rd->data != md->data) || overlap(rd, mm->src[0]) || overlap(rd, pos) || overlap(rd, rp->src[2]))
         return 0;
-    if (int r = ensure_q8_vector(b, mm->src[1], err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    if (int r = ensure_q8_vector(b, mm->src[1], act_block(mm->src[0]->type), err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
     a.src[0] = ktensor(mm->src[0]);
     a.src[1] = ktensor(pos);
@@ -111,7 +119,10 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.iparams[2] = (int)D;
     a.fparams[0] = rp->fparams[0];
     a.fparams[1] = rp->fparams[1];
-    return add_launch(b, "rf_mvq_multi", (unsigned)(N / 4), 128, a) ? 2 : 0;
+    if (!add_launch(b, "rf_mvq_multi", (unsigned)(N / 4), 128, a)) return 0;
+    forget_overwritten(b, md);
+    forget_overwritten(b, rd);
+    return 2;
 }
 
 // M = 1 matmul patterns (gate+up+swiglu, matmul+rope). Later matmuls are never moved ahead of
@@ -148,7 +159,10 @@ int fuse_kv_append(Backend &b, const rf_graph &g, int i) {
     a.src[3] = ktensor(v->src[1]);
     a.src[4] = ktensor(v->dst);
     if (total <= 0) return 0;
-    return add_launch(b, "rf_set_rows2", (unsigned)std::min<int64_t>((total + 255) / 256, 1 << 16), 256, a) ? 2 : 0;
+    if (!add_launch(b, "rf_set_rows2", (unsigned)std::min<int64_t>((total + 255) / 256, 1 << 16), 256, a)) return 0;
+    forget_overwritten(b, k->dst);
+    forget_overwritten(b, v->dst);
+    return 2;
 }
 
 } // namespace
@@ -177,12 +191,13 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
             return 0;
     }
     const int64_t rows = x->ne[1] * x->ne[2] * x->ne[3];
-    if (rows <= 0 || rows > 65535) return 0;
+    if (rows <= 0 || rows > 65535 || K > kNormMaxRow) return 0;
     const int used = add ? 3 : 2;
     // The q8_1 vector for the following M = 1 matmuls (decode: Q/K/V or gate/up).
     const rf_node *next = i + used < g.n_nodes ? g.nodes[i + used] : nullptr;
     const bool quantize = rows == 1 && K % 32 == 0 && next && matmul_reads_q8(*next) && next->src[1]->data == mul->dst->data;
-    const int64_t col = (K + K / 32 * 8 + 15) / 16 * 16;
+    const int block = quantize ? act_block(next->src[0]->type) : 0;
+    const int64_t col = q8_column_bytes(K);
     if (quantize && !ensure_scratch(b, b.act_scratch, std::max<uint64_t>(col, 1 << 20), false, err)) return -1;
 
     auto f = b.kernels.functions.find("rf_add_rms_norm_mul");
@@ -201,11 +216,12 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.fparams[0] = norm->fparams[0];
     if (quantize) {
         a.aux[0] = col;
+        a.aux[1] = block;
         a.scratch = b.act_scratch.ptr;
     }
     b.queue.add(r);
-    b.q8_src = quantize ? mul->dst->data : nullptr;
-    b.q8_k = quantize ? K : 0;
+    for (const rf_node *n : {add, norm, mul}) forget_overwritten(b, n ? n->dst : nullptr);
+    if (quantize) b.q8 = {mul->dst->data, (uint64_t)K * 4, K, 1, block};
     return used;
 }
 

@@ -39,7 +39,8 @@ bool ensure_scratch(Backend &b, Backend::Scratch &s, uint64_t bytes, bool zero, 
         // Launches collected so far in this compute() still name the old buffer: submit them first.
         if (b.queue.flush(b.stream, err) != RF_OK) return false;
         b.queue.begin();
-        b.q8_src = nullptr;
+        b.q8 = {};
+        b.fq = {};
         hipStreamSynchronize(b.stream); // kernels queued earlier may still read it
         hipFree(s.ptr);
         s = {};

@@ -40,9 +40,9 @@ constexpr int64_t kTiledMinM = 16;
 
 const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32", "rf_scale_f32",  "rf_silu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
-                               "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_quantize_q8_1",
+                               "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_quantize_q8_1", "rf_quantize_f32_q8",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0",
-                               "rf_add_rms_norm_mul", "rf_mvq_multi", "rf_set_rows2"};
+                               "rf_add_rms_norm_mul", "rf_mvq_multi", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128"};
 
 bool aligned(const rf_tensor *t, int64_t a) {
     return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
@@ -117,29 +117,58 @@ bool overlaps(const rf_tensor *t, const void *p, uint64_t bytes) {
 int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned batch, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     const int64_t K = w->ne[0], N = w->ne[1];
-    const int64_t col = (K + K / 32 * 8 + 15) / 16 * 16; // int8 quants + (scale, sum) per 32
-    const bool cached = batch == 1 && b.q8_src == x->data && b.q8_k == K;
-    if (!cached) {
+    const int block = act_block(w->type);
+    const int64_t col = q8_column_bytes(K);
+    if (batch == 1) {
+        if (int r = ensure_q8_vector(b, x, block, err)) return r;
+    } else {
         if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>(col * batch, 1 << 20), false, err)) return RF_ERR_OUT_OF_MEMORY;
         rf_kargs qa{};
         qa.src[0] = ktensor(x);
         qa.scratch = b.act_scratch.ptr;
         qa.aux[0] = col;
+        qa.aux[1] = block;
         if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 255) / 256), 1, batch, 256, qa, err)) return r;
-        b.q8_src = batch == 1 ? x->data : nullptr;
-        b.q8_k = K;
+        b.q8 = {}; // the scratch now holds several columns
     }
     rf_kargs a = make_args(n);
     a.scratch = b.act_scratch.ptr;
     a.aux[0] = col;
-    if (int r = launch(b, kernel, (unsigned)((N + 3) / 4), 1, batch, 128, a, err)) return r;
-    if (b.q8_src && overlaps(n.dst, b.q8_src, (uint64_t)K * 4)) b.q8_src = nullptr;
+    return launch(b, kernel, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
+}
+
+// Quantized matmuls other than the M = 1 dp4a ones read their activations quantized like the
+// CPU backend's and dequantized back to f32 rows in fq_scratch (kernels/quantize_act.hip):
+// kx (the kernel's view of src1) is pointed there. Reused while the source is unchanged.
+int quantized_activations(Backend &b, const rf_tensor *x, int block, rf_ktensor &kx, std::string &err) {
+    const int64_t K = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3];
+    const bool cached = b.fq.src == x->data && b.fq.k == K && b.fq.rows == rows && b.fq.block == block;
+    if (!cached) {
+        if (!ensure_scratch(b, b.fq_scratch, std::max<uint64_t>((uint64_t)(K * rows * 4), 1 << 20), false, err))
+            return RF_ERR_OUT_OF_MEMORY;
+        rf_kargs qa{};
+        qa.src[0] = ktensor(x);
+        qa.scratch = b.fq_scratch.ptr;
+        qa.aux[1] = block;
+        if (int r = launch(b, "rf_quantize_f32_q8", (unsigned)((K + 255) / 256), (unsigned)std::min<int64_t>(rows, 65535), 1, 256,
+                           qa, err))
+            return r;
+        b.fq = {x->data, span_bytes(x), K, rows, block};
+    }
+    kx.data = b.fq_scratch.ptr;
+    kx.nb[0] = 4;
+    kx.nb[1] = K * 4;
+    kx.nb[2] = kx.nb[1] * x->ne[1];
+    kx.nb[3] = kx.nb[2] * x->ne[2];
     return RF_OK;
 }
 
-// Decode attention (few tokens): rf_attention_decode splits the context into chunks so long
-// contexts fill the GPU, and shares each K/V row among the query heads of a GQA group.
-// Returns -1 when the shape is not covered (the per-token kernel runs instead).
+// Decode attention (few tokens, attention_decode.hip): split-context kernels that share each K/V
+// row among the query heads of a GQA group. Head sizes 64 and 128 take rf_attention_dec{64,128}
+// (chunks of 64 positions, 32 for D = 128 on AMD: fewer chunks mean less merging, and a chunk's loads are all in
+// flight at once); other even sizes rf_attention_decode, whose chunk (32..128 positions)
+// shrinks until the grid has >= 2 blocks per SM. Returns -1 when the shape is not covered
+// (the per-token kernel runs instead).
 int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
     const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
@@ -147,8 +176,14 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     for (const rf_tensor *p : {k, v})
         if ((size_t)p->data % 4 || p->nb[1] % 4) return -1;
     const int64_t n_kv = std::max<int64_t>(tab->ne[0], 1);
-    int64_t C = 128; // positions per block; smaller while the grid would leave SMs idle
-    while (C > 32 && Hkv * T * ((n_kv + C - 1) / C) < 2 * b.multiprocessors) C /= 2;
+    const bool fixed_d = D == 64 || D == 128;
+#if defined(RF_HIP_NVIDIA)
+    int64_t C = fixed_d ? 64 : 128;
+#else
+    int64_t C = fixed_d ? (D == 128 ? 32 : 64) : 128; // attention_decode.hip's RF_ADV_MAXC
+#endif
+    if (!fixed_d)
+        while (C > 32 && Hkv * T * ((n_kv + C - 1) / C) < 2 * b.multiprocessors) C /= 2;
     const int64_t nch = (n_kv + C - 1) / C;
     if (nch > 65535) return -1;
     const uint64_t counters = (uint64_t)(T * Hkv * 4 + 255) / 256 * 256;
@@ -158,9 +193,10 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     a.scratch = b.att_scratch.ptr;
     a.aux[0] = C;
     a.aux[1] = nch;
-    a.aux[2] = k->type == RF_TYPE_F16 && D % 8 == 0 && aligned(k, 16) ? 1 : 0;
+    a.aux[2] = k->type == RF_TYPE_F16 && D % 8 == 0 && aligned(k, 16) && aligned(v, 16) ? 1 : 0;
     a.aux[3] = (int64_t)counters;
-    return launch(b, "rf_attention_decode", (unsigned)Hkv, (unsigned)nch, (unsigned)T, 128, a, err);
+    const char *kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
+    return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, 128, a, err);
 }
 
 std::string matmul_reason(const rf_node &n) {
@@ -312,18 +348,34 @@ bool matmul_reads_q8(const rf_node &n) {
            mvq_kernel(n.src[0]) != nullptr && unsupported_reason(n).empty();
 }
 
-int ensure_q8_vector(Backend &b, const rf_tensor *x, std::string &err) {
-    const int64_t K = x->ne[0], col = (K + K / 32 * 8 + 15) / 16 * 16;
-    if (b.q8_src == x->data && b.q8_k == K) return RF_OK;
+int act_block(int type) {
+    switch (type) {
+    case RF_TYPE_Q2_K: case RF_TYPE_Q3_K: case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: return 256;
+    case RF_TYPE_Q4_0: case RF_TYPE_Q4_1: case RF_TYPE_Q5_0: case RF_TYPE_Q5_1: case RF_TYPE_Q8_0: case RF_TYPE_MXFP4: return 32;
+    default: return 0;
+    }
+}
+
+int64_t q8_column_bytes(int64_t K) { return (K + K / 32 * 8 + 15) / 16 * 16; } // int8 quants + (d, d*sum) per 32
+
+int ensure_q8_vector(Backend &b, const rf_tensor *x, int block, std::string &err) {
+    const int64_t K = x->ne[0], col = q8_column_bytes(K);
+    if (b.q8.src == x->data && b.q8.k == K && b.q8.block == block) return RF_OK;
     if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>(col, 1 << 20), false, err)) return RF_ERR_OUT_OF_MEMORY;
     rf_kargs qa{};
     qa.src[0] = ktensor(x);
     qa.scratch = b.act_scratch.ptr;
     qa.aux[0] = col;
+    qa.aux[1] = block;
     if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 255) / 256), 1, 1, 256, qa, err)) return r;
-    b.q8_src = x->data;
-    b.q8_k = K;
+    b.q8 = {x->data, (uint64_t)K * 4, K, 1, block};
     return RF_OK;
+}
+
+void forget_overwritten(Backend &b, const rf_tensor *written) {
+    if (!written || !written->data) return;
+    if (b.q8.src && overlaps(written, b.q8.src, b.q8.src_bytes)) b.q8 = {};
+    if (b.fq.src && overlaps(written, b.fq.src, b.fq.src_bytes)) b.fq = {};
 }
 
 namespace {
@@ -332,8 +384,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err);
 
 int run_node(Backend &b, const rf_node &n, std::string &err) {
     const int r = dispatch_node(b, n, err);
-    // The q8_1 copy of an activation stays valid until a node writes over that activation.
-    if (b.q8_src && n.dst && overlaps(n.dst, b.q8_src, (uint64_t)b.q8_k * 4)) b.q8_src = nullptr;
+    forget_overwritten(b, n.dst); // the quantized copies stay valid until their source changes
     return r;
 }
 
@@ -348,11 +399,13 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         const char *sfx = weight_type(s0->type)->suffix;
         const int64_t N = s0->ne[1], M = s1->ne[1];
         const unsigned batch = (unsigned)(s1->ne[2] * s1->ne[3]);
-        if (M >= kTiledMinM && s0->type != RF_TYPE_F32) return launch_prefill_matmul(b, n, a, err);
         if (M == 1) {
             if (const char *mvq = mvq_kernel(s0)) return matmul_vec_q8(b, n, mvq, batch, err);
             if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
         }
+        if (const int block = b.cpu_like_activations ? act_block(s0->type) : 0)
+            if (int r = quantized_activations(b, s1, block, a.src[1], err)) return r;
+        if (M >= kTiledMinM && s0->type != RF_TYPE_F32) return launch_prefill_matmul(b, n, a, err);
         if ((M + 7) / 8 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
         return launch(b, std::string("rf_mm_generic_") + sfx, (unsigned)((N + 3) / 4), (unsigned)((M + 7) / 8), batch, 128, a, err);
     }

@@ -19,7 +19,14 @@ std::string unsupported_reason(const rf_node &n);
 int run_node(Backend &b, const rf_node &n, std::string &err);
 // True for an M = 1 matmul that runs on q8_1 activations (fusion may prepare them).
 bool matmul_reads_q8(const rf_node &n);
+// Block size (32 or 256) of the CPU backend's int8 activation quantization for a weight type,
+// 0 where it multiplies f32 activations. The GPU quantizes the same way (quantize_act.hip).
+int act_block(int type);
+// Bytes of one q8_1 column of K elements in act_scratch.
+int64_t q8_column_bytes(int64_t K);
 // Quantizes the vector x[K] (batch 1) into act_scratch as q8_1 unless it is already there.
-int ensure_q8_vector(Backend &b, const rf_tensor *x, std::string &err);
+int ensure_q8_vector(Backend &b, const rf_tensor *x, int block, std::string &err);
+// Drops the cached quantized activations whose source bytes `written` overlaps.
+void forget_overwritten(Backend &b, const rf_tensor *written);
 
 } // namespace rf_hip

@@ -117,6 +117,9 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");
     b->fuse = !b->sync_each_node && !(fs && *fs == '0');
     b->fuse_matmul = !(fs && std::string(fs) == "norm"); // only [ADD] RMS_NORM MUL (A/B of the others)
+    // Quantized matmuls see activations quantized like the CPU backend's (ops.cpp); with
+    // ROCMFORGE_HIP_ACT=f16 the prefill/small-M kernels take the f32 activations instead (A/B).
+    if (const char *s = std::getenv("ROCMFORGE_HIP_ACT"); s && std::string(s) == "f16") b->cpu_like_activations = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_STATS"); s && *s == '1') {
         b->stats.on = hipEventCreate(&b->stats.ev[0]) == hipSuccess && hipEventCreate(&b->stats.ev[1]) == hipSuccess;
     }
@@ -228,7 +231,8 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     auto label = [&](int i) { return g->nodes[i]->label ? std::string(g->nodes[i]->label) : "node " + std::to_string(i); };
     // Launches are collected and submitted at the end (directly, or as a replayed graph).
     b->queue.begin();
-    b->q8_src = nullptr;
+    b->q8 = {};
+    b->fq = {};
     b->node_done.assign((size_t)g->n_nodes, 0);
     for (int i = 0, used = 1; i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
