@@ -1,6 +1,6 @@
 // rocmforge-profiler.so: the exported C ABI (rf_plugin_info + rf_profiler_vtable).
 // Config (the profiler's JSON object): {"trace": "file.json", "ceilings": {"cpu": {"gbps": x,
-// "tflops": y}, ...}, "top": 40, "max_events": 4000000, "nvtx": true}.
+// "tflops": y}, ...}, "top": 40, "max_events": 4000000, "nvtx": true, "sample_every": 1}.
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -29,6 +29,7 @@ struct Options {
     int top = 40;
     size_t max_events = 4000000;
     bool nvtx = true;
+    int sample_every = 1; // 1: every compute() call timed node by node (see call_sampler.h)
 };
 
 // Throws std::runtime_error naming the key.
@@ -55,6 +56,11 @@ Options parse_options(const char *json) {
         } else if (k == "nvtx") {
             if (!v.IsBool()) throw std::runtime_error("profiler.nvtx must be true or false");
             o.nvtx = v.GetBool();
+        } else if (k == "sample_every") {
+            if (!v.IsInt() || v.GetInt() < 1)
+                throw std::runtime_error("profiler.sample_every must be an integer >= 1 (1: time every compute() call "
+                                         "node by node; N: every Nth, the others as whole graphs)");
+            o.sample_every = v.GetInt();
         } else if (k == "ceilings") {
             if (!v.IsObject()) throw std::runtime_error("profiler.ceilings must be an object {backend: {gbps, tflops}}");
             for (auto b = v.MemberBegin(); b != v.MemberEnd(); ++b) {
@@ -66,7 +72,7 @@ Options parse_options(const char *json) {
                 o.ceilings[b->name.GetString()] = {b->value["gbps"].GetDouble(), b->value["tflops"].GetDouble(), "config"};
             }
         } else if (k != "enabled") {
-            throw std::runtime_error("unknown profiler config key \"" + k + "\" (known: enabled, trace, ceilings, top, max_events, nvtx)");
+            throw std::runtime_error("unknown profiler config key \"" + k + "\" (known: enabled, trace, ceilings, top, max_events, nvtx, sample_every)");
         }
     }
     return o;
@@ -90,6 +96,7 @@ int write_report(Profiler &p, char *err, size_t len) {
     ReportOptions ro;
     ro.top = p.opts.top;
     ro.trace_path = p.opts.trace;
+    ro.sample_every = p.opts.sample_every;
     std::string text = format_report(p.state, ro, end);
     if (p.ranges.active()) text += std::string("nvtx/roctx ranges: emitted through ") + p.ranges.library() + "\n";
     std::fputs(text.c_str(), stderr);
@@ -136,7 +143,7 @@ int prof_wrap(void *ctx, const char *backend_name, const rf_backend_vtable *inne
     if (!p || !inner || !out_vtable || !out_ctx || !inner->compute) return RF_ERR_INVALID;
     try {
         p->wrapped.push_back(std::make_unique<WrappedBackend>(p->state, p->ranges, backend_name ? backend_name : "?",
-                                                              inner, inner_ctx));
+                                                              inner, inner_ctx, p->opts.sample_every));
         *out_vtable = p->wrapped.back()->vtable();
         *out_ctx = p->wrapped.back().get();
         return RF_OK;

@@ -2,9 +2,13 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "node_cost.h"
 
 namespace rfprof {
+
+const char *group_op_name(const OpGroup &g) { return g.whole_graph_nodes > 0 ? "(whole graph)" : op_name(g.op); }
 
 bool ProfilerState::GroupKey::operator==(const GroupKey &o) const { return std::memcmp(this, &o, sizeof o) == 0; }
 
@@ -66,6 +70,36 @@ NodeSlot ProfilerState::slot_for(const rf_node &node, int backend) {
     slot.label = intern_label(node.label ? std::string_view(node.label) : std::string_view(op_name(node.op)));
     slot.phase = current_phase_;
     return slot;
+}
+
+NodeSlot ProfilerState::whole_graph_slot(int32_t n_nodes, int backend) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int64_t key = (int64_t(backend) << 32) | uint32_t(n_nodes);
+    NodeSlot slot{};
+    auto it = whole_index_.find(key);
+    if (it != whole_index_.end()) {
+        slot.group = it->second;
+    } else {
+        OpGroup g;
+        g.backend = backend;
+        g.whole_graph_nodes = n_nodes;
+        g.shapes = fmt::format("{} nodes", n_nodes);
+        groups_.push_back(std::move(g));
+        slot.group = int(groups_.size()) - 1;
+        whole_index_.emplace(key, slot.group);
+    }
+    if (whole_label_ < 0) whole_label_ = intern_label("(whole graph)");
+    slot.label = whole_label_;
+    slot.phase = current_phase_;
+    // bytes and FLOPs stay 0: summing every node's cost would put per-node work back on the
+    // path this mode exists to keep cheap.
+    return slot;
+}
+
+void ProfilerState::count_call(int backend, bool per_node) {
+    std::lock_guard<std::mutex> lock(mu_);
+    BackendEntry &b = backends_[size_t(backend)];
+    ++(per_node ? b.calls_per_node : b.calls_whole);
 }
 
 void ProfilerState::record(const NodeSlot &slot, double ts_us, float dur_us) {

@@ -19,6 +19,7 @@ namespace rfprof {
 struct OpGroup {
     int op = 0;
     int backend = 0;
+    int whole_graph_nodes = 0;      // > 0: a pseudo-group of whole-graph samples (sample_every > 1)
     std::string shapes, dtypes;
     double bytes = 0, flops = 0;    // summed over calls (attention's cost varies with the context)
     double total_us = 0;
@@ -40,7 +41,12 @@ struct BackendEntry {
     rf_device_info info{};
     Ceiling ceiling;
     std::string timing; // "device events" or "host clock"
+    uint64_t calls_per_node = 0; // compute() calls timed node by node
+    uint64_t calls_whole = 0;    // compute() calls timed as one whole-graph sample
 };
+
+// What the report names a group's op: the node op, or "(whole graph)" for whole-graph samples.
+const char *group_op_name(const OpGroup &g);
 
 struct PhaseMark {
     int phase;
@@ -66,6 +72,9 @@ public:
     int add_backend(const std::string &name, const rf_device_info &info, const std::string &timing);
     // Group and label ids for a node about to run (labels are copied: the graph may die first).
     NodeSlot slot_for(const rf_node &node, int backend);
+    // The slot of a whole-graph sample: one pseudo-group per backend and node count.
+    NodeSlot whole_graph_slot(int32_t n_nodes, int backend);
+    void count_call(int backend, bool per_node);
     void record(const NodeSlot &slot, double ts_us, float dur_us);
     void mark_phase(const char *name);
 
@@ -102,6 +111,8 @@ private:
     std::vector<BackendEntry> backends_;
     std::vector<OpGroup> groups_;
     std::unordered_map<GroupKey, int, GroupKeyHash> group_index_;
+    std::unordered_map<int64_t, int> whole_index_; // (backend << 32 | n_nodes) -> group
+    int whole_label_ = -1;
     std::deque<std::string> labels_;
     std::unordered_map<std::string_view, int> label_index_; // views into labels_
     std::vector<NodeEvent> events_;

@@ -1,5 +1,5 @@
 // The human-readable report: per-op table with roofline percentages, per-layer, per-part
-// (attention / mlp / norm / output) and per-phase rollups.
+// (attention / mlp / norm / output) and per-phase rollups (node time and the time outside ops).
 #pragma once
 #include <string>
 
@@ -10,6 +10,7 @@ namespace rfprof {
 struct ReportOptions {
     int top = 40;               // rows of the per-op/shape table
     std::string trace_path;     // mentioned in the report when set
+    int sample_every = 1;       // the profiler's sample_every, named in the per-op header
 };
 
 // The caller holds state.mutex(). `end_us`: when the last phase ends (usually now).

@@ -70,10 +70,10 @@ bool write_trace(const ProfilerState &st, const std::string &path, double end_us
     for (const NodeEvent &e : st.events()) {
         const OpGroup &g = groups[size_t(e.group)];
         w.StartObject();
-        complete(w, st.labels()[size_t(e.label)], op_name(g.op), g.backend + 1, e.ts_us, e.dur_us);
+        complete(w, st.labels()[size_t(e.label)], group_op_name(g), g.backend + 1, e.ts_us, e.dur_us);
         w.Key("args");
         w.StartObject();
-        w.Key("op"), w.String(op_name(g.op));
+        w.Key("op"), w.String(group_op_name(g));
         w.Key("shapes"), w.String(g.shapes.c_str());
         w.Key("dtype"), w.String(g.dtypes.c_str());
         w.Key("phase"), w.String(st.phase_names()[size_t(e.phase)].c_str());

@@ -28,8 +28,8 @@ bool WrappedBackend::has_slot(size_t offset) const {
 }
 
 WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, const std::string &name,
-                               const rf_backend_vtable *inner, void *inner_ctx)
-    : state_(state), ranges_(ranges), inner_(inner), inner_ctx_(inner_ctx) {
+                               const rf_backend_vtable *inner, void *inner_ctx, int sample_every)
+    : state_(state), ranges_(ranges), inner_(inner), inner_ctx_(inner_ctx), sampler_(sample_every) {
     // Optional slots stay NULL when the inner backend lacks them: the core's defaults then apply.
 #define RF_FORWARD(slot) vt_.slot = has_slot(offsetof(rf_backend_vtable, slot)) ? s_##slot : nullptr
     vt_.struct_size = sizeof vt_;
@@ -91,16 +91,20 @@ int WrappedBackend::s_buffer_from_host(void *c, void *p, uint64_t n, rf_buffer_d
 
 int WrappedBackend::compute(const rf_graph *graph, char *err, size_t err_len) {
     if (!graph || graph->n_nodes <= 0) return inner_->compute(inner_ctx_, graph, err, err_len);
-    return use_events_ ? compute_events(graph, err, err_len) : compute_host_clock(graph, err, err_len);
+    const bool per_node = sampler_.per_node(graph->n_nodes);
+    state_.count_call(backend_id_, per_node);
+    return use_events_ ? compute_events(graph, per_node, err, err_len)
+                       : compute_host_clock(graph, per_node, err, err_len);
 }
 
-int WrappedBackend::compute_host_clock(const rf_graph *graph, char *err, size_t err_len) {
+int WrappedBackend::compute_host_clock(const rf_graph *graph, bool per_node, char *err, size_t err_len) {
+    if (!per_node) return run_whole_host_clock(graph, err, err_len);
     const bool sync = vt_.synchronize != nullptr;
     for (int32_t i = 0; i < graph->n_nodes; ++i) {
         const rf_node *node = graph->nodes[i];
         const NodeSlot slot = state_.slot_for(*node, backend_id_);
         const rf_graph one = {1, &graph->nodes[i]};
-        if (ranges_.active()) ranges_.push(node_label(*graph->nodes[i]));
+        if (ranges_.active()) ranges_.push(node_label(*node));
         const double t0 = state_.now_us();
         int st = inner_->compute(inner_ctx_, &one, err, err_len);
         if (st == RF_OK && sync) st = inner_->synchronize(inner_ctx_, err, err_len);
@@ -110,6 +114,19 @@ int WrappedBackend::compute_host_clock(const rf_graph *graph, char *err, size_t 
         state_.record(slot, t0, float(t1 - t0));
     }
     return RF_OK;
+}
+
+// The whole graph in one inner compute(), timed up to the backend's synchronize: one sample.
+int WrappedBackend::run_whole_host_clock(const rf_graph *graph, char *err, size_t err_len) {
+    const NodeSlot slot = state_.whole_graph_slot(graph->n_nodes, backend_id_);
+    if (ranges_.active()) ranges_.push("(whole graph)");
+    const double t0 = state_.now_us();
+    int st = inner_->compute(inner_ctx_, graph, err, err_len);
+    if (st == RF_OK && vt_.synchronize) st = inner_->synchronize(inner_ctx_, err, err_len);
+    const double t1 = state_.now_us();
+    if (ranges_.active()) ranges_.pop();
+    if (st == RF_OK) state_.record(slot, t0, float(t1 - t0));
+    return st;
 }
 
 void *WrappedBackend::take_event() {
@@ -134,24 +151,33 @@ bool WrappedBackend::ensure_anchor(char *err, size_t err_len) {
     return true;
 }
 
-int WrappedBackend::compute_events(const rf_graph *graph, char *err, size_t err_len) {
+int WrappedBackend::compute_events(const rf_graph *graph, bool per_node, char *err, size_t err_len) {
     if (!ensure_anchor(err, err_len)) {
         // Events unusable on this device: fall back to the host clock for good.
         use_events_ = false;
-        return compute_host_clock(graph, err, err_len);
+        return compute_host_clock(graph, per_node, err, err_len);
     }
     Batch b;
     b.anchor = anchor_;
     b.anchor_us = anchor_us_;
-    b.events.reserve(size_t(graph->n_nodes) + 1);
-    b.slots.reserve(size_t(graph->n_nodes));
     void *first = take_event();
     if (!first || inner_->event_record(inner_ctx_, first) != RF_OK) {
         if (first) free_events_.push_back(first);
         use_events_ = false;
-        return compute_host_clock(graph, err, err_len);
+        return compute_host_clock(graph, per_node, err, err_len);
     }
     b.events.push_back(first);
+    const int st = per_node ? run_nodes_with_events(graph, b, err, err_len) : run_whole_with_events(graph, b, err, err_len);
+    pending_events_ += b.events.size();
+    pending_.push_back(std::move(b));
+    if (pending_events_ > kMaxPendingEvents) resolve_pending();
+    return st;
+}
+
+// One inner compute() per node, an event after each: b.events[i]..[i+1] bracket node i.
+int WrappedBackend::run_nodes_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len) {
+    b.events.reserve(size_t(graph->n_nodes) + 1);
+    b.slots.reserve(size_t(graph->n_nodes));
     int st = RF_OK;
     for (int32_t i = 0; i < graph->n_nodes && st == RF_OK; ++i) {
         const NodeSlot slot = state_.slot_for(*graph->nodes[i], backend_id_);
@@ -171,9 +197,24 @@ int WrappedBackend::compute_events(const rf_graph *graph, char *err, size_t err_
         b.events.push_back(e);
         b.slots.push_back(slot);
     }
-    pending_events_ += b.events.size();
-    pending_.push_back(std::move(b));
-    if (pending_events_ > kMaxPendingEvents) resolve_pending();
+    return st;
+}
+
+// The whole graph in one inner compute() (the backend keeps its graph replay and fusion),
+// bracketed by two events: one whole-graph sample.
+int WrappedBackend::run_whole_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len) {
+    const NodeSlot slot = state_.whole_graph_slot(graph->n_nodes, backend_id_);
+    if (ranges_.active()) ranges_.push("(whole graph)");
+    const int st = inner_->compute(inner_ctx_, graph, err, err_len);
+    if (ranges_.active()) ranges_.pop();
+    if (st != RF_OK) return st;
+    void *e = take_event();
+    if (!e || inner_->event_record(inner_ctx_, e) != RF_OK) {
+        if (e) free_events_.push_back(e);
+        return st; // ran, untimed
+    }
+    b.events.push_back(e);
+    b.slots.push_back(slot);
     return st;
 }
 

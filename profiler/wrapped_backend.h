@@ -4,11 +4,14 @@
 //    elapsed times are read later in batches (when the core synchronizes or downloads, which
 //    means the work is done), so the GPU never waits on the profiler;
 //  - other backends: host steady clock around each node, after the backend's synchronize.
+// With sample_every N > 1 (CallSampler) the calls not picked run the whole graph in one inner
+// compute(), timed the same way as one whole-graph sample.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "call_sampler.h"
 #include "nvtx_ranges.h"
 #include "profiler_state.h"
 #include "rocmforge/abi.h"
@@ -18,7 +21,7 @@ namespace rfprof {
 class WrappedBackend {
 public:
     WrappedBackend(ProfilerState &state, const RangeMarker &ranges, const std::string &name,
-                   const rf_backend_vtable *inner, void *inner_ctx);
+                   const rf_backend_vtable *inner, void *inner_ctx, int sample_every = 1);
     // Does not touch the inner backend: the core shuts it down before the profiler.
     ~WrappedBackend() = default;
     WrappedBackend(const WrappedBackend &) = delete;
@@ -41,8 +44,11 @@ private:
     };
 
     int compute(const rf_graph *graph, char *err, size_t err_len);
-    int compute_host_clock(const rf_graph *graph, char *err, size_t err_len);
-    int compute_events(const rf_graph *graph, char *err, size_t err_len);
+    int compute_host_clock(const rf_graph *graph, bool per_node, char *err, size_t err_len);
+    int run_whole_host_clock(const rf_graph *graph, char *err, size_t err_len);
+    int compute_events(const rf_graph *graph, bool per_node, char *err, size_t err_len);
+    int run_nodes_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
+    int run_whole_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
     int synchronize(char *err, size_t err_len);
     int download(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
     bool ensure_anchor(char *err, size_t err_len);
@@ -74,6 +80,7 @@ private:
     rf_backend_vtable vt_{};
     int backend_id_ = 0;
     bool use_events_ = false;
+    CallSampler sampler_;
     std::vector<void *> free_events_;
     std::vector<Batch> pending_;
     size_t pending_events_ = 0;

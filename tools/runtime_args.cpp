@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "rocmforge/error.h"
 
 namespace rf {
@@ -13,7 +17,9 @@ const char *RuntimeArgs::help() {
            "                     default: $ROCMFORGE_CONFIG, else built-in (backends: hip, cpu)\n"
            "  --backend NAME     run on NAME (repeatable: priority order); NAME must start\n"
            "  -t, --threads N    CPU threads (default: all cores)\n"
-           "  --profile [FILE]   load the profiler plugin; optional Chrome trace output FILE\n";
+           "  --profile [FILE]   load the profiler plugin; optional Chrome trace output FILE\n"
+           "  --profile-every N  time every Nth compute() call node by node, the others as whole\n"
+           "                     graphs (lower overhead; implies --profile; default 1)\n";
 }
 
 bool RuntimeArgs::parse(int argc, char **argv, int &i) {
@@ -30,6 +36,12 @@ bool RuntimeArgs::parse(int argc, char **argv, int &i) {
         long n = std::strtol(v.c_str(), &end, 10);
         if (*end || n <= 0 || n > 1024) throw UsageError("bad thread count '" + v + "'");
         n_threads = static_cast<int>(n);
+    } else if (a == "--profile-every") {
+        std::string v = value();
+        char *end = nullptr;
+        long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end || n < 1 || n > 1000000) throw UsageError("bad --profile-every '" + v + "' (an integer >= 1)");
+        profile_every = static_cast<int>(n);
     } else if (a == "--profile") {
         profile = true;
         if (i + 1 < argc && argv[i + 1][0] != '-') profile_trace = argv[++i];
@@ -51,9 +63,21 @@ Config RuntimeArgs::make_config() const {
         if (std::find(c.backends.begin(), c.backends.end(), "cpu") == c.backends.end()) c.backends.push_back("cpu");
     }
     if (n_threads > 0) c.n_threads = n_threads;
-    if (profile) {
+    if (profile || profile_every > 0) {
         c.profiler_enabled = true;
         if (!profile_trace.empty()) c.profiler_trace = profile_trace;
+    }
+    if (profile_every > 0) {
+        // The profiler plugin reads sample_every from its config object.
+        rapidjson::Document d;
+        d.Parse(c.profiler_json.c_str());
+        if (!d.IsObject()) d.SetObject();
+        d.RemoveMember("sample_every");
+        d.AddMember("sample_every", profile_every, d.GetAllocator());
+        rapidjson::StringBuffer buf;
+        rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+        d.Accept(w);
+        c.profiler_json = buf.GetString();
     }
     return c;
 }

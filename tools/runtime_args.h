@@ -13,6 +13,7 @@ struct RuntimeArgs {
     int n_threads = 0;
     bool profile = false;
     std::string profile_trace;
+    int profile_every = 0; // --profile-every N: the profiler's sample_every (0 = not given)
 
     // Consumes argv[i] (and its value) if it is one of these options; returns true if consumed.
     // Throws UsageError on a missing value.

@@ -1,15 +1,20 @@
 // The profiler's ABI used directly, in front of a fake backend that has timing events. The fake
 // keeps a device clock that each node advances by node->iparams[0] ms; its events complete only
 // when the host synchronizes or downloads, and reading an incomplete event counts as a stall.
+// In realtime mode the device clock is the host's steady clock and a node sleeps its time, so
+// the events line up with the profiler's phase marks (for the wall-time accounting).
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "profiler_test_util.h"
@@ -22,10 +27,17 @@ struct FakeEvent {
     bool complete = false;
 };
 
+double steady_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 struct FakeDevice {
+    bool realtime = false;
     double clock_ms = 0;
     int computes = 0, max_nodes_per_compute = 0, syncs = 0, downloads = 0, stalls = 0;
+    std::vector<int> compute_sizes; // nodes in each inner compute() call, in order
     std::vector<std::unique_ptr<FakeEvent>> events;
+    double now_ms() const { return realtime ? steady_ms() : clock_ms; }
     void complete_all() {
         for (auto &e : events) e->complete = true;
     }
@@ -51,13 +63,15 @@ int f_supports(void *, const rf_node *) { return 1; }
 int f_compute(void *c, const rf_graph *g, char *err, size_t n) {
     FakeDevice *d = dev(c);
     d->computes++;
+    d->compute_sizes.push_back(int(g->n_nodes));
     d->max_nodes_per_compute = std::max(d->max_nodes_per_compute, int(g->n_nodes));
     for (int i = 0; i < g->n_nodes; ++i) {
         if (g->nodes[i]->iparams[1]) {
             std::snprintf(err, n, "fake device fault at %s", g->nodes[i]->label);
             return RF_ERR_DEVICE;
         }
-        d->clock_ms += g->nodes[i]->iparams[0];
+        if (d->realtime) std::this_thread::sleep_for(std::chrono::milliseconds(g->nodes[i]->iparams[0]));
+        else d->clock_ms += g->nodes[i]->iparams[0];
     }
     return RF_OK;
 }
@@ -72,7 +86,7 @@ int f_ev_create(void *c, void **e) {
     return RF_OK;
 }
 int f_ev_record(void *c, void *e) {
-    static_cast<FakeEvent *>(e)->t_ms = dev(c)->clock_ms;
+    static_cast<FakeEvent *>(e)->t_ms = dev(c)->now_ms();
     static_cast<FakeEvent *>(e)->complete = false;
     return RF_OK;
 }
@@ -145,6 +159,46 @@ struct Chain {
     }
     rf_graph graph() const { return {int32_t(ptrs.size()), ptrs.data()}; }
 };
+
+// A profiler (config `cfg`) with one fake backend wrapped in it.
+struct Session {
+    const rf_profiler_vtable *pv = profiler_vtable();
+    void *prof = nullptr;
+    FakeDevice device;
+    rf_backend_vtable inner;
+    const rf_backend_vtable *vt = nullptr;
+    void *ctx = nullptr;
+    char err[512] = {0};
+    Session(const std::string &cfg, bool with_events, const char *name) : inner(fake_vtable(with_events)) {
+        INFO(cfg);
+        REQUIRE(pv->init(cfg.c_str(), &prof, err, sizeof err) == RF_OK);
+        REQUIRE(pv->wrap(prof, name, &inner, &device, &vt, &ctx) == RF_OK);
+    }
+    ~Session() {
+        proftest::capture_stderr([&] { pv->shutdown(prof); });
+    }
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+    void compute(const Chain &c) {
+        const rf_graph g = c.graph();
+        REQUIRE(vt->compute(ctx, &g, err, sizeof err) == RF_OK);
+    }
+    std::string report() {
+        float host = 0;
+        REQUIRE(vt->download(ctx, &host, &host, sizeof host, err, sizeof err) == RF_OK);
+        return proftest::capture_stderr([&] { REQUIRE(pv->report(prof, err, sizeof err) == RF_OK); });
+    }
+};
+
+// The inner compute() sizes for calls timed node by node (1) or whole (0), graph of n nodes.
+std::vector<int> expected_sizes(const std::vector<int> &per_node, int n) {
+    std::vector<int> out;
+    for (int p : per_node) {
+        if (p) out.insert(out.end(), size_t(n), 1);
+        else out.push_back(n);
+    }
+    return out;
+}
 
 } // namespace
 
@@ -229,6 +283,10 @@ TEST_CASE("profiler config: bad values are refused with the key named") {
         {"{\"trace\": 5}", "profiler.trace"},
         {"{\"tarce\": \"x\"}", "unknown profiler config key \"tarce\""},
         {"{oops", "not valid JSON"},
+        {"{\"sample_every\": 0}", "profiler.sample_every must be an integer >= 1"},
+        {"{\"sample_every\": -2}", "profiler.sample_every must be an integer >= 1"},
+        {"{\"sample_every\": 2.5}", "profiler.sample_every must be an integer >= 1"},
+        {"{\"sample_every\": \"4\"}", "profiler.sample_every must be an integer >= 1"},
     };
     for (const auto &[json, message] : cases) {
         INFO(json);
@@ -236,5 +294,145 @@ TEST_CASE("profiler config: bad values are refused with the key named") {
         char err[512] = {0};
         CHECK(pv->init(json.c_str(), &prof, err, sizeof err) == RF_ERR_INVALID);
         CHECK_THAT(std::string(err), Catch::Contains(message));
+    }
+}
+
+TEST_CASE("profiler sampling: sample_every 4 times calls 0, 1, 4, 8 of 10 node by node, the rest whole") {
+    for (bool with_events : {true, false}) {
+        INFO((with_events ? "device events" : "host clock"));
+        const std::string trace = proftest::temp_path("sampled.json");
+        Session s("{\"sample_every\": 4, \"trace\": \"" + trace + "\"}", with_events, "fakeev");
+        Chain chain(5); // 1+2+3+4+5 = 15 ms per graph on the fake device clock
+        s.pv->phase(s.prof, "decode");
+        for (int call = 0; call < 10; ++call) s.compute(chain);
+        // Unsampled calls hand the inner backend the whole graph in one compute().
+        CHECK(s.device.compute_sizes == expected_sizes({1, 1, 0, 0, 1, 0, 0, 0, 1, 0}, 5));
+        if (with_events) CHECK(s.device.syncs <= 2); // the one-time anchor only
+        else CHECK(s.device.syncs == 4 * 5 + 6);     // after every node, and after every whole graph
+
+        const std::string report = s.report();
+        INFO(report);
+        CHECK(s.device.stalls == 0);
+        CHECK_THAT(report, Catch::Contains("sample_every 4: the first 2 and every 4th call"));
+        CHECK_THAT(report, Catch::Contains("  fakeev   4 timed node by node, 6 whole\n"));
+        CHECK_THAT(report, Catch::Contains("timed 20 nodes one at a time and 6 whole graphs (30 nodes)"));
+        CHECK(std::regex_search(report, std::regex(R"(\(whole graph\) +5 nodes +- +fakeev +6 )")));
+        // The phases table counts the whole graphs' nodes.
+        CHECK(std::regex_search(report, std::regex(R"(\ndecode +[0-9.]+ +[0-9.]+ +50 )")));
+
+        const auto events = proftest::load_trace_nodes(trace);
+        REQUIRE(events.size() == 4 * 5 + 6);
+        int whole = 0;
+        for (const auto &e : events) {
+            if (e.name != "(whole graph)") continue;
+            ++whole;
+            CHECK(e.cat == "(whole graph)");
+            if (with_events) CHECK(e.dur == Approx(15000.0)); // the whole graph's device time, us
+        }
+        CHECK(whole == 6);
+        std::filesystem::remove(trace);
+    }
+}
+
+TEST_CASE("profiler sampling: graphs of different sizes are sampled separately") {
+    Session s("{\"sample_every\": 3}", true, "fakeev");
+    Chain a(2), b(3);
+    for (int call = 0; call < 7; ++call) s.compute(a), s.compute(b);
+    // Counted per size, so each graph is timed node by node on its calls 0, 1, 3, 6 (a single
+    // counter would have landed every third call on alternating graphs only by chance).
+    std::vector<int> expected;
+    const std::vector<int> per_node = {1, 1, 0, 1, 0, 0, 1};
+    for (int p : per_node) {
+        const auto sa = expected_sizes({p}, 2), sb = expected_sizes({p}, 3);
+        expected.insert(expected.end(), sa.begin(), sa.end());
+        expected.insert(expected.end(), sb.begin(), sb.end());
+    }
+    CHECK(s.device.compute_sizes == expected);
+    const std::string report = s.report();
+    INFO(report);
+    CHECK_THAT(report, Catch::Contains("  fakeev   8 timed node by node, 6 whole\n"));
+}
+
+TEST_CASE("profiler sampling: sample_every 1 times every call node by node") {
+    Session s("{\"sample_every\": 1}", true, "fakeev");
+    Chain chain(4);
+    for (int call = 0; call < 5; ++call) s.compute(chain);
+    CHECK(s.device.max_nodes_per_compute == 1);
+    CHECK(s.device.computes == 5 * 4);
+    const std::string report = s.report();
+    CHECK_THAT(report, Catch::Contains("  fakeev   5 timed node by node, 0 whole\n"));
+    CHECK_THAT(report, Catch::Contains("timed 20 nodes, "));
+}
+
+namespace {
+
+struct PhaseRow {
+    double wall_ms, node_ms, outside_ms, accounted_pct;
+    unsigned long nodes;
+};
+
+PhaseRow phase_row(const std::string &report, const std::string &phase) {
+    std::smatch m;
+    const std::regex row("\n" + phase + R"( +([0-9.]+) +[0-9.]+ +(\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+)%)");
+    REQUIRE(std::regex_search(report, m, row));
+    return {std::stod(m[1]), std::stod(m[3]), std::stod(m[4]), std::stod(m[5]), std::stoul(m[2])};
+}
+
+} // namespace
+
+TEST_CASE("profiler phases: node time and outside-ops time add up to the wall time") {
+    // Realtime fake device: 5 rounds of 4 ms idle (the host "sampling") then a 3-node graph of
+    // 1+2+3 ms. Node time >= 30 ms, outside ops >= 20 ms, and together they are the wall time.
+    for (int every : {1, 3}) {
+        INFO("sample_every " << every);
+        Session s("{\"sample_every\": " + std::to_string(every) + "}", true, "fakeev");
+        s.device.realtime = true;
+        Chain chain(3);
+        s.pv->phase(s.prof, "decode");
+        for (int round = 0; round < 5; ++round) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(4));
+            s.compute(chain);
+        }
+        const std::string report = s.report();
+        INFO(report);
+        const PhaseRow r = phase_row(report, "decode");
+        CHECK(r.nodes == 15);
+        CHECK(r.node_ms >= 30.0);
+        CHECK(r.outside_ms >= 20.0);
+        CHECK(r.node_ms + r.outside_ms == Approx(r.wall_ms).epsilon(0.01));
+        CHECK(r.accounted_pct == Approx(100.0).margin(1.0));
+        std::smatch m;
+        REQUIRE(std::regex_search(report, m, std::regex(R"(total: op time ([0-9.]+) ms \+ outside ops ([0-9.]+) ms = ([0-9.]+) ms of ([0-9.]+) ms wall \(([0-9.]+)%\))")));
+        CHECK(std::stod(m[1]) == Approx(r.node_ms).margin(0.002));
+        CHECK(std::stod(m[4]) == Approx(r.wall_ms).margin(0.002));
+        CHECK(std::stod(m[5]) == Approx(100.0).margin(1.0));
+        CHECK(report.find("partial") == std::string::npos);
+    }
+}
+
+TEST_CASE("profiler phases: a capped event store makes the rollup partial") {
+    Session s("{\"max_events\": 3}", true, "fakeev");
+    Chain chain(5);
+    s.pv->phase(s.prof, "decode");
+    s.compute(chain);
+    const std::string report = s.report();
+    INFO(report);
+    CHECK_THAT(report, Catch::Contains("note: partial: the phase rollup sees only the first 3 stored samples (max_events); "
+                                       "the time of the 2 later ones counts as outside ops"));
+    // The per-op tables still have every node.
+    CHECK_THAT(report, Catch::Contains("timed 5 nodes, 15.000 ms in total"));
+}
+
+TEST_CASE("profiler sampling: a failing whole-graph call returns the backend's status and message") {
+    for (bool with_events : {true, false}) {
+        Session s("{\"sample_every\": 4}", with_events, "fakeev");
+        Chain good(3), bad(3);
+        bad.nodes[2].iparams[1] = 1; // fault
+        s.compute(good), s.compute(good); // the first two calls: node by node
+        const rf_graph g = bad.graph();
+        s.err[0] = 0;
+        CHECK(s.vt->compute(s.ctx, &g, s.err, sizeof s.err) == RF_ERR_DEVICE); // call 2: whole
+        CHECK(std::string(s.err) == "fake device fault at n2");
+        CHECK(s.device.compute_sizes == expected_sizes({1, 1, 0}, 3));
     }
 }
