@@ -85,6 +85,11 @@ RF_DEV const u8 *row_ptr(const rf_ktensor &t, i64 r) {
     return (const u8 *)t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
 
+// ---- int8 activations as the CPU backend quantizes them (quantize_act.hip) -------------------
+// Scale and quant of one element given its block's absolute maximum.
+RF_DEV float act_scale(float amax) { return amax / 127.f; }
+RF_DEV int act_quant(float v, float amax) { return amax > 0.f ? (int)rintf(v * (127.f / amax)) : 0; }
+
 // ---- 4x int8 dot product -------------------------------------------------------------------
 RF_DEV int dot4_i8(int a, int b, int c) {
 #if RF_NVIDIA

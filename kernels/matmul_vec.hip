@@ -147,28 +147,71 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { mvq_k4<T_Q5_K>(a
 // Q6_K (210-byte blocks, 2-byte aligned): 8 lanes per block, 4 blocks per warp step. Lane j:
 // half n = j/4, positions l = l0 + [0,8) with l0 = 8(j%4), all four quarters q (element
 // 128n + 32q + l): 2 ints each of ql (two runs) and qh, scale index 8n + l0/16 + 2q.
+// Loads: each of the lane's pieces (ql at 64n + l0 and 64n + 32 + l0, qh at 128 + 32n + l0,
+// scales at 192 + 8n, 8 bytes each) starts at a multiple of 8 within the block, so at the
+// block's offset mis = blk % 8 (0, 2, 4 or 6) within an aligned 8-byte word; blocks b and b + 4
+// lie 840 bytes apart, so mis is the same for all of a lane's blocks. A piece comes from two
+// aligned 8-byte loads, of the words holding its first and its last byte (the same word when
+// mis == 0): 8 loads instead of 12 two-byte and 4 one-byte ones. Bytes read beyond the needed
+// ones lie in those words, never past an allocation.
+RF_DEV void ld_g8(const u8 *p, u32 &x, u32 &y) { // 8 bytes at an 8-byte aligned p (read-only data)
+#if RF_NVIDIA
+    // volatile: a plain asm counts as free of side effects and could be hoisted out of the loop's
+    // bound check, i.e. issued for a block past the row.
+    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];" : "=r"(x), "=r"(y) : "l"(p));
+#else
+    const uint2 v = *(const uint2 *)p;
+    x = v.x;
+    y = v.y;
+#endif
+}
+RF_DEV u32 funnel_r(u32 lo, u32 hi, int r) { // bits [r, r + 32) of hi:lo, 0 <= r < 32
+#if RF_NVIDIA
+    return __funnelshift_r(lo, hi, r);
+#else
+    return r ? (lo >> r) | (hi << (32 - r)) : lo; // one v_alignbit_b32 on AMD
+#endif
+}
+// Bytes [mis, mis + 8) of the aligned words at lo and hi (hi = lo + 8, or lo when mis == 0) as
+// two little-endian u32; k = mis >= 4, r = 8 * (mis % 4).
+RF_DEV void ld8_mis(const u8 *lo, const u8 *hi, bool k, int r, u32 &o0, u32 &o1) {
+    u32 w0, w1, w2, w3;
+    ld_g8(lo, w0, w1);
+    ld_g8(hi, w2, w3);
+    const u32 x0 = k ? w1 : w0, x1 = k ? w2 : w1, x2 = k ? w3 : w2;
+    o0 = funnel_r(x0, x1, r);
+    o1 = funnel_r(x1, x2, r);
+}
 RF_DEV float mvq_row_q6_k(const u8 *w, const i8 *xq, const float *xds, i64 K) {
-    const int lane = threadIdx.x % RF_WARP, j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
+    const int lane = threadIdx.x % RF_WARP, j = lane & 7, n = j >> 2, l0 = 8 * (j & 3), s8 = 8 * (l0 >> 4);
     const i64 nb = K / 256;
+    const int mis = (int)((unsigned long long)(w + (lane >> 3) * 210) & 7), r = 8 * (mis & 3), hstep = mis ? 8 : 0;
+    const bool k = mis >= 4;
     float acc = 0.f;
-#pragma unroll 2
+#pragma unroll 4
     for (i64 b = lane >> 3; b < nb; b += RF_WARP / 8) {
-        const u8 *blk = w + b * 210;
+        const u8 *blk = w + b * 210, *lo = blk - mis, *hi = lo + hstep;
+        u32 qa[2], qb[2], hh[2], sc[2];
+        ld8_mis(lo + 64 * n + l0, hi + 64 * n + l0, k, r, qa[0], qa[1]);
+        ld8_mis(lo + 64 * n + 32 + l0, hi + 64 * n + 32 + l0, k, r, qb[0], qb[1]);
+        ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, hh[0], hh[1]);
+        ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, sc[0], sc[1]); // scale bytes 8n + [0,8)
+        int2 x[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) x[q] = *(const int2 *)(xq + b * 256 + 128 * n + 32 * q + l0);
         int sum[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-            const u32 qa = ld_u32_a2(blk + 64 * n + l0 + 4 * i), qb = ld_u32_a2(blk + 64 * n + 32 + l0 + 4 * i);
-            const u32 hh = ld_u32_a2(blk + 128 + 32 * n + l0 + 4 * i);
-            const u32 v[4] = {(qa & 0x0F0F0F0Fu) | ((hh << 4) & 0x30303030u), (qb & 0x0F0F0F0Fu) | ((hh << 2) & 0x30303030u),
-                              ((qa >> 4) & 0x0F0F0F0Fu) | (hh & 0x30303030u), ((qb >> 4) & 0x0F0F0F0Fu) | ((hh >> 2) & 0x30303030u)};
+            const u32 v[4] = {(qa[i] & 0x0F0F0F0Fu) | ((hh[i] << 4) & 0x30303030u), (qb[i] & 0x0F0F0F0Fu) | ((hh[i] << 2) & 0x30303030u),
+                              ((qa[i] >> 4) & 0x0F0F0F0Fu) | (hh[i] & 0x30303030u), ((qb[i] >> 4) & 0x0F0F0F0Fu) | ((hh[i] >> 2) & 0x30303030u)};
 #pragma unroll
-            for (int q = 0; q < 4; ++q)
-                sum[q] = dot4_i8((int)sub32_6bit(v[q]), *(const int *)(xq + b * 256 + 128 * n + 32 * q + l0 + 4 * i), sum[q]);
+            for (int q = 0; q < 4; ++q) sum[q] = dot4_i8((int)sub32_6bit(v[q]), i == 0 ? x[q].x : x[q].y, sum[q]);
         }
-        const i8 *sc = (const i8 *)(blk + 192) + 8 * n + (l0 >> 4);
+        // Scales 8n + l0/16 + 2q: bytes l0/16 and l0/16 + 2 of each scale word.
+        const int sc0 = (i8)(sc[0] >> s8), sc1 = (i8)(sc[0] >> (16 + s8)), sc2 = (i8)(sc[1] >> s8), sc3 = (i8)(sc[1] >> (16 + s8));
         const float *ds = xds + 2 * (b * 8 + 4 * n);
-        const float part = (float)(sc[0] * sum[0]) * ds[0] + (float)(sc[2] * sum[1]) * ds[2] + (float)(sc[4] * sum[2]) * ds[4] +
-                           (float)(sc[6] * sum[3]) * ds[6];
+        const float part = (float)(sc0 * sum[0]) * ds[0] + (float)(sc1 * sum[1]) * ds[2] + (float)(sc2 * sum[2]) * ds[4] +
+                           (float)(sc3 * sum[3]) * ds[6];
         acc += h2f(*(const u16 *)(blk + 208)) * part;
     }
     return warp_sum(acc);

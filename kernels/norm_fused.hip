@@ -85,11 +85,11 @@ RF_KERNEL __launch_bounds__(1024) void rf_add_rms_norm_mul(rf_kargs a) {
     for (int j = 0; j < RF_NORM_PER_THREAD; ++j) {
         const i64 i = tid + (i64)j * nt, blk = i / 32;
         if (blk * 32 >= K) break; // uniform over the warp
-        const int q = amax[j] > 0.f ? (int)rintf(v[j] * (127.f / amax[j])) : 0;
+        const int q = act_quant(v[j], amax[j]);
         const float qsum = warp_sum((float)q);
         ((i8 *)a.scratch)[i] = (i8)q;
         if (lane == 0) {
-            const float d = amax[j] / 127.f;
+            const float d = act_scale(amax[j]);
             float *ds = (float *)((u8 *)a.scratch + K) + 2 * blk;
             ds[0] = d;
             ds[1] = d * qsum;

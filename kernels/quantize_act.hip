@@ -10,9 +10,6 @@
 //    tensor-core and tile kernels, which multiply f16/f32 operands. aux[1] = block size.
 #include "compat.h"
 
-// Scale and quant of one element given its block's absolute maximum.
-RF_DEV float act_scale(float amax) { return amax / 127.f; }
-RF_DEV int act_quant(float v, float amax) { return amax > 0.f ? (int)rintf(v * (127.f / amax)) : 0; }
 
 // Max over the 8 warps of a 256-thread block (every thread must call it).
 RF_DEV float max_of_8_warps(float warp_amax, float *sh) {

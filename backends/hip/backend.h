@@ -39,6 +39,7 @@ struct Backend {
         uint64_t src_bytes = 0;    // extent of the source tensor
         int64_t k = 0, rows = 0;
         int block = 0;             // 32 or 256
+        void *where = nullptr;     // device address of the copy (q8: act_scratch or att_scratch)
     };
     ActCopy q8; // q8_1 vector in act_scratch (M = 1 dp4a kernels)
     ActCopy fq; // f32 rows in fq_scratch (tensor-core, tile and small-M kernels)

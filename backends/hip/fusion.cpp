@@ -82,7 +82,7 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.dst = ktensor(gd);
     a.src[3] = ktensor(ud);
     a.src[4] = ktensor(sd);
-    a.scratch = b.act_scratch.ptr;
+    a.scratch = b.q8.where;
     a.iparams[0] = 1;
     a.aux[1] = (N + 3) / 4;
     a.aux[3] = 2;
@@ -112,7 +112,7 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.src[2] = ktensor(rp->src[2]);
     a.src[3] = ktensor(rd);
     a.dst = ktensor(md);
-    a.scratch = b.act_scratch.ptr;
+    a.scratch = b.q8.where;
     a.aux[3] = 1;
     a.iparams[0] = 2;
     a.iparams[1] = rp->iparams[1];
@@ -165,10 +165,21 @@ int fuse_kv_append(Backend &b, const rf_graph &g, int i) {
     return 2;
 }
 
+// ATTENTION (decode, one token) whose output an M = 1 matmul reads next: the attention kernel
+// also writes the q8_1 copy (no separate quantize launch); the matmul then finds it cached.
+int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
+    if (i + 1 >= g.n_nodes || b.node_done[i + 1]) return 0;
+    const rf_node *at = g.nodes[i], *mm = g.nodes[i + 1];
+    if (!vec_matmul(mm) || mm->src[1]->data != at->dst->data || mm->src[1]->ne[0] != at->dst->ne[0]) return 0;
+    const int r = attention_with_q8(b, *at, act_block(mm->src[0]->type), err);
+    return r == RF_OK ? 1 : r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+}
+
 } // namespace
 
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (g.nodes[i]->op == RF_OP_MATMUL) return b.fuse_matmul ? fuse_matmuls(b, g, i, err) : 0;
+    if (g.nodes[i]->op == RF_OP_ATTENTION) return b.fuse_matmul ? fuse_attention_q8(b, g, i, err) : 0;
     if (g.nodes[i]->op == RF_OP_SET_ROWS) return b.fuse_matmul ? fuse_kv_append(b, g, i) : 0;
     const rf_node *add = nullptr, *norm = nullptr, *mul = nullptr;
     int at = i;
@@ -221,7 +232,7 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     }
     b.queue.add(r);
     for (const rf_node *n : {add, norm, mul}) forget_overwritten(b, n ? n->dst : nullptr);
-    if (quantize) b.q8 = {mul->dst->data, (uint64_t)K * 4, K, 1, block};
+    if (quantize) b.q8 = {mul->dst->data, (uint64_t)K * 4, K, 1, block, b.act_scratch.ptr};
     return used;
 }
 

@@ -2,6 +2,7 @@
 // compute). Out-of-memory messages carry the requested and the free bytes.
 #include "memory.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace rf_hip {
@@ -10,7 +11,9 @@ int buffer_alloc(Backend &b, uint64_t size, rf_buffer_desc *out, char *err, size
     std::string e;
     if (!make_current(b, e)) return fail(err, len, RF_ERR_DEVICE, e);
     void *p = nullptr;
-    const hipError_t r = hipMalloc(&p, size ? size : 1);
+    // Rounded up to 256 bytes: the wide weight loads (ld16_a2, Q6_K's 8-byte words) may touch the
+    // rest of the aligned word that holds a row's last byte.
+    const hipError_t r = hipMalloc(&p, (std::max<uint64_t>(size, 1) + 255) / 256 * 256);
     if (r != hipSuccess || !p) {
         size_t free_b = 0, total = 0;
         hipMemGetInfo(&free_b, &total);

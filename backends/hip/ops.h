@@ -26,6 +26,10 @@ int act_block(int type);
 int64_t q8_column_bytes(int64_t K);
 // Quantizes the vector x[K] (batch 1) into act_scratch as q8_1 unless it is already there.
 int ensure_q8_vector(Backend &b, const rf_tensor *x, int block, std::string &err);
+// Decode attention of one token that also writes the q8_1 copy of its output (block 32 or 256)
+// for the M = 1 matmul that reads it next, and records that copy; -1 when the shape is not
+// covered (nothing launched).
+int attention_with_q8(Backend &b, const rf_node &n, int block, std::string &err);
 // Drops the cached quantized activations whose source bytes `written` overlaps.
 void forget_overwritten(Backend &b, const rf_tensor *written);
 
