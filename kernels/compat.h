@@ -85,6 +85,33 @@ RF_DEV const u8 *row_ptr(const rf_ktensor &t, i64 r) {
     return (const u8 *)t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
 
+// ---- RMS_NORM scale as the CPU backend computes it ---------------------------------------------
+// Squares summed in double (each product exact), 1/sqrt in double, rounded once to float: the
+// sum's order then no longer matters, so GPU and CPU normalise rows to the same floats and the
+// int8 activations quantized from them agree.
+RF_DEV double warp_sum_d(double v) {
+#pragma unroll
+    for (int o = RF_WARP / 2; o > 0; o >>= 1) {
+#if RF_NVIDIA
+        v += __shfl_xor_sync(0xffffffffu, v, o, RF_WARP);
+#else
+        v += __shfl_xor(v, o, RF_WARP);
+#endif
+    }
+    return v;
+}
+// Sum over the block (every thread calls it; sh: RF_WARP doubles).
+RF_DEV double block_sum_d(double v, double *sh) {
+    v = warp_sum_d(v);
+    const int w = threadIdx.x / RF_WARP, l = threadIdx.x % RF_WARP;
+    __syncthreads();
+    if (l == 0) sh[w] = v;
+    __syncthreads();
+    v = l < (int)(blockDim.x / RF_WARP) ? sh[l] : 0.0;
+    return warp_sum_d(v);
+}
+RF_DEV float rms_scale(double sum_sq, i64 K, float eps) { return (float)(1.0 / sqrt(sum_sq / (double)K + (double)eps)); }
+
 // ---- int8 activations as the CPU backend quantizes them (quantize_act.hip) -------------------
 // Scale and quant of one element given its block's absolute maximum.
 RF_DEV float act_scale(float amax) { return amax / 127.f; }

@@ -295,16 +295,19 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
         const int wi = threadIdx.x / RF_WARP;
         const i64 n = (i64)blockIdx.x * RF_MV_WARPS + wi, K = w.ne[0];
         const i8 *xq = (const i8 *)a.scratch;
+        // The rotation's cos/sin (double precision, slow) first, while the row's loads are in flight.
+        const int D = a.iparams[2], n_rot = a.iparams[1], j = (int)(n % D); // j even: pair (j, j + 1) of head n / D
+        const bool rotates = threadIdx.x % RF_WARP == 0 && !(wi & 1) && j / 2 < n_rot / 2;
+        float c = 1.f, sn = 0.f;
+        if (rotates)
+            rope_cos_sin(j / 2, ((const int *)a.src[1].data)[0], n_rot, a.fparams[0], a.fparams[1], (const float *)a.src[2].data,
+                         c, sn);
         const float v = mvq_row(w.type, (const u8 *)w.data + n * w.nb[1], xq, (const float *)(xq + K), K);
         if (threadIdx.x % RF_WARP == 0) { ((float *)a.dst.data)[n] = v; sh_rows[wi] = v; }
         __syncthreads();
         if (threadIdx.x % RF_WARP != 0 || (wi & 1)) return;
-        const int D = a.iparams[2], n_rot = a.iparams[1];
-        const i64 j = n % D; // even: pair (j, j + 1) of head n / D
         float y0 = sh_rows[wi], y1 = sh_rows[wi + 1];
-        if (j / 2 < n_rot / 2)
-            rope_rotate(sh_rows[wi], sh_rows[wi + 1], j / 2, ((const int *)a.src[1].data)[0], n_rot, a.fparams[0], a.fparams[1],
-                        (const float *)a.src[2].data, y0, y1);
+        if (rotates) rope_apply(sh_rows[wi], sh_rows[wi + 1], c, sn, y0, y1);
         float *yr = (float *)a.src[3].data;
         yr[n] = y0;
         yr[n + 1] = y1;

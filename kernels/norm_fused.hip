@@ -2,9 +2,8 @@
 // result for the M = 1 matmuls that read it (decode: each of these ops alone is a tiny launch).
 // Every intermediate is still written (the sum, the normalised row, the product) with the same
 // arithmetic and reduction order as rf_add_f32 / rf_rms_norm_f32 / rf_mul_f32 /
-// rf_quantize_q8_1, except that 1024 threads share a row (one block per row is latency-bound,
-// so it takes as many threads as it can): the sum of squares is added in another order. The
-// row is held in registers (at most 1024 * RF_NORM_PER_THREAD elements, checked by the host).
+// rf_quantize_q8_1 (the norm scale as compat.h's rms_scale: same floats as the CPU backend). The
+// row is held in registers as float4 pieces (at most 8192 elements, checked by the host).
 // src0 = x (the add's first operand), src1 = the add's second operand (data null: no add),
 // src2 = norm weight [K], src3 = add result, src4 = rms_norm result, dst = product;
 // fparams[0] = eps; aux[0] = q8_1 column stride (0: no quantization; row 0 only) into scratch,
@@ -13,24 +12,31 @@
 
 RF_DEV const float *fused_row(const rf_ktensor &t, i64 r) { return (const float *)row_ptr(t, r); }
 
-RF_DEV float fused_block_sum(float v, float *sh) { // as rownorm.hip's block_sum
-    v = warp_sum(v);
-    const int w = threadIdx.x / RF_WARP, l = threadIdx.x % RF_WARP;
-    __syncthreads();
-    if (l == 0) sh[w] = v;
-    __syncthreads();
-    v = l < (int)(blockDim.x / RF_WARP) ? sh[l] : 0.f;
-    return warp_sum(v);
+// 256 threads per row, each holding up to RF_NORM_CHUNKS float4 pieces of it in registers
+// between the passes (host: K % 4 == 0, K <= 256 * 4 * RF_NORM_CHUNKS, 16-byte aligned rows).
+// Piece c = tid + 256 j covers elements [4c, 4c + 4): a q8_1 block of 32 is 8 lanes of one warp.
+#define RF_NORM_THREADS 256
+#define RF_NORM_CHUNKS 8
+
+RF_DEV float4 f4(float x, float y, float z, float w) { float4 r; r.x = x; r.y = y; r.z = z; r.w = w; return r; }
+RF_DEV float4 ld4(const float *p) { return *(const float4 *)p; }
+RF_DEV void st4(float *p, float4 v) { *(float4 *)p = v; }
+RF_DEV float max8_lanes(float v) { // max over the 8-lane group of this lane
+    v = fmaxf(v, shfl_xor_f(v, 1));
+    v = fmaxf(v, shfl_xor_f(v, 2));
+    return fmaxf(v, shfl_xor_f(v, 4));
+}
+RF_DEV float sum8_lanes(float v) {
+    v += shfl_xor_f(v, 1);
+    v += shfl_xor_f(v, 2);
+    return v + shfl_xor_f(v, 4);
 }
 
-// Values per thread: the row stays in registers between the passes (host: K <= 1024 * 8).
-#define RF_NORM_PER_THREAD 8
-
-RF_KERNEL __launch_bounds__(1024) void rf_add_rms_norm_mul(rf_kargs a) {
-    __shared__ float sh[RF_WARP];
-    __shared__ float sh_amax[RF_NORM_PER_THREAD * RF_WARP];
-    const i64 r = blockIdx.x, K = a.src[0].ne[0];
-    const int tid = threadIdx.x, nt = (int)blockDim.x;
+RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a) {
+    __shared__ double sh[RF_WARP];
+    __shared__ float sh_amax[RF_NORM_CHUNKS * RF_NORM_THREADS / RF_WARP];
+    const i64 r = blockIdx.x;
+    const int K = (int)a.src[0].ne[0], tid = threadIdx.x, n4 = K / 4;
     const bool add = a.src[1].data != 0;
     const float *x = fused_row(a.src[0], r);
     const float *xb = add ? fused_row(a.src[1], r) : x;
@@ -39,60 +45,70 @@ RF_KERNEL __launch_bounds__(1024) void rf_add_rms_norm_mul(rf_kargs a) {
     float *y = (float *)fused_row(a.dst, r);
     const float *w = (const float *)a.src[2].data;
     // Every load first (x, the addend, the norm weight), then the arithmetic.
-    float v[RF_NORM_PER_THREAD], wv[RF_NORM_PER_THREAD];
+    float4 v[RF_NORM_CHUNKS], wv[RF_NORM_CHUNKS];
 #pragma unroll
-    for (int j = 0; j < RF_NORM_PER_THREAD; ++j) {
-        const i64 i = tid + (i64)j * nt;
-        v[j] = i < K ? x[i] : 0.f;
-        wv[j] = i < K ? w[i] : 0.f;
-        if (add && i < K) v[j] += xb[i];
+    for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
+        const int c = tid + j * RF_NORM_THREADS;
+        v[j] = wv[j] = f4(0.f, 0.f, 0.f, 0.f);
+        if (c < n4) {
+            v[j] = ld4(x + 4 * c);
+            wv[j] = ld4(w + 4 * c);
+            if (add) {
+                const float4 b = ld4(xb + 4 * c);
+                v[j].x += b.x; v[j].y += b.y; v[j].z += b.z; v[j].w += b.w;
+            }
+        }
     }
-    float s = 0.f;
+    double s = 0.0;
 #pragma unroll
-    for (int j = 0; j < RF_NORM_PER_THREAD; ++j) {
-        const i64 i = tid + (i64)j * nt;
-        if (add && i < K) sum_out[i] = v[j]; // same thread read x[i] above: in-place safe
-        s += v[j] * v[j];
+    for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
+        const int c = tid + j * RF_NORM_THREADS;
+        if (add && c < n4) st4(sum_out + 4 * c, v[j]); // same thread read x there: in-place safe
+        s += (double)v[j].x * v[j].x + (double)v[j].y * v[j].y + (double)v[j].z * v[j].z + (double)v[j].w * v[j].w;
     }
-    s = fused_block_sum(s, sh);
-    const float inv = rsqrtf(s / (float)K + a.fparams[0]);
+    const float inv = rms_scale(block_sum_d(s, sh), K, a.fparams[0]);
 #pragma unroll
-    for (int j = 0; j < RF_NORM_PER_THREAD; ++j) {
-        const i64 i = tid + (i64)j * nt;
-        const float n = v[j] * inv;
-        v[j] = n * wv[j];
-        if (i < K) { norm_out[i] = n; y[i] = v[j]; }
+    for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
+        const int c = tid + j * RF_NORM_THREADS;
+        const float4 n = f4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
+        v[j] = f4(n.x * wv[j].x, n.y * wv[j].y, n.z * wv[j].z, n.w * wv[j].w);
+        if (c < n4) { st4(norm_out + 4 * c, n); st4(y + 4 * c, v[j]); }
     }
-    // q8_1 form of row 0 (decode), quantized like rf_quantize_q8_1 (aux[1] = block 32 or 256).
-    // A warp's lanes hold 32 consecutive elements per j; a 256 block is 8 consecutive warps.
+    // q8_1 form of row 0 (decode), quantized like rf_quantize_q8_1 (aux[1] = block 32 or 256):
+    // block 32 = 8 lanes; block 256 = two warps (the warp maxima meet in shared memory).
     if (a.aux[0] == 0 || r != 0) return;
     const int lane = tid % RF_WARP, wi = tid / RF_WARP;
-    float amax[RF_NORM_PER_THREAD];
+    float amax[RF_NORM_CHUNKS];
 #pragma unroll
-    for (int j = 0; j < RF_NORM_PER_THREAD; ++j) {
-        amax[j] = warp_max(fabsf(v[j]));
-        if (lane == 0) sh_amax[j * RF_WARP + wi] = amax[j];
-    }
+    for (int j = 0; j < RF_NORM_CHUNKS; ++j)
+        amax[j] = max8_lanes(fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
     if (a.aux[1] == 256) {
+#pragma unroll
+        for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
+            float m = fmaxf(amax[j], shfl_xor_f(amax[j], 8)); // butterfly over the warp's four 8-lane groups
+            m = fmaxf(m, shfl_xor_f(m, 16));
+            if (lane == 0) sh_amax[j * (RF_NORM_THREADS / RF_WARP) + wi] = m;
+        }
         __syncthreads();
 #pragma unroll
-        for (int j = 0; j < RF_NORM_PER_THREAD; ++j) {
-            const float *g = sh_amax + j * RF_WARP + (wi & ~7);
-            amax[j] = fmaxf(fmaxf(fmaxf(g[0], g[1]), fmaxf(g[2], g[3])), fmaxf(fmaxf(g[4], g[5]), fmaxf(g[6], g[7])));
+        for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
+            const float *g = sh_amax + j * (RF_NORM_THREADS / RF_WARP) + (wi & ~1);
+            amax[j] = fmaxf(g[0], g[1]);
         }
     }
 #pragma unroll
-    for (int j = 0; j < RF_NORM_PER_THREAD; ++j) {
-        const i64 i = tid + (i64)j * nt, blk = i / 32;
-        if (blk * 32 >= K) break; // uniform over the warp
-        const int q = act_quant(v[j], amax[j]);
-        const float qsum = warp_sum((float)q);
-        ((i8 *)a.scratch)[i] = (i8)q;
-        if (lane == 0) {
-            const float d = act_scale(amax[j]);
-            float *ds = (float *)((u8 *)a.scratch + K) + 2 * blk;
-            ds[0] = d;
-            ds[1] = d * qsum;
+    for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
+        const int c = tid + j * RF_NORM_THREADS;
+        const bool in = 4 * c < K; // whole 8-lane groups are in or out (K % 32 == 0); all lanes shuffle
+        const int q0 = act_quant(v[j].x, amax[j]), q1 = act_quant(v[j].y, amax[j]), q2 = act_quant(v[j].z, amax[j]),
+                  q3 = act_quant(v[j].w, amax[j]);
+        const float qsum = sum8_lanes((float)(q0 + q1 + q2 + q3));
+        if (!in) continue;
+        *(u32 *)((i8 *)a.scratch + 4 * c) = (u32)(u8)q0 | ((u32)(u8)q1 << 8) | ((u32)(u8)q2 << 16) | ((u32)(u8)q3 << 24);
+        if (lane % 8 == 0) {
+            float *ds = (float *)((u8 *)a.scratch + K) + 2 * (c / 8);
+            ds[0] = act_scale(amax[j]);
+            ds[1] = ds[0] * qsum;
         }
     }
 }

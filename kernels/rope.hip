@@ -2,16 +2,28 @@
 // One thread per output pair slot i in [0, D/2); dims >= n_rot are copied unchanged.
 #include "compat.h"
 
-// Rotation r (< n_rot/2) of the pair (x0, x1) at position pos (also used by rf_mvq_multi's
-// matmul + rope form, so both give the same bits).
+// cos and sin of rotation r (< n_rot/2) at position pos. The angle, its cosine and sine are
+// computed in double and rounded to float once, as the CPU backend does (a float angle at
+// position p carries an error of ~p * 6e-8 rad, which later int8 activation rounding can magnify).
+RF_DEV void rope_cos_sin(i64 r, int pos, int n_rot, float base, float fscale, const float *factors, float &c, float &s) {
+    double theta = (double)pos * (double)fscale * pow((double)base, -2.0 * (double)r / (double)n_rot);
+    if (factors) theta /= (double)factors[r];
+    c = (float)cos(theta);
+    s = (float)sin(theta);
+}
+// Products rounded separately (no fused multiply-add), as the CPU backend computes them: the
+// result then does not depend on where the compiler inlines this.
+RF_DEV void rope_apply(float x0, float x1, float c, float s, float &y0, float &y1) {
+    y0 = __fmul_rn(x0, c) - __fmul_rn(x1, s);
+    y1 = __fmul_rn(x0, s) + __fmul_rn(x1, c);
+}
+// Rotation r of the pair (x0, x1) at position pos (rf_mvq_multi's matmul + rope form uses the
+// same two functions, so both give the same bits).
 RF_DEV void rope_rotate(float x0, float x1, i64 r, int pos, int n_rot, float base, float fscale, const float *factors,
                         float &y0, float &y1) {
-    float theta = (float)pos * fscale * powf(base, -2.f * (float)r / (float)n_rot);
-    if (factors) theta /= factors[r];
-    float s, c;
-    sincosf(theta, &s, &c);
-    y0 = x0 * c - x1 * s;
-    y1 = x0 * s + x1 * c;
+    float c, s;
+    rope_cos_sin(r, pos, n_rot, base, fscale, factors, c, s);
+    rope_apply(x0, x1, c, s, y0, y1);
 }
 
 // Pair slot i of one row: the two element indices it writes and their values.

@@ -28,14 +28,13 @@ RF_DEV float block_max(float v, float *sh) {
 RF_DEV const float *row_of(const rf_ktensor &t, i64 r) { return (const float *)row_ptr(t, r); }
 
 RF_KERNEL __launch_bounds__(256) void rf_rms_norm_f32(rf_kargs a) {
-    __shared__ float sh[RF_WARP];
+    __shared__ double sh[RF_WARP];
     const i64 r = blockIdx.x, K = a.src[0].ne[0];
     const float *x = row_of(a.src[0], r);
     float *y = (float *)row_of(a.dst, r);
-    float s = 0.f;
-    for (i64 i = threadIdx.x; i < K; i += blockDim.x) s += x[i] * x[i];
-    s = block_sum(s, sh);
-    const float inv = rsqrtf(s / (float)K + a.fparams[0]);
+    double s = 0.0;
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) s += (double)x[i] * x[i];
+    const float inv = rms_scale(block_sum_d(s, sh), K, a.fparams[0]);
     for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] = x[i] * inv;
 }
 

@@ -38,10 +38,10 @@ for m in kjv-f16 kjv-q8_0 kjv-q4_k_m tinyllama-1.1b-f16 tinyllama-1.1b-q8_0 tiny
   cmp -s "$L/gen-$m-cpu.txt" "$L/gen-$m-hip.txt" && log "greedy $m: identical tokens" || log "greedy $m: DIFFER"
 done
 
-log "== decode fusions keep the arithmetic: greedy tokens with all fusions vs ROCMFORGE_HIP_FUSE=norm (64 tokens)"
+log "== decode fusions keep the arithmetic: greedy tokens with all fusions vs none (ROCMFORGE_HIP_FUSE=0) (64 tokens)"
 for m in tinyllama-1.1b-q8_0 tinyllama-1.1b-Q4_K_M llama2-7b-Q4_K_M llama2-7b-Q4_0; do
   timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip 2>/dev/null > "$L/fuse-$m-all.txt"
-  ROCMFORGE_HIP_FUSE=norm timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip 2>/dev/null > "$L/fuse-$m-norm.txt"
+  ROCMFORGE_HIP_FUSE=0 timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip 2>/dev/null > "$L/fuse-$m-norm.txt"
   cmp -s "$L/fuse-$m-all.txt" "$L/fuse-$m-norm.txt" && log "fusion $m: identical tokens" || log "fusion $m: DIFFER"
 done
 

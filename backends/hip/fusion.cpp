@@ -9,8 +9,11 @@
 namespace rf_hip {
 namespace {
 
-// rf_add_rms_norm_mul keeps a row in registers: 1024 threads x RF_NORM_PER_THREAD (norm_fused.hip).
-constexpr int64_t kNormMaxRow = 1024 * 8;
+// rf_add_rms_norm_mul keeps a row in registers as float4 pieces: 256 threads x RF_NORM_CHUNKS
+// (norm_fused.hip); rows 16-byte aligned.
+constexpr int64_t kNormMaxRow = 256 * 4 * 8;
+constexpr unsigned kNormThreads = 256;
+bool rows16(const rf_tensor *t) { return !t || ((size_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0); }
 
 bool plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb[0] == 4; }
 bool same_shape(const rf_tensor *a, const rf_tensor *b) { return std::memcmp(a->ne, b->ne, sizeof a->ne) == 0; }
@@ -202,7 +205,10 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
             return 0;
     }
     const int64_t rows = x->ne[1] * x->ne[2] * x->ne[3];
-    if (rows <= 0 || rows > 65535 || K > kNormMaxRow) return 0;
+    if (rows <= 0 || rows > 65535 || K > kNormMaxRow || K % 4 || (size_t)w->data % 16) return 0;
+    const rf_tensor *add_a = add ? add->src[0] : nullptr, *add_b = add ? add->src[1] : nullptr;
+    for (const rf_tensor *t : {x, nd, (const rf_tensor *)mul->dst, add_a, add_b})
+        if (!rows16(t)) return 0;
     const int used = add ? 3 : 2;
     // The q8_1 vector for the following M = 1 matmuls (decode: Q/K/V or gate/up).
     const rf_node *next = i + used < g.n_nodes ? g.nodes[i + used] : nullptr;
@@ -216,7 +222,7 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     LaunchRec r;
     r.f = f->second;
     r.grid[0] = (unsigned)rows;
-    r.threads = 1024; // one block per row: latency-bound, so as many threads as a block takes
+    r.threads = kNormThreads;
     rf_kargs &a = r.args;
     a.src[0] = ktensor(add ? add->src[0] : x);
     a.src[1] = ktensor(add ? add->src[1] : nullptr);
