@@ -26,7 +26,8 @@ typedef long long i64;
 #include "kernel_args.h"
 
 // ---- warp shuffles ----------------------------------------------------------------------
-RF_DEV float warp_sum(float v) {
+// Sum over the warp (float or double: the norms accumulate squares in double).
+template <class T> RF_DEV T warp_sum(T v) {
 #pragma unroll
     for (int o = RF_WARP / 2; o > 0; o >>= 1) {
 #if RF_NVIDIA
@@ -89,26 +90,15 @@ RF_DEV const u8 *row_ptr(const rf_ktensor &t, i64 r) {
 // Squares summed in double (each product exact), 1/sqrt in double, rounded once to float: the
 // sum's order then no longer matters, so GPU and CPU normalise rows to the same floats and the
 // int8 activations quantized from them agree.
-RF_DEV double warp_sum_d(double v) {
-#pragma unroll
-    for (int o = RF_WARP / 2; o > 0; o >>= 1) {
-#if RF_NVIDIA
-        v += __shfl_xor_sync(0xffffffffu, v, o, RF_WARP);
-#else
-        v += __shfl_xor(v, o, RF_WARP);
-#endif
-    }
-    return v;
-}
 // Sum over the block (every thread calls it; sh: RF_WARP doubles).
 RF_DEV double block_sum_d(double v, double *sh) {
-    v = warp_sum_d(v);
+    v = warp_sum(v);
     const int w = threadIdx.x / RF_WARP, l = threadIdx.x % RF_WARP;
     __syncthreads();
     if (l == 0) sh[w] = v;
     __syncthreads();
     v = l < (int)(blockDim.x / RF_WARP) ? sh[l] : 0.0;
-    return warp_sum_d(v);
+    return warp_sum(v);
 }
 RF_DEV float rms_scale(double sum_sq, i64 K, float eps) { return (float)(1.0 / sqrt(sum_sq / (double)K + (double)eps)); }
 
