@@ -68,6 +68,12 @@ public:
     double now_us() const {
         return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_).count();
     }
+    // A steady_clock reading in nanoseconds since its epoch (a backend's node marks) on this
+    // profiler's timeline.
+    double us_from_steady_ns(uint64_t ns) const {
+        return (double(ns) - double(std::chrono::duration_cast<std::chrono::nanoseconds>(t0_.time_since_epoch()).count())) /
+               1000.0;
+    }
 
     int add_backend(const std::string &name, const rf_device_info &info, const std::string &timing);
     // Group and label ids for a node about to run (labels are copied: the graph may die first).

@@ -1,8 +1,11 @@
 // The decorator: a backend vtable that forwards every slot to the real backend, except
-// compute(), which runs the graph one node at a time and times each node:
-//  - backends with timing events: an event is recorded between consecutive nodes and the
-//    elapsed times are read later in batches (when the core synchronizes or downloads, which
-//    means the work is done), so the GPU never waits on the profiler;
+// compute(), which times each node:
+//  - backends with timing events: the graph runs one node at a time, an event is recorded
+//    between consecutive nodes and the elapsed times are read later in batches (when the core
+//    synchronizes or downloads, which means the work is done), so the GPU never waits on the
+//    profiler;
+//  - backends with compute_timed() (synchronous, e.g. the CPU): the graph runs whole, as
+//    without the profiler, and the backend's node end marks give each node's time;
 //  - other backends: host steady clock around each node, after the backend's synchronize.
 // With sample_every N > 1 (CallSampler) the calls not picked run the whole graph in one inner
 // compute(), timed the same way as one whole-graph sample.
@@ -46,6 +49,7 @@ private:
     int compute(const rf_graph *graph, char *err, size_t err_len);
     int compute_host_clock(const rf_graph *graph, bool per_node, char *err, size_t err_len);
     int run_whole_host_clock(const rf_graph *graph, char *err, size_t err_len);
+    int run_marked(const rf_graph *graph, char *err, size_t err_len);
     int compute_events(const rf_graph *graph, bool per_node, char *err, size_t err_len);
     int run_nodes_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
     int run_whole_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
@@ -72,6 +76,7 @@ private:
     static int s_event_elapsed_ms(void *, void *, void *, float *);
     static void s_event_destroy(void *, void *);
     static int s_buffer_from_host(void *, void *, uint64_t, rf_buffer_desc *, char *, size_t);
+    static int s_compute_timed(void *, const rf_graph *, uint64_t *, char *, size_t);
 
     ProfilerState &state_;
     const RangeMarker &ranges_;
@@ -84,6 +89,7 @@ private:
     std::vector<void *> free_events_;
     std::vector<Batch> pending_;
     size_t pending_events_ = 0;
+    std::vector<uint64_t> marks_; // run_marked()'s node end times
     void *anchor_ = nullptr;     // event recorded when the device was idle, at host time anchor_us_
     double anchor_us_ = 0;
 };

@@ -38,7 +38,8 @@ struct CpuBackend {
 std::unique_ptr<CpuBackend> create_backend(const char *config_json);
 
 // Runs every node of the graph on the pool. Returns an rf_status and fills *message on error.
-int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message);
+// marks_ns (optional, n_nodes + 1 entries): as rf_backend_vtable::compute_timed describes.
+int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message, uint64_t *marks_ns = nullptr);
 // 1 if the node is supported, else 0 (and *why says why when non-null).
 int node_supported(const CpuBackend &be, const rf_node &node, std::string *why);
 

@@ -69,7 +69,7 @@ int node_supported(const CpuBackend &, const rf_node &node, std::string *why) {
     return ok ? 1 : 0;
 }
 
-int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message) {
+int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message, uint64_t *marks_ns) {
     if (graph.n_nodes < 0 || (graph.n_nodes > 0 && !graph.nodes)) {
         *message = "graph has no node array";
         return RF_ERR_INVALID;
@@ -108,10 +108,20 @@ int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message) {
     ErrorSink errors;
     OpContext ctx{*be.ks, errors, be.scratch, be.scratch + shared, per_thread};
     GraphJob job{&graph, phases.data(), &ctx};
+    std::vector<uint64_t> phase_end(marks_ns ? phases.size() : 0);
+    if (marks_ns) marks_ns[0] = ThreadPool::steady_clock_ns();
     for (size_t p0 = 0; p0 < phases.size(); p0 += size_t(ThreadPool::kMaxPhases)) {
         const size_t n = std::min(phases.size() - p0, size_t(ThreadPool::kMaxPhases));
         job.phases = phases.data() + p0;
-        be.pool->run(int32_t(n), parts.data() + p0, run_part, &job);
+        be.pool->run(int32_t(n), parts.data() + p0, run_part, &job, marks_ns ? phase_end.data() + p0 : nullptr);
+    }
+    if (marks_ns) {
+        // A node ends with its last phase; one without phases (RF_OP_NONE) took no time.
+        size_t p = 0;
+        for (int32_t i = 0; i < graph.n_nodes; ++i) {
+            marks_ns[i + 1] = marks_ns[i];
+            for (; p < phases.size() && phases[p].node == i; ++p) marks_ns[i + 1] = phase_end[p];
+        }
     }
     if (errors.failed.load()) {
         *message = errors.message;

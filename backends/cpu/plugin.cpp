@@ -119,14 +119,18 @@ int cpu_supports_op(void *ctx, const rf_node *node) {
     try { return node_supported(*be_of(ctx), *node, nullptr); } catch (...) { return 0; }
 }
 
-int cpu_compute(void *ctx, const rf_graph *graph, char *err, size_t len) {
+int cpu_compute_timed(void *ctx, const rf_graph *graph, uint64_t *marks_ns, char *err, size_t len) {
     if (!ctx || !graph) { set_err(err, len, "cpu backend: compute needs ctx and graph"); return RF_ERR_INVALID; }
     return guarded(err, len, [&] {
         std::string msg;
-        const int rc = run_graph(*be_of(ctx), *graph, &msg);
+        const int rc = run_graph(*be_of(ctx), *graph, &msg, marks_ns);
         if (rc != RF_OK) set_err(err, len, msg);
         return rc;
     });
+}
+
+int cpu_compute(void *ctx, const rf_graph *graph, char *err, size_t len) {
+    return cpu_compute_timed(ctx, graph, nullptr, err, len);
 }
 
 int cpu_synchronize(void *, char *, size_t) { return RF_OK; } // compute() is synchronous
@@ -148,6 +152,7 @@ const rf_backend_vtable kVtable = {
     nullptr,
     nullptr,
     cpu_buffer_from_host,
+    cpu_compute_timed,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "cpu", "0.1.0", &kVtable};

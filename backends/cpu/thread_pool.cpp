@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -11,7 +12,6 @@
 #define RF_CPU_RELAX() _mm_pause()
 #define RF_CYCLES() __rdtsc()
 #else
-#include <chrono>
 #define RF_CPU_RELAX() ((void)0)
 #define RF_CYCLES() uint64_t(std::chrono::steady_clock::now().time_since_epoch().count())
 #endif
@@ -68,12 +68,18 @@ int64_t ThreadPool::parts_of(int32_t phase) const {
     return __atomic_load_n(p + 1 + phase, __ATOMIC_RELAXED);
 }
 
-void ThreadPool::run(int32_t n_phases, const int64_t *parts, PartFn fn, void *arg) {
+uint64_t ThreadPool::steady_clock_ns() {
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+void ThreadPool::run(int32_t n_phases, const int64_t *parts, PartFn fn, void *arg, uint64_t *phase_end_ns) {
     if (n_phases <= 0) return;
     if (n_ == 1) {
         for (int32_t p = 0; p < n_phases; ++p) {
             const int64_t n = std::clamp<int64_t>(parts[p], 1, kMaxParts);
             for (int64_t i = 0; i < n; ++i) fn(arg, p, i, n, 0);
+            if (phase_end_ns) phase_end_ns[p] = steady_clock_ns();
         }
         return;
     }
@@ -90,6 +96,7 @@ void ThreadPool::run(int32_t n_phases, const int64_t *parts, PartFn fn, void *ar
         __atomic_store_n(dst + 1 + p, std::clamp<int64_t>(parts[p], 1, kMaxParts), __ATOMIC_RELAXED);
     fn_ = fn;
     arg_ = arg;
+    phase_end_ns_ = phase_end_ns;
     n_phases_ = n_phases;
     done_.store(0, std::memory_order_relaxed);
     const uint64_t gen = (gen_of(cursor_.load(std::memory_order_relaxed)) + 1) & kGenMask;
@@ -121,6 +128,9 @@ uint64_t ThreadPool::work(uint64_t gen, int tid) {
 }
 
 void ThreadPool::advance(uint64_t cur) {
+    // Only the current generation's last part gets here, so phase_end_ns_ is this schedule's;
+    // the store is published to run()'s caller by the cursor store below.
+    if (phase_end_ns_) phase_end_ns_[phase_of(cur)] = steady_clock_ns();
     const int32_t next = phase_of(cur) + 1;
     done_.store(0, std::memory_order_relaxed);
     const uint64_t c = make_cursor(gen_of(cur), next < n_phases_ ? next : kDonePhase, 0);

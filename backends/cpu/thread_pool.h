@@ -36,8 +36,12 @@ public:
 
     int size() const { return n_; }
     // parts[p] in [1, kMaxParts] for p < n_phases (n_phases <= kMaxPhases). The caller works
-    // too; returns when every part of every phase has completed.
-    void run(int32_t n_phases, const int64_t *parts, PartFn fn, void *arg);
+    // too; returns when every part of every phase has completed. With phase_end_ns, the thread
+    // that completes phase p's last part writes steady_clock_ns() there first (for profilers).
+    void run(int32_t n_phases, const int64_t *parts, PartFn fn, void *arg, uint64_t *phase_end_ns = nullptr);
+
+    // std::chrono::steady_clock in nanoseconds since its epoch.
+    static uint64_t steady_clock_ns();
 
 private:
     void worker_main(int tid);
@@ -55,6 +59,7 @@ private:
     // after a successful claim (which proves the schedule is still the current one).
     PartFn fn_ = nullptr;
     void *arg_ = nullptr;
+    uint64_t *phase_end_ns_ = nullptr;
     int32_t n_phases_ = 0;
     // Part counts, copied here so a stale reader never dereferences the caller's memory.
     // Grown by replacement; replaced arrays stay alive (a stale reader may still look at one).

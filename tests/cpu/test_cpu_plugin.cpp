@@ -2,6 +2,7 @@
 // info, buffers, supports_op and error reporting.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -28,6 +29,7 @@ TEST_CASE("cpu plugin: info and vtable", "[cpu][abi]") {
     CHECK(vt.compute);
     CHECK(vt.synchronize);
     CHECK(vt.buffer_from_host);
+    CHECK(vt.compute_timed);
 }
 
 TEST_CASE("cpu plugin: config and device info", "[cpu][abi]") {
@@ -156,5 +158,48 @@ TEST_CASE("cpu plugin: long graphs on more threads than cores stay exact", "[cpu
                 CHECK(exact);
             }
         }
+    }
+}
+
+TEST_CASE("cpu plugin: compute_timed gives each node's end mark and the same results as compute", "[cpu][threads]") {
+    REQUIRE(vtable().compute_timed != nullptr);
+    auto steady_ns = [] {
+        return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch()).count());
+    };
+    for (int threads : {1, 3}) {
+        INFO("threads " << threads);
+        Backend be("{\"n_threads\": " + std::to_string(threads) + "}");
+        const int64_t n = int64_t(1) << 18;
+        Tensor a(RF_TYPE_F32, {n}), b(RF_TYPE_F32, {n}), one(RF_TYPE_F32, {n});
+        for (int64_t i = 0; i < n; ++i) { a.f32()[i] = float(i % 7); one.f32()[i] = 1.f; }
+        // add, a no-op node (no work: its mark repeats its predecessor's), add, add.
+        std::vector<rf_node> nodes = {make_node(RF_OP_ADD, b, {&a, &one}), rf_node{},
+                                      make_node(RF_OP_ADD, a, {&b, &one}), make_node(RF_OP_ADD, b, {&a, &one})};
+        std::vector<rf_node *> ptrs;
+        for (auto &nd : nodes) ptrs.push_back(&nd);
+        const rf_graph g = {int32_t(ptrs.size()), ptrs.data()};
+        std::vector<uint64_t> marks(ptrs.size() + 1, 0);
+        char err[256] = {0};
+        const uint64_t before = steady_ns();
+        REQUIRE(vtable().compute_timed(be.ctx(), &g, marks.data(), err, sizeof err) == RF_OK);
+        const uint64_t after = steady_ns();
+        bool exact = true;
+        for (int64_t i = 0; i < n; ++i) exact = exact && b.f32()[i] == float(i % 7 + 3);
+        CHECK(exact);
+        CHECK(marks[0] >= before);
+        CHECK(marks.back() <= after);
+        for (size_t i = 1; i < marks.size(); ++i) CHECK(marks[i] >= marks[i - 1]);
+        CHECK(marks[2] == marks[1]); // the no-op node
+        CHECK(marks[1] > marks[0]);  // 2^18 additions take more than a nanosecond
+
+        // A failing graph reports like compute() does.
+        rf_node bad = make_node(RF_OP_ADD, b, {&a, &one});
+        bad.src[1] = nullptr;
+        rf_node *bad_ptr = &bad;
+        const rf_graph bg = {1, &bad_ptr};
+        err[0] = 0;
+        CHECK(vtable().compute_timed(be.ctx(), &bg, marks.data(), err, sizeof err) != RF_OK);
+        CHECK(std::strlen(err) > 0);
     }
 }

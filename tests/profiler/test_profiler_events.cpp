@@ -34,7 +34,7 @@ double steady_ms() {
 struct FakeDevice {
     bool realtime = false;
     double clock_ms = 0;
-    int computes = 0, max_nodes_per_compute = 0, syncs = 0, downloads = 0, stalls = 0;
+    int computes = 0, timed_computes = 0, max_nodes_per_compute = 0, syncs = 0, downloads = 0, stalls = 0;
     std::vector<int> compute_sizes; // nodes in each inner compute() call, in order
     std::vector<std::unique_ptr<FakeEvent>> events;
     double now_ms() const { return realtime ? steady_ms() : clock_ms; }
@@ -100,8 +100,23 @@ int f_ev_elapsed(void *c, void *a, void *b, float *ms) {
     return RF_OK;
 }
 void f_ev_destroy(void *, void *) {}
+// The whole graph in one call; node i's end mark is the host's steady clock at the call plus the
+// fake device time up to the end of node i.
+int f_compute_timed(void *c, const rf_graph *g, uint64_t *marks, char *err, size_t n) {
+    const auto base = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch()).count());
+    FakeDevice *d = dev(c);
+    d->timed_computes++;
+    marks[0] = base;
+    uint64_t elapsed_ns = 0;
+    for (int i = 0; i < g->n_nodes; ++i) {
+        elapsed_ns += uint64_t(g->nodes[i]->iparams[0]) * 1000000u;
+        marks[i + 1] = base + elapsed_ns;
+    }
+    return f_compute(c, g, err, n);
+}
 
-rf_backend_vtable fake_vtable(bool with_events) {
+rf_backend_vtable fake_vtable(bool with_events, bool with_marks = false) {
     rf_backend_vtable v{};
     v.struct_size = sizeof v;
     v.device_info = f_info;
@@ -117,6 +132,7 @@ rf_backend_vtable fake_vtable(bool with_events) {
         v.event_elapsed_ms = f_ev_elapsed;
         v.event_destroy = f_ev_destroy;
     }
+    if (with_marks) v.compute_timed = f_compute_timed;
     return v;
 }
 
@@ -169,7 +185,8 @@ struct Session {
     const rf_backend_vtable *vt = nullptr;
     void *ctx = nullptr;
     char err[512] = {0};
-    Session(const std::string &cfg, bool with_events, const char *name) : inner(fake_vtable(with_events)) {
+    Session(const std::string &cfg, bool with_events, const char *name, bool with_marks = false)
+        : inner(fake_vtable(with_events, with_marks)) {
         INFO(cfg);
         REQUIRE(pv->init(cfg.c_str(), &prof, err, sizeof err) == RF_OK);
         REQUIRE(pv->wrap(prof, name, &inner, &device, &vt, &ctx) == RF_OK);
@@ -273,6 +290,42 @@ TEST_CASE("profiler events: a failing node returns the backend's status and mess
         if (!with_events) CHECK(device.syncs == 1);
     }
     proftest::capture_stderr([&] { pv->shutdown(prof); });
+}
+
+TEST_CASE("profiler marks: a backend with compute_timed runs each graph whole and every node is timed") {
+    const std::string trace = proftest::temp_path("marks.json");
+    Session s("{\"trace\": \"" + trace + "\"}", false, "fakemk", true);
+    Chain chain(5);
+    s.pv->phase(s.prof, "decode");
+    for (int rep = 0; rep < 3; ++rep) s.compute(chain);
+    // One inner call per graph, with every node; no synchronize needed (compute_timed is synchronous).
+    CHECK(s.device.timed_computes == 3);
+    CHECK(s.device.compute_sizes == std::vector<int>{5, 5, 5});
+    CHECK(s.device.syncs == 0);
+    const std::string report = s.report();
+    INFO(report);
+    CHECK_THAT(report, Catch::Contains("timing: host clock, node marks from the backend"));
+    CHECK_THAT(report, Catch::Contains("  fakemk   3 timed node by node, 0 whole\n"));
+    CHECK_THAT(report, Catch::Contains("timed 15 nodes, 45.000 ms in total"));
+    const auto events = proftest::load_trace_nodes(trace);
+    REQUIRE(events.size() == 3 * 5);
+    for (size_t i = 0; i < events.size(); ++i) {
+        const int k = int(i % 5);
+        CHECK(events[i].name == "n" + std::to_string(k));
+        CHECK(events[i].dur == Approx((k + 1) * 1000.0)); // from the backend's marks, microseconds
+        if (k > 0) CHECK(events[i].ts == Approx(events[i - 1].ts + events[i - 1].dur).margin(1.0));
+    }
+    std::filesystem::remove(trace);
+}
+
+TEST_CASE("profiler marks: a failing compute_timed returns the backend's status and message") {
+    Session s("{}", false, "fakemk", true);
+    Chain chain(3);
+    chain.nodes[1].iparams[1] = 1; // fault
+    const rf_graph g = chain.graph();
+    CHECK(s.vt->compute(s.ctx, &g, s.err, sizeof s.err) == RF_ERR_DEVICE);
+    CHECK(std::string(s.err) == "fake device fault at n1");
+    CHECK(s.device.timed_computes == 1);
 }
 
 TEST_CASE("profiler config: bad values are refused with the key named") {

@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 #define RF_ABI_MAJOR 1
-#define RF_ABI_MINOR 0
+#define RF_ABI_MINOR 1
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -214,6 +214,16 @@ typedef struct rf_backend_vtable {
      * RF_ERR_UNSUPPORTED: the host allocates and uploads instead. */
     int (*buffer_from_host)(void *ctx, void *host_ptr, uint64_t size, rf_buffer_desc *out,
                             char *err, size_t err_len);
+
+    /* ---- ABI 1.1 ---- */
+    /* Optional, for backends whose compute() is synchronous (no timing events): runs the graph
+     * exactly as compute() does and says when each node finished, so a profiler times every node
+     * without splitting the graph into one compute() per node (which would cost the backend its
+     * scheduling across nodes). marks_ns has n_nodes + 1 entries, written by the backend:
+     * marks_ns[0] when the first node started, marks_ns[i + 1] when node i completed, in
+     * nanoseconds of std::chrono::steady_clock (CLOCK_MONOTONIC on Linux). A node that did no
+     * work of its own gets its predecessor's mark. */
+    int (*compute_timed)(void *ctx, const rf_graph *graph, uint64_t *marks_ns, char *err, size_t err_len);
 } rf_backend_vtable;
 
 /* Kernel-pack manifest, exported by fused-kernel pack plugins (plugins/). */
