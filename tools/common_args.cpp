@@ -28,6 +28,17 @@ int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t 
     return v;
 }
 
+std::vector<int64_t> parse_int_list_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi) {
+    std::vector<int64_t> out;
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = value.find(',', start);
+        out.push_back(parse_int_arg(opt, value.substr(start, comma == std::string::npos ? comma : comma - start), lo, hi));
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
+}
+
 double parse_float_arg(const std::string &opt, const std::string &value) {
     char *end = nullptr;
     const double v = std::strtod(value.c_str(), &end);

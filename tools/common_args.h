@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rocmforge/inference.h"
 #include "rocmforge/model.h"
@@ -17,6 +18,8 @@ namespace rf {
 // Number parsing for option values: throws UsageError naming the option.
 int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi);
 double parse_float_arg(const std::string &opt, const std::string &value);
+// "128,512,2048": each item as parse_int_arg checks it; at least one item.
+std::vector<int64_t> parse_int_list_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi);
 // Value of the option at argv[i] (advances i); throws UsageError when it is missing.
 std::string take_value(int argc, char **argv, int &i);
 

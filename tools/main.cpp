@@ -17,6 +17,8 @@
 #include "cmd_generate.h"
 #include "cmd_perplexity.h"
 #include "cmd_bench.h"
+#include "cmd_bench_inference.h"
+#include "cmd_bench_memory.h"
 #include "cmd_import.h"
 #include "cmd_ab.h"
 
@@ -33,6 +35,8 @@ const Command kCommands[] = {
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"perplexity", cmd_perplexity, "perplexity of a text file (llama.cpp's definition)"},
     {"bench", cmd_bench, "prompt and generation speed (llama-bench style)"},
+    {"bench-inference", cmd_bench_inference, "time to first token; generation speed with 1/4/8 sequences"},
+    {"bench-memory", cmd_bench_memory, "KV bytes per token, memory per backend, KV page-pool fragmentation"},
     {"ab", cmd_ab, "A/B comparison of two backends or configs"},
     {"info", cmd_info, "plugins, devices and archs, config in force"},
     {"inspect", cmd_inspect, "GGUF metadata and tensor table"},
@@ -44,7 +48,7 @@ const Command kCommands[] = {
 
 void usage(FILE *out) {
     std::fprintf(out, "usage: rocmforge [-v|-vv] COMMAND [options]   (COMMAND --help for its options)\n\ncommands:\n");
-    for (const auto &c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+    for (const auto &c : kCommands) std::fprintf(out, "  %-16s %s\n", c.name, c.summary);
     std::fprintf(out, "\nenvironment: ROCMFORGE_LOG=debug, ROCMFORGE_CONFIG=FILE, ROCMFORGE_PLUGIN_PATH=DIR:DIR\n");
 }
 

@@ -82,6 +82,15 @@ int32_t KvPageTable::slot(int seq, int64_t pos) const {
     return (int32_t)(s.pages[(size_t)page] * page_size_ + pos % page_size_);
 }
 
+KvPoolStats KvPageTable::stats() const {
+    KvPoolStats st;
+    st.pages_total = n_pages_;
+    st.pages_used = n_pages_ - free_pages();
+    st.slots_reserved = st.pages_used * page_size_;
+    for (const Seq &s : seqs_) st.tokens += s.length;
+    return st;
+}
+
 void KvPageTable::clear(int seq) {
     check_seq(seq);
     Seq &s = seqs_[(size_t)seq];
@@ -132,8 +141,8 @@ KvCache::KvCache(Backend &backend, int64_t n_layer, int64_t n_embd_kv, const KvC
     }
 }
 
-uint64_t KvCache::bytes_per_token() const {
-    return (uint64_t)n_layer_ * (row_size(type_k_, n_embd_kv_) + row_size(type_v_, n_embd_kv_));
+uint64_t KvCache::bytes_per_token(int64_t n_layer, int64_t n_embd_kv, int type_k, int type_v) {
+    return (uint64_t)n_layer * (row_size(type_k, n_embd_kv) + row_size(type_v, n_embd_kv));
 }
 
 std::string KvCache::summary() const {

@@ -1,4 +1,5 @@
 // Backend: a C++ face over one plugin's vtable. Converts status codes into rf::Error.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -78,6 +79,11 @@ rf_buffer_desc Backend::alloc(uint64_t bytes) {
     char err[kErrLen] = {0};
     int st = vt_->buffer_alloc(ctx_, bytes, &d, err, sizeof err);
     if (st != RF_OK) fail(name_, ("allocating " + std::to_string(bytes) + " bytes").c_str(), st, err);
+    if (d.handle) {
+        held_[d.handle] = {bytes, false};
+        mem_.allocated += bytes;
+        mem_.peak_allocated = std::max(mem_.peak_allocated, mem_.allocated);
+    }
     return d;
 }
 
@@ -85,7 +91,13 @@ rf_buffer_desc Backend::wrap_or_upload(void *host, uint64_t bytes) {
     if (vt_->buffer_from_host) {
         rf_buffer_desc d{};
         char err[kErrLen] = {0};
-        if (vt_->buffer_from_host(ctx_, host, bytes, &d, err, sizeof err) == RF_OK) return d;
+        if (vt_->buffer_from_host(ctx_, host, bytes, &d, err, sizeof err) == RF_OK) {
+            if (d.handle) {
+                held_[d.handle] = {bytes, true};
+                mem_.from_host += bytes;
+            }
+            return d;
+        }
     }
     rf_buffer_desc d = alloc(bytes);
     upload(d.base, host, bytes);
@@ -93,7 +105,13 @@ rf_buffer_desc Backend::wrap_or_upload(void *host, uint64_t bytes) {
 }
 
 void Backend::free(const rf_buffer_desc &b) {
-    if (b.handle && vt_->buffer_free) vt_->buffer_free(ctx_, b.handle);
+    if (!b.handle) return;
+    auto it = held_.find(b.handle);
+    if (it != held_.end()) {
+        (it->second.from_host ? mem_.from_host : mem_.allocated) -= it->second.bytes;
+        held_.erase(it);
+    }
+    if (vt_->buffer_free) vt_->buffer_free(ctx_, b.handle);
 }
 
 void Backend::upload(void *dst, const void *src, uint64_t bytes) {

@@ -100,3 +100,34 @@ TEST_CASE("executor: a graph of the same structure reuses the plan with new inpu
         for (int i = 0; i < 100; ++i) REQUIRE(out[i] == 0.5f * x[i]);
     }
 }
+
+TEST_CASE("backend memory use: allocations counted until freed, with their peak") {
+    auto rt = fake_runtime("[\"fakehost\"]");
+    rf::Backend *b = rt->find("fakehost");
+    REQUIRE(b != nullptr);
+    const uint64_t base = b->memory_use().allocated;
+    rf_buffer_desc a = b->alloc(1000), c = b->alloc(24);
+    CHECK(b->memory_use().allocated == base + 1024);
+    b->free(a);
+    CHECK(b->memory_use().allocated == base + 24);
+    CHECK(b->memory_use().peak_allocated >= base + 1024);
+    // No buffer_from_host in this plugin: wrap_or_upload allocates and uploads, counted as allocated.
+    std::vector<uint8_t> host(512, 7);
+    rf_buffer_desc w = b->wrap_or_upload(host.data(), host.size());
+    CHECK(b->memory_use().allocated == base + 24 + 512);
+    CHECK(b->memory_use().from_host == 0);
+    b->free(w);
+    b->free(c);
+    CHECK(b->memory_use().allocated == base);
+
+    // The executor's arena is an allocation too.
+    rf::Executor ex(*rt);
+    float x[64];
+    for (int i = 0; i < 64; ++i) x[i] = float(i);
+    rf::Graph g;
+    auto *in = g.input("x", RF_TYPE_F32, {64}, x);
+    g.add(g.scale(in, 2.0f), in);
+    ex.run(g);
+    CHECK(b->memory_use().allocated == base + ex.arena_bytes(b));
+    CHECK(ex.arena_bytes(b) > 0);
+}

@@ -69,3 +69,30 @@ TEST_CASE("cache types parse", "[kv]") {
     CHECK_THROWS_AS(kv_cache_type_from_name("q4_0"), UsageError);
     CHECK_THROWS_AS(kv_cache_type_from_name("nope"), UsageError);
 }
+
+TEST_CASE("pool stats count used pages, stored tokens and the unfilled page tails", "[kv]") {
+    KvPageTable pt(8, 4, 3); // 32 slots
+    KvPoolStats st = pt.stats();
+    CHECK(st.pages_total == 8);
+    CHECK(st.pages_used == 0);
+    CHECK(st.tokens == 0);
+    CHECK(st.internal_fragmentation() == 0.0);
+    pt.reserve(0, 5), pt.commit(0, 5); // 2 pages, 3 slots unfilled
+    pt.reserve(1, 4), pt.commit(1, 4); // 1 page, full
+    pt.reserve(2, 1), pt.commit(2, 1); // 1 page, 3 slots unfilled
+    st = pt.stats();
+    CHECK(st.pages_used == 4);
+    CHECK(st.slots_reserved == 16);
+    CHECK(st.tokens == 10);
+    CHECK(st.internal_fragmentation() == Approx(6.0 / 16.0));
+    pt.clear(0);
+    st = pt.stats();
+    CHECK(st.pages_used == 2);
+    CHECK(st.tokens == 5);
+    CHECK(st.internal_fragmentation() == Approx(3.0 / 8.0));
+    // Reserved but not yet committed slots count as reserved and empty.
+    pt.reserve(1, 2);
+    st = pt.stats();
+    CHECK(st.pages_used == 3);
+    CHECK(st.internal_fragmentation() == Approx(7.0 / 12.0));
+}

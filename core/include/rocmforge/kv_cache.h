@@ -22,6 +22,19 @@ private:
     int seq_;
 };
 
+// Occupancy of the page pool at one moment. Pages are interchangeable, so a free page serves any
+// sequence (no external fragmentation); the waste is the unfilled tail of each sequence's last
+// page (internal fragmentation).
+struct KvPoolStats {
+    int64_t pages_total = 0, pages_used = 0;
+    int64_t tokens = 0;         // positions stored, all sequences
+    int64_t slots_reserved = 0; // pages_used * page_size
+    // Share of the reserved slots that hold no token (0 when nothing is reserved).
+    double internal_fragmentation() const {
+        return slots_reserved ? 1.0 - double(tokens) / double(slots_reserved) : 0.0;
+    }
+};
+
 // Host-side bookkeeping: which pages each sequence owns and how many positions it holds.
 // Slot of position p of sequence s = page_table[s][p / page_size] * page_size + p % page_size.
 class KvPageTable {
@@ -48,6 +61,7 @@ public:
     // Returns every page of `seq` to the pool and sets its length to 0.
     void clear(int seq);
     const std::vector<int32_t> &pages(int seq) const;
+    KvPoolStats stats() const;
 
 private:
     void check_seq(int seq) const;
@@ -81,7 +95,9 @@ public:
     Tensor *v(int64_t layer) { return v_[layer]->get(); }
     int type_k() const { return type_k_; }
     int type_v() const { return type_v_; }
-    uint64_t bytes_per_token() const; // over all layers, K + V
+    uint64_t bytes_per_token() const { return bytes_per_token(n_layer_, n_embd_kv_, type_k_, type_v_); }
+    // Over all layers, K + V, for a model of n_layer layers with K/V rows of n_embd_kv elements.
+    static uint64_t bytes_per_token(int64_t n_layer, int64_t n_embd_kv, int type_k, int type_v);
     uint64_t total_bytes() const { return bytes_per_token() * (uint64_t)pages_.n_slots(); }
     // "KV cache: 4096 tokens (256 pages of 16), f16/f16, 128.0 KiB per token, 512.00 MiB"
     std::string summary() const;

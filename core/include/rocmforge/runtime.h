@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "rocmforge/abi.h"
@@ -64,6 +65,14 @@ public:
     // Installs a decorator (the profiler) in front of the plugin's vtable.
     void set_dispatch(const rf_backend_vtable *vt, void *ctx) { vt_ = vt; ctx_ = ctx; }
 
+    // Buffers this backend allocated through alloc() / wrap_or_upload() and has not freed (bytes
+    // as requested) and the most there ever were; from_host: host memory handed over through
+    // buffer_from_host (wrapped as is, or copied by the backend into memory of its own).
+    struct MemoryUse {
+        uint64_t allocated = 0, peak_allocated = 0, from_host = 0;
+    };
+    const MemoryUse &memory_use() const { return mem_; }
+
 private:
     std::string name_, plugin_path_;
     const rf_backend_vtable *vt_;
@@ -72,6 +81,12 @@ private:
     void *plugin_ctx_;
     std::shared_ptr<void> library_; // keeps the shared object loaded while this lives
     rf_device_info info_{};
+    MemoryUse mem_;
+    struct Held {
+        uint64_t bytes;
+        bool from_host;
+    };
+    std::unordered_map<void *, Held> held_; // buffer handle -> what memory_use() counted
 };
 
 // What the loader saw for each candidate file (for `rocmforge info` and error messages).

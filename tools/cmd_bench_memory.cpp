@@ -1,0 +1,249 @@
+// rocmforge bench-memory: where the bytes go. KV cache bytes per token for each cache type,
+// what each backend holds after loading (weights), and a serving workload on the paged KV pool:
+// requests of random prompt and generation lengths arrive, at most --parallel decode together,
+// finished ones free their pages for the next. Sampled after every step: pages in use and the
+// pool's internal fragmentation (reserved slots that hold no token). At the end: peak host
+// memory (VmHWM) and each backend's peak allocation (weights + KV pool + executor arenas).
+#include "cmd_bench_memory.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_report.h"
+#include "common_args.h"
+#include "rocmforge/error.h"
+#include "rocmforge/inference.h"
+#include "rocmforge/kv_cache.h"
+#include "rocmforge/model.h"
+#include "rocmforge/sampler.h"
+#include "rocmforge/types.h"
+
+namespace {
+
+const char *kUsage =
+    "usage: rocmforge bench-memory [-m MODEL] [-c N] [--parallel P] [--requests R] [options]\n\n"
+    "KV bytes per token, memory per backend, and page-pool occupancy under a serving workload.\n\n"
+    "  --parallel P       most sequences decoding together (default 8)\n"
+    "  --requests R       requests served in the workload (default 24; 0 = no workload)\n"
+    "  --prompt-range A:B prompt lengths, uniform in [A, B] (default 16:256)\n"
+    "  --gen-range A:B    generated tokens per request, uniform in [A, B] (default 16:128)\n"
+    "  --seed S           workload seed (default 1)\n"
+    "\n"
+    "A request is admitted when a slot is free and the pool can hold its whole prompt + generation\n"
+    "besides what the running ones may still need (no request is ever cut short); otherwise it\n"
+    "waits (counted as deferred). -c sets the pool size, shared by all sequences (default 4096).\n\n"
+    "output:\n";
+
+std::pair<int64_t, int64_t> parse_range(const std::string &opt, const std::string &v) {
+    const size_t colon = v.find(':');
+    if (colon == std::string::npos) throw rf::UsageError("option " + opt + " needs A:B, got '" + v + "'");
+    const int64_t a = rf::parse_int_arg(opt, v.substr(0, colon), 1, 1 << 20);
+    const int64_t b = rf::parse_int_arg(opt, v.substr(colon + 1), 1, 1 << 20);
+    if (a > b) throw rf::UsageError("option " + opt + ": " + std::to_string(a) + " > " + std::to_string(b));
+    return {a, b};
+}
+
+// A "VmHWM:" style line of /proc/self/status in bytes; 0 where there is none.
+uint64_t proc_status_bytes(const char *key) {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    const std::string k = std::string(key) + ":";
+    while (std::getline(f, line))
+        if (line.compare(0, k.size(), k) == 0) return uint64_t(std::strtoull(line.c_str() + k.size(), nullptr, 10)) * 1024;
+    return 0;
+}
+
+double mib(uint64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
+
+struct Request {
+    int64_t prompt = 0, gen = 0;
+};
+
+struct Running {
+    int seq = -1;
+    int64_t left = 0; // tokens still to generate
+    int32_t next = 0; // token fed at the next step
+};
+
+struct PoolSampler {
+    int64_t peak_pages = 0, peak_tokens = 0, samples = 0;
+    double frag_sum = 0, frag_max = 0;
+    void add(const rf::KvPoolStats &s) {
+        peak_pages = std::max(peak_pages, s.pages_used);
+        peak_tokens = std::max(peak_tokens, s.tokens);
+        if (s.tokens == 0) return;
+        ++samples;
+        frag_sum += s.internal_fragmentation();
+        frag_max = std::max(frag_max, s.internal_fragmentation());
+    }
+};
+
+} // namespace
+
+int cmd_bench_memory(int argc, char **argv) {
+    using namespace rf;
+    ModelArgs margs;
+    int64_t parallel = 8, n_requests = 24, seed = 1;
+    std::pair<int64_t, int64_t> prompt_range{16, 256}, gen_range{16, 128};
+    BenchReportArgs report;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::printf("%s%s\nmodel and context:\n%s\nruntime:\n%s", kUsage, BenchReportArgs::help(), ModelArgs::help(),
+                        RuntimeArgs::help());
+            return 0;
+        }
+        if (a == "--parallel") parallel = parse_int_arg(a, take_value(argc, argv, i), 1, 256);
+        else if (a == "--requests") n_requests = parse_int_arg(a, take_value(argc, argv, i), 0, 1 << 20);
+        else if (a == "--prompt-range") prompt_range = parse_range(a, take_value(argc, argv, i));
+        else if (a == "--gen-range") gen_range = parse_range(a, take_value(argc, argv, i));
+        else if (a == "--seed") seed = parse_int_arg(a, take_value(argc, argv, i), 0, UINT32_MAX);
+        else if (report.parse(argc, argv, i)) continue;
+        else if (margs.parse(argc, argv, i)) continue;
+        else throw UsageError("bench-memory: unknown option '" + a + "' (see rocmforge bench-memory --help)");
+    }
+
+    LoadedModel lm = load_model(margs);
+    const ModelHparams &hp = lm.model->hparams();
+    std::vector<bench::Result> results;
+    auto add = [&](const std::string &name, std::map<std::string, std::string> params, const std::string &unit,
+                   double value) {
+        bench::Result r;
+        r.name = name;
+        r.params = std::move(params);
+        r.params["model"] = lm.model->description();
+        r.unit = unit;
+        r.higher_is_better = false;
+        r.samples = {value};
+        r.summarize();
+        results.push_back(std::move(r));
+    };
+
+    // KV bytes per token for each cache type this model's head size allows.
+    for (const char *type : {"f16", "q8_0", "f32"}) {
+        const int t = kv_cache_type_from_name(type);
+        if (hp.head_dim % type_traits(t)->block_size != 0) continue;
+        add("kv_bytes_per_token", {{"cache", std::string(type) + "/" + type}}, "bytes",
+            double(KvCache::bytes_per_token(hp.n_layer, hp.n_embd_kv(), t, t)));
+    }
+    // After loading: the weights (and anything else the model allocated) per backend.
+    for (const Backend *b : lm.runtime->backends()) {
+        const Backend::MemoryUse &m = b->memory_use();
+        if (m.allocated) add("loaded", {{"backend", b->name()}, {"memory", "allocated"}}, "MiB", mib(m.allocated));
+        if (m.from_host) add("loaded", {{"backend", b->name()}, {"memory", "from host"}}, "MiB", mib(m.from_host));
+    }
+
+    InferenceContext ctx(*lm.model, *lm.runtime, margs.context_params(int(parallel)));
+    std::fprintf(stderr, "%s\n", ctx.cache().summary().c_str());
+    KvPageTable &pages = ctx.cache().pages();
+    PoolSampler pool;
+    int64_t deferred = 0, steps = 0, generated = 0;
+    if (n_requests > 0) {
+        std::mt19937 rng{static_cast<uint32_t>(seed)};
+        auto uniform = [&](std::pair<int64_t, int64_t> r) {
+            return std::uniform_int_distribution<int64_t>(r.first, r.second)(rng);
+        };
+        std::vector<Request> queue(static_cast<size_t>(n_requests));
+        for (auto &q : queue) q = {uniform(prompt_range), uniform(gen_range)};
+        const int64_t page = pages.page_size();
+        auto pages_for = [&](int64_t tokens) { return (tokens + page - 1) / page; };
+        for (const Request &q : queue)
+            if (pages_for(q.prompt + q.gen) > pages.n_pages() || q.prompt + q.gen > ctx.params().n_ctx)
+                throw UsageError("bench-memory: a request of " + std::to_string(q.prompt + q.gen) +
+                                 " tokens does not fit the KV cache of " + std::to_string(ctx.params().n_ctx) +
+                                 " tokens; raise -c or lower --prompt-range/--gen-range");
+        const int64_t n_vocab = hp.n_vocab;
+        SamplerParams sp;
+        sp.seed = uint32_t(seed);
+        Sampler sampler{sp};
+        std::vector<Running> running;
+        std::vector<int> free_seqs;
+        for (int s = int(parallel) - 1; s >= 0; --s) free_seqs.push_back(s);
+        size_t next_request = 0;
+        bool waiting_counted = false;
+        ProgressBar progress(queue.size());
+        while (next_request < queue.size() || !running.empty()) {
+            // Admit while a slot is free and the pool can hold the request besides what the
+            // running sequences may still need.
+            while (next_request < queue.size() && !free_seqs.empty()) {
+                const Request &q = queue[next_request];
+                int64_t committed_pages = 0, committed_tokens = pages.stats().tokens;
+                for (const Running &r : running) {
+                    committed_pages += pages.pages_needed(r.seq, r.left);
+                    committed_tokens += r.left;
+                }
+                if (pages.free_pages() - committed_pages < pages_for(q.prompt + q.gen) ||
+                    committed_tokens + q.prompt + q.gen > ctx.params().n_ctx) {
+                    if (!waiting_counted) ++deferred, waiting_counted = true;
+                    break;
+                }
+                waiting_counted = false;
+                progress.step("request " + std::to_string(next_request + 1));
+                Running r;
+                r.seq = free_seqs.back();
+                free_seqs.pop_back();
+                r.left = q.gen;
+                Batch b;
+                for (int64_t i = 0; i < q.prompt; ++i) b.add(int32_t(rng() % uint64_t(n_vocab)), r.seq, i + 1 == q.prompt);
+                r.next = sampler.sample(ctx.decode(b).data(), n_vocab);
+                pool.add(pages.stats());
+                running.push_back(r);
+                ++next_request;
+            }
+            // An empty pool admits any request that fits it (checked above), so this is a bug.
+            if (running.empty()) throw Error("bench-memory: no request could be admitted to an empty KV pool");
+            Batch b;
+            for (const Running &r : running) b.add(r.next, r.seq, true);
+            const std::vector<float> &logits = ctx.decode(b);
+            ++steps;
+            pool.add(pages.stats());
+            for (size_t k = 0; k < running.size(); ++k) {
+                running[k].next = sampler.sample(logits.data() + k * size_t(n_vocab), n_vocab);
+                --running[k].left;
+                ++generated;
+            }
+            for (size_t k = running.size(); k-- > 0;)
+                if (running[k].left == 0) {
+                    ctx.clear_sequence(running[k].seq);
+                    free_seqs.push_back(running[k].seq);
+                    running.erase(running.begin() + long(k));
+                }
+        }
+        progress.done();
+        std::fprintf(stderr,
+                     "workload: %lld requests (prompt %lld..%lld, generation %lld..%lld tokens), %lld parallel, "
+                     "%lld decode steps, %lld tokens generated\n",
+                     (long long)n_requests, (long long)prompt_range.first, (long long)prompt_range.second,
+                     (long long)gen_range.first, (long long)gen_range.second, (long long)parallel, (long long)steps,
+                     (long long)generated);
+        const std::map<std::string, std::string> wl = {
+            {"parallel", std::to_string(parallel)}, {"requests", std::to_string(n_requests)},
+            {"page", std::to_string(page)}, {"pool_pages", std::to_string(pages.n_pages())}};
+        add("kv_pool_peak_pages", wl, "pages", double(pool.peak_pages));
+        add("kv_pool_peak_tokens", wl, "tokens", double(pool.peak_tokens));
+        add("kv_internal_fragmentation_mean", wl, "%", pool.samples ? 100.0 * pool.frag_sum / double(pool.samples) : 0.0);
+        add("kv_internal_fragmentation_max", wl, "%", 100.0 * pool.frag_max);
+        add("requests_deferred", wl, "requests", double(deferred));
+    }
+
+    // Peaks over the whole run: each backend's allocations (weights, KV pool, executor arenas)
+    // and the process's resident set.
+    for (const Backend *b : lm.runtime->backends()) {
+        const Backend::MemoryUse &m = b->memory_use();
+        if (m.peak_allocated) add("peak_allocated", {{"backend", b->name()}}, "MiB", mib(m.peak_allocated));
+        rf_device_info now{};
+        if (!b->host_memory() && b->vtable()->device_info && b->vtable()->device_info(b->context(), &now) == RF_OK &&
+            now.total_memory >= now.free_memory && now.total_memory)
+            std::fprintf(stderr, "%s: device reports %.1f MiB in use of %.1f MiB (all processes and the runtime)\n",
+                         b->name().c_str(), mib(now.total_memory - now.free_memory), mib(now.total_memory));
+    }
+    if (const uint64_t hwm = proc_status_bytes("VmHWM")) add("peak_host_rss", {}, "MiB", mib(hwm));
+    return finish_bench_report(report, results, bench::collect_hardware(lm.runtime.get()));
+}
