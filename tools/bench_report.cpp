@@ -59,7 +59,7 @@ void print_results_md(std::FILE *out, const std::vector<bench::Result> &results)
             std::snprintf(buf, sizeof buf, "%.1f", it->second);
             return std::string(buf);
         };
-        std::fprintf(out, "| %s | %s | %.4g | %.4g | %.4g ± %.2g | %s | %s | %s |\n", r.name.c_str(), params.c_str(),
+        std::fprintf(out, "| %s | %s | %.6g | %.6g | %.6g ± %.3g | %s | %s | %s |\n", r.name.c_str(), params.c_str(),
                      r.median, r.p95, r.mean, r.stddev, r.unit.c_str(), metric("gflops").c_str(), metric("gbps").c_str());
     }
 }

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common_args.h"
@@ -169,10 +168,8 @@ int cmd_bench(int argc, char **argv) {
     const double n_params = (double)lm.model->n_params();
     if (n_params >= 1e9) std::snprintf(params, sizeof params, "%.2f B", n_params / 1e9);
     else std::snprintf(params, sizeof params, "%.2f M", n_params / 1e6);
-    std::string backends;
-    for (const Backend *b : lm.runtime->backends()) backends += (backends.empty() ? "" : ",") + b->name();
-    const int threads = lm.runtime->config().n_threads > 0 ? lm.runtime->config().n_threads
-                                                           : (int)std::thread::hardware_concurrency();
+    const std::string backends = backend_list(*lm.runtime);
+    const int threads = cpu_threads(*lm.runtime);
     const std::string hardware = lm.model->backend().info().name;
 
     if (output == "md") {

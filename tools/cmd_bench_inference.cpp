@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_report.h"
@@ -118,10 +117,8 @@ int cmd_bench_inference(int argc, char **argv) {
     const Tokenizer &tok = *lm.tokenizer;
     Workload w{ctx, tok.add_bos_default() && tok.bos() >= 0 ? tok.bos() : int32_t(n_vocab / 2), n_vocab};
 
-    std::string backends;
-    for (const Backend *b : lm.runtime->backends()) backends += (backends.empty() ? "" : ",") + b->name();
-    const int threads = lm.runtime->config().n_threads > 0 ? lm.runtime->config().n_threads
-                                                           : int(std::thread::hardware_concurrency());
+    const std::string backends = backend_list(*lm.runtime);
+    const int threads = cpu_threads(*lm.runtime);
     auto result = [&](const std::string &name, const std::string &unit, bool higher_is_better) {
         bench::Result r;
         r.name = name;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "rocmforge/error.h"
 #include "rocmforge/kv_cache.h"
@@ -26,6 +27,16 @@ int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t 
         throw UsageError("option " + opt + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
                          ", got " + value);
     return v;
+}
+
+std::string backend_list(const Runtime &rt) {
+    std::string out;
+    for (const Backend *b : rt.backends()) out += (out.empty() ? "" : ",") + b->name();
+    return out;
+}
+
+int cpu_threads(const Runtime &rt) {
+    return rt.config().n_threads > 0 ? rt.config().n_threads : int(std::thread::hardware_concurrency());
 }
 
 std::vector<int64_t> parse_int_list_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi) {

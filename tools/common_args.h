@@ -62,6 +62,11 @@ struct LoadedModel {
     double load_ms = 0;
 };
 
+// "hip,cpu": the runtime's backends in priority order (benchmark tables and baselines).
+std::string backend_list(const Runtime &rt);
+// CPU threads in force: the config's n_threads, else every hardware thread.
+int cpu_threads(const Runtime &rt);
+
 // Creates the runtime from the args, loads the model (default model when no -m) and its
 // tokenizer; prints "model: ..." and "backend: ..." lines to stderr.
 LoadedModel load_model(const ModelArgs &args, bool load_tokenizer = true);
