@@ -1,20 +1,7 @@
 // AVX2 + FMA + F16C kernels (target attributes; selected at run time on CPUs without
 // AVX-512 VNNI). Same structure as the AVX-512 kernels, with maddubs/madd instead of vpdpbusd:
 // u8 weights x s8 activations -> i16 pairs -> i32 with the sub-block scale folded into madd.
-#include <immintrin.h>
-
-#include <cstring>
-
-#include "fp16.h"
-#include "kernels.h"
-#include "rocmforge/abi.h"
-
-#define RF_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define RF_AVX2_INLINE inline __attribute__((always_inline, target("avx2,fma,f16c")))
-#define RF_TARGET_INLINE RF_AVX2_INLINE
-
-#include "kernels_x86_common.h"
-#include "kernels_x86_target.h"
+#include "kernels_avx2_target.h"
 
 namespace rfcpu {
 using namespace rf;

@@ -2,20 +2,7 @@
 // MXFP4 (q8_32 activations) and Q2_K, Q3_K (q8_K activations). Same scheme as
 // kernels_avx2.cpp: unsigned weight bytes x int8 activations with maddubs, sub-block scales
 // folded into the following madd, offsets applied through the activation sums.
-#include <immintrin.h>
-
-#include <cstring>
-
-#include "fp16.h"
-#include "kernels.h"
-#include "rocmforge/abi.h"
-
-#define RF_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define RF_AVX2_INLINE inline __attribute__((always_inline, target("avx2,fma,f16c")))
-#define RF_TARGET_INLINE RF_AVX2_INLINE
-
-#include "kernels_x86_common.h"
-#include "kernels_x86_target.h"
+#include "kernels_avx2_target.h"
 #include "kernels_x86_block32.h"
 
 namespace rfcpu {

@@ -1,23 +1,7 @@
 // AVX-512 VNNI kernels (target attributes, selected at run time). Weight blocks are unpacked
 // to unsigned bytes once per column tile; vpdpbusd multiplies them with the int8 activations.
 // Per-sub-block scales are applied to the int32 partial sums, K-quant mins via the q8_K bsums.
-// GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on _mm512_undefined_*() internally.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
-#include <cstring>
-
-#include "fp16.h"
-#include "kernels.h"
-#include "rocmforge/abi.h"
-
-#define RF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-#define RF_AVX512_INLINE inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-#define RF_TARGET_INLINE RF_AVX512_INLINE
-
-#include "kernels_x86_common.h"
-#include "kernels_x86_target.h"
+#include "kernels_avx512_target.h"
 
 namespace rfcpu {
 using namespace rf;
@@ -220,6 +204,7 @@ RF_AVX512_INLINE void kquant_4x64(const __m512i W[4], __m128i scmin, float d, fl
     sc[1] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx0, two), sc32);
     sc[2] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx0, _mm512_add_epi32(two, two)), sc32);
     sc[3] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx0, _mm512_set1_epi32(6)), sc32);
+    for (auto &v : sc) v = scales_for_dpwssd(v);
     const __m128i dup = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
     const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scmin, dup));
     for (int c = 0; c < NC; ++c) {
@@ -227,8 +212,7 @@ RF_AVX512_INLINE void kquant_4x64(const __m512i W[4], __m128i scmin, float d, fl
         __m512i s = _mm512_setzero_si512();
         for (int j = 0; j < 4; ++j) {
             const __m512i av = _mm512_loadu_si512(a->qs + 64 * j);
-            const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), W[j], av);
-            s = _mm512_add_epi32(s, _mm512_mullo_epi32(p, sc[j]));
+            s = add_scaled_lanes(s, _mm512_dpbusd_epi32(_mm512_setzero_si512(), W[j], av), sc[j]);
         }
         acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d * a->d), _mm512_cvtepi32_ps(s), acc[c]);
         const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->bsums));
@@ -303,15 +287,14 @@ RF_AVX512 void dot_q6_K_w(int64_t k, const void *w, const void *act, size_t st, 
             W[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, shl_lo), m30));
             W[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
                                            _mm512_and_si512(_mm512_srlv_epi16(qh, shr_hi), m30));
-            S[2 * h] = _mm512_permutexvar_epi32(_mm512_add_epi32(grp, _mm512_set1_epi32(8 * h)), sc32);
-            S[2 * h + 1] = _mm512_permutexvar_epi32(_mm512_add_epi32(grp, _mm512_set1_epi32(8 * h + 4)), sc32);
+            S[2 * h] = scales_for_dpwssd(_mm512_permutexvar_epi32(_mm512_add_epi32(grp, _mm512_set1_epi32(8 * h)), sc32));
+            S[2 * h + 1] = scales_for_dpwssd(_mm512_permutexvar_epi32(_mm512_add_epi32(grp, _mm512_set1_epi32(8 * h + 4)), sc32));
         }
         for (int c = 0; c < NC; ++c) {
             const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
             __m512i s = _mm512_setzero_si512();
             for (int j = 0; j < 4; ++j) {
-                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), W[j], _mm512_loadu_si512(a->qs + 64 * j));
-                s = _mm512_add_epi32(s, _mm512_mullo_epi32(p, S[j]));
+                s = add_scaled_lanes(s, _mm512_dpbusd_epi32(_mm512_setzero_si512(), W[j], _mm512_loadu_si512(a->qs + 64 * j)), S[j]);
             }
             acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d * a->d), _mm512_cvtepi32_ps(s), acc[c]);
             const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->bsums));

@@ -3,22 +3,7 @@
 // (q8_K activations). Same scheme as kernels_avx512.cpp: weights are unpacked to unsigned
 // bytes, vpdpbusd multiplies them with the int8 activations, offsets are applied through the
 // activation sums (q8_32 `s`, q8_K `bsums`).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
-#include <cstring>
-
-#include "fp16.h"
-#include "kernels.h"
-#include "rocmforge/abi.h"
-
-#define RF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-#define RF_AVX512_INLINE inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-#define RF_TARGET_INLINE RF_AVX512_INLINE
-
-#include "kernels_x86_common.h"
-#include "kernels_x86_target.h"
+#include "kernels_avx512_target.h"
 #include "kernels_x86_block32.h"
 
 namespace rfcpu {
@@ -99,13 +84,13 @@ RF_AVX512_INLINE void kquant16_4x64(const __m512i W[4], __m512i sc32, __m256i mi
     // dpbusd lane i of W[j] covers elements 64j + 4i..4i+3: sub-block 4j + i/4.
     const __m512i lane_group = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
     __m512i S[4];
-    for (int j = 0; j < 4; ++j) S[j] = _mm512_permutexvar_epi32(_mm512_add_epi32(lane_group, _mm512_set1_epi32(4 * j)), sc32);
+    for (int j = 0; j < 4; ++j)
+        S[j] = scales_for_dpwssd(_mm512_permutexvar_epi32(_mm512_add_epi32(lane_group, _mm512_set1_epi32(4 * j)), sc32));
     for (int c = 0; c < NC; ++c) {
         const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
         __m512i s = _mm512_setzero_si512();
         for (int j = 0; j < 4; ++j) {
-            const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), W[j], _mm512_loadu_si512(a->qs + 64 * j));
-            s = _mm512_add_epi32(s, _mm512_mullo_epi32(p, S[j]));
+            s = add_scaled_lanes(s, _mm512_dpbusd_epi32(_mm512_setzero_si512(), W[j], _mm512_loadu_si512(a->qs + 64 * j)), S[j]);
         }
         acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(d * a->d), _mm512_cvtepi32_ps(s), acc[c]);
         const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->bsums));
