@@ -8,7 +8,10 @@
 
 namespace rfprof {
 
-const char *group_op_name(const OpGroup &g) { return g.whole_graph_nodes > 0 ? "(whole graph)" : op_name(g.op); }
+const char *group_op_name(const OpGroup &g) {
+    if (g.transfer) return g.transfer == kUpload ? "upload" : "download";
+    return g.whole_graph_nodes > 0 ? "(whole graph)" : op_name(g.op);
+}
 
 bool ProfilerState::GroupKey::operator==(const GroupKey &o) const { return std::memcmp(this, &o, sizeof o) == 0; }
 
@@ -100,6 +103,30 @@ NodeSlot ProfilerState::whole_graph_slot(int32_t n_nodes, int backend) {
     slot.phase = current_phase_;
     // bytes and FLOPs stay 0: summing every node's cost would put per-node work back on the
     // path this mode exists to keep cheap.
+    return slot;
+}
+
+NodeSlot ProfilerState::transfer_slot(int backend, int direction, uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int64_t key = (int64_t(backend) << 2) | direction;
+    NodeSlot slot{};
+    auto it = transfer_index_.find(key);
+    if (it != transfer_index_.end()) {
+        slot.group = it->second;
+    } else {
+        OpGroup g;
+        g.backend = backend;
+        g.transfer = direction;
+        const std::string &b = backends_[size_t(backend)].name;
+        g.shapes = direction == kUpload ? "host -> " + b : b + " -> host";
+        g.dtypes = "-";
+        groups_.push_back(std::move(g));
+        slot.group = int(groups_.size()) - 1;
+        transfer_index_.emplace(key, slot.group);
+    }
+    slot.label = intern_label(direction == kUpload ? "upload" : "download");
+    slot.phase = current_phase_;
+    slot.bytes = float(bytes);
     return slot;
 }
 

@@ -20,6 +20,7 @@ struct OpGroup {
     int op = 0;
     int backend = 0;
     int whole_graph_nodes = 0;      // > 0: a pseudo-group of whole-graph samples (sample_every > 1)
+    int transfer = 0;               // a pseudo-group of host<->backend copies: kUpload or kDownload
     std::string shapes, dtypes;
     double bytes = 0, flops = 0;    // summed over calls (attention's cost varies with the context)
     double total_us = 0;
@@ -45,8 +46,14 @@ struct BackendEntry {
     uint64_t calls_whole = 0;    // compute() calls timed as one whole-graph sample
 };
 
-// What the report names a group's op: the node op, or "(whole graph)" for whole-graph samples.
+constexpr int kUpload = 1, kDownload = 2;
+
+// What the report names a group's op: the node op, "(whole graph)" for whole-graph samples,
+// "upload" / "download" for transfers.
 const char *group_op_name(const OpGroup &g);
+// Groups whose samples are single nodes (not whole graphs, not transfers): the per-layer and
+// per-part rollups and the node counts are made of these.
+inline bool is_node_group(const OpGroup &g) { return g.whole_graph_nodes == 0 && g.transfer == 0; }
 
 struct PhaseMark {
     int phase;
@@ -80,6 +87,8 @@ public:
     NodeSlot slot_for(const rf_node &node, int backend);
     // The slot of a whole-graph sample: one pseudo-group per backend and node count.
     NodeSlot whole_graph_slot(int32_t n_nodes, int backend);
+    // The slot of a host<->backend copy of `bytes` (direction kUpload or kDownload).
+    NodeSlot transfer_slot(int backend, int direction, uint64_t bytes);
     void count_call(int backend, bool per_node);
     void record(const NodeSlot &slot, double ts_us, float dur_us);
     void mark_phase(const char *name);
@@ -119,6 +128,7 @@ private:
     std::unordered_map<GroupKey, int, GroupKeyHash> group_index_;
     std::unordered_map<int64_t, int> whole_index_; // (backend << 32 | n_nodes) -> group
     int whole_label_ = -1;
+    std::unordered_map<int64_t, int> transfer_index_; // (backend << 2 | direction) -> group
     std::deque<std::string> labels_;
     std::unordered_map<std::string_view, int> label_index_; // views into labels_
     std::vector<NodeEvent> events_;

@@ -59,7 +59,7 @@ std::string format_phases(const ProfilerState &st, double end_us) {
     std::vector<uint64_t> nodes(st.phase_names().size(), 0);
     for (const auto &e : st.events()) {
         const OpGroup &g = st.groups()[size_t(e.group)];
-        nodes[size_t(e.phase)] += g.whole_graph_nodes > 0 ? uint64_t(g.whole_graph_nodes) : 1;
+        nodes[size_t(e.phase)] += g.whole_graph_nodes > 0 ? uint64_t(g.whole_graph_nodes) : g.transfer ? 0 : 1;
     }
     std::vector<int> seen_order;
     for (const PhaseMark &m : marks)
@@ -67,7 +67,7 @@ std::string format_phases(const ProfilerState &st, double end_us) {
 
     std::string out = fmt::format("\nphases (wall time between marks, in order of first mark; last ends at the report)\n"
                                   "{:<14} {:>12} {:>12} {:>8} {:>12} {:>15} {:>10}\n",
-                                  "phase", "wall ms", "cumul ms", "nodes", "node ms", "outside ops ms", "accounted");
+                                  "phase", "wall ms", "cumul ms", "nodes", "op ms", "outside ops ms", "accounted");
     double cumul = 0, node_sum = 0, outside_sum = 0, overlap_sum = 0;
     for (int p : seen_order) {
         const PhaseTime &t = times[size_t(p)];
@@ -80,11 +80,20 @@ std::string format_phases(const ProfilerState &st, double end_us) {
     if (nodes[0])
         out += fmt::format("{:<14} {:>12} {:>12} {:>8} {:>12.3f} {:>15} {:>10}\n", "(before marks)", "-", "-", nodes[0],
                            times[0].node_us / 1000.0, "-", "-");
+    // Time to first token: from the first mark to the end of the first "first token" segment.
+    for (size_t i = 0; i < marks.size(); ++i)
+        if (st.phase_names()[size_t(marks[i].phase)] == "first token") {
+            const double end = i + 1 < marks.size() ? marks[i + 1].t_us : end_us;
+            out += fmt::format("time to first token: {:.3f} ms (first mark to the end of 'first token')\n",
+                               (end - marks[0].t_us) / 1000.0);
+            break;
+        }
     out += fmt::format("total: op time {:.3f} ms + outside ops {:.3f} ms = {:.3f} ms of {:.3f} ms wall ({:.1f}%)\n",
                        node_sum / 1000.0, outside_sum / 1000.0, (node_sum + outside_sum) / 1000.0, cumul / 1000.0,
                        cumul > 0 ? 100.0 * (node_sum + outside_sum) / cumul : 0.0);
-    out += "outside ops: time in the phase when no node ran on any backend: host work the device waited for\n"
-           "  (sampling, graph build, kernel launches, transfers, the profiler's own bookkeeping)\n";
+    out += "op ms: time in nodes and in host<->backend transfers (uploads, downloads)\n"
+           "outside ops: time in the phase when neither ran on any backend: host work the device waited for\n"
+           "  (sampling, graph build, kernel launches, the profiler's own bookkeeping)\n";
     if (overlap_sum > 0.01 * cumul)
         out += fmt::format("note: {:.3f} ms of op time ran while another backend's node ran too; op time counts it for "
                            "each backend, outside ops counts only time when none ran\n", overlap_sum / 1000.0);
@@ -116,9 +125,17 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
     std::string out = "\n== ROCmForge profile ==\n";
     const auto &groups = st.groups();
     const auto &backends = st.backends();
-    double total_us = 0;
+    double total_us = 0, all_us = 0; // nodes and whole graphs; and transfers too
     uint64_t node_samples = 0, whole_samples = 0, whole_nodes = 0;
+    Sum transfers[3];  // by direction
+    double transfer_bytes[3] = {0, 0, 0};
     for (const auto &g : groups) {
+        all_us += g.total_us;
+        if (g.transfer) {
+            transfers[g.transfer].us += g.total_us, transfers[g.transfer].n += g.samples_us.size();
+            transfer_bytes[g.transfer] += g.bytes;
+            continue;
+        }
         total_us += g.total_us;
         if (g.whole_graph_nodes > 0) whole_samples += g.samples_us.size(), whole_nodes += g.samples_us.size() * uint64_t(g.whole_graph_nodes);
         else node_samples += g.samples_us.size();
@@ -131,6 +148,12 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
     else
         out += fmt::format("timed {} nodes one at a time and {} whole graphs ({} nodes), {:.3f} ms in total\n",
                            node_samples, whole_samples, whole_nodes, total_us / 1000.0);
+    if (transfers[kUpload].n + transfers[kDownload].n)
+        out += fmt::format("transfers (host clock around each copy): {} uploads, {:.2f} MiB in {:.3f} ms; {} downloads, "
+                           "{:.2f} MiB in {:.3f} ms\n",
+                           transfers[kUpload].n, transfer_bytes[kUpload] / (1024.0 * 1024.0), transfers[kUpload].us / 1000.0,
+                           transfers[kDownload].n, transfer_bytes[kDownload] / (1024.0 * 1024.0),
+                           transfers[kDownload].us / 1000.0);
     if (st.dropped()) out += fmt::format("warning: {} device timings could not be read (backend shut down first)\n", st.dropped());
     if (st.events_not_stored())
         out += fmt::format("note: trace holds the first {} nodes; {} more are in the tables only\n", st.events().size(),
@@ -160,8 +183,10 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
             out += fmt::format("{:<13} {:<30} {:<13} {:<8} {:>7} {:>10.3f} {:>9.1f} {:>9.1f} {:>9.1f} ", group_op_name(g),
                                fit(g.shapes, 30), g.whole_graph_nodes > 0 ? "-" : fit(g.dtypes, 13), fit(b.name, 8), g.samples_us.size(),
                                g.total_us / 1000.0, mean_us, percentile(g.samples_us, 0.5), percentile(g.samples_us, 0.95));
-            // Whole-graph samples carry no bytes or FLOPs (see ProfilerState::whole_graph_slot).
+            // Whole-graph samples carry no bytes or FLOPs (see ProfilerState::whole_graph_slot);
+            // transfers have bytes, but the backend's memory ceiling is not theirs (PCIe).
             if (g.whole_graph_nodes > 0) out += fmt::format("{:>8} {:>8} {:>5} {:>5}\n", "-", "-", "-", "-");
+            else if (g.transfer) out += fmt::format("{:>8.1f} {:>8} {:>5} {:>5}\n", gbps, "-", "-", "-");
             else
                 out += fmt::format("{:>8.1f} {:>8.3f} {:>4.0f}% {:>4.0f}%\n", gbps, tflops,
                                    b.ceiling.gbps > 0 ? 100.0 * gbps / b.ceiling.gbps : 0.0,
@@ -183,16 +208,16 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
         std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.second.us > b.second.us; });
         for (const auto &[k, s] : v)
             out += fmt::format("{:<13} {:<8} {:>8} {:>11.3f} {:>5.1f}%\n", k.first, k.second, s.n, s.us / 1000.0,
-                               total_us > 0 ? 100.0 * s.us / total_us : 0.0);
+                               all_us > 0 ? 100.0 * s.us / all_us : 0.0);
     }
 
-    // Rollups by label: layer and part. Built from the stored events; whole-graph samples have
-    // no layer or part and are left out.
+    // Rollups by label: layer and part. Built from the stored events; whole-graph samples and
+    // transfers have no layer or part and are left out.
     std::map<int, Sum> by_layer;
     std::map<std::string, Sum> by_part;
     const auto &labels = st.labels();
     for (const auto &e : st.events()) {
-        if (groups[size_t(e.group)].whole_graph_nodes > 0) continue;
+        if (!is_node_group(groups[size_t(e.group)])) continue;
         const std::string &label = labels[size_t(e.label)];
         const int layer = label_layer(label);
         if (layer >= 0) by_layer[layer].us += e.dur_us, by_layer[layer].n++;
@@ -202,7 +227,7 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
     const char *sampled_note = whole_samples ? " (node-timed calls only; % of their time)" : "";
     double node_us = total_us; // what the layer and part percentages are of
     for (const auto &g : groups)
-        if (g.whole_graph_nodes > 0) node_us -= g.total_us;
+        if (g.whole_graph_nodes > 0) node_us -= g.total_us;  // total_us holds no transfers
     if (!by_layer.empty()) {
         out += fmt::format("\nper layer (labels blk.N.*){}\n{:<6} {:>8} {:>11} {:>6}\n", sampled_note, "layer", "nodes", "total ms", "%");
         for (const auto &[l, s] : by_layer)

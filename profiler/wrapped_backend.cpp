@@ -70,9 +70,7 @@ int WrappedBackend::s_buffer_alloc(void *c, uint64_t n, rf_buffer_desc *o, char 
     return self(c)->inner_->buffer_alloc(self(c)->inner_ctx_, n, o, e, l);
 }
 void WrappedBackend::s_buffer_free(void *c, void *h) { self(c)->inner_->buffer_free(self(c)->inner_ctx_, h); }
-int WrappedBackend::s_upload(void *c, void *d, const void *s, uint64_t n, char *e, size_t l) {
-    return self(c)->inner_->upload(self(c)->inner_ctx_, d, s, n, e, l);
-}
+int WrappedBackend::s_upload(void *c, void *d, const void *s, uint64_t n, char *e, size_t l) { return self(c)->upload(d, s, n, e, l); }
 int WrappedBackend::s_download(void *c, void *d, const void *s, uint64_t n, char *e, size_t l) {
     return self(c)->download(d, s, n, e, l);
 }
@@ -282,10 +280,23 @@ int WrappedBackend::synchronize(char *err, size_t err_len) {
     return st;
 }
 
+// Copies complete on return, so the host clock around them is their time. The core copies
+// only while the backend is idle (inputs before compute, results after its synchronize), so
+// the interval holds no wait for earlier work.
+int WrappedBackend::upload(void *dst, const void *src, uint64_t size, char *err, size_t err_len) {
+    const double t0 = state_.now_us();
+    const int st = inner_->upload(inner_ctx_, dst, src, size, err, err_len);
+    if (st == RF_OK) state_.record(state_.transfer_slot(backend_id_, kUpload, size), t0, float(state_.now_us() - t0));
+    return st;
+}
+
 int WrappedBackend::download(void *dst, const void *src, uint64_t size, char *err, size_t err_len) {
+    const double t0 = state_.now_us();
     const int st = inner_->download(inner_ctx_, dst, src, size, err, err_len);
+    if (st != RF_OK) return st;
+    state_.record(state_.transfer_slot(backend_id_, kDownload, size), t0, float(state_.now_us() - t0));
     // A download is ordered after earlier compute and complete on return: the events are done.
-    if (st == RF_OK && !pending_.empty()) resolve_pending();
+    if (!pending_.empty()) resolve_pending();
     return st;
 }
 

@@ -7,6 +7,7 @@
 //  - backends with compute_timed() (synchronous, e.g. the CPU): the graph runs whole, as
 //    without the profiler, and the backend's node end marks give each node's time;
 //  - other backends: host steady clock around each node, after the backend's synchronize.
+// upload() and download() are timed too (host clock), as transfers of their backend.
 // With sample_every N > 1 (CallSampler) the calls not picked run the whole graph in one inner
 // compute(), timed the same way as one whole-graph sample.
 #pragma once
@@ -54,6 +55,7 @@ private:
     int run_nodes_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
     int run_whole_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
     int synchronize(char *err, size_t err_len);
+    int upload(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
     int download(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
     bool ensure_anchor(char *err, size_t err_len);
     void *take_event();

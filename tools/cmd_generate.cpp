@@ -131,13 +131,15 @@ int cmd_generate(int argc, char **argv) {
         std::fflush(stdout);
     }
 
-    lm.runtime->phase("decode");
+    // TTFT ends when the first tokens are sampled and printed: "first token" covers that, then
+    // "decode" the rest.
+    lm.runtime->phase("first token");
     const auto t_gen = std::chrono::steady_clock::now();
     int64_t n_gen_total = 0;
     std::string stop_note;
     std::vector<int> rows(n_seq); // row of each live sequence in *logits
     for (int s = 0; s < n_seq; ++s) rows[(size_t)s] = s;
-    while (true) {
+    for (bool first = true;; first = false) {
         batch.clear();
         for (int s = 0; s < n_seq; ++s) {
             Sequence &q = seqs[(size_t)s];
@@ -168,6 +170,7 @@ int cmd_generate(int argc, char **argv) {
             rows[(size_t)s] = (int)batch.size();
             batch.add(t, s, true);
         }
+        if (first) lm.runtime->phase("decode");
         if (batch.size() == 0) break;
         try {
             logits = &ctx.decode(batch);

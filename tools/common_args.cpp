@@ -172,7 +172,8 @@ LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
     lm.runtime = Runtime::create(args.runtime.make_config());
     if (!lm.runtime->primary()) throw Error("no backend could start (see `rocmforge info`)");
     lm.runtime->phase("load");
-    lm.model = Model::load(lm.path, *lm.runtime);
+    lm.model = Model::load(lm.path, *lm.runtime); // marks "upload" when the weights go to the backend
+    lm.runtime->phase("load");
     if (load_tokenizer) {
         lm.tokenizer = Tokenizer::from_gguf(lm.model->file());
         // As llama.cpp: the embedding rows must match the vocabulary.

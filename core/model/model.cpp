@@ -53,6 +53,9 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime) {
     m->backend_ = runtime.primary();
     if (!m->backend_) throw Error("cannot load " + path + ": no backend is available");
 
+    // The weights go to the backend from here on (a copy to the device, or to the CPU backend's
+    // own pages): a phase of its own in the profiler's TTFT breakdown.
+    runtime.phase("upload");
     const ModelHparams &hp = m->hp_;
     const int64_t E = hp.n_embd, V = hp.n_vocab, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff;
     m->tok_embd = m->place("token_embd.weight", {E, V}, true);

@@ -50,7 +50,7 @@ std::string capture_stderr_impl(void (*fn)(void *), void *arg) {
     return text;
 }
 
-std::vector<TraceNode> load_trace_nodes(const std::string &path) {
+std::vector<TraceNode> load_trace_nodes(const std::string &path, bool with_transfers) {
     const std::string text = read_file(path);
     rapidjson::Document d;
     d.Parse(text.c_str(), text.size());
@@ -66,7 +66,8 @@ std::vector<TraceNode> load_trace_nodes(const std::string &path) {
         if (std::string(e["ph"].GetString()) != "X") continue;
         REQUIRE(e["ts"].IsNumber());
         REQUIRE(e["dur"].IsNumber());
-        if (std::string(e["cat"].GetString()) == "phase") continue;
+        const std::string cat = e["cat"].GetString();
+        if (cat == "phase" || (!with_transfers && (cat == "upload" || cat == "download"))) continue;
         out.push_back({e["name"].GetString(), e["cat"].GetString(), e["tid"].GetInt(), e["ts"].GetDouble(),
                        e["dur"].GetDouble()});
     }

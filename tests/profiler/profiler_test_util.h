@@ -26,7 +26,7 @@ struct TraceNode {
     double ts, dur;
 };
 // Parses a trace file; REQUIREs it is valid JSON with a traceEvents array. Returns the "X"
-// events that are not phases.
-std::vector<TraceNode> load_trace_nodes(const std::string &path);
+// events that are not phases, and not transfers (uploads, downloads) unless with_transfers.
+std::vector<TraceNode> load_trace_nodes(const std::string &path, bool with_transfers = false);
 
 } // namespace proftest

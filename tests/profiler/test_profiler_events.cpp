@@ -470,8 +470,9 @@ TEST_CASE("profiler phases: a capped event store makes the rollup partial") {
     s.compute(chain);
     const std::string report = s.report();
     INFO(report);
+    // 5 nodes and the download of report(): 3 samples stored, 3 not.
     CHECK_THAT(report, Catch::Contains("note: partial: the phase rollup sees only the first 3 stored samples (max_events); "
-                                       "the time of the 2 later ones counts as outside ops"));
+                                       "the time of the 3 later ones counts as outside ops"));
     // The per-op tables still have every node.
     CHECK_THAT(report, Catch::Contains("timed 5 nodes, 15.000 ms in total"));
 }
@@ -488,4 +489,35 @@ TEST_CASE("profiler sampling: a failing whole-graph call returns the backend's s
         CHECK(std::string(s.err) == "fake device fault at n2");
         CHECK(s.device.compute_sizes == expected_sizes({1, 1, 0}, 3));
     }
+}
+
+TEST_CASE("profiler phases: time to first token ends with the 'first token' phase; transfers are op time") {
+    Session s("{}", true, "fakeev");
+    s.device.realtime = true;
+    Chain chain(2); // 1 + 2 ms
+    s.pv->phase(s.prof, "load");
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    s.pv->phase(s.prof, "prefill");
+    s.compute(chain);
+    float host[4] = {0};
+    REQUIRE(s.vt->download(s.ctx, host, host, sizeof host, s.err, sizeof s.err) == RF_OK);
+    s.pv->phase(s.prof, "first token");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    s.pv->phase(s.prof, "decode");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    s.compute(chain);
+    const std::string report = s.report();
+    INFO(report);
+    std::smatch m;
+    REQUIRE(std::regex_search(report, m, std::regex(R"(time to first token: ([0-9.]+) ms)")));
+    const double ttft = std::stod(m[1]);
+    CHECK(ttft >= 3.0 + 3.0 + 2.0); // load sleep + prefill nodes + first-token sleep
+    // The phases before decode, back to back from the first mark.
+    CHECK(ttft == Approx(phase_row(report, "load").wall_ms + phase_row(report, "prefill").wall_ms +
+                         phase_row(report, "first token").wall_ms).margin(0.01));
+    CHECK(phase_row(report, "decode").wall_ms >= 5.0);
+    // The prefill's download is a transfer: in the per-op table and in the phase's op time, not a node.
+    CHECK(std::regex_search(report, std::regex(R"(\ndownload +fakeev -> host +- +fakeev +2 )"))); // prefill's and report()'s
+    CHECK(phase_row(report, "prefill").nodes == 2);
+    CHECK_THAT(report, Catch::Contains("transfers (host clock around each copy): 0 uploads"));
 }

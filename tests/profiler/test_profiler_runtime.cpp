@@ -115,18 +115,38 @@ TEST_CASE("profiler: wrapped backends give the same results and record every nod
         CHECK(e.tid >= 1); // backend tracks; 0 is the phase track
     }
 
-    // The report's per-op totals add up to the grand total and match the trace.
+    // Copies (inputs to the device, cross-backend copies through a host staging buffer, the
+    // result read back) are timed as transfers on their backend's track.
+    auto with_transfers = proftest::load_trace_nodes(trace, true);
+    std::map<std::string, int> transfers;
+    for (const auto &e : with_transfers)
+        if (e.cat == "upload" || e.cat == "download") {
+            CHECK(e.name == e.cat);
+            CHECK(e.tid >= 1);
+            transfers[e.cat]++;
+        }
+    CHECK(transfers["upload"] > 0);
+    CHECK(transfers["download"] > 0);
+    CHECK(std::regex_search(report, std::regex(R"(\nupload +host -> fakedev +- +fakedev +\d+ )")));
+    CHECK(std::regex_search(report, std::regex(R"(\ndownload +fakedev -> host +- +fakedev +\d+ )")));
+    CHECK(with_transfers.size() == events.size() + size_t(transfers["upload"] + transfers["download"]));
+
+    // The report's per-op totals add up to the grand totals and match the trace.
     std::smatch m;
     REQUIRE(std::regex_search(report, m, std::regex(R"(timed (\d+) nodes, ([0-9.]+) ms in total)")));
     CHECK(std::stoul(m[1]) == profiled.nodes.size());
     const double total_ms = std::stod(m[2]);
+    REQUIRE(std::regex_search(report, m, std::regex(R"(transfers \(host clock around each copy\): (\d+) uploads, [0-9.]+ MiB in ([0-9.]+) ms; (\d+) downloads, [0-9.]+ MiB in ([0-9.]+) ms)")));
+    CHECK(std::stoi(m[1]) == transfers["upload"]);
+    CHECK(std::stoi(m[3]) == transfers["download"]);
+    const double transfer_ms = std::stod(m[2]) + std::stod(m[4]);
     const size_t at = report.find("per op (all shapes)");
     REQUIRE(at != std::string::npos);
     std::istringstream lines(report.substr(at));
     std::string line;
     std::getline(lines, line), std::getline(lines, line); // title, header
-    double sum_ms = 0;
-    unsigned long sum_calls = 0;
+    double node_ms = 0, copy_ms = 0;
+    unsigned long node_calls = 0, copy_calls = 0;
     std::map<std::string, double> trace_ms;
     for (const auto &e : events) trace_ms[e.cat] += e.dur / 1000.0;
     while (std::getline(lines, line) && !line.empty()) {
@@ -135,11 +155,14 @@ TEST_CASE("profiler: wrapped backends give the same results and record every nod
         unsigned long calls;
         double ms;
         REQUIRE(static_cast<bool>(f >> op >> backend >> calls >> ms));
-        sum_ms += ms;
-        sum_calls += calls;
+        const bool copy = op == "upload" || op == "download";
+        (copy ? copy_ms : node_ms) += ms;
+        (copy ? copy_calls : node_calls) += calls;
     }
-    CHECK(sum_calls == profiled.nodes.size());
-    CHECK(sum_ms == Approx(total_ms).margin(0.01));
+    CHECK(node_calls == profiled.nodes.size());
+    CHECK(copy_calls == size_t(transfers["upload"] + transfers["download"]));
+    CHECK(node_ms == Approx(total_ms).margin(0.01));
+    CHECK(copy_ms == Approx(transfer_ms).margin(0.01));
     double trace_total = 0;
     for (const auto &[op, ms] : trace_ms) trace_total += ms;
     CHECK(trace_total == Approx(total_ms).margin(0.01));
