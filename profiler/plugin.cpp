@@ -1,6 +1,7 @@
 // rocmforge-profiler.so: the exported C ABI (rf_plugin_info + rf_profiler_vtable).
 // Config (the profiler's JSON object): {"trace": "file.json", "ceilings": {"cpu": {"gbps": x,
-// "tflops": y}, ...}, "top": 40, "max_events": 4000000, "nvtx": true, "sample_every": 1}.
+// "tflops": y}, ...}, "top": 40, "max_events": 4000000, "nvtx": true, "sample_every": 1,
+// "device_node_marks": false}.
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -30,6 +31,9 @@ struct Options {
     size_t max_events = 4000000;
     bool nvtx = true;
     int sample_every = 1; // 1: every compute() call timed node by node (see call_sampler.h)
+    // Event backends with compute_events(): time nodes inside one compute() (fusion kept) rather
+    // than one compute() per node. Off by default until its overhead is measured on a GPU.
+    bool device_node_marks = false;
 };
 
 // Throws std::runtime_error naming the key.
@@ -56,6 +60,9 @@ Options parse_options(const char *json) {
         } else if (k == "nvtx") {
             if (!v.IsBool()) throw std::runtime_error("profiler.nvtx must be true or false");
             o.nvtx = v.GetBool();
+        } else if (k == "device_node_marks") {
+            if (!v.IsBool()) throw std::runtime_error("profiler.device_node_marks must be true or false");
+            o.device_node_marks = v.GetBool();
         } else if (k == "sample_every") {
             if (!v.IsInt() || v.GetInt() < 1)
                 throw std::runtime_error("profiler.sample_every must be an integer >= 1 (1: time every compute() call "
@@ -72,7 +79,7 @@ Options parse_options(const char *json) {
                 o.ceilings[b->name.GetString()] = {b->value["gbps"].GetDouble(), b->value["tflops"].GetDouble(), "config"};
             }
         } else if (k != "enabled") {
-            throw std::runtime_error("unknown profiler config key \"" + k + "\" (known: enabled, trace, ceilings, top, max_events, nvtx, sample_every)");
+            throw std::runtime_error("unknown profiler config key \"" + k + "\" (known: enabled, trace, ceilings, top, max_events, nvtx, sample_every, device_node_marks)");
         }
     }
     return o;
@@ -143,7 +150,8 @@ int prof_wrap(void *ctx, const char *backend_name, const rf_backend_vtable *inne
     if (!p || !inner || !out_vtable || !out_ctx || !inner->compute) return RF_ERR_INVALID;
     try {
         p->wrapped.push_back(std::make_unique<WrappedBackend>(p->state, p->ranges, backend_name ? backend_name : "?",
-                                                              inner, inner_ctx, p->opts.sample_every));
+                                                              inner, inner_ctx, p->opts.sample_every,
+                                                              p->opts.device_node_marks));
         *out_vtable = p->wrapped.back()->vtable();
         *out_ctx = p->wrapped.back().get();
         return RF_OK;

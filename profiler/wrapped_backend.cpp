@@ -28,7 +28,8 @@ bool WrappedBackend::has_slot(size_t offset) const {
 }
 
 WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, const std::string &name,
-                               const rf_backend_vtable *inner, void *inner_ctx, int sample_every)
+                               const rf_backend_vtable *inner, void *inner_ctx, int sample_every,
+                               bool device_node_marks)
     : state_(state), ranges_(ranges), inner_(inner), inner_ctx_(inner_ctx), sampler_(sample_every) {
     // Optional slots stay NULL when the inner backend lacks them: the core's defaults then apply.
 #define RF_FORWARD(slot) vt_.slot = has_slot(offsetof(rf_backend_vtable, slot)) ? s_##slot : nullptr
@@ -49,11 +50,17 @@ WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, 
     RF_FORWARD(event_destroy);
     RF_FORWARD(buffer_from_host);
     RF_FORWARD(compute_timed);
+    RF_FORWARD(compute_events);
 #undef RF_FORWARD
     use_events_ = vt_.event_create && vt_.event_record && vt_.event_elapsed_ms && vt_.event_destroy;
+    device_marks_ = use_events_ && device_node_marks && vt_.compute_events;
     rf_device_info info{};
     if (vt_.device_info) inner_->device_info(inner_ctx_, &info);
-    const char *timing = use_events_ ? "device events" : vt_.compute_timed ? "host clock, node marks from the backend" : "host clock";
+    const char *timing = device_marks_ ? "device events, recorded by the backend between the nodes of one compute() "
+                                         "(a fused kernel's time on its group's first node)"
+                         : use_events_      ? "device events"
+                         : vt_.compute_timed ? "host clock, node marks from the backend"
+                                             : "host clock";
     backend_id_ = state_.add_backend(name, info, timing);
 }
 
@@ -86,9 +93,12 @@ void WrappedBackend::s_event_destroy(void *c, void *ev) { self(c)->inner_->event
 int WrappedBackend::s_buffer_from_host(void *c, void *p, uint64_t n, rf_buffer_desc *o, char *e, size_t l) {
     return self(c)->inner_->buffer_from_host(self(c)->inner_ctx_, p, n, o, e, l);
 }
-// Forwarded as it is (the core calls compute(); only a decorator stacked on this one would call it).
+// Forwarded as they are (the core calls compute(); only a decorator stacked on this one would).
 int WrappedBackend::s_compute_timed(void *c, const rf_graph *g, uint64_t *marks, char *e, size_t l) {
     return self(c)->inner_->compute_timed(self(c)->inner_ctx_, g, marks, e, l);
+}
+int WrappedBackend::s_compute_events(void *c, const rf_graph *g, void *const *events, char *e, size_t l) {
+    return self(c)->inner_->compute_events(self(c)->inner_ctx_, g, events, e, l);
 }
 
 // ---- timing ----------------------------------------------------------------------------------
@@ -189,7 +199,9 @@ int WrappedBackend::compute_events(const rf_graph *graph, bool per_node, char *e
         return compute_host_clock(graph, per_node, err, err_len);
     }
     b.events.push_back(first);
-    const int st = per_node ? run_nodes_with_events(graph, b, err, err_len) : run_whole_with_events(graph, b, err, err_len);
+    const int st = !per_node      ? run_whole_with_events(graph, b, err, err_len)
+                   : device_marks_ ? run_marked_events(graph, b, err, err_len)
+                                   : run_nodes_with_events(graph, b, err, err_len);
     pending_events_ += b.events.size();
     pending_.push_back(std::move(b));
     if (pending_events_ > kMaxPendingEvents) resolve_pending();
@@ -219,6 +231,27 @@ int WrappedBackend::run_nodes_with_events(const rf_graph *graph, Batch &b, char 
         b.events.push_back(e);
         b.slots.push_back(slot);
     }
+    return st;
+}
+
+// The whole graph in one inner compute_events(): the backend records b.events[i + 1] after
+// node i among its own launches (fusion kept), so b.events[i]..[i+1] bracket node i as above.
+int WrappedBackend::run_marked_events(const rf_graph *graph, Batch &b, char *err, size_t err_len) {
+    b.events.reserve(size_t(graph->n_nodes) + 1);
+    for (int32_t i = 0; i < graph->n_nodes; ++i) {
+        void *e = take_event();
+        if (!e) { // out of events: run it untimed rather than fail the user's work
+            for (size_t k = 1; k < b.events.size(); ++k) free_events_.push_back(b.events[k]);
+            b.events.resize(1);
+            return inner_->compute(inner_ctx_, graph, err, err_len);
+        }
+        b.events.push_back(e);
+    }
+    if (ranges_.active()) ranges_.push("(graph, node marks)");
+    const int st = inner_->compute_events(inner_ctx_, graph, b.events.data(), err, err_len);
+    if (ranges_.active()) ranges_.pop();
+    if (st != RF_OK) return st;
+    for (int32_t i = 0; i < graph->n_nodes; ++i) b.slots.push_back(state_.slot_for(*graph->nodes[i], backend_id_));
     return st;
 }
 

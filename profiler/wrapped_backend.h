@@ -4,6 +4,8 @@
 //    between consecutive nodes and the elapsed times are read later in batches (when the core
 //    synchronizes or downloads, which means the work is done), so the GPU never waits on the
 //    profiler;
+//    With "device_node_marks" and a backend that has compute_events(), the graph runs whole
+//    instead and the backend records the events between its nodes (its fusions kept);
 //  - backends with compute_timed() (synchronous, e.g. the CPU): the graph runs whole, as
 //    without the profiler, and the backend's node end marks give each node's time;
 //  - other backends: host steady clock around each node, after the backend's synchronize.
@@ -24,8 +26,11 @@ namespace rfprof {
 
 class WrappedBackend {
 public:
+    // device_node_marks: time the nodes of a backend with compute_events() inside one call
+    // (profiler config "device_node_marks"); otherwise one compute() per node.
     WrappedBackend(ProfilerState &state, const RangeMarker &ranges, const std::string &name,
-                   const rf_backend_vtable *inner, void *inner_ctx, int sample_every = 1);
+                   const rf_backend_vtable *inner, void *inner_ctx, int sample_every = 1,
+                   bool device_node_marks = false);
     // Does not touch the inner backend: the core shuts it down before the profiler.
     ~WrappedBackend() = default;
     WrappedBackend(const WrappedBackend &) = delete;
@@ -54,6 +59,7 @@ private:
     int compute_events(const rf_graph *graph, bool per_node, char *err, size_t err_len);
     int run_nodes_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
     int run_whole_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
+    int run_marked_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
     int synchronize(char *err, size_t err_len);
     int upload(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
     int download(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
@@ -79,6 +85,7 @@ private:
     static void s_event_destroy(void *, void *);
     static int s_buffer_from_host(void *, void *, uint64_t, rf_buffer_desc *, char *, size_t);
     static int s_compute_timed(void *, const rf_graph *, uint64_t *, char *, size_t);
+    static int s_compute_events(void *, const rf_graph *, void *const *, char *, size_t);
 
     ProfilerState &state_;
     const RangeMarker &ranges_;
@@ -87,6 +94,7 @@ private:
     rf_backend_vtable vt_{};
     int backend_id_ = 0;
     bool use_events_ = false;
+    bool device_marks_ = false; // per-node device timing through compute_events()
     CallSampler sampler_;
     std::vector<void *> free_events_;
     std::vector<Batch> pending_;

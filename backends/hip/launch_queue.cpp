@@ -18,8 +18,16 @@ int launch_now(hipStream_t s, const LaunchRec &r, const char *what, std::string 
 
 int LaunchQueue::launch_all(hipStream_t s, std::string &err) {
     ++stats_.direct_flushes;
-    for (const auto &r : cur_)
+    for (const auto &r : cur_) {
+        if (!r.f) {
+            if (hipError_t e = hipEventRecord(r.event, s)) {
+                err = gpu_error("event record", e);
+                return RF_ERR_DEVICE;
+            }
+            continue;
+        }
         if (int rc = launch_now(s, r, "launch", err)) return rc;
+    }
     return RF_OK;
 }
 
@@ -101,6 +109,7 @@ bool LaunchQueue::patch_graph(std::string &err) { err = "graphs not supported"; 
 #endif
 
 int LaunchQueue::flush(hipStream_t s, std::string &err) {
+    if (has_events_) return launch_all(s, err); // profiler marks: direct, graph state untouched
     stats_.launches += cur_.size();
     // Small lists (single ops, tests) gain nothing from a graph.
     constexpr size_t kMinGraphNodes = 16;

@@ -18,6 +18,7 @@ struct LaunchRec {
     unsigned grid[3] = {1, 1, 1};
     unsigned threads = 0;
     rf_kargs args{};
+    hipEvent_t event = nullptr; // f == nullptr: not a launch but an event record (profiler marks)
 };
 
 // Launches one kernel on `s` (the argument block is copied by the driver at launch).
@@ -36,10 +37,19 @@ public:
 
     void set_graphs(bool on) { graphs_ = on; if (!on) drop_graph(); }
     bool graphs() const { return graphs_; }
-    void begin() { cur_.clear(); }
+    void begin() { cur_.clear(), has_events_ = false; }
     void add(const LaunchRec &r) { cur_.push_back(r); }
+    // Records `e` on the stream after the launches added so far (profiler node marks).
+    void add_event(hipEvent_t e) {
+        LaunchRec r;
+        r.event = e;
+        cur_.push_back(r);
+        has_events_ = true;
+    }
     // Submits what begin()..add() collected. A list whose kernel sequence equals the previous
-    // call's is replayed as a graph (built on the second sighting, patched afterwards).
+    // call's is replayed as a graph (built on the second sighting, patched afterwards). A list
+    // with event records is launched directly and leaves the graph state as it was, so the
+    // next unmarked call still replays.
     int flush(hipStream_t s, std::string &err);
     const LaunchStats &stats() const { return stats_; }
 
@@ -52,6 +62,7 @@ private:
     void drop_graph();
 
     bool graphs_ = false;
+    bool has_events_ = false;
     std::vector<LaunchRec> cur_, prev_; // prev_: the list the graph (if any) currently holds
     bool have_graph_ = false;
 #if defined(RF_HIP_NVIDIA)

@@ -218,7 +218,9 @@ int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, 
 
 int supports_op(void *, const rf_node *node) { return node && unsupported_reason(*node).empty() ? 1 : 0; }
 
-int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
+// compute() and compute_events(): with `events`, node i's event is queued after the launch
+// that completes node i (for a fused group, after the group's kernel).
+int run_graph(void *ctx, const rf_graph *g, void *const *events, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     const double t0 = b->stats.on ? now_us() : 0;
     std::string e;
@@ -234,10 +236,14 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     b->q8 = {};
     b->fq = {};
     b->node_done.assign((size_t)g->n_nodes, 0);
+    if (events) b->queue.add_event(static_cast<hipEvent_t>(events[0]));
     for (int i = 0, used = 1; i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
         used = 1;
-        if (b->node_done[i]) continue; // launched earlier by a fusion
+        if (b->node_done[i]) { // launched earlier by a fusion
+            if (events) b->queue.add_event(static_cast<hipEvent_t>(events[i + 1]));
+            continue;
+        }
         const std::string why = unsupported_reason(*n);
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
         used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
@@ -246,6 +252,8 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
             if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);
             used = 1;
         }
+        if (events)
+            for (int k = i; k < i + used; ++k) b->queue.add_event(static_cast<hipEvent_t>(events[k + 1]));
         // ROCMFORGE_HIP_SYNC=1: wait after every node so a fault names the node that caused it.
         if (b->sync_each_node) {
             if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, label(i) + ": " + e);
@@ -264,6 +272,12 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         b->stats.compute_host_us += b->stats.last_compute_end - t0;
     }
     return RF_OK;
+}
+
+int compute(void *ctx, const rf_graph *g, char *err, size_t len) { return run_graph(ctx, g, nullptr, err, len); }
+int compute_events(void *ctx, const rf_graph *g, void *const *events, char *err, size_t len) {
+    if (!events) return fail(err, len, RF_ERR_INVALID, "compute_events needs an event array");
+    return run_graph(ctx, g, events, err, len);
 }
 
 int synchronize(void *ctx, char *err, size_t len) {
@@ -318,6 +332,8 @@ const rf_backend_vtable kVtable = {
     /* .event_elapsed_ms = */ event_elapsed_ms,
     /* .event_destroy    = */ event_destroy,
     /* .buffer_from_host = */ nullptr,
+    /* .compute_timed    = */ nullptr, // compute() is asynchronous: compute_events instead
+    /* .compute_events   = */ compute_events,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};

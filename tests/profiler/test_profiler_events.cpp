@@ -34,7 +34,8 @@ double steady_ms() {
 struct FakeDevice {
     bool realtime = false;
     double clock_ms = 0;
-    int computes = 0, timed_computes = 0, max_nodes_per_compute = 0, syncs = 0, downloads = 0, stalls = 0;
+    int computes = 0, timed_computes = 0, event_computes = 0, max_nodes_per_compute = 0, syncs = 0, downloads = 0,
+        stalls = 0;
     std::vector<int> compute_sizes; // nodes in each inner compute() call, in order
     std::vector<std::unique_ptr<FakeEvent>> events;
     double now_ms() const { return realtime ? steady_ms() : clock_ms; }
@@ -116,6 +117,28 @@ int f_compute_timed(void *c, const rf_graph *g, uint64_t *marks, char *err, size
     return f_compute(c, g, err, n);
 }
 
+// The whole graph in one call, recording events[i + 1] after node i on the device clock. A node
+// with iparams[2] = 1 is "fused" with the next one: both events are recorded after the pair.
+int f_compute_events(void *c, const rf_graph *g, void *const *events, char *err, size_t n) {
+    FakeDevice *d = dev(c);
+    d->event_computes++;
+    f_ev_record(c, events[0]);
+    for (int i = 0; i < g->n_nodes; ++i) {
+        const rf_graph one = {1, &g->nodes[i]};
+        if (int st = f_compute(c, &one, err, n)) return st;
+        if (g->nodes[i]->iparams[2] && i + 1 < g->n_nodes) {
+            const rf_graph next = {1, &g->nodes[i + 1]};
+            if (int st = f_compute(c, &next, err, n)) return st;
+            f_ev_record(c, events[i + 1]);
+            f_ev_record(c, events[i + 2]);
+            ++i;
+            continue;
+        }
+        f_ev_record(c, events[i + 1]);
+    }
+    return RF_OK;
+}
+
 rf_backend_vtable fake_vtable(bool with_events, bool with_marks = false) {
     rf_backend_vtable v{};
     v.struct_size = sizeof v;
@@ -131,6 +154,7 @@ rf_backend_vtable fake_vtable(bool with_events, bool with_marks = false) {
         v.event_record = f_ev_record;
         v.event_elapsed_ms = f_ev_elapsed;
         v.event_destroy = f_ev_destroy;
+        v.compute_events = f_compute_events;
     }
     if (with_marks) v.compute_timed = f_compute_timed;
     return v;
@@ -318,6 +342,49 @@ TEST_CASE("profiler marks: a backend with compute_timed runs each graph whole an
     std::filesystem::remove(trace);
 }
 
+TEST_CASE("profiler device marks: with device_node_marks an event backend runs each graph whole, every node timed") {
+    const std::string trace = proftest::temp_path("devmarks.json");
+    Session s("{\"device_node_marks\": true, \"trace\": \"" + trace + "\"}", true, "fakeev");
+    Chain chain(5);
+    chain.nodes[2].iparams[2] = 1; // n2 and n3 run as one fused kernel: 3 + 4 ms
+    s.pv->phase(s.prof, "decode");
+    for (int rep = 0; rep < 3; ++rep) s.compute(chain);
+    CHECK(s.device.event_computes == 3);
+    CHECK(s.device.max_nodes_per_compute == 1); // the fake runs its nodes one by one inside the call
+    CHECK(s.device.syncs <= 2);                 // the one-time anchor only
+    const std::string report = s.report();
+    INFO(report);
+    CHECK(s.device.stalls == 0);
+    CHECK_THAT(report, Catch::Contains("timing: device events, recorded by the backend between the nodes"));
+    CHECK_THAT(report, Catch::Contains("timed 15 nodes, 45.000 ms in total"));
+    const auto events = proftest::load_trace_nodes(trace);
+    REQUIRE(events.size() == 3 * 5);
+    const double want[5] = {1000, 2000, 7000, 0, 5000}; // the fused pair's time on its first node
+    for (size_t i = 0; i < events.size(); ++i) {
+        const int k = int(i % 5);
+        CHECK(events[i].name == "n" + std::to_string(k));
+        CHECK(events[i].dur == Approx(want[k]));
+    }
+    std::filesystem::remove(trace);
+}
+
+TEST_CASE("profiler device marks: off by default, and a failing compute_events returns the backend's message") {
+    {
+        Session s("{}", true, "fakeev");
+        Chain chain(3);
+        s.compute(chain);
+        CHECK(s.device.event_computes == 0);
+        CHECK(s.device.computes == 3); // one compute() per node
+    }
+    Session s("{\"device_node_marks\": true}", true, "fakeev");
+    Chain chain(3);
+    chain.nodes[1].iparams[1] = 1; // fault
+    const rf_graph g = chain.graph();
+    CHECK(s.vt->compute(s.ctx, &g, s.err, sizeof s.err) == RF_ERR_DEVICE);
+    CHECK(std::string(s.err) == "fake device fault at n1");
+    CHECK(s.device.event_computes == 1);
+}
+
 TEST_CASE("profiler marks: a failing compute_timed returns the backend's status and message") {
     Session s("{}", false, "fakemk", true);
     Chain chain(3);
@@ -340,6 +407,7 @@ TEST_CASE("profiler config: bad values are refused with the key named") {
         {"{\"sample_every\": -2}", "profiler.sample_every must be an integer >= 1"},
         {"{\"sample_every\": 2.5}", "profiler.sample_every must be an integer >= 1"},
         {"{\"sample_every\": \"4\"}", "profiler.sample_every must be an integer >= 1"},
+        {"{\"device_node_marks\": 1}", "profiler.device_node_marks must be true or false"},
     };
     for (const auto &[json, message] : cases) {
         INFO(json);

@@ -224,6 +224,12 @@ typedef struct rf_backend_vtable {
      * nanoseconds of std::chrono::steady_clock (CLOCK_MONOTONIC on Linux). A node that did no
      * work of its own gets its predecessor's mark. */
     int (*compute_timed)(void *ctx, const rf_graph *graph, uint64_t *marks_ns, char *err, size_t err_len);
+    /* Optional, for backends with timing events: runs the graph as compute() does (the same
+     * kernels and fusions, asynchronously) and records events[0] before the first node's work and
+     * events[i + 1] once node i's work is done, each event made by this backend's event_create.
+     * Nodes that one fused kernel computes together complete with it: their events are recorded
+     * after that kernel, so the group's time lands on its first node and the others read 0. */
+    int (*compute_events)(void *ctx, const rf_graph *graph, void *const *events, char *err, size_t err_len);
 } rf_backend_vtable;
 
 /* Kernel-pack manifest, exported by fused-kernel pack plugins (plugins/). */
