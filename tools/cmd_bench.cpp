@@ -110,7 +110,7 @@ int cmd_bench(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
-            std::printf("%s\nmodel and context:\n%s\nruntime:\n%s", kUsage, ModelArgs::help(), RuntimeArgs::help());
+            print_model_command_help(kUsage);
             return 0;
         }
         if (a == "-p" || a == "--n-prompt") n_prompt = parse_int_arg(a, take_value(argc, argv, i), 0, 1 << 20);

@@ -90,8 +90,7 @@ int cmd_bench_inference(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
-            std::printf("%s%s\nmodel and context:\n%s\nruntime:\n%s", kUsage, BenchReportArgs::help(), ModelArgs::help(),
-                        RuntimeArgs::help());
+            print_model_command_help(kUsage, BenchReportArgs::help());
             return 0;
         }
         if (a == "--prompts") prompts = parse_int_list_arg(a, take_value(argc, argv, i), 0, 1 << 20);

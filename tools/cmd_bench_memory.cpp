@@ -96,8 +96,7 @@ int cmd_bench_memory(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
-            std::printf("%s%s\nmodel and context:\n%s\nruntime:\n%s", kUsage, BenchReportArgs::help(), ModelArgs::help(),
-                        RuntimeArgs::help());
+            print_model_command_help(kUsage, BenchReportArgs::help());
             return 0;
         }
         if (a == "--parallel") parallel = parse_int_arg(a, take_value(argc, argv, i), 1, 256);

@@ -43,7 +43,7 @@ int cmd_perplexity(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
-            std::printf("%s\nmodel and context:\n%s\nruntime:\n%s", kUsage, ModelArgs::help(), RuntimeArgs::help());
+            print_model_command_help(kUsage);
             return 0;
         }
         if (margs.parse(argc, argv, i)) continue;

@@ -29,6 +29,10 @@ int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t 
     return v;
 }
 
+void print_model_command_help(const char *usage, const char *extra) {
+    std::printf("%s%s\nmodel and context:\n%s\nruntime:\n%s", usage, extra, ModelArgs::help(), RuntimeArgs::help());
+}
+
 std::string backend_list(const Runtime &rt) {
     std::string out;
     for (const Backend *b : rt.backends()) out += (out.empty() ? "" : ",") + b->name();

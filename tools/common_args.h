@@ -62,6 +62,10 @@ struct LoadedModel {
     double load_ms = 0;
 };
 
+// --help of a command that loads a model: its usage text, `extra` (more options), then the
+// model and context options and the runtime options.
+void print_model_command_help(const char *usage, const char *extra = "");
+
 // "hip,cpu": the runtime's backends in priority order (benchmark tables and baselines).
 std::string backend_list(const Runtime &rt);
 // CPU threads in force: the config's n_threads, else every hardware thread.
