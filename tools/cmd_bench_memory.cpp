@@ -85,13 +85,101 @@ struct PoolSampler {
     }
 };
 
+struct Workload {
+    int64_t parallel = 8, requests = 24;
+    std::pair<int64_t, int64_t> prompt{16, 256}, gen{16, 128}; // token counts, uniform in [a, b]
+    uint32_t seed = 1;
+};
+
+struct WorkloadResult {
+    PoolSampler pool;
+    int64_t deferred = 0, steps = 0, generated = 0;
+};
+
+// Serves w.requests requests of random prompt and generation lengths with at most w.parallel
+// decoding together; the pool is sampled after every prefill and every decode step. A request
+// is admitted when a sequence slot is free and the pool can hold its whole prompt + generation
+// besides what the running ones may still need, so none is ever cut short.
+WorkloadResult run_workload(rf::InferenceContext &ctx, const Workload &w) {
+    using namespace rf;
+    std::mt19937 rng{w.seed};
+    auto uniform = [&](std::pair<int64_t, int64_t> r) { return std::uniform_int_distribution<int64_t>(r.first, r.second)(rng); };
+    std::vector<Request> queue(static_cast<size_t>(w.requests));
+    for (auto &q : queue) q = {uniform(w.prompt), uniform(w.gen)};
+    KvPageTable &pages = ctx.cache().pages();
+    const int64_t page = pages.page_size(), n_ctx = ctx.params().n_ctx;
+    auto pages_for = [&](int64_t tokens) { return (tokens + page - 1) / page; };
+    for (const Request &q : queue)
+        if (pages_for(q.prompt + q.gen) > pages.n_pages() || q.prompt + q.gen > n_ctx)
+            throw UsageError("bench-memory: a request of " + std::to_string(q.prompt + q.gen) +
+                             " tokens does not fit the KV cache of " + std::to_string(n_ctx) +
+                             " tokens; raise -c or lower --prompt-range/--gen-range");
+    const int64_t n_vocab = ctx.model().hparams().n_vocab;
+    SamplerParams sp;
+    sp.seed = w.seed;
+    Sampler sampler{sp};
+    WorkloadResult res;
+    std::vector<Running> running;
+    std::vector<int> free_seqs;
+    for (int s = int(w.parallel) - 1; s >= 0; --s) free_seqs.push_back(s);
+    size_t next_request = 0;
+    bool waiting_counted = false;
+    ProgressBar progress(queue.size());
+    while (next_request < queue.size() || !running.empty()) {
+        while (next_request < queue.size() && !free_seqs.empty()) {
+            const Request &q = queue[next_request];
+            int64_t committed_pages = 0, committed_tokens = pages.stats().tokens;
+            for (const Running &r : running) {
+                committed_pages += pages.pages_needed(r.seq, r.left);
+                committed_tokens += r.left;
+            }
+            if (pages.free_pages() - committed_pages < pages_for(q.prompt + q.gen) ||
+                committed_tokens + q.prompt + q.gen > n_ctx) {
+                if (!waiting_counted) ++res.deferred, waiting_counted = true;
+                break;
+            }
+            waiting_counted = false;
+            progress.step("request " + std::to_string(next_request + 1));
+            Running r;
+            r.seq = free_seqs.back();
+            free_seqs.pop_back();
+            r.left = q.gen;
+            Batch b;
+            for (int64_t i = 0; i < q.prompt; ++i) b.add(int32_t(rng() % uint64_t(n_vocab)), r.seq, i + 1 == q.prompt);
+            r.next = sampler.sample(ctx.decode(b).data(), n_vocab);
+            res.pool.add(pages.stats());
+            running.push_back(r);
+            ++next_request;
+        }
+        // An empty pool admits any request that fits it (checked above), so this is a bug.
+        if (running.empty()) throw Error("bench-memory: no request could be admitted to an empty KV pool");
+        Batch b;
+        for (const Running &r : running) b.add(r.next, r.seq, true);
+        const std::vector<float> &logits = ctx.decode(b);
+        ++res.steps;
+        res.pool.add(pages.stats());
+        for (size_t k = 0; k < running.size(); ++k) {
+            running[k].next = sampler.sample(logits.data() + k * size_t(n_vocab), n_vocab);
+            --running[k].left;
+            ++res.generated;
+        }
+        for (size_t k = running.size(); k-- > 0;)
+            if (running[k].left == 0) {
+                ctx.clear_sequence(running[k].seq);
+                free_seqs.push_back(running[k].seq);
+                running.erase(running.begin() + long(k));
+            }
+    }
+    progress.done();
+    return res;
+}
+
 } // namespace
 
 int cmd_bench_memory(int argc, char **argv) {
     using namespace rf;
     ModelArgs margs;
-    int64_t parallel = 8, n_requests = 24, seed = 1;
-    std::pair<int64_t, int64_t> prompt_range{16, 256}, gen_range{16, 128};
+    Workload w;
     BenchReportArgs report;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -99,11 +187,11 @@ int cmd_bench_memory(int argc, char **argv) {
             print_model_command_help(kUsage, BenchReportArgs::help());
             return 0;
         }
-        if (a == "--parallel") parallel = parse_int_arg(a, take_value(argc, argv, i), 1, 256);
-        else if (a == "--requests") n_requests = parse_int_arg(a, take_value(argc, argv, i), 0, 1 << 20);
-        else if (a == "--prompt-range") prompt_range = parse_range(a, take_value(argc, argv, i));
-        else if (a == "--gen-range") gen_range = parse_range(a, take_value(argc, argv, i));
-        else if (a == "--seed") seed = parse_int_arg(a, take_value(argc, argv, i), 0, UINT32_MAX);
+        if (a == "--parallel") w.parallel = parse_int_arg(a, take_value(argc, argv, i), 1, 256);
+        else if (a == "--requests") w.requests = parse_int_arg(a, take_value(argc, argv, i), 0, 1 << 20);
+        else if (a == "--prompt-range") w.prompt = parse_range(a, take_value(argc, argv, i));
+        else if (a == "--gen-range") w.gen = parse_range(a, take_value(argc, argv, i));
+        else if (a == "--seed") w.seed = uint32_t(parse_int_arg(a, take_value(argc, argv, i), 0, UINT32_MAX));
         else if (report.parse(argc, argv, i)) continue;
         else if (margs.parse(argc, argv, i)) continue;
         else throw UsageError("bench-memory: unknown option '" + a + "' (see rocmforge bench-memory --help)");
@@ -139,97 +227,26 @@ int cmd_bench_memory(int argc, char **argv) {
         if (m.from_host) add("loaded", {{"backend", b->name()}, {"memory", "from host"}}, "MiB", mib(m.from_host));
     }
 
-    InferenceContext ctx(*lm.model, *lm.runtime, margs.context_params(int(parallel)));
+    InferenceContext ctx(*lm.model, *lm.runtime, margs.context_params(int(w.parallel)));
     std::fprintf(stderr, "%s\n", ctx.cache().summary().c_str());
-    KvPageTable &pages = ctx.cache().pages();
-    PoolSampler pool;
-    int64_t deferred = 0, steps = 0, generated = 0;
-    if (n_requests > 0) {
-        std::mt19937 rng{static_cast<uint32_t>(seed)};
-        auto uniform = [&](std::pair<int64_t, int64_t> r) {
-            return std::uniform_int_distribution<int64_t>(r.first, r.second)(rng);
-        };
-        std::vector<Request> queue(static_cast<size_t>(n_requests));
-        for (auto &q : queue) q = {uniform(prompt_range), uniform(gen_range)};
-        const int64_t page = pages.page_size();
-        auto pages_for = [&](int64_t tokens) { return (tokens + page - 1) / page; };
-        for (const Request &q : queue)
-            if (pages_for(q.prompt + q.gen) > pages.n_pages() || q.prompt + q.gen > ctx.params().n_ctx)
-                throw UsageError("bench-memory: a request of " + std::to_string(q.prompt + q.gen) +
-                                 " tokens does not fit the KV cache of " + std::to_string(ctx.params().n_ctx) +
-                                 " tokens; raise -c or lower --prompt-range/--gen-range");
-        const int64_t n_vocab = hp.n_vocab;
-        SamplerParams sp;
-        sp.seed = uint32_t(seed);
-        Sampler sampler{sp};
-        std::vector<Running> running;
-        std::vector<int> free_seqs;
-        for (int s = int(parallel) - 1; s >= 0; --s) free_seqs.push_back(s);
-        size_t next_request = 0;
-        bool waiting_counted = false;
-        ProgressBar progress(queue.size());
-        while (next_request < queue.size() || !running.empty()) {
-            // Admit while a slot is free and the pool can hold the request besides what the
-            // running sequences may still need.
-            while (next_request < queue.size() && !free_seqs.empty()) {
-                const Request &q = queue[next_request];
-                int64_t committed_pages = 0, committed_tokens = pages.stats().tokens;
-                for (const Running &r : running) {
-                    committed_pages += pages.pages_needed(r.seq, r.left);
-                    committed_tokens += r.left;
-                }
-                if (pages.free_pages() - committed_pages < pages_for(q.prompt + q.gen) ||
-                    committed_tokens + q.prompt + q.gen > ctx.params().n_ctx) {
-                    if (!waiting_counted) ++deferred, waiting_counted = true;
-                    break;
-                }
-                waiting_counted = false;
-                progress.step("request " + std::to_string(next_request + 1));
-                Running r;
-                r.seq = free_seqs.back();
-                free_seqs.pop_back();
-                r.left = q.gen;
-                Batch b;
-                for (int64_t i = 0; i < q.prompt; ++i) b.add(int32_t(rng() % uint64_t(n_vocab)), r.seq, i + 1 == q.prompt);
-                r.next = sampler.sample(ctx.decode(b).data(), n_vocab);
-                pool.add(pages.stats());
-                running.push_back(r);
-                ++next_request;
-            }
-            // An empty pool admits any request that fits it (checked above), so this is a bug.
-            if (running.empty()) throw Error("bench-memory: no request could be admitted to an empty KV pool");
-            Batch b;
-            for (const Running &r : running) b.add(r.next, r.seq, true);
-            const std::vector<float> &logits = ctx.decode(b);
-            ++steps;
-            pool.add(pages.stats());
-            for (size_t k = 0; k < running.size(); ++k) {
-                running[k].next = sampler.sample(logits.data() + k * size_t(n_vocab), n_vocab);
-                --running[k].left;
-                ++generated;
-            }
-            for (size_t k = running.size(); k-- > 0;)
-                if (running[k].left == 0) {
-                    ctx.clear_sequence(running[k].seq);
-                    free_seqs.push_back(running[k].seq);
-                    running.erase(running.begin() + long(k));
-                }
-        }
-        progress.done();
+    if (w.requests > 0) {
+        const WorkloadResult res = run_workload(ctx, w);
         std::fprintf(stderr,
                      "workload: %lld requests (prompt %lld..%lld, generation %lld..%lld tokens), %lld parallel, "
                      "%lld decode steps, %lld tokens generated\n",
-                     (long long)n_requests, (long long)prompt_range.first, (long long)prompt_range.second,
-                     (long long)gen_range.first, (long long)gen_range.second, (long long)parallel, (long long)steps,
-                     (long long)generated);
+                     (long long)w.requests, (long long)w.prompt.first, (long long)w.prompt.second,
+                     (long long)w.gen.first, (long long)w.gen.second, (long long)w.parallel, (long long)res.steps,
+                     (long long)res.generated);
+        const KvPageTable &pages = ctx.cache().pages();
         const std::map<std::string, std::string> wl = {
-            {"parallel", std::to_string(parallel)}, {"requests", std::to_string(n_requests)},
-            {"page", std::to_string(page)}, {"pool_pages", std::to_string(pages.n_pages())}};
+            {"parallel", std::to_string(w.parallel)}, {"requests", std::to_string(w.requests)},
+            {"page", std::to_string(pages.page_size())}, {"pool_pages", std::to_string(pages.n_pages())}};
+        const PoolSampler &pool = res.pool;
         add("kv_pool_peak_pages", wl, "pages", double(pool.peak_pages));
         add("kv_pool_peak_tokens", wl, "tokens", double(pool.peak_tokens));
         add("kv_internal_fragmentation_mean", wl, "%", pool.samples ? 100.0 * pool.frag_sum / double(pool.samples) : 0.0);
         add("kv_internal_fragmentation_max", wl, "%", 100.0 * pool.frag_max);
-        add("requests_deferred", wl, "requests", double(deferred));
+        add("requests_deferred", wl, "requests", double(res.deferred));
     }
 
     // Peaks over the whole run: each backend's allocations (weights, KV pool, executor arenas)
