@@ -82,22 +82,27 @@ NodeSlot ProfilerState::slot_for(const rf_node &node, int backend) {
     return slot;
 }
 
+// The pseudo-group `index[key]`, made from make() on first use (call with mu_ held).
+template <class Make>
+int ProfilerState::pseudo_group(std::unordered_map<int64_t, int> &index, int64_t key, Make make) {
+    auto it = index.find(key);
+    if (it != index.end()) return it->second;
+    groups_.push_back(make());
+    const int id = int(groups_.size()) - 1;
+    index.emplace(key, id);
+    return id;
+}
+
 NodeSlot ProfilerState::whole_graph_slot(int32_t n_nodes, int backend) {
     std::lock_guard<std::mutex> lock(mu_);
-    const int64_t key = (int64_t(backend) << 32) | uint32_t(n_nodes);
     NodeSlot slot{};
-    auto it = whole_index_.find(key);
-    if (it != whole_index_.end()) {
-        slot.group = it->second;
-    } else {
+    slot.group = pseudo_group(whole_index_, (int64_t(backend) << 32) | uint32_t(n_nodes), [&] {
         OpGroup g;
         g.backend = backend;
         g.whole_graph_nodes = n_nodes;
         g.shapes = fmt::format("{} nodes", n_nodes);
-        groups_.push_back(std::move(g));
-        slot.group = int(groups_.size()) - 1;
-        whole_index_.emplace(key, slot.group);
-    }
+        return g;
+    });
     if (whole_label_ < 0) whole_label_ = intern_label("(whole graph)");
     slot.label = whole_label_;
     slot.phase = current_phase_;
@@ -108,22 +113,16 @@ NodeSlot ProfilerState::whole_graph_slot(int32_t n_nodes, int backend) {
 
 NodeSlot ProfilerState::transfer_slot(int backend, int direction, uint64_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
-    const int64_t key = (int64_t(backend) << 2) | direction;
     NodeSlot slot{};
-    auto it = transfer_index_.find(key);
-    if (it != transfer_index_.end()) {
-        slot.group = it->second;
-    } else {
+    slot.group = pseudo_group(transfer_index_, (int64_t(backend) << 2) | direction, [&] {
         OpGroup g;
         g.backend = backend;
         g.transfer = direction;
         const std::string &b = backends_[size_t(backend)].name;
         g.shapes = direction == kUpload ? "host -> " + b : b + " -> host";
         g.dtypes = "-";
-        groups_.push_back(std::move(g));
-        slot.group = int(groups_.size()) - 1;
-        transfer_index_.emplace(key, slot.group);
-    }
+        return g;
+    });
     slot.label = intern_label(direction == kUpload ? "upload" : "download");
     slot.phase = current_phase_;
     slot.bytes = float(bytes);

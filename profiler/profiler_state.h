@@ -118,6 +118,8 @@ private:
         size_t operator()(const GroupKey &k) const;
     };
     int intern_label(std::string_view s);
+    template <class Make>
+    int pseudo_group(std::unordered_map<int64_t, int> &index, int64_t key, Make make);
 
     std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
     CeilingConfig ceilings_;
