@@ -36,8 +36,6 @@ const char *kUsage =
     "Generation reports tokens per second over all sequences (per sequence: divide by the batch).\n"
     "Each repetition starts from empty sequences primed with one token (untimed).\n\noutput:\n";
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
 struct Workload {
     rf::InferenceContext &ctx;
     int32_t first_token; // BOS when the vocabulary adds one, else a fixed token
@@ -54,7 +52,7 @@ struct Workload {
         const auto t0 = Clock::now();
         const std::vector<float> &logits = ctx.decode(b);
         sampler.accept(sampler.sample(logits.data(), n_vocab));
-        return ms_since(t0);
+        return rf::ms_since(t0);
     }
 
     // `batch` sequences primed with one token each (untimed), then n_gen steps that decode one
@@ -75,7 +73,7 @@ struct Workload {
         step();
         const auto t0 = Clock::now();
         for (int64_t i = 0; i < n_gen; ++i) step();
-        return double(batch) * double(n_gen) * 1000.0 / ms_since(t0);
+        return double(batch) * double(n_gen) * 1000.0 / rf::ms_since(t0);
     }
 };
 

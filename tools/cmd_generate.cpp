@@ -70,10 +70,6 @@ Options parse(int argc, char **argv) {
     return o;
 }
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 struct Sequence {
     std::vector<int32_t> prompt;
     std::unique_ptr<Sampler> sampler;

@@ -29,6 +29,10 @@ int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t 
     return v;
 }
 
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 void print_model_command_help(const char *usage, const char *extra) {
     std::printf("%s%s\nmodel and context:\n%s\nruntime:\n%s", usage, extra, ModelArgs::help(), RuntimeArgs::help());
 }
@@ -185,7 +189,7 @@ LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
             throw Error(lm.path + ": the tokenizer has " + std::to_string(lm.tokenizer->n_vocab()) +
                         " tokens but token_embd.weight has " + std::to_string(lm.model->hparams().n_vocab) + " rows");
     }
-    lm.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    lm.load_ms = ms_since(t0);
 
     const ModelHparams &hp = lm.model->hparams();
     const double mib = lm.model->weight_bytes() / (1024.0 * 1024.0), params = (double)lm.model->n_params();

@@ -1,6 +1,7 @@
 // Options shared by generate / perplexity / bench: the model and context flags (llama.cpp names),
 // the sampling flags, the runtime flags (RuntimeArgs), and loading model + tokenizer + runtime.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,6 +21,8 @@ int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t 
 double parse_float_arg(const std::string &opt, const std::string &value);
 // "128,512,2048": each item as parse_int_arg checks it; at least one item.
 std::vector<int64_t> parse_int_list_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi);
+// Milliseconds of the steady clock since t0 (the timings the commands print).
+double ms_since(std::chrono::steady_clock::time_point t0);
 // Value of the option at argv[i] (advances i); throws UsageError when it is missing.
 std::string take_value(int argc, char **argv, int &i);
 
