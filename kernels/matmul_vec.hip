@@ -1,12 +1,16 @@
-// MATMUL with M = 1 (decode). Memory-bound: one warp per weight row, each lane reads a
-// contiguous piece of a block with the widest loads its alignment allows.
-//  - F16: dotted against the f32 activations.
-//  - Q4_K, Q5_K, Q6_K, Q4_0, Q8_0 (rf_mvq_*): the activation vector is first quantized to
+// MATMUL for decode: M = 1, and a few columns (several sequences decoding together).
+// Memory-bound: one warp per weight row (or R rows), each lane reads a contiguous piece of a
+// block with the widest loads its alignment allows.
+//  - F16 (M = 1): dotted against the f32 activations.
+//  - Q4_K, Q5_K, Q6_K, Q4_0, Q8_0 (rf_mvq_*, rf_mvqn_*): the activations are first quantized to
 //    q8_1-like blocks (rf_quantize_q8_1: 32 int8 + scale + scaled sum) in plugin scratch, then each
-//    lane dots packed weight quants with it 4 at a time (dp4a / sdot4). Reading int8 instead of
-//    f32 activations cuts the L1 traffic per weight byte ~8x, which bounded the f32 kernels.
+//    lane dots packed weight quants with them 4 at a time (dp4a / sdot4), with the per-format
+//    pieces of mvq_blocks.h. Reading int8 instead of f32 activations cuts the L1 traffic per
+//    weight byte ~8x, which bounded the f32 kernels. With several columns each weight block is
+//    read once for all of them (rf_mvqn_*), instead of once per column.
 #include "compat.h"
 #include "quant_decode.h"
+#include "mvq_blocks.h"
 
 #define RF_MV_WARPS 4
 
@@ -65,7 +69,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
 // ---- q8_1 activations (written by quantize_act.hip or the fused norm) ----------------------
 // Column z (batch index) of the scratch: K int8 quants, then K/32 pairs (scale d, d * sum of the
 // 32 quants); aux[0] = column stride in bytes.
-struct MvqRow { const u8 *w; const i8 *xq; const float *xds; float *y; i64 K; };
+struct MvqRow { const u8 *w; const i8 *xq; float *y; i64 K; };
 
 RF_DEV bool mvq_setup(const rf_kargs &a, MvqRow &r) {
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
@@ -76,203 +80,30 @@ RF_DEV bool mvq_setup(const rf_kargs &a, MvqRow &r) {
     r.K = w.ne[0];
     r.w = (const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + n * w.nb[1];
     r.xq = (const i8 *)a.scratch + (i64)blockIdx.z * a.aux[0];
-    r.xds = (const float *)(r.xq + r.K);
     r.y = (float *)((u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3]) + n;
     return true;
 }
 
-RF_DEV int dot16_i8(uint4 w, uint4 x, int acc) {
-    return dot4_i8((int)w.w, (int)x.w, dot4_i8((int)w.z, (int)x.z, dot4_i8((int)w.y, (int)x.y, dot4_i8((int)w.x, (int)x.x, acc))));
-}
-RF_DEV uint4 u4(u32 a, u32 b, u32 c, u32 d) { uint4 r; r.x = a; r.y = b; r.z = c; r.w = d; return r; }
-RF_DEV uint4 and4(uint4 v, u32 m) { return u4(v.x & m, v.y & m, v.z & m, v.w & m); }
-RF_DEV uint4 shr4(uint4 v, int s) { return u4(v.x >> s, v.y >> s, v.z >> s, v.w >> s); }
-RF_DEV uint4 or4(uint4 a, uint4 b) { return u4(a.x | b.x, a.y | b.y, a.z | b.z, a.w | b.w); }
-// Bit s of each byte of qh moved to bit 4 (Q5_K's fifth quant bit).
-RF_DEV uint4 fifth_bit4(uint4 qh, int s) {
-    const uint4 b = and4(shr4(qh, s), 0x01010101u);
-    return u4(b.x << 4, b.y << 4, b.z << 4, b.w << 4);
-}
-// Four unsigned 6-bit values (one per byte) minus 32, as signed bytes (no carries between bytes).
-RF_DEV u32 sub32_6bit(u32 v) {
-    const u32 s = v ^ 0x20202020u, sign = s & 0x20202020u;
-    return s | (sign << 1) | (sign << 2);
-}
-
-// Q4_K / Q5_K: 8 lanes per 256-element block, 4 blocks per warp step; lane j = 2p + h reads
-// quant bytes [16j, 16j+16): low nibbles = elements 64p + 16h + [0,16) (sub-block 2p), high
-// nibbles = 64p + 32 + 16h + [0,16) (sub-block 2p+1). Q5_K adds bit 2p / 2p+1 of qh bytes
-// [16h, 16h+16). The min term uses the q8_1 block sums, added once per sub-block (h == 0).
-// Row functions (mvq_row_*) return the warp-summed dot product of one weight row with the q8_1
-// vector (xq quants, xds (scale, sum) pairs); every lane gets the result.
-template <int T> RF_DEV float mvq_row_k4(const u8 *w, const i8 *xq, const float *xds, i64 K) {
-    const int lane = threadIdx.x % RF_WARP, j = lane & 7, p = j >> 1, h = j & 1;
-    const int bytes = T == T_Q4_K ? 144 : 176, qs_at = T == T_Q4_K ? 16 : 48;
-    const i64 nb = K / 256;
-    float acc = 0.f;
-#pragma unroll 2
-    for (i64 b = lane >> 3; b < nb; b += RF_WARP / 8) {
-        const u8 *blk = w + b * bytes;
-        uint4 q = *(const uint4 *)(blk + qs_at + 16 * j);
-        uint4 lo = and4(q, 0x0F0F0F0Fu), hi = and4(shr4(q, 4), 0x0F0F0F0Fu);
-        if (T == T_Q5_K) {
-            const uint4 qh = *(const uint4 *)(blk + 16 + 16 * h);
-            lo = or4(lo, fifth_bit4(qh, 2 * p));
-            hi = or4(hi, fifth_bit4(qh, 2 * p + 1));
-        }
-        const i64 e0 = b * 256 + 64 * p + 16 * h;
-        const int s0 = dot16_i8(lo, *(const uint4 *)(xq + e0), 0);
-        const int s1 = dot16_i8(hi, *(const uint4 *)(xq + e0 + 32), 0);
-        const u32 dm = *(const u32 *)blk;
-        const float d = h2f((u16)dm), dmin = h2f((u16)(dm >> 16));
-        int sc0, m0, sc1, m1;
-        scale_min_k4(2 * p, blk + 4, sc0, m0);
-        scale_min_k4(2 * p + 1, blk + 4, sc1, m1);
-        const float *ds = xds + 2 * (b * 8 + 2 * p); // (d, sum) of sub-blocks 2p, 2p+1
-        acc += d * ((float)(sc0 * s0) * ds[0] + (float)(sc1 * s1) * ds[2]);
-        const float mins = dmin * ((float)m0 * ds[1] + (float)m1 * ds[3]);
-        acc -= h == 0 ? mins : 0.f; // branch-free: LLVM 15 crashed on a branch here (gfx1100)
-    }
-    return warp_sum(acc);
-}
-template <int T> RF_DEV void mvq_k4(const rf_kargs &a) {
+// The row functions of mvq_blocks.h: one kernel per weight type, a warp per row.
+template <class B> RF_DEV void mvq_one(const rf_kargs &a) {
     MvqRow r;
     if (!mvq_setup(a, r)) return;
-    const float acc = mvq_row_k4<T>(r.w, r.xq, r.xds, r.K);
+    const float acc = mvq_dot_row<B>(r.w, r.xq, r.K);
     if (threadIdx.x % RF_WARP == 0) *r.y = acc;
 }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_k(rf_kargs a) { mvq_k4<T_Q4_K>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { mvq_k4<T_Q5_K>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_k(rf_kargs a) { mvq_one<MvqK4<T_Q4_K>>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { mvq_one<MvqK4<T_Q5_K>>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q6_k(rf_kargs a) { mvq_one<MvqQ6K>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_0(rf_kargs a) { mvq_one<MvqQ4_0>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q8_0(rf_kargs a) { mvq_one<MvqQ8_0>(a); }
 
-// Q6_K (210-byte blocks, 2-byte aligned): 8 lanes per block, 4 blocks per warp step. Lane j:
-// half n = j/4, positions l = l0 + [0,8) with l0 = 8(j%4), all four quarters q (element
-// 128n + 32q + l): 2 ints each of ql (two runs) and qh, scale index 8n + l0/16 + 2q.
-// Loads: each of the lane's pieces (ql at 64n + l0 and 64n + 32 + l0, qh at 128 + 32n + l0,
-// scales at 192 + 8n, 8 bytes each) starts at a multiple of 8 within the block, so at the
-// block's offset mis = blk % 8 (0, 2, 4 or 6) within an aligned 8-byte word; blocks b and b + 4
-// lie 840 bytes apart, so mis is the same for all of a lane's blocks. A piece comes from two
-// aligned 8-byte loads, of the words holding its first and its last byte (the same word when
-// mis == 0): 8 loads instead of 12 two-byte and 4 one-byte ones. Bytes read beyond the needed
-// ones lie in those words, never past an allocation.
-RF_DEV void ld_g8(const u8 *p, u32 &x, u32 &y) { // 8 bytes at an 8-byte aligned p (read-only data)
-#if RF_NVIDIA
-    // volatile: a plain asm counts as free of side effects and could be hoisted out of the loop's
-    // bound check, i.e. issued for a block past the row.
-    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];" : "=r"(x), "=r"(y) : "l"(p));
-#else
-    const uint2 v = *(const uint2 *)p;
-    x = v.x;
-    y = v.y;
-#endif
-}
-RF_DEV u32 funnel_r(u32 lo, u32 hi, int r) { // bits [r, r + 32) of hi:lo, 0 <= r < 32
-#if RF_NVIDIA
-    return __funnelshift_r(lo, hi, r);
-#else
-    return r ? (lo >> r) | (hi << (32 - r)) : lo; // one v_alignbit_b32 on AMD
-#endif
-}
-// Bytes [mis, mis + 8) of the aligned words at lo and hi (hi = lo + 8, or lo when mis == 0) as
-// two little-endian u32; k = mis >= 4, r = 8 * (mis % 4).
-RF_DEV void ld8_mis(const u8 *lo, const u8 *hi, bool k, int r, u32 &o0, u32 &o1) {
-    u32 w0, w1, w2, w3;
-    ld_g8(lo, w0, w1);
-    ld_g8(hi, w2, w3);
-    const u32 x0 = k ? w1 : w0, x1 = k ? w2 : w1, x2 = k ? w3 : w2;
-    o0 = funnel_r(x0, x1, r);
-    o1 = funnel_r(x1, x2, r);
-}
-RF_DEV float mvq_row_q6_k(const u8 *w, const i8 *xq, const float *xds, i64 K) {
-    const int lane = threadIdx.x % RF_WARP, j = lane & 7, n = j >> 2, l0 = 8 * (j & 3), s8 = 8 * (l0 >> 4);
-    const i64 nb = K / 256;
-    const int mis = (int)((unsigned long long)(w + (lane >> 3) * 210) & 7), r = 8 * (mis & 3), hstep = mis ? 8 : 0;
-    const bool k = mis >= 4;
-    float acc = 0.f;
-#pragma unroll 4
-    for (i64 b = lane >> 3; b < nb; b += RF_WARP / 8) {
-        const u8 *blk = w + b * 210, *lo = blk - mis, *hi = lo + hstep;
-        u32 qa[2], qb[2], hh[2], sc[2];
-        ld8_mis(lo + 64 * n + l0, hi + 64 * n + l0, k, r, qa[0], qa[1]);
-        ld8_mis(lo + 64 * n + 32 + l0, hi + 64 * n + 32 + l0, k, r, qb[0], qb[1]);
-        ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, hh[0], hh[1]);
-        ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, sc[0], sc[1]); // scale bytes 8n + [0,8)
-        int2 x[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) x[q] = *(const int2 *)(xq + b * 256 + 128 * n + 32 * q + l0);
-        int sum[4] = {0, 0, 0, 0};
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            const u32 v[4] = {(qa[i] & 0x0F0F0F0Fu) | ((hh[i] << 4) & 0x30303030u), (qb[i] & 0x0F0F0F0Fu) | ((hh[i] << 2) & 0x30303030u),
-                              ((qa[i] >> 4) & 0x0F0F0F0Fu) | (hh[i] & 0x30303030u), ((qb[i] >> 4) & 0x0F0F0F0Fu) | ((hh[i] >> 2) & 0x30303030u)};
-#pragma unroll
-            for (int q = 0; q < 4; ++q) sum[q] = dot4_i8((int)sub32_6bit(v[q]), i == 0 ? x[q].x : x[q].y, sum[q]);
-        }
-        // Scales 8n + l0/16 + 2q: bytes l0/16 and l0/16 + 2 of each scale word.
-        const int sc0 = (i8)(sc[0] >> s8), sc1 = (i8)(sc[0] >> (16 + s8)), sc2 = (i8)(sc[1] >> s8), sc3 = (i8)(sc[1] >> (16 + s8));
-        const float *ds = xds + 2 * (b * 8 + 4 * n);
-        const float part = (float)(sc0 * sum[0]) * ds[0] + (float)(sc1 * sum[1]) * ds[2] + (float)(sc2 * sum[2]) * ds[4] +
-                           (float)(sc3 * sum[3]) * ds[6];
-        acc += h2f(*(const u16 *)(blk + 208)) * part;
-    }
-    return warp_sum(acc);
-}
-
-// Q4_0 (18-byte blocks): 2 lanes per block, 16 blocks per warp step; lane j reads quant bytes
-// [8j, 8j+8): elements 8j + [0,8) (low nibbles) and 16 + 8j + [0,8) (high). The -8 offset is
-// applied through the q8_1 block sum (lane 0 of the pair).
-RF_DEV float mvq_row_q4_0(const u8 *w, const i8 *xq, const float *xds, i64 K) {
-    const int lane = threadIdx.x % RF_WARP, j = lane & 1;
-    const i64 nb = K / 32;
-    float acc = 0.f;
-#pragma unroll 4
-    for (i64 b = lane >> 1; b < nb; b += RF_WARP / 2) {
-        const u8 *blk = w + b * 18;
-        const u32 q0 = ld_u32_a2(blk + 2 + 8 * j), q1 = ld_u32_a2(blk + 6 + 8 * j);
-        const int *x = (const int *)(xq + b * 32 + 8 * j);
-        int s = dot4_i8((int)(q0 & 0x0F0F0F0Fu), x[0], 0);
-        s = dot4_i8((int)(q1 & 0x0F0F0F0Fu), x[1], s);
-        s = dot4_i8((int)((q0 >> 4) & 0x0F0F0F0Fu), x[4], s);
-        s = dot4_i8((int)((q1 >> 4) & 0x0F0F0F0Fu), x[5], s);
-        const float d = h2f(*(const u16 *)blk), *ds = xds + 2 * b;
-        acc += d * ((float)s * ds[0] - (j == 0 ? 8.f * ds[1] : 0.f));
-    }
-    return warp_sum(acc);
-}
-
-// Q8_0 (34-byte blocks): 4 lanes per block, 8 blocks per warp step; lane j reads quants [8j, 8j+8).
-RF_DEV float mvq_row_q8_0(const u8 *w, const i8 *xq, const float *xds, i64 K) {
-    const int lane = threadIdx.x % RF_WARP, j = lane & 3;
-    const i64 nb = K / 32;
-    float acc = 0.f;
-#pragma unroll 4
-    for (i64 b = lane >> 2; b < nb; b += RF_WARP / 4) {
-        const u8 *blk = w + b * 34;
-        const int *x = (const int *)(xq + b * 32 + 8 * j);
-        const int s = dot4_i8((int)ld_u32_a2(blk + 6 + 8 * j), x[1], dot4_i8((int)ld_u32_a2(blk + 2 + 8 * j), x[0], 0));
-        acc += h2f(*(const u16 *)blk) * (float)s * xds[2 * b];
-    }
-    return warp_sum(acc);
-}
-
-// One kernel per weight type: the row function of that type on each warp's row.
-#define RF_MVQ_KERNEL(name, row)                                                     \
-    RF_KERNEL __launch_bounds__(128) void name(rf_kargs a) {                         \
-        MvqRow r;                                                                    \
-        if (!mvq_setup(a, r)) return;                                                \
-        const float acc = row(r.w, r.xq, r.xds, r.K);                                \
-        if (threadIdx.x % RF_WARP == 0) *r.y = acc;                                  \
-    }
-RF_MVQ_KERNEL(rf_mvq_q6_k, mvq_row_q6_k)
-RF_MVQ_KERNEL(rf_mvq_q4_0, mvq_row_q4_0)
-RF_MVQ_KERNEL(rf_mvq_q8_0, mvq_row_q8_0)
-
-RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, const float *xds, i64 K) {
+RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
     switch (type) {
-    case T_Q4_K: return mvq_row_k4<T_Q4_K>(w, xq, xds, K);
-    case T_Q5_K: return mvq_row_k4<T_Q5_K>(w, xq, xds, K);
-    case T_Q6_K: return mvq_row_q6_k(w, xq, xds, K);
-    case T_Q4_0: return mvq_row_q4_0(w, xq, xds, K);
-    default: return mvq_row_q8_0(w, xq, xds, K);
+    case T_Q4_K: return mvq_dot_row<MvqK4<T_Q4_K>>(w, xq, K);
+    case T_Q5_K: return mvq_dot_row<MvqK4<T_Q5_K>>(w, xq, K);
+    case T_Q6_K: return mvq_dot_row<MvqQ6K>(w, xq, K);
+    case T_Q4_0: return mvq_dot_row<MvqQ4_0>(w, xq, K);
+    default: return mvq_dot_row<MvqQ8_0>(w, xq, K);
     }
 }
 
@@ -302,7 +133,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
         if (rotates)
             rope_cos_sin(j / 2, ((const int *)a.src[1].data)[0], n_rot, a.fparams[0], a.fparams[1], (const float *)a.src[2].data,
                          c, sn);
-        const float v = mvq_row(w.type, (const u8 *)w.data + n * w.nb[1], xq, (const float *)(xq + K), K);
+        const float v = mvq_row(w.type, (const u8 *)w.data + n * w.nb[1], xq, K);
         if (threadIdx.x % RF_WARP == 0) { ((float *)a.dst.data)[n] = v; sh_rows[wi] = v; }
         __syncthreads();
         if (threadIdx.x % RF_WARP != 0 || (wi & 1)) return;
@@ -331,8 +162,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
     if (n >= w_rows) return;
     const i64 K = w0.ne[0];
     const i8 *xq = (const i8 *)a.scratch;
-    const float *xds = (const float *)(xq + K);
-    const float v = mvq_row(w_type, w_data + n * w_stride, xq, xds, K);
+    const float v = mvq_row(w_type, w_data + n * w_stride, xq, K);
     const bool lane0 = threadIdx.x % RF_WARP == 0;
     if (!swiglu) {
         float *y = (float *)(s == 0 ? a.dst.data : s == 1 ? a.src[3].data : a.src[4].data);
@@ -340,10 +170,50 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
         return;
     }
     const rf_ktensor &wu = a.src[1];
-    const float u = mvq_row(wu.type, (const u8 *)wu.data + n * wu.nb[1], xq, xds, K);
+    const float u = mvq_row(wu.type, (const u8 *)wu.data + n * wu.nb[1], xq, K);
     if (lane0) {
         ((float *)a.dst.data)[n] = v;
         ((float *)a.src[3].data)[n] = u;
         ((float *)a.src[4].data)[n] = (v / (1.f + __expf(-v))) * u;
     }
 }
+
+// ---- several activation columns (batched decode, short batches) ------------------------------
+// NVIDIA packs only: LLVM 15 (Debian's hipcc) spills these on RDNA from 3-4 columns on (gfx1100
+// is capped at 128 VGPRs), so the AMD packs keep rf_mm_generic_* for M > 1.
+#if RF_NVIDIA
+// rf_mvqn_<type>_<NC>x<R>: NC q8_1 columns starting at column aux[1] of the scratch (column
+// stride aux[0]) + blockIdx.y * NC; each warp takes R consecutive weight rows, so every weight
+// block is read once for NC columns and every activation piece once for R rows. Batch 1,
+// contiguous f32 output columns (dst.nb[1] apart). Grid (ceil(N / (4 R)), column chunks).
+template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
+    const rf_ktensor &w = a.src[0], &d = a.dst;
+    const i64 N = w.ne[1], K = w.ne[0];
+    const i64 n0 = ((i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP) * R;
+    if (n0 >= N) return;
+    const int rows = N - n0 < R ? (int)(N - n0) : R;
+    const i64 m0 = a.aux[1] + (i64)blockIdx.y * NC;
+    const i8 *xq = (const i8 *)a.scratch + m0 * a.aux[0];
+    float acc[R][NC];
+    mvq_dot_rows<B, NC, R>((const u8 *)w.data + n0 * w.nb[1], w.nb[1], rows, xq, a.aux[0], K, acc);
+    // Lane r * NC + c writes result (r, c): the stores spread over the warp.
+    const int lane = threadIdx.x % RF_WARP;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = 0; c < NC; ++c)
+            if (lane == (r * NC + c) % RF_WARP && r < rows) ((float *)((u8 *)d.data + (m0 + c) * d.nb[1]))[n0 + r] = acc[r][c];
+}
+
+#define RF_MVQN(t, B, NC, R) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { mvq_cols<B, NC, R>(a); }
+#define RF_MVQN_COLS(t, B, R) \
+    RF_MVQN(t, B, 1, R) RF_MVQN(t, B, 2, R) RF_MVQN(t, B, 3, R) RF_MVQN(t, B, 4, R) \
+    RF_MVQN(t, B, 5, R) RF_MVQN(t, B, 6, R) RF_MVQN(t, B, 7, R) RF_MVQN(t, B, 8, R)
+#define RF_MVQN_TYPE(t, B) RF_MVQN_COLS(t, B, 1) RF_MVQN_COLS(t, B, 2)
+RF_MVQN_TYPE(q4_k, MvqK4<T_Q4_K>)
+RF_MVQN_TYPE(q5_k, MvqK4<T_Q5_K>)
+RF_MVQN_TYPE(q6_k, MvqQ6K)
+RF_MVQN_TYPE(q4_0, MvqQ4_0)
+RF_MVQN_TYPE(q8_0, MvqQ8_0)
+#endif // RF_NVIDIA

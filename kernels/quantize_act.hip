@@ -3,7 +3,7 @@
 // (K-quants, q8_K) elements share d = amax / 127, q = rint(x * (127 / amax)) (round to nearest
 // even, same float operations). The GPU then sees the same int8 activations as the CPU, so the
 // two backends agree to float rounding instead of differing by the quantization noise.
-//  - rf_quantize_q8_1: q8_1 blocks for the M = 1 dp4a kernels (matmul_vec.hip): K int8 quants,
+//  - rf_quantize_q8_1: q8_1 blocks for the dp4a decode kernels (matmul_vec.hip): K int8 quants,
 //    then per 32 elements (d, d * sum of the quants), d repeated over the 8 sub-blocks of a 256
 //    block. aux[0] = column stride in bytes, aux[1] = block size (32 or 256).
 //  - rf_quantize_f32_q8: the dequantized values q * d as f32 rows (dense [K, rows]) for the
@@ -28,7 +28,7 @@ RF_DEV float act_block_amax(float v, int block, float *sh) {
     return block == 256 ? max_of_8_warps(amax, sh) : amax;
 }
 
-// Grid (ceil(K/256), 1, batch), 256 threads.
+// Grid (ceil(K/256), 1, rows), 256 threads: row z of x (ne1*ne2*ne3 rows) -> column z.
 RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
     __shared__ float sh[8];
     const rf_ktensor &x = a.src[0];
@@ -37,9 +37,7 @@ RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
     const int lane = threadIdx.x % RF_WARP;
     const bool in = blk * 32 < K;
     const int z = blockIdx.z;
-    int i2 = 0, i3 = 0, w2, w3;
-    batch_coords(z, x, x, i2, i3, w2, w3);
-    const float v = in ? ((const float *)((const u8 *)x.data + i2 * x.nb[2] + i3 * x.nb[3]))[blk * 32 + lane] : 0.f;
+    const float v = in ? ((const float *)row_ptr(x, z))[blk * 32 + lane] : 0.f;
     const float amax = act_block_amax(v, (int)a.aux[1], sh);
     if (!in) return;
     const int q = act_quant(v, amax);

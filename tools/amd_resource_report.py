@@ -27,7 +27,7 @@ RULES = {
     'gfx1101': (1536, 24, 16, 'RDNA3'),
 }
 DEFAULT_RULE = (1024, 16, 16, 'RDNA (default)')
-HOT = re.compile(r'^rf_(mm_|mv_|mvq_|attention|get_rows)')
+HOT = re.compile(r'^rf_(mm_|mv_|mvq_|mvqn_|attention|get_rows)')
 
 
 def parse_kernels(text):

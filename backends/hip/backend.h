@@ -23,6 +23,11 @@ struct Backend {
     bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
     bool fuse_matmul = true;     // the matmul/append patterns too (ROCMFORGE_HIP_FUSE=norm: off)
     bool cpu_like_activations = true; // int8-quantized activations as the CPU's (ROCMFORGE_HIP_ACT=f16: off)
+    // Matmuls with 2..mvq_max_cols activation columns run on the dp4a column kernels
+    // (rf_mvqn_*, R = mvq_rows_per_warp weight rows per warp); wider ones on the tile kernels.
+    // ROCMFORGE_HIP_MVQ_COLS / ROCMFORGE_HIP_MVQ_ROWS override them (A/B).
+    int64_t mvq_max_cols = 16;
+    int mvq_rows_per_warp = 1;
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
     // Nodes of the compute() in progress already launched by a fusion ahead of their turn.
     std::vector<uint8_t> node_done;
@@ -41,7 +46,7 @@ struct Backend {
         int block = 0;             // 32 or 256
         void *where = nullptr;     // device address of the copy (q8: act_scratch or att_scratch)
     };
-    ActCopy q8; // q8_1 vector in act_scratch (M = 1 dp4a kernels)
+    ActCopy q8; // q8_1 columns in act_scratch (dp4a kernels)
     ActCopy fq; // f32 rows in fq_scratch (tensor-core, tile and small-M kernels)
     struct Stats { // ROCMFORGE_HIP_STATS=1: printed at shutdown
         bool on = false;

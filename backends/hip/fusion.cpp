@@ -77,7 +77,7 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     // One q8_1 vector serves both: their CPU quantization blocks must agree.
     const int block = act_block(mg->src[0]->type);
     if (act_block(mu->src[0]->type) != block) return 0;
-    if (int r = ensure_q8_vector(b, x, block, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    if (int r = ensure_q8_columns(b, x, block, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     const int64_t N = gd->ne[0];
     rf_kargs a{};
     a.src[0] = ktensor(mg->src[0]);
@@ -108,7 +108,7 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
     // kernel reads only its q8_1 copy, made before the launch); no other overlap.
     if ((overlap(rd, md) && rd->data != md->data) || overlap(rd, mm->src[0]) || overlap(rd, pos) || overlap(rd, rp->src[2]))
         return 0;
-    if (int r = ensure_q8_vector(b, mm->src[1], act_block(mm->src[0]->type), err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    if (int r = ensure_q8_columns(b, mm->src[1], act_block(mm->src[0]->type), err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
     a.src[0] = ktensor(mm->src[0]);
     a.src[1] = ktensor(pos);

@@ -116,25 +116,47 @@ bool overlaps(const rf_tensor *t, const void *p, uint64_t bytes) {
 // node quantized the same vector, e.g. the Q/K/V or gate/up projections), then the dp4a kernel.
 int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned batch, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
-    const int64_t K = w->ne[0], N = w->ne[1];
-    const int block = act_block(w->type);
-    const int64_t col = q8_column_bytes(K);
-    if (batch == 1) {
-        if (int r = ensure_q8_vector(b, x, block, err)) return r;
-    } else {
-        if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>(col * batch, 1 << 20), false, err)) return RF_ERR_OUT_OF_MEMORY;
-        rf_kargs qa{};
-        qa.src[0] = ktensor(x);
-        qa.scratch = b.act_scratch.ptr;
-        qa.aux[0] = col;
-        qa.aux[1] = block;
-        if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 255) / 256), 1, batch, 256, qa, err)) return r;
-        b.q8 = {}; // the scratch now holds several columns
-    }
+    const int64_t N = w->ne[1];
+    if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
     rf_kargs a = make_args(n);
-    a.scratch = batch == 1 ? b.q8.where : b.act_scratch.ptr;
-    a.aux[0] = col;
+    a.scratch = b.q8.where;
+    a.aux[0] = q8_column_bytes(w->ne[0]);
     return launch(b, kernel, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
+}
+
+// Several activation columns (sequences decoding together, short batches) through q8_1: all
+// columns quantized once, then rf_mvqn_<type>_<NC>x<R> reads each weight block once for up to
+// kMvqCols columns. Wider batches run as chunks of kMvqCols columns (one launch; a narrower
+// launch for the remainder).
+constexpr int64_t kMvqCols = 8;
+int matmul_cols_q8(Backend &b, const rf_node &n, std::string &err) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const int64_t N = w->ne[1], M = x->ne[1];
+    if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
+    const std::string stem = std::string("rf_mvqn_") + weight_type(w->type)->suffix + "_";
+    const int R = b.mvq_rows_per_warp;
+    const unsigned blocks = (unsigned)((N + 4 * R - 1) / (4 * R));
+    for (int64_t m0 = 0; m0 < M;) {
+        const int64_t nc = std::min(kMvqCols, M - m0), chunks = nc == kMvqCols ? (M - m0) / kMvqCols : 1;
+        rf_kargs a = make_args(n);
+        a.scratch = b.q8.where;
+        a.aux[0] = q8_column_bytes(w->ne[0]);
+        a.aux[1] = m0;
+        if (int r = launch(b, stem + std::to_string(nc) + "x" + std::to_string(R), blocks, (unsigned)chunks, 1, 128, a, err))
+            return r;
+        m0 += nc * chunks;
+    }
+    return RF_OK;
+}
+
+// True where matmul_cols_q8 takes a matmul with M > 1 columns.
+bool uses_mvq_cols(const Backend &b, const rf_node &n) {
+#if !defined(RF_HIP_NVIDIA)
+    return false; // the AMD packs have no rf_mvqn_* (matmul_vec.hip)
+#endif
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const int64_t M = x->ne[1];
+    return M > 1 && M <= b.mvq_max_cols && x->ne[2] * x->ne[3] == 1 && mvq_kernel(w) != nullptr && M <= 65535;
 }
 
 // Quantized matmuls other than the M = 1 dp4a ones read their activations quantized like the
@@ -172,7 +194,10 @@ int quantized_activations(Backend &b, const rf_tensor *x, int block, rf_ktensor 
 int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_block = 0, uint64_t *q8_offset = nullptr) {
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
     const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
-    if (T > 8 || G > 8 || D % 2 || D > 256 || (k->type != RF_TYPE_F16 && k->type != RF_TYPE_Q8_0)) return -1;
+    // A block per (KV head, chunk, token): right for a few tokens, or for many sequences that
+    // decode one or two tokens each (tab->ne[1] = sequences in the batch); long runs of one
+    // sequence's tokens take the prefill tiles, which share each K/V row among queries.
+    if ((T > 8 && T > 2 * tab->ne[1]) || G > 8 || D % 2 || D > 256 || (k->type != RF_TYPE_F16 && k->type != RF_TYPE_Q8_0)) return -1;
     for (const rf_tensor *p : {k, v})
         if ((size_t)p->data % 4 || p->nb[1] % 4) return -1;
     const int64_t n_kv = std::max<int64_t>(tab->ne[0], 1);
@@ -296,6 +321,11 @@ std::vector<std::string> required_kernel_names() {
         }
 #endif
     }
+#if defined(RF_HIP_NVIDIA)
+    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
+        for (int nc = 1; nc <= kMvqCols; ++nc)
+            for (int r : {1, 2}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + "x" + std::to_string(r));
+#endif
     v.push_back("rf_attention_prefill_d64");
     v.push_back("rf_attention_prefill_d128");
     return v;
@@ -369,17 +399,19 @@ int act_block(int type) {
 
 int64_t q8_column_bytes(int64_t K) { return (K + K / 32 * 8 + 15) / 16 * 16; } // int8 quants + (d, d*sum) per 32
 
-int ensure_q8_vector(Backend &b, const rf_tensor *x, int block, std::string &err) {
-    const int64_t K = x->ne[0], col = q8_column_bytes(K);
-    if (b.q8.src == x->data && b.q8.k == K && b.q8.block == block) return RF_OK;
-    if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>(col, 1 << 20), false, err)) return RF_ERR_OUT_OF_MEMORY;
+int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &err) {
+    const int64_t K = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3], col = q8_column_bytes(K);
+    if (b.q8.src == x->data && b.q8.k == K && b.q8.rows == rows && b.q8.block == block) return RF_OK;
+    if (rows > 65535) { err = "matmul: too many activation columns"; return RF_ERR_INVALID; }
+    if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>((uint64_t)(col * rows), 1 << 20), false, err))
+        return RF_ERR_OUT_OF_MEMORY;
     rf_kargs qa{};
     qa.src[0] = ktensor(x);
     qa.scratch = b.act_scratch.ptr;
     qa.aux[0] = col;
     qa.aux[1] = block;
-    if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 255) / 256), 1, 1, 256, qa, err)) return r;
-    b.q8 = {x->data, (uint64_t)K * 4, K, 1, block, b.act_scratch.ptr};
+    if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 255) / 256), 1, (unsigned)rows, 256, qa, err)) return r;
+    b.q8 = {x->data, span_bytes(x), K, rows, block, b.act_scratch.ptr};
     return RF_OK;
 }
 
@@ -424,6 +456,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
             if (const char *mvq = mvq_kernel(s0)) return matmul_vec_q8(b, n, mvq, batch, err);
             if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
         }
+        if (uses_mvq_cols(b, n)) return matmul_cols_q8(b, n, err);
         if (const int block = b.cpu_like_activations ? act_block(s0->type) : 0)
             if (int r = quantized_activations(b, s1, block, a.src[1], err)) return r;
         if (M >= kTiledMinM && s0->type != RF_TYPE_F32) return launch_prefill_matmul(b, n, a, err);

@@ -24,8 +24,9 @@ bool matmul_reads_q8(const rf_node &n);
 int act_block(int type);
 // Bytes of one q8_1 column of K elements in act_scratch.
 int64_t q8_column_bytes(int64_t K);
-// Quantizes the vector x[K] (batch 1) into act_scratch as q8_1 unless it is already there.
-int ensure_q8_vector(Backend &b, const rf_tensor *x, int block, std::string &err);
+// Quantizes the rows of x (K elements each; ne1*ne2*ne3 columns, q8_column_bytes(K) apart) into
+// act_scratch as q8_1 unless they are already there (b.q8).
+int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &err);
 // Decode attention of one token that also writes the q8_1 copy of its output (block 32 or 256)
 // for the M = 1 matmul that reads it next, and records that copy; -1 when the shape is not
 // covered (nothing launched).

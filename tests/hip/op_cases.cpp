@@ -196,6 +196,12 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(matmul(rng, t, 2816, 131, 1));
         v.push_back(matmul(rng, t, 256, 5, 1, 3, 1));
     }
+    // Several columns (sequences decoding together) on the dp4a column kernels: every column
+    // count up to one 8-column chunk, chunks plus a remainder, odd N (partial row pairs).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+        for (int64_t M : {2, 3, 4, 5, 6, 7, 8}) v.push_back(matmul(rng, t, 512, 37, M));
+        for (int64_t M : {11, 16}) v.push_back(matmul(rng, t, 2816, 131, M));
+    }
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 64, 40, 20, 4, 2));
     v.push_back(matmul(rng, RF_TYPE_F16, 4096, 300, 130));    // multi K-step tiles
     // Prefill shapes (tensor-core kernels on NVIDIA): ragged M and N, 64- and 128-token tiles.
@@ -273,6 +279,8 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
             for (int ctx : {1, 17, 300, 4096}) v.push_back(attention(rng, pool, 128, 16, 16 / G, {ctx}, 1, 1e-5));
         v.push_back(attention(rng, pool, 64, 32, 4, {1000}, 1, 1e-5));
         v.push_back(attention(rng, pool, 64, 8, 8, {300, 4096}, 1, 1e-5));
+        // Batched decode: 16 sequences of different lengths, one token each.
+        v.push_back(attention(rng, pool, 128, 8, 2, {1, 5, 64, 65, 100, 129, 200, 300, 17, 33, 700, 1000, 2, 3, 90, 400}, 1, 1e-5));
     }
     for (auto [from, to] : {std::pair{RF_TYPE_F32, RF_TYPE_F16}, {RF_TYPE_F16, RF_TYPE_F32}, {RF_TYPE_F32, RF_TYPE_BF16},
                             {RF_TYPE_BF16, RF_TYPE_F32}}) {
@@ -290,6 +298,13 @@ std::vector<Case> perf_cases(std::mt19937 &rng) {
         c.tensors[1].copies = 4;
         v.push_back(std::move(c));
     }
+    // Batched decode: 2..16 columns against Llama-2-7B's attention and FFN shapes.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
+        for (int64_t M : {2, 4, 8, 16}) {
+            Case c = matmul(rng, t, 4096, 11008, M);
+            c.tensors[1].copies = 4;
+            v.push_back(std::move(c));
+        }
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) {
         Case c = matmul(rng, t, 4096, 4096, 512);
         v.push_back(std::move(c));
@@ -313,6 +328,9 @@ std::vector<Case> perf_cases(std::mt19937 &rng) {
     v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 8, {512}, 512, 1e-5));
     v.push_back(attention(rng, RF_TYPE_F16, 64, 32, 4, {512}, 512, 1e-5));
     v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {2048}, 2048, 1e-5));
+    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {8192}, 1, 1e-5)); // 7B decode at 8k context
+    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, std::vector<int>(16, 256), 1, 1e-5)); // 16 sequences
+
     {
         Case c = base("rms_norm [4096,512]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, 4096, 512), rnd(rng, RF_TYPE_F32, 4096, 512)}, 1e-10);
         c.fparams[0] = 1e-5f;

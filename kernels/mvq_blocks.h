@@ -1,0 +1,248 @@
+// Per-lane pieces of the decode matmuls' integer dot products (matmul_vec.hip): one weight
+// block piece of each quantized format, dotted with q8_1 activation columns.
+//
+// A format F gives a struct with
+//   LANES   lanes that share one weight block (a warp step covers RF_WARP / LANES blocks),
+//   ELEMS   elements per block, UNROLL the block-loop unroll that suited the M = 1 kernel,
+//   load(row, b, lane)          issue this lane's loads of block b of a weight row and unpack
+//                               them into registers (done once, whatever the column count),
+//   dot(col, b, lane, acc)      add this lane's part of block b's dot product with one q8_1
+//                               column to acc.
+// Splitting load from dot lets one weight read serve several activation columns (batched
+// decode) with, per column, exactly the arithmetic of the one-column kernel: a batch of
+// sequences gets the same floats as each sequence decoded alone.
+#pragma once
+#include "compat.h"
+#include "quant_decode.h"
+
+// One q8_1 column (quantize_act.hip): K int8 quants, then per 32 elements (d, d * sum).
+struct Q8Col { const i8 *q; const float *ds; };
+RF_DEV Q8Col q8_col(const i8 *first, i64 stride, int c, i64 K) {
+    const i8 *q = first + (i64)c * stride;
+    return Q8Col{q, (const float *)(q + K)};
+}
+
+RF_DEV int dot16_i8(uint4 w, uint4 x, int acc) {
+    return dot4_i8((int)w.w, (int)x.w, dot4_i8((int)w.z, (int)x.z, dot4_i8((int)w.y, (int)x.y, dot4_i8((int)w.x, (int)x.x, acc))));
+}
+RF_DEV uint4 u4(u32 a, u32 b, u32 c, u32 d) { uint4 r; r.x = a; r.y = b; r.z = c; r.w = d; return r; }
+RF_DEV uint4 and4(uint4 v, u32 m) { return u4(v.x & m, v.y & m, v.z & m, v.w & m); }
+RF_DEV uint4 shr4(uint4 v, int s) { return u4(v.x >> s, v.y >> s, v.z >> s, v.w >> s); }
+RF_DEV uint4 or4(uint4 a, uint4 b) { return u4(a.x | b.x, a.y | b.y, a.z | b.z, a.w | b.w); }
+// Bit s of each byte of qh moved to bit 4 (Q5_K's fifth quant bit).
+RF_DEV uint4 fifth_bit4(uint4 qh, int s) {
+    const uint4 b = and4(shr4(qh, s), 0x01010101u);
+    return u4(b.x << 4, b.y << 4, b.z << 4, b.w << 4);
+}
+// Four unsigned 6-bit values (one per byte) minus 32, as signed bytes (no carries between bytes).
+RF_DEV u32 sub32_6bit(u32 v) {
+    const u32 s = v ^ 0x20202020u, sign = s & 0x20202020u;
+    return s | (sign << 1) | (sign << 2);
+}
+
+RF_DEV void ld_g8(const u8 *p, u32 &x, u32 &y) { // 8 bytes at an 8-byte aligned p (read-only data)
+#if RF_NVIDIA
+    // volatile: a plain asm counts as free of side effects and could be hoisted out of the loop's
+    // bound check, i.e. issued for a block past the row.
+    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];" : "=r"(x), "=r"(y) : "l"(p));
+#else
+    const uint2 v = *(const uint2 *)p;
+    x = v.x;
+    y = v.y;
+#endif
+}
+RF_DEV u32 funnel_r(u32 lo, u32 hi, int r) { // bits [r, r + 32) of hi:lo, 0 <= r < 32
+#if RF_NVIDIA
+    return __funnelshift_r(lo, hi, r);
+#else
+    return r ? (lo >> r) | (hi << (32 - r)) : lo; // one v_alignbit_b32 on AMD
+#endif
+}
+// Bytes [mis, mis + 8) of the aligned words at lo and hi (hi = lo + 8, or lo when mis == 0) as
+// two little-endian u32; k = mis >= 4, r = 8 * (mis % 4).
+RF_DEV void ld8_mis(const u8 *lo, const u8 *hi, bool k, int r, u32 &o0, u32 &o1) {
+    u32 w0, w1, w2, w3;
+    ld_g8(lo, w0, w1);
+    ld_g8(hi, w2, w3);
+    const u32 x0 = k ? w1 : w0, x1 = k ? w2 : w1, x2 = k ? w3 : w2;
+    o0 = funnel_r(x0, x1, r);
+    o1 = funnel_r(x1, x2, r);
+}
+
+// Q4_K / Q5_K: 8 lanes per 256-element block; lane j = 2p + h reads quant bytes [16j, 16j+16):
+// low nibbles = elements 64p + 16h + [0,16) (sub-block 2p), high nibbles = 64p + 32 + 16h +
+// [0,16) (sub-block 2p+1). Q5_K adds bit 2p / 2p+1 of qh bytes [16h, 16h+16). The min term
+// uses the q8_1 block sums, added once per sub-block (h == 0).
+template <int T> struct MvqK4 {
+    enum { LANES = 8, ELEMS = 256, UNROLL = 2 };
+    uint4 lo, hi;
+    float d, dmin;
+    int sc0, m0, sc1, m1;
+    RF_DEV void load(const u8 *row, i64 b, int lane) {
+        const int j = lane & 7, p = j >> 1, h = j & 1;
+        const u8 *blk = row + b * (T == T_Q4_K ? 144 : 176);
+        const uint4 q = *(const uint4 *)(blk + (T == T_Q4_K ? 16 : 48) + 16 * j);
+        lo = and4(q, 0x0F0F0F0Fu);
+        hi = and4(shr4(q, 4), 0x0F0F0F0Fu);
+        if (T == T_Q5_K) {
+            const uint4 qh = *(const uint4 *)(blk + 16 + 16 * h);
+            lo = or4(lo, fifth_bit4(qh, 2 * p));
+            hi = or4(hi, fifth_bit4(qh, 2 * p + 1));
+        }
+        const u32 dm = *(const u32 *)blk;
+        d = h2f((u16)dm);
+        dmin = h2f((u16)(dm >> 16));
+        scale_min_k4(2 * p, blk + 4, sc0, m0);
+        scale_min_k4(2 * p + 1, blk + 4, sc1, m1);
+    }
+    RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
+        const int j = lane & 7, p = j >> 1, h = j & 1;
+        const i64 e0 = b * 256 + 64 * p + 16 * h;
+        const int s0 = dot16_i8(lo, *(const uint4 *)(x.q + e0), 0);
+        const int s1 = dot16_i8(hi, *(const uint4 *)(x.q + e0 + 32), 0);
+        const float *ds = x.ds + 2 * (b * 8 + 2 * p); // (d, sum) of sub-blocks 2p, 2p+1
+        acc += d * ((float)(sc0 * s0) * ds[0] + (float)(sc1 * s1) * ds[2]);
+        const float mins = dmin * ((float)m0 * ds[1] + (float)m1 * ds[3]);
+        acc -= h == 0 ? mins : 0.f; // branch-free: LLVM 15 crashed on a branch here (gfx1100)
+    }
+};
+
+// Q6_K (210-byte blocks, 2-byte aligned): 8 lanes per block. Lane j: half n = j/4, positions
+// l = l0 + [0,8) with l0 = 8(j%4), all four quarters q (element 128n + 32q + l): 2 ints each of
+// ql (two runs) and qh, scale index 8n + l0/16 + 2q.
+// Loads: each of the lane's pieces (ql at 64n + l0 and 64n + 32 + l0, qh at 128 + 32n + l0,
+// scales at 192 + 8n, 8 bytes each) starts at a multiple of 8 within the block, so at the
+// block's offset mis = blk % 8 (0, 2, 4 or 6) within an aligned 8-byte word. A piece comes from
+// two aligned 8-byte loads, of the words holding its first and its last byte (the same word
+// when mis == 0): 8 loads instead of 12 two-byte and 4 one-byte ones. Bytes read beyond the
+// needed ones lie in those words, never past an allocation.
+struct MvqQ6K {
+    enum { LANES = 8, ELEMS = 256, UNROLL = 4 };
+    int v[2][4]; // signed 6-bit quants: [word of the 8 positions][quarter q]
+    int sc[4];
+    float d;
+    RF_DEV void load(const u8 *row, i64 b, int lane) {
+        const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3), s8 = 8 * (l0 >> 4);
+        const u8 *blk = row + b * 210;
+        const int mis = (int)((unsigned long long)blk & 7), r = 8 * (mis & 3);
+        const bool k = mis >= 4;
+        const u8 *lo = blk - mis, *hi = lo + (mis ? 8 : 0);
+        u32 qa[2], qb[2], hh[2], sw[2];
+        ld8_mis(lo + 64 * n + l0, hi + 64 * n + l0, k, r, qa[0], qa[1]);
+        ld8_mis(lo + 64 * n + 32 + l0, hi + 64 * n + 32 + l0, k, r, qb[0], qb[1]);
+        ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, hh[0], hh[1]);
+        ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, sw[0], sw[1]); // scale bytes 8n + [0,8)
+        d = h2f(*(const u16 *)(blk + 208));
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            v[i][0] = (int)sub32_6bit((qa[i] & 0x0F0F0F0Fu) | ((hh[i] << 4) & 0x30303030u));
+            v[i][1] = (int)sub32_6bit((qb[i] & 0x0F0F0F0Fu) | ((hh[i] << 2) & 0x30303030u));
+            v[i][2] = (int)sub32_6bit(((qa[i] >> 4) & 0x0F0F0F0Fu) | (hh[i] & 0x30303030u));
+            v[i][3] = (int)sub32_6bit(((qb[i] >> 4) & 0x0F0F0F0Fu) | ((hh[i] >> 2) & 0x30303030u));
+        }
+        // Scales 8n + l0/16 + 2q: bytes l0/16 and l0/16 + 2 of each scale word.
+        sc[0] = (i8)(sw[0] >> s8);
+        sc[1] = (i8)(sw[0] >> (16 + s8));
+        sc[2] = (i8)(sw[1] >> s8);
+        sc[3] = (i8)(sw[1] >> (16 + s8));
+    }
+    RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
+        const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
+        int2 xv[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) xv[q] = *(const int2 *)(x.q + b * 256 + 128 * n + 32 * q + l0);
+        int sum[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) sum[q] = dot4_i8(v[i][q], i == 0 ? xv[q].x : xv[q].y, sum[q]);
+        const float *ds = x.ds + 2 * (b * 8 + 4 * n);
+        const float part = (float)(sc[0] * sum[0]) * ds[0] + (float)(sc[1] * sum[1]) * ds[2] + (float)(sc[2] * sum[2]) * ds[4] +
+                           (float)(sc[3] * sum[3]) * ds[6];
+        acc += d * part;
+    }
+};
+
+// Q4_0 (18-byte blocks): 2 lanes per block; lane j reads quant bytes [8j, 8j+8): elements
+// 8j + [0,8) (low nibbles) and 16 + 8j + [0,8) (high). The -8 offset is applied through the
+// q8_1 block sum (lane 0 of the pair).
+struct MvqQ4_0 {
+    enum { LANES = 2, ELEMS = 32, UNROLL = 4 };
+    int w0, w1, w4, w5;
+    float d;
+    RF_DEV void load(const u8 *row, i64 b, int lane) {
+        const int j = lane & 1;
+        const u8 *blk = row + b * 18;
+        const u32 q0 = ld_u32_a2(blk + 2 + 8 * j), q1 = ld_u32_a2(blk + 6 + 8 * j);
+        w0 = (int)(q0 & 0x0F0F0F0Fu);
+        w1 = (int)(q1 & 0x0F0F0F0Fu);
+        w4 = (int)((q0 >> 4) & 0x0F0F0F0Fu);
+        w5 = (int)((q1 >> 4) & 0x0F0F0F0Fu);
+        d = h2f(*(const u16 *)blk);
+    }
+    RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
+        const int j = lane & 1;
+        const int *xi = (const int *)(x.q + b * 32 + 8 * j);
+        int s = dot4_i8(w0, xi[0], 0);
+        s = dot4_i8(w1, xi[1], s);
+        s = dot4_i8(w4, xi[4], s);
+        s = dot4_i8(w5, xi[5], s);
+        const float *ds = x.ds + 2 * b;
+        acc += d * ((float)s * ds[0] - (j == 0 ? 8.f * ds[1] : 0.f));
+    }
+};
+
+// Q8_0 (34-byte blocks): 4 lanes per block; lane j reads quants [8j, 8j+8).
+struct MvqQ8_0 {
+    enum { LANES = 4, ELEMS = 32, UNROLL = 4 };
+    int w0, w1;
+    float d;
+    RF_DEV void load(const u8 *row, i64 b, int lane) {
+        const int j = lane & 3;
+        const u8 *blk = row + b * 34;
+        w0 = (int)ld_u32_a2(blk + 2 + 8 * j);
+        w1 = (int)ld_u32_a2(blk + 6 + 8 * j);
+        d = h2f(*(const u16 *)blk);
+    }
+    RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
+        const int *xi = (const int *)(x.q + b * 32 + 8 * (lane & 3));
+        const int s = dot4_i8(w1, xi[1], dot4_i8(w0, xi[0], 0));
+        acc += d * (float)s * x.ds[2 * b];
+    }
+};
+
+// acc[r][c] = dot product of weight row r (rows at w + r * w_stride; rows r >= rows_valid
+// repeat the last valid one) with q8_1 column c (columns at xq + c * x_stride), summed over
+// the warp: every lane gets every result.
+template <class B, int NC, int R>
+RF_DEV void mvq_dot_rows(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq, i64 x_stride, i64 K, float (&acc)[R][NC]) {
+    const int lane = threadIdx.x % RF_WARP;
+    const i64 nb = K / B::ELEMS;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = 0; c < NC; ++c) acc[r][c] = 0.f;
+#pragma unroll B::UNROLL
+    for (i64 b = lane / B::LANES; b < nb; b += RF_WARP / B::LANES) {
+        B wb[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) wb[r].load(w + (r < rows_valid ? r : rows_valid - 1) * w_stride, b, lane);
+#pragma unroll
+        for (int c = 0; c < NC; ++c) {
+            const Q8Col x = q8_col(xq, x_stride, c, K);
+#pragma unroll
+            for (int r = 0; r < R; ++r) wb[r].dot(x, b, lane, acc[r][c]);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = 0; c < NC; ++c) acc[r][c] = warp_sum(acc[r][c]);
+}
+
+// One row, one column (the M = 1 kernels and the fused multi-matmul).
+template <class B> RF_DEV float mvq_dot_row(const u8 *w, const i8 *xq, i64 K) {
+    float acc[1][1];
+    mvq_dot_rows<B, 1, 1>(w, 0, 1, xq, 0, K, acc);
+    return acc[0][0];
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Performance-work runs on the H100 from a prebuilt dist/ (scripts/make_dist.sh), several steps
+# in one device call. Logs -> $OUT; a summary (summary.txt) is printed last.
+# Usage: scripts/device_perf.sh STEP...   steps:
+#   opcheck   every op against the CPU plugin (correctness)
+#   opperf    kernel times of the decode-shaped matmuls (2..16 columns) and decode attention,
+#             once per ROCMFORGE_HIP_MVQ_ROWS setting
+#   batched   bench-inference on 7B Q4_K_M, 1..16 sequences; A/B of the column kernels
+#             (ROCMFORGE_HIP_MVQ_COLS=1: the tile/generic path) and rows per warp
+#   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
+#   depth     decode with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M
+#   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
+set -u
+D=${DIST:-dist}
+RF=$D/tools/rocmforge
+OUT=${OUT:-/tmp/out}
+mkdir -p /tmp/m "$OUT"
+V=tests/data/vocab/ggml-vocab-llama-spm.gguf
+Y=$D/yardstick # scripts/make_dist.sh copies ../shared/yardstick there (../shared does not travel)
+S=$OUT/summary.txt
+log() { echo "$*" | tee -a "$S"; }
+model() { # shape type -> path (made once per machine)
+  local f=/tmp/m/$1-$2.gguf
+  [ -f "$f" ] || $RF mkmodel --shape $1 --type $2 --vocab $V -o "$f" --seed 7 -t 16 > /dev/null 2>&1 || log "mkmodel $1 $2 FAILED"
+  echo "$f"
+}
+for step in "$@"; do
+  t0=$(date +%s)
+  case $step in
+  opcheck)
+    timeout 300 $D/tests/hip/rocmforge-opcheck > "$OUT/opcheck.txt" 2>&1
+    log "opcheck rc=$? $(tail -1 "$OUT/opcheck.txt")"; grep -E "FAIL" "$OUT/opcheck.txt" | head -20 | tee -a "$S" ;;
+  opperf)
+    for r in 1 2; do
+      ROCMFORGE_HIP_MVQ_ROWS=$r timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul" > "$OUT/opperf-r$r.txt" 2>&1
+      log "-- opperf rows/warp $r"; grep -E "N=11008|N=14336|K=2048|K=5632" "$OUT/opperf-r$r.txt" | tee -a "$S"
+    done
+    timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/opperf-att.txt" 2>&1
+    grep -E "T=1 |T=16 " "$OUT/opperf-att.txt" | tee -a "$S" ;;
+  batched)
+    m=$(model llama2-7b Q4_K_M)
+    for v in "MVQ_COLS=16 MVQ_ROWS=1" "MVQ_COLS=16 MVQ_ROWS=2" "MVQ_COLS=8 MVQ_ROWS=1" "MVQ_COLS=1 MVQ_ROWS=1"; do
+      set -- $v
+      log "-- batched 7B Q4_K_M ROCMFORGE_HIP_$1 ROCMFORGE_HIP_$2"
+      env ROCMFORGE_HIP_$1 ROCMFORGE_HIP_$2 timeout 200 $RF bench-inference -m $m --prompts 0 --batches ${BATCHES:-1,2,4,8,16} -n 64 -r 2 \
+        --backend hip 2>>"$OUT/batched.err" | grep -E "generation|batch" | tee -a "$S"
+    done ;;
+  bench)
+    for spec in "llama2-7b Q4_K_M llamacpp-h100-llama2-7b-Q4_K_M" "llama2-7b Q4_0 llamacpp-h100-llama2-7b-Q4_0" \
+                "tinyllama-1.1b Q4_K_M llamacpp-h100-tinyllama-1.1b-Q4_K_M"; do
+      set -- $spec
+      timeout 200 $RF bench -m $(model $1 $2) -p 512 -n 128 -r 5 --backend hip --compare-baseline $Y/$3.json --threshold 0 --force \
+        > "$OUT/bench-$1-$2.txt" 2>&1
+      log "-- bench $1 $2"; grep -E "pp512|tg128" "$OUT/bench-$1-$2.txt" | tee -a "$S"
+    done ;;
+  depth)
+    timeout 300 $RF bench -m $(model llama2-7b Q4_K_M) -p 0 -n 64 -d 2048,8192 -r 2 --backend hip > "$OUT/depth.txt" 2>&1
+    log "-- depth"; grep -E "tg|error" "$OUT/depth.txt" | tee -a "$S" ;;
+  greedy)
+    for m in models/trained/kjv-q8_0.gguf $(model tinyllama-1.1b Q4_K_M); do
+      for b in cpu hip; do
+        timeout 120 $RF generate -m $m -p "In the beginning" -n 32 --temp 0 --backend $b -t 16 2>/dev/null > "$OUT/gen-$b.txt"
+      done
+      cmp -s "$OUT/gen-cpu.txt" "$OUT/gen-hip.txt" && log "greedy $(basename $m): identical" || log "greedy $(basename $m): DIFFER"
+      timeout 120 $RF generate -m $m -p "In the beginning" -n 32 --temp 0 --backend hip --parallel 4 2>/dev/null > "$OUT/gen-par.txt"
+      log "parallel 4 $(basename $m): $(md5sum < "$OUT/gen-hip.txt" | cut -c1-8) single vs $(md5sum < "$OUT/gen-par.txt" | cut -c1-8) -- see gen-par.txt"
+    done ;;
+  stats)
+    m=$(model llama2-7b Q4_K_M)
+    ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 128 -r 2 --backend hip > "$OUT/stats.txt" 2>&1
+    log "-- stats tg128 7B"; grep -iE "tg128|gap|compute|launch|graph" "$OUT/stats.txt" | tail -8 | tee -a "$S" ;;
+  esac
+  log "   [$step: $(( $(date +%s) - t0 )) s]"
+done
+echo "=================== summary"
+cat "$S"
