@@ -27,7 +27,7 @@ struct Backend {
     // (rf_mvqn_*, R = mvq_rows_per_warp weight rows per warp); wider ones on the tile kernels.
     // ROCMFORGE_HIP_MVQ_COLS / ROCMFORGE_HIP_MVQ_ROWS override them (A/B).
     int64_t mvq_max_cols = 16;
-    int mvq_rows_per_warp = 1;
+    int mvq_rows_per_warp = 2;
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
     // Nodes of the compute() in progress already launched by a fusion ahead of their turn.
     std::vector<uint8_t> node_done;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernel_args.h"
+#include "matmul_mmq.h"
 
 namespace rf_hip {
 
@@ -14,6 +15,30 @@ rf_ktensor ktensor(const rf_tensor *t) {
     for (int i = 0; i < 4; ++i) { k.ne[i] = t->ne[i]; k.nb[i] = t->nb[i]; }
     k.type = t->type;
     return k;
+}
+
+int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsigned gz, unsigned threads, rf_kargs &args,
+           std::string &err) {
+    auto it = b.kernels.functions.find(name);
+    if (it == b.kernels.functions.end()) { err = "kernel '" + name + "' not loaded"; return RF_ERR_DEVICE; }
+    if (gx == 0 || gy == 0 || gz == 0) return RF_OK; // empty tensor
+    // Collected by the backend's launch queue; compute() submits the list (or replays it as a graph).
+    LaunchRec r;
+    r.f = it->second;
+    r.grid[0] = gx; r.grid[1] = gy; r.grid[2] = gz;
+    r.threads = threads;
+    r.args = args;
+    b.queue.add(r);
+    return RF_OK;
+}
+
+rf_kargs make_args(const rf_node &n) {
+    rf_kargs a{};
+    a.dst = ktensor(n.dst);
+    for (int i = 0; i < RF_KMAX_SRC; ++i) a.src[i] = ktensor(n.src[i]);
+    std::memcpy(a.iparams, n.iparams, sizeof a.iparams);
+    std::memcpy(a.fparams, n.fparams, sizeof a.fparams);
+    return a;
 }
 
 namespace {
@@ -81,30 +106,6 @@ bool rows_contiguous(const rf_tensor *t) {
 }
 
 unsigned grid_1d(int64_t n, int threads) { return (unsigned)std::min<int64_t>((n + threads - 1) / threads, 1 << 16); }
-
-int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsigned gz, unsigned threads, rf_kargs &args,
-           std::string &err) {
-    auto it = b.kernels.functions.find(name);
-    if (it == b.kernels.functions.end()) { err = "kernel '" + name + "' not loaded"; return RF_ERR_DEVICE; }
-    if (gx == 0 || gy == 0 || gz == 0) return RF_OK; // empty tensor
-    // Collected by the backend's launch queue; compute() submits the list (or replays it as a graph).
-    LaunchRec r;
-    r.f = it->second;
-    r.grid[0] = gx; r.grid[1] = gy; r.grid[2] = gz;
-    r.threads = threads;
-    r.args = args;
-    b.queue.add(r);
-    return RF_OK;
-}
-
-rf_kargs make_args(const rf_node &n) {
-    rf_kargs a{};
-    a.dst = ktensor(n.dst);
-    for (int i = 0; i < RF_KMAX_SRC; ++i) a.src[i] = ktensor(n.src[i]);
-    std::memcpy(a.iparams, n.iparams, sizeof a.iparams);
-    std::memcpy(a.fparams, n.fparams, sizeof a.fparams);
-    return a;
-}
 
 uint64_t span_bytes(const rf_tensor *t) { return (uint64_t)(t->nb[3] * t->ne[3]); }
 bool overlaps(const rf_tensor *t, const void *p, uint64_t bytes) {
@@ -326,6 +327,7 @@ std::vector<std::string> required_kernel_names() {
         for (int nc = 1; nc <= kMvqCols; ++nc)
             for (int r : {1, 2}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + "x" + std::to_string(r));
 #endif
+    for (const std::string &k : mmq_kernel_names()) v.push_back(k);
     v.push_back("rf_attention_prefill_d64");
     v.push_back("rf_attention_prefill_d128");
     return v;
@@ -456,6 +458,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
             if (const char *mvq = mvq_kernel(s0)) return matmul_vec_q8(b, n, mvq, batch, err);
             if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
         }
+        if (mmq_usable(b, n)) return matmul_mmq(b, n, err);
         if (uses_mvq_cols(b, n)) return matmul_cols_q8(b, n, err);
         if (const int block = b.cpu_like_activations ? act_block(s0->type) : 0)
             if (int r = quantized_activations(b, s1, block, a.src[1], err)) return r;

@@ -10,6 +10,11 @@ namespace rf_hip {
 
 // The kernels' view of a tensor (kernels/kernel_args.h); a null tensor gives an empty one.
 rf_ktensor ktensor(const rf_tensor *t);
+// The node's tensors and parameters as a kernel argument block.
+rf_kargs make_args(const rf_node &n);
+// Queues a launch of kernel `name` (grid gx x gy x gz, `threads` per block) for this compute().
+int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsigned gz, unsigned threads, rf_kargs &args,
+           std::string &err);
 
 
 // Every kernel the dispatcher may launch: a pack must contain all of them.
