@@ -52,7 +52,11 @@ std::vector<int64_t> parse_int_list_arg(const std::string &opt, const std::strin
     size_t start = 0;
     for (;;) {
         const size_t comma = value.find(',', start);
-        out.push_back(parse_int_arg(opt, value.substr(start, comma == std::string::npos ? comma : comma - start), lo, hi));
+        const std::string item = value.substr(start, comma == std::string::npos ? comma : comma - start);
+        // "1,,2" and "1,": say which list is malformed rather than "needs an integer, got ''".
+        if (item.empty())
+            throw UsageError("option " + opt + " has an empty item in '" + value + "' (a list is N or N,N,...)");
+        out.push_back(parse_int_arg(opt, item, lo, hi));
         if (comma == std::string::npos) return out;
         start = comma + 1;
     }

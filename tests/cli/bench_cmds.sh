@@ -26,6 +26,71 @@ else
   fail "bench-inference exited $?: $(tail -3 "$tmp/inf.err")"
 fi
 
+# bench-inference batched rows in llama-batched-bench's columns: PP TG B N_KV ... with
+# N_KV = B*(PP+TG); without --prompt-len, PP is 0 and S_PP is "-".
+grep -q '^|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |$' "$tmp/inf.md" ||
+  fail "bench-inference: no llama-batched-bench table header"
+grep -qE '^\|     0 \|      8 \|    3 \|     24 \| +[0-9.]+ \| +- \|' "$tmp/inf.md" || fail "bench-inference: no PP=0 TG=8 B=3 N_KV=24 row"
+if "$exe" bench-inference -m "$model" --prompts 0 --batches 1,2 --prompt-len 20 -n 4 -r 1 -b 16 -t 1 \
+     >"$tmp/pl.md" 2>"$tmp/pl.err"; then
+  # Prompts of 2 x 20 tokens go through -b 16 chunks; N_KV = 2*(20+4) = 48.
+  grep -qE '^\|    20 \|      4 \|    1 \|     24 \|' "$tmp/pl.md" || fail "bench-inference --prompt-len: no B=1 row with N_KV 24"
+  grep -qE '^\|    20 \|      4 \|    2 \|     48 \|' "$tmp/pl.md" || fail "bench-inference --prompt-len: no B=2 row with N_KV 48"
+  [ "$(grep -cE '^\| batched_prefill .*prompt_len=20 ' "$tmp/pl.md")" = 2 ] || fail "bench-inference --prompt-len: want 2 batched_prefill rows"
+  grep -qE '^\| generation .*batch=2 .*prompt_len=20 ' "$tmp/pl.md" || fail "bench-inference --prompt-len: generation rows lack prompt_len"
+  # S_TG of the table is the generation result; S = N_KV / T.
+  awk -F'|' '$2+0 == 20 && $4+0 == 2 { tg = $9 + 0; s = $11 + 0; t = $10 + 0; n_kv = $5 + 0 }
+             /^\| generation .*batch=2 / { gen = $4 + 0 }
+             END { if (tg <= 0 || (tg - gen) / gen > 0.001 || (gen - tg) / gen > 0.001) { print "S_TG " tg " vs generation " gen; exit 1 }
+                   # T is printed to 1 ms: N_KV must lie within S * (T +- 0.5 ms).
+                   if (s <= 0 || n_kv < s * (t - 0.0005) * 0.999 || n_kv > s * (t + 0.0005) * 1.001) { print "S " s " vs N_KV " n_kv " / T " t; exit 1 } }' \
+    "$tmp/pl.md" >"$tmp/awk.out" || fail "bench-inference --prompt-len: $(cat "$tmp/awk.out")"
+else
+  fail "bench-inference --prompt-len exited $?: $(tail -3 "$tmp/pl.err")"
+fi
+
+# bench: comma lists and depths give one test per value and depth, in llama-bench's order.
+if "$exe" bench -m "$model" -p 16,32 -n 0,8 -d 0,24 -r 1 -t 1 -c 8 >"$tmp/bench.md" 2>"$tmp/bench.err"; then
+  tests=$(awk -F'|' 'NR > 2 { gsub(/^ +| +$/, "", $8); printf "%s;", $8 }' "$tmp/bench.md")
+  [ "$tests" = "pp16;pp32;tg8;pp16 @ d24;pp32 @ d24;tg8 @ d24;" ] || fail "bench -d: tests are '$tests'"
+  # -c 8 is raised to the largest depth + test: 24 + 32 = 56 tokens (64 in pages of 16).
+  grep -q "KV cache: 64 tokens" "$tmp/bench.err" || fail "bench -d: context not raised: $(grep 'KV cache' "$tmp/bench.err")"
+else
+  fail "bench -d exited $?: $(tail -3 "$tmp/bench.err")"
+fi
+"$exe" bench -m "$model" -p 8 -n 4 -d 16 -r 1 -t 1 -o csv >"$tmp/bench.csv" 2>/dev/null || fail "bench -o csv exited $?"
+head -1 "$tmp/bench.csv" | grep -q ',n_gen,n_depth,test,' || fail "bench csv: no n_depth column"
+grep -q ',0,4,16,"tg4 @ d16",' "$tmp/bench.csv" || fail "bench csv: no tg4 @ d16 row with n_depth 16"
+"$exe" bench -m "$model" -p 8 -n 0 -d 16 -r 1 -t 1 -o json >"$tmp/bench.json" 2>/dev/null || fail "bench -o json exited $?"
+grep -q '"n_depth": 16,' "$tmp/bench.json" && grep -q '"test": "pp8 @ d16"' "$tmp/bench.json" || fail "bench json: no n_depth / depth test name"
+# Baselines key by the whole test name: depth-0 tests keep the names of older files ("pp16").
+if "$exe" bench -m "$model" -p 16 -n 4 -r 1 -t 1 --save-baseline "$tmp/bench_base.json" >/dev/null 2>&1; then
+  grep -q '"name": "pp16"' "$tmp/bench_base.json" || fail "bench baseline: no pp16 result"
+  "$exe" bench -m "$model" -p 16 -n 4 -d 0,8 -r 1 -t 1 --compare-baseline "$tmp/bench_base.json" --threshold 1000% \
+    >/dev/null 2>"$tmp/bcmp.err"
+  [ $? -le 1 ] || fail "bench --compare-baseline: $(tail -1 "$tmp/bcmp.err")"
+  grep -qE '^  (same|improved|REGRESSED) +pp16\[' "$tmp/bcmp.err" || fail "bench baseline: pp16 not compared"
+  grep -qE '^  new +tg4 @ d8\[' "$tmp/bcmp.err" || fail "bench baseline: tg4 @ d8 not reported as new"
+else
+  fail "bench --save-baseline exited $?"
+fi
+
+# Bad list and depth values are usage errors (exit 2) naming the option.
+expect_usage() { # PATTERN -- command...
+  local pattern=$1
+  shift 2
+  "$@" >/dev/null 2>"$tmp/usage.err"
+  local rc=$?
+  { [ $rc = 2 ] && grep -q -- "$pattern" "$tmp/usage.err"; } || fail "$*: exit $rc, $(tail -1 "$tmp/usage.err")"
+}
+expect_usage "option -d must be in 0.." -- "$exe" bench -m "$model" -d -1
+expect_usage "option -p has an empty item in '1,,2'" -- "$exe" bench -m "$model" -p 1,,2
+expect_usage "option -n has an empty item" -- "$exe" bench -m "$model" -n 4,
+expect_usage "option --n-depth needs an integer" -- "$exe" bench -m "$model" --n-depth 1,x
+expect_usage "nothing to measure" -- "$exe" bench -m "$model" -p 0,0 -n 0
+expect_usage "option --prompt-len must be in 0.." -- "$exe" bench-inference -m "$model" --prompt-len -5
+expect_usage "option --prompt-len needs an integer" -- "$exe" bench-inference -m "$model" --prompt-len 1,2
+
 # bench-memory: KV bytes per token must equal the model's shape (4 layers, 2 KV heads of 32:
 # f16 = 4 * 2 * 64 * 2 bytes = 1024), and the workload rows must be there.
 if "$exe" bench-memory -m "$model" --requests 6 --parallel 3 --prompt-range 8:40 --gen-range 4:20 -c 256 -t 1 \
