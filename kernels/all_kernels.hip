@@ -8,6 +8,7 @@
 #include "kv_cache.hip"
 #include "attention.hip"
 #include "attention_decode.hip"
+#include "attention_stream.hip"
 #include "attention_prefill.hip"
 #include "matmul_generic.hip"
 #include "matmul_tiled.hip"

@@ -13,6 +13,7 @@
 //    elements each, so a warp reads 4 (D = 64) or 2 (D = 128) rows per instruction and every
 //    thread issues all of its chunk's K (then V) loads before the first use. C <= 64.
 //  - rf_attention_decode: any even D <= 256 (thread per position), C <= 128.
+#pragma once
 #include "compat.h"
 #include "quant_decode.h"
 

@@ -8,7 +8,8 @@
 #   batched   bench-inference on 7B Q4_K_M, 1..16 sequences; A/B of the column kernels
 #             (ROCMFORGE_HIP_MVQ_COLS=1: the tile/generic path) and rows per warp
 #   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
-#   depth     decode with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M
+#   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
+#   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
 set -u
 D=${DIST:-dist}
@@ -35,8 +36,15 @@ for step in "$@"; do
       ROCMFORGE_HIP_MVQ_ROWS=$r timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul" > "$OUT/opperf-r$r.txt" 2>&1
       log "-- opperf rows/warp $r"; grep -E "N=11008|N=14336|K=2048|K=5632" "$OUT/opperf-r$r.txt" | tee -a "$S"
     done
-    timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/opperf-att.txt" 2>&1
-    grep -E "T=1 |T=16 " "$OUT/opperf-att.txt" | tee -a "$S" ;;
+    for st in 1 0; do
+      ROCMFORGE_HIP_ATT_STREAM=$st timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/opperf-att$st.txt" 2>&1
+      log "-- attention, ROCMFORGE_HIP_ATT_STREAM=$st"; grep -E "T=1 |T=16 " "$OUT/opperf-att$st.txt" | tee -a "$S"
+    done ;;
+  attperf)
+    for st in 1 0; do
+      ROCMFORGE_HIP_ATT_STREAM=$st timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/opperf-att$st.txt" 2>&1
+      log "-- attention, ROCMFORGE_HIP_ATT_STREAM=$st"; grep -E "T=1 |T=16 " "$OUT/opperf-att$st.txt" | tee -a "$S"
+    done ;;
   batched)
     m=$(model llama2-7b Q4_K_M)
     for v in "MVQ_COLS=16 MVQ_ROWS=1" "MVQ_COLS=16 MVQ_ROWS=2" "MVQ_COLS=8 MVQ_ROWS=1" "MVQ_COLS=1 MVQ_ROWS=1"; do
@@ -54,8 +62,11 @@ for step in "$@"; do
       log "-- bench $1 $2"; grep -E "pp512|tg128" "$OUT/bench-$1-$2.txt" | tee -a "$S"
     done ;;
   depth)
-    timeout 300 $RF bench -m $(model llama2-7b Q4_K_M) -p 0 -n 64 -d 2048,8192 -r 2 --backend hip > "$OUT/depth.txt" 2>&1
-    log "-- depth"; grep -E "tg|error" "$OUT/depth.txt" | tee -a "$S" ;;
+    for st in 1 0; do
+      ROCMFORGE_HIP_ATT_STREAM=$st timeout 300 $RF bench -m $(model llama2-7b Q4_K_M) -p 512 -n 128 -d 2048,8192 -r 2 --backend hip \
+        > "$OUT/depth$st.txt" 2>&1
+      log "-- depth, ROCMFORGE_HIP_ATT_STREAM=$st"; grep -E "@ d|rror" "$OUT/depth$st.txt" | tee -a "$S"
+    done ;;
   greedy)
     for m in models/trained/kjv-q8_0.gguf $(model tinyllama-1.1b Q4_K_M); do
       for b in cpu hip; do

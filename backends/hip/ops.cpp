@@ -187,9 +187,11 @@ int quantized_activations(Backend &b, const rf_tensor *x, int block, rf_ktensor 
 }
 
 // Decode attention (few tokens, attention_decode.hip): split-context kernels that share each K/V
-// row among the query heads of a GQA group. Head sizes 64 and 128 take rf_attention_dec{64,128}
-// (chunks of 64 positions, 32 for D = 128 on AMD: fewer chunks mean less merging, and a chunk's loads are all in
-// flight at once); other even sizes rf_attention_decode, whose chunk (32..128 positions)
+// row among the query heads of a GQA group. Head sizes 64 and 128 take, on NVIDIA,
+// rf_attention_stream_d{64,128}_g{1,2,4,8} (attention_stream.hip: long chunks streamed with an
+// online softmax), on AMD rf_attention_dec{64,128} (chunks of 64 positions, 32 for D = 128:
+// fewer chunks mean less merging, and a chunk's loads are all in flight at once); other even
+// sizes rf_attention_decode, whose chunk (32..128 positions)
 // shrinks until the grid has >= 2 blocks per SM. Returns -1 when the shape is not covered
 // (the per-token kernel runs instead).
 int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_block = 0, uint64_t *q8_offset = nullptr) {
@@ -204,12 +206,21 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
     const int64_t n_kv = std::max<int64_t>(tab->ne[0], 1);
     const bool fixed_d = D == 64 || D == 128;
 #if defined(RF_HIP_NVIDIA)
+    const bool stream = fixed_d && b.attention_stream;
     int64_t C = fixed_d ? 64 : 128;
 #else
+    const bool stream = false; // the AMD packs have no rf_attention_stream_* (attention_stream.hip)
     int64_t C = fixed_d ? (D == 128 ? 32 : 64) : 128; // attention_decode.hip's RF_ADV_MAXC
 #endif
-    if (!fixed_d)
+    if (stream) {
+        // About 4 blocks per multiprocessor (enough loads in flight), chunks of 64..1024
+        // positions (attention_stream.hip's RF_AST_MAXC), so long contexts merge few partials.
+        const int64_t want = std::max<int64_t>(1, (4 * b.multiprocessors + Hkv * T - 1) / (Hkv * T));
+        const int64_t chunks = std::clamp<int64_t>(want, (n_kv + 1023) / 1024, (n_kv + 63) / 64);
+        C = ((n_kv + chunks - 1) / chunks + 31) / 32 * 32;
+    } else if (!fixed_d) {
         while (C > 32 && Hkv * T * ((n_kv + C - 1) / C) < 2 * b.multiprocessors) C /= 2;
+    }
     const int64_t nch = (n_kv + C - 1) / C;
     if (nch > 65535) return -1;
     const uint64_t counters = (uint64_t)(T * Hkv * 4 + 255) / 256 * 256;
@@ -232,7 +243,8 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
     a.aux[3] = (int64_t)counters;
     a.iparams[6] = q8_block ? (int)q8_at : 0;
     a.iparams[7] = q8_block;
-    const char *kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
+    std::string kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
+    if (stream) kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8);
     return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, 128, a, err);
 }
 
@@ -323,6 +335,8 @@ std::vector<std::string> required_kernel_names() {
 #endif
     }
 #if defined(RF_HIP_NVIDIA)
+    for (int d : {64, 128})
+        for (int g : {1, 2, 4, 8}) v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g));
     for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
         for (int nc = 1; nc <= kMvqCols; ++nc)
             for (int r : {1, 2}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + "x" + std::to_string(r));

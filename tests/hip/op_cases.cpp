@@ -279,6 +279,9 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
             for (int ctx : {1, 17, 300, 4096}) v.push_back(attention(rng, pool, 128, 16, 16 / G, {ctx}, 1, 1e-5));
         v.push_back(attention(rng, pool, 64, 32, 4, {1000}, 1, 1e-5));
         v.push_back(attention(rng, pool, 64, 8, 8, {300, 4096}, 1, 1e-5));
+        // Query heads per KV head that the streaming kernel rounds up (3 -> 4) or takes as is (2).
+        v.push_back(attention(rng, pool, 128, 6, 2, {2000}, 1, 1e-5));
+        v.push_back(attention(rng, pool, 64, 4, 2, {5000}, 1, 1e-5));
         // Batched decode: 16 sequences of different lengths, one token each.
         v.push_back(attention(rng, pool, 128, 8, 2, {1, 5, 64, 65, 100, 129, 200, 300, 17, 33, 700, 1000, 2, 3, 90, 400}, 1, 1e-5));
     }

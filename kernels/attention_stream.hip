@@ -1,0 +1,160 @@
+// ATTENTION for decode over long contexts (NVIDIA packs; the AMD packs keep
+// rf_attention_dec{64,128} of attention_decode.hip): rf_attention_stream_d<D>_g<GP>.
+// A block takes one KV head, the G = Hq/Hkv query heads that share it (GP = G rounded up to a
+// power of two, the heads past G masked), one token, and chunk c of the context, positions
+// [c*C, min(c*C + C, pos+1)); C is large (up to RF_AST_MAXC) so that a long context needs few
+// chunks. Each warp streams its quarter of the chunk with an online softmax: no block-wide
+// barrier between the K and V reads, and a warp keeps the loads of U positions in flight at
+// once (each of its R row groups of L = D/8 lanes reads one position's K and V rows, 8
+// elements a lane, 16-byte loads on f16 pools). The warps' (max, sum, unnormalised output)
+// are combined in shared memory and handed to decode_finish (attention_decode.hip): written
+// normalised for one chunk, else stored as a partial that the last block of the (KV head,
+// token) merges. Same arguments as rf_attention_dec*: aux[0] = C, aux[1] = chunks, aux[2]
+// bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials; iparams[6..7]: the
+// optional q8_1 copy of the output.
+#include "attention_decode.hip"
+
+#if RF_NVIDIA
+
+#define RF_AST_WARPS 4
+#define RF_AST_MAXC 1024 // positions per chunk at most (slots staged in shared memory)
+#define RF_AST_WCAP 64   // chunk weights cached per head by the merge
+
+template <int D, int GP> RF_DEV void attn_stream(const rf_kargs &a) {
+    constexpr int L = D / 8;           // lanes per row
+    constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
+    constexpr int U = GP >= 4 ? 2 : 4; // warp steps whose loads are issued together
+    constexpr float NEG = -1e30f;      // "no position yet": finite, so exp(NEG - m) is 0, never NaN
+    __shared__ int sh_slot[RF_AST_MAXC];
+    __shared__ float sh_wm[RF_AST_WARPS][GP], sh_wl[RF_AST_WARPS][GP];
+    __shared__ float sh_wo[RF_AST_WARPS][GP * D];
+    __shared__ float sh_o[GP * D];
+    __shared__ float sh_w[GP * RF_AST_WCAP];
+    __shared__ float sh_m[RF_ATD_MAXG], sh_l[RF_ATD_MAXG];
+    __shared__ int sh_flag;
+    const rf_ktensor &q = a.src[0], &kp = a.src[1], &vp = a.src[2], &tab = a.src[3], &info = a.src[4];
+    const int Hq = (int)q.ne[1], Hkv = (int)(kp.ne[0] / D), G = Hq / Hkv;
+    const int kvh = blockIdx.x, c = blockIdx.y, t = blockIdx.z, tid = threadIdx.x;
+    const int lane = tid % RF_WARP, w = tid / RF_WARP, r = lane / L, le = lane % L;
+    const int C = (int)a.aux[0];
+    const bool wide = (a.aux[2] & 1) != 0;
+    const int *ti = (const int *)((const u8 *)info.data + (i64)t * info.nb[1]);
+    const int seq = ti[0], pos = ti[1];
+    const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
+    const int p0 = c * C, n = max(0, min(p0 + C, pos + 1) - p0);
+    const i64 e0 = (i64)kvh * D + 8 * le;
+
+    for (int i = tid; i < n; i += blockDim.x) sh_slot[i] = slots[p0 + i];
+    // This lane's 8 elements of each head's query, scaled.
+    float qv[GP][8];
+#pragma unroll
+    for (int g = 0; g < GP; ++g) {
+        const int hq = kvh * G + (g < G ? g : 0);
+        const float *qr = (const float *)((const u8 *)q.data + (i64)hq * q.nb[1] + (i64)t * q.nb[2]) + 8 * le;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) qv[g][e] = qr[e] * a.fparams[0];
+    }
+    __syncthreads();
+
+    // The warp's positions: [lo, hi) of the chunk, R at a time (row group r takes lo + r, ...).
+    const int per_warp = (n + RF_AST_WARPS - 1) / RF_AST_WARPS;
+    const int lo = min(n, w * per_warp), hi = min(n, lo + per_warp);
+    float m[GP], l[GP], o[GP][8];
+#pragma unroll
+    for (int g = 0; g < GP; ++g) {
+        m[g] = NEG;
+        l[g] = 0.f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) o[g][e] = 0.f;
+    }
+    for (int base = lo; base < hi; base += U * R) {
+        float kf[U][8], vf[U][8];
+        bool ok[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int i = base + u * R + r;
+            ok[u] = i < hi;
+            const int slot = sh_slot[ok[u] ? i : lo];
+            kv_load8(kp, slot, e0, wide, kf[u]);
+            kv_load8(vp, slot, e0, wide, vf[u]);
+        }
+#pragma unroll
+        for (int g = 0; g < GP; ++g) {
+            float s[U], mx = m[g];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                float d = 0.f;
+#pragma unroll
+                for (int e = 0; e < 8; ++e) d += qv[g][e] * kf[u][e];
+#pragma unroll
+                for (int x = 1; x < L; x <<= 1) d += shfl_xor_f(d, x);
+                s[u] = d;
+                if (ok[u]) mx = fmaxf(mx, d);
+            }
+            const float alpha = __expf(m[g] - mx);
+            m[g] = mx;
+            l[g] *= alpha;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) o[g][e] *= alpha;
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const float p = ok[u] ? __expf(s[u] - mx) : 0.f;
+                l[g] += p;
+#pragma unroll
+                for (int e = 0; e < 8; ++e) o[g][e] += p * vf[u][e];
+            }
+        }
+    }
+    // Combine the warp's row groups (lanes L, 2L, ... apart), then the warps in shared memory.
+#pragma unroll
+    for (int x = L; x < RF_WARP; x <<= 1) {
+#pragma unroll
+        for (int g = 0; g < GP; ++g) {
+            const float m2 = shfl_xor_f(m[g], x), l2 = shfl_xor_f(l[g], x), mx = fmaxf(m[g], m2);
+            const float a1 = __expf(m[g] - mx), a2 = __expf(m2 - mx);
+            l[g] = l[g] * a1 + l2 * a2;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) o[g][e] = o[g][e] * a1 + shfl_xor_f(o[g][e], x) * a2;
+            m[g] = mx;
+        }
+    }
+    if (r == 0) {
+#pragma unroll
+        for (int g = 0; g < GP; ++g) {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) sh_wo[w][g * D + 8 * le + e] = o[g][e];
+            if (le == 0) { sh_wm[w][g] = m[g]; sh_wl[w][g] = l[g]; }
+        }
+    }
+    __syncthreads();
+    if (tid < G) {
+        float mx = NEG;
+#pragma unroll
+        for (int ww = 0; ww < RF_AST_WARPS; ++ww) mx = fmaxf(mx, sh_wm[ww][tid]);
+        float s = 0.f;
+#pragma unroll
+        for (int ww = 0; ww < RF_AST_WARPS; ++ww) s += sh_wl[ww][tid] * __expf(sh_wm[ww][tid] - mx);
+        // decode_merge reads -inf as "empty chunk".
+        sh_m[tid] = s > 0.f ? mx : -__int_as_float(0x7f800000);
+        sh_l[tid] = s;
+    }
+    for (int i = tid; i < G * D; i += blockDim.x) {
+        const int g = i / D;
+        float mx = NEG;
+#pragma unroll
+        for (int ww = 0; ww < RF_AST_WARPS; ++ww) mx = fmaxf(mx, sh_wm[ww][g]);
+        float v = 0.f;
+#pragma unroll
+        for (int ww = 0; ww < RF_AST_WARPS; ++ww) v += sh_wo[ww][i] * __expf(sh_wm[ww][g] - mx);
+        sh_o[i] = v;
+    }
+    __syncthreads();
+    decode_finish(a, kvh, c, t, G, sh_o, sh_w, RF_AST_WCAP, sh_m, sh_l, &sh_flag);
+}
+
+#define RF_AST_KERNEL(D, GP) \
+    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP(rf_kargs a) { attn_stream<D, GP>(a); }
+RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64, 8)
+RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
+
+#endif // RF_NVIDIA
