@@ -12,11 +12,13 @@
 
 RF_DEV const float *fused_row(const rf_ktensor &t, i64 r) { return (const float *)row_ptr(t, r); }
 
-// 256 threads per row, each holding up to RF_NORM_CHUNKS float4 pieces of it in registers
-// between the passes (host: K % 4 == 0, K <= 256 * 4 * RF_NORM_CHUNKS, 16-byte aligned rows).
-// Piece c = tid + 256 j covers elements [4c, 4c + 4): a q8_1 block of 32 is 8 lanes of one warp.
-#define RF_NORM_THREADS 256
-#define RF_NORM_CHUNKS 8
+// 1024 threads per row, each holding up to RF_NORM_CHUNKS float4 pieces of it in registers
+// between the passes (host: K % 4 == 0, K <= 1024 * 4 * RF_NORM_CHUNKS, 16-byte aligned rows).
+// Piece c = tid + 1024 j covers elements [4c, 4c + 4): a q8_1 block of 32 is 8 lanes of one
+// warp. Decode normalises one row: the block's threads work in parallel on short chains (with
+// 256 threads and 8 pieces each, a 4096-wide row took ~7 us of serial latency on the H100).
+#define RF_NORM_THREADS 1024
+#define RF_NORM_CHUNKS 2
 
 RF_DEV float4 f4(float x, float y, float z, float w) { float4 r; r.x = x; r.y = y; r.z = z; r.w = w; return r; }
 RF_DEV float4 ld4(const float *p) { return *(const float4 *)p; }

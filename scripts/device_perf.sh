@@ -10,6 +10,8 @@
 #   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
 #   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
+#   kprof     Nsight Compute per-kernel times of a decode step (TinyLlama Q4_K_M, 7B Q4_0)
+#   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
 set -u
 D=${DIST:-dist}
@@ -76,10 +78,29 @@ for step in "$@"; do
       timeout 120 $RF generate -m $m -p "In the beginning" -n 32 --temp 0 --backend hip --parallel 4 2>/dev/null > "$OUT/gen-par.txt"
       log "parallel 4 $(basename $m): $(md5sum < "$OUT/gen-hip.txt" | cut -c1-8) single vs $(md5sum < "$OUT/gen-par.txt" | cut -c1-8) -- see gen-par.txt"
     done ;;
+  kprof) # per-kernel times of one decode step (direct launches), TinyLlama Q4_K_M and 7B Q4_0
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+    for spec in "tinyllama-1.1b Q4_K_M" "llama2-7b Q4_0"; do
+      set -- $spec
+      ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+        $RF generate -m $(model $1 $2) -p "Hello" -n 4 --temp 0 --backend hip > "$OUT/kprof-$1-$2.csv" 2> "$OUT/kprof.err"
+      python3 scripts/kernel_profile_summary.py "$OUT/kprof-$1-$2.csv" > "$OUT/kprof-$1-$2.txt"
+      log "-- kernel profile $1 $2"; head -12 "$OUT/kprof-$1-$2.txt" | tee -a "$S"
+    done ;;
+  kdetail) # Nsight Compute details of one launch of each kernel named in KERNELS (7B Q4_0 decode)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+    for k in ${KERNELS:-rf_add_rms_norm_mul}; do
+      ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k $k --launch-skip 40 --launch-count 1 --set full \
+        $RF generate -m $(model llama2-7b Q4_0) -p "Hello" -n 4 --temp 0 --backend hip > "$OUT/kdetail-$k.txt" 2>&1
+      log "-- ncu $k"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit)" "$OUT/kdetail-$k.txt" | tee -a "$S"
+      grep -iE "stall|est. speedup" "$OUT/kdetail-$k.txt" | head -8 | cut -c1-220 | tee -a "$S"
+    done ;;
   stats)
     m=$(model llama2-7b Q4_K_M)
-    ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 128 -r 2 --backend hip > "$OUT/stats.txt" 2>&1
-    log "-- stats tg128 7B"; grep -iE "tg128|gap|compute|launch|graph" "$OUT/stats.txt" | tail -8 | tee -a "$S" ;;
+    for m in $(model llama2-7b Q4_K_M) $(model tinyllama-1.1b Q4_K_M); do
+      ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 128 -r 2 --backend hip > "$OUT/stats.txt" 2>&1
+      log "-- stats tg128 $(basename $m)"; grep -iE "tg128|hip stats" "$OUT/stats.txt" | tail -3 | tee -a "$S"
+    done ;;
   esac
   log "   [$step: $(( $(date +%s) - t0 )) s]"
 done

@@ -11,8 +11,8 @@ namespace {
 
 // rf_add_rms_norm_mul keeps a row in registers as float4 pieces: 256 threads x RF_NORM_CHUNKS
 // (norm_fused.hip); rows 16-byte aligned.
-constexpr int64_t kNormMaxRow = 256 * 4 * 8;
-constexpr unsigned kNormThreads = 256;
+constexpr int64_t kNormMaxRow = 1024 * 4 * 2; // norm_fused.hip's RF_NORM_THREADS * 4 * RF_NORM_CHUNKS
+constexpr unsigned kNormThreads = 1024;
 bool rows16(const rf_tensor *t) { return !t || ((size_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0); }
 
 bool plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb[0] == 4; }

@@ -301,6 +301,13 @@ std::vector<Case> perf_cases(std::mt19937 &rng) {
         c.tensors[1].copies = 4;
         v.push_back(std::move(c));
     }
+    // Narrow decode matmuls (Llama-2-7B O and down projections).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q4_0, RF_TYPE_Q6_K})
+        for (auto [K, N] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}}) {
+            Case c = matmul(rng, t, K, N, 1);
+            c.tensors[1].copies = 4;
+            v.push_back(std::move(c));
+        }
     // Batched decode: 2..16 columns against Llama-2-7B's attention and FFN shapes.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         for (int64_t M : {2, 4, 8, 16}) {
