@@ -19,6 +19,7 @@ RF_DEV float kv_value(const rf_ktensor &pool, int slot, i64 e) { // element e of
 }
 
 RF_KERNEL __launch_bounds__(128) void rf_attention(rf_kargs a) {
+    rf_kernel_start();
     __shared__ float sh_m[RF_ATT_WARPS], sh_l[RF_ATT_WARPS];
     __shared__ float sh_acc[RF_ATT_WARPS][RF_ATT_MAXD];
     const rf_ktensor &q = a.src[0], &kp = a.src[1], &vp = a.src[2], &tab = a.src[3], &info = a.src[4];

@@ -310,8 +310,8 @@ template <int D> RF_DEV void attn_dec(const rf_kargs &a) {
     decode_finish(a, kvh, c, t, G, sh_o, sh_p, RF_ADV_MAXC(D), sh_m, sh_l, &sh_flag);
 }
 
-RF_KERNEL __launch_bounds__(128) void rf_attention_dec64(rf_kargs a) { attn_dec<64>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_attention_dec128(rf_kargs a) { attn_dec<128>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_attention_dec64(rf_kargs a) { rf_kernel_start(); attn_dec<64>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_attention_dec128(rf_kargs a) { rf_kernel_start(); attn_dec<128>(a); }
 
 // ---- rf_attention_decode: any even D -----------------------------------------------------------
 // Steps: scores (thread = position), softmax of the chunk per head (warp per head), P.V
@@ -331,6 +331,7 @@ RF_DEV void kv_pair(const rf_ktensor &pool, int slot, i64 e, float &v0, float &v
 }
 
 RF_KERNEL __launch_bounds__(128) void rf_attention_decode(rf_kargs a) {
+    rf_kernel_start();
     __shared__ float sh_q[RF_ATD_MAXG * RF_ATD_MAXD];
     __shared__ float sh_p[RF_ATD_MAXG * RF_ATD_MAXC];
     __shared__ float sh_o[RF_ATD_MAXG * 256];

@@ -202,8 +202,10 @@ template <int D, int BQ, int BKV> RF_DEV void attention_prefill_impl(const rf_ka
 #define RF_ATP_BQ128 16
 #endif
 RF_KERNEL __launch_bounds__(RF_ATP_THREADS) void rf_attention_prefill_d64(rf_kargs a) {
+    rf_kernel_start();
     attention_prefill_impl<64, RF_ATP_BQ64, 32>(a);
 }
 RF_KERNEL __launch_bounds__(RF_ATP_THREADS) void rf_attention_prefill_d128(rf_kargs a) {
+    rf_kernel_start();
     attention_prefill_impl<128, RF_ATP_BQ128, 16>(a);
 }

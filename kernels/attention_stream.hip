@@ -153,7 +153,7 @@ template <int D, int GP> RF_DEV void attn_stream(const rf_kargs &a) {
 }
 
 #define RF_AST_KERNEL(D, GP) \
-    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP(rf_kargs a) { attn_stream<D, GP>(a); }
+    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP>(a); }
 RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64, 8)
 RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
 

@@ -25,6 +25,23 @@ typedef long long i64;
 
 #include "kernel_args.h"
 
+// ---- programmatic dependent launch (Hopper) ---------------------------------------------------
+// Decode graphs chain their kernels with programmatic edges (backends/hip/launch_queue.cpp).
+// Every kernel calls rf_kernel_start() first, before touching memory: it waits until the
+// previous kernel has completed and its writes are visible, then lets the next kernel's grid
+// launch. That grid's blocks are thus scheduled while this kernel's last blocks still run, and
+// wait at their own rf_kernel_start(): the launch and ramp-up of each small decode kernel
+// overlap the tail of the one before. (The next grid launches only once every block of this
+// one has started, so waiting blocks never hold resources this grid still needs.) Without such
+// an edge (other launches, other archs) both instructions do nothing.
+// kernels/pack_tool.py refuses a kernel whose body does not start with it.
+RF_DEV void rf_kernel_start() {
+#if RF_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // ---- warp shuffles ----------------------------------------------------------------------
 // Sum over the warp (float or double: the norms accumulate squares in double).
 template <class T> RF_DEV T warp_sum(T v) {

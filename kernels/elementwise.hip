@@ -42,9 +42,9 @@ template <int OP> RF_DEV void binary_impl(const rf_kargs &a) {
     }
 }
 
-RF_KERNEL void rf_add_f32(rf_kargs a) { binary_impl<0>(a); }
-RF_KERNEL void rf_mul_f32(rf_kargs a) { binary_impl<1>(a); }
-RF_KERNEL void rf_swiglu_f32(rf_kargs a) { binary_impl<2>(a); }
+RF_KERNEL void rf_add_f32(rf_kargs a) { rf_kernel_start(); binary_impl<0>(a); }
+RF_KERNEL void rf_mul_f32(rf_kargs a) { rf_kernel_start(); binary_impl<1>(a); }
+RF_KERNEL void rf_swiglu_f32(rf_kargs a) { rf_kernel_start(); binary_impl<2>(a); }
 
 template <int OP> RF_DEV void unary_impl(const rf_kargs &a) {
     const rf_ktensor &d = a.dst, &x = a.src[0];
@@ -58,12 +58,13 @@ template <int OP> RF_DEV void unary_impl(const rf_kargs &a) {
     }
 }
 
-RF_KERNEL void rf_scale_f32(rf_kargs a) { unary_impl<0>(a); }
-RF_KERNEL void rf_silu_f32(rf_kargs a) { unary_impl<1>(a); }
+RF_KERNEL void rf_scale_f32(rf_kargs a) { rf_kernel_start(); unary_impl<0>(a); }
+RF_KERNEL void rf_silu_f32(rf_kargs a) { rf_kernel_start(); unary_impl<1>(a); }
 
 // COPY between f32/f16/bf16 tensors of equal element count: walks dst's shape, reads src at
 // the same linear position in src's shape.
 RF_KERNEL void rf_copy_float(rf_kargs a) {
+    rf_kernel_start();
     const rf_ktensor &d = a.dst, &x = a.src[0];
     const i64 n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {

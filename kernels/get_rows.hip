@@ -20,5 +20,5 @@ template <int T> RF_DEV void get_rows_impl(const rf_kargs &a) {
     }
 }
 
-#define RF_GET_ROWS(NAME, T) RF_KERNEL __launch_bounds__(128) void rf_get_rows_##NAME(rf_kargs a) { get_rows_impl<T>(a); }
+#define RF_GET_ROWS(NAME, T) RF_KERNEL __launch_bounds__(128) void rf_get_rows_##NAME(rf_kargs a) { rf_kernel_start(); get_rows_impl<T>(a); }
 RF_FOR_EACH_WTYPE(RF_GET_ROWS)

@@ -4,6 +4,7 @@
 #include "quant_decode.h"
 
 RF_KERNEL void rf_set_rows(rf_kargs a) {
+    rf_kernel_start();
     const rf_ktensor &x = a.src[0], &d = a.dst;
     const i64 R = x.ne[0], t = blockIdx.x;
     const int slot = ((const int *)a.src[1].data)[t];
@@ -37,6 +38,7 @@ RF_DEV void store_pool_elem(u8 *row, int type, i64 e, float v) { // f16 or f32 p
 // Two SET_ROWS into f16/f32 pools in one launch (decode: the K and V appends, fusion.cpp),
 // one thread per element: src0 rows -> dst pool at slots src1; src2 rows -> pool src4 at slots src3.
 RF_KERNEL void rf_set_rows2(rf_kargs a) {
+    rf_kernel_start();
     const i64 nk = a.src[0].ne[0] * a.src[0].ne[1], nv = a.src[2].ne[0] * a.src[2].ne[1];
     for (i64 idx = blockIdx.x * (i64)blockDim.x + threadIdx.x; idx < nk + nv; idx += (i64)gridDim.x * blockDim.x) {
         const bool k = idx < nk;

@@ -68,5 +68,5 @@ template <int T> RF_DEV void mm_generic_impl(const rf_kargs &a) {
     }
 }
 
-#define RF_MM_GENERIC(NAME, T) RF_KERNEL __launch_bounds__(128) void rf_mm_generic_##NAME(rf_kargs a) { mm_generic_impl<T>(a); }
+#define RF_MM_GENERIC(NAME, T) RF_KERNEL __launch_bounds__(128) void rf_mm_generic_##NAME(rf_kargs a) { rf_kernel_start(); mm_generic_impl<T>(a); }
 RF_FOR_EACH_WTYPE(RF_MM_GENERIC)

@@ -322,8 +322,8 @@ template <int T, int BM> RF_DEV void mm_mma_impl(const rf_kargs &a) {
 
 // BM = 128: 64 accumulators per thread, one block per SM; BM = 64: two blocks per SM.
 #define RF_MM_MMA(NAME, T)                                                                                        \
-    RF_KERNEL __launch_bounds__(RF_MMA_THREADS, 1) void rf_mm_mma128_##NAME(rf_kargs a) { mm_mma_impl<T, 128>(a); } \
-    RF_KERNEL __launch_bounds__(RF_MMA_THREADS, 2) void rf_mm_mma64_##NAME(rf_kargs a) { mm_mma_impl<T, 64>(a); }
+    RF_KERNEL __launch_bounds__(RF_MMA_THREADS, 1) void rf_mm_mma128_##NAME(rf_kargs a) { rf_kernel_start(); mm_mma_impl<T, 128>(a); } \
+    RF_KERNEL __launch_bounds__(RF_MMA_THREADS, 2) void rf_mm_mma64_##NAME(rf_kargs a) { rf_kernel_start(); mm_mma_impl<T, 64>(a); }
 // Every weight type but f32 (f32 weights use the generic kernel at every M).
 RF_MM_MMA(f16, T_F16) RF_MM_MMA(bf16, T_BF16) RF_MM_MMA(q4_0, T_Q4_0) RF_MM_MMA(q4_1, T_Q4_1)
 RF_MM_MMA(q5_0, T_Q5_0) RF_MM_MMA(q5_1, T_Q5_1) RF_MM_MMA(q8_0, T_Q8_0) RF_MM_MMA(q2_k, T_Q2_K)

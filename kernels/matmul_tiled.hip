@@ -131,5 +131,5 @@ template <int T> RF_DEV void mm_tiled_impl(const rf_kargs &a) {
 #else
 #define RF_MMT_ATTR
 #endif
-#define RF_MM_TILED(NAME, T) RF_KERNEL __launch_bounds__(128) RF_MMT_ATTR void rf_mm_tiled_##NAME(rf_kargs a) { mm_tiled_impl<T>(a); }
+#define RF_MM_TILED(NAME, T) RF_KERNEL __launch_bounds__(128) RF_MMT_ATTR void rf_mm_tiled_##NAME(rf_kargs a) { rf_kernel_start(); mm_tiled_impl<T>(a); }
 RF_FOR_EACH_WTYPE(RF_MM_TILED)

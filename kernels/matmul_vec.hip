@@ -50,6 +50,7 @@ RF_DEV float sum16(const float *x) {
 
 // F16: 8 halves per 16-byte load (host guarantees K % 8 == 0 and 16-byte aligned rows).
 RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
+    rf_kernel_start();
     MvRow r;
     if (!mv_setup(a, r)) return;
     const int lane = threadIdx.x % RF_WARP;
@@ -83,11 +84,11 @@ template <class B> RF_DEV void mvq_one(const rf_kargs &a) {
                                      (const i8 *)a.scratch + (i64)blockIdx.z * a.aux[0], w.ne[0]);
     if (threadIdx.x % RF_WARP == 0) ((float *)((u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3]))[n] = acc;
 }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_k(rf_kargs a) { mvq_one<MvqK4<T_Q4_K>>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { mvq_one<MvqK4<T_Q5_K>>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q6_k(rf_kargs a) { mvq_one<MvqQ6K>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_0(rf_kargs a) { mvq_one<MvqQ4_0>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q8_0(rf_kargs a) { mvq_one<MvqQ8_0>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_k(rf_kargs a) { rf_kernel_start(); mvq_one<MvqK4<T_Q4_K>>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { rf_kernel_start(); mvq_one<MvqK4<T_Q5_K>>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q6_k(rf_kargs a) { rf_kernel_start(); mvq_one<MvqQ6K>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_0(rf_kargs a) { rf_kernel_start(); mvq_one<MvqQ4_0>(a); }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_q8_0(rf_kargs a) { rf_kernel_start(); mvq_one<MvqQ8_0>(a); }
 
 RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
     switch (type) {
@@ -111,6 +112,7 @@ RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
 // positions, src[2] = factors (may be null), iparams[1] = n_rot, iparams[2] = head size D,
 // fparams[0..1] = freq base, scale (rf_rope_f32's rope_rotate).
 RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
+    rf_kernel_start();
     __shared__ float sh_rows[RF_MV_WARPS];
     const bool swiglu = a.iparams[0] == 1;
     if (a.iparams[0] == 2) {
@@ -198,7 +200,7 @@ template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
 }
 
 #define RF_MVQN(t, B, NC, R) \
-    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { mvq_cols<B, NC, R>(a); }
+    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { rf_kernel_start(); mvq_cols<B, NC, R>(a); }
 #define RF_MVQN_COLS(t, B, R) \
     RF_MVQN(t, B, 1, R) RF_MVQN(t, B, 2, R) RF_MVQN(t, B, 3, R) RF_MVQN(t, B, 4, R) \
     RF_MVQN(t, B, 5, R) RF_MVQN(t, B, 6, R) RF_MVQN(t, B, 7, R) RF_MVQN(t, B, 8, R)

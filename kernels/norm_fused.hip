@@ -35,6 +35,7 @@ RF_DEV float sum8_lanes(float v) {
 }
 
 RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a) {
+    rf_kernel_start();
     __shared__ double sh[RF_WARP];
     __shared__ float sh_amax[RF_NORM_CHUNKS * RF_NORM_THREADS / RF_WARP];
     const i64 r = blockIdx.x;

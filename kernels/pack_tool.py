@@ -37,8 +37,20 @@ def inline_includes(path, seen):
     return ''.join(out)
 
 
+def check_kernel_starts(text):
+    """Every kernel body must begin with rf_kernel_start() (compat.h): decode graphs launch each
+    kernel while the previous one still runs, and only that call orders them."""
+    bad = []
+    for m in re.finditer(r'RF_KERNEL\b[^{;]*?\b(rf_[\w#]+)\s*\(rf_kargs a\)\s*\{', text):
+        if not text[m.end():].lstrip().startswith('rf_kernel_start();'):
+            bad.append(m.group(1))
+    if bad:
+        raise SystemExit('kernels not starting with rf_kernel_start(): ' + ', '.join(bad))
+
+
 def cmd_embed(src, out_h):
     text = inline_includes(os.path.abspath(src), set())
+    check_kernel_starts(text)
     digest = hashlib.sha256(text.encode()).hexdigest()
     chunks = []
     for line in text.splitlines(True):

@@ -30,6 +30,7 @@ RF_DEV float act_block_amax(float v, int block, float *sh) {
 
 // Grid (ceil(K/256), 1, rows), 256 threads: row z of x (ne1*ne2*ne3 rows) -> column z.
 RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
+    rf_kernel_start();
     __shared__ float sh[8];
     const rf_ktensor &x = a.src[0];
     const i64 K = x.ne[0];
@@ -55,6 +56,7 @@ RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
 // Grid (ceil(K/256), min(rows, 65535)), 256 threads; rows = ne1*ne2*ne3 of src0, walked with
 // the grid's y stride. dst: scratch, row r at r * K floats.
 RF_KERNEL __launch_bounds__(256) void rf_quantize_f32_q8(rf_kargs a) {
+    rf_kernel_start();
     __shared__ float sh[8];
     const rf_ktensor &x = a.src[0];
     const i64 K = x.ne[0], rows = x.ne[1] * x.ne[2] * x.ne[3];

@@ -36,6 +36,7 @@ RF_DEV void rope_pair(const float *xr, i64 i, int pos, int mode, int n_rot, floa
 }
 
 RF_KERNEL void rf_rope_f32(rf_kargs a) {
+    rf_kernel_start();
     const rf_ktensor &x = a.src[0], &d = a.dst;
     const i64 D = x.ne[0], H = x.ne[1], T = x.ne[2];
     const int mode = a.iparams[0], n_rot = a.iparams[1];

@@ -28,6 +28,7 @@ RF_DEV float block_max(float v, float *sh) {
 RF_DEV const float *row_of(const rf_ktensor &t, i64 r) { return (const float *)row_ptr(t, r); }
 
 RF_KERNEL __launch_bounds__(256) void rf_rms_norm_f32(rf_kargs a) {
+    rf_kernel_start();
     __shared__ double sh[RF_WARP];
     const i64 r = blockIdx.x, K = a.src[0].ne[0];
     const float *x = row_of(a.src[0], r);
@@ -39,6 +40,7 @@ RF_KERNEL __launch_bounds__(256) void rf_rms_norm_f32(rf_kargs a) {
 }
 
 RF_KERNEL __launch_bounds__(256) void rf_softmax_f32(rf_kargs a) {
+    rf_kernel_start();
     __shared__ float sh[RF_WARP];
     const i64 r = blockIdx.x, K = a.src[0].ne[0];
     const float *x = row_of(a.src[0], r);
@@ -55,6 +57,7 @@ RF_KERNEL __launch_bounds__(256) void rf_softmax_f32(rf_kargs a) {
 }
 
 RF_KERNEL __launch_bounds__(256) void rf_argmax_f32(rf_kargs a) {
+    rf_kernel_start();
     __shared__ float shv[RF_ROW_THREADS];
     __shared__ int shi[RF_ROW_THREADS];
     const i64 r = blockIdx.x, K = a.src[0].ne[0];

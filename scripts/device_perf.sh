@@ -10,6 +10,7 @@
 #   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
 #   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
+#   pdl       decode with programmatic dependent launch on and off (ROCMFORGE_HIP_PDL), tokens compared
 #   kprof     Nsight Compute per-kernel times of a decode step (TinyLlama Q4_K_M, 7B Q4_0)
 #   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
@@ -77,6 +78,21 @@ for step in "$@"; do
       cmp -s "$OUT/gen-cpu.txt" "$OUT/gen-hip.txt" && log "greedy $(basename $m): identical" || log "greedy $(basename $m): DIFFER"
       timeout 120 $RF generate -m $m -p "In the beginning" -n 32 --temp 0 --backend hip --parallel 4 2>/dev/null > "$OUT/gen-par.txt"
       log "parallel 4 $(basename $m): $(md5sum < "$OUT/gen-hip.txt" | cut -c1-8) single vs $(md5sum < "$OUT/gen-par.txt" | cut -c1-8) -- see gen-par.txt"
+    done ;;
+  pdl) # programmatic dependent launch on / off: decode speed (interleaved) and identical tokens
+    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
+      set -- $spec
+      m=$(model $1 $2)
+      for rep in 1 2; do
+        for p in 1 0; do
+          r=$(ROCMFORGE_HIP_PDL=$p timeout 120 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+          log "tg128 $1 $2 PDL=$p: $r"
+        done
+      done
+      for p in 1 0; do
+        ROCMFORGE_HIP_PDL=$p timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip 2>/dev/null > "$OUT/pdl$p.txt"
+      done
+      cmp -s "$OUT/pdl1.txt" "$OUT/pdl0.txt" && log "greedy $1 $2 PDL on/off: identical" || log "greedy $1 $2 PDL on/off: DIFFER"
     done ;;
   kprof) # per-kernel times of one decode step (direct launches), TinyLlama Q4_K_M and 7B Q4_0
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)

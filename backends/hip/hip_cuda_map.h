@@ -37,6 +37,10 @@ struct KernelNodeParams {
     void *kern; // CUkernel, unused (func is set)
     CUcontext ctx;
 };
+// CUgraphEdgeData (cuda.h, CUDA 12.3+): type 1 = programmatic dependency, from_port 1 =
+// CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC (the upstream kernel's blocks have all started and
+// triggered; the downstream kernel orders itself with griddepcontrol.wait).
+struct GraphEdgeData { unsigned char from_port, to_port, type, reserved[5]; };
 // One pointer per driver / NVRTC entry point we call (filled by gpu_runtime_load).
 struct Api {
     int (*cuInit)(unsigned);
@@ -76,6 +80,8 @@ struct Api {
     int (*cuGraphExecKernelNodeSetParams)(hipGraphExec_t, hipGraphNode_t, const KernelNodeParams *);
     int (*cuGraphLaunch)(hipGraphExec_t, hipStream_t);
     int (*cuGraphExecDestroy)(hipGraphExec_t);
+    // Optional (CUDA 12.3+ drivers): typed edges, for programmatic dependent launch
+    int (*cuGraphAddDependencies)(hipGraph_t, const hipGraphNode_t *, const hipGraphNode_t *, const GraphEdgeData *, size_t);
     // NVRTC
     int (*nvrtcVersion)(int *, int *);
     int (*nvrtcCreateProgram)(hiprtcProgram *, const char *, const char *, int, const char *const *,

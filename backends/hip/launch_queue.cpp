@@ -63,17 +63,28 @@ bool LaunchQueue::build_graph(std::string &err) {
     drop_graph();
     if (hipError_t e = hipGraphCreate(&graph_, 0)) { err = gpu_error("graph create", e); return false; }
     nodes_.resize(cur_.size());
+    const bool typed = programmatic_ && rf_cuda::api.cuGraphAddDependencies;
+    const rf_cuda::GraphEdgeData edge = {1, 0, 1, {0, 0, 0, 0, 0}}; // programmatic port and type
     for (size_t i = 0; i < cur_.size(); ++i) {
         void *params[] = {&cur_[i].args};
         const auto p = node_params(cur_[i], params);
-        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&nodes_[i], graph_, i ? &nodes_[i - 1] : nullptr, i ? 1 : 0, &p)) {
+        const bool chain = i && !typed; // plain edge to the previous node
+        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&nodes_[i], graph_, chain ? &nodes_[i - 1] : nullptr, chain ? 1 : 0, &p)) {
             err = gpu_error("graph add kernel node", e);
             drop_graph();
             return false;
         }
+        if (i && typed)
+            if (hipError_t e = rf_cuda::api.cuGraphAddDependencies(graph_, &nodes_[i - 1], &nodes_[i], &edge, 1)) {
+                err = gpu_error("graph add programmatic edge", e);
+                programmatic_ = false; // the next build uses plain edges
+                drop_graph();
+                return false;
+            }
     }
     if (hipError_t e = hipGraphInstantiateWithFlags(&exec_, graph_, 0)) {
         err = gpu_error("graph instantiate", e);
+        programmatic_ = false;
         drop_graph();
         return false;
     }

@@ -36,6 +36,9 @@ public:
     ~LaunchQueue() { drop_graph(); }
 
     void set_graphs(bool on) { graphs_ = on; if (!on) drop_graph(); }
+    // Chain graph kernels with programmatic edges (Hopper+; kernels/compat.h rf_kernel_start).
+    void set_programmatic(bool on) { programmatic_ = on; drop_graph(); }
+    bool programmatic() const { return programmatic_; }
     bool graphs() const { return graphs_; }
     void begin() { cur_.clear(), has_events_ = false; }
     void add(const LaunchRec &r) { cur_.push_back(r); }
@@ -62,6 +65,7 @@ private:
     void drop_graph();
 
     bool graphs_ = false;
+    bool programmatic_ = false;
     bool has_events_ = false;
     std::vector<LaunchRec> cur_, prev_; // prev_: the list the graph (if any) currently holds
     bool have_graph_ = false;

@@ -114,6 +114,13 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     // Graph replay of repeated launch lists (decode steps); ROCMFORGE_HIP_GRAPHS=0 turns it off.
     const char *gs = std::getenv("ROCMFORGE_HIP_GRAPHS");
     b->queue.set_graphs(graphs_available() && !b->sync_each_node && !(gs && *gs == '0'));
+    // Programmatic edges between the graph's kernels (compat.h rf_kernel_start): NVIDIA sm_90+
+    // devices running sm_90+ code; ROCMFORGE_HIP_PDL=0 turns them off.
+#if defined(RF_HIP_NVIDIA)
+    const auto sm = [](const std::string &a) { return a.rfind("sm_", 0) == 0 ? std::atoi(a.c_str() + 3) : 0; };
+    const char *pdl = std::getenv("ROCMFORGE_HIP_PDL");
+    b->queue.set_programmatic(sm(b->device_arch) >= 90 && sm(b->arch) >= 90 && !(pdl && *pdl == '0'));
+#endif
     // Node fusion (fusion.h); ROCMFORGE_HIP_FUSE=0 turns it off. Off with per-node sync, so a
     // fault names its node.
     const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");
