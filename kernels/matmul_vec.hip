@@ -84,11 +84,23 @@ template <class B> RF_DEV void mvq_one(const rf_kargs &a) {
                                      (const i8 *)a.scratch + (i64)blockIdx.z * a.aux[0], w.ne[0]);
     if (threadIdx.x % RF_WARP == 0) ((float *)((u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3]))[n] = acc;
 }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_k(rf_kargs a) { rf_kernel_start(); mvq_one<MvqK4<T_Q4_K>>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q5_k(rf_kargs a) { rf_kernel_start(); mvq_one<MvqK4<T_Q5_K>>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q6_k(rf_kargs a) { rf_kernel_start(); mvq_one<MvqQ6K>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q4_0(rf_kargs a) { rf_kernel_start(); mvq_one<MvqQ4_0>(a); }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_q8_0(rf_kargs a) { rf_kernel_start(); mvq_one<MvqQ8_0>(a); }
+// The warp's weight row (batch slice of blockIdx.z) into L2 before the kernel starts.
+// iparams[7] = 1 (all three kernel families): no prefetch (ROCMFORGE_HIP_PREFETCH=0, A/B).
+RF_DEV void prefetch_mvq_one(const rf_kargs &a) {
+    const rf_ktensor &w = a.src[0], &x = a.src[1];
+    const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
+    if (a.iparams[7] || n >= w.ne[1]) return;
+    int i2 = 0, i3 = 0, w2 = 0, w3 = 0;
+    batch_coords(blockIdx.z, x, w, i2, i3, w2, w3);
+    prefetch_l2((const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + n * w.nb[1], w.nb[1]);
+}
+#define RF_MVQ_ONE(t, B) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvq_##t(rf_kargs a) { prefetch_mvq_one(a); rf_kernel_start(); mvq_one<B>(a); }
+RF_MVQ_ONE(q4_k, MvqK4<T_Q4_K>)
+RF_MVQ_ONE(q5_k, MvqK4<T_Q5_K>)
+RF_MVQ_ONE(q6_k, MvqQ6K)
+RF_MVQ_ONE(q4_0, MvqQ4_0)
+RF_MVQ_ONE(q8_0, MvqQ8_0)
 
 RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
     switch (type) {
@@ -111,7 +123,43 @@ RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
 // 4b..4b+3 hold two rotation pairs; src[3] = rotated output (dense, same element order), src[1] =
 // positions, src[2] = factors (may be null), iparams[1] = n_rot, iparams[2] = head size D,
 // fparams[0..1] = freq base, scale (rf_rope_f32's rope_rotate).
+// Segment s and row n of this warp in the K/V/Q (or gate/up) form; n >= rows: no row.
+struct MultiRow { const u8 *w; i64 stride, rows, n; int type, s; };
+RF_DEV MultiRow multi_row(const rf_kargs &a) {
+    const int nseg = (int)a.aux[3];
+    int s = 0;
+    i64 blk = blockIdx.x;
+    if (a.iparams[0] != 1) {
+        if (nseg > 2 && blk >= a.aux[2]) { s = 2; blk -= a.aux[2]; }
+        else if (nseg > 1 && blk >= a.aux[1]) { s = 1; blk -= a.aux[1]; }
+    }
+    // Fields picked with constant indices: a.src[s] with a run-time s copies the whole argument
+    // block to scratch memory on AMD (592 bytes per thread on gfx1030/gfx1100).
+    const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
+    MultiRow r;
+    r.s = s;
+    r.rows = s == 0 ? w0.ne[1] : s == 1 ? w1.ne[1] : w2.ne[1];
+    r.stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
+    r.type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
+    r.w = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
+    r.n = blk * RF_MV_WARPS + threadIdx.x / RF_WARP;
+    return r;
+}
+RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
+    if (a.iparams[7]) return;
+    if (a.iparams[0] == 2) {
+        const rf_ktensor &w = a.src[0];
+        const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
+        if (n < w.ne[1]) prefetch_l2((const u8 *)w.data + n * w.nb[1], w.nb[1]);
+        return;
+    }
+    const MultiRow r = multi_row(a);
+    if (r.n >= r.rows) return;
+    prefetch_l2(r.w + r.n * r.stride, r.stride);
+    if (a.iparams[0] == 1) prefetch_l2((const u8 *)a.src[1].data + r.n * a.src[1].nb[1], a.src[1].nb[1]);
+}
 RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
+    prefetch_mvq_multi(a);
     rf_kernel_start();
     __shared__ float sh_rows[RF_MV_WARPS];
     const bool swiglu = a.iparams[0] == 1;
@@ -138,25 +186,12 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
         yr[n + 1] = y1;
         return;
     }
-    const int nseg = (int)a.aux[3];
-    int s = 0;
-    i64 blk = blockIdx.x;
-    if (!swiglu) {
-        if (nseg > 2 && blk >= a.aux[2]) { s = 2; blk -= a.aux[2]; }
-        else if (nseg > 1 && blk >= a.aux[1]) { s = 1; blk -= a.aux[1]; }
-    }
-    // Fields picked with constant indices: a.src[s] with a run-time s copies the whole argument
-    // block to scratch memory on AMD (592 bytes per thread on gfx1030/gfx1100).
-    const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
-    const i64 w_rows = s == 0 ? w0.ne[1] : s == 1 ? w1.ne[1] : w2.ne[1];
-    const i64 w_stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
-    const int w_type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
-    const u8 *w_data = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
-    const i64 n = blk * RF_MV_WARPS + threadIdx.x / RF_WARP;
-    if (n >= w_rows) return;
-    const i64 K = w0.ne[0];
+    const MultiRow mr = multi_row(a);
+    const i64 n = mr.n, s = mr.s;
+    if (n >= mr.rows) return;
+    const i64 K = a.src[0].ne[0];
     const i8 *xq = (const i8 *)a.scratch;
-    const float v = mvq_row(w_type, w_data + n * w_stride, xq, K);
+    const float v = mvq_row(mr.type, mr.w + n * mr.stride, xq, K);
     const bool lane0 = threadIdx.x % RF_WARP == 0;
     if (!swiglu) {
         float *y = (float *)(s == 0 ? a.dst.data : s == 1 ? a.src[3].data : a.src[4].data);
@@ -180,6 +215,13 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
 // stride aux[0]) + blockIdx.y * NC; each warp takes R consecutive weight rows, so every weight
 // block is read once for NC columns and every activation piece once for R rows. Batch 1,
 // contiguous f32 output columns (dst.nb[1] apart). Grid (ceil(N / (4 R)), column chunks).
+// The warp's R weight rows into L2 (only the column chunk 0 blocks: the others read the same rows).
+RF_DEV void prefetch_mvq_cols(const rf_kargs &a, int R) {
+    const rf_ktensor &w = a.src[0];
+    const i64 n0 = ((i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP) * R;
+    if (a.iparams[7] || blockIdx.y != 0 || n0 >= w.ne[1]) return;
+    prefetch_l2((const u8 *)w.data + n0 * w.nb[1], (w.ne[1] - n0 < R ? w.ne[1] - n0 : R) * w.nb[1]);
+}
 template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0], &d = a.dst;
     const i64 N = w.ne[1], K = w.ne[0];
@@ -200,7 +242,8 @@ template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
 }
 
 #define RF_MVQN(t, B, NC, R) \
-    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { rf_kernel_start(); mvq_cols<B, NC, R>(a); }
+    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { \
+        prefetch_mvq_cols(a, R); rf_kernel_start(); mvq_cols<B, NC, R>(a); }
 #define RF_MVQN_COLS(t, B, R) \
     RF_MVQN(t, B, 1, R) RF_MVQN(t, B, 2, R) RF_MVQN(t, B, 3, R) RF_MVQN(t, B, 4, R) \
     RF_MVQN(t, B, 5, R) RF_MVQN(t, B, 6, R) RF_MVQN(t, B, 7, R) RF_MVQN(t, B, 8, R)

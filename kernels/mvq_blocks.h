@@ -15,6 +15,17 @@
 #include "compat.h"
 #include "quant_decode.h"
 
+// Pulls `bytes` of weights at p into L2, one 128-byte line per lane and step. Kernels call it
+// before rf_kernel_start() (compat.h): weights are never written, so under programmatic
+// dependent launch the reads overlap the previous kernel (a norm, the attention) instead of
+// starting after it. kernels/pack_tool.py accepts prefetch_* calls before rf_kernel_start().
+RF_DEV void prefetch_l2(const u8 *p, i64 bytes) {
+#if RF_NVIDIA
+    for (i64 o = (i64)(threadIdx.x % RF_WARP) * 128; o < bytes; o += RF_WARP * 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(p + o));
+#endif
+}
+
 // One q8_1 column (quantize_act.hip): K int8 quants, then per 32 elements (d, d * sum).
 struct Q8Col { const i8 *q; const float *ds; };
 RF_DEV Q8Col q8_col(const i8 *first, i64 stride, int c, i64 K) {

@@ -10,6 +10,7 @@
 #   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
 #   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
+#   ab        the same for any knob: AB_VAR=ROCMFORGE_HIP_... (1 against 0)
 #   pdl       decode with programmatic dependent launch on and off (ROCMFORGE_HIP_PDL), tokens compared
 #   kprof     Nsight Compute per-kernel times of a decode step (TinyLlama Q4_K_M, 7B Q4_0)
 #   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
@@ -78,6 +79,22 @@ for step in "$@"; do
       cmp -s "$OUT/gen-cpu.txt" "$OUT/gen-hip.txt" && log "greedy $(basename $m): identical" || log "greedy $(basename $m): DIFFER"
       timeout 120 $RF generate -m $m -p "In the beginning" -n 32 --temp 0 --backend hip --parallel 4 2>/dev/null > "$OUT/gen-par.txt"
       log "parallel 4 $(basename $m): $(md5sum < "$OUT/gen-hip.txt" | cut -c1-8) single vs $(md5sum < "$OUT/gen-par.txt" | cut -c1-8) -- see gen-par.txt"
+    done ;;
+  ab) # interleaved decode A/B of one knob: AB_VAR=NAME (values 1 and 0), tokens compared
+    v=${AB_VAR:-ROCMFORGE_HIP_PREFETCH}
+    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
+      set -- $spec
+      m=$(model $1 $2)
+      for rep in 1 2; do
+        for p in 1 0; do
+          r=$(env $v=$p timeout 120 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+          log "tg128 $1 $2 $v=$p: $r"
+        done
+      done
+      for p in 1 0; do
+        env $v=$p timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip 2>/dev/null > "$OUT/ab$p.txt"
+      done
+      cmp -s "$OUT/ab1.txt" "$OUT/ab0.txt" && log "greedy $1 $2 $v on/off: identical" || log "greedy $1 $2 $v on/off: DIFFER"
     done ;;
   pdl) # programmatic dependent launch on / off: decode speed (interleaved) and identical tokens
     for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do

@@ -28,6 +28,9 @@ struct Backend {
     // ROCMFORGE_HIP_MVQ_COLS / ROCMFORGE_HIP_MVQ_ROWS override them (A/B).
     int64_t mvq_max_cols = 16;
     int mvq_rows_per_warp = 2;
+    // Decode matmuls pull their rows into L2 before rf_kernel_start (ROCMFORGE_HIP_PREFETCH=1).
+    // Off: on the H100 it gave TinyLlama tg128 +5% but Llama-2-7B -3..-13% (interleaved A/B).
+    bool prefetch_weights = false;
     bool attention_stream = true; // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
     // Nodes of the compute() in progress already launched by a fusion ahead of their turn.

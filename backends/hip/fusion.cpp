@@ -87,6 +87,7 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.src[4] = ktensor(sd);
     a.scratch = b.q8.where;
     a.iparams[0] = 1;
+    a.iparams[7] = b.prefetch_weights ? 0 : 1;
     a.aux[1] = (N + 3) / 4;
     a.aux[3] = 2;
     if (!add_launch(b, "rf_mvq_multi", (unsigned)((N + 3) / 4), 128, a)) return 0;
@@ -118,6 +119,7 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.scratch = b.q8.where;
     a.aux[3] = 1;
     a.iparams[0] = 2;
+    a.iparams[7] = b.prefetch_weights ? 0 : 1;
     a.iparams[1] = rp->iparams[1];
     a.iparams[2] = (int)D;
     a.fparams[0] = rp->fparams[0];

@@ -122,6 +122,7 @@ int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned bat
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(w->ne[0]);
+    a.iparams[7] = b.prefetch_weights ? 0 : 1;
     return launch(b, kernel, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
 }
 
@@ -143,6 +144,7 @@ int matmul_cols_q8(Backend &b, const rf_node &n, std::string &err) {
         a.scratch = b.q8.where;
         a.aux[0] = q8_column_bytes(w->ne[0]);
         a.aux[1] = m0;
+        a.iparams[7] = b.prefetch_weights ? 0 : 1;
         if (int r = launch(b, stem + std::to_string(nc) + "x" + std::to_string(R), blocks, (unsigned)chunks, 1, 128, a, err))
             return r;
         m0 += nc * chunks;
