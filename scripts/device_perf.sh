@@ -10,6 +10,7 @@
 #   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
 #   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
+#   final     the issue's benchmark table with baselines saved in \$OUT
 #   ab        the same for any knob: AB_VAR=ROCMFORGE_HIP_... (1 against 0)
 #   pdl       decode with programmatic dependent launch on and off (ROCMFORGE_HIP_PDL), tokens compared
 #   kprof     Nsight Compute per-kernel times of a decode step (TinyLlama Q4_K_M, 7B Q4_0)
@@ -80,6 +81,18 @@ for step in "$@"; do
       timeout 120 $RF generate -m $m -p "In the beginning" -n 32 --temp 0 --backend hip --parallel 4 2>/dev/null > "$OUT/gen-par.txt"
       log "parallel 4 $(basename $m): $(md5sum < "$OUT/gen-hip.txt" | cut -c1-8) single vs $(md5sum < "$OUT/gen-par.txt" | cut -c1-8) -- see gen-par.txt"
     done ;;
+  final) # the issue's table: baselines of pp/tg, depth, batched decode and TTFT (JSON in $OUT)
+    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
+      set -- $spec
+      timeout 200 $RF bench -m $(model $1 $2) -p 512 -n 128 -r 5 --backend hip --save-baseline "$OUT/baseline-h100-$1-$2.json" \
+        --compare-baseline $Y/llamacpp-h100-$1-$2.json --threshold 0 --force > "$OUT/final-$1-$2.txt" 2>&1
+      log "-- $1 $2"; grep -E "pp512|tg128" "$OUT/final-$1-$2.txt" | tee -a "$S"
+    done
+    m=$(model llama2-7b Q4_K_M)
+    timeout 300 $RF bench -m $m -p 512 -n 128 -d 2048,8192 -r 3 --backend hip --save-baseline "$OUT/baseline-h100-llama2-7b-Q4_K_M-depth.json" \
+      2>&1 | grep -E "@ d" | tee -a "$S"
+    timeout 300 $RF bench-inference -m $m --prompts 512 --batches 1,2,4,8,16 --prompt-len 128 -n 128 -r 2 --backend hip \
+      --save-baseline "$OUT/baseline-h100-llama2-7b-Q4_K_M-inference.json" 2>/dev/null | grep -E "^\|" | tee -a "$S" ;;
   ab) # interleaved decode A/B of one knob: AB_VAR=NAME (values 1 and 0), tokens compared
     v=${AB_VAR:-ROCMFORGE_HIP_PREFETCH}
     for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
