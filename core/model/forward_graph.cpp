@@ -21,7 +21,30 @@ bool is_contiguous_range(const std::vector<int32_t> &rows) {
 
 } // namespace
 
-Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in) {
+ForwardKey forward_key(const ForwardInputs &in) {
+    ForwardKey k;
+    k.n_tokens = (int64_t)in.tokens.size();
+    k.n_kv_max = in.n_kv_max;
+    k.n_seq = in.n_seq;
+    k.n_outputs = (int64_t)in.output_rows.size();
+    if (in.output_rows.empty()) k.out_mode = 0;
+    else if (k.n_outputs == k.n_tokens) k.out_mode = 1;
+    else if (is_contiguous_range(in.output_rows)) k.out_mode = 2, k.out_first = in.output_rows.front();
+    else k.out_mode = 3;
+    return k;
+}
+
+void ForwardGraphInputs::bind(const ForwardInputs &in) const {
+    tokens->host_data = in.tokens.data();
+    positions->host_data = in.positions.data();
+    slots->host_data = in.slots.data();
+    slot_table->host_data = in.slot_table.data();
+    token_info->host_data = in.token_info.data();
+    if (out_ids) out_ids->host_data = in.output_rows.data();
+}
+
+Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
+                            ForwardGraphInputs *inputs) {
     const ModelHparams &hp = model.hparams();
     const int64_t T = (int64_t)in.tokens.size();
     const int64_t D = hp.head_dim;
@@ -36,6 +59,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
     Tensor *out_ids = nullptr;
     if (want_logits && !all_rows && !is_contiguous_range(in.output_rows))
         out_ids = g.input("output_rows", RF_TYPE_I32, {(int64_t)in.output_rows.size()}, in.output_rows.data());
+    if (inputs) *inputs = {tokens, positions, slots, slot_table, token_info, out_ids};
     // Keeps only the rows whose logits are wanted (row-wise ops after this see only those).
     auto select_rows = [&](Tensor *t) -> Tensor * {
         if (all_rows) return t;

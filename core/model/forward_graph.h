@@ -21,9 +21,29 @@ struct ForwardInputs {
     int64_t n_seq = 0;
 };
 
+// Everything of ForwardInputs the graph's structure depends on: inputs with equal keys give
+// identical graphs (the same nodes, shapes and names), differing only in the input bytes.
+struct ForwardKey {
+    int64_t n_tokens = -1, n_kv_max = -1, n_seq = -1, n_outputs = -1;
+    int out_mode = -1;      // 0: no logits, 1: all rows, 2: a contiguous range, 3: gathered rows
+    int64_t out_first = -1; // first row of a contiguous range
+    bool operator==(const ForwardKey &) const = default;
+};
+ForwardKey forward_key(const ForwardInputs &in);
+
+// The graph's input tensors, whose host_data point into a ForwardInputs (out_ids: nullptr unless
+// the output rows are gathered).
+struct ForwardGraphInputs {
+    Tensor *tokens = nullptr, *positions = nullptr, *slots = nullptr, *slot_table = nullptr,
+           *token_info = nullptr, *out_ids = nullptr;
+    // Points the input tensors at `in`'s arrays (which must have the key the graph was built for).
+    void bind(const ForwardInputs &in) const;
+};
+
 // Builds embeddings -> layers -> final norm -> output matmul of the output rows. Returns the
 // logits tensor [n_vocab, output_rows.size()] or nullptr when no row is wanted (the graph then
-// only appends K/V to the cache).
-Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in);
+// only appends K/V to the cache). `inputs`, when given, receives the input tensors.
+Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
+                            ForwardGraphInputs *inputs = nullptr);
 
 } // namespace rf

@@ -3,7 +3,6 @@
 #include "rocmforge/inference.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "forward_graph.h"
@@ -21,10 +20,24 @@ static KvCacheParams cache_params(const ContextParams &p) {
     return c;
 }
 
+// The graph of the last run_graph() call with the arrays it reads, and scratch indexed by
+// sequence id (n_seq_max entries each) that decode() and run_graph() refill on every call.
+struct InferenceContext::Step {
+    ForwardInputs in;
+    ForwardKey key; // of `graph`
+    std::unique_ptr<Graph> graph;
+    ForwardGraphInputs inputs;
+    Tensor *logits = nullptr;
+    std::vector<int64_t> new_tokens; // decode(): tokens of each sequence in the batch
+    std::vector<int> seq_index;      // run_graph(): index in order of first appearance, -1: absent
+    std::vector<int64_t> next_pos;   // run_graph(): next position of each sequence present
+    std::vector<int> batch_seqs;     // run_graph(): sequences in order of first appearance
+};
+
 InferenceContext::InferenceContext(Model &model, Runtime &runtime, const ContextParams &params)
     : model_(model), runtime_(runtime), params_(params),
       cache_(model.backend(), model.hparams().n_layer, model.hparams().n_embd_kv(), cache_params(params)),
-      executor_(std::make_unique<Executor>(runtime)) {
+      executor_(std::make_unique<Executor>(runtime)), step_(std::make_unique<Step>()) {
     if (params_.n_batch <= 0) throw UsageError("batch size (-b) must be positive");
     // Attention reads each head's slice of a pool row: a block type must not straddle heads.
     for (int type : {params_.type_k, params_.type_v}) {
@@ -34,6 +47,10 @@ InferenceContext::InferenceContext(Model &model, Runtime &runtime, const Context
                              std::to_string(block) + "; this model's is " + std::to_string(model.hparams().head_dim) +
                              " (use f16 or f32)");
     }
+    const size_t n_seq = (size_t)params_.n_seq_max; // > 0: the page table checked it
+    step_->new_tokens.resize(n_seq);
+    step_->seq_index.resize(n_seq);
+    step_->next_pos.resize(n_seq);
 }
 
 InferenceContext::~InferenceContext() = default;
@@ -44,7 +61,8 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
         throw Error("decode: batch arrays differ in length");
 
     // Validate everything and reserve all pages up front, so a full cache changes nothing.
-    std::map<int, int64_t> new_tokens;
+    std::vector<int64_t> &new_tokens = step_->new_tokens; // by sequence id; 0: not in the batch
+    std::fill(new_tokens.begin(), new_tokens.end(), 0);
     size_t n_outputs = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
         if (batch.tokens[i] < 0 || batch.tokens[i] >= hp.n_vocab)
@@ -53,7 +71,7 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
         if (batch.seq[i] < 0 || batch.seq[i] >= params_.n_seq_max)
             throw Error("decode: sequence id " + std::to_string(batch.seq[i]) + " at batch index " +
                         std::to_string(i) + " is outside 0.." + std::to_string(params_.n_seq_max - 1));
-        new_tokens[batch.seq[i]]++;
+        new_tokens[(size_t)batch.seq[i]]++;
         n_outputs += batch.output[i] ? 1 : 0;
     }
     KvPageTable &pages = cache_.pages();
@@ -62,7 +80,8 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
     int64_t held = 0;
     for (int s = 0; s < params_.n_seq_max; ++s) held += pages.length(s);
     if (held + (int64_t)batch.size() > params_.n_ctx) {
-        const int seq = new_tokens.begin()->first;
+        int seq = 0; // the lowest sequence id in the batch
+        while (new_tokens[(size_t)seq] == 0) ++seq;
         throw ContextFullError("context full: " +
                                    (params_.n_seq_max == 1 ? "sequence " + std::to_string(seq) + " holds "
                                                            : "the sequences hold ") +
@@ -70,9 +89,12 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
                                    " more would exceed the context size of " + std::to_string(params_.n_ctx) + " (-c)",
                                seq);
     }
+    // Sequences in ascending id order.
     int64_t pages_total = 0;
     int full_seq = -1;
-    for (const auto &[seq, n] : new_tokens) {
+    for (int seq = 0; seq < params_.n_seq_max; ++seq) {
+        const int64_t n = new_tokens[(size_t)seq];
+        if (n == 0) continue;
         pages_total += pages.pages_needed(seq, n);
         if (pages_total > pages.free_pages() && full_seq < 0) full_seq = seq;
     }
@@ -84,9 +106,11 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
                                    std::to_string(pages.n_slots()) + " tokens) has " +
                                    std::to_string(pages.free_pages()) + " free; raise -c",
                                full_seq);
-    for (const auto &[seq, n] : new_tokens) pages.reserve(seq, n);
+    for (int seq = 0; seq < params_.n_seq_max; ++seq)
+        if (new_tokens[(size_t)seq] > 0) pages.reserve(seq, new_tokens[(size_t)seq]);
 
-    logits_.assign(n_outputs * (size_t)hp.n_vocab, 0.0f);
+    // Every float is written below (each graph reads all its output rows): no zero fill needed.
+    logits_.resize(n_outputs * (size_t)hp.n_vocab);
     float *out = logits_.data();
     for (size_t first = 0; first < batch.size(); first += (size_t)params_.n_batch) {
         const size_t count = std::min(batch.size() - first, (size_t)params_.n_batch);
@@ -100,29 +124,36 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
 
 void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count, float *logits_out) {
     KvPageTable &pages = cache_.pages();
-    ForwardInputs in;
+    Step &st = *step_;
+    ForwardInputs &in = st.in;
     in.tokens.assign(batch.tokens.begin() + (long)first, batch.tokens.begin() + (long)(first + count));
+    in.positions.clear();
+    in.slots.clear();
+    in.token_info.clear();
+    in.output_rows.clear();
 
     // Sequences in order of first appearance; positions continue each sequence's length.
-    std::vector<int> batch_seqs;
-    std::map<int, int> seq_index;
-    std::map<int, int64_t> next_pos;
+    std::vector<int> &batch_seqs = st.batch_seqs;
+    std::vector<int> &seq_index = st.seq_index;
+    std::vector<int64_t> &next_pos = st.next_pos;
+    batch_seqs.clear();
+    std::fill(seq_index.begin(), seq_index.end(), -1);
     for (size_t i = first; i < first + count; ++i) {
         const int s = batch.seq[i];
-        if (!seq_index.count(s)) {
-            seq_index[s] = (int)batch_seqs.size();
+        if (seq_index[(size_t)s] < 0) {
+            seq_index[(size_t)s] = (int)batch_seqs.size();
             batch_seqs.push_back(s);
-            next_pos[s] = pages.length(s);
+            next_pos[(size_t)s] = pages.length(s);
         }
-        const int32_t pos = (int32_t)next_pos[s]++;
+        const int32_t pos = (int32_t)next_pos[(size_t)s]++;
         in.positions.push_back(pos);
         in.slots.push_back(pages.slot(s, pos));
-        in.token_info.push_back(seq_index[s]);
+        in.token_info.push_back(seq_index[(size_t)s]);
         in.token_info.push_back(pos);
         if (batch.output[i]) in.output_rows.push_back((int32_t)(i - first));
     }
     int64_t n_kv_max = 0;
-    for (int s : batch_seqs) n_kv_max = std::max(n_kv_max, next_pos[s]);
+    for (int s : batch_seqs) n_kv_max = std::max(n_kv_max, next_pos[(size_t)s]);
     // Rounded up so consecutive decode steps build graphs of the same shape, which lets the
     // executor reuse its plan (and the GPU backend its captured graph). Entries past a
     // sequence's length are never read: attention stops at each token's position.
@@ -130,17 +161,39 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
     n_kv_max = (n_kv_max + kKvRound - 1) / kKvRound * kKvRound;
     in.n_kv_max = n_kv_max;
     in.n_seq = (int64_t)batch_seqs.size();
-    in.slot_table.assign((size_t)(n_kv_max * in.n_seq), 0);
-    for (size_t b = 0; b < batch_seqs.size(); ++b)
-        for (int64_t p = 0; p < next_pos[batch_seqs[b]]; ++p)
-            in.slot_table[b * (size_t)n_kv_max + (size_t)p] = pages.slot(batch_seqs[b], p);
+    // Column b: the slot of each position of sequence batch_seqs[b] (KvPageTable::slot, page by
+    // page), then zeros up to n_kv_max.
+    in.slot_table.resize((size_t)(n_kv_max * in.n_seq));
+    const int64_t page_size = pages.page_size();
+    for (size_t b = 0; b < batch_seqs.size(); ++b) {
+        const int s = batch_seqs[b];
+        const int64_t len = next_pos[(size_t)s];
+        const std::vector<int32_t> &seq_pages = pages.pages(s);
+        if ((int64_t)seq_pages.size() * page_size < len) (void)pages.slot(s, len - 1); // throws: not reserved
+        int32_t *col = in.slot_table.data() + b * (size_t)n_kv_max;
+        for (int64_t p0 = 0, k = 0; p0 < len; p0 += page_size, ++k) {
+            const int64_t base = (int64_t)seq_pages[(size_t)k] * page_size;
+            const int64_t n = std::min(page_size, len - p0);
+            for (int64_t j = 0; j < n; ++j) col[p0 + j] = (int32_t)(base + j);
+        }
+        std::fill(col + len, col + n_kv_max, 0);
+    }
 
-    Graph graph;
-    Tensor *logits = build_forward_graph(graph, model_, cache_, in);
-    executor_->run(graph);
-    if (logits)
-        executor_->read(logits, logits_out, (uint64_t)in.output_rows.size() * (uint64_t)model_.hparams().n_vocab * sizeof(float));
-    for (int s : batch_seqs) pages.commit(s, next_pos[s] - pages.length(s));
+    // The same structure as the last graph: run it again on the new input bytes.
+    const ForwardKey key = forward_key(in);
+    if (st.graph && key == st.key) {
+        st.inputs.bind(in);
+    } else {
+        st.graph.reset();
+        auto g = std::make_unique<Graph>();
+        st.logits = build_forward_graph(*g, model_, cache_, in, &st.inputs);
+        st.graph = std::move(g);
+        st.key = key;
+    }
+    executor_->run(*st.graph);
+    if (st.logits)
+        executor_->read(st.logits, logits_out, (uint64_t)in.output_rows.size() * (uint64_t)model_.hparams().n_vocab * sizeof(float));
+    for (int s : batch_seqs) pages.commit(s, next_pos[(size_t)s] - pages.length(s));
 }
 
 } // namespace rf

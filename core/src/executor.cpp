@@ -45,6 +45,23 @@ struct Executor::Impl {
         std::vector<Backend *> tensor_home;
         std::vector<int64_t> tensor_offset; // -1: no arena memory (zero-copy input or unused)
     } cache;
+    // The graph object run last, when its plan had no cross-backend copies. While the same graph
+    // comes back unchanged (same id and version: nothing added, no mutable access), its plan,
+    // arena bindings and node list still hold: run() only rebinds zero-copy inputs and views,
+    // uploads the other inputs and runs the recorded segments.
+    struct Rerun {
+        bool valid = false;
+        uint64_t graph_id = 0, version = 0;
+        std::vector<Tensor *> host_inputs; // zero-copy inputs (data = host_data)
+        std::vector<Tensor *> uploads;     // inputs with arena memory, in upload order
+        std::vector<Tensor *> views;
+        std::vector<rf_node *> nodes;      // the graph's own nodes, in order
+        struct Segment {
+            Backend *backend;
+            int first, count;
+        };
+        std::vector<Segment> segments;
+    } rerun;
     bool debug = std::getenv("RF_SCHED_DEBUG") != nullptr;
 
     explicit Impl(Runtime &r) : rt(r) {}
@@ -104,7 +121,7 @@ struct Executor::Impl {
 
 // Everything the plan depends on: ops and params, each graph tensor's kind, type, shape and view
 // geometry, and the identity of persistent tensors. Equal signatures give equal plans.
-static std::vector<int64_t> graph_signature(Graph &g) {
+static std::vector<int64_t> graph_signature(const Graph &g) {
     std::vector<int64_t> sig;
     sig.reserve(g.tensors().size() * 8 + g.nodes().size() * 16);
     for (const Tensor &t : g.tensors()) {
@@ -140,15 +157,20 @@ uint64_t Executor::arena_bytes(const Backend *b) const {
 
 void Executor::run(Graph &g) {
     Impl &I = *impl_;
-    const int n_nodes = static_cast<int>(g.nodes().size());
+    if (I.rerun.valid && I.rerun.graph_id == g.id_ && I.rerun.version == g.version_) {
+        rerun(g);
+        return;
+    }
+    I.rerun.valid = false;
+    const int n_nodes = static_cast<int>(g.nodes_.size());
     I.copy_tensors.clear();
-    for (auto &t : g.tensors()) t.plan = {};
+    for (auto &t : g.tensors_) t.plan = {};
     std::vector<int64_t> signature = graph_signature(g);
     std::vector<Step> steps(n_nodes);
     std::vector<Tensor *> order; // graph tensors with arena memory or zero-copy inputs
     if (I.cache.valid && I.cache.signature == signature) {
         int k = 0;
-        for (auto &t : g.tensors()) {
+        for (auto &t : g.tensors_) {
             t.home = I.cache.tensor_home[k];
             if (I.cache.tensor_offset[k] >= 0) {
                 t.plan.offset = static_cast<uint64_t>(I.cache.tensor_offset[k]);
@@ -174,18 +196,59 @@ void Executor::run(Graph &g) {
             for (const auto &st : steps) I.cache.node_backend.push_back(st.backend);
             I.cache.tensor_home.clear();
             I.cache.tensor_offset.clear();
-            for (const auto &t : g.tensors()) {
+            for (const auto &t : g.tensors_) {
                 I.cache.tensor_home.push_back(t.home);
                 I.cache.tensor_offset.push_back(t.plan.placed ? static_cast<int64_t>(t.plan.offset) : -1);
             }
         }
     }
+    if (!I.cache.valid) return;
+    // Record what a rerun of this graph object needs (see Impl::Rerun).
+    Impl::Rerun &R = I.rerun;
+    R.graph_id = g.id_;
+    R.version = g.version_;
+    R.host_inputs.clear();
+    R.uploads.clear();
+    R.views.clear();
+    R.nodes.clear();
+    R.segments.clear();
+    for (Tensor *t : order)
+        if (t->kind == TensorKind::Input) (t->plan.placed ? R.uploads : R.host_inputs).push_back(t);
+    for (auto &t : g.tensors_)
+        if (t.kind == TensorKind::View) R.views.push_back(&t);
+    R.nodes.reserve(n_nodes);
+    for (auto &n : g.nodes_) R.nodes.push_back(&n);
+    for (int i = 0; i < n_nodes;) {
+        int j = i;
+        while (j < n_nodes && steps[j].backend == steps[i].backend) ++j;
+        R.segments.push_back({steps[i].backend, i, j - i});
+        i = j;
+    }
+    R.valid = true;
+}
+
+void Executor::rerun(Graph &g) {
+    Impl &I = *impl_;
+    Impl::Rerun &R = I.rerun;
+    R.valid = false; // until this run completes
+    for (Tensor *t : R.host_inputs) t->t.data = const_cast<void *>(t->host_data);
+    for (Tensor *t : R.views) {
+        t->home = t->view_src->home;
+        t->t.data = t->view_src->t.data ? static_cast<uint8_t *>(t->view_src->t.data) + t->view_offset : nullptr;
+    }
+    for (Tensor *t : R.uploads) t->home->upload(t->t.data, t->host_data, t->nbytes());
+    for (const auto &seg : R.segments) {
+        rf_graph sub{static_cast<int32_t>(seg.count), R.nodes.data() + seg.first};
+        seg.backend->compute(sub);
+    }
+    for (Backend *b : I.rt.backends()) b->synchronize();
+    R.valid = true;
 }
 
 void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &order) {
     Impl &I = *impl_;
-    const auto &nodes = g.nodes();
-    const auto &refs = g.node_refs();
+    const auto &nodes = g.nodes_;
+    const auto &refs = g.refs_;
     const int n_nodes = static_cast<int>(nodes.size());
 
     // 1. Assign backends; intermediates live where they are produced.
@@ -280,7 +343,7 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
 
 void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &order) {
     Impl &I = *impl_;
-    const auto &nodes = g.nodes();
+    const auto &nodes = g.nodes_;
     const int n_nodes = static_cast<int>(nodes.size());
     for (auto &[b, need] : I.arena_need) I.ensure_arena(b, need);
     for (auto *t : order) {
@@ -291,7 +354,7 @@ void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<
         t->t.data = static_cast<uint8_t *>(I.arenas[t->home].buf.base) + t->plan.offset;
         t->t.buffer = I.arenas[t->home].buf.handle;
     }
-    for (auto &t : g.tensors())
+    for (auto &t : g.tensors_)
         if (t.kind == TensorKind::View) {
             t.home = t.view_src->home;
             t.t.data = t.view_src->t.data ? static_cast<uint8_t *>(t.view_src->t.data) + t.view_offset : nullptr;
@@ -302,7 +365,12 @@ void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<
         if (t->kind == TensorKind::Input && t->plan.placed) t->home->upload(t->t.data, t->host_data, t->nbytes());
 
     // 5. Run maximal segments of consecutive nodes on one backend; copies before a segment.
-    std::vector<rf_node> patched(nodes.begin(), nodes.end());
+    // Nodes with copied sources run as patched copies; the others as they are in the graph.
+    bool has_copies = false;
+    for (const auto &st : steps) has_copies |= !st.copies.empty();
+    std::vector<rf_node> patched;
+    if (has_copies) patched.assign(nodes.begin(), nodes.end());
+    auto node_at = [&](int k) -> rf_node * { return has_copies ? &patched[k] : const_cast<rf_node *>(&nodes[k]); };
     std::vector<rf_node *> ptrs;
     ptrs.reserve(n_nodes);
     std::vector<uint8_t> staging;
@@ -330,7 +398,7 @@ void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<
             if (j < n_nodes && steps[j].backend == b && !steps[j].copies.empty()) break;
         }
         ptrs.clear();
-        for (int k = i; k < j; ++k) ptrs.push_back(&patched[k]);
+        for (int k = i; k < j; ++k) ptrs.push_back(node_at(k));
         rf_graph sub{static_cast<int32_t>(ptrs.size()), ptrs.data()};
         b->compute(sub);
         i = j;

@@ -1,4 +1,6 @@
 // Graph builder: shape inference for each op of abi.h; nodes are executed by the Executor.
+#include <atomic>
+
 #include "rocmforge/error.h"
 #include "rocmforge/graph.h"
 
@@ -12,9 +14,14 @@ std::string shape_str(const Tensor *t) {
            std::to_string(t->ne(2)) + "," + std::to_string(t->ne(3)) + "]";
 }
 
+std::atomic<uint64_t> next_graph_id{1};
+
 } // namespace
 
+Graph::Graph() : id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)) {}
+
 Tensor *Graph::new_tensor(TensorKind kind, int type, std::initializer_list<int64_t> ne) {
+    ++version_;
     tensors_.emplace_back();
     tensors_.back().graph_index = static_cast<int>(tensors_.size()) - 1;
     Tensor *t = &tensors_.back();
@@ -24,6 +31,7 @@ Tensor *Graph::new_tensor(TensorKind kind, int type, std::initializer_list<int64
 }
 
 Tensor *Graph::add_node(int op, Tensor *dst, std::initializer_list<Tensor *> srcs, const char *label) {
+    ++version_;
     rf_node n{};
     NodeRefs r;
     n.op = op;
@@ -155,6 +163,7 @@ Tensor *Graph::copy(Tensor *a, int type, const char *label) {
 
 Tensor *Graph::reshape(Tensor *a, std::initializer_list<int64_t> ne) {
     if (!(a->contiguous())) fail("reshape of a non-contiguous tensor");
+    ++version_;
     tensors_.emplace_back();
     tensors_.back().graph_index = static_cast<int>(tensors_.size()) - 1;
     Tensor *t = &tensors_.back();
@@ -171,6 +180,7 @@ Tensor *Graph::reshape(Tensor *a, std::initializer_list<int64_t> ne) {
 
 Tensor *Graph::rows(Tensor *a, int64_t first, int64_t count) {
     if (!(a->contiguous() && first >= 0 && count > 0 && first + count <= a->ne(1) && a->ne(2) == 1 && a->ne(3) == 1)) fail("rows(): range outside the tensor");
+    ++version_;
     tensors_.emplace_back();
     tensors_.back().graph_index = static_cast<int>(tensors_.size()) - 1;
     Tensor *t = &tensors_.back();

@@ -69,9 +69,14 @@ private:
 
 // Builds one forward pass. Op semantics are those of abi.h. Every op returns a new tensor owned
 // by the graph; `label` names the node for profilers (a prefix set with set_prefix is prepended).
+//
+// Running the same Graph object again (a decode loop keeping its graph) reuses the executor's plan,
+// bindings and node list outright as long as the graph has not changed since: no op or tensor was
+// added and the non-const nodes() / tensors() accessors were not called (each of these marks the
+// graph changed). Between such runs only the inputs' host bytes (or host_data pointers) change.
 class Graph {
 public:
-    Graph() = default;
+    Graph();
     Graph(const Graph &) = delete;
     Graph &operator=(const Graph &) = delete;
 
@@ -112,12 +117,22 @@ public:
 
     const std::deque<rf_node> &nodes() const { return nodes_; }
     const std::deque<NodeRefs> &node_refs() const { return refs_; }
-    std::deque<rf_node> &nodes() { return nodes_; }
-    std::deque<Tensor> &tensors() { return tensors_; }
+    const std::deque<Tensor> &tensors() const { return tensors_; }
+    // Mutable access marks the graph changed (the executor then checks its plan again).
+    std::deque<rf_node> &nodes() { ++version_; return nodes_; }
+    std::deque<Tensor> &tensors() { ++version_; return tensors_; }
+
+    // Identity of this graph object (unique per process) and a count of its changes: equal pairs
+    // mean the same, unchanged graph.
+    uint64_t id() const { return id_; }
+    uint64_t version() const { return version_; }
 
 private:
+    friend class Executor;
     Tensor *new_tensor(TensorKind kind, int type, std::initializer_list<int64_t> ne);
     Tensor *add_node(int op, Tensor *dst, std::initializer_list<Tensor *> srcs, const char *label);
+    uint64_t id_;
+    uint64_t version_ = 0;
     std::string prefix_;
     std::deque<Tensor> tensors_;
     std::deque<rf_node> nodes_;
@@ -146,6 +161,7 @@ private:
     struct Step;
     void plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &order);
     void bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &order);
+    void rerun(Graph &g);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -63,6 +63,11 @@ private:
     KvCache cache_;
     std::unique_ptr<Executor> executor_;
     std::vector<float> logits_;
+    // The last graph with its input arrays and per-call scratch: a step whose inputs have the
+    // same structure (decode steps between n_kv_max roundings) runs it again instead of
+    // building a new one.
+    struct Step;
+    std::unique_ptr<Step> step_;
 };
 
 } // namespace rf
