@@ -64,7 +64,20 @@ struct Executor::Impl {
     } rerun;
     bool debug = std::getenv("RF_SCHED_DEBUG") != nullptr;
 
-    explicit Impl(Runtime &r) : rt(r) {}
+    // op_overrides per op id (nullptr: none), looked up once instead of per node.
+    const std::string *override_name[RF_OP_COUNT] = {};
+
+    explicit Impl(Runtime &r) : rt(r) {
+        for (int op = 0; op < RF_OP_COUNT; ++op) {
+            auto it = rt.config().op_overrides.find(op_name(op));
+            if (it != rt.config().op_overrides.end()) override_name[op] = &it->second;
+        }
+    }
+    const std::string *override_for(int op) const {
+        if (op >= 0 && op < RF_OP_COUNT) return override_name[op];
+        auto it = rt.config().op_overrides.find(op_name(op));
+        return it == rt.config().op_overrides.end() ? nullptr : &it->second;
+    }
     ~Impl() {
         for (auto &[b, a] : arenas) b->free(a.buf);
     }
@@ -79,11 +92,10 @@ struct Executor::Impl {
             why = "in place on the pool's backend";
             return r.dst->home;
         }
-        auto ov = rt.config().op_overrides.find(op_name(n.op));
-        if (ov != rt.config().op_overrides.end()) {
-            Backend *b = rt.find(ov->second);
+        if (const std::string *ov = override_for(n.op)) {
+            Backend *b = rt.find(*ov);
             if (!b->supports(n))
-                throw Error(std::string("op_overrides puts ") + op_name(n.op) + " on '" + ov->second +
+                throw Error(std::string("op_overrides puts ") + op_name(n.op) + " on '" + *ov +
                             "', which does not support node " + (n.label ? n.label : ""));
             why = "op_overrides";
             return b;
@@ -283,11 +295,11 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
             c->t = src->t;
             c->t.data = nullptr;
             c->home = steps[i].backend;
-            c->name = src->name + "@" + steps[i].backend->name();
+            c->name = std::string(src->label()) + "@" + steps[i].backend->name();
             c->view_src = src; // remembered for the copy; not a view
             steps[i].copies.emplace_back(s, c);
             if (I.debug)
-                fmt::print(stderr, "sched: copy {} {} -> {} for node {}\n", src->name, r->home ? r->home->name() : "host",
+                fmt::print(stderr, "sched: copy {} {} -> {} for node {}\n", src->label(), r->home ? r->home->name() : "host",
                            steps[i].backend->name(), i);
         }
     }
@@ -320,9 +332,22 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
     for (auto *t : order)
         if (t->kind == TensorKind::Intermediate && t->plan.readers == 0 && !t->view_src) t->plan.last = n_nodes;
 
-    std::map<Backend *, MemoryPlanner> planners;
-    std::vector<std::vector<Tensor *>> dies_after(n_nodes + 1);
-    for (auto *t : order) dies_after[t->plan.last].push_back(t);
+    // One planner per backend (few: a linear search beats a map).
+    std::vector<std::pair<Backend *, MemoryPlanner>> planners;
+    auto planner = [&](Backend *b) -> MemoryPlanner & {
+        for (auto &[pb, p] : planners)
+            if (pb == b) return p;
+        return planners.emplace_back(b, MemoryPlanner{}).second;
+    };
+    // Tensors by the node after which they die, in `order` within each node (a counting sort).
+    std::vector<int> dies_start(n_nodes + 2, 0);
+    for (auto *t : order) ++dies_start[t->plan.last + 1];
+    for (int i = 0; i <= n_nodes; ++i) dies_start[i + 1] += dies_start[i];
+    std::vector<Tensor *> dies_after(order.size());
+    {
+        std::vector<int> fill(dies_start.begin(), dies_start.end() - 1);
+        for (auto *t : order) dies_after[fill[t->plan.last]++] = t;
+    }
     auto padded = [](const Tensor *t) { return (t->nbytes() + kAlign - 1) / kAlign * kAlign; };
     // Walk nodes: allocate at first def, free after last use.
     size_t next = 0;
@@ -330,12 +355,14 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
         while (next < order.size() && order[next]->plan.first == i) {
             Tensor *t = order[next++];
             if (t->kind == TensorKind::Input && t->home->host_memory()) continue; // zero-copy
-            t->plan.offset = planners[t->home].allocate(padded(t));
+            t->plan.offset = planner(t->home).allocate(padded(t));
             t->plan.placed = true;
         }
         if (i < n_nodes)
-            for (Tensor *t : dies_after[i])
-                if (t->plan.placed) planners[t->home].release(t->plan.offset, padded(t));
+            for (int k = dies_start[i]; k < dies_start[i + 1]; ++k) {
+                Tensor *t = dies_after[k];
+                if (t->plan.placed) planner(t->home).release(t->plan.offset, padded(t));
+            }
     }
     I.arena_need.clear(); // what this plan needs, not what earlier plans needed
     for (auto &[b, p] : planners) I.arena_need[b] = std::max<uint64_t>(p.peak(), kAlign);
@@ -346,13 +373,16 @@ void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<
     const auto &nodes = g.nodes_;
     const int n_nodes = static_cast<int>(nodes.size());
     for (auto &[b, need] : I.arena_need) I.ensure_arena(b, need);
+    Backend *arena_backend = nullptr; // the last arena looked up (tensors mostly share one)
+    Impl::Arena *arena = nullptr;
     for (auto *t : order) {
         if (!t->plan.placed) {
             t->t.data = const_cast<void *>(t->host_data); // zero-copy input
             continue;
         }
-        t->t.data = static_cast<uint8_t *>(I.arenas[t->home].buf.base) + t->plan.offset;
-        t->t.buffer = I.arenas[t->home].buf.handle;
+        if (t->home != arena_backend) arena_backend = t->home, arena = &I.arenas[t->home];
+        t->t.data = static_cast<uint8_t *>(arena->buf.base) + t->plan.offset;
+        t->t.buffer = arena->buf.handle;
     }
     for (auto &t : g.tensors_)
         if (t.kind == TensorKind::View) {
@@ -407,7 +437,7 @@ void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<
 }
 
 void Executor::read(const Tensor *t, void *dst, uint64_t bytes) {
-    if (bytes > t->nbytes()) throw Error("read of " + std::to_string(bytes) + " bytes from tensor '" + t->name + "' of " + std::to_string(t->nbytes()));
+    if (bytes > t->nbytes()) throw Error("read of " + std::to_string(bytes) + " bytes from tensor '" + t->label() + "' of " + std::to_string(t->nbytes()));
     const Tensor *r = t->kind == TensorKind::View ? t->view_src : t;
     if (!r->home || r->home->host_memory()) std::memcpy(dst, t->t.data, bytes);
     else r->home->download(dst, t->t.data, bytes);

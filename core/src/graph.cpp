@@ -1,5 +1,7 @@
 // Graph builder: shape inference for each op of abi.h; nodes are executed by the Executor.
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include "rocmforge/error.h"
 #include "rocmforge/graph.h"
@@ -19,6 +21,21 @@ std::atomic<uint64_t> next_graph_id{1};
 } // namespace
 
 Graph::Graph() : id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+const char *Graph::store_label(const char *label) {
+    const size_t lp = prefix_.size(), ll = std::strlen(label), need = lp + ll + 1;
+    if (need > label_room_ - label_used_ || label_blocks_.empty()) {
+        label_room_ = std::max<size_t>(4096, need);
+        label_blocks_.push_back(std::make_unique<char[]>(label_room_));
+        label_used_ = 0;
+    }
+    char *d = label_blocks_.back().get() + label_used_;
+    std::memcpy(d, prefix_.data(), lp);
+    std::memcpy(d + lp, label, ll);
+    d[lp + ll] = '\0';
+    label_used_ += need;
+    return d;
+}
 
 Tensor *Graph::new_tensor(TensorKind kind, int type, std::initializer_list<int64_t> ne) {
     ++version_;
@@ -46,11 +63,16 @@ Tensor *Graph::add_node(int op, Tensor *dst, std::initializer_list<Tensor *> src
         ++i;
     }
     refs_.push_back(r);
-    labels_.push_back(prefix_ + (label ? label : ""));
-    n.label = labels_.back().c_str();
-    if (dst->name.empty()) {
-        dst->name = labels_.back();
-        dst->t.name = dst->name.c_str();
+    n.label = store_label(label ? label : "");
+    // A node's new tensor is named by the node's label (in this graph's label storage); an
+    // unnamed tensor from outside (never the case for inputs and pools) gets its own copy.
+    if (dst->name.empty() && (!dst->t.name || !*dst->t.name)) {
+        if (dst->graph_index >= 0) {
+            dst->t.name = n.label;
+        } else {
+            dst->name = n.label;
+            dst->t.name = dst->name.c_str();
+        }
     }
     nodes_.push_back(n);
     return dst;
@@ -173,8 +195,7 @@ Tensor *Graph::reshape(Tensor *a, std::initializer_list<int64_t> ne) {
     t->view_src = a->kind == TensorKind::View ? a->view_src : a;
     t->view_offset = a->kind == TensorKind::View ? a->view_offset : 0;
     t->home = a->home;
-    t->name = a->name;
-    t->t.name = t->name.c_str();
+    t->t.name = a->label(); // a's name outlives this view (a is graph-owned or persistent)
     return t;
 }
 
@@ -189,8 +210,7 @@ Tensor *Graph::rows(Tensor *a, int64_t first, int64_t count) {
     t->view_src = a->kind == TensorKind::View ? a->view_src : a;
     t->view_offset = (a->kind == TensorKind::View ? a->view_offset : 0) + static_cast<uint64_t>(first) * a->t.nb[1];
     t->home = a->home;
-    t->name = a->name;
-    t->t.name = t->name.c_str();
+    t->t.name = a->label();
     return t;
 }
 

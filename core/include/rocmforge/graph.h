@@ -3,8 +3,10 @@
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -21,9 +23,11 @@ enum class TensorKind {
 };
 
 struct Tensor {
-    rf_tensor t{};               // t.data valid once allocated
+    rf_tensor t{};               // t.data valid once allocated; t.name: see label()
     TensorKind kind = TensorKind::Intermediate;
     Backend *home = nullptr;     // backend whose memory holds the data
+    // Owned name of inputs and persistent tensors (t.name points at it). Tensors a Graph creates
+    // for a node or a view leave it empty: their t.name points into the graph's label storage.
     std::string name;
     Tensor *view_src = nullptr;  // View: the tensor it views
     uint64_t view_offset = 0;    // View: byte offset into view_src
@@ -38,6 +42,8 @@ struct Tensor {
     } plan;
     int graph_index = -1; // position in its Graph's tensors() (-1: not graph-owned)
 
+    // The name profilers and messages show: "blk.3.attn_q", "tokens", "cache_k_l3".
+    const char *label() const { return t.name ? t.name : name.c_str(); }
     int type() const { return t.type; }
     int64_t ne(int i) const { return t.ne[i]; }
     int64_t n_elements() const { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
@@ -65,6 +71,67 @@ public:
 private:
     Tensor tensor_;
     rf_buffer_desc buffer_{};
+};
+
+// A sequence whose elements never move (like std::deque), stored in chunks of 128 elements, so
+// that building a graph of a few hundred nodes takes a handful of allocations.
+template <class T>
+class StableVector {
+    static constexpr size_t kShift = 7, kChunk = size_t(1) << kShift;
+
+public:
+    template <class V>
+    class Iter {
+    public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = std::remove_const_t<V>;
+        using difference_type = std::ptrdiff_t;
+        using pointer = V *;
+        using reference = V &;
+        Iter() = default;
+        Iter(const std::unique_ptr<value_type[]> *chunks, size_t i) : chunks_(chunks), i_(i) {}
+        reference operator*() const { return chunks_[i_ >> kShift][i_ & (kChunk - 1)]; }
+        pointer operator->() const { return &**this; }
+        Iter &operator++() { ++i_; return *this; }
+        Iter operator++(int) { Iter r = *this; ++i_; return r; }
+        bool operator==(const Iter &o) const { return i_ == o.i_; }
+        bool operator!=(const Iter &o) const { return i_ != o.i_; }
+
+    private:
+        const std::unique_ptr<value_type[]> *chunks_ = nullptr;
+        size_t i_ = 0;
+    };
+    using iterator = Iter<T>;
+    using const_iterator = Iter<const T>;
+    using value_type = T;
+    using size_type = size_t;
+
+    StableVector() = default;
+    StableVector(const StableVector &) = delete;
+    StableVector &operator=(const StableVector &) = delete;
+
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    T &operator[](size_t i) { return chunks_[i >> kShift][i & (kChunk - 1)]; }
+    const T &operator[](size_t i) const { return chunks_[i >> kShift][i & (kChunk - 1)]; }
+    T &back() { return (*this)[size_ - 1]; }
+    const T &back() const { return (*this)[size_ - 1]; }
+    T &front() { return (*this)[0]; }
+    const T &front() const { return (*this)[0]; }
+    iterator begin() { return {chunks_.data(), 0}; }
+    iterator end() { return {chunks_.data(), size_}; }
+    const_iterator begin() const { return {chunks_.data(), 0}; }
+    const_iterator end() const { return {chunks_.data(), size_}; }
+    // Value-initialises the new element (elements of a chunk are constructed with the chunk).
+    T &emplace_back() {
+        if ((size_ >> kShift) == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
+        return (*this)[size_++];
+    }
+    void push_back(const T &v) { emplace_back() = v; }
+
+private:
+    std::vector<std::unique_ptr<T[]>> chunks_;
+    size_t size_ = 0;
 };
 
 // Builds one forward pass. Op semantics are those of abi.h. Every op returns a new tensor owned
@@ -115,12 +182,12 @@ public:
         Tensor *src[RF_MAX_SRC] = {};
     };
 
-    const std::deque<rf_node> &nodes() const { return nodes_; }
-    const std::deque<NodeRefs> &node_refs() const { return refs_; }
-    const std::deque<Tensor> &tensors() const { return tensors_; }
+    const StableVector<rf_node> &nodes() const { return nodes_; }
+    const StableVector<NodeRefs> &node_refs() const { return refs_; }
+    const StableVector<Tensor> &tensors() const { return tensors_; }
     // Mutable access marks the graph changed (the executor then checks its plan again).
-    std::deque<rf_node> &nodes() { ++version_; return nodes_; }
-    std::deque<Tensor> &tensors() { ++version_; return tensors_; }
+    StableVector<rf_node> &nodes() { ++version_; return nodes_; }
+    StableVector<Tensor> &tensors() { ++version_; return tensors_; }
 
     // Identity of this graph object (unique per process) and a count of its changes: equal pairs
     // mean the same, unchanged graph.
@@ -133,11 +200,14 @@ private:
     Tensor *add_node(int op, Tensor *dst, std::initializer_list<Tensor *> srcs, const char *label);
     uint64_t id_;
     uint64_t version_ = 0;
+    // Copies prefix_ + label, NUL-terminated, into label storage that never moves.
+    const char *store_label(const char *label);
     std::string prefix_;
-    std::deque<Tensor> tensors_;
-    std::deque<rf_node> nodes_;
-    std::deque<NodeRefs> refs_;
-    std::deque<std::string> labels_;
+    StableVector<Tensor> tensors_;
+    StableVector<rf_node> nodes_;
+    StableVector<NodeRefs> refs_;
+    std::vector<std::unique_ptr<char[]>> label_blocks_;
+    size_t label_used_ = 0, label_room_ = 0; // in the last block
 };
 
 // Schedules a graph: assigns each node to a backend (config op_overrides, then the first backend

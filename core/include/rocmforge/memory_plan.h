@@ -1,7 +1,7 @@
 // First-fit offset allocator used to plan one graph's intermediate memory inside an arena.
 #pragma once
 #include <cstdint>
-#include <map>
+#include <vector>
 
 namespace rf {
 
@@ -13,7 +13,10 @@ public:
     uint64_t peak() const { return end_; }
 
 private:
-    std::map<uint64_t, uint64_t> free_; // offset -> size, non-adjacent (merged)
+    struct Range {
+        uint64_t offset, size;
+    };
+    std::vector<Range> free_; // ascending offsets, non-adjacent (merged); a few at a time
     uint64_t end_ = 0;
 };
 
