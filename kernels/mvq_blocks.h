@@ -80,6 +80,15 @@ RF_DEV void ld8_mis(const u8 *lo, const u8 *hi, bool k, int r, u32 &o0, u32 &o1)
     o1 = funnel_r(x1, x2, r);
 }
 
+// 8 bytes at a 2-byte aligned p (Q4_0 / Q8_0 quants: 18- and 34-byte blocks) as two u32: two
+// aligned 8-byte loads (one when p is 8-byte aligned) instead of four 2-byte ones. Both words
+// hold needed bytes, so neither lies past an allocation.
+RF_DEV void ld8_a2(const u8 *p, u32 &o0, u32 &o1) {
+    const int mis = (int)((unsigned long long)p & 7);
+    const u8 *lo = p - mis;
+    ld8_mis(lo, lo + (mis ? 8 : 0), mis >= 4, 8 * (mis & 3), o0, o1);
+}
+
 // Q4_K / Q5_K: 8 lanes per 256-element block; lane j = 2p + h reads quant bytes [16j, 16j+16):
 // low nibbles = elements 64p + 16h + [0,16) (sub-block 2p), high nibbles = 64p + 32 + 16h +
 // [0,16) (sub-block 2p+1). Q5_K adds bit 2p / 2p+1 of qh bytes [16h, 16h+16). The min term
@@ -184,7 +193,8 @@ struct MvqQ4_0 {
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 1;
         const u8 *blk = row + b * 18;
-        const u32 q0 = ld_u32_a2(blk + 2 + 8 * j), q1 = ld_u32_a2(blk + 6 + 8 * j);
+        u32 q0, q1;
+        ld8_a2(blk + 2 + 8 * j, q0, q1);
         w0 = (int)(q0 & 0x0F0F0F0Fu);
         w1 = (int)(q1 & 0x0F0F0F0Fu);
         w4 = (int)((q0 >> 4) & 0x0F0F0F0Fu);
@@ -211,8 +221,10 @@ struct MvqQ8_0 {
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 3;
         const u8 *blk = row + b * 34;
-        w0 = (int)ld_u32_a2(blk + 2 + 8 * j);
-        w1 = (int)ld_u32_a2(blk + 6 + 8 * j);
+        u32 q0, q1;
+        ld8_a2(blk + 2 + 8 * j, q0, q1);
+        w0 = (int)q0;
+        w1 = (int)q1;
         d = h2f(*(const u16 *)blk);
     }
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {

@@ -8,6 +8,7 @@
 #   batched   bench-inference on 7B Q4_K_M, 1..16 sequences; A/B of the column kernels
 #             (ROCMFORGE_HIP_MVQ_COLS=1: the tile/generic path) and rows per warp
 #   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
+#   m1perf    decode (M = 1) matmul kernel times
 #   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
 #   final     the benchmark table with baselines saved in \$OUT
@@ -45,6 +46,9 @@ for step in "$@"; do
       ROCMFORGE_HIP_ATT_STREAM=$st timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/opperf-att$st.txt" 2>&1
       log "-- attention, ROCMFORGE_HIP_ATT_STREAM=$st"; grep -E "T=1 |T=16 " "$OUT/opperf-att$st.txt" | tee -a "$S"
     done ;;
+  m1perf) # decode (M = 1) matmul kernel times
+    timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=1" > "$OUT/opperf-m1.txt" 2>&1
+    log "-- M = 1 matmuls"; grep -E "matmul" "$OUT/opperf-m1.txt" | tee -a "$S" ;;
   attperf)
     for st in 1 0; do
       ROCMFORGE_HIP_ATT_STREAM=$st timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/opperf-att$st.txt" 2>&1
