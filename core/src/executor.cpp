@@ -52,8 +52,7 @@ struct Executor::Impl {
     struct Rerun {
         bool valid = false;
         uint64_t graph_id = 0, version = 0;
-        std::vector<Tensor *> host_inputs; // zero-copy inputs (data = host_data)
-        std::vector<Tensor *> uploads;     // inputs with arena memory, in upload order
+        std::vector<Tensor *> host_inputs; // zero-copy inputs (data = host_data); uploads: below
         std::vector<Tensor *> views;
         std::vector<rf_node *> nodes;      // the graph's own nodes, in order
         struct Segment {
@@ -62,6 +61,57 @@ struct Executor::Impl {
         };
         std::vector<Segment> segments;
     } rerun;
+    // Inputs with arena memory, per backend, as the last bind placed them. When a backend's
+    // inputs are adjacent in its arena (plan() allocates them first), they go up in one upload
+    // from a staging copy: one blocking copy per step instead of one per input.
+    struct UploadGroup {
+        Backend *backend;
+        std::vector<Tensor *> tensors; // ascending offsets when adjacent
+        bool adjacent;
+        uint64_t lo, hi;                // arena range of the tensors (adjacent only)
+    };
+    std::vector<UploadGroup> upload_groups;
+    std::vector<uint8_t> upload_staging;
+
+    static uint64_t padded(const Tensor *t) { return (t->nbytes() + kAlign - 1) / kAlign * kAlign; }
+
+    void group_uploads(const std::vector<Tensor *> &order) {
+        upload_groups.clear();
+        for (Tensor *t : order) {
+            if (t->kind != TensorKind::Input || !t->plan.placed) continue;
+            UploadGroup *g = nullptr;
+            for (auto &x : upload_groups)
+                if (x.backend == t->home) g = &x;
+            if (!g) g = &upload_groups.emplace_back(UploadGroup{t->home, {}, false, 0, 0});
+            g->tensors.push_back(t);
+        }
+        for (auto &g : upload_groups) {
+            std::vector<Tensor *> sorted = g.tensors;
+            std::sort(sorted.begin(), sorted.end(), [](Tensor *a, Tensor *b) { return a->plan.offset < b->plan.offset; });
+            g.adjacent = sorted.size() > 1;
+            for (size_t k = 1; k < sorted.size(); ++k)
+                g.adjacent &= sorted[k]->plan.offset == sorted[k - 1]->plan.offset + padded(sorted[k - 1]);
+            if (!g.adjacent) continue;
+            g.tensors = std::move(sorted);
+            g.lo = g.tensors.front()->plan.offset;
+            g.hi = g.tensors.back()->plan.offset + g.tensors.back()->nbytes();
+        }
+    }
+
+    void upload_inputs() {
+        for (const auto &g : upload_groups) {
+            if (!g.adjacent) {
+                for (Tensor *t : g.tensors) t->home->upload(t->t.data, t->host_data, t->nbytes());
+                continue;
+            }
+            // Padding between the inputs goes up too: those bytes belong to the inputs' ranges.
+            upload_staging.resize(g.hi - g.lo);
+            for (Tensor *t : g.tensors)
+                std::memcpy(upload_staging.data() + (t->plan.offset - g.lo), t->host_data, t->nbytes());
+            g.backend->upload(g.tensors.front()->t.data, upload_staging.data(), g.hi - g.lo);
+        }
+    }
+
     bool debug = std::getenv("RF_SCHED_DEBUG") != nullptr;
 
     // op_overrides per op id (nullptr: none), looked up once instead of per node.
@@ -134,27 +184,29 @@ struct Executor::Impl {
 // Everything the plan depends on: ops and params, each graph tensor's kind, type, shape and view
 // geometry, and the identity of persistent tensors. Equal signatures give equal plans.
 static std::vector<int64_t> graph_signature(const Graph &g) {
-    std::vector<int64_t> sig;
-    sig.reserve(g.tensors().size() * 8 + g.nodes().size() * 16);
+    constexpr size_t kPerTensor = 8, kPerNode = 2 + RF_MAX_PARAMS + RF_MAX_SRC;
+    std::vector<int64_t> sig(g.tensors().size() * kPerTensor + g.nodes().size() * kPerNode);
+    int64_t *p = sig.data();
     for (const Tensor &t : g.tensors()) {
-        sig.push_back(static_cast<int64_t>(t.kind) | (int64_t(t.t.type) << 8));
-        sig.insert(sig.end(), t.t.ne, t.t.ne + 4);
-        sig.push_back(t.view_src ? t.view_src->graph_index : -2);
-        sig.push_back(static_cast<int64_t>(t.view_offset));
-        sig.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.home)));
+        *p++ = static_cast<int64_t>(t.kind) | (int64_t(t.t.type) << 8);
+        for (int d = 0; d < 4; ++d) *p++ = t.t.ne[d];
+        *p++ = t.view_src ? t.view_src->graph_index : -2;
+        *p++ = static_cast<int64_t>(t.view_offset);
+        *p++ = static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.home));
     }
+    auto id = [](const Tensor *t) -> int64_t {
+        if (!t) return -1;
+        if (t->graph_index >= 0) return t->graph_index;
+        return static_cast<int64_t>(reinterpret_cast<uintptr_t>(t)); // persistent: by identity
+    };
     const auto &nodes = g.nodes();
     const auto &refs = g.node_refs();
     for (size_t i = 0; i < nodes.size(); ++i) {
-        sig.push_back(nodes[i].op);
-        sig.insert(sig.end(), nodes[i].iparams, nodes[i].iparams + RF_MAX_PARAMS);
-        auto id = [&](const Tensor *t) -> int64_t {
-            if (!t) return -1;
-            if (t->graph_index >= 0) return t->graph_index;
-            return static_cast<int64_t>(reinterpret_cast<uintptr_t>(t)); // persistent: by identity
-        };
-        sig.push_back(id(refs[i].dst));
-        for (const Tensor *src : refs[i].src) sig.push_back(id(src));
+        const rf_node &n = nodes[i];
+        *p++ = n.op;
+        for (int k = 0; k < RF_MAX_PARAMS; ++k) *p++ = n.iparams[k];
+        *p++ = id(refs[i].dst);
+        for (const Tensor *src : refs[i].src) *p++ = id(src);
     }
     return sig;
 }
@@ -180,7 +232,8 @@ void Executor::run(Graph &g) {
     std::vector<int64_t> signature = graph_signature(g);
     std::vector<Step> steps(n_nodes);
     std::vector<Tensor *> order; // graph tensors with arena memory or zero-copy inputs
-    if (I.cache.valid && I.cache.signature == signature) {
+    const bool cached = I.cache.valid && I.cache.signature == signature;
+    if (cached) {
         int k = 0;
         for (auto &t : g.tensors_) {
             t.home = I.cache.tensor_home[k];
@@ -198,7 +251,7 @@ void Executor::run(Graph &g) {
         plan(g, steps, order);
     }
     bind_and_execute(g, steps, order);
-    if (!I.cache.valid || I.cache.signature != signature) {
+    if (!cached) {
         bool has_copies = false;
         for (const auto &st : steps) has_copies |= !st.copies.empty();
         I.cache.valid = !has_copies;
@@ -220,12 +273,11 @@ void Executor::run(Graph &g) {
     R.graph_id = g.id_;
     R.version = g.version_;
     R.host_inputs.clear();
-    R.uploads.clear();
     R.views.clear();
     R.nodes.clear();
     R.segments.clear();
     for (Tensor *t : order)
-        if (t->kind == TensorKind::Input) (t->plan.placed ? R.uploads : R.host_inputs).push_back(t);
+        if (t->kind == TensorKind::Input && !t->plan.placed) R.host_inputs.push_back(t);
     for (auto &t : g.tensors_)
         if (t.kind == TensorKind::View) R.views.push_back(&t);
     R.nodes.reserve(n_nodes);
@@ -248,7 +300,7 @@ void Executor::rerun(Graph &g) {
         t->home = t->view_src->home;
         t->t.data = t->view_src->t.data ? static_cast<uint8_t *>(t->view_src->t.data) + t->view_offset : nullptr;
     }
-    for (Tensor *t : R.uploads) t->home->upload(t->t.data, t->host_data, t->nbytes());
+    I.upload_inputs();
     for (const auto &seg : R.segments) {
         rf_graph sub{static_cast<int32_t>(seg.count), R.nodes.data() + seg.first};
         seg.backend->compute(sub);
@@ -327,7 +379,10 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
     // (otherwise an earlier node's intermediate could share, and overwrite, the uploaded data).
     for (auto *t : order)
         if (t->kind == TensorKind::Input) t->plan.first = 0;
-    std::stable_sort(order.begin(), order.end(), [](Tensor *a, Tensor *b) { return a->plan.first < b->plan.first; });
+    // By first use; among those used from node 0, inputs first: a device backend's inputs then
+    // take one contiguous range at the start of its arena, uploaded with one copy per run.
+    auto first_key = [](const Tensor *t) { return 2 * (int64_t)t->plan.first + (t->kind == TensorKind::Input ? 0 : 1); };
+    std::stable_sort(order.begin(), order.end(), [&](Tensor *a, Tensor *b) { return first_key(a) < first_key(b); });
     // Tensors nobody reads are results: they stay valid after run().
     for (auto *t : order)
         if (t->kind == TensorKind::Intermediate && t->plan.readers == 0 && !t->view_src) t->plan.last = n_nodes;
@@ -391,8 +446,8 @@ void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<
         }
 
     // 4. Upload inputs that do not live in host memory.
-    for (auto *t : order)
-        if (t->kind == TensorKind::Input && t->plan.placed) t->home->upload(t->t.data, t->host_data, t->nbytes());
+    I.group_uploads(order);
+    I.upload_inputs();
 
     // 5. Run maximal segments of consecutive nodes on one backend; copies before a segment.
     // Nodes with copied sources run as patched copies; the others as they are in the graph.
