@@ -245,9 +245,12 @@ template <int T, int BM> RF_DEV void mm_mma_impl(const rf_kargs &a) {
     const int wr = tid >> 1, wh = tid & 1;
     const bool w_in = n0 + wr < N;
     const u8 *wrow = wb + (n0 + wr) * w.nb[1];
+    // Activations: f32 rows, or f16 rows (x.type F16: the host's CPU-like quantized activations,
+    // already rounded as store_tile would round them) read 16 bytes at a time.
     const int xr = tid / (RF_MMA_BK / C::XF), xk = (tid % (RF_MMA_BK / C::XF)) * C::XF;
-    const bool x_in = m0 + xr < M;
+    const bool x_in = m0 + xr < M, xh = x.type == T_F16;
     const float *xrow = (const float *)(xb + (m0 + xr) * x.nb[1]) + xk;
+    const u16 *xrow_h = (const u16 *)(xb + (m0 + xr) * x.nb[1]) + xk;
 
     float acc[C::MI][C::NJ][4];
 #pragma unroll
@@ -259,8 +262,15 @@ template <int T, int BM> RF_DEV void mm_mma_impl(const rf_kargs &a) {
 
     wraw<T> wreg;
     float4 xreg[C::XF / 4];
+    uint4 hreg[C::XF / 8];
     auto load_tile = [&](i64 kt) {
         if (w_in) wreg.load(wrow, kt, wh, K);
+        if (xh) {
+#pragma unroll
+            for (int q = 0; q < C::XF / 8; ++q)
+                hreg[q] = x_in ? *(const uint4 *)(xrow_h + kt * RF_MMA_BK + 8 * q) : uint4{0u, 0u, 0u, 0u};
+            return;
+        }
 #pragma unroll
         for (int q = 0; q < C::XF / 4; ++q)
             xreg[q] = x_in ? *(const float4 *)(xrow + kt * RF_MMA_BK + 4 * q) : float4{0.f, 0.f, 0.f, 0.f};
@@ -274,6 +284,11 @@ template <int T, int BM> RF_DEV void mm_mma_impl(const rf_kargs &a) {
         uint4 *ws = (uint4 *)&Ws[buf][wr][16 * wh];
         ws[0] = uint4{o[0], o[1], o[2], o[3]};
         ws[1] = uint4{o[4], o[5], o[6], o[7]};
+        if (xh) {
+#pragma unroll
+            for (int q = 0; q < C::XF / 8; ++q) ((uint4 *)&Xs[buf][xr][xk])[q] = hreg[q];
+            return;
+        }
         uint2 *xs = (uint2 *)&Xs[buf][xr][xk];
 #pragma unroll
         for (int q = 0; q < C::XF / 4; ++q)

@@ -7,7 +7,8 @@
 //    then per 32 elements (d, d * sum of the quants), d repeated over the 8 sub-blocks of a 256
 //    block. aux[0] = column stride in bytes, aux[1] = block size (32 or 256).
 //  - rf_quantize_f32_q8: the dequantized values q * d as f32 rows (dense [K, rows]) for the
-//    tensor-core and tile kernels, which multiply f16/f32 operands. aux[1] = block size.
+//    tile kernels, or rounded to f16 for the tensor-core ones, which multiply f16 operands.
+//    aux[1] = block size, aux[2] = 1: f16.
 #include "compat.h"
 
 
@@ -54,7 +55,7 @@ RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
 }
 
 // Grid (ceil(K/256), min(rows, 65535)), 256 threads; rows = ne1*ne2*ne3 of src0, walked with
-// the grid's y stride. dst: scratch, row r at r * K floats.
+// the grid's y stride. dst: scratch, row r at r * K elements: f32, or f16 when aux[2] = 1.
 RF_KERNEL __launch_bounds__(256) void rf_quantize_f32_q8(rf_kargs a) {
     rf_kernel_start();
     __shared__ float sh[8];
@@ -66,7 +67,11 @@ RF_KERNEL __launch_bounds__(256) void rf_quantize_f32_q8(rf_kargs a) {
         const float *xr = (const float *)row_ptr(x, r);
         const float v = e < K ? xr[e] : 0.f;
         const float amax = act_block_amax(v, block, sh);
-        if (e < K) ((float *)a.scratch)[r * K + e] = (float)act_quant(v, amax) * act_scale(amax);
+        if (e < K) {
+            const float q = (float)act_quant(v, amax) * act_scale(amax);
+            if (a.aux[2]) ((u16 *)a.scratch)[r * K + e] = f2h(q); // the tensor-core kernels' own rounding
+            else ((float *)a.scratch)[r * K + e] = q;
+        }
         if (block == 256) __syncthreads(); // sh is reused by the next row
     }
 }

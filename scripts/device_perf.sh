@@ -13,6 +13,7 @@
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
 #   final     the benchmark table with baselines saved in \$OUT
 #   ab        the same for any knob: AB_VAR=ROCMFORGE_HIP_... (1 against 0)
+#   abpp      pp512 A/B of AB_VAR (1 against 0)
 #   pdl       decode with programmatic dependent launch on and off (ROCMFORGE_HIP_PDL), tokens compared
 #   kprof     Nsight Compute per-kernel times of a decode step (TinyLlama Q4_K_M, 7B Q4_0)
 #   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
@@ -112,6 +113,18 @@ for step in "$@"; do
         env $v=$p timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip 2>/dev/null > "$OUT/ab$p.txt"
       done
       cmp -s "$OUT/ab1.txt" "$OUT/ab0.txt" && log "greedy $1 $2 $v on/off: identical" || log "greedy $1 $2 $v on/off: DIFFER"
+    done ;;
+  abpp) # the same for prompt processing: pp512 with AB_VAR=1 and =0, interleaved
+    v=${AB_VAR:-ROCMFORGE_HIP_ACT16}
+    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
+      set -- $spec
+      m=$(model $1 $2)
+      for rep in 1 2; do
+        for p in 1 0; do
+          r=$(env $v=$p timeout 120 $RF bench -m $m -p 512 -n 0 -r 5 --backend hip 2>/dev/null | grep pp512 | awk -F'|' '{print $(NF-1)}')
+          log "pp512 $1 $2 $v=$p: $r"
+        done
+      done
     done ;;
   pdl) # programmatic dependent launch on / off: decode speed (interleaved) and identical tokens
     for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do

@@ -31,7 +31,8 @@ struct Backend {
     // Decode matmuls pull their rows into L2 before rf_kernel_start (ROCMFORGE_HIP_PREFETCH=1).
     // Off: on the H100 it gave TinyLlama tg128 +5% but Llama-2-7B -3..-13% (interleaved A/B).
     bool prefetch_weights = false;
-    bool attention_stream = true; // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
+    bool attention_stream = true;
+    bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
     // Nodes of the compute() in progress already launched by a fusion ahead of their turn.
     std::vector<uint8_t> node_done;
@@ -49,9 +50,10 @@ struct Backend {
         int64_t k = 0, rows = 0;
         int block = 0;             // 32 or 256
         void *where = nullptr;     // device address of the copy (q8: act_scratch or att_scratch)
+        int elem = 4;              // fq: bytes per element (4: f32 rows, 2: f16 rows)
     };
     ActCopy q8; // q8_1 columns in act_scratch (dp4a kernels)
-    ActCopy fq; // f32 rows in fq_scratch (tensor-core, tile and small-M kernels)
+    ActCopy fq; // f32 or f16 rows in fq_scratch (tensor-core, tile and small-M kernels)
     struct Stats { // ROCMFORGE_HIP_STATS=1: printed at shutdown
         bool on = false;
         uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0;

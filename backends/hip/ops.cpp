@@ -162,27 +162,31 @@ bool uses_mvq_cols(const Backend &b, const rf_node &n) {
     return M > 1 && M <= b.mvq_max_cols && x->ne[2] * x->ne[3] == 1 && mvq_kernel(w) != nullptr && M <= 65535;
 }
 
-// Quantized matmuls other than the M = 1 dp4a ones read their activations quantized like the
-// CPU backend's and dequantized back to f32 rows in fq_scratch (kernels/quantize_act.hip):
-// kx (the kernel's view of src1) is pointed there. Reused while the source is unchanged.
-int quantized_activations(Backend &b, const rf_tensor *x, int block, rf_ktensor &kx, std::string &err) {
-    const int64_t K = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3];
-    const bool cached = b.fq.src == x->data && b.fq.k == K && b.fq.rows == rows && b.fq.block == block;
+// Quantized matmuls other than the dp4a ones read their activations quantized like the CPU
+// backend's and dequantized back to rows in fq_scratch (kernels/quantize_act.hip): f32, or f16
+// for the tensor-core kernels (`half`: the value they would convert to f16 themselves, half the
+// bytes to read). kx (the kernel's view of src1) is pointed there. Reused while the source is
+// unchanged.
+int quantized_activations(Backend &b, const rf_tensor *x, int block, bool half, rf_ktensor &kx, std::string &err) {
+    const int64_t K = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3], elem = half ? 2 : 4;
+    const bool cached = b.fq.src == x->data && b.fq.k == K && b.fq.rows == rows && b.fq.block == block && b.fq.elem == elem;
     if (!cached) {
-        if (!ensure_scratch(b, b.fq_scratch, std::max<uint64_t>((uint64_t)(K * rows * 4), 1 << 20), false, err))
+        if (!ensure_scratch(b, b.fq_scratch, std::max<uint64_t>((uint64_t)(K * rows * elem), 1 << 20), false, err))
             return RF_ERR_OUT_OF_MEMORY;
         rf_kargs qa{};
         qa.src[0] = ktensor(x);
         qa.scratch = b.fq_scratch.ptr;
         qa.aux[1] = block;
+        qa.aux[2] = half ? 1 : 0;
         if (int r = launch(b, "rf_quantize_f32_q8", (unsigned)((K + 255) / 256), (unsigned)std::min<int64_t>(rows, 65535), 1, 256,
                            qa, err))
             return r;
-        b.fq = {x->data, span_bytes(x), K, rows, block, b.fq_scratch.ptr};
+        b.fq = {x->data, span_bytes(x), K, rows, block, b.fq_scratch.ptr, (int)elem};
     }
     kx.data = b.fq_scratch.ptr;
-    kx.nb[0] = 4;
-    kx.nb[1] = K * 4;
+    kx.type = half ? RF_TYPE_F16 : RF_TYPE_F32;
+    kx.nb[0] = elem;
+    kx.nb[1] = K * elem;
     kx.nb[2] = kx.nb[1] * x->ne[1];
     kx.nb[3] = kx.nb[2] * x->ne[2];
     return RF_OK;
@@ -476,8 +480,13 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         }
         if (mmq_usable(b, n)) return matmul_mmq(b, n, err);
         if (uses_mvq_cols(b, n)) return matmul_cols_q8(b, n, err);
-        if (const int block = b.cpu_like_activations ? act_block(s0->type) : 0)
-            if (int r = quantized_activations(b, s1, block, a.src[1], err)) return r;
+        if (const int block = b.cpu_like_activations ? act_block(s0->type) : 0) {
+            bool half = false; // f16 rows for the tensor-core prefill kernels
+#if defined(RF_HIP_NVIDIA)
+            half = b.f16_prefill_acts && M >= kTiledMinM && mma_usable(s0, s1);
+#endif
+            if (int r = quantized_activations(b, s1, block, half, a.src[1], err)) return r;
+        }
         if (M >= kTiledMinM && s0->type != RF_TYPE_F32) return launch_prefill_matmul(b, n, a, err);
         if ((M + 7) / 8 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
         return launch(b, std::string("rf_mm_generic_") + sfx, (unsigned)((N + 3) / 4), (unsigned)((M + 7) / 8), batch, 128, a, err);
