@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
+#include <cstring>
 
 #include "rocmforge/error.h"
 
@@ -86,31 +86,106 @@ void Sampler::accept(int32_t token) {
 
 // llama.cpp's repetition penalty: each distinct token of the recent history once; positive
 // logits are divided, negative ones multiplied (both make the token less likely).
-void Sampler::apply_penalties(std::vector<TokenProb> &c) const {
-    if (params_.repeat_penalty == 1.0f || history_.empty()) return;
-    std::unordered_set<int32_t> seen(history_.begin(), history_.end());
-    for (auto &t : c) {
-        if (!seen.count(t.id)) continue;
-        if (t.logit <= 0) t.logit *= params_.repeat_penalty;
-        else t.logit /= params_.repeat_penalty;
+const float *Sampler::penalized(const float *logits, int64_t n_vocab) {
+    if (params_.repeat_penalty == 1.0f || history_.empty()) return logits;
+    penalty_ids_.assign(history_.begin(), history_.end());
+    std::sort(penalty_ids_.begin(), penalty_ids_.end());
+    penalty_ids_.erase(std::unique(penalty_ids_.begin(), penalty_ids_.end()), penalty_ids_.end());
+    scratch_.assign(logits, logits + n_vocab);
+    for (int32_t id : penalty_ids_) {
+        if (id < 0 || id >= n_vocab) continue; // not a candidate
+        float &l = scratch_[(size_t)id];
+        if (l <= 0) l *= params_.repeat_penalty;
+        else l /= params_.repeat_penalty;
     }
+    return scratch_.data();
 }
+
+namespace {
+
+// The scans below run over the whole vocabulary every token; they are written so the compiler
+// vectorises them (bit tests, independent lanes), with results equal to plain scalar loops.
+
+bool any_nan(const float *l, int64_t n) {
+    uint32_t nan = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        uint32_t b;
+        std::memcpy(&b, l + i, 4);
+        nan |= (b & 0x7fffffffu) > 0x7f800000u;
+    }
+    return nan != 0;
+}
+
+constexpr int64_t kBlock = 32;
+
+// Whether some l[j] > w for j < kBlock (false for NaNs, like the scalar test).
+inline bool any_greater(const float *l, float w) {
+    int any = 0;
+    for (int64_t j = 0; j < kBlock; ++j) any |= l[j] > w;
+    return any != 0;
+}
+
+// First index of the largest value: the scalar loop "if (l[i] > l[best]) best = i" of
+// llama.cpp's greedy sampler, which skips whole blocks that hold no greater value.
+int64_t argmax_first(const float *l, int64_t n) {
+    int64_t best = 0;
+    float m = l[0];
+    auto consider = [&](int64_t i) {
+        if (l[i] > m) m = l[i], best = i;
+    };
+    int64_t i = 1;
+    for (; i < n && i % kBlock != 0; ++i) consider(i);
+    for (; i + kBlock <= n; i += kBlock)
+        if (any_greater(l + i, m))
+            for (int64_t j = i; j < i + kBlock; ++j) consider(j);
+    for (; i < n; ++i) consider(i);
+    return best;
+}
+
+// The k best candidates by higher_logit, best first: what partial_sort of the whole candidate
+// list gives (the order is total without NaNs, so the result is unique), with a heap of k
+// instead of a list of n_vocab. Candidates come in ascending id, so a later one beats the worst
+// kept only with a strictly higher logit; blocks whose maximum does not are skipped whole.
+std::vector<TokenProb> top_k_of(const float *l, int64_t n, int32_t k) {
+    std::vector<TokenProb> c((size_t)k);
+    for (int32_t i = 0; i < k; ++i) c[(size_t)i] = {i, l[i], 0.0f};
+    std::make_heap(c.begin(), c.end(), higher_logit); // front: the worst kept
+    float worst = c.front().logit;
+    auto consider = [&](int64_t i) {
+        if (!(l[i] > worst)) return;
+        std::pop_heap(c.begin(), c.end(), higher_logit);
+        c.back() = {(int32_t)i, l[i], 0.0f};
+        std::push_heap(c.begin(), c.end(), higher_logit);
+        worst = c.front().logit;
+    };
+    int64_t i = k;
+    for (; i < n && i % kBlock != 0; ++i) consider(i);
+    for (; i + kBlock <= n; i += kBlock)
+        if (any_greater(l + i, worst))
+            for (int64_t j = i; j < i + kBlock; ++j) consider(j);
+    for (; i < n; ++i) consider(i);
+    std::sort_heap(c.begin(), c.end(), higher_logit);
+    return c;
+}
+
+} // namespace
 
 std::vector<TokenProb> Sampler::filtered(const float *logits, int64_t n_vocab) {
     if (n_vocab <= 0) throw Error("sampler: empty logits row");
-    std::vector<TokenProb> c((size_t)n_vocab);
-    for (int64_t i = 0; i < n_vocab; ++i) c[(size_t)i] = {(int32_t)i, logits[i], 0.0f};
-    apply_penalties(c);
+    const float *l = penalized(logits, n_vocab);
     if (params_.temperature <= 0.0f) {
         // Greedy: only the argmax survives (first index on ties, as llama.cpp's greedy).
-        size_t best = 0;
-        for (size_t i = 1; i < c.size(); ++i)
-            if (c[i].logit > c[best].logit) best = i;
-        TokenProb only = c[best];
-        only.p = 1.0f;
-        return {only};
+        const int64_t best = argmax_first(l, n_vocab);
+        return {TokenProb{(int32_t)best, l[best], 1.0f}};
     }
-    top_k_filter(c, params_.top_k);
+    std::vector<TokenProb> c;
+    if (params_.top_k > 0 && params_.top_k < n_vocab && !any_nan(l, n_vocab)) {
+        c = top_k_of(l, n_vocab, params_.top_k);
+    } else {
+        c.resize((size_t)n_vocab);
+        for (int64_t i = 0; i < n_vocab; ++i) c[(size_t)i] = {(int32_t)i, l[i], 0.0f};
+        top_k_filter(c, params_.top_k);
+    }
     top_p_filter(c, params_.top_p);
     min_p_filter(c, params_.min_p);
     for (auto &t : c) t.logit /= params_.temperature;

@@ -41,10 +41,14 @@ public:
     std::vector<TokenProb> filtered(const float *logits, int64_t n_vocab);
 
 private:
-    void apply_penalties(std::vector<TokenProb> &c) const;
+    // The logits after the repetition penalty: `logits` itself when no penalty applies, else a
+    // penalized copy in scratch_.
+    const float *penalized(const float *logits, int64_t n_vocab);
     SamplerParams params_;
     std::mt19937 rng_;
     std::deque<int32_t> history_;
+    std::vector<float> scratch_;
+    std::vector<int32_t> penalty_ids_;
 };
 
 // Stand-alone steps on a candidate list (exposed for tests). Each keeps at least one candidate.
