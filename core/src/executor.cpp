@@ -45,6 +45,7 @@ struct Executor::Impl {
         std::vector<Backend *> tensor_home;
         std::vector<int64_t> tensor_offset; // -1: no arena memory (zero-copy input or unused)
     } cache;
+    std::vector<int64_t> signature_scratch; // the signature of the graph being run
     // The graph object run last, when its plan had no cross-backend copies. While the same graph
     // comes back unchanged (same id and version: nothing added, no mutable access), its plan,
     // arena bindings and node list still hold: run() only rebinds zero-copy inputs and views,
@@ -183,9 +184,10 @@ struct Executor::Impl {
 
 // Everything the plan depends on: ops and params, each graph tensor's kind, type, shape and view
 // geometry, and the identity of persistent tensors. Equal signatures give equal plans.
-static std::vector<int64_t> graph_signature(const Graph &g) {
+// Writes the signature into `sig` (resized; a reused buffer is not cleared first).
+static void graph_signature(const Graph &g, std::vector<int64_t> &sig) {
     constexpr size_t kPerTensor = 8, kPerNode = 2 + RF_MAX_PARAMS + RF_MAX_SRC;
-    std::vector<int64_t> sig(g.tensors().size() * kPerTensor + g.nodes().size() * kPerNode);
+    sig.resize(g.tensors().size() * kPerTensor + g.nodes().size() * kPerNode);
     int64_t *p = sig.data();
     for (const Tensor &t : g.tensors()) {
         *p++ = static_cast<int64_t>(t.kind) | (int64_t(t.t.type) << 8);
@@ -208,7 +210,6 @@ static std::vector<int64_t> graph_signature(const Graph &g) {
         *p++ = id(refs[i].dst);
         for (const Tensor *src : refs[i].src) *p++ = id(src);
     }
-    return sig;
 }
 
 Executor::Executor(Runtime &runtime) : impl_(std::make_unique<Impl>(runtime)) {}
@@ -229,7 +230,8 @@ void Executor::run(Graph &g) {
     const int n_nodes = static_cast<int>(g.nodes_.size());
     I.copy_tensors.clear();
     for (auto &t : g.tensors_) t.plan = {};
-    std::vector<int64_t> signature = graph_signature(g);
+    std::vector<int64_t> &signature = I.signature_scratch;
+    graph_signature(g, signature);
     std::vector<Step> steps(n_nodes);
     std::vector<Tensor *> order; // graph tensors with arena memory or zero-copy inputs
     const bool cached = I.cache.valid && I.cache.signature == signature;
@@ -256,7 +258,7 @@ void Executor::run(Graph &g) {
         for (const auto &st : steps) has_copies |= !st.copies.empty();
         I.cache.valid = !has_copies;
         if (I.cache.valid) {
-            I.cache.signature = std::move(signature);
+            std::swap(I.cache.signature, signature); // the old one becomes the next scratch
             I.cache.node_backend.clear();
             for (const auto &st : steps) I.cache.node_backend.push_back(st.backend);
             I.cache.tensor_home.clear();
@@ -381,8 +383,9 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
         if (t->kind == TensorKind::Input) t->plan.first = 0;
     // By first use; among those used from node 0, inputs first: a device backend's inputs then
     // take one contiguous range at the start of its arena, uploaded with one copy per run.
-    auto first_key = [](const Tensor *t) { return 2 * (int64_t)t->plan.first + (t->kind == TensorKind::Input ? 0 : 1); };
-    std::stable_sort(order.begin(), order.end(), [&](Tensor *a, Tensor *b) { return first_key(a) < first_key(b); });
+    // `order` lists tensors as first touched, so all but the inputs are sorted by first use
+    // already: a stable partition is the stable sort by (first use, inputs first).
+    std::stable_partition(order.begin(), order.end(), [](const Tensor *t) { return t->kind == TensorKind::Input; });
     // Tensors nobody reads are results: they stay valid after run().
     for (auto *t : order)
         if (t->kind == TensorKind::Intermediate && t->plan.readers == 0 && !t->view_src) t->plan.last = n_nodes;
