@@ -98,21 +98,23 @@ for step in "$@"; do
       2>&1 | grep -E "@ d" | tee -a "$S"
     timeout 300 $RF bench-inference -m $m --prompts 512 --batches 1,2,4,8,16 --prompt-len 128 -n 128 -r 2 --backend hip \
       --save-baseline "$OUT/baseline-h100-llama2-7b-Q4_K_M-inference.json" 2>/dev/null | grep -E "^\|" | tee -a "$S" ;;
-  ab) # interleaved decode A/B of one knob: AB_VAR=NAME (values 1 and 0), tokens compared
+  ab) # interleaved decode A/B of one knob: AB_VAR=NAME, AB_VALS="A B" (default "1 0"), tokens compared
     v=${AB_VAR:-ROCMFORGE_HIP_PREFETCH}
+    vals=${AB_VALS:-1 0}
     for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
       set -- $spec
       m=$(model $1 $2)
       for rep in 1 2; do
-        for p in 1 0; do
+        for p in $vals; do
           r=$(env $v=$p timeout 120 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
           log "tg128 $1 $2 $v=$p: $r"
         done
       done
-      for p in 1 0; do
-        env $v=$p timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip 2>/dev/null > "$OUT/ab$p.txt"
+      for p in $vals; do
+        env $v=$p timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip 2>/dev/null > "$OUT/ab-$p.txt"
       done
-      cmp -s "$OUT/ab1.txt" "$OUT/ab0.txt" && log "greedy $1 $2 $v on/off: identical" || log "greedy $1 $2 $v on/off: DIFFER"
+      set -- $vals
+      cmp -s "$OUT/ab-$1.txt" "$OUT/ab-$2.txt" && log "greedy $spec $v $vals: identical" || log "greedy $spec $v $vals: DIFFER"
     done ;;
   abpp) # the same for prompt processing: pp512 with AB_VAR=1 and =0, interleaved
     v=${AB_VAR:-ROCMFORGE_HIP_ACT16}
