@@ -62,54 +62,50 @@ struct Executor::Impl {
         };
         std::vector<Segment> segments;
     } rerun;
-    // Inputs with arena memory, per backend, as the last bind placed them. When a backend's
-    // inputs are adjacent in its arena (plan() allocates them first), they go up in one upload
-    // from a staging copy: one blocking copy per step instead of one per input.
-    struct UploadGroup {
+    // Inputs with arena memory as the last bind placed them, in runs of inputs that are adjacent
+    // in one backend's arena: a run goes up in one upload from a staging copy (one blocking copy
+    // instead of one per input), a lone input directly.
+    struct UploadRun {
         Backend *backend;
-        std::vector<Tensor *> tensors; // ascending offsets when adjacent
-        bool adjacent;
-        uint64_t lo, hi;                // arena range of the tensors (adjacent only)
+        std::vector<Tensor *> tensors; // ascending offsets, each starting where the last one's padding ends
+        uint64_t lo, hi;                // arena range from the first tensor's start to the last one's end
     };
-    std::vector<UploadGroup> upload_groups;
+    std::vector<UploadRun> upload_runs;
     std::vector<uint8_t> upload_staging;
 
     static uint64_t padded(const Tensor *t) { return (t->nbytes() + kAlign - 1) / kAlign * kAlign; }
 
     void group_uploads(const std::vector<Tensor *> &order) {
-        upload_groups.clear();
-        for (Tensor *t : order) {
-            if (t->kind != TensorKind::Input || !t->plan.placed) continue;
-            UploadGroup *g = nullptr;
-            for (auto &x : upload_groups)
-                if (x.backend == t->home) g = &x;
-            if (!g) g = &upload_groups.emplace_back(UploadGroup{t->home, {}, false, 0, 0});
-            g->tensors.push_back(t);
-        }
-        for (auto &g : upload_groups) {
-            std::vector<Tensor *> sorted = g.tensors;
-            std::sort(sorted.begin(), sorted.end(), [](Tensor *a, Tensor *b) { return a->plan.offset < b->plan.offset; });
-            g.adjacent = sorted.size() > 1;
-            for (size_t k = 1; k < sorted.size(); ++k)
-                g.adjacent &= sorted[k]->plan.offset == sorted[k - 1]->plan.offset + padded(sorted[k - 1]);
-            if (!g.adjacent) continue;
-            g.tensors = std::move(sorted);
-            g.lo = g.tensors.front()->plan.offset;
-            g.hi = g.tensors.back()->plan.offset + g.tensors.back()->nbytes();
+        upload_runs.clear();
+        std::vector<Tensor *> inputs;
+        for (Tensor *t : order)
+            if (t->kind == TensorKind::Input && t->plan.placed) inputs.push_back(t);
+        std::stable_sort(inputs.begin(), inputs.end(), [](const Tensor *a, const Tensor *b) {
+            return a->home != b->home ? std::less<const Backend *>()(a->home, b->home) : a->plan.offset < b->plan.offset;
+        });
+        for (Tensor *t : inputs) {
+            UploadRun *r = upload_runs.empty() ? nullptr : &upload_runs.back();
+            if (r && r->backend == t->home && t->plan.offset == r->tensors.back()->plan.offset + padded(r->tensors.back())) {
+                r->tensors.push_back(t);
+                r->hi = t->plan.offset + t->nbytes();
+            } else {
+                upload_runs.push_back({t->home, {t}, t->plan.offset, t->plan.offset + t->nbytes()});
+            }
         }
     }
 
     void upload_inputs() {
-        for (const auto &g : upload_groups) {
-            if (!g.adjacent) {
-                for (Tensor *t : g.tensors) t->home->upload(t->t.data, t->host_data, t->nbytes());
+        for (const auto &r : upload_runs) {
+            if (r.tensors.size() == 1) {
+                Tensor *t = r.tensors.front();
+                t->home->upload(t->t.data, t->host_data, t->nbytes());
                 continue;
             }
-            // Padding between the inputs goes up too: those bytes belong to the inputs' ranges.
-            upload_staging.resize(g.hi - g.lo);
-            for (Tensor *t : g.tensors)
-                std::memcpy(upload_staging.data() + (t->plan.offset - g.lo), t->host_data, t->nbytes());
-            g.backend->upload(g.tensors.front()->t.data, upload_staging.data(), g.hi - g.lo);
+            // The padding between the inputs goes up too: those bytes belong to the inputs' ranges.
+            upload_staging.resize(r.hi - r.lo);
+            for (Tensor *t : r.tensors)
+                std::memcpy(upload_staging.data() + (t->plan.offset - r.lo), t->host_data, t->nbytes());
+            r.backend->upload(r.tensors.front()->t.data, upload_staging.data(), r.hi - r.lo);
         }
     }
 
@@ -381,11 +377,11 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
     // (otherwise an earlier node's intermediate could share, and overwrite, the uploaded data).
     for (auto *t : order)
         if (t->kind == TensorKind::Input) t->plan.first = 0;
-    // By first use; among those used from node 0, inputs first: a device backend's inputs then
-    // take one contiguous range at the start of its arena, uploaded with one copy per run.
-    // `order` lists tensors as first touched, so all but the inputs are sorted by first use
-    // already: a stable partition is the stable sort by (first use, inputs first).
-    std::stable_partition(order.begin(), order.end(), [](const Tensor *t) { return t->kind == TensorKind::Input; });
+    // Sorted by first use (stable). `order` lists tensors as first touched, so only the inputs,
+    // now used from node 0, are out of place: a stable partition is that stable sort. (Placing
+    // the inputs before node 0's tensors would let one upload cover all of them, but it moves the
+    // GPU arena layout, which the GPU's multi-sequence decode results were seen to depend on.)
+    std::stable_partition(order.begin(), order.end(), [](const Tensor *t) { return t->plan.first == 0; });
     // Tensors nobody reads are results: they stay valid after run().
     for (auto *t : order)
         if (t->kind == TensorKind::Intermediate && t->plan.readers == 0 && !t->view_src) t->plan.last = n_nodes;
