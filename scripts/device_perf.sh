@@ -160,6 +160,26 @@ for step in "$@"; do
       log "-- ncu $k"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit)" "$OUT/kdetail-$k.txt" | tee -a "$S"
       grep -iE "stall|est. speedup" "$OUT/kdetail-$k.txt" | head -8 | cut -c1-220 | tee -a "$S"
     done ;;
+  par) # sequences decoded together must each equal the single run: knobs isolate a difference
+    m=models/trained/kjv-q8_0.gguf
+    P='-p "And the LORD" -p "And the LORD" -p "And the LORD" -p "And the LORD"'
+    timeout 60 $RF generate -m $m -p "And the LORD" -n 32 --temp 0 --backend cpu 2>/dev/null > "$OUT/par-single.txt"
+    for knob in "X=1" "ROCMFORGE_HIP_FUSE=norm" "ROCMFORGE_HIP_MVQ_COLS=1" "ROCMFORGE_HIP_GRAPHS=0" \
+                "ROCMFORGE_HIP_FUSE=0"; do
+      for b in hip cpu; do
+        eval env $knob timeout 60 $RF generate -m $m $P -n 32 --temp 0 --backend $b 2>/dev/null > "$OUT/par-$b.txt"
+      done
+      n=$(grep -v "^--- sequence" "$OUT/par-hip.txt" | sort -u | grep -c .)
+      cmp -s "$OUT/par-hip.txt" "$OUT/par-cpu.txt" && r="= cpu" || r="DIFFERS from cpu"
+      log "parallel 4, $knob: hip $r; distinct hip lines $n"
+    done
+    cat "$OUT/par-single.txt" "$OUT/par-hip.txt" "$OUT/par-cpu.txt" | head -30 ;;
+  kprofb) # per-kernel times of one batched decode step (7B Q4_K_M, 16 sequences)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+    ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+      $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} -n 6 -r 1 --backend hip > "$OUT/kprofb.csv" 2> "$OUT/kprofb.err"
+    python3 scripts/kernel_profile_summary.py "$OUT/kprofb.csv" > "$OUT/kprofb.txt"
+    log "-- kernel profile 7B Q4_K_M, ${KB:-16} sequences"; head -24 "$OUT/kprofb.txt" | tee -a "$S" ;;
   stats)
     m=$(model llama2-7b Q4_K_M)
     for m in $(model llama2-7b Q4_K_M) $(model tinyllama-1.1b Q4_K_M); do

@@ -211,6 +211,18 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     const rf_tensor *add_a = add ? add->src[0] : nullptr, *add_b = add ? add->src[1] : nullptr;
     for (const rf_tensor *t : {x, nd, (const rf_tensor *)mul->dst, add_a, add_b})
         if (!rows16(t)) return 0;
+    // Several rows run as separate blocks: a result that lies on another row of an input (the
+    // executor recycles arena bytes after a tensor's last reader) would be written while that
+    // row's block may still read it. Only element-for-element aliasing is safe (each thread reads
+    // its elements before writing them). One row: every read precedes the block's barrier.
+    if (rows > 1) {
+        const rf_tensor *outs[] = {add ? add->dst : nullptr, nd, mul->dst};
+        const rf_tensor *others[] = {add ? add_a : x, add_b, w, add ? add->dst : nullptr, nd, mul->dst};
+        for (const rf_tensor *o : outs)
+            for (const rf_tensor *t : others)
+                if (o && t && o != t && overlap(o, t) && (o->data != t->data || !same_shape(o, t) || o->nb[1] != t->nb[1]))
+                    return 0;
+    }
     const int used = add ? 3 : 2;
     // The q8_1 vector for the following M = 1 matmuls (decode: Q/K/V or gate/up).
     const rf_node *next = i + used < g.n_nodes ? g.nodes[i + used] : nullptr;
