@@ -15,3 +15,4 @@
 #include "matmul_mma.hip"
 #include "quantize_act.hip"
 #include "matmul_vec.hip"
+#include "matmul_mmq.hip"

@@ -1,14 +1,144 @@
+// Integer tensor-core matmuls of a few dozen activation columns (kernels/matmul_mmq.hip):
+// rf_mmq_<type>_<C>_k<S>, C = 8, 16 or 32 columns per block, S blocks splitting K, NVIDIA packs only.
 #include "matmul_mmq.h"
 
+#include <algorithm>
+#include <cstdlib>
+
+#include "ops.h"
+
 namespace rf_hip {
+
+#if defined(RF_HIP_NVIDIA)
+namespace {
+
+// Column counts the kernels take: from ROCMFORGE_HIP_MMQ_MIN_COLS (default 8, where they beat the
+// dp4a column kernels on the H100: Llama-2-7B Q4_K_M batch 8 decode 920 -> 1287 t/s, while at
+// batch 4 the dp4a kernels stay ahead, 723 vs 585; docs/notes/mmq.md) up to kMaxCols (at 64
+// columns still 1.8-4.5x faster than the f16 prefill tensor-core kernels; wider not measured).
+constexpr int64_t kDefaultMinCols = 8;
+constexpr int64_t kMaxCols = 64;
+
+int64_t min_cols() {
+    static const int64_t v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_MIN_COLS");
+        return s && *s ? std::max<int64_t>(1, std::atoll(s)) : kDefaultMinCols;
+    }();
+    return v;
+}
+
+// Blocks (a cluster) splitting K of one 64-row tile: ROCMFORGE_HIP_MMQ_KSPLIT = 1, 2 or 4
+// forces it (A/B, tests); 0 / unset: chosen from the shape. Clusters need sm_90.
+int forced_ksplit() {
+    static const int v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_KSPLIT");
+        const int r = s ? std::atoi(s) : 0;
+        return r == 1 || r == 2 || r == 4 ? r : 0;
+    }();
+    return v;
+}
+
+// ROCMFORGE_HIP_MMQ_PREFETCH=1: bulk L2 prefetch of the weight rows a few steps ahead (off by
+// default: no faster on the H100, docs/notes/mmq.md).
+bool prefetch_off() {
+    static const bool v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_PREFETCH");
+        return !(s && *s == '1');
+    }();
+    return v;
+}
+
+// ROCMFORGE_HIP_MMQ_PF_STEPS=N: K steps per prefetch window (tuning; 0 / unset: the kernel's).
+int prefetch_steps() {
+    static const int v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_PF_STEPS");
+        return s ? std::max(0, std::atoi(s)) : 0;
+    }();
+    return v;
+}
+
+// ROCMFORGE_HIP_MMQ_TMA=1: stage with bulk (TMA) copies instead of 16-byte cp.async (A/B).
+bool use_tma() {
+    static const bool v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_TMA");
+        return s && *s == '1';
+    }();
+    return v;
+}
+
+bool has_clusters(const Backend &b) { return b.arch.rfind("sm_", 0) == 0 && std::atoi(b.arch.c_str() + 3) >= 90; }
+
+const char *suffix(int type) {
+    switch (type) {
+    case RF_TYPE_Q4_K: return "q4_k";
+    case RF_TYPE_Q5_K: return "q5_k";
+    case RF_TYPE_Q6_K: return "q6_k";
+    case RF_TYPE_Q4_0: return "q4_0";
+    case RF_TYPE_Q8_0: return "q8_0";
+    default: return nullptr;
+    }
+}
+
+bool aligned_to(const rf_tensor *t, int64_t a) {
+    return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
+}
+
+} // namespace
+
+bool mmq_usable(const Backend &, const rf_node &n) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    if (!w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
+    const int64_t M = x->ne[1], N = w->ne[1];
+    if (x->ne[2] * x->ne[3] != 1 || M < min_cols() || M > kMaxCols || N < 1) return false;
+    // 16-byte loads of Q4_K/Q5_K blocks; the other formats' rows are read from 2-byte alignment.
+    const bool wide = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
+    return aligned_to(w, wide ? 16 : 2);
+}
+
+int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
+    if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
+    const int cols = M <= 8 ? 8 : M <= 16 ? 16 : 32;
+    const int64_t chunks = (M + cols - 1) / cols, tiles = (N + 63) / 64 * chunks;
+    // Fewest K splits that give four blocks per multiprocessor (the loads in flight), keeping at
+    // least two K steps per block.
+    const int64_t steps = K / (w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0 ? 128 : 256);
+    int ks = forced_ksplit();
+    if (!ks) {
+        ks = 1;
+        while (ks < 4 && tiles * ks < 4 * std::max(1, b.multiprocessors) && steps >= 4 * ks) ks *= 2;
+    }
+    if (!has_clusters(b)) ks = 1;
+    rf_kargs a = make_args(n);
+    a.scratch = b.q8.where;
+    a.aux[0] = q8_column_bytes(K);
+    a.iparams[1] = prefetch_off() ? 1 : 0;
+    a.iparams[2] = prefetch_steps();
+    a.iparams[3] = use_tma() && has_clusters(b) ? 1 : 0;
+    return launch(b, std::string("rf_mmq_") + suffix(w->type) + "_" + std::to_string(cols) + "_k" + std::to_string(ks),
+                  (unsigned)((N + 63) / 64 * ks), (unsigned)chunks, 1, 128, a, err);
+}
+
+std::vector<std::string> mmq_kernel_names() {
+    std::vector<std::string> v;
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
+        for (int c : {8, 16, 32})
+            for (int k : {1, 2, 4}) v.push_back(std::string("rf_mmq_") + suffix(t) + "_" + std::to_string(c) + "_k" + std::to_string(k));
+    return v;
+}
+
+#else // AMD: no rf_mmq_* in the packs
 
 bool mmq_usable(const Backend &, const rf_node &) { return false; }
 
 int matmul_mmq(Backend &, const rf_node &, std::string &err) {
-    err = "matmul_mmq: not implemented";
+    err = "matmul_mmq: NVIDIA only";
     return RF_ERR_UNSUPPORTED;
 }
 
 std::vector<std::string> mmq_kernel_names() { return {}; }
+
+#endif
 
 } // namespace rf_hip

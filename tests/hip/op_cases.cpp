@@ -202,6 +202,16 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         for (int64_t M : {2, 3, 4, 5, 6, 7, 8}) v.push_back(matmul(rng, t, 512, 37, M));
         for (int64_t M : {11, 16}) v.push_back(matmul(rng, t, 2816, 131, M));
     }
+    // Batched decode on the integer tensor cores (matmul_mmq on NVIDIA; elsewhere the column or
+    // tile kernels): column counts at the edges of the 8/16/32-column blocks and their chunks,
+    // odd N (partial 16-row tiles), K from one 256 block to 4096.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+        for (int64_t M : {8, 9, 15, 16, 17, 31, 32, 33, 64}) v.push_back(matmul(rng, t, 1024, 131, M));
+        v.push_back(matmul(rng, t, 256, 37, 12));
+        v.push_back(matmul(rng, t, 4096, 300, 24));
+    }
+    v.push_back(matmul(rng, RF_TYPE_Q4_0, 96, 50, 20)); // K % 128 != 0: a partial last K step
+    v.push_back(matmul(rng, RF_TYPE_Q8_0, 160, 50, 40));
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 64, 40, 20, 4, 2));
     v.push_back(matmul(rng, RF_TYPE_F16, 4096, 300, 130));    // multi K-step tiles
     // Prefill shapes (tensor-core kernels on NVIDIA): ragged M and N, 64- and 128-token tiles.
@@ -315,6 +325,16 @@ std::vector<Case> perf_cases(std::mt19937 &rng) {
             c.tensors[1].copies = 4;
             v.push_back(std::move(c));
         }
+    // Batched decode of 8..64 sequences (matmul_mmq), all three Llama-2-7B matmul shapes; 8
+    // weight copies for the 4096x4096 one (so they come from HBM, not L2).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
+        for (auto [K, N] : {std::pair<int64_t, int64_t>{4096, 11008}, {4096, 4096}, {11008, 4096}})
+            for (int64_t M : {8, 16, 32, 64}) {
+                if (K == 4096 && N == 11008 && M <= 16 && t != RF_TYPE_Q5_K) continue; // above
+                Case c = matmul(rng, t, K, N, M);
+                c.tensors[1].copies = N == 4096 && K == 4096 ? 8 : 4;
+                v.push_back(std::move(c));
+            }
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) {
         Case c = matmul(rng, t, 4096, 4096, 512);
         v.push_back(std::move(c));

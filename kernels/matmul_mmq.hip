@@ -1,0 +1,613 @@
+// MATMUL of quantized weights with a few dozen activation columns (batched decode of 8..64
+// sequences, short prompts) on the integer tensor cores: mma.sync m16n8k32 s8 x s8 -> s32.
+// NVIDIA packs only (everything below is inside #if RF_NVIDIA): the AMD packs do not get these
+// kernels, and the host (backends/hip/matmul_mmq.cpp) never picks them there.
+//
+// rf_mmq_<type>_<C>_k<S>: type q4_k, q5_k, q6_k, q4_0, q8_0; C = 8, 16 or 32 activation
+// columns per block; S = 1, 2 or 4 blocks (a thread-block cluster, sm_90) splitting K.
+//  - Activations: the q8_1 columns of rf_quantize_q8_1 (quantize_act.hip), column c at
+//    scratch + c * aux[0]: K int8 quants, then (d, d * sum) per 32 elements (d shared by the 8
+//    sub-blocks of a 256 block for the K-quants).
+//  - Block: 4 warps, 64 weight rows (16 per warp) x C columns. K advances in steps (one 256
+//    block; 4 blocks of 32 for Q4_0/Q8_0) through a ring of 2..4 shared-memory stages filled
+//    with cp.async: each row's raw bytes of the step (16-byte granules from the aligned address
+//    at or below its start, coalesced) and the step's activations (per column its quants, 32
+//    bytes of padding, then its (d, sum) pairs). One barrier per step. Each weight byte is read
+//    from memory once for all C columns.
+//  - Opt-in variants kept for A/B (both measured slower on the H100, docs/notes/mmq.md):
+//    iparams[3] = 1 stages with bulk (TMA) copies completing on mbarriers; iparams[1] = 0 adds
+//    bulk L2 prefetches of each row several steps ahead (iparams[2] steps per window).
+//  - A warp's A operand (16 rows x 32 k) is unpacked in registers from the staged bytes; B
+//    (32 k x 8 columns) is one 8-byte shared load per lane. The k order inside a 32-element
+//    sub-block is permuted, the same for A and B: lane t of a quad holds elements 8t..8t+7 (k
+//    slots 4t..4t+3 and 16+4t..16+4t+3), so e.g. 8 Q4_K quant bytes give the lane's A of two
+//    sub-blocks (low and high nibbles).
+//  - Per format (the math of mvq_blocks.h): Q4_K/Q5_K: sum over sub-blocks of scale * intdot
+//    in integers per 256 block, times d_w * d_x, minus dmin * sum_s m_s * (d_x * sum_s x), that
+//    min term as a 16x8x8 tf32 mma (m exact, the q8_1 sums split in two tf32 halves). Q6_K:
+//    16-element scale groups, two mmas per sub-block with the other group's B lanes zeroed.
+//    Q4_0 (quants - 8 unpacked as signed bytes) and Q8_0: a float scale product per sub-block.
+//  - S > 1: the S blocks of a cluster take consecutive ranges of the K steps of the same tile;
+//    each leaves its sums in shared memory and rank r adds those of warps r, r + S, .. over the
+//    cluster (distributed shared memory) in rank order: deterministic, no global scratch.
+//  - Grid (row blocks * S, column chunks of C); batch 1; rows >= N and columns >= M are clamped
+//    for the loads and not stored. Q4_K/Q5_K rows 16-byte aligned, the others 2-byte.
+#include "compat.h"
+#include "quant_decode.h"
+#include "mvq_blocks.h"
+
+#if RF_NVIDIA
+
+#define RF_MMQ_ROWS 64
+#define RF_MMQ_THREADS 128
+#define RF_MMQ_SMEM 49152 // static shared memory limit of a block
+
+// Per format: elements per K step, weight bytes of a full step per row, granules (16 bytes)
+// staged per row (enough for the bytes at any 2-byte misalignment), staged row stride (== 32 or
+// 96 mod 128: the lanes' 8-byte reads of 8 rows hit distinct banks; Q5_K 192 to fit two stages
+// of 32 columns), 16-byte granules of (d, sum) pairs staged per column (K-quants: all 8
+// sub-blocks' for the min term; Q6_K: d only).
+template <int T> struct MmqFmt;
+template <> struct MmqFmt<T_Q4_K> { enum { STEP = 256, SB = 144, G = 9, WS = 160, XDG = 4 }; };
+template <> struct MmqFmt<T_Q5_K> { enum { STEP = 256, SB = 176, G = 11, WS = 192, XDG = 4 }; };
+template <> struct MmqFmt<T_Q6_K> { enum { STEP = 256, SB = 210, G = 14, WS = 224, XDG = 1 }; };
+template <> struct MmqFmt<T_Q4_0> { enum { STEP = 128, SB = 72, G = 6, WS = 96, XDG = 2 }; };
+template <> struct MmqFmt<T_Q8_0> { enum { STEP = 128, SB = 136, G = 10, WS = 160, XDG = 2 }; };
+
+// ---- async copies, cluster ------------------------------------------------------------------------
+RF_DEV u32 mmq_saddr(const void *p) {
+    u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+RF_DEV void mmq_cp_w(u32 dst, const void *src) { // weights: L2 only
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+RF_DEV void mmq_cp_x(u32 dst, const void *src) { // activations: also L1 (the SM's other blocks read them)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+RF_DEV void mmq_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> RF_DEV void mmq_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+RF_DEV u32 mmq_cluster_rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+#else
+    return 0;
+#endif
+}
+RF_DEV void mmq_cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+// f32 at shared address `a` of the cluster's block `rank`.
+RF_DEV float mmq_ld_cluster(u32 a, u32 rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    u32 r;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(r) : "memory");
+    return v;
+#else
+    return 0.f;
+#endif
+}
+
+// Bulk (TMA) copies, sm_90: `n` bytes (multiple of 16, both ends 16-byte aligned) from global to
+// this block's shared memory, completion counted on an mbarrier in bytes.
+RF_DEV void mmq_bulk(u32 dst, const void *src, u32 n, u32 bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(src), "r"(n),
+                 "r"(bar)
+                 : "memory");
+#endif
+}
+RF_DEV void mmq_bar_init(u32 bar, u32 count) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+// This thread's arrival on the stage's barrier, announcing `n` bytes of copies it issues next.
+RF_DEV void mmq_bar_expect(u32 bar, u32 n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" ::"r"(bar), "r"(n) : "memory");
+#endif
+}
+// Waits for the barrier's phase `parity` to complete (traps after ~seconds: a lost copy must not
+// hang the GPU).
+RF_DEV void mmq_bar_wait(u32 bar, u32 parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    for (u32 i = 0;; ++i) {
+        u32 done;
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+        if (done) return;
+        if (i > (1u << 26)) __trap();
+    }
+#endif
+}
+
+// Bytes [p, p + n) (16-byte aligned, n a multiple of 16) into L2: one request per row range.
+RF_DEV void mmq_prefetch_l2(const u8 *p, u32 n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(n) : "memory");
+#endif
+}
+
+// ---- tensor-core ops ----------------------------------------------------------------------------
+// c = A (16x32 s8, a[0..3]) * B (32x8 s8, b0/b1), fresh accumulator.
+RF_DEV void mmq_mma_s8(int (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+        : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(0), "r"(0), "r"(0), "r"(0));
+}
+// c += A (16x8 tf32) * B (8x8 tf32).
+RF_DEV void mmq_mma_tf32(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+RF_DEV u32 mmq_tf32(float v) {
+    u32 r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+}
+// |v| < 2^22 as float without the quarter-rate I2F: integer add + float subtract.
+RF_DEV float mmq_i2f(int v) { return __int_as_float(0x4B400000 + v) - 12582912.f; }
+
+// 8 bytes at a 2-byte aligned offset `o` of shared bytes s (16-byte aligned base).
+RF_DEV uint2 mmq_lds8_a2(const u8 *s, int o) {
+    const u32 *w = (const u32 *)(s + (o & ~3));
+    const int sh = 8 * (o & 2);
+    const u32 a = w[0], b = w[1], c = w[sh ? 2 : 1]; // no word past the needed bytes
+    uint2 r;
+    r.x = __funnelshift_r(a, b, sh);
+    r.y = __funnelshift_r(b, c, sh);
+    return r;
+}
+
+// ---- one K step of a warp's 16 rows --------------------------------------------------------------
+// sw: the stage's weight rows (row i at i * WS, its bytes from offset mis[i]), sx: quants
+// [sub-block][column][32], sd: per column XDG * 4 floats of (d, sum); r0 = the warp's row g,
+// r1 = row g + 8; mis0/mis1 their misalignment; nsub = valid sub-blocks (legacy last step).
+template <int T, int NT> struct MmqStep {
+    typedef MmqFmt<T> F;
+    enum { C = 8 * NT, XF = F::XDG * 4, XS = F::STEP + 32 };
+
+    RF_DEV static void k4(const u8 *sw, const u8 *sx, const float *sd, int r0, int r1, int g, int t, int ntv,
+                          float (&acc)[NT][4]) {
+        const int QS = T == T_Q4_K ? 16 : 48;
+        const u8 *w[2] = {sw + r0 * F::WS, sw + r1 * F::WS};
+        uint4 hd[2];
+        uint2 qs[2], qh[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            hd[r] = *(const uint4 *)w[r];
+            if (T == T_Q5_K) qh[r] = *(const uint2 *)(w[r] + 16 + 8 * t);
+        }
+        // Six-bit scales and mins of the 8 sub-blocks, one per byte: [0] subs 0..3, [1] subs 4..7.
+        u32 sc[2][2], mn[2][2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const u32 y = hd[r].y, z = hd[r].z, v = hd[r].w;
+            sc[r][0] = y & 0x3F3F3F3Fu;
+            mn[r][0] = z & 0x3F3F3F3Fu;
+            sc[r][1] = (v & 0x0F0F0F0Fu) | ((y >> 2) & 0x30303030u);
+            mn[r][1] = ((v >> 4) & 0x0F0F0F0Fu) | ((z >> 2) & 0x30303030u);
+        }
+        int ai[NT][4];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) ai[nt][i] = 0;
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+            const int j = s >> 1, sh = 4 * (s & 1);
+            if (!(s & 1))
+#pragma unroll
+                for (int r = 0; r < 2; ++r) qs[r] = *(const uint2 *)(w[r] + QS + 32 * j + 8 * t);
+            u32 a[4];
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                u32 lo = (qs[r].x >> sh) & 0x0F0F0F0Fu, hi = (qs[r].y >> sh) & 0x0F0F0F0Fu;
+                if (T == T_Q5_K) {
+                    lo |= ((qh[r].x >> s) & 0x01010101u) << 4;
+                    hi |= ((qh[r].y >> s) & 0x01010101u) << 4;
+                }
+                a[r] = lo;     // row g / g+8, elements 8t..8t+3 (k slots 4t..4t+3)
+                a[2 + r] = hi; // elements 8t+4..8t+7 (k slots 16+4t..)
+            }
+            const int s0 = (int)((sc[0][s >> 2] >> (8 * (s & 3))) & 0xFF), s1 = (int)((sc[1][s >> 2] >> (8 * (s & 3))) & 0xFF);
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+                if (nt >= ntv) break;
+                const uint2 b = *(const uint2 *)(sx + (8 * nt + g) * XS + 32 * s + 8 * t);
+                int c[4];
+                mmq_mma_s8(c, a, b.x, b.y);
+                ai[nt][0] += s0 * c[0];
+                ai[nt][1] += s0 * c[1];
+                ai[nt][2] += s1 * c[2];
+                ai[nt][3] += s1 * c[3];
+            }
+        }
+        // Min term: (16 rows x 8 sub-blocks of m) * (8 sub-blocks x 8 columns of d_x * sum).
+        u32 am[4];
+        am[0] = __float_as_uint((float)((mn[0][0] >> (8 * t)) & 0xFF)); // row g, sub t
+        am[1] = __float_as_uint((float)((mn[1][0] >> (8 * t)) & 0xFF)); // row g+8, sub t
+        am[2] = __float_as_uint((float)((mn[0][1] >> (8 * t)) & 0xFF)); // row g, sub t+4
+        am[3] = __float_as_uint((float)((mn[1][1] >> (8 * t)) & 0xFF));
+        const float d0 = h2f((u16)hd[0].x), m0 = h2f((u16)(hd[0].x >> 16));
+        const float d1 = h2f((u16)hd[1].x), m1 = h2f((u16)(hd[1].x >> 16));
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            if (nt >= ntv) break;
+            const float *dg = sd + (8 * nt + g) * XF; // column g's (d, sum) of the 8 sub-blocks
+            const float v0 = dg[2 * t + 1], v1 = dg[2 * t + 9];
+            const u32 h0 = mmq_tf32(v0), h1 = mmq_tf32(v1);
+            const u32 l0 = mmq_tf32(v0 - __uint_as_float(h0)), l1 = mmq_tf32(v1 - __uint_as_float(h1));
+            float cm[4] = {0.f, 0.f, 0.f, 0.f};
+            mmq_mma_tf32(cm, am, h0, h1);
+            mmq_mma_tf32(cm, am, l0, l1);
+            const float x0 = sd[(8 * nt + 2 * t) * XF], x1 = sd[(8 * nt + 2 * t + 1) * XF];
+            acc[nt][0] += (d0 * x0) * (float)ai[nt][0] - m0 * cm[0];
+            acc[nt][1] += (d0 * x1) * (float)ai[nt][1] - m0 * cm[1];
+            acc[nt][2] += (d1 * x0) * (float)ai[nt][2] - m1 * cm[2];
+            acc[nt][3] += (d1 * x1) * (float)ai[nt][3] - m1 * cm[3];
+        }
+    }
+
+    // Q6_K (210-byte blocks at 2-byte misalignment mis). Half n, quarter q of the block (sub-block
+    // 4n + q): lane t needs ql bytes 64n + 32(q & 1) + 8t + [0,8) (nibble q >> 1), qh bytes 128 +
+    // 32n + 8t + [0,8) (bits 2q, 2q+1), scale bytes 192 + 8n + 2q + {0, 1}, d at 208.
+    RF_DEV static void q6k(const u8 *sw, const u8 *sx, const float *sd, int r0, int r1, int mis0, int mis1, int g, int t,
+                           int ntv, float (&acc)[NT][4]) {
+        const u8 *w[2] = {sw + r0 * F::WS, sw + r1 * F::WS};
+        const int mis[2] = {mis0, mis1};
+        float dw[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) dw[r] = h2f(*(const u16 *)(w[r] + mis[r] + 208));
+        int ai[NT][4];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) ai[nt][i] = 0;
+        const bool first = t < 2; // this lane's 8 elements lie in a quarter's first 16-element group
+#pragma unroll
+        for (int n = 0; n < 2; ++n) {
+            uint2 ql[2][2], qh[2], scw[2];
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                ql[r][0] = mmq_lds8_a2(w[r], mis[r] + 64 * n + 8 * t);
+                ql[r][1] = mmq_lds8_a2(w[r], mis[r] + 64 * n + 32 + 8 * t);
+                qh[r] = mmq_lds8_a2(w[r], mis[r] + 128 + 32 * n + 8 * t);
+                scw[r] = mmq_lds8_a2(w[r], mis[r] + 192 + 8 * n);
+            }
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                u32 a[4];
+                int sA[2], sB[2]; // scales of the quarter's two 16-element groups, rows g and g+8
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const uint2 l = ql[r][q & 1];
+                    const u32 v0 = ((l.x >> (4 * (q >> 1))) & 0x0F0F0F0Fu) | (((qh[r].x >> (2 * q)) & 0x03030303u) << 4);
+                    const u32 v1 = ((l.y >> (4 * (q >> 1))) & 0x0F0F0F0Fu) | (((qh[r].y >> (2 * q)) & 0x03030303u) << 4);
+                    a[r] = sub32_6bit(v0);
+                    a[2 + r] = sub32_6bit(v1);
+                    const u32 sw2 = (q >> 1 ? scw[r].y : scw[r].x) >> (16 * (q & 1));
+                    sA[r] = (int)(i8)(sw2 & 0xFF);
+                    sB[r] = (int)(i8)((sw2 >> 8) & 0xFF);
+                }
+                const int s = 4 * n + q;
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt) {
+                    if (nt >= ntv) break;
+                    const uint2 b = *(const uint2 *)(sx + (8 * nt + g) * XS + 32 * s + 8 * t);
+                    const u32 bA0 = first ? b.x : 0u, bA1 = first ? b.y : 0u, bB0 = first ? 0u : b.x, bB1 = first ? 0u : b.y;
+                    int cA[4], cB[4];
+                    mmq_mma_s8(cA, a, bA0, bA1);
+                    mmq_mma_s8(cB, a, bB0, bB1);
+                    ai[nt][0] += sA[0] * cA[0] + sB[0] * cB[0];
+                    ai[nt][1] += sA[0] * cA[1] + sB[0] * cB[1];
+                    ai[nt][2] += sA[1] * cA[2] + sB[1] * cB[2];
+                    ai[nt][3] += sA[1] * cA[3] + sB[1] * cB[3];
+                }
+            }
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            if (nt >= ntv) break;
+            const float x0 = sd[(8 * nt + 2 * t) * XF], x1 = sd[(8 * nt + 2 * t + 1) * XF];
+            acc[nt][0] += (dw[0] * x0) * (float)ai[nt][0];
+            acc[nt][1] += (dw[0] * x1) * (float)ai[nt][1];
+            acc[nt][2] += (dw[1] * x0) * (float)ai[nt][2];
+            acc[nt][3] += (dw[1] * x1) * (float)ai[nt][3];
+        }
+    }
+
+    // Q4_0 / Q8_0: 4 blocks of 32 from misalignment mis; lane t's quants: Q8_0 bytes 8t + [0,8),
+    // Q4_0 bytes 8(t & 1) + [0,8) (low nibbles for t < 2, high for t >= 2: elements 8t..8t+7).
+    RF_DEV static void legacy(const u8 *sw, const u8 *sx, const float *sd, int r0, int r1, int mis0, int mis1, int g, int t,
+                              int ntv, int nsub, float (&acc)[NT][4]) {
+        const int BY = T == T_Q4_0 ? 18 : 34, piece = T == T_Q4_0 ? 8 * (t & 1) : 8 * t;
+        const u8 *w[2] = {sw + r0 * F::WS, sw + r1 * F::WS};
+        const int mis[2] = {mis0, mis1};
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+            if (s >= nsub) break;
+            u32 a[4];
+            float dw[2];
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int o = mis[r] + BY * s;
+                dw[r] = h2f(*(const u16 *)(w[r] + o));
+                uint2 q = mmq_lds8_a2(w[r], o + 2 + piece);
+                if (T == T_Q4_0) {
+                    const int ns = 4 * (t >> 1);
+                    q.x = (((q.x >> ns) & 0x0F0F0F0Fu) + 0x78787878u) ^ 0x80808080u; // q - 8 as signed bytes
+                    q.y = (((q.y >> ns) & 0x0F0F0F0Fu) + 0x78787878u) ^ 0x80808080u;
+                }
+                a[r] = q.x;
+                a[2 + r] = q.y;
+            }
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+                if (nt >= ntv) break;
+                const uint2 b = *(const uint2 *)(sx + (8 * nt + g) * XS + 32 * s + 8 * t);
+                int c[4];
+                mmq_mma_s8(c, a, b.x, b.y);
+                const float x0 = sd[(8 * nt + 2 * t) * XF + 2 * s], x1 = sd[(8 * nt + 2 * t + 1) * XF + 2 * s];
+                acc[nt][0] += mmq_i2f(c[0]) * (dw[0] * x0);
+                acc[nt][1] += mmq_i2f(c[1]) * (dw[0] * x1);
+                acc[nt][2] += mmq_i2f(c[2]) * (dw[1] * x0);
+                acc[nt][3] += mmq_i2f(c[3]) * (dw[1] * x1);
+            }
+        }
+    }
+};
+
+// K steps [s0, s1) of cluster rank `rank` (S blocks split a tile's steps in consecutive ranges).
+template <int T> RF_DEV i64 mmq_steps(i64 K) { return (K + MmqFmt<T>::STEP - 1) / MmqFmt<T>::STEP; }
+
+// Weight rows n0.. n0+63 of the tile, steps [sa, sb), into L2 as one contiguous range per row
+// (threads 0..63; rounded inwards to 16 bytes). The cp.async stream reads each row 144-210
+// bytes at a time, scattered over the rows, which the DRAM serves poorly; these reads are
+// several steps long. iparams[1] = 1: off (the default; ROCMFORGE_HIP_MMQ_PREFETCH=1 turns it on).
+template <int T> RF_DEV void mmq_prefetch_rows(const rf_kargs &a, i64 n0, i64 sa, i64 sb) {
+    typedef MmqFmt<T> F;
+    const rf_ktensor &w = a.src[0];
+    const int r = threadIdx.x;
+    if (a.iparams[1] || r >= RF_MMQ_ROWS || sa >= sb || n0 + r >= w.ne[1]) return;
+    const i64 K = w.ne[0], NSUB = F::STEP / 32;
+    const i64 row_bytes = K / F::STEP * F::SB + (K % F::STEP) / 32 * (F::SB / NSUB);
+    const i64 eb = sb * F::SB < row_bytes ? sb * F::SB : row_bytes;
+    const unsigned long long row = (unsigned long long)w.data + (unsigned long long)((n0 + r) * w.nb[1]);
+    const unsigned long long b = (row + sa * F::SB) & ~15ull, e = (row + eb) & ~15ull;
+    if (e > b) mmq_prefetch_l2((const u8 *)b, (u32)(e - b));
+}
+// Steps per prefetch window: iparams[2], else 4 of 256 elements, 8 of the 128-element Q4_0 steps.
+template <int T> RF_DEV int mmq_window(const rf_kargs &a) { return a.iparams[2] > 0 ? a.iparams[2] : (MmqFmt<T>::SB >= 128 ? 4 : 8); }
+// The first window of the block's steps, issued before rf_kernel_start (weights are never written).
+template <int T> RF_DEV void mmq_prefetch_first(const rf_kargs &a, int KS) {
+    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const i64 nst = mmq_steps<T>(a.src[0].ne[0]), s0 = nst * rank / KS, s1 = nst * (rank + 1) / KS;
+    const i64 e = s0 + mmq_window<T>(a) < s1 ? s0 + mmq_window<T>(a) : s1;
+    mmq_prefetch_rows<T>(a, (i64)(blockIdx.x / KS) * RF_MMQ_ROWS, s0, e);
+}
+// (A plain name for kernels/pack_tool.py, which lets only prefetch_* calls precede rf_kernel_start.)
+RF_DEV void prefetch_mmq(const rf_kargs &a, int T, int KS) {
+    switch (T) {
+    case T_Q4_K: mmq_prefetch_first<T_Q4_K>(a, KS); break;
+    case T_Q5_K: mmq_prefetch_first<T_Q5_K>(a, KS); break;
+    case T_Q6_K: mmq_prefetch_first<T_Q6_K>(a, KS); break;
+    case T_Q4_0: mmq_prefetch_first<T_Q4_0>(a, KS); break;
+    default: mmq_prefetch_first<T_Q8_0>(a, KS); break;
+    }
+}
+
+template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
+    typedef MmqFmt<T> F;
+    enum {
+        C = 8 * NT, NSUB = F::STEP / 32, XF = F::XDG * 4, XS = F::STEP + 32,
+        WB = RF_MMQ_ROWS * F::WS, XQ = C * XS, STAGE = WB + XQ + C * F::XDG * 16,
+        P = (RF_MMQ_SMEM - 64) / STAGE >= 4 ? 4 : ((RF_MMQ_SMEM - 64) / STAGE >= 3 ? 3 : 2)
+    };
+    __shared__ __align__(16) u8 sm[P * STAGE];
+    __shared__ __align__(8) unsigned long long mbar[P]; // bulk-copy path: one per stage
+    const rf_ktensor &w = a.src[0], &dst = a.dst;
+    const i64 K = w.ne[0], N = w.ne[1], M = a.src[1].ne[1];
+    const int tid = threadIdx.x, lane = tid % RF_WARP, wid = tid / RF_WARP, g = lane >> 2, t = lane & 3;
+    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const i64 n0 = (i64)(blockIdx.x / KS) * RF_MMQ_ROWS, c0 = (i64)blockIdx.y * C;
+    const int ntv = (int)((M - c0 + 7) / 8 < NT ? (M - c0 + 7) / 8 : NT);
+    const u8 *wbase = (const u8 *)w.data;
+    const i64 wnb = w.nb[1];
+    const i8 *xq = (const i8 *)a.scratch;
+    const i64 xs = a.aux[0];
+    // This block's K steps: [s0, s1).
+    const i64 nst = mmq_steps<T>(K);
+    const i64 s0 = nst * rank / KS, s1 = nst * (rank + 1) / KS;
+    const u32 sbase = mmq_saddr(sm);
+    const int win = mmq_window<T>(a);
+
+    auto issue = [&](i64 st, int p) {
+        const u32 sp = sbase + p * STAGE;
+        const i64 e0 = st * F::STEP;
+        const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
+        const int bytes = nsub == NSUB ? F::SB : F::SB / NSUB * nsub; // weight bytes of the valid sub-blocks
+        for (int i = tid; i < RF_MMQ_ROWS * F::G; i += RF_MMQ_THREADS) {
+            const int r = i / F::G, gr = i % F::G;
+            const i64 n = n0 + r < N ? n0 + r : N - 1;
+            const u8 *src = wbase + n * wnb + st * F::SB;
+            const u8 *al = (const u8 *)((unsigned long long)src & ~15ull);
+            if (16 * gr < (int)(src - al) + bytes) mmq_cp_w(sp + r * F::WS + 16 * gr, al + 16 * gr);
+        }
+        for (int i = tid; i < C * NSUB * 2; i += RF_MMQ_THREADS) {
+            const int c = i / (NSUB * 2), j = i % (NSUB * 2);
+            if ((j >> 1) >= nsub) continue;
+            const i64 col = c0 + c < M ? c0 + c : M - 1;
+            mmq_cp_x(sp + WB + c * XS + 16 * j, xq + col * xs + e0 + 16 * j);
+        }
+        for (int i = tid; i < C * F::XDG; i += RF_MMQ_THREADS) {
+            const int c = i / F::XDG, j = i % F::XDG;
+            if (2 * j >= nsub) continue;
+            const i64 col = c0 + c < M ? c0 + c : M - 1;
+            mmq_cp_x(sp + WB + XQ + c * F::XDG * 16 + 16 * j, xq + col * xs + K + 8 * (e0 / 32) + 16 * j);
+        }
+    };
+
+    // Bulk-copy path (iparams[3] = 1, sm_90): per step, thread r < 64 copies row r's bytes, the
+    // next C threads one column's quants each, the next C its (d, sum) pairs; every thread
+    // arrives on the stage's mbarrier with the byte count of its copy.
+    const bool tma = a.iparams[3] != 0;
+    const u32 bbase = mmq_saddr(mbar);
+    if (tma && tid == 0)
+        for (int p = 0; p < P; ++p) mmq_bar_init(bbase + 8 * p, RF_MMQ_THREADS);
+    __syncthreads();
+    auto issue_tma = [&](i64 st, int p) {
+        const u32 sp = sbase + p * STAGE, bar = bbase + 8 * p;
+        const i64 e0 = st * F::STEP;
+        const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
+        u32 n = 0, dst = 0;
+        const u8 *src = nullptr;
+        if (tid < RF_MMQ_ROWS) {
+            const i64 r = n0 + tid < N ? n0 + tid : N - 1;
+            const u8 *row = wbase + r * wnb + st * F::SB;
+            src = (const u8 *)((unsigned long long)row & ~15ull);
+            const int bytes = nsub == NSUB ? F::SB : F::SB / NSUB * nsub;
+            n = (u32)(((int)(row - src) + bytes + 15) & ~15);
+            dst = sp + tid * F::WS;
+        } else if (tid < RF_MMQ_ROWS + 2 * C) {
+            const int c = (tid - RF_MMQ_ROWS) % C;
+            const i64 col = c0 + c < M ? c0 + c : M - 1;
+            if (tid < RF_MMQ_ROWS + C) { // quants
+                src = (const u8 *)(xq + col * xs + e0);
+                n = (u32)(32 * nsub);
+                dst = sp + WB + c * XS;
+            } else { // (d, sum) pairs, rounded up to 16 bytes (within the column's padded tail)
+                src = (const u8 *)(xq + col * xs + K + 8 * (e0 / 32));
+                n = (u32)((8 * nsub + 15) & ~15);
+                if (n > F::XDG * 16) n = F::XDG * 16;
+                dst = sp + WB + XQ + c * F::XDG * 16;
+            }
+        }
+        mmq_bar_expect(bar, n);
+        if (n) mmq_bulk(dst, src, n, bar);
+    };
+
+    float acc[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+
+    const int r0 = 16 * wid + g, r1 = r0 + 8;
+    const i64 na = n0 + r0 < N ? n0 + r0 : N - 1, nb = n0 + r1 < N ? n0 + r1 : N - 1;
+    const u8 *rowa = wbase + na * wnb, *rowb = wbase + nb * wnb;
+#pragma unroll
+    for (int i = 0; i < P - 1; ++i) {
+        if (s0 + i < s1) {
+            if (tma) issue_tma(s0 + i, i);
+            else issue(s0 + i, i);
+        }
+        mmq_commit();
+    }
+    for (i64 st = s0; st < s1; ++st) {
+        const int p = (int)((st - s0) % P);
+        if (tma) mmq_bar_wait(bbase + 8 * p, (u32)(((st - s0) / P) & 1)); // the stage's bytes have landed
+        else mmq_wait<P - 2>(); // this step's copies (this thread's) have landed
+        __syncthreads();   // everyone's have, and everyone is done with the stage refilled next
+        if ((st - s0) % win == 0) { // the next window into L2
+            const i64 pa = st + win, pb = pa + win;
+            mmq_prefetch_rows<T>(a, n0, pa, pb < s1 ? pb : s1);
+        }
+        if (st + P - 1 < s1) {
+            if (tma) issue_tma(st + P - 1, (p + P - 1) % P);
+            else issue(st + P - 1, (p + P - 1) % P);
+        }
+        mmq_commit();
+        const u8 *sw = sm + p * STAGE, *sx = sw + WB;
+        const float *sd = (const float *)(sx + XQ);
+        if (T == T_Q4_K || T == T_Q5_K) {
+            MmqStep<T, NT>::k4(sw, sx, sd, r0, r1, g, t, ntv, acc);
+        } else {
+            const int misa = (int)((unsigned long long)(rowa + st * F::SB) & 15), misb = (int)((unsigned long long)(rowb + st * F::SB) & 15);
+            if (T == T_Q6_K) {
+                MmqStep<T, NT>::q6k(sw, sx, sd, r0, r1, misa, misb, g, t, ntv, acc);
+            } else {
+                const i64 e0 = st * F::STEP;
+                const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
+                MmqStep<T, NT>::legacy(sw, sx, sd, r0, r1, misa, misb, g, t, ntv, nsub, acc);
+            }
+        }
+    }
+
+    if (KS > 1) {
+        // Partial sums of the cluster's blocks: red[warp][nt * 4 + i][lane] in each block's stages.
+        __syncthreads(); // the last step's reads of the stages are done
+        float *red = (float *)sm;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) red[(wid * NT * 4 + nt * 4 + i) * RF_WARP + lane] = acc[nt][i];
+        mmq_cluster_sync();
+        // Rank r adds up warps r, r + KS, .. of all ranks (in rank order) and stores them.
+        for (int e = tid; e < (4 / KS) * NT * 4 * RF_WARP; e += RF_MMQ_THREADS) {
+            const int slice = e / (NT * 4 * RF_WARP), i = (e / RF_WARP) % (NT * 4), ln = e % RF_WARP;
+            const int wv = (int)rank + KS * slice, nt = i >> 2;
+            const u32 at = sbase + 4u * (u32)((wv * NT * 4 + i) * RF_WARP + ln);
+            float v = 0.f;
+#pragma unroll
+            for (int q = 0; q < KS; ++q) v += mmq_ld_cluster(at, (u32)q);
+            const i64 n = n0 + 16 * wv + (ln >> 2) + 8 * ((i & 3) >> 1), m = c0 + 8 * nt + 2 * (ln & 3) + (i & 1);
+            if (nt < ntv && n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = v;
+        }
+        mmq_cluster_sync(); // no block leaves while the others read its shared memory
+    } else {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            if (nt >= ntv) break;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const i64 n = n0 + r0 + 8 * (i >> 1), m = c0 + 8 * nt + 2 * t + (i & 1);
+                if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = acc[nt][i];
+            }
+        }
+    }
+}
+
+// Cluster dimensions only where clusters exist (sm_90+; the host splits K only there).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define RF_MMQ_CLUSTER(S)
+#else
+#define RF_MMQ_CLUSTER(S) __cluster_dims__(S, 1, 1)
+#endif
+// Blocks per multiprocessor the register allocation must allow (shared memory allows 4-5): 3 for
+// 16 columns, where 128 registers spilled.
+#define RF_MMQ_MINB(C) ((C) == 16 ? 3 : 4)
+#define RF_MMQ1(t, T, C)                                                                              \
+    RF_KERNEL __launch_bounds__(RF_MMQ_THREADS, RF_MMQ_MINB(C)) void rf_mmq_##t##_##C##_k1(rf_kargs a) {                \
+        prefetch_mmq(a, T, 1);                                                                         \
+        rf_kernel_start();                                                                             \
+        mmq_run<T, C / 8, 1>(a);                                                                       \
+    }
+#define RF_MMQS(t, T, C, S)                                                                           \
+    RF_KERNEL __launch_bounds__(RF_MMQ_THREADS, RF_MMQ_MINB(C)) RF_MMQ_CLUSTER(S) void rf_mmq_##t##_##C##_k##S(rf_kargs a) { \
+        prefetch_mmq(a, T, S);                                                                         \
+        rf_kernel_start();                                                                             \
+        mmq_run<T, C / 8, S>(a);                                                                       \
+    }
+#define RF_MMQ_C(t, T, C) RF_MMQ1(t, T, C) RF_MMQS(t, T, C, 2) RF_MMQS(t, T, C, 4)
+#define RF_MMQ_TYPE(t, T) RF_MMQ_C(t, T, 8) RF_MMQ_C(t, T, 16) RF_MMQ_C(t, T, 32)
+RF_MMQ_TYPE(q4_k, T_Q4_K)
+RF_MMQ_TYPE(q5_k, T_Q5_K)
+RF_MMQ_TYPE(q6_k, T_Q6_K)
+RF_MMQ_TYPE(q4_0, T_Q4_0)
+RF_MMQ_TYPE(q8_0, T_Q8_0)
+
+#endif // RF_NVIDIA
