@@ -66,21 +66,14 @@ bool use_tma() {
     return v;
 }
 
-bool has_clusters(const Backend &b) { return b.arch.rfind("sm_", 0) == 0 && std::atoi(b.arch.c_str() + 3) >= 90; }
+bool has_clusters(const Backend &b) { return nvidia_sm(b.arch) >= 90; }
 
+// The weight types the kernels decode; their kernel name suffix (ops.cpp's), else null.
 const char *suffix(int type) {
     switch (type) {
-    case RF_TYPE_Q4_K: return "q4_k";
-    case RF_TYPE_Q5_K: return "q5_k";
-    case RF_TYPE_Q6_K: return "q6_k";
-    case RF_TYPE_Q4_0: return "q4_0";
-    case RF_TYPE_Q8_0: return "q8_0";
+    case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: case RF_TYPE_Q4_0: case RF_TYPE_Q8_0: return weight_suffix(type);
     default: return nullptr;
     }
-}
-
-bool aligned_to(const rf_tensor *t, int64_t a) {
-    return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
 }
 
 } // namespace
@@ -92,7 +85,7 @@ bool mmq_usable(const Backend &, const rf_node &n) {
     if (x->ne[2] * x->ne[3] != 1 || M < min_cols() || M > kMaxCols || N < 1) return false;
     // 16-byte loads of Q4_K/Q5_K blocks; the other formats' rows are read from 2-byte alignment.
     const bool wide = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
-    return aligned_to(w, wide ? 16 : 2);
+    return aligned(w, wide ? 16 : 2);
 }
 
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {

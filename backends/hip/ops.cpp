@@ -1,6 +1,7 @@
 #include "ops.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernel_args.h"
@@ -41,6 +42,10 @@ rf_kargs make_args(const rf_node &n) {
     return a;
 }
 
+bool aligned(const rf_tensor *t, int64_t a) {
+    return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
+}
+
 namespace {
 
 struct TypeInfo { int type; const char *suffix; int block; int bytes; };
@@ -60,6 +65,17 @@ const TypeInfo *weight_type(int t) {
     return nullptr;
 }
 
+} // namespace
+
+int nvidia_sm(const std::string &arch) { return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0; }
+
+const char *weight_suffix(int type) {
+    const TypeInfo *ti = weight_type(type);
+    return ti ? ti->suffix : nullptr;
+}
+
+namespace {
+
 // Batched matmul switches from the warp-per-row kernel to the tensor-core tile kernel here.
 constexpr int64_t kTiledMinM = 16;
 
@@ -69,9 +85,6 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0",
                                "rf_add_rms_norm_mul", "rf_mvq_multi", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128"};
 
-bool aligned(const rf_tensor *t, int64_t a) {
-    return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
-}
 
 // Decode (M = 1) kernel reading f32 activations: F16 weights (16-byte loads).
 const char *mv_kernel(const rf_tensor *w, const rf_tensor *x) {
@@ -154,12 +167,14 @@ int matmul_cols_q8(Backend &b, const rf_node &n, std::string &err) {
 
 // True where matmul_cols_q8 takes a matmul with M > 1 columns.
 bool uses_mvq_cols(const Backend &b, const rf_node &n) {
-#if !defined(RF_HIP_NVIDIA)
-    return false; // the AMD packs have no rf_mvqn_* (matmul_vec.hip)
-#endif
+#if defined(RF_HIP_NVIDIA)
     const rf_tensor *w = n.src[0], *x = n.src[1];
     const int64_t M = x->ne[1];
     return M > 1 && M <= b.mvq_max_cols && x->ne[2] * x->ne[3] == 1 && mvq_kernel(w) != nullptr && M <= 65535;
+#else
+    (void)b, (void)n;
+    return false; // the AMD packs have no rf_mvqn_* (matmul_vec.hip)
+#endif
 }
 
 // Quantized matmuls other than the dp4a ones read their activations quantized like the CPU
@@ -278,12 +293,9 @@ bool has_mma_kernel(int type) { return type != RF_TYPE_F32 && weight_type(type);
 // The mma kernels need K % 32 == 0, 16-byte aligned activation rows and weight rows aligned for
 // their wide loads (16 bytes: F16/BF16/Q4_K/Q5_K, 2 bytes: the other types).
 bool mma_usable(const rf_tensor *w, const rf_tensor *x) {
-    const auto al = [](const rf_tensor *t, int64_t a) {
-        return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
-    };
-    if (!has_mma_kernel(w->type) || w->ne[0] % 32 || !al(x, 16)) return false;
+    if (!has_mma_kernel(w->type) || w->ne[0] % 32 || !aligned(x, 16)) return false;
     const bool wide = w->type == RF_TYPE_F16 || w->type == RF_TYPE_BF16 || w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
-    return al(w, wide ? 16 : 2);
+    return aligned(w, wide ? 16 : 2);
 }
 #endif
 

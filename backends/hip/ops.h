@@ -12,6 +12,12 @@ namespace rf_hip {
 rf_ktensor ktensor(const rf_tensor *t);
 // The node's tensors and parameters as a kernel argument block.
 rf_kargs make_args(const rf_node &n);
+// Data and row/slice strides all multiples of `a` bytes.
+bool aligned(const rf_tensor *t, int64_t a);
+// Kernel name suffix of a weight type ("q4_k", ...); null for types no matmul kernel reads.
+const char *weight_suffix(int type);
+// Compute capability of an NVIDIA arch string ("sm_90" -> 90); 0 for other archs.
+int nvidia_sm(const std::string &arch);
 // Queues a launch of kernel `name` (grid gx x gy x gz, `threads` per block) for this compute().
 int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsigned gz, unsigned threads, rf_kargs &args,
            std::string &err);

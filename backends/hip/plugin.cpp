@@ -117,9 +117,8 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     // Programmatic edges between the graph's kernels (compat.h rf_kernel_start): NVIDIA sm_90+
     // devices running sm_90+ code; ROCMFORGE_HIP_PDL=0 turns them off.
 #if defined(RF_HIP_NVIDIA)
-    const auto sm = [](const std::string &a) { return a.rfind("sm_", 0) == 0 ? std::atoi(a.c_str() + 3) : 0; };
     const char *pdl = std::getenv("ROCMFORGE_HIP_PDL");
-    b->queue.set_programmatic(sm(b->device_arch) >= 90 && sm(b->arch) >= 90 && !(pdl && *pdl == '0'));
+    b->queue.set_programmatic(nvidia_sm(b->device_arch) >= 90 && nvidia_sm(b->arch) >= 90 && !(pdl && *pdl == '0'));
 #endif
     // Node fusion (fusion.h); ROCMFORGE_HIP_FUSE=0 turns it off. Off with per-node sync, so a
     // fault names its node.
