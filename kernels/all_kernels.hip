@@ -16,3 +16,5 @@
 #include "quantize_act.hip"
 #include "matmul_vec.hip"
 #include "matmul_mmq.hip"
+#include "matmul_mmq_prefill.hip"
+#include "attention_prefill_mma.hip"

@@ -25,7 +25,7 @@
 //  - Per format (the math of mvq_blocks.h): Q4_K/Q5_K: sum over sub-blocks of scale * intdot
 //    in integers per 256 block, times d_w * d_x, minus dmin * sum_s m_s * (d_x * sum_s x), that
 //    min term as a 16x8x8 tf32 mma (m exact, the q8_1 sums split in two tf32 halves). Q6_K:
-//    16-element scale groups, two mmas per sub-block with the other group's B lanes zeroed.
+//    16-element scale groups, one m16n8k16 mma per group (natural k order).
 //    Q4_0 (quants - 8 unpacked as signed bytes) and Q8_0: a float scale product per sub-block.
 //  - S > 1: the S blocks of a cluster take consecutive ranges of the K steps of the same tile;
 //    each leaves its sums in shared memory and rank r adds those of warps r, r + S, .. over the
@@ -35,6 +35,7 @@
 #include "compat.h"
 #include "quant_decode.h"
 #include "mvq_blocks.h"
+#include "mmq_layout.h"
 
 #if RF_NVIDIA
 
@@ -42,17 +43,19 @@
 #define RF_MMQ_THREADS 128
 #define RF_MMQ_SMEM 49152 // static shared memory limit of a block
 
-// Per format: elements per K step, weight bytes of a full step per row, granules (16 bytes)
-// staged per row (enough for the bytes at any 2-byte misalignment), staged row stride (== 32 or
-// 96 mod 128: the lanes' 8-byte reads of 8 rows hit distinct banks; Q5_K 192 to fit two stages
-// of 32 columns), 16-byte granules of (d, sum) pairs staged per column (K-quants: all 8
-// sub-blocks' for the min term; Q6_K: d only).
+// Per format (kernels/mmq_layout.h): elements per K step, weight bytes of a full step per row,
+// granules staged per row, staged row stride (Q5_K 192 to fit two stages of 32 columns in the
+// decode kernels' 48 KB), (d, sum) granules per column (K-quants: all 8 sub-blocks' for the min
+// term; Q6_K: d only).
 template <int T> struct MmqFmt;
-template <> struct MmqFmt<T_Q4_K> { enum { STEP = 256, SB = 144, G = 9, WS = 160, XDG = 4 }; };
-template <> struct MmqFmt<T_Q5_K> { enum { STEP = 256, SB = 176, G = 11, WS = 192, XDG = 4 }; };
-template <> struct MmqFmt<T_Q6_K> { enum { STEP = 256, SB = 210, G = 14, WS = 224, XDG = 1 }; };
-template <> struct MmqFmt<T_Q4_0> { enum { STEP = 128, SB = 72, G = 6, WS = 96, XDG = 2 }; };
-template <> struct MmqFmt<T_Q8_0> { enum { STEP = 128, SB = 136, G = 10, WS = 160, XDG = 2 }; };
+#define RF_MMQ_FMT(T, P) \
+    template <> struct MmqFmt<T> { enum { STEP = P##_STEP, SB = P##_SB, G = P##_G, WS = P##_WS, XDG = P##_XDG }; };
+RF_MMQ_FMT(T_Q4_K, RF_MMQ_Q4_K)
+RF_MMQ_FMT(T_Q5_K, RF_MMQ_Q5_K)
+RF_MMQ_FMT(T_Q6_K, RF_MMQ_Q6_K)
+RF_MMQ_FMT(T_Q4_0, RF_MMQ_Q4_0)
+RF_MMQ_FMT(T_Q8_0, RF_MMQ_Q8_0)
+#undef RF_MMQ_FMT
 
 // ---- async copies, cluster ------------------------------------------------------------------------
 RF_DEV u32 mmq_saddr(const void *p) {
@@ -147,6 +150,12 @@ RF_DEV void mmq_mma_s8(int (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
         : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(0), "r"(0), "r"(0), "r"(0));
 }
+// c = A (16x16 s8, a[0..1]) * B (16x8 s8, b), fresh accumulator.
+RF_DEV void mmq_mma_s8_k16(int (&c)[4], const u32 (&a)[2], u32 b) {
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+        : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(b), "r"(0), "r"(0), "r"(0), "r"(0));
+}
 // c += A (16x8 tf32) * B (8x8 tf32).
 RF_DEV void mmq_mma_tf32(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -161,6 +170,11 @@ RF_DEV u32 mmq_tf32(float v) {
 // |v| < 2^22 as float without the quarter-rate I2F: integer add + float subtract.
 RF_DEV float mmq_i2f(int v) { return __int_as_float(0x4B400000 + v) - 12582912.f; }
 
+// 4 bytes at a 2-byte aligned offset `o` of shared bytes s (16-byte aligned base).
+RF_DEV u32 mmq_lds4_a2(const u8 *s, int o) {
+    const u32 *w = (const u32 *)(s + (o & ~3));
+    return (o & 2) ? __funnelshift_r(w[0], w[1], 16) : w[0];
+}
 // 8 bytes at a 2-byte aligned offset `o` of shared bytes s (16-byte aligned base).
 RF_DEV uint2 mmq_lds8_a2(const u8 *s, int o) {
     const u32 *w = (const u32 *)(s + (o & ~3));
@@ -172,178 +186,205 @@ RF_DEV uint2 mmq_lds8_a2(const u8 *s, int o) {
     return r;
 }
 
-// ---- one K step of a warp's 16 rows --------------------------------------------------------------
+// ---- one K step of a warp's WR x 16 rows ----------------------------------------------------------
 // sw: the stage's weight rows (row i at i * WS, its bytes from offset mis[i]), sx: quants
-// [sub-block][column][32], sd: per column XDG * 4 floats of (d, sum); r0 = the warp's row g,
-// r1 = row g + 8; mis0/mis1 their misalignment; nsub = valid sub-blocks (legacy last step).
-template <int T, int NT> struct MmqStep {
+// [column][STEP + 32], sd: per column XDG * 4 floats of (d, sum). Row tile i of the warp holds
+// stage rows rr[2i] (its row g) and rr[2i + 1] (row g + 8), misaligned by mis[2i], mis[2i + 1];
+// column tile nt its columns 8 nt .. 8 nt + 7 of the stage (col: the warp's first); ntv = valid
+// column tiles; nsub = valid sub-blocks (legacy last step). acc[i][nt]: the mma C layout (rows
+// g, g + 8 x columns 2t, 2t + 1). Each B fragment is loaded once for the WR row tiles.
+template <int T, int WR, int NT> struct MmqStep {
     typedef MmqFmt<T> F;
-    enum { C = 8 * NT, XF = F::XDG * 4, XS = F::STEP + 32 };
+    enum { XF = F::XDG * 4, XS = F::STEP + 32, R = 2 * WR };
 
-    RF_DEV static void k4(const u8 *sw, const u8 *sx, const float *sd, int r0, int r1, int g, int t, int ntv,
-                          float (&acc)[NT][4]) {
+    RF_DEV static void k4(const u8 *sw, const u8 *sx, const float *sd, const int (&rr)[R], int col, int g, int t, int ntv,
+                          float (&acc)[WR][NT][4]) {
         const int QS = T == T_Q4_K ? 16 : 48;
-        const u8 *w[2] = {sw + r0 * F::WS, sw + r1 * F::WS};
-        uint4 hd[2];
-        uint2 qs[2], qh[2];
+        const u8 *w[R];
+        u32 sc[R][2], mn[R][2];
+        float dd[R], dm[R];
+        uint2 qs[R], qh[R];
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            hd[r] = *(const uint4 *)w[r];
+        for (int r = 0; r < R; ++r) {
+            w[r] = sw + rr[r] * F::WS;
+            const uint4 hd = *(const uint4 *)w[r];
             if (T == T_Q5_K) qh[r] = *(const uint2 *)(w[r] + 16 + 8 * t);
-        }
-        // Six-bit scales and mins of the 8 sub-blocks, one per byte: [0] subs 0..3, [1] subs 4..7.
-        u32 sc[2][2], mn[2][2];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const u32 y = hd[r].y, z = hd[r].z, v = hd[r].w;
+            // Six-bit scales and mins of the 8 sub-blocks, one per byte: [0] subs 0..3, [1] subs 4..7.
+            const u32 y = hd.y, z = hd.z, v = hd.w;
             sc[r][0] = y & 0x3F3F3F3Fu;
             mn[r][0] = z & 0x3F3F3F3Fu;
             sc[r][1] = (v & 0x0F0F0F0Fu) | ((y >> 2) & 0x30303030u);
             mn[r][1] = ((v >> 4) & 0x0F0F0F0Fu) | ((z >> 2) & 0x30303030u);
+            dd[r] = h2f((u16)hd.x);
+            dm[r] = h2f((u16)(hd.x >> 16));
         }
-        int ai[NT][4];
+        int ai[WR][NT][4];
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
+        for (int i = 0; i < WR; ++i)
 #pragma unroll
-            for (int i = 0; i < 4; ++i) ai[nt][i] = 0;
+            for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) ai[i][nt][e] = 0;
 #pragma unroll
         for (int s = 0; s < 8; ++s) {
             const int j = s >> 1, sh = 4 * (s & 1);
             if (!(s & 1))
 #pragma unroll
-                for (int r = 0; r < 2; ++r) qs[r] = *(const uint2 *)(w[r] + QS + 32 * j + 8 * t);
-            u32 a[4];
+                for (int r = 0; r < R; ++r) qs[r] = *(const uint2 *)(w[r] + QS + 32 * j + 8 * t);
+            u32 a[WR][4];
+            int sl[R];
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
+            for (int r = 0; r < R; ++r) {
                 u32 lo = (qs[r].x >> sh) & 0x0F0F0F0Fu, hi = (qs[r].y >> sh) & 0x0F0F0F0Fu;
                 if (T == T_Q5_K) {
                     lo |= ((qh[r].x >> s) & 0x01010101u) << 4;
                     hi |= ((qh[r].y >> s) & 0x01010101u) << 4;
                 }
-                a[r] = lo;     // row g / g+8, elements 8t..8t+3 (k slots 4t..4t+3)
-                a[2 + r] = hi; // elements 8t+4..8t+7 (k slots 16+4t..)
+                a[r >> 1][r & 1] = lo;     // row g / g+8, elements 8t..8t+3 (k slots 4t..4t+3)
+                a[r >> 1][2 + (r & 1)] = hi; // elements 8t+4..8t+7 (k slots 16+4t..)
+                sl[r] = (int)((sc[r][s >> 2] >> (8 * (s & 3))) & 0xFF);
             }
-            const int s0 = (int)((sc[0][s >> 2] >> (8 * (s & 3))) & 0xFF), s1 = (int)((sc[1][s >> 2] >> (8 * (s & 3))) & 0xFF);
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) {
                 if (nt >= ntv) break;
-                const uint2 b = *(const uint2 *)(sx + (8 * nt + g) * XS + 32 * s + 8 * t);
-                int c[4];
-                mmq_mma_s8(c, a, b.x, b.y);
-                ai[nt][0] += s0 * c[0];
-                ai[nt][1] += s0 * c[1];
-                ai[nt][2] += s1 * c[2];
-                ai[nt][3] += s1 * c[3];
+                const uint2 b = *(const uint2 *)(sx + (col + 8 * nt + g) * XS + 32 * s + 8 * t);
+#pragma unroll
+                for (int i = 0; i < WR; ++i) {
+                    int c[4];
+                    mmq_mma_s8(c, a[i], b.x, b.y);
+                    ai[i][nt][0] += sl[2 * i] * c[0];
+                    ai[i][nt][1] += sl[2 * i] * c[1];
+                    ai[i][nt][2] += sl[2 * i + 1] * c[2];
+                    ai[i][nt][3] += sl[2 * i + 1] * c[3];
+                }
             }
         }
         // Min term: (16 rows x 8 sub-blocks of m) * (8 sub-blocks x 8 columns of d_x * sum).
-        u32 am[4];
-        am[0] = __float_as_uint((float)((mn[0][0] >> (8 * t)) & 0xFF)); // row g, sub t
-        am[1] = __float_as_uint((float)((mn[1][0] >> (8 * t)) & 0xFF)); // row g+8, sub t
-        am[2] = __float_as_uint((float)((mn[0][1] >> (8 * t)) & 0xFF)); // row g, sub t+4
-        am[3] = __float_as_uint((float)((mn[1][1] >> (8 * t)) & 0xFF));
-        const float d0 = h2f((u16)hd[0].x), m0 = h2f((u16)(hd[0].x >> 16));
-        const float d1 = h2f((u16)hd[1].x), m1 = h2f((u16)(hd[1].x >> 16));
+        u32 am[WR][4];
+#pragma unroll
+        for (int i = 0; i < WR; ++i) {
+            am[i][0] = __float_as_uint((float)((mn[2 * i][0] >> (8 * t)) & 0xFF));     // row g, sub t
+            am[i][1] = __float_as_uint((float)((mn[2 * i + 1][0] >> (8 * t)) & 0xFF)); // row g+8, sub t
+            am[i][2] = __float_as_uint((float)((mn[2 * i][1] >> (8 * t)) & 0xFF));     // row g, sub t+4
+            am[i][3] = __float_as_uint((float)((mn[2 * i + 1][1] >> (8 * t)) & 0xFF));
+        }
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
             if (nt >= ntv) break;
-            const float *dg = sd + (8 * nt + g) * XF; // column g's (d, sum) of the 8 sub-blocks
+            const float *dg = sd + (col + 8 * nt + g) * XF; // column g's (d, sum) of the 8 sub-blocks
             const float v0 = dg[2 * t + 1], v1 = dg[2 * t + 9];
             const u32 h0 = mmq_tf32(v0), h1 = mmq_tf32(v1);
             const u32 l0 = mmq_tf32(v0 - __uint_as_float(h0)), l1 = mmq_tf32(v1 - __uint_as_float(h1));
-            float cm[4] = {0.f, 0.f, 0.f, 0.f};
-            mmq_mma_tf32(cm, am, h0, h1);
-            mmq_mma_tf32(cm, am, l0, l1);
-            const float x0 = sd[(8 * nt + 2 * t) * XF], x1 = sd[(8 * nt + 2 * t + 1) * XF];
-            acc[nt][0] += (d0 * x0) * (float)ai[nt][0] - m0 * cm[0];
-            acc[nt][1] += (d0 * x1) * (float)ai[nt][1] - m0 * cm[1];
-            acc[nt][2] += (d1 * x0) * (float)ai[nt][2] - m1 * cm[2];
-            acc[nt][3] += (d1 * x1) * (float)ai[nt][3] - m1 * cm[3];
+            const float x0 = sd[(col + 8 * nt + 2 * t) * XF], x1 = sd[(col + 8 * nt + 2 * t + 1) * XF];
+#pragma unroll
+            for (int i = 0; i < WR; ++i) {
+                float cm[4] = {0.f, 0.f, 0.f, 0.f};
+                mmq_mma_tf32(cm, am[i], h0, h1);
+                mmq_mma_tf32(cm, am[i], l0, l1);
+                const float d0 = dd[2 * i], m0 = dm[2 * i], d1 = dd[2 * i + 1], m1 = dm[2 * i + 1];
+                acc[i][nt][0] += (d0 * x0) * (float)ai[i][nt][0] - m0 * cm[0];
+                acc[i][nt][1] += (d0 * x1) * (float)ai[i][nt][1] - m0 * cm[1];
+                acc[i][nt][2] += (d1 * x0) * (float)ai[i][nt][2] - m1 * cm[2];
+                acc[i][nt][3] += (d1 * x1) * (float)ai[i][nt][3] - m1 * cm[3];
+            }
         }
     }
 
-    // Q6_K (210-byte blocks at 2-byte misalignment mis). Half n, quarter q of the block (sub-block
-    // 4n + q): lane t needs ql bytes 64n + 32(q & 1) + 8t + [0,8) (nibble q >> 1), qh bytes 128 +
-    // 32n + 8t + [0,8) (bits 2q, 2q+1), scale bytes 192 + 8n + 2q + {0, 1}, d at 208.
-    RF_DEV static void q6k(const u8 *sw, const u8 *sx, const float *sd, int r0, int r1, int mis0, int mis1, int g, int t,
-                           int ntv, float (&acc)[NT][4]) {
-        const u8 *w[2] = {sw + r0 * F::WS, sw + r1 * F::WS};
-        const int mis[2] = {mis0, mis1};
-        float dw[2];
+    // Q6_K (210-byte blocks at 2-byte misalignment mis): scales per 16 elements, so each 16-element
+    // group is one m16n8k16 mma in the natural k order (lane t: elements 4t..4t+3 of the group).
+    // Half n, quarter q of the block (sub-block 4n + q), group h: lane t needs ql bytes 64n +
+    // 32(q & 1) + 16h + 4t + [0,4) (nibble q >> 1), qh bytes 128 + 32n + 16h + 4t + [0,4) (bits 2q,
+    // 2q+1), scale byte 192 + 8n + 2q + h; d at 208.
+    RF_DEV static void q6k(const u8 *sw, const u8 *sx, const float *sd, const int (&rr)[R], const int (&mis)[R], int col, int g,
+                           int t, int ntv, float (&acc)[WR][NT][4]) {
+        const u8 *w[R];
+        float dw[R];
 #pragma unroll
-        for (int r = 0; r < 2; ++r) dw[r] = h2f(*(const u16 *)(w[r] + mis[r] + 208));
-        int ai[NT][4];
+        for (int r = 0; r < R; ++r) {
+            w[r] = sw + rr[r] * F::WS;
+            dw[r] = h2f(*(const u16 *)(w[r] + mis[r] + 208));
+        }
+        int ai[WR][NT][4];
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
+        for (int i = 0; i < WR; ++i)
 #pragma unroll
-            for (int i = 0; i < 4; ++i) ai[nt][i] = 0;
-        const bool first = t < 2; // this lane's 8 elements lie in a quarter's first 16-element group
+            for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) ai[i][nt][e] = 0;
 #pragma unroll
         for (int n = 0; n < 2; ++n) {
-            uint2 ql[2][2], qh[2], scw[2];
+            u32 ql[R][2][2], qh[R][2];
+            uint2 scw[R];
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                ql[r][0] = mmq_lds8_a2(w[r], mis[r] + 64 * n + 8 * t);
-                ql[r][1] = mmq_lds8_a2(w[r], mis[r] + 64 * n + 32 + 8 * t);
-                qh[r] = mmq_lds8_a2(w[r], mis[r] + 128 + 32 * n + 8 * t);
+            for (int r = 0; r < R; ++r) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    ql[r][0][h] = mmq_lds4_a2(w[r], mis[r] + 64 * n + 16 * h + 4 * t);
+                    ql[r][1][h] = mmq_lds4_a2(w[r], mis[r] + 64 * n + 32 + 16 * h + 4 * t);
+                    qh[r][h] = mmq_lds4_a2(w[r], mis[r] + 128 + 32 * n + 16 * h + 4 * t);
+                }
                 scw[r] = mmq_lds8_a2(w[r], mis[r] + 192 + 8 * n);
             }
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-                u32 a[4];
-                int sA[2], sB[2]; // scales of the quarter's two 16-element groups, rows g and g+8
-#pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                    const uint2 l = ql[r][q & 1];
-                    const u32 v0 = ((l.x >> (4 * (q >> 1))) & 0x0F0F0F0Fu) | (((qh[r].x >> (2 * q)) & 0x03030303u) << 4);
-                    const u32 v1 = ((l.y >> (4 * (q >> 1))) & 0x0F0F0F0Fu) | (((qh[r].y >> (2 * q)) & 0x03030303u) << 4);
-                    a[r] = sub32_6bit(v0);
-                    a[2 + r] = sub32_6bit(v1);
-                    const u32 sw2 = (q >> 1 ? scw[r].y : scw[r].x) >> (16 * (q & 1));
-                    sA[r] = (int)(i8)(sw2 & 0xFF);
-                    sB[r] = (int)(i8)((sw2 >> 8) & 0xFF);
-                }
                 const int s = 4 * n + q;
 #pragma unroll
-                for (int nt = 0; nt < NT; ++nt) {
-                    if (nt >= ntv) break;
-                    const uint2 b = *(const uint2 *)(sx + (8 * nt + g) * XS + 32 * s + 8 * t);
-                    const u32 bA0 = first ? b.x : 0u, bA1 = first ? b.y : 0u, bB0 = first ? 0u : b.x, bB1 = first ? 0u : b.y;
-                    int cA[4], cB[4];
-                    mmq_mma_s8(cA, a, bA0, bA1);
-                    mmq_mma_s8(cB, a, bB0, bB1);
-                    ai[nt][0] += sA[0] * cA[0] + sB[0] * cB[0];
-                    ai[nt][1] += sA[0] * cA[1] + sB[0] * cB[1];
-                    ai[nt][2] += sA[1] * cA[2] + sB[1] * cB[2];
-                    ai[nt][3] += sA[1] * cA[3] + sB[1] * cB[3];
+                for (int h = 0; h < 2; ++h) {
+                    u32 a[WR][2];
+                    int sc[R];
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        const u32 v = ((ql[r][q & 1][h] >> (4 * (q >> 1))) & 0x0F0F0F0Fu) | (((qh[r][h] >> (2 * q)) & 0x03030303u) << 4);
+                        a[r >> 1][r & 1] = sub32_6bit(v);
+                        const u32 sw2 = (q >> 1 ? scw[r].y : scw[r].x) >> (16 * (q & 1) + 8 * h);
+                        sc[r] = (int)(i8)(sw2 & 0xFF);
+                    }
+#pragma unroll
+                    for (int nt = 0; nt < NT; ++nt) {
+                        if (nt >= ntv) break;
+                        const u32 b = *(const u32 *)(sx + (col + 8 * nt + g) * XS + 32 * s + 16 * h + 4 * t);
+#pragma unroll
+                        for (int i = 0; i < WR; ++i) {
+                            int c[4];
+                            mmq_mma_s8_k16(c, a[i], b);
+                            ai[i][nt][0] += sc[2 * i] * c[0];
+                            ai[i][nt][1] += sc[2 * i] * c[1];
+                            ai[i][nt][2] += sc[2 * i + 1] * c[2];
+                            ai[i][nt][3] += sc[2 * i + 1] * c[3];
+                        }
+                    }
                 }
             }
         }
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
             if (nt >= ntv) break;
-            const float x0 = sd[(8 * nt + 2 * t) * XF], x1 = sd[(8 * nt + 2 * t + 1) * XF];
-            acc[nt][0] += (dw[0] * x0) * (float)ai[nt][0];
-            acc[nt][1] += (dw[0] * x1) * (float)ai[nt][1];
-            acc[nt][2] += (dw[1] * x0) * (float)ai[nt][2];
-            acc[nt][3] += (dw[1] * x1) * (float)ai[nt][3];
+            const float x0 = sd[(col + 8 * nt + 2 * t) * XF], x1 = sd[(col + 8 * nt + 2 * t + 1) * XF];
+#pragma unroll
+            for (int i = 0; i < WR; ++i) {
+                acc[i][nt][0] += (dw[2 * i] * x0) * (float)ai[i][nt][0];
+                acc[i][nt][1] += (dw[2 * i] * x1) * (float)ai[i][nt][1];
+                acc[i][nt][2] += (dw[2 * i + 1] * x0) * (float)ai[i][nt][2];
+                acc[i][nt][3] += (dw[2 * i + 1] * x1) * (float)ai[i][nt][3];
+            }
         }
     }
 
     // Q4_0 / Q8_0: 4 blocks of 32 from misalignment mis; lane t's quants: Q8_0 bytes 8t + [0,8),
     // Q4_0 bytes 8(t & 1) + [0,8) (low nibbles for t < 2, high for t >= 2: elements 8t..8t+7).
-    RF_DEV static void legacy(const u8 *sw, const u8 *sx, const float *sd, int r0, int r1, int mis0, int mis1, int g, int t,
-                              int ntv, int nsub, float (&acc)[NT][4]) {
+    RF_DEV static void legacy(const u8 *sw, const u8 *sx, const float *sd, const int (&rr)[R], const int (&mis)[R], int col,
+                              int g, int t, int ntv, int nsub, float (&acc)[WR][NT][4]) {
         const int BY = T == T_Q4_0 ? 18 : 34, piece = T == T_Q4_0 ? 8 * (t & 1) : 8 * t;
-        const u8 *w[2] = {sw + r0 * F::WS, sw + r1 * F::WS};
-        const int mis[2] = {mis0, mis1};
+        const u8 *w[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) w[r] = sw + rr[r] * F::WS;
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
             if (s >= nsub) break;
-            u32 a[4];
-            float dw[2];
+            u32 a[WR][4];
+            float dw[R];
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
+            for (int r = 0; r < R; ++r) {
                 const int o = mis[r] + BY * s;
                 dw[r] = h2f(*(const u16 *)(w[r] + o));
                 uint2 q = mmq_lds8_a2(w[r], o + 2 + piece);
@@ -352,20 +393,23 @@ template <int T, int NT> struct MmqStep {
                     q.x = (((q.x >> ns) & 0x0F0F0F0Fu) + 0x78787878u) ^ 0x80808080u; // q - 8 as signed bytes
                     q.y = (((q.y >> ns) & 0x0F0F0F0Fu) + 0x78787878u) ^ 0x80808080u;
                 }
-                a[r] = q.x;
-                a[2 + r] = q.y;
+                a[r >> 1][r & 1] = q.x;
+                a[r >> 1][2 + (r & 1)] = q.y;
             }
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) {
                 if (nt >= ntv) break;
-                const uint2 b = *(const uint2 *)(sx + (8 * nt + g) * XS + 32 * s + 8 * t);
-                int c[4];
-                mmq_mma_s8(c, a, b.x, b.y);
-                const float x0 = sd[(8 * nt + 2 * t) * XF + 2 * s], x1 = sd[(8 * nt + 2 * t + 1) * XF + 2 * s];
-                acc[nt][0] += mmq_i2f(c[0]) * (dw[0] * x0);
-                acc[nt][1] += mmq_i2f(c[1]) * (dw[0] * x1);
-                acc[nt][2] += mmq_i2f(c[2]) * (dw[1] * x0);
-                acc[nt][3] += mmq_i2f(c[3]) * (dw[1] * x1);
+                const uint2 b = *(const uint2 *)(sx + (col + 8 * nt + g) * XS + 32 * s + 8 * t);
+                const float x0 = sd[(col + 8 * nt + 2 * t) * XF + 2 * s], x1 = sd[(col + 8 * nt + 2 * t + 1) * XF + 2 * s];
+#pragma unroll
+                for (int i = 0; i < WR; ++i) {
+                    int c[4];
+                    mmq_mma_s8(c, a[i], b.x, b.y);
+                    acc[i][nt][0] += mmq_i2f(c[0]) * (dw[2 * i] * x0);
+                    acc[i][nt][1] += mmq_i2f(c[1]) * (dw[2 * i] * x1);
+                    acc[i][nt][2] += mmq_i2f(c[2]) * (dw[2 * i + 1] * x0);
+                    acc[i][nt][3] += mmq_i2f(c[3]) * (dw[2 * i + 1] * x1);
+                }
             }
         }
     }
@@ -410,11 +454,44 @@ RF_DEV void prefetch_mmq(const rf_kargs &a, int T, int KS) {
     }
 }
 
+// Fills one stage (shared address sp) with K step st of a tile of ROWS weight rows from n0 and C
+// activation columns from c0 with 16-byte cp.async: each row's raw bytes of the step (granules
+// from the 16-byte aligned address at or below its start), then per column its quants of the
+// step (padded to STEP + 32 bytes) and its (d, sum) pairs. Rows >= N and columns >= M are
+// clamped (loaded, never stored); a partial last step copies only its valid sub-blocks.
+template <int T, int ROWS, int C, int THREADS>
+RF_DEV void mmq_issue(u32 sp, i64 st, i64 K, i64 N, i64 M, i64 n0, i64 c0, const u8 *wbase, i64 wnb, const i8 *xq, i64 xs, int tid) {
+    typedef MmqFmt<T> F;
+    enum { NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS, XQ = C * XS };
+    const i64 e0 = st * F::STEP;
+    const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
+    const int bytes = nsub == NSUB ? F::SB : F::SB / NSUB * nsub; // weight bytes of the valid sub-blocks
+    for (int i = tid; i < ROWS * F::G; i += THREADS) {
+        const int r = i / F::G, gr = i % F::G;
+        const i64 n = n0 + r < N ? n0 + r : N - 1;
+        const u8 *src = wbase + n * wnb + st * F::SB;
+        const u8 *al = (const u8 *)((unsigned long long)src & ~15ull);
+        if (16 * gr < (int)(src - al) + bytes) mmq_cp_w(sp + r * F::WS + 16 * gr, al + 16 * gr);
+    }
+    for (int i = tid; i < C * NSUB * 2; i += THREADS) {
+        const int c = i / (NSUB * 2), j = i % (NSUB * 2);
+        if ((j >> 1) >= nsub) continue;
+        const i64 col = c0 + c < M ? c0 + c : M - 1;
+        mmq_cp_x(sp + WB + c * XS + 16 * j, xq + col * xs + e0 + 16 * j);
+    }
+    for (int i = tid; i < C * F::XDG; i += THREADS) {
+        const int c = i / F::XDG, j = i % F::XDG;
+        if (2 * j >= nsub) continue;
+        const i64 col = c0 + c < M ? c0 + c : M - 1;
+        mmq_cp_x(sp + WB + XQ + c * F::XDG * 16 + 16 * j, xq + col * xs + K + 8 * (e0 / 32) + 16 * j);
+    }
+}
+
 template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     typedef MmqFmt<T> F;
     enum {
         C = 8 * NT, NSUB = F::STEP / 32, XF = F::XDG * 4, XS = F::STEP + 32,
-        WB = RF_MMQ_ROWS * F::WS, XQ = C * XS, STAGE = WB + XQ + C * F::XDG * 16,
+        WB = RF_MMQ_ROWS * F::WS, XQ = C * XS, STAGE = RF_MMQ_STAGE_BYTES(F::STEP, F::WS, F::XDG, RF_MMQ_ROWS, C),
         P = (RF_MMQ_SMEM - 64) / STAGE >= 4 ? 4 : ((RF_MMQ_SMEM - 64) / STAGE >= 3 ? 3 : 2)
     };
     __shared__ __align__(16) u8 sm[P * STAGE];
@@ -436,29 +513,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     const int win = mmq_window<T>(a);
 
     auto issue = [&](i64 st, int p) {
-        const u32 sp = sbase + p * STAGE;
-        const i64 e0 = st * F::STEP;
-        const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
-        const int bytes = nsub == NSUB ? F::SB : F::SB / NSUB * nsub; // weight bytes of the valid sub-blocks
-        for (int i = tid; i < RF_MMQ_ROWS * F::G; i += RF_MMQ_THREADS) {
-            const int r = i / F::G, gr = i % F::G;
-            const i64 n = n0 + r < N ? n0 + r : N - 1;
-            const u8 *src = wbase + n * wnb + st * F::SB;
-            const u8 *al = (const u8 *)((unsigned long long)src & ~15ull);
-            if (16 * gr < (int)(src - al) + bytes) mmq_cp_w(sp + r * F::WS + 16 * gr, al + 16 * gr);
-        }
-        for (int i = tid; i < C * NSUB * 2; i += RF_MMQ_THREADS) {
-            const int c = i / (NSUB * 2), j = i % (NSUB * 2);
-            if ((j >> 1) >= nsub) continue;
-            const i64 col = c0 + c < M ? c0 + c : M - 1;
-            mmq_cp_x(sp + WB + c * XS + 16 * j, xq + col * xs + e0 + 16 * j);
-        }
-        for (int i = tid; i < C * F::XDG; i += RF_MMQ_THREADS) {
-            const int c = i / F::XDG, j = i % F::XDG;
-            if (2 * j >= nsub) continue;
-            const i64 col = c0 + c < M ? c0 + c : M - 1;
-            mmq_cp_x(sp + WB + XQ + c * F::XDG * 16 + 16 * j, xq + col * xs + K + 8 * (e0 / 32) + 16 * j);
-        }
+        mmq_issue<T, RF_MMQ_ROWS, C, RF_MMQ_THREADS>(sbase + p * STAGE, st, K, N, M, n0, c0, wbase, wnb, xq, xs, tid);
     };
 
     // Bulk-copy path (iparams[3] = 1, sm_90): per step, thread r < 64 copies row r's bytes, the
@@ -500,13 +555,13 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
         if (n) mmq_bulk(dst, src, n, bar);
     };
 
-    float acc[NT][4];
+    float acc[1][NT][4];
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+        for (int i = 0; i < 4; ++i) acc[0][nt][i] = 0.f;
 
-    const int r0 = 16 * wid + g, r1 = r0 + 8;
+    const int r0 = 16 * wid + g, r1 = r0 + 8, rr[2] = {r0, r1};
     const i64 na = n0 + r0 < N ? n0 + r0 : N - 1, nb = n0 + r1 < N ? n0 + r1 : N - 1;
     const u8 *rowa = wbase + na * wnb, *rowb = wbase + nb * wnb;
 #pragma unroll
@@ -534,15 +589,15 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
         const u8 *sw = sm + p * STAGE, *sx = sw + WB;
         const float *sd = (const float *)(sx + XQ);
         if (T == T_Q4_K || T == T_Q5_K) {
-            MmqStep<T, NT>::k4(sw, sx, sd, r0, r1, g, t, ntv, acc);
+            MmqStep<T, 1, NT>::k4(sw, sx, sd, rr, 0, g, t, ntv, acc);
         } else {
-            const int misa = (int)((unsigned long long)(rowa + st * F::SB) & 15), misb = (int)((unsigned long long)(rowb + st * F::SB) & 15);
+            const int mis[2] = {(int)((unsigned long long)(rowa + st * F::SB) & 15), (int)((unsigned long long)(rowb + st * F::SB) & 15)};
             if (T == T_Q6_K) {
-                MmqStep<T, NT>::q6k(sw, sx, sd, r0, r1, misa, misb, g, t, ntv, acc);
+                MmqStep<T, 1, NT>::q6k(sw, sx, sd, rr, mis, 0, g, t, ntv, acc);
             } else {
                 const i64 e0 = st * F::STEP;
                 const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
-                MmqStep<T, NT>::legacy(sw, sx, sd, r0, r1, misa, misb, g, t, ntv, nsub, acc);
+                MmqStep<T, 1, NT>::legacy(sw, sx, sd, rr, mis, 0, g, t, ntv, nsub, acc);
             }
         }
     }
@@ -554,7 +609,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-            for (int i = 0; i < 4; ++i) red[(wid * NT * 4 + nt * 4 + i) * RF_WARP + lane] = acc[nt][i];
+            for (int i = 0; i < 4; ++i) red[(wid * NT * 4 + nt * 4 + i) * RF_WARP + lane] = acc[0][nt][i];
         mmq_cluster_sync();
         // Rank r adds up warps r, r + KS, .. of all ranks (in rank order) and stores them.
         for (int e = tid; e < (4 / KS) * NT * 4 * RF_WARP; e += RF_MMQ_THREADS) {
@@ -575,7 +630,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 const i64 n = n0 + r0 + 8 * (i >> 1), m = c0 + 8 * nt + 2 * t + (i & 1);
-                if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = acc[nt][i];
+                if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = acc[0][nt][i];
             }
         }
     }

@@ -18,6 +18,11 @@
 #   kprof     Nsight Compute per-kernel times of a decode step (TinyLlama Q4_K_M, 7B Q4_0)
 #   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
+#   mmqp      prefill matmul kernel times (M = 512, 2048): integer tensor-core kernels
+#             (rf_mmqp_*) against the f16 ones (ROCMFORGE_HIP_MMQP=0)
+#   attpp     prefill attention kernel times, tensor-core kernels against the shader-core ones
+#             (ROCMFORGE_HIP_ATT_MMA=0)
+#   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
 set -u
 D=${DIST:-dist}
 RF=$D/tools/rocmforge
@@ -180,6 +185,26 @@ for step in "$@"; do
       $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} -n 6 -r 1 --backend hip > "$OUT/kprofb.csv" 2> "$OUT/kprofb.err"
     python3 scripts/kernel_profile_summary.py "$OUT/kprofb.csv" > "$OUT/kprofb.txt"
     log "-- kernel profile 7B Q4_K_M, ${KB:-16} sequences"; head -24 "$OUT/kprofb.txt" | tee -a "$S" ;;
+  mmqp)
+    for v in 1 0; do
+      ROCMFORGE_HIP_MMQP=$v timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter "M=512" > "$OUT/mmqp$v.txt" 2>&1
+      ROCMFORGE_HIP_MMQP=$v timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=2048" >> "$OUT/mmqp$v.txt" 2>&1
+      log "-- prefill matmuls, ROCMFORGE_HIP_MMQP=$v"; grep -E "matmul" "$OUT/mmqp$v.txt" | tee -a "$S"
+    done ;;
+  attpp)
+    for v in 1 0; do
+      ROCMFORGE_HIP_ATT_MMA=$v timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/attpp$v.txt" 2>&1
+      log "-- prefill attention, ROCMFORGE_HIP_ATT_MMA=$v"; grep -E "T=512 |T=2048 " "$OUT/attpp$v.txt" | tee -a "$S"
+    done ;;
+  kprofpp) # per-kernel totals of prompt processing (one bench of pp512, two runs)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0"; do
+      set -- $spec
+      timeout 300 $NCU --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+        $RF bench -m $(model $1 $2) -p 512 -n 0 -r 2 --backend hip > "$OUT/kprofpp-$1-$2.csv" 2> "$OUT/kprofpp.err"
+      python3 scripts/kernel_profile_summary.py "$OUT/kprofpp-$1-$2.csv" --all > "$OUT/kprofpp-$1-$2.txt"
+      log "-- prefill kernel totals $1 $2 (bench -p 512 -r 2, warm-up included)"; head -16 "$OUT/kprofpp-$1-$2.txt" | tee -a "$S"
+    done ;;
   stats)
     m=$(model llama2-7b Q4_K_M)
     for m in $(model llama2-7b Q4_K_M) $(model tinyllama-1.1b Q4_K_M); do

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_runtime.h"
@@ -32,8 +33,11 @@ struct Backend {
     // Off: on the H100 it gave TinyLlama tg128 +5% but Llama-2-7B -3..-13% (interleaved A/B).
     bool prefetch_weights = false;
     bool attention_stream = true;
+    bool attention_mma = true; // prefill attention on the tensor cores (ROCMFORGE_HIP_ATT_MMA=0: off, A/B)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
+    // Kernels whose dynamic shared-memory limit was raised (launch() with smem > 48 KB).
+    std::vector<std::pair<hipFunction_t, unsigned>> smem_limits;
     // Nodes of the compute() in progress already launched by a fusion ahead of their turn.
     std::vector<uint8_t> node_done;
     // Device scratch owned by the plugin: q8_1 activations of M=1 matmuls, split-attention

@@ -64,6 +64,7 @@ bool load_once(std::string &why) {
          bind(cu, a.cuGraphLaunch, "cuGraphLaunch", nullptr, miss) && bind(cu, a.cuGraphExecDestroy, "cuGraphExecDestroy", nullptr, miss);
     if (!ok) a.cuGraphLaunch = nullptr; // graphs_available() reports false
     if (!bind(cu, a.cuGraphAddDependencies, "cuGraphAddDependencies_v2", nullptr, miss)) a.cuGraphAddDependencies = nullptr;
+    if (!bind(cu, a.cuFuncSetAttribute, "cuFuncSetAttribute", nullptr, miss)) a.cuFuncSetAttribute = nullptr;
     if (rtc) { // optional: only the JIT fallback needs it
         ok = bind(rtc, a.nvrtcVersion, "nvrtcVersion", nullptr, miss) && bind(rtc, a.nvrtcCreateProgram, "nvrtcCreateProgram", nullptr, miss) &&
              bind(rtc, a.nvrtcCompileProgram, "nvrtcCompileProgram", nullptr, miss) &&

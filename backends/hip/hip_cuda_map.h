@@ -72,6 +72,9 @@ struct Api {
     int (*cuLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                           unsigned, hipStream_t, void **, void **);
     int (*cuGetErrorString)(int, const char **);
+    // Optional: raises a kernel's dynamic shared-memory limit above 48 KB (null: kernels that
+    // need more are not launched)
+    int (*cuFuncSetAttribute)(hipFunction_t, int, int);
     // Graphs (optional: null when the driver lacks them; the backend then launches directly)
     int (*cuGraphCreate)(hipGraph_t *, unsigned);
     int (*cuGraphDestroy)(hipGraph_t);
@@ -149,6 +152,12 @@ inline hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
                                         unsigned by, unsigned bz, unsigned smem, hipStream_t s, void **params,
                                         void **extra) {
     return rf_cuda::api.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+}
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: a launch may ask for more than 48 KB of
+// dynamic shared memory only after this is raised for the function.
+inline hipError_t rf_set_max_dynamic_smem(hipFunction_t f, unsigned bytes) {
+    if (!rf_cuda::api.cuFuncSetAttribute) return 1; // CUDA_ERROR_INVALID_VALUE
+    return rf_cuda::api.cuFuncSetAttribute(f, 8, (int)bytes);
 }
 inline const char *hipGetErrorString(hipError_t e) {
     const char *s = nullptr;

@@ -8,7 +8,7 @@ namespace rf_hip {
 
 int launch_now(hipStream_t s, const LaunchRec &r, const char *what, std::string &err) {
     void *params[] = {const_cast<rf_kargs *>(&r.args)};
-    if (hipError_t e = hipModuleLaunchKernel(r.f, r.grid[0], r.grid[1], r.grid[2], r.threads, 1, 1, 0, s, params, nullptr)) {
+    if (hipError_t e = hipModuleLaunchKernel(r.f, r.grid[0], r.grid[1], r.grid[2], r.threads, 1, 1, r.smem, s, params, nullptr)) {
         err = gpu_error(what, e) + " grid " + std::to_string(r.grid[0]) + "x" + std::to_string(r.grid[1]) + "x" +
               std::to_string(r.grid[2]);
         return RF_ERR_DEVICE;
@@ -34,7 +34,7 @@ int LaunchQueue::launch_all(hipStream_t s, std::string &err) {
 bool LaunchQueue::same_kernels(const std::vector<LaunchRec> &a, const std::vector<LaunchRec> &b) const {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].f != b[i].f || a[i].threads != b[i].threads) return false;
+        if (a[i].f != b[i].f || a[i].threads != b[i].threads || a[i].smem != b[i].smem) return false;
     return true;
 }
 
@@ -45,6 +45,7 @@ rf_cuda::KernelNodeParams node_params(const LaunchRec &r, void **params) {
     p.func = r.f;
     p.gridDimX = r.grid[0]; p.gridDimY = r.grid[1]; p.gridDimZ = r.grid[2];
     p.blockDimX = r.threads; p.blockDimY = 1; p.blockDimZ = 1;
+    p.sharedMemBytes = r.smem;
     p.kernelParams = params;
     return p;
 }
@@ -96,7 +97,7 @@ bool LaunchQueue::build_graph(std::string &err) {
 bool LaunchQueue::patch_graph(std::string &err) {
     for (size_t i = 0; i < cur_.size(); ++i) {
         const LaunchRec &c = cur_[i], &p = prev_[i];
-        if (c.f == p.f && std::memcmp(c.grid, p.grid, sizeof c.grid) == 0 && std::memcmp(&c.args, &p.args, sizeof c.args) == 0)
+        if (c.f == p.f && c.smem == p.smem && std::memcmp(c.grid, p.grid, sizeof c.grid) == 0 && std::memcmp(&c.args, &p.args, sizeof c.args) == 0)
             continue;
         void *params[] = {&cur_[i].args};
         const auto np = node_params(c, params);

@@ -17,6 +17,7 @@ struct LaunchRec {
     hipFunction_t f = nullptr;
     unsigned grid[3] = {1, 1, 1};
     unsigned threads = 0;
+    unsigned smem = 0; // dynamic shared memory, bytes
     rf_kargs args{};
     hipEvent_t event = nullptr; // f == nullptr: not a launch but an event record (profiler marks)
 };

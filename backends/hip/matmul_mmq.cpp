@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "mmq_layout.h"
 #include "ops.h"
 
 namespace rf_hip {
@@ -76,6 +77,37 @@ const char *suffix(int type) {
     }
 }
 
+// ROCMFORGE_HIP_MMQP=0: prefill matmuls on the f16 tensor-core kernels instead (A/B).
+bool prefill_on() {
+    static const bool v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_MMQP");
+        return !(s && *s == '0');
+    }();
+    return v;
+}
+
+// Dynamic shared memory of rf_mmqp_<type>_<cols> (kernels/mmq_layout.h; the kernel checks it).
+unsigned prefill_smem(int type, int cols) {
+#define RF_STAGE(P) RF_MMQ_STAGE_BYTES(P##_STEP, P##_WS, P##_XDG, RF_MMQP_ROWS, cols)
+    int stage = 0;
+    switch (type) {
+    case RF_TYPE_Q4_K: stage = RF_STAGE(RF_MMQ_Q4_K); break;
+    case RF_TYPE_Q5_K: stage = RF_STAGE(RF_MMQ_Q5_K); break;
+    case RF_TYPE_Q6_K: stage = RF_STAGE(RF_MMQ_Q6_K); break;
+    case RF_TYPE_Q4_0: stage = RF_STAGE(RF_MMQ_Q4_0); break;
+    case RF_TYPE_Q8_0: stage = RF_STAGE(RF_MMQ_Q8_0); break;
+    default: break;
+    }
+#undef RF_STAGE
+    return (unsigned)(RF_MMQP_STAGES * stage);
+}
+
+// Weight rows 16-byte aligned for Q4_K/Q5_K (16-byte loads of their blocks), 2-byte otherwise.
+bool rows_aligned(const rf_tensor *w) {
+    const bool wide = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
+    return aligned(w, wide ? 16 : 2);
+}
+
 } // namespace
 
 bool mmq_usable(const Backend &, const rf_node &n) {
@@ -83,9 +115,30 @@ bool mmq_usable(const Backend &, const rf_node &n) {
     if (!w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
     const int64_t M = x->ne[1], N = w->ne[1];
     if (x->ne[2] * x->ne[3] != 1 || M < min_cols() || M > kMaxCols || N < 1) return false;
-    // 16-byte loads of Q4_K/Q5_K blocks; the other formats' rows are read from 2-byte alignment.
-    const bool wide = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
-    return aligned(w, wide ? 16 : 2);
+    return rows_aligned(w);
+}
+
+bool mmqp_usable(const Backend &b, const rf_node &n) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    if (!prefill_on() || !w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
+    const int64_t M = x->ne[1], N = w->ne[1];
+    // mma.sync s8 needs sm_80; more than 48 KB of shared memory needs the driver's attribute call.
+    if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
+    return x->ne[2] * x->ne[3] == 1 && M > kMaxCols && M <= 65535 && N >= 1 && rows_aligned(w);
+}
+
+int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
+    if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
+    // 128 columns per block where that still gives every multiprocessor a block, else 64.
+    const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS;
+    const int cols = row_tiles * ((M + 127) / 128) >= std::max(1, b.multiprocessors) ? 128 : 64;
+    rf_kargs a = make_args(n);
+    a.scratch = b.q8.where;
+    a.aux[0] = q8_column_bytes(K);
+    return launch(b, std::string("rf_mmqp_") + suffix(w->type) + "_" + std::to_string(cols), (unsigned)row_tiles,
+                  (unsigned)((M + cols - 1) / cols), 1, RF_MMQP_THREADS, a, err, prefill_smem(w->type, cols));
 }
 
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
@@ -118,15 +171,22 @@ std::vector<std::string> mmq_kernel_names() {
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         for (int c : {8, 16, 32})
             for (int k : {1, 2, 4}) v.push_back(std::string("rf_mmq_") + suffix(t) + "_" + std::to_string(c) + "_k" + std::to_string(k));
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
+        for (int c : {64, 128}) v.push_back(std::string("rf_mmqp_") + suffix(t) + "_" + std::to_string(c));
     return v;
 }
 
 #else // AMD: no rf_mmq_* in the packs
 
 bool mmq_usable(const Backend &, const rf_node &) { return false; }
+bool mmqp_usable(const Backend &, const rf_node &) { return false; }
 
 int matmul_mmq(Backend &, const rf_node &, std::string &err) {
     err = "matmul_mmq: NVIDIA only";
+    return RF_ERR_UNSUPPORTED;
+}
+int matmul_mmqp(Backend &, const rf_node &, std::string &err) {
+    err = "matmul_mmqp: NVIDIA only";
     return RF_ERR_UNSUPPORTED;
 }
 

@@ -13,7 +13,10 @@ bool mmq_usable(const Backend &b, const rf_node &n);
 // Quantizes the activation columns (q8_1, shared with the dp4a kernels) and launches the
 // integer tensor-core kernel(s).
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err);
-// The kernels matmul_mmq may launch (the pack must hold them).
+// The same for prefill-sized column counts (more than 64): rf_mmqp_* (matmul_mmq_prefill.hip).
+bool mmqp_usable(const Backend &b, const rf_node &n);
+int matmul_mmqp(Backend &b, const rf_node &n, std::string &err);
+// The kernels matmul_mmq and matmul_mmqp may launch (the pack must hold them).
 std::vector<std::string> mmq_kernel_names();
 
 } // namespace rf_hip

@@ -18,16 +18,38 @@ rf_ktensor ktensor(const rf_tensor *t) {
     return k;
 }
 
+namespace {
+// Dynamic shared memory beyond the default 48 KB needs the function's limit raised once.
+int allow_smem(Backend &b, hipFunction_t f, unsigned smem, const std::string &name, std::string &err) {
+    if (smem <= 48 * 1024) return RF_OK;
+    for (const auto &[g, n] : b.smem_limits)
+        if (g == f && n >= smem) return RF_OK;
+#if defined(RF_HIP_NVIDIA)
+    if (hipError_t e = rf_set_max_dynamic_smem(f, smem)) {
+        err = gpu_error(("shared memory limit of " + name + " to " + std::to_string(smem) + " bytes").c_str(), e);
+        return RF_ERR_DEVICE;
+    }
+#else
+    err = "kernel '" + name + "' needs " + std::to_string(smem) + " bytes of shared memory (NVIDIA only)";
+    return RF_ERR_DEVICE;
+#endif
+    b.smem_limits.emplace_back(f, smem);
+    return RF_OK;
+}
+} // namespace
+
 int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsigned gz, unsigned threads, rf_kargs &args,
-           std::string &err) {
+           std::string &err, unsigned smem) {
     auto it = b.kernels.functions.find(name);
     if (it == b.kernels.functions.end()) { err = "kernel '" + name + "' not loaded"; return RF_ERR_DEVICE; }
     if (gx == 0 || gy == 0 || gz == 0) return RF_OK; // empty tensor
+    if (int r = allow_smem(b, it->second, smem, name, err)) return r;
     // Collected by the backend's launch queue; compute() submits the list (or replays it as a graph).
     LaunchRec r;
     r.f = it->second;
     r.grid[0] = gx; r.grid[1] = gy; r.grid[2] = gz;
     r.threads = threads;
+    r.smem = smem;
     r.args = args;
     b.queue.add(r);
     return RF_OK;
@@ -319,17 +341,29 @@ int launch_prefill_matmul(Backend &b, const rf_node &n, rf_kargs &a, std::string
     return launch(b, std::string("rf_mm_tiled_") + sfx, (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), batch, 128, a, err);
 }
 
-// Attention of many new tokens: flash-style tiles (attention_prefill.hip) for head sizes 64 and
-// 128; the rest (and decode) use rf_attention. Returns false when the node is not for it.
+// Attention of many new tokens: on NVIDIA with f16 pools and head sizes 64 / 128 the tensor-core
+// kernels (attention_prefill_mma.hip, 64 queries per block, `smem` bytes of dynamic shared
+// memory); else flash-style tiles on the shader cores (attention_prefill.hip) for head sizes 64
+// and 128; the rest (and decode) use rf_attention. Returns false when the node is not for them.
 constexpr int64_t kPrefillAttnMinT = 16;
-bool prefill_attention_kernel(const rf_node &n, const char *&name, unsigned &tile) {
+bool prefill_attention_kernel(const Backend &b, const rf_node &n, const char *&name, unsigned &tile, unsigned &smem) {
     const int64_t D = n.src[0]->ne[0], T = n.src[0]->ne[2];
+    smem = 0;
     if (T < kPrefillAttnMinT) return false;
     if ((size_t)n.dst->data % 16 || n.dst->nb[1] % 16) return false; // 16-byte output stores
-    // Queries per block as attention_prefill.hip builds them (fewer on AMD: register cap).
 #if defined(RF_HIP_NVIDIA)
+    const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2];
+    const bool f16_pools = k->type == RF_TYPE_F16 && v->type == RF_TYPE_F16 && aligned(k, 16) && aligned(v, 16);
+    if (b.attention_mma && f16_pools && (D == 64 || D == 128) && nvidia_sm(b.arch) >= 80 && aligned(q, 8)) {
+        name = D == 64 ? "rf_attention_mma_d64" : "rf_attention_mma_d128";
+        tile = 64;
+        smem = (unsigned)(2 * 2 * 64 * (D + 8) * 2); // two stages of K and V tiles, rows padded by 8
+        return true;
+    }
+    // Queries per block as attention_prefill.hip builds them (fewer on AMD: register cap).
     const unsigned q64 = 64, q128 = 32;
 #else
+    (void)b;
     const unsigned q64 = 32, q128 = 16;
 #endif
     if (D == 64) { name = "rf_attention_prefill_d64"; tile = q64; return true; }
@@ -355,6 +389,8 @@ std::vector<std::string> required_kernel_names() {
 #if defined(RF_HIP_NVIDIA)
     for (int d : {64, 128})
         for (int g : {1, 2, 4, 8}) v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g));
+    v.push_back("rf_attention_mma_d64");
+    v.push_back("rf_attention_mma_d128");
     for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
         for (int nc = 1; nc <= kMvqCols; ++nc)
             for (int r : {1, 2}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + "x" + std::to_string(r));
@@ -491,6 +527,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
             if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
         }
         if (mmq_usable(b, n)) return matmul_mmq(b, n, err);
+        if (mmqp_usable(b, n)) return matmul_mmqp(b, n, err);
         if (uses_mvq_cols(b, n)) return matmul_cols_q8(b, n, err);
         if (const int block = b.cpu_like_activations ? act_block(s0->type) : 0) {
             bool half = false; // f16 rows for the tensor-core prefill kernels
@@ -520,9 +557,9 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         if (int r = attention_decode(b, n, err); r != -1) return r;
         {
             const char *pname = nullptr;
-            unsigned tile = 0;
-            if (prefill_attention_kernel(n, pname, tile))
-                return launch(b, pname, (unsigned)s0->ne[1], (unsigned)((s0->ne[2] + tile - 1) / tile), 1, 128, a, err);
+            unsigned tile = 0, smem = 0;
+            if (prefill_attention_kernel(b, n, pname, tile, smem))
+                return launch(b, pname, (unsigned)s0->ne[1], (unsigned)((s0->ne[2] + tile - 1) / tile), 1, 128, a, err, smem);
         }
         return launch(b, "rf_attention", (unsigned)s0->ne[1], (unsigned)s0->ne[2], 1, 128, a, err);
     default:

@@ -18,9 +18,10 @@ bool aligned(const rf_tensor *t, int64_t a);
 const char *weight_suffix(int type);
 // Compute capability of an NVIDIA arch string ("sm_90" -> 90); 0 for other archs.
 int nvidia_sm(const std::string &arch);
-// Queues a launch of kernel `name` (grid gx x gy x gz, `threads` per block) for this compute().
+// Queues a launch of kernel `name` (grid gx x gy x gz, `threads` per block, `smem` bytes of
+// dynamic shared memory) for this compute().
 int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsigned gz, unsigned threads, rf_kargs &args,
-           std::string &err);
+           std::string &err, unsigned smem = 0);
 
 
 // Every kernel the dispatcher may launch: a pack must contain all of them.

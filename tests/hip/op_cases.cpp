@@ -222,6 +222,15 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(matmul(rng, t, 256, 77, 2048));
     }
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_F16}) v.push_back(matmul(rng, t, 256, 1099, 2048)); // 128-token tiles
+    // Integer tensor-core prefill (matmul_mmq_prefill on NVIDIA): just past the batched-decode
+    // kernels' 64 columns, partial 64/128-column tiles and warp halves, partial last K steps.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+        v.push_back(matmul(rng, t, 1024, 131, 65));
+        v.push_back(matmul(rng, t, 2048, 259, 200));
+        v.push_back(matmul(rng, t, 256, 1030, 777));
+    }
+    v.push_back(matmul(rng, RF_TYPE_Q4_0, 96, 50, 100));
+    v.push_back(matmul(rng, RF_TYPE_Q8_0, 160, 50, 300));
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 512, 200, 100, 3, 1)); // batch broadcast through the tiles
     for (int op : {RF_OP_ADD, RF_OP_MUL}) {
         const char *nm = op == RF_OP_ADD ? "add" : "mul";
@@ -345,6 +354,8 @@ std::vector<Case> perf_cases(std::mt19937 &rng) {
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 2048, 5632, 512));
     v.push_back(matmul(rng, RF_TYPE_Q6_K, 5632, 2048, 512));
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 4096, 11008, 512));
+    for (int t : {RF_TYPE_Q4_0, RF_TYPE_Q6_K, RF_TYPE_Q8_0}) v.push_back(matmul(rng, t, 4096, 11008, 512));
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q4_0, RF_TYPE_Q6_K}) v.push_back(matmul(rng, t, 11008, 4096, 512));
     // Decode shapes of TinyLlama (2048 / 5632) and Llama-2-7B attention at a long context.
     for (auto [K, N] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 5632}, {5632, 2048}}) {
         Case c = matmul(rng, RF_TYPE_Q4_K, K, N, 1);
@@ -358,6 +369,8 @@ std::vector<Case> perf_cases(std::mt19937 &rng) {
     v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 8, {512}, 512, 1e-5));
     v.push_back(attention(rng, RF_TYPE_F16, 64, 32, 4, {512}, 512, 1e-5));
     v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {2048}, 2048, 1e-5));
+    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {512}, 512, 1e-5)); // Llama-2-7B prefill
+    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {2560}, 512, 1e-5)); // 512 more at depth 2048
     v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {8192}, 1, 1e-5)); // 7B decode at 8k context
     v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, std::vector<int>(16, 256), 1, 1e-5)); // 16 sequences
 

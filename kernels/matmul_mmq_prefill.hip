@@ -1,0 +1,120 @@
+// MATMUL of quantized weights with many activation columns (prompt prefill, batches of more than
+// 64 columns) on the integer tensor cores: the per-format math of matmul_mmq.hip (MmqStep, its
+// stage fill mmq_issue) on tiles large enough to be bound by the tensor cores rather than by
+// the weight stream. NVIDIA packs only; all_kernels.hip includes matmul_mmq.hip before this.
+//
+// rf_mmqp_<type>_<C>: type q4_k, q5_k, q6_k, q4_0, q8_0; C = 64 or 128 activation columns.
+//  - Block: 256 threads, 128 weight rows (RF_MMQP_ROWS) x C columns; warp w takes rows
+//    32 (w % 4) .. + 32 (two 16-row mma tiles) x columns (C / 2) (w / 4) .. + C / 2, so each B
+//    fragment feeds two mmas and each A fragment C / 16.
+//  - Activations: the q8_1 columns of rf_quantize_q8_1 (the CPU backend's int8 activations).
+//  - K steps through RF_MMQP_STAGES stages of dynamic shared memory (the host passes
+//    RF_MMQP_STAGES x RF_MMQ_STAGE_BYTES; ~130..205 KB, one block per multiprocessor), filled
+//    with cp.async; one barrier per step.
+#include "compat.h"
+#include "mmq_layout.h"
+
+#if RF_NVIDIA
+
+extern __shared__ __align__(16) u8 rf_mmqp_smem[];
+
+template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
+    typedef MmqFmt<T> F;
+    enum {
+        WR = 2, WROW = 4, ROWS = RF_MMQP_ROWS, C = 16 * NT, NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS,
+        XQ = C * XS, STAGE = RF_MMQ_STAGE_BYTES(F::STEP, F::WS, F::XDG, ROWS, C), P = RF_MMQP_STAGES
+    };
+    static_assert(WROW * 2 * 32 == RF_MMQP_THREADS && 16 * WR * WROW == ROWS, "warp layout");
+    // The host sized the shared memory from the same layout; a mismatch must not run.
+    u32 dyn;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    if (dyn < (u32)(P * STAGE)) __trap();
+
+    const rf_ktensor &w = a.src[0], &dst = a.dst;
+    const i64 K = w.ne[0], N = w.ne[1], M = a.src[1].ne[1];
+    const int tid = threadIdx.x, lane = tid % RF_WARP, wid = tid / RF_WARP, g = lane >> 2, t = lane & 3;
+    const i64 n0 = (i64)blockIdx.x * ROWS, c0 = (i64)blockIdx.y * C;
+    const int col = (wid / WROW) * 8 * NT; // the warp's first column in the stage
+    // Every column tile is computed (columns past M hold the clamped last column and are not
+    // stored): no run-time bound in the unrolled mma loops.
+    const int ntv = NT;
+    const u8 *wbase = (const u8 *)w.data;
+    const i64 wnb = w.nb[1];
+    const i8 *xq = (const i8 *)a.scratch;
+    const i64 xs = a.aux[0];
+    const i64 nst = (K + F::STEP - 1) / F::STEP;
+    const u32 sbase = mmq_saddr(rf_mmqp_smem);
+
+    int rr[2 * WR];     // stage rows: row tile i holds rr[2i] (its row g) and rr[2i + 1] (g + 8)
+    const u8 *row[2 * WR]; // their global rows (clamped), for the misalignment of 2-byte formats
+#pragma unroll
+    for (int r = 0; r < 2 * WR; ++r) {
+        rr[r] = 32 * (wid % WROW) + 8 * r + g;
+        const i64 n = n0 + rr[r] < N ? n0 + rr[r] : N - 1;
+        row[r] = wbase + n * wnb;
+    }
+    float acc[WR][NT][4];
+#pragma unroll
+    for (int i = 0; i < WR; ++i)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][nt][e] = 0.f;
+
+#pragma unroll
+    for (int i = 0; i < P - 1; ++i) {
+        if (i < nst) mmq_issue<T, ROWS, C, RF_MMQP_THREADS>(sbase + i * STAGE, i, K, N, M, n0, c0, wbase, wnb, xq, xs, tid);
+        mmq_commit();
+    }
+    for (i64 st = 0; st < nst; ++st) {
+        const int p = (int)(st % P);
+        mmq_wait<P - 2>(); // this thread's copies of step st have landed
+        __syncthreads();   // everyone's have, and everyone is done with the stage refilled next
+        if (st + P - 1 < nst)
+            mmq_issue<T, ROWS, C, RF_MMQP_THREADS>(sbase + ((p + P - 1) % P) * STAGE, st + P - 1, K, N, M, n0, c0, wbase, wnb, xq,
+                                                   xs, tid);
+        mmq_commit();
+        const u8 *sw = rf_mmqp_smem + p * STAGE, *sx = sw + WB;
+        const float *sd = (const float *)(sx + XQ);
+        if (T == T_Q4_K || T == T_Q5_K) {
+            MmqStep<T, WR, NT>::k4(sw, sx, sd, rr, col, g, t, ntv, acc);
+        } else {
+            int mis[2 * WR];
+#pragma unroll
+            for (int r = 0; r < 2 * WR; ++r) mis[r] = (int)((unsigned long long)(row[r] + st * F::SB) & 15);
+            if (T == T_Q6_K) {
+                MmqStep<T, WR, NT>::q6k(sw, sx, sd, rr, mis, col, g, t, ntv, acc);
+            } else {
+                const i64 e0 = st * F::STEP;
+                const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
+                MmqStep<T, WR, NT>::legacy(sw, sx, sd, rr, mis, col, g, t, ntv, nsub, acc);
+            }
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < WR; ++i)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            if (nt >= ntv) break;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const i64 n = n0 + rr[2 * i + (e >> 1)], m = c0 + col + 8 * nt + 2 * t + (e & 1);
+                if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = acc[i][nt][e];
+            }
+        }
+}
+
+#define RF_MMQP(t, T, C)                                                                                       \
+    RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, 1) void rf_mmqp_##t##_##C(rf_kargs a) {                      \
+        rf_kernel_start();                                                                                  \
+        mmqp_run<T, C / 16>(a);                                                                             \
+    }
+#define RF_MMQP_TYPE(t, T) RF_MMQP(t, T, 64) RF_MMQP(t, T, 128)
+RF_MMQP_TYPE(q4_k, T_Q4_K)
+RF_MMQP_TYPE(q5_k, T_Q5_K)
+RF_MMQP_TYPE(q6_k, T_Q6_K)
+RF_MMQP_TYPE(q4_0, T_Q4_0)
+RF_MMQP_TYPE(q8_0, T_Q8_0)
+
+#endif // RF_NVIDIA
