@@ -87,7 +87,10 @@ template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
             } else {
                 const i64 e0 = st * F::STEP;
                 const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
-                MmqStep<T, WR, NT>::legacy(sw, sx, sd, rr, mis, col, g, t, ntv, nsub, acc);
+                // Full steps with a compile-time sub-block count (no run-time bound in the
+                // unrolled loop); only a partial last step takes the other copy.
+                if (nsub == NSUB) MmqStep<T, WR, NT>::legacy(sw, sx, sd, rr, mis, col, g, t, ntv, NSUB, acc);
+                else MmqStep<T, WR, NT>::legacy(sw, sx, sd, rr, mis, col, g, t, ntv, nsub, acc);
             }
         }
     }
@@ -105,8 +108,12 @@ template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
         }
 }
 
+// Blocks per multiprocessor the registers must allow: 2 for the 64-column Q4_0 / Q8_0 kernels
+// (their float epilogue per 32-element block makes them latency-bound at 8 warps per SM; two
+// blocks of ~74-98 KB of stages fit the shared memory), else 1.
+#define RF_MMQP_MINB(T, C) ((C) == 64 && ((T) == T_Q4_0 || (T) == T_Q8_0) ? 2 : 1)
 #define RF_MMQP(t, T, C)                                                                                       \
-    RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, 1) void rf_mmqp_##t##_##C(rf_kargs a) {                      \
+    RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, C)) void rf_mmqp_##t##_##C(rf_kargs a) {     \
         rf_kernel_start();                                                                                  \
         mmqp_run<T, C / 16>(a);                                                                             \
     }

@@ -29,28 +29,54 @@ RF_DEV float act_block_amax(float v, int block, float *sh) {
     return block == 256 ? max_of_8_warps(amax, sh) : amax;
 }
 
-// Grid (ceil(K/256), 1, rows), 256 threads: row z of x (ne1*ne2*ne3 rows) -> column z.
+// Grid (ceil(K/2048), 1, rows), 256 threads: row z of x (ne1*ne2*ne3 rows) -> column z. Each
+// warp quantizes 256 consecutive elements, 8 per lane (lane l: 8l..8l+7, two 16-byte loads
+// where the row is 16-byte aligned): a 32-element block spans 4 lanes, a 256 block the warp, so
+// the block maxima and sums are shuffles, with no barrier (K is a multiple of 32).
 RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
     rf_kernel_start();
-    __shared__ float sh[8];
     const rf_ktensor &x = a.src[0];
     const i64 K = x.ne[0];
-    const i64 blk = (i64)blockIdx.x * 8 + threadIdx.x / RF_WARP;
-    const int lane = threadIdx.x % RF_WARP;
-    const bool in = blk * 32 < K;
-    const int z = blockIdx.z;
-    const float v = in ? ((const float *)row_ptr(x, z))[blk * 32 + lane] : 0.f;
-    const float amax = act_block_amax(v, (int)a.aux[1], sh);
+    const int lane = threadIdx.x % RF_WARP, z = blockIdx.z;
+    const i64 e0 = ((i64)blockIdx.x * 8 + threadIdx.x / RF_WARP) * 256 + 8 * lane; // this lane's first element
+    if (e0 - 8 * lane >= K) return; // the whole warp is past the row
+    const bool in = e0 < K;
+    const float *xr = (const float *)row_ptr(x, z) + e0;
+    float v[8];
+    if (in && ((unsigned long long)xr & 15) == 0) {
+        const float4 p = ((const float4 *)xr)[0], q = ((const float4 *)xr)[1];
+        v[0] = p.x; v[1] = p.y; v[2] = p.z; v[3] = p.w; v[4] = q.x; v[5] = q.y; v[6] = q.z; v[7] = q.w;
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[i] = in ? xr[i] : 0.f;
+    }
+    float amax = 0.f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) amax = fmaxf(amax, fabsf(v[i]));
+    amax = fmaxf(amax, shfl_xor_f(amax, 1));
+    amax = fmaxf(amax, shfl_xor_f(amax, 2)); // the 32-element block's
+    if (a.aux[1] == 256)
+        for (int o = 4; o < RF_WARP; o <<= 1) amax = fmaxf(amax, shfl_xor_f(amax, o));
+    int q[8], qs = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        q[i] = act_quant(v[i], amax);
+        qs += q[i];
+    }
+    qs += shfl_xor_i(qs, 1);
+    qs += shfl_xor_i(qs, 2); // |sum| <= 32 * 127
     if (!in) return;
-    const int q = act_quant(v, amax);
-    const float qsum = warp_sum((float)q); // |sum| <= 32 * 127: exact in float
     u8 *col = (u8 *)a.scratch + (i64)z * a.aux[0];
-    ((i8 *)col)[blk * 32 + lane] = (i8)q;
-    if (lane == 0) {
+    u32 w0 = 0, w1 = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        w0 |= (u32)(u8)(i8)q[i] << (8 * i);
+        w1 |= (u32)(u8)(i8)q[4 + i] << (8 * i);
+    }
+    *(uint2 *)(col + e0) = uint2{w0, w1};
+    if ((lane & 3) == 0) {
         const float d = act_scale(amax);
-        float *ds = (float *)(col + K) + 2 * blk;
-        ds[0] = d;
-        ds[1] = d * qsum;
+        *(float2 *)((float *)(col + K) + 2 * (e0 / 32)) = float2{d, d * (float)qs};
     }
 }
 

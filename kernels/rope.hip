@@ -35,23 +35,39 @@ RF_DEV void rope_pair(const float *xr, i64 i, int pos, int mode, int n_rot, floa
     rope_rotate(xr[j0], xr[j1], i, pos, n_rot, base, fscale, factors, y0, y1);
 }
 
+// Grid (min(T, 65535), ceil(H / 8)), 256 threads: block (x, y) rotates heads 8y..8y+7 of tokens
+// x, x + gridDim.x, ..; the cos/sin of each rotated pair (double precision, as the CPU backend)
+// are computed once per token and block into shared memory instead of once per head.
 RF_KERNEL void rf_rope_f32(rf_kargs a) {
     rf_kernel_start();
+    __shared__ float cs[2][256];
     const rf_ktensor &x = a.src[0], &d = a.dst;
     const i64 D = x.ne[0], H = x.ne[1], T = x.ne[2];
     const int mode = a.iparams[0], n_rot = a.iparams[1];
     const float base = a.fparams[0], fscale = a.fparams[1];
     const int *pos = (const int *)a.src[1].data;
     const float *factors = (const float *)a.src[2].data; // may be null
-    const i64 half = D / 2, n = half * H * T;
-    for (i64 idx = blockIdx.x * (i64)blockDim.x + threadIdx.x; idx < n; idx += (i64)gridDim.x * blockDim.x) {
-        const i64 i = idx % half, h = (idx / half) % H, t = idx / (half * H);
-        const float *xr = (const float *)((const u8 *)x.data + h * x.nb[1] + t * x.nb[2]);
-        float *yr = (float *)((u8 *)d.data + h * d.nb[1] + t * d.nb[2]);
-        i64 j0, j1;
-        float y0, y1;
-        rope_pair(xr, i, pos[t], mode, n_rot, base, fscale, factors, j0, j1, y0, y1);
-        yr[j0] = y0;
-        yr[j1] = y1;
+    const i64 half = D / 2, h0 = (i64)blockIdx.y * 8, nh = H - h0 < 8 ? H - h0 : 8;
+    const int nr = n_rot / 2 < 256 ? n_rot / 2 : 256; // pairs whose angles fit the table
+    for (i64 t = blockIdx.x; t < T; t += gridDim.x) {
+        __syncthreads(); // the previous token's table is no longer read
+        for (int i = threadIdx.x; i < nr; i += blockDim.x) rope_cos_sin(i, pos[t], n_rot, base, fscale, factors, cs[0][i], cs[1][i]);
+        __syncthreads();
+        for (i64 idx = threadIdx.x; idx < half * nh; idx += blockDim.x) {
+            const i64 i = idx % half, h = h0 + idx / half;
+            const float *xr = (const float *)((const u8 *)x.data + h * x.nb[1] + t * x.nb[2]);
+            float *yr = (float *)((u8 *)d.data + h * d.nb[1] + t * d.nb[2]);
+            i64 j0, j1;
+            float y0, y1;
+            if (i < nr) {
+                j0 = mode == 2 ? i : 2 * i;
+                j1 = mode == 2 ? i + n_rot / 2 : 2 * i + 1;
+                rope_apply(xr[j0], xr[j1], cs[0][i], cs[1][i], y0, y1);
+            } else {
+                rope_pair(xr, i, pos[t], mode, n_rot, base, fscale, factors, j0, j1, y0, y1);
+            }
+            yr[j0] = y0;
+            yr[j1] = y1;
+        }
     }
 }

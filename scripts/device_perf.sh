@@ -20,6 +20,11 @@
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
 #   mmqp      prefill matmul kernel times (M = 512, 2048): integer tensor-core kernels
 #             (rf_mmqp_*) against the f16 ones (ROCMFORGE_HIP_MMQP=0)
+#   ppl       GPU vs CPU perplexity of the trained model (F16, Q8_0, Q4_K_M; -c 128 and 512, so
+#             the prefill kernels run) and greedy tokens after a 300-token prompt (TinyLlama
+#             Q4_K_M: the tensor-core prefill attention)
+#   depthab   tg64 at 8k context (bench -d 8192) for ROCMFORGE_HIP_ATT_BLOCKS in $ATT_BLOCKS
+#             (default "4 8 16"), interleaved
 #   attpp     prefill attention kernel times, tensor-core kernels against the shader-core ones
 #             (ROCMFORGE_HIP_ATT_MMA=0)
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
@@ -190,6 +195,33 @@ for step in "$@"; do
       ROCMFORGE_HIP_MMQP=$v timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter "M=512" > "$OUT/mmqp$v.txt" 2>&1
       ROCMFORGE_HIP_MMQP=$v timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=2048" >> "$OUT/mmqp$v.txt" 2>&1
       log "-- prefill matmuls, ROCMFORGE_HIP_MMQP=$v"; grep -E "matmul" "$OUT/mmqp$v.txt" | tee -a "$S"
+    done ;;
+  ppl)
+    cp models/trained/kjv-f16.gguf models/trained/kjv-q8_0.gguf /tmp/m/
+    [ -f /tmp/m/kjv-q4_k_m.gguf ] || $RF quantize models/trained/kjv-f16.gguf /tmp/m/kjv-q4_k_m.gguf Q4_K_M > /dev/null 2>&1
+    for m in kjv-f16 kjv-q8_0 kjv-q4_k_m; do
+      for c in 128 512; do
+        r=""
+        for b in cpu hip; do
+          r="$r $(timeout 200 $RF perplexity -m /tmp/m/$m.gguf -f models/trained/heldout.txt -c $c --chunks 16 -t 16 --backend $b 2>&1 | grep -o "PPL = [0-9.]*" | cut -d' ' -f3)"
+        done
+        log "ppl $m -c $c (cpu, hip):$r $(python3 -c "import sys; c,g=map(float,sys.argv[1:]); print(f'{100*(g-c)/c:+.4f}%')" $r)"
+      done
+    done
+    P="$(head -c 1500 models/trained/heldout.txt)"
+    for m in $(model tinyllama-1.1b Q4_K_M) /tmp/m/kjv-q8_0.gguf; do
+      for b in cpu hip; do
+        timeout 200 $RF generate -m $m -p "$P" -n 24 --temp 0 --backend $b -t 16 2>/dev/null > "$OUT/long-$b.txt"
+      done
+      cmp -s "$OUT/long-cpu.txt" "$OUT/long-hip.txt" && log "greedy after a long prompt $(basename $m): identical" || log "greedy after a long prompt $(basename $m): DIFFER"
+    done ;;
+  depthab)
+    m=$(model llama2-7b Q4_K_M)
+    for rep in 1 2; do
+      for v in ${ATT_BLOCKS:-4 8 16}; do
+        r=$(ROCMFORGE_HIP_ATT_BLOCKS=$v timeout 200 $RF bench -m $m -p 0 -n 64 -d 8192 -r 2 --backend hip 2>/dev/null | grep "@ d" | awk -F'|' '{print $(NF-1)}')
+        log "tg64 @ d8192 ROCMFORGE_HIP_ATT_BLOCKS=$v: $r"
+      done
     done ;;
   attpp)
     for v in 1 0; do

@@ -155,9 +155,12 @@ inline hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
 }
 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: a launch may ask for more than 48 KB of
 // dynamic shared memory only after this is raised for the function.
+// CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 100: the whole L1/shared split as shared
+// memory, so several such blocks can share a multiprocessor.
 inline hipError_t rf_set_max_dynamic_smem(hipFunction_t f, unsigned bytes) {
     if (!rf_cuda::api.cuFuncSetAttribute) return 1; // CUDA_ERROR_INVALID_VALUE
-    return rf_cuda::api.cuFuncSetAttribute(f, 8, (int)bytes);
+    if (hipError_t e = rf_cuda::api.cuFuncSetAttribute(f, 8, (int)bytes)) return e;
+    return rf_cuda::api.cuFuncSetAttribute(f, 9, 100);
 }
 inline const char *hipGetErrorString(hipError_t e) {
     const char *s = nullptr;

@@ -86,6 +86,15 @@ bool prefill_on() {
     return v;
 }
 
+int forced_prefill_cols() {
+    static const int v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_MMQP_COLS");
+        const int r = s ? std::atoi(s) : 0;
+        return r == 64 || r == 128 ? r : 0;
+    }();
+    return v;
+}
+
 // Dynamic shared memory of rf_mmqp_<type>_<cols> (kernels/mmq_layout.h; the kernel checks it).
 unsigned prefill_smem(int type, int cols) {
 #define RF_STAGE(P) RF_MMQ_STAGE_BYTES(P##_STEP, P##_WS, P##_XDG, RF_MMQP_ROWS, cols)
@@ -131,9 +140,13 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
     if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
-    // 128 columns per block where that still gives every multiprocessor a block, else 64.
+    // 128 columns per block where that still gives every multiprocessor a block, else 64;
+    // Q4_0 / Q8_0 always 64 (two blocks per multiprocessor, kernels/matmul_mmq_prefill.hip),
+    // unless ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
     const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS;
-    const int cols = row_tiles * ((M + 127) / 128) >= std::max(1, b.multiprocessors) ? 128 : 64;
+    const bool legacy = w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0;
+    int cols = !legacy && row_tiles * ((M + 127) / 128) >= std::max(1, b.multiprocessors) ? 128 : 64;
+    if (forced_prefill_cols()) cols = forced_prefill_cols();
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(K);

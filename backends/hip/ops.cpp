@@ -256,9 +256,9 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
     int64_t C = fixed_d ? (D == 128 ? 32 : 64) : 128; // attention_decode.hip's RF_ADV_MAXC
 #endif
     if (stream) {
-        // About 4 blocks per multiprocessor (enough loads in flight), chunks of 64..1024
+        // About att_blocks_per_sm blocks per multiprocessor (enough loads in flight), chunks of 64..1024
         // positions (attention_stream.hip's RF_AST_MAXC), so long contexts merge few partials.
-        const int64_t want = std::max<int64_t>(1, (4 * b.multiprocessors + Hkv * T - 1) / (Hkv * T));
+        const int64_t want = std::max<int64_t>(1, (b.att_blocks_per_sm * b.multiprocessors + Hkv * T - 1) / (Hkv * T));
         const int64_t chunks = std::clamp<int64_t>(want, (n_kv + 1023) / 1024, (n_kv + 63) / 64);
         C = ((n_kv + chunks - 1) / chunks + 31) / 32 * 32;
     } else if (!fixed_d) {
@@ -480,7 +480,7 @@ int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &er
     qa.scratch = b.act_scratch.ptr;
     qa.aux[0] = col;
     qa.aux[1] = block;
-    if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 255) / 256), 1, (unsigned)rows, 256, qa, err)) return r;
+    if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 2047) / 2048), 1, (unsigned)rows, 256, qa, err)) return r;
     b.q8 = {x->data, span_bytes(x), K, rows, block, b.act_scratch.ptr};
     return RF_OK;
 }
@@ -540,16 +540,17 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         if ((M + 7) / 8 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
         return launch(b, std::string("rf_mm_generic_") + sfx, (unsigned)((N + 3) / 4), (unsigned)((M + 7) / 8), batch, 128, a, err);
     }
-    case RF_OP_ADD: return launch(b, "rf_add_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
-    case RF_OP_MUL: return launch(b, "rf_mul_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
-    case RF_OP_SWIGLU: return launch(b, "rf_swiglu_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
+    case RF_OP_ADD: return launch(b, "rf_add_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
+    case RF_OP_MUL: return launch(b, "rf_mul_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
+    case RF_OP_SWIGLU: return launch(b, "rf_swiglu_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
     case RF_OP_SCALE: return launch(b, "rf_scale_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SILU: return launch(b, "rf_silu_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_COPY: return launch(b, "rf_copy_float", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_RMS_NORM: return launch(b, "rf_rms_norm_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_SOFTMAX: return launch(b, "rf_softmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ARGMAX: return launch(b, "rf_argmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
-    case RF_OP_ROPE: return launch(b, "rf_rope_f32", grid_1d(nelem(s0) / 2, 256), 1, 1, 256, a, err);
+    case RF_OP_ROPE: // a block per token and group of 8 heads: the token's angles once per block
+        return launch(b, "rf_rope_f32", (unsigned)std::min<int64_t>(s0->ne[2], 65535), (unsigned)((s0->ne[1] + 7) / 8), 1, 256, a, err);
     case RF_OP_SET_ROWS: // one block per appended row: decode appends 1 row, so give it enough threads
         return launch(b, "rf_set_rows", (unsigned)s0->ne[1], 1, 1, s0->ne[1] <= 4 ? 512 : 128, a, err);
     case RF_OP_ATTENTION:
