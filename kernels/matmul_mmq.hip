@@ -454,15 +454,14 @@ RF_DEV void prefetch_mmq(const rf_kargs &a, int T, int KS) {
     }
 }
 
-// Fills one stage (shared address sp) with K step st of a tile of ROWS weight rows from n0 and C
-// activation columns from c0 with 16-byte cp.async: each row's raw bytes of the step (granules
-// from the 16-byte aligned address at or below its start), then per column its quants of the
-// step (padded to STEP + 32 bytes) and its (d, sum) pairs. Rows >= N and columns >= M are
-// clamped (loaded, never stored); a partial last step copies only its valid sub-blocks.
-template <int T, int ROWS, int C, int THREADS>
-RF_DEV void mmq_issue(u32 sp, i64 st, i64 K, i64 N, i64 M, i64 n0, i64 c0, const u8 *wbase, i64 wnb, const i8 *xq, i64 xs, int tid) {
+// Stage fill with 16-byte cp.async, K step st of a tile of ROWS weight rows from n0: each row's
+// raw bytes of the step (granules from the 16-byte aligned address at or below its start) at
+// sp + r * WS. Rows >= N are clamped (loaded, never stored); a partial last step copies only its
+// valid sub-blocks.
+template <int T, int ROWS, int THREADS>
+RF_DEV void mmq_issue_w(u32 sp, i64 st, i64 K, i64 N, i64 n0, const u8 *wbase, i64 wnb, int tid) {
     typedef MmqFmt<T> F;
-    enum { NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS, XQ = C * XS };
+    enum { NSUB = F::STEP / 32 };
     const i64 e0 = st * F::STEP;
     const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
     const int bytes = nsub == NSUB ? F::SB : F::SB / NSUB * nsub; // weight bytes of the valid sub-blocks
@@ -473,6 +472,16 @@ RF_DEV void mmq_issue(u32 sp, i64 st, i64 K, i64 N, i64 M, i64 n0, i64 c0, const
         const u8 *al = (const u8 *)((unsigned long long)src & ~15ull);
         if (16 * gr < (int)(src - al) + bytes) mmq_cp_w(sp + r * F::WS + 16 * gr, al + 16 * gr);
     }
+}
+// The same step of C q8_1 activation columns from c0 at sp + WB: per column its quants of the
+// step (padded to STEP + 32 bytes), then after all columns their (d, sum) pairs. Columns >= M are
+// clamped.
+template <int T, int ROWS, int C, int THREADS>
+RF_DEV void mmq_issue_x(u32 sp, i64 st, i64 K, i64 M, i64 c0, const i8 *xq, i64 xs, int tid) {
+    typedef MmqFmt<T> F;
+    enum { NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS, XQ = C * XS };
+    const i64 e0 = st * F::STEP;
+    const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
     for (int i = tid; i < C * NSUB * 2; i += THREADS) {
         const int c = i / (NSUB * 2), j = i % (NSUB * 2);
         if ((j >> 1) >= nsub) continue;
@@ -485,6 +494,11 @@ RF_DEV void mmq_issue(u32 sp, i64 st, i64 K, i64 N, i64 M, i64 n0, i64 c0, const
         const i64 col = c0 + c < M ? c0 + c : M - 1;
         mmq_cp_x(sp + WB + XQ + c * F::XDG * 16 + 16 * j, xq + col * xs + K + 8 * (e0 / 32) + 16 * j);
     }
+}
+template <int T, int ROWS, int C, int THREADS>
+RF_DEV void mmq_issue(u32 sp, i64 st, i64 K, i64 N, i64 M, i64 n0, i64 c0, const u8 *wbase, i64 wnb, const i8 *xq, i64 xs, int tid) {
+    mmq_issue_w<T, ROWS, THREADS>(sp, st, K, N, n0, wbase, wnb, tid);
+    mmq_issue_x<T, ROWS, C, THREADS>(sp, st, K, M, c0, xq, xs, tid);
 }
 
 template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {

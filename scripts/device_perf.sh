@@ -192,9 +192,9 @@ for step in "$@"; do
     log "-- kernel profile 7B Q4_K_M, ${KB:-16} sequences"; head -24 "$OUT/kprofb.txt" | tee -a "$S" ;;
   mmqp)
     for v in 1 0; do
-      ROCMFORGE_HIP_MMQP=$v timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter "M=512" > "$OUT/mmqp$v.txt" 2>&1
-      ROCMFORGE_HIP_MMQP=$v timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=2048" >> "$OUT/mmqp$v.txt" 2>&1
-      log "-- prefill matmuls, ROCMFORGE_HIP_MMQP=$v"; grep -E "matmul" "$OUT/mmqp$v.txt" | tee -a "$S"
+      env ${MMQP_VAR:-ROCMFORGE_HIP_MMQP}=$v timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter "${MMQP_FILTER:-M=512}" > "$OUT/mmqp$v.txt" 2>&1
+      [ -z "${MMQP_FILTER:-}" ] && env ${MMQP_VAR:-ROCMFORGE_HIP_MMQP}=$v timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=2048" >> "$OUT/mmqp$v.txt" 2>&1
+      log "-- prefill matmuls, ${MMQP_VAR:-ROCMFORGE_HIP_MMQP}=$v"; grep -E "matmul" "$OUT/mmqp$v.txt" | tee -a "$S"
     done ;;
   ppl)
     cp models/trained/kjv-f16.gguf models/trained/kjv-q8_0.gguf /tmp/m/
