@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "rocmforge/error.h"
+#include "rocmforge/escape.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/model_writer.h"
 #include "rocmforge/types.h"
@@ -56,7 +57,7 @@ std::vector<TensorPlan> plan_tensors(const gguf::File &in, const QuantizeOptions
         }
         if (p.dst_type != t.type) {
             if (type_traits(t.type)->quantized && !opt.allow_requantize)
-                throw UsageError("tensor '" + t.name + "' is already quantized (" +
+                throw UsageError("tensor " + quote_name(t.name) + " is already quantized (" +
                                  type_name(t.type) + "); requantizing to " +
                                  type_name(p.dst_type) +
                                  " loses accuracy twice and is disabled without "
@@ -64,7 +65,7 @@ std::vector<TensorPlan> plan_tensors(const gguf::File &in, const QuantizeOptions
             const bool float_src = t.type == RF_TYPE_F32 || t.type == RF_TYPE_F16 ||
                                    t.type == RF_TYPE_BF16;
             if (!float_src && !type_traits(t.type)->quantized)
-                throw Error("tensor '" + t.name + "' has type " + type_name(t.type) +
+                throw Error("tensor " + quote_name(t.name) + " has type " + type_name(t.type) +
                             ", which cannot be converted to " + type_name(p.dst_type));
             model_writer::check_row_fits(t.name, p.dst_type, t.ne[0]);
         }
