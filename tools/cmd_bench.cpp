@@ -49,7 +49,6 @@ struct BenchOptions {
     int64_t reps = 5;
     std::string output = "md";
     BenchReportArgs report;
-    bool ctx_given = false; // -c on the command line
     bool help = false;      // -h: print the usage and run nothing
 };
 
@@ -140,7 +139,7 @@ BenchOptions parse_options(int argc, char **argv) {
         else if (a == "-r" || a == "--repetitions") o.reps = parse_int_arg(a, take_value(argc, argv, i), 1, 1000);
         else if (a == "-o" || a == "--output") o.output = take_value(argc, argv, i);
         else if (o.report.parse(argc, argv, i)) continue;
-        else if (o.margs.parse(argc, argv, i)) o.ctx_given = o.ctx_given || a == "-c" || a == "--ctx-size";
+        else if (o.margs.parse(argc, argv, i)) continue;
         else throw UsageError("bench: unknown option '" + a + "' (see rocmforge bench --help)");
     }
     if (o.output != "md" && o.output != "json" && o.output != "csv")
@@ -178,7 +177,7 @@ std::vector<TestResult> plan_tests(const BenchOptions &o) {
 int64_t context_size(const BenchOptions &o, const std::vector<TestResult> &tests) {
     int64_t need = 1;
     for (const auto &t : tests) need = std::max(need, t.n_depth + t.n_tokens());
-    return o.ctx_given ? std::max(o.margs.n_ctx, need) : need;
+    return o.margs.ctx_given ? std::max(o.margs.n_ctx, need) : need;
 }
 
 // One warm-up run, then the timed repetitions; each run starts from a fresh context at the

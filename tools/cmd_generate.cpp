@@ -87,6 +87,7 @@ int cmd_generate(int argc, char **argv) {
     using namespace rf;
     Options o = parse(argc, argv);
     LoadedModel lm = load_model(o.model);
+    o.model.fit_context(lm.model->hparams());
     const Tokenizer &tok = *lm.tokenizer;
     const int64_t n_vocab = lm.model->hparams().n_vocab;
 

@@ -59,6 +59,7 @@ int cmd_perplexity(int argc, char **argv) {
     const std::string text = ss.str();
 
     LoadedModel lm = load_model(margs);
+    margs.fit_context(lm.model->hparams());
     const Tokenizer &tok = *lm.tokenizer;
     const int64_t n_ctx = margs.n_ctx;
     const bool add_bos = tok.add_bos_default();

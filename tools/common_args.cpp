@@ -1,5 +1,6 @@
 #include "common_args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -78,7 +79,10 @@ std::string take_value(int argc, char **argv, int &i) {
 bool ModelArgs::parse(int argc, char **argv, int &i) {
     const std::string a = argv[i];
     if (a == "-m" || a == "--model") model_path = take_value(argc, argv, i);
-    else if (a == "-c" || a == "--ctx-size") n_ctx = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 24);
+    else if (a == "-c" || a == "--ctx-size") {
+        n_ctx = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 24);
+        ctx_given = true;
+    }
     else if (a == "-b" || a == "--batch-size") n_batch = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 20);
     else if (a == "-ctk" || a == "--cache-type-k") {
         cache_type_k = take_value(argc, argv, i);
@@ -100,6 +104,17 @@ const char *ModelArgs::help() {
            "  -ctk, --cache-type-k T  K cache type: f16 (default), q8_0, f32\n"
            "  -ctv, --cache-type-v T  V cache type: f16 (default), q8_0, f32\n"
            "  --kv-page-size N   tokens per KV cache page (default 16)\n";
+}
+
+void ModelArgs::fit_context(const ModelHparams &hp) {
+    if (!ctx_given) {
+        n_ctx = std::min(n_ctx, hp.n_ctx_train);
+    } else if (n_ctx > hp.n_ctx_train) {
+        std::fprintf(stderr,
+                     "warning: -c %lld is more than the %lld tokens this model was trained on (%s.context_length); "
+                     "output past position %lld degrades\n",
+                     (long long)n_ctx, (long long)hp.n_ctx_train, hp.arch_name.c_str(), (long long)hp.n_ctx_train);
+    }
 }
 
 ContextParams ModelArgs::context_params(int n_seq) const {
@@ -197,11 +212,13 @@ LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
 
     const ModelHparams &hp = lm.model->hparams();
     const double mib = lm.model->weight_bytes() / (1024.0 * 1024.0), params = (double)lm.model->n_params();
-    std::fprintf(stderr, "model: %s (%s%s), %.2f %s, %.2f %s params, %lld layers, %lld/%lld heads, vocab %lld\n",
+    std::fprintf(stderr, "model: %s (%s%s), %.2f %s, %.2f %s params, %lld layers, %lld/%lld heads, vocab %lld, "
+                         "trained context %lld\n",
                  lm.path.c_str(), lm.model->description().c_str(), args.model_path.empty() ? ", default model" : "",
                  mib >= 1024 ? mib / 1024 : mib, mib >= 1024 ? "GiB" : "MiB",
                  params >= 1e9 ? params / 1e9 : params / 1e6, params >= 1e9 ? "B" : "M",
-                 (long long)hp.n_layer, (long long)hp.n_head, (long long)hp.n_head_kv, (long long)hp.n_vocab);
+                 (long long)hp.n_layer, (long long)hp.n_head, (long long)hp.n_head_kv, (long long)hp.n_vocab,
+                 (long long)hp.n_ctx_train);
     std::string backends;
     for (const Backend *b : lm.runtime->backends()) backends += (backends.empty() ? "" : ", ") + b->name() + " (" + b->info().name + ")";
     std::fprintf(stderr, "backends: %s; weights on %s\n", backends.c_str(), lm.model->backend().name().c_str());
