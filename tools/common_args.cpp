@@ -12,7 +12,6 @@
 
 #include "rocmforge/error.h"
 #include "rocmforge/kv_cache.h"
-#include "rocmforge/plugin_loader.h"
 
 namespace fs = std::filesystem;
 
@@ -130,17 +129,23 @@ ContextParams ModelArgs::context_params(int n_seq) const {
 
 bool SamplingArgs::parse(int argc, char **argv, int &i) {
     const std::string a = argv[i];
-    if (a == "--temp") params.temperature = (float)parse_float_arg(a, take_value(argc, argv, i));
+    // Each value in the range the sampler gives a meaning (sampler.h); outside it, a usage error.
+    auto number = [&](bool ok_if(double), const char *range) {
+        const double v = parse_float_arg(a, take_value(argc, argv, i));
+        if (!ok_if(v)) throw UsageError("option " + a + " must be " + range + ", got " + argv[i]);
+        return (float)v;
+    };
+    if (a == "--temp") params.temperature = number([](double v) { return v >= 0; }, ">= 0 (0 = greedy)");
     else if (a == "--top-k") params.top_k = (int32_t)parse_int_arg(a, take_value(argc, argv, i), 0, INT32_MAX);
-    else if (a == "--top-p") params.top_p = (float)parse_float_arg(a, take_value(argc, argv, i));
-    else if (a == "--min-p") params.min_p = (float)parse_float_arg(a, take_value(argc, argv, i));
-    else if (a == "--repeat-penalty") params.repeat_penalty = (float)parse_float_arg(a, take_value(argc, argv, i));
+    else if (a == "--top-p") params.top_p = number([](double v) { return v > 0 && v <= 1; }, "in (0, 1] (1 = off)");
+    else if (a == "--min-p") params.min_p = number([](double v) { return v >= 0 && v <= 1; }, "in [0, 1] (0 = off)");
+    else if (a == "--repeat-penalty")
+        params.repeat_penalty = number([](double v) { return v > 0; }, "> 0 (1 = off)");
     else if (a == "--repeat-last-n") params.repeat_last_n = (int32_t)parse_int_arg(a, take_value(argc, argv, i), -1, INT32_MAX);
     else if (a == "-s" || a == "--seed") {
         params.seed = (uint32_t)parse_int_arg(a, take_value(argc, argv, i), 0, UINT32_MAX);
         seed_given = true;
     } else return false;
-    if (params.repeat_penalty <= 0) throw UsageError("--repeat-penalty must be positive");
     return true;
 }
 
@@ -162,39 +167,9 @@ SamplerParams SamplingArgs::resolved() {
     return params;
 }
 
-static std::vector<fs::path> default_model_candidates() {
-    std::vector<fs::path> c;
-    const fs::path exe = executable_dir();
-    for (const char *rel : {"../models", "models", "../../models"})
-        c.push_back((exe / rel / "default.gguf").lexically_normal());
-    c.push_back(fs::path("models") / "default.gguf");
-    return c;
-}
-
-std::string find_default_model() {
-    if (const char *env = std::getenv("ROCMFORGE_DEFAULT_MODEL"); env && *env) {
-        if (!fs::is_regular_file(env))
-            throw UsageError(std::string("ROCMFORGE_DEFAULT_MODEL names '") + env + "', which is not a file");
-        return env;
-    }
-    std::error_code ec;
-    for (const auto &p : default_model_candidates())
-        if (fs::is_regular_file(p, ec)) return p.string();
-    return "";
-}
-
-std::string default_model_missing_message() {
-    std::string msg = "no model given (-m FILE) and no default model found; looked for $ROCMFORGE_DEFAULT_MODEL and";
-    for (const auto &p : default_model_candidates()) msg += "\n  " + p.string();
-    msg += "\ncreate it with `rocmforge mkmodel` (writes a seeded random-weight model; see "
-           "`rocmforge mkmodel --help`) as models/default.gguf in the repository, or pass -m FILE";
-    return msg;
-}
-
 LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
     LoadedModel lm;
-    lm.path = args.model_path.empty() ? find_default_model() : args.model_path;
-    if (lm.path.empty()) throw UsageError(default_model_missing_message());
+    lm.path = model_path_or_default(args.model_path);
     const auto t0 = std::chrono::steady_clock::now();
     lm.runtime = Runtime::create(args.runtime.make_config());
     if (!lm.runtime->primary()) throw Error("no backend could start (see `rocmforge info`)");

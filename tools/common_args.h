@@ -12,6 +12,7 @@
 #include "rocmforge/runtime.h"
 #include "rocmforge/sampler.h"
 #include "rocmforge/tokenizer.h"
+#include "default_model.h"
 #include "runtime_args.h"
 
 namespace rf {
@@ -54,13 +55,6 @@ struct SamplingArgs {
     // The params with the seed filled in (random unless --seed was given).
     SamplerParams resolved();
 };
-
-// models/default.gguf looked up in: $ROCMFORGE_DEFAULT_MODEL, <exe_dir>/../models,
-// <exe_dir>/models, <exe_dir>/../../models (repo root seen from build/tools), ./models.
-// Returns "" when none exists.
-std::string find_default_model();
-// The UsageError text for "no -m and no default model": where it looked and how to create one.
-std::string default_model_missing_message();
 
 struct LoadedModel {
     std::unique_ptr<Runtime> runtime;
