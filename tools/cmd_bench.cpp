@@ -173,6 +173,20 @@ std::vector<TestResult> plan_tests(const BenchOptions &o) {
     return tests;
 }
 
+// Tokens in one context above which a test warns before it starts: attention cost grows with
+// the square of the context (pp8192 took 29 s on a 2-core CPU with the 3M default model, so
+// pp100000 would run for hours).
+constexpr int64_t kLongContext = 16384;
+
+void warn_long_tests(const std::vector<TestResult> &tests, int64_t reps) {
+    for (const auto &t : tests)
+        if (t.n_depth + t.n_tokens() > kLongContext)
+            std::fprintf(stderr,
+                         "warning: bench: %s runs %lld tokens in one context %lld times (warm-up + -r %lld); the "
+                         "cost grows with the square of the context, so this can take very long\n",
+                         t.name.c_str(), (long long)(t.n_depth + t.n_tokens()), (long long)reps + 1, (long long)reps);
+}
+
 // As llama-bench: room for the largest depth + test only, unless -c asked for more.
 int64_t context_size(const BenchOptions &o, const std::vector<TestResult> &tests) {
     int64_t need = 1;
@@ -323,6 +337,7 @@ int cmd_bench(int argc, char **argv) {
         return 0;
     }
     std::vector<TestResult> results = plan_tests(opts);
+    warn_long_tests(results, opts.reps);
 
     LoadedModel lm = load_model(opts.margs);
     opts.margs.n_ctx = context_size(opts, results);

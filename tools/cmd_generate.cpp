@@ -8,12 +8,11 @@
 #include <cstdlib>
 #include <memory>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common_args.h"
+#include "text_file.h"
 #include "rocmforge/error.h"
 
 namespace rf {
@@ -39,14 +38,6 @@ struct Options {
     bool ignore_eos = false;
 };
 
-std::string read_file(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError("cannot read prompt file '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 Options parse(int argc, char **argv) {
     Options o;
     o.model.n_ctx = 4096;
@@ -59,7 +50,7 @@ Options parse(int argc, char **argv) {
         }
         if (o.model.parse(argc, argv, i) || o.sampling.parse(argc, argv, i)) continue;
         if (a == "-p" || a == "--prompt") o.prompts.push_back(take_value(argc, argv, i));
-        else if (a == "-f" || a == "--file") o.prompts.push_back(read_file(take_value(argc, argv, i)));
+        else if (a == "-f" || a == "--file") o.prompts.push_back(read_text_file(take_value(argc, argv, i), a));
         else if (a == "-n" || a == "--n-predict") o.n_predict = parse_int_arg(a, take_value(argc, argv, i), -1, INT32_MAX);
         else if (a == "--parallel" || a == "-np") o.n_parallel = (int)parse_int_arg(a, take_value(argc, argv, i), 1, 8);
         else if (a == "--ignore-eos") o.ignore_eos = true;
