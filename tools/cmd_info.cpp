@@ -32,7 +32,11 @@ int cmd_info(int argc, char **argv) {
         if (!ra.parse(argc, argv, i)) throw UsageError(std::string("info: unknown option ") + argv[i]);
     }
     Config cfg = ra.make_config();
-    auto rt = Runtime::create(cfg);
+    // info runs nothing, so there is nothing to trace: a profiler-enabled config must not leave
+    // a trace file behind (the config printed below still shows the path in force).
+    Config run_cfg = cfg;
+    run_cfg.profiler_trace.clear();
+    auto rt = Runtime::create(run_cfg);
 
     std::printf("config: %s\n  %s\n", cfg.source.c_str(), cfg.to_json().c_str());
     std::printf("plugin search path:\n");

@@ -7,6 +7,7 @@
 #include "rocmforge/escape.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/model_writer.h"
+#include "rocmforge/output_path.h"
 #include "rocmforge/types.h"
 #include "parallel_rows.h"
 #include "row_convert.h"
@@ -80,6 +81,13 @@ std::vector<TensorPlan> plan_tensors(const gguf::File &in, const QuantizeOptions
 
 ModelWriteTotals quantize_model(const QuantizeOptions &opt) {
     auto in = gguf::File::open(opt.input_path);
+    // Checked before the work: the output replaces its file only at the end (atomic rename),
+    // so these would otherwise surface after all the tensors were converted.
+    check_output_path(opt.output_path, "output");
+    if (!opt.overwrite_input && same_file(opt.input_path, opt.output_path))
+        throw UsageError("output '" + opt.output_path + "' is the input file '" + opt.input_path +
+                         "' (the same file, or a link to it): writing it would replace the original; give another "
+                         "output, or --overwrite-input to replace it on purpose");
     const std::vector<TensorPlan> plan = plan_tensors(*in, opt);
     const int n_threads = model_writer::resolve_thread_count(opt.n_threads);
     const int ftype = mix_llama_ftype(opt.mix);

@@ -3,6 +3,7 @@
 
 #include "rocmforge/error.h"
 #include "rocmforge/log.h"
+#include "rocmforge/output_path.h"
 #include "rocmforge/plugin_loader.h"
 #include "rocmforge/profiler_host.h"
 #include "rocmforge/runtime.h"
@@ -106,6 +107,8 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
             throw UsageError(config.source + ": op_overrides." + op + " names backend '" + backend + "', which is not available");
 
     if (config.profiler_enabled) {
+        // The trace is written at exit: an unwritable path must fail now, not after the run.
+        if (!config.profiler_trace.empty()) check_output_path(config.profiler_trace, "profiler trace");
         const LoadedPlugin *p = find_plugin(RF_PLUGIN_PROFILER, "");
         if (!p) throw UsageError("the profiler is enabled but no profiler plugin was found in: " +
                                  [&] { std::string s; for (auto &d : plugin_search_path(config)) s += "\n  " + d; return s; }());
