@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common_args.h"
+#include "interrupt.h"
 #include "text_file.h"
 #include "rocmforge/error.h"
 
@@ -20,9 +21,10 @@ namespace {
 
 const char *kUsage =
     "usage: rocmforge generate [-m MODEL] [-p PROMPT | -f FILE] [-n N] [options]\n\n"
-    "Generates text. With no -m, uses the default model models/default.gguf (looked up next to\n"
-    "the executable, in the repository, or named by $ROCMFORGE_DEFAULT_MODEL; create it with\n"
-    "`rocmforge mkmodel`).\n\n"
+    "Generates text. With no -m, uses the default model models/default.gguf: the 3.1M-parameter\n"
+    "llama trained on the King James Bible that ships in models/trained (docs/DEFAULT_MODEL.md),\n"
+    "copied there by the build; looked up next to the executable, in the repository, or named\n"
+    "by $ROCMFORGE_DEFAULT_MODEL.\n\n"
     "  -p, --prompt TEXT  prompt (repeatable: one per parallel sequence, reused round-robin)\n"
     "  -f, --file FILE    read the prompt from FILE\n"
     "  -n, --n-predict N  tokens to generate per sequence (default 128; -1 = until EOG or full)\n"
@@ -90,6 +92,7 @@ int cmd_generate(int argc, char **argv) {
 
     const int n_seq = o.n_parallel;
     std::vector<Sequence> seqs((size_t)n_seq);
+    const InterruptGuard interrupt; // Ctrl-C: stop after the current step, print the statistics
     Batch batch;
     lm.runtime->phase("tokenize");
     for (int s = 0; s < n_seq; ++s) {
@@ -160,6 +163,10 @@ int cmd_generate(int argc, char **argv) {
         }
         if (first) lm.runtime->phase("decode");
         if (batch.size() == 0) break;
+        if (InterruptGuard::requested()) {
+            stop_note = "interrupted (Ctrl-C)";
+            break;
+        }
         try {
             logits = &ctx.decode(batch);
         } catch (const ContextFullError &e) {
@@ -191,5 +198,5 @@ int cmd_generate(int argc, char **argv) {
     std::fprintf(stderr, "generation:  %10.2f ms / %5lld tokens (%8.2f tokens/s)%s\n", gen_ms, (long long)n_gen_total,
                  gen_ms > 0 ? n_gen_total * 1000.0 / gen_ms : 0.0,
                  n_seq > 1 ? (", " + std::to_string(n_seq) + " sequences").c_str() : "");
-    return 0;
+    return InterruptGuard::requested() ? kExitInterrupted : 0;
 }
