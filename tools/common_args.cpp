@@ -96,9 +96,10 @@ bool ModelArgs::parse(int argc, char **argv, int &i) {
 }
 
 const char *ModelArgs::help() {
-    return "  -m, --model FILE   GGUF model (llama, mistral, qwen2); default: models/default.gguf\n"
-           "                     (see below)\n"
-           "  -c, --ctx-size N   KV cache size in tokens, shared by all sequences\n"
+    return "  -m, --model FILE   GGUF model (llama, mistral, qwen2); default: models/default.gguf,\n"
+           "                     the shipped KJV-trained model (docs/DEFAULT_MODEL.md)\n"
+           "  -c, --ctx-size N   KV cache size in tokens, shared by all sequences (generate and\n"
+           "                     perplexity: default the model's trained context, at most 4096/512)\n"
            "  -b, --batch-size N most tokens per forward graph (default 512)\n"
            "  -ctk, --cache-type-k T  K cache type: f16 (default), q8_0, f32\n"
            "  -ctv, --cache-type-v T  V cache type: f16 (default), q8_0, f32\n"

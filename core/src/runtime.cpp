@@ -41,9 +41,13 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
         return nullptr;
     };
     auto available_names = [&] {
-        std::string s;
+        // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): once each.
+        std::vector<std::string> names;
         for (const auto &p : plugins)
-            if (p.info && p.info->kind == RF_PLUGIN_BACKEND) s += (s.empty() ? "" : ", ") + std::string(p.info->name);
+            if (p.info && p.info->kind == RF_PLUGIN_BACKEND && std::find(names.begin(), names.end(), p.info->name) == names.end())
+                names.emplace_back(p.info->name);
+        std::string s;
+        for (const auto &n : names) s += (s.empty() ? "" : ", ") + n;
         return s.empty() ? std::string("none") : s;
     };
 
@@ -98,9 +102,14 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
         }
     }
     if (rt->order_.empty()) {
-        std::string why;
-        for (const auto &[n, w] : rt->unavailable_) why += "\n  " + w;
-        throw Error("no backend could start (config " + config.source + ")" + why);
+        // Lead with the reasons, a backend that failed to start before one that was not found
+        // (a bad backend option says more than a GPU plugin absent from a CPU machine).
+        std::vector<std::string> why;
+        for (const auto &[n, w] : rt->unavailable_) why.push_back(w);
+        std::stable_partition(why.begin(), why.end(), [](const std::string &w) { return w.find("cannot start") != std::string::npos; });
+        std::string msg;
+        for (const auto &w : why) msg += w + "\n";
+        throw Error(msg + "so no backend could start (config " + config.source + ")");
     }
     for (const auto &[op, backend] : config.op_overrides)
         if (!rt->find(backend))
