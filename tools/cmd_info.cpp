@@ -74,7 +74,7 @@ int cmd_info(int argc, char **argv) {
     for (const auto &name : cfg.backends) order += (order.empty() ? "" : ", ") + name;
     std::printf("backends (priority order: %s):\n", order.c_str());
     if (!rt) {
-        std::printf("  none could start:\n");
+        std::printf("  none started:\n");
         std::fflush(stdout);
         throw Error(failure, failure_code);
     }

@@ -40,7 +40,7 @@ echo '{"backends": ["cpu"], "backend_options": {"cpu": {"simd": "bogus"}}}' >"$t
 "$exe" info --config "$tmp/simd.json" >"$tmp/none.out" 2>"$tmp/none.err"
 rc=$?
 [ $rc = 1 ] || fail "info with no backend starting exited $rc"
-grep -q "^plugins:" "$tmp/none.out" && grep -q "none could start" "$tmp/none.out" || fail "info printed: $(cat "$tmp/none.out")"
+grep -q "^plugins:" "$tmp/none.out" && grep -q "none started" "$tmp/none.out" || fail "info printed: $(cat "$tmp/none.out")"
 head -1 "$tmp/none.err" | grep -q "^error: backend 'cpu' cannot start: .*simd \"bogus\"" ||
   fail "the reason does not lead: $(head -1 "$tmp/none.err")"
 expect 1 "^error: backend 'cpu' cannot start: .*simd" -- "$exe" generate -m "$model" -p x -n 1 --config "$tmp/simd.json"
