@@ -119,8 +119,10 @@ NodeSlot ProfilerState::transfer_slot(int backend, int direction, uint64_t bytes
         g.backend = backend;
         g.transfer = direction;
         const std::string &b = backends_[size_t(backend)].name;
-        g.shapes = direction == kUpload ? "host -> " + b : b + " -> host";
-        g.dtypes = "-";
+        // Built as std::string values and moved in: `"host -> " + b` and `g.dtypes = "-"` trip
+        // GCC 12's false -Wrestrict in basic_string::_M_replace.
+        g.shapes = direction == kUpload ? std::string("host -> ").append(b) : b + " -> host";
+        g.dtypes = std::string("-");
         return g;
     });
     slot.label = intern_label(direction == kUpload ? "upload" : "download");

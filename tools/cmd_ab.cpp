@@ -47,7 +47,7 @@ const char *kUsage =
     "  -n, --n-gen N      generated tokens, greedy (default 32)\n"
     "  -r, --repetitions N  timed repetitions per side (default 5)\n"
     "  -t, --threads N    CPU threads for both sides\n"
-    "  --svg FILE         per-op chart (default ab.svg)\n"
+    "  --svg FILE         where the per-op chart is written (default: ab.svg in the current folder)\n"
     "  --no-profile       skip the profiled per-op pass\n";
 
 struct Side {
@@ -107,6 +107,15 @@ void unload_side(Side &s) {
     s.model.reset();
     s.runtime.reset();
 }
+
+// Removes the file at scope exit, also when reading it throws.
+struct TempFile {
+    std::string path;
+    ~TempFile() {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+    }
+};
 
 // Per-op totals (ms) from the profiler's Chrome trace.
 std::map<std::string, double> op_totals_from_trace(const std::string &path) {
@@ -239,12 +248,11 @@ int cmd_ab(int argc, char **argv) {
             const std::string trace = (std::filesystem::temp_directory_path() /
                                        ("rocmforge-ab-" + std::to_string(::getpid()) + "-" + std::to_string(k) + ".json")).string();
             std::fprintf(stderr, "\n== profile of side %s ==\n", s.label.c_str());
+            const TempFile trace_file{trace};
             load_side(s, model_path, true, trace);
             run_once(s, prompt, n_gen, false);
-            s.runtime->profiler()->report();
+            unload_side(s); // the runtime reports once as it closes and writes the trace
             s.op_ms = op_totals_from_trace(trace);
-            std::filesystem::remove(trace);
-            unload_side(s);
         }
         std::vector<std::string> ops;
         for (const auto &s : sides)

@@ -49,7 +49,6 @@ struct BenchOptions {
     int64_t reps = 5;
     std::string output = "md";
     BenchReportArgs report;
-    bool ctx_given = false; // -c on the command line
     bool help = false;      // -h: print the usage and run nothing
 };
 
@@ -140,7 +139,7 @@ BenchOptions parse_options(int argc, char **argv) {
         else if (a == "-r" || a == "--repetitions") o.reps = parse_int_arg(a, take_value(argc, argv, i), 1, 1000);
         else if (a == "-o" || a == "--output") o.output = take_value(argc, argv, i);
         else if (o.report.parse(argc, argv, i)) continue;
-        else if (o.margs.parse(argc, argv, i)) o.ctx_given = o.ctx_given || a == "-c" || a == "--ctx-size";
+        else if (o.margs.parse(argc, argv, i)) continue;
         else throw UsageError("bench: unknown option '" + a + "' (see rocmforge bench --help)");
     }
     if (o.output != "md" && o.output != "json" && o.output != "csv")
@@ -174,11 +173,25 @@ std::vector<TestResult> plan_tests(const BenchOptions &o) {
     return tests;
 }
 
+// Tokens in one context above which a test warns before it starts: attention cost grows with
+// the square of the context (pp8192 took 29 s on a 2-core CPU with the 3M default model, so
+// pp100000 would run for hours).
+constexpr int64_t kLongContext = 16384;
+
+void warn_long_tests(const std::vector<TestResult> &tests, int64_t reps) {
+    for (const auto &t : tests)
+        if (t.n_depth + t.n_tokens() > kLongContext)
+            std::fprintf(stderr,
+                         "warning: bench: %s runs %lld tokens in one context %lld times (warm-up + -r %lld); the "
+                         "cost grows with the square of the context, so this can take very long\n",
+                         t.name.c_str(), (long long)(t.n_depth + t.n_tokens()), (long long)reps + 1, (long long)reps);
+}
+
 // As llama-bench: room for the largest depth + test only, unless -c asked for more.
 int64_t context_size(const BenchOptions &o, const std::vector<TestResult> &tests) {
     int64_t need = 1;
     for (const auto &t : tests) need = std::max(need, t.n_depth + t.n_tokens());
-    return o.ctx_given ? std::max(o.margs.n_ctx, need) : need;
+    return o.margs.ctx_given ? std::max(o.margs.n_ctx, need) : need;
 }
 
 // One warm-up run, then the timed repetitions; each run starts from a fresh context at the
@@ -324,6 +337,7 @@ int cmd_bench(int argc, char **argv) {
         return 0;
     }
     std::vector<TestResult> results = plan_tests(opts);
+    warn_long_tests(results, opts.reps);
 
     LoadedModel lm = load_model(opts.margs);
     opts.margs.n_ctx = context_size(opts, results);

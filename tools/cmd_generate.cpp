@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <memory>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common_args.h"
+#include "interrupt.h"
+#include "text_file.h"
 #include "rocmforge/error.h"
 
 namespace rf {
@@ -21,9 +21,10 @@ namespace {
 
 const char *kUsage =
     "usage: rocmforge generate [-m MODEL] [-p PROMPT | -f FILE] [-n N] [options]\n\n"
-    "Generates text. With no -m, uses the default model models/default.gguf (looked up next to\n"
-    "the executable, in the repository, or named by $ROCMFORGE_DEFAULT_MODEL; create it with\n"
-    "`rocmforge mkmodel`).\n\n"
+    "Generates text. With no -m, uses the default model models/default.gguf: the 3.1M-parameter\n"
+    "llama trained on the King James Bible that ships in models/trained (docs/DEFAULT_MODEL.md),\n"
+    "copied there by the build; looked up next to the executable, in the repository, or named\n"
+    "by $ROCMFORGE_DEFAULT_MODEL.\n\n"
     "  -p, --prompt TEXT  prompt (repeatable: one per parallel sequence, reused round-robin)\n"
     "  -f, --file FILE    read the prompt from FILE\n"
     "  -n, --n-predict N  tokens to generate per sequence (default 128; -1 = until EOG or full)\n"
@@ -39,14 +40,6 @@ struct Options {
     bool ignore_eos = false;
 };
 
-std::string read_file(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError("cannot read prompt file '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 Options parse(int argc, char **argv) {
     Options o;
     o.model.n_ctx = 4096;
@@ -59,7 +52,7 @@ Options parse(int argc, char **argv) {
         }
         if (o.model.parse(argc, argv, i) || o.sampling.parse(argc, argv, i)) continue;
         if (a == "-p" || a == "--prompt") o.prompts.push_back(take_value(argc, argv, i));
-        else if (a == "-f" || a == "--file") o.prompts.push_back(read_file(take_value(argc, argv, i)));
+        else if (a == "-f" || a == "--file") o.prompts.push_back(read_text_file(take_value(argc, argv, i), a));
         else if (a == "-n" || a == "--n-predict") o.n_predict = parse_int_arg(a, take_value(argc, argv, i), -1, INT32_MAX);
         else if (a == "--parallel" || a == "-np") o.n_parallel = (int)parse_int_arg(a, take_value(argc, argv, i), 1, 8);
         else if (a == "--ignore-eos") o.ignore_eos = true;
@@ -87,6 +80,7 @@ int cmd_generate(int argc, char **argv) {
     using namespace rf;
     Options o = parse(argc, argv);
     LoadedModel lm = load_model(o.model);
+    o.model.fit_context(lm.model->hparams());
     const Tokenizer &tok = *lm.tokenizer;
     const int64_t n_vocab = lm.model->hparams().n_vocab;
 
@@ -98,6 +92,7 @@ int cmd_generate(int argc, char **argv) {
 
     const int n_seq = o.n_parallel;
     std::vector<Sequence> seqs((size_t)n_seq);
+    const InterruptGuard interrupt; // Ctrl-C: stop after the current step, print the statistics
     Batch batch;
     lm.runtime->phase("tokenize");
     for (int s = 0; s < n_seq; ++s) {
@@ -168,6 +163,10 @@ int cmd_generate(int argc, char **argv) {
         }
         if (first) lm.runtime->phase("decode");
         if (batch.size() == 0) break;
+        if (InterruptGuard::requested()) {
+            stop_note = "interrupted (Ctrl-C)";
+            break;
+        }
         try {
             logits = &ctx.decode(batch);
         } catch (const ContextFullError &e) {
@@ -199,5 +198,5 @@ int cmd_generate(int argc, char **argv) {
     std::fprintf(stderr, "generation:  %10.2f ms / %5lld tokens (%8.2f tokens/s)%s\n", gen_ms, (long long)n_gen_total,
                  gen_ms > 0 ? n_gen_total * 1000.0 / gen_ms : 0.0,
                  n_seq > 1 ? (", " + std::to_string(n_seq) + " sequences").c_str() : "");
-    return 0;
+    return InterruptGuard::requested() ? kExitInterrupted : 0;
 }

@@ -11,12 +11,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common_args.h"
+#include "text_file.h"
 #include "rocmforge/error.h"
 #include "rocmforge/perplexity.h"
 
@@ -52,13 +51,15 @@ int cmd_perplexity(int argc, char **argv) {
         else throw UsageError("perplexity: unknown option '" + a + "' (see rocmforge perplexity --help)");
     }
     if (file.empty()) throw UsageError("perplexity: -f FILE is required");
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw UsageError("perplexity: cannot read '" + file + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
+    // Each chunk's second half is scored: with fewer than 3 tokens there is nothing to score.
+    if (margs.ctx_given && margs.n_ctx < 3)
+        throw UsageError("perplexity: -c " + std::to_string(margs.n_ctx) +
+                         " is too small: the second half of each chunk of -c tokens is scored, so -c must be at "
+                         "least 3 (llama.cpp's default is 512)");
+    const std::string text = read_text_file(file, "perplexity -f");
 
     LoadedModel lm = load_model(margs);
+    margs.fit_context(lm.model->hparams());
     const Tokenizer &tok = *lm.tokenizer;
     const int64_t n_ctx = margs.n_ctx;
     const bool add_bos = tok.add_bos_default();

@@ -15,7 +15,7 @@ namespace {
 
 const char *kUsageLine =
     "usage: rocmforge quantize IN.gguf OUT.gguf TYPE [--pure] [-t N] [--allow-requantize]\n"
-    "                          [--output-tensor-type T] [--token-embedding-type T]\n";
+    "                          [--output-tensor-type T] [--token-embedding-type T] [--overwrite-input]\n";
 
 std::string mix_list() {
     std::string s;
@@ -39,6 +39,7 @@ std::string usage_text() {
            "  --allow-requantize        accept already-quantized input tensors\n"
            "  --output-tensor-type T    element type for output.weight (q8_0, q6_K, f16, ...)\n"
            "  --token-embedding-type T  element type for token_embd.weight\n"
+           "  --overwrite-input         allow OUT to be IN (or a link to it): replaces the original\n"
            "  -h, --help                show this help\n";
 }
 
@@ -91,6 +92,8 @@ int cmd_quantize(int argc, char **argv) {
             opt.pure = true;
         } else if (arg == "--allow-requantize") {
             opt.allow_requantize = true;
+        } else if (arg == "--overwrite-input") {
+            opt.overwrite_input = true;
         } else if (arg == "-t" || arg == "--threads") {
             if (!has_value) return usage_error(std::string(arg) + " needs a value");
             if (!parse_threads(argv[++k], &opt.n_threads))

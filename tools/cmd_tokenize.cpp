@@ -2,41 +2,31 @@
 // one line per token "%6d -> 'piece'" (pieces rendered with special tokens shown).
 #include "cmd_tokenize.h"
 
+#include "default_model.h"
+#include "text_file.h"
 #include "rocmforge/error.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/tokenizer.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
 namespace {
 
 constexpr const char *kUsageLine =
-    "usage: rocmforge tokenize -m MODEL (-p TEXT | -f FILE) [--ids] [--no-bos] [--no-parse-special]\n";
+    "usage: rocmforge tokenize [-m MODEL] (-p TEXT | -f FILE) [--ids] [--no-bos] [--no-parse-special]\n";
 const std::string kUsage = std::string(kUsageLine) +
     "\n"
     "Tokenizes TEXT (or FILE, read byte for byte) with the model's tokenizer, as llama-tokenize.\n"
     "\n"
-    "  -m, --model MODEL     GGUF file (only the tokenizer metadata is read)\n"
+    "  -m, --model MODEL     GGUF file (only the tokenizer metadata is read); default: the\n"
+    "                        default model, as for generate (docs/DEFAULT_MODEL.md)\n"
     "  -p, --prompt TEXT     text to tokenize (taken literally, no escape processing)\n"
     "  -f, --file FILE       file to tokenize\n"
     "  --ids                 print only the ids, as [1, 2, 3]\n"
     "  --no-bos              do not add BOS even if the vocabulary asks for it\n"
     "  --no-parse-special    treat control-token text (e.g. </s>) as plain text\n"
     "  -h, --help            show this help\n";
-
-std::string read_whole_file(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw rf::Error("cannot open '" + path + "': " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw rf::Error("error reading '" + path + "'");
-    return ss.str();
-}
 
 } // namespace
 
@@ -73,13 +63,12 @@ int cmd_tokenize_to(int argc, char **argv, std::FILE *out) {
             throw rf::UsageError("unknown option '" + std::string(arg) + "'\n" + kUsageLine);
         }
     }
-    if (model.empty()) throw rf::UsageError(std::string("missing -m MODEL\n") + kUsageLine);
     if (have_prompt == have_file) {
         throw rf::UsageError(std::string("give exactly one of -p TEXT and -f FILE\n") + kUsageLine);
     }
-    if (have_file) prompt = read_whole_file(prompt_file);
+    if (have_file) prompt = rf::read_text_file(prompt_file, "-f");
 
-    const auto file = rf::gguf::File::open(model);
+    const auto file = rf::gguf::File::open(rf::model_path_or_default(model));
     const auto tokenizer = rf::Tokenizer::from_gguf(*file);
     const bool add_bos = tokenizer->add_bos_default() && !no_bos;
     const std::vector<int32_t> ids = tokenizer->encode(prompt, add_bos, !no_parse_special);

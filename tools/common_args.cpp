@@ -1,5 +1,6 @@
 #include "common_args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -11,7 +12,6 @@
 
 #include "rocmforge/error.h"
 #include "rocmforge/kv_cache.h"
-#include "rocmforge/plugin_loader.h"
 
 namespace fs = std::filesystem;
 
@@ -78,7 +78,10 @@ std::string take_value(int argc, char **argv, int &i) {
 bool ModelArgs::parse(int argc, char **argv, int &i) {
     const std::string a = argv[i];
     if (a == "-m" || a == "--model") model_path = take_value(argc, argv, i);
-    else if (a == "-c" || a == "--ctx-size") n_ctx = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 24);
+    else if (a == "-c" || a == "--ctx-size") {
+        n_ctx = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 24);
+        ctx_given = true;
+    }
     else if (a == "-b" || a == "--batch-size") n_batch = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 20);
     else if (a == "-ctk" || a == "--cache-type-k") {
         cache_type_k = take_value(argc, argv, i);
@@ -93,13 +96,25 @@ bool ModelArgs::parse(int argc, char **argv, int &i) {
 }
 
 const char *ModelArgs::help() {
-    return "  -m, --model FILE   GGUF model (llama, mistral, qwen2); default: models/default.gguf\n"
-           "                     (see below)\n"
-           "  -c, --ctx-size N   KV cache size in tokens, shared by all sequences\n"
+    return "  -m, --model FILE   GGUF model (llama, mistral, qwen2); default: models/default.gguf,\n"
+           "                     the shipped KJV-trained model (docs/DEFAULT_MODEL.md)\n"
+           "  -c, --ctx-size N   KV cache size in tokens, shared by all sequences (generate and\n"
+           "                     perplexity: default the model's trained context, at most 4096/512)\n"
            "  -b, --batch-size N most tokens per forward graph (default 512)\n"
            "  -ctk, --cache-type-k T  K cache type: f16 (default), q8_0, f32\n"
            "  -ctv, --cache-type-v T  V cache type: f16 (default), q8_0, f32\n"
            "  --kv-page-size N   tokens per KV cache page (default 16)\n";
+}
+
+void ModelArgs::fit_context(const ModelHparams &hp) {
+    if (!ctx_given) {
+        n_ctx = std::min(n_ctx, hp.n_ctx_train);
+    } else if (n_ctx > hp.n_ctx_train) {
+        std::fprintf(stderr,
+                     "warning: -c %lld is more than the %lld tokens this model was trained on (%s.context_length); "
+                     "output past position %lld degrades\n",
+                     (long long)n_ctx, (long long)hp.n_ctx_train, hp.arch_name.c_str(), (long long)hp.n_ctx_train);
+    }
 }
 
 ContextParams ModelArgs::context_params(int n_seq) const {
@@ -115,17 +130,23 @@ ContextParams ModelArgs::context_params(int n_seq) const {
 
 bool SamplingArgs::parse(int argc, char **argv, int &i) {
     const std::string a = argv[i];
-    if (a == "--temp") params.temperature = (float)parse_float_arg(a, take_value(argc, argv, i));
+    // Each value in the range the sampler gives a meaning (sampler.h); outside it, a usage error.
+    auto number = [&](bool ok_if(double), const char *range) {
+        const double v = parse_float_arg(a, take_value(argc, argv, i));
+        if (!ok_if(v)) throw UsageError("option " + a + " must be " + range + ", got " + argv[i]);
+        return (float)v;
+    };
+    if (a == "--temp") params.temperature = number([](double v) { return v >= 0; }, ">= 0 (0 = greedy)");
     else if (a == "--top-k") params.top_k = (int32_t)parse_int_arg(a, take_value(argc, argv, i), 0, INT32_MAX);
-    else if (a == "--top-p") params.top_p = (float)parse_float_arg(a, take_value(argc, argv, i));
-    else if (a == "--min-p") params.min_p = (float)parse_float_arg(a, take_value(argc, argv, i));
-    else if (a == "--repeat-penalty") params.repeat_penalty = (float)parse_float_arg(a, take_value(argc, argv, i));
+    else if (a == "--top-p") params.top_p = number([](double v) { return v > 0 && v <= 1; }, "in (0, 1] (1 = off)");
+    else if (a == "--min-p") params.min_p = number([](double v) { return v >= 0 && v <= 1; }, "in [0, 1] (0 = off)");
+    else if (a == "--repeat-penalty")
+        params.repeat_penalty = number([](double v) { return v > 0; }, "> 0 (1 = off)");
     else if (a == "--repeat-last-n") params.repeat_last_n = (int32_t)parse_int_arg(a, take_value(argc, argv, i), -1, INT32_MAX);
     else if (a == "-s" || a == "--seed") {
         params.seed = (uint32_t)parse_int_arg(a, take_value(argc, argv, i), 0, UINT32_MAX);
         seed_given = true;
     } else return false;
-    if (params.repeat_penalty <= 0) throw UsageError("--repeat-penalty must be positive");
     return true;
 }
 
@@ -147,39 +168,9 @@ SamplerParams SamplingArgs::resolved() {
     return params;
 }
 
-static std::vector<fs::path> default_model_candidates() {
-    std::vector<fs::path> c;
-    const fs::path exe = executable_dir();
-    for (const char *rel : {"../models", "models", "../../models"})
-        c.push_back((exe / rel / "default.gguf").lexically_normal());
-    c.push_back(fs::path("models") / "default.gguf");
-    return c;
-}
-
-std::string find_default_model() {
-    if (const char *env = std::getenv("ROCMFORGE_DEFAULT_MODEL"); env && *env) {
-        if (!fs::is_regular_file(env))
-            throw UsageError(std::string("ROCMFORGE_DEFAULT_MODEL names '") + env + "', which is not a file");
-        return env;
-    }
-    std::error_code ec;
-    for (const auto &p : default_model_candidates())
-        if (fs::is_regular_file(p, ec)) return p.string();
-    return "";
-}
-
-std::string default_model_missing_message() {
-    std::string msg = "no model given (-m FILE) and no default model found; looked for $ROCMFORGE_DEFAULT_MODEL and";
-    for (const auto &p : default_model_candidates()) msg += "\n  " + p.string();
-    msg += "\ncreate it with `rocmforge mkmodel` (writes a seeded random-weight model; see "
-           "`rocmforge mkmodel --help`) as models/default.gguf in the repository, or pass -m FILE";
-    return msg;
-}
-
 LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
     LoadedModel lm;
-    lm.path = args.model_path.empty() ? find_default_model() : args.model_path;
-    if (lm.path.empty()) throw UsageError(default_model_missing_message());
+    lm.path = model_path_or_default(args.model_path);
     const auto t0 = std::chrono::steady_clock::now();
     lm.runtime = Runtime::create(args.runtime.make_config());
     if (!lm.runtime->primary()) throw Error("no backend could start (see `rocmforge info`)");
@@ -197,11 +188,13 @@ LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
 
     const ModelHparams &hp = lm.model->hparams();
     const double mib = lm.model->weight_bytes() / (1024.0 * 1024.0), params = (double)lm.model->n_params();
-    std::fprintf(stderr, "model: %s (%s%s), %.2f %s, %.2f %s params, %lld layers, %lld/%lld heads, vocab %lld\n",
+    std::fprintf(stderr, "model: %s (%s%s), %.2f %s, %.2f %s params, %lld layers, %lld/%lld heads, vocab %lld, "
+                         "trained context %lld\n",
                  lm.path.c_str(), lm.model->description().c_str(), args.model_path.empty() ? ", default model" : "",
                  mib >= 1024 ? mib / 1024 : mib, mib >= 1024 ? "GiB" : "MiB",
                  params >= 1e9 ? params / 1e9 : params / 1e6, params >= 1e9 ? "B" : "M",
-                 (long long)hp.n_layer, (long long)hp.n_head, (long long)hp.n_head_kv, (long long)hp.n_vocab);
+                 (long long)hp.n_layer, (long long)hp.n_head, (long long)hp.n_head_kv, (long long)hp.n_vocab,
+                 (long long)hp.n_ctx_train);
     std::string backends;
     for (const Backend *b : lm.runtime->backends()) backends += (backends.empty() ? "" : ", ") + b->name() + " (" + b->info().name + ")";
     std::fprintf(stderr, "backends: %s; weights on %s\n", backends.c_str(), lm.model->backend().name().c_str());

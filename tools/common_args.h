@@ -12,6 +12,7 @@
 #include "rocmforge/runtime.h"
 #include "rocmforge/sampler.h"
 #include "rocmforge/tokenizer.h"
+#include "default_model.h"
 #include "runtime_args.h"
 
 namespace rf {
@@ -28,7 +29,8 @@ std::string take_value(int argc, char **argv, int &i);
 
 struct ModelArgs {
     std::string model_path;   // -m; "" = default model
-    int64_t n_ctx = 4096;     // -c
+    int64_t n_ctx = 4096;     // -c (before fit_context: the command's default unless ctx_given)
+    bool ctx_given = false;   // -c was on the command line
     int64_t n_batch = 512;    // -b
     std::string cache_type_k = "f16";
     std::string cache_type_v = "f16";
@@ -39,6 +41,10 @@ struct ModelArgs {
     bool parse(int argc, char **argv, int &i);
     static const char *help();
     ContextParams context_params(int n_seq) const;
+    // For commands whose output is the model's text or its quality (generate, perplexity):
+    // without -c, n_ctx is capped at the model's trained context (<arch>.context_length);
+    // a -c beyond it is kept with a warning on stderr, since the model never saw those positions.
+    void fit_context(const ModelHparams &hp);
 };
 
 struct SamplingArgs {
@@ -49,13 +55,6 @@ struct SamplingArgs {
     // The params with the seed filled in (random unless --seed was given).
     SamplerParams resolved();
 };
-
-// models/default.gguf looked up in: $ROCMFORGE_DEFAULT_MODEL, <exe_dir>/../models,
-// <exe_dir>/models, <exe_dir>/../../models (repo root seen from build/tools), ./models.
-// Returns "" when none exists.
-std::string find_default_model();
-// The UsageError text for "no -m and no default model": where it looked and how to create one.
-std::string default_model_missing_message();
 
 struct LoadedModel {
     std::unique_ptr<Runtime> runtime;

@@ -15,7 +15,8 @@ namespace rf {
 const char *RuntimeArgs::help() {
     return "  --config FILE      JSON config (backends, plugin_dirs, kernel_pack_dirs, profiler, op_overrides)\n"
            "                     default: $ROCMFORGE_CONFIG, else built-in (backends: hip, cpu)\n"
-           "  --backend NAME     run on NAME (repeatable: priority order); NAME must start\n"
+           "  --backend NAME     run on backend NAME (repeatable: priority order); exits with an\n"
+           "                     error if NAME cannot start, rather than falling back to another\n"
            "  -t, --threads N    CPU threads (default: all cores)\n"
            "  --profile [FILE]   load the profiler plugin; optional Chrome trace output FILE\n"
            "  --profile-every N  time every Nth compute() call node by node, the others as whole\n"

@@ -20,6 +20,7 @@
 
 #include "byte_cursor.h"
 #include "rocmforge/error.h"
+#include "rocmforge/escape.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/types.h"
 
@@ -122,7 +123,7 @@ private:
                      0);
         const auto magic = in_.read<std::array<char, 4>>("magic");
         if (std::memcmp(magic.data(), "GGUF", 4) != 0)
-            in_.fail("bad magic " + printable(magic.data(), 4) + " (expected \"GGUF\")", 0);
+            in_.fail("bad magic " + quote_name({magic.data(), 4}) + " (expected 'GGUF')", 0);
         const uint64_t at = in_.pos();
         const uint32_t version = in_.read<uint32_t>("header (version)");
         if (version == 1)
@@ -151,11 +152,11 @@ private:
         const uint64_t at = in_.pos();
         std::string key = in_.read_string("metadata key");
         if (key == "general.alignment") alignment_kv_pos_ = at;
-        if (!keys_.insert(key).second) in_.fail("duplicate metadata key '" + key + "'", at);
+        if (!keys_.insert(key).second) in_.fail("duplicate metadata key " + quote_name(key), at);
         const uint64_t type_at = in_.pos();
         const uint32_t type = in_.read<uint32_t>("metadata value type");
         if (!valid_value_type(type))
-            in_.fail("unknown value type " + std::to_string(type) + " for key '" + key + "'",
+            in_.fail("unknown value type " + std::to_string(type) + " for key " + quote_name(key),
                      type_at);
         KeyValue kv;
         kv.value = read_value(ValueType(type), key, 0);
@@ -178,7 +179,7 @@ private:
         case ValueType::FLOAT32: v.f = in_.read<float>("float32 value"); break;
         case ValueType::FLOAT64: v.f = in_.read<double>("float64 value"); break;
         case ValueType::BOOL: v.u = in_.read<uint8_t>("bool value") != 0; break;
-        case ValueType::STRING: v.s = in_.read_string("string value of '" + key + "'"); break;
+        case ValueType::STRING: v.s = in_.read_string("string value of " + quote_name(key)); break;
         case ValueType::ARRAY: read_array(v, key, depth); break;
         }
         return v;
@@ -186,26 +187,25 @@ private:
 
     void read_array(Value &v, const std::string &key, int depth) {
         if (depth >= kMaxArrayNesting)
-            in_.fail("arrays nested deeper than " + std::to_string(kMaxArrayNesting) +
-                     " levels in key '" + key + "'");
+            in_.fail("arrays nested deeper than " + std::to_string(kMaxArrayNesting) + " levels in key " +
+                     quote_name(key));
         const uint64_t type_at = in_.pos();
         const uint32_t elem = in_.read<uint32_t>("array element type");
         if (!valid_value_type(elem))
-            in_.fail("unknown array element type " + std::to_string(elem) + " in key '" + key +
-                         "'",
+            in_.fail("unknown array element type " + std::to_string(elem) + " in key " + quote_name(key),
                      type_at);
         v.elem_type = ValueType(elem);
         const uint64_t len_at = in_.pos();
         const uint64_t n = in_.read<uint64_t>("array length");
         if (n > in_.remaining() / min_encoded_size(v.elem_type))
-            in_.fail("array length " + std::to_string(n) + " of key '" + key +
-                         "' runs past the end of the file (" + std::to_string(in_.remaining()) +
+            in_.fail("array length " + std::to_string(n) + " of key " + quote_name(key) +
+                         " runs past the end of the file (" + std::to_string(in_.remaining()) +
                          " bytes left)",
                      len_at);
         array_items_ += n;
         if (array_items_ > kMaxArrayItems)
             in_.fail("metadata arrays hold more than " + std::to_string(kMaxArrayItems) +
-                         " items in all (at key '" + key + "')",
+                         " items in all (at key " + quote_name(key) + ")",
                      len_at);
         v.arr.reserve(n);
         for (uint64_t k = 0; k < n; ++k) v.arr.push_back(read_value(v.elem_type, key, depth + 1));
@@ -232,8 +232,8 @@ private:
         const uint64_t at = in_.pos();
         TensorInfo t;
         t.name = in_.read_string("tensor name");
-        if (!names_.insert(t.name).second) in_.fail("duplicate tensor name '" + t.name + "'", at);
-        const std::string what = "tensor '" + t.name + "'";
+        if (!names_.insert(t.name).second) in_.fail("duplicate tensor name " + quote_name(t.name), at);
+        const std::string what = "tensor " + quote_name(t.name);
 
         const uint64_t dims_at = in_.pos();
         const uint32_t n_dims = in_.read<uint32_t>("tensor dimension count");
@@ -306,7 +306,7 @@ private:
         for (size_t k = 0; k < ts.size(); ++k) {
             const TensorInfo &t = ts[k];
             if (f_.data_offset_ > size || t.offset > data_bytes || t.nbytes > data_bytes - t.offset)
-                in_.fail("data of tensor '" + t.name + "' (" + std::to_string(t.nbytes) +
+                in_.fail("data of tensor " + quote_name(t.name) + " (" + std::to_string(t.nbytes) +
                              " bytes at data offset " + std::to_string(t.offset) +
                              ") runs past the end of the file (data section starts at byte " +
                              std::to_string(f_.data_offset_) + ", file size " +
@@ -321,28 +321,12 @@ private:
             const TensorInfo &prev = ts[order[k - 1]];
             const TensorInfo &cur = ts[order[k]];
             if (prev.offset + prev.nbytes > cur.offset) // in bounds, so no overflow
-                in_.fail("data of tensor '" + cur.name + "' (data offset " +
-                             std::to_string(cur.offset) + ") overlaps tensor '" + prev.name +
-                             "' (data offset " + std::to_string(prev.offset) + ", " +
+                in_.fail("data of tensor " + quote_name(cur.name) + " (data offset " +
+                             std::to_string(cur.offset) + ") overlaps tensor " + quote_name(prev.name) +
+                             " (data offset " + std::to_string(prev.offset) + ", " +
                              std::to_string(prev.nbytes) + " bytes)",
                          offset_field_pos_[order[k]]);
         }
-    }
-
-    static std::string printable(const char *p, size_t n) {
-        std::string out = "\"";
-        for (size_t k = 0; k < n; ++k) {
-            const unsigned char c = static_cast<unsigned char>(p[k]);
-            if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-                out += char(c);
-            } else {
-                static const char hex[] = "0123456789abcdef";
-                out += "\\x";
-                out += hex[c >> 4];
-                out += hex[c & 15];
-            }
-        }
-        return out + "\"";
     }
 
     File &f_;

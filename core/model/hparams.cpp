@@ -3,6 +3,7 @@
 #include <string>
 
 #include "rocmforge/error.h"
+#include "rocmforge/escape.h"
 #include "rocmforge/model.h"
 
 namespace rf {
@@ -56,8 +57,8 @@ ModelHparams read_hparams(const gguf::File &f) {
         hp.arch = ModelArch::Qwen2;
         hp.rope_mode = RF_ROPE_NEOX;
     } else {
-        throw Error(f.path() + ": unsupported model architecture '" + hp.arch_name +
-                    "' (supported: llama, mistral, qwen2)");
+        throw Error(f.path() + ": unsupported model architecture " + quote_name(hp.arch_name) +
+                    " (supported: llama, mistral, qwen2)");
     }
 
     KeyReader r{f, hp.arch_name};
@@ -104,7 +105,7 @@ ModelHparams read_hparams(const gguf::File &f) {
     const gguf::Value *stype = f.find(r.key("rope.scaling.type"));
     const std::string scaling = stype && stype->is_string() ? stype->as_string() : "none";
     if (scaling != "none" && scaling != "linear")
-        throw Error(f.path() + ": rope.scaling.type '" + scaling + "' is not supported (none, linear)");
+        throw Error(f.path() + ": rope.scaling.type " + quote_name(scaling) + " is not supported (none, linear)");
     double factor = r.get_float("rope.scaling.factor", 0.0);
     if (factor == 0.0) factor = r.get_float("rope.scale_linear", 0.0);
     if (factor < 0) throw Error(f.path() + ": rope.scaling.factor must not be negative");

@@ -129,7 +129,7 @@ KvCache::KvCache(Backend &backend, int64_t n_layer, int64_t n_embd_kv, const KvC
     // tokens split over n_seq sequences always fit.
     : pages_(pages_for(params.n_ctx, params.page_size) + std::max(0, params.n_seq_max - 1), params.page_size,
              params.n_seq_max),
-      n_layer_(n_layer), n_embd_kv_(n_embd_kv), type_k_(params.type_k), type_v_(params.type_v) {
+      n_ctx_(params.n_ctx), n_layer_(n_layer), n_embd_kv_(n_embd_kv), type_k_(params.type_k), type_v_(params.type_v) {
     check_cache_type(type_k_, n_embd_kv, "K");
     check_cache_type(type_v_, n_embd_kv, "V");
     const int64_t n_slots = pages_.n_slots();
@@ -148,7 +148,7 @@ uint64_t KvCache::bytes_per_token(int64_t n_layer, int64_t n_embd_kv, int type_k
 std::string KvCache::summary() const {
     char buf[256];
     std::snprintf(buf, sizeof buf, "KV cache: %lld tokens (%lld pages of %lld), %s/%s, %.1f KiB per token, %.2f MiB",
-                  (long long)pages_.n_slots(), (long long)pages_.n_pages(), (long long)pages_.page_size(),
+                  (long long)n_ctx_, (long long)pages_.n_pages(), (long long)pages_.page_size(),
                   type_name(type_k_), type_name(type_v_), bytes_per_token() / 1024.0,
                   total_bytes() / (1024.0 * 1024.0));
     return buf;

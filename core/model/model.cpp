@@ -7,6 +7,7 @@
 #include <map>
 
 #include "rocmforge/error.h"
+#include "rocmforge/quant_mix.h"
 #include "rocmforge/types.h"
 
 namespace rf {
@@ -97,7 +98,17 @@ std::string Model::description() const {
         else std::snprintf(buf, sizeof buf, "%.0fM", n / 1e6);
         size = buf;
     }
-    // The type holding most of the matrix bytes names the quantization, like llama.cpp's ftype.
+    return hp_.arch_name + " " + size + " " + format_label();
+}
+
+std::string Model::format_label() const {
+    // general.file_type names the mix the file was written as (Q4_K_M keeps some tensors in
+    // Q6_K, which may hold the most bytes), as llama.cpp reports it.
+    // A value that is not an integer, or an unknown number, falls back to the guess below.
+    const gguf::Value *ft = file_->find("general.file_type");
+    if (ft && ft->is_integer() && ft->type != gguf::ValueType::BOOL && (ft->u >> 63) == 0)
+        if (const std::string name = llama_ftype_name(ft->as_int()); !name.empty()) return name;
+    // Otherwise the type holding most of the matrix bytes.
     std::map<int, uint64_t> bytes_by_type;
     for (const auto &t : file_->tensors())
         if (t.n_dims >= 2) bytes_by_type[t.type] += t.nbytes;
@@ -107,7 +118,7 @@ std::string Model::description() const {
         if (bytes > best) best = bytes, dominant = type;
     std::string tname = type_name(dominant);
     for (char &c : tname) c = (char)std::toupper((unsigned char)c);
-    return hp_.arch_name + " " + size + " " + tname;
+    return tname;
 }
 
 } // namespace rf

@@ -14,6 +14,7 @@
 #include "rocmforge/gguf.h"
 #include "rocmforge/model_shapes.h"
 #include "rocmforge/model_writer.h"
+#include "rocmforge/output_path.h"
 #include "rocmforge/types.h"
 #include "block_pool.h"
 #include "parallel_rows.h"
@@ -101,6 +102,7 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
     ModelShape shape = *found;
     if (opt.n_ctx < 0) throw UsageError("--ctx must be positive");
     if (opt.n_ctx > 0) shape.n_ctx = opt.n_ctx;
+    check_output_path(opt.output_path, "output"); // before generating gigabytes of weights
 
     const Vocab vocab = read_vocab(opt.vocab_path);
     if (shape.n_vocab != vocab.n_tokens) {

@@ -4,8 +4,10 @@
 #include <vector>
 
 #include "rocmforge/error.h"
+#include "rocmforge/escape.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/model_writer.h"
+#include "rocmforge/output_path.h"
 #include "rocmforge/types.h"
 #include "parallel_rows.h"
 #include "row_convert.h"
@@ -56,7 +58,7 @@ std::vector<TensorPlan> plan_tensors(const gguf::File &in, const QuantizeOptions
         }
         if (p.dst_type != t.type) {
             if (type_traits(t.type)->quantized && !opt.allow_requantize)
-                throw UsageError("tensor '" + t.name + "' is already quantized (" +
+                throw UsageError("tensor " + quote_name(t.name) + " is already quantized (" +
                                  type_name(t.type) + "); requantizing to " +
                                  type_name(p.dst_type) +
                                  " loses accuracy twice and is disabled without "
@@ -64,7 +66,7 @@ std::vector<TensorPlan> plan_tensors(const gguf::File &in, const QuantizeOptions
             const bool float_src = t.type == RF_TYPE_F32 || t.type == RF_TYPE_F16 ||
                                    t.type == RF_TYPE_BF16;
             if (!float_src && !type_traits(t.type)->quantized)
-                throw Error("tensor '" + t.name + "' has type " + type_name(t.type) +
+                throw Error("tensor " + quote_name(t.name) + " has type " + type_name(t.type) +
                             ", which cannot be converted to " + type_name(p.dst_type));
             model_writer::check_row_fits(t.name, p.dst_type, t.ne[0]);
         }
@@ -79,6 +81,13 @@ std::vector<TensorPlan> plan_tensors(const gguf::File &in, const QuantizeOptions
 
 ModelWriteTotals quantize_model(const QuantizeOptions &opt) {
     auto in = gguf::File::open(opt.input_path);
+    // Checked before the work: the output replaces its file only at the end (atomic rename),
+    // so these would otherwise surface after all the tensors were converted.
+    check_output_path(opt.output_path, "output");
+    if (!opt.overwrite_input && same_file(opt.input_path, opt.output_path))
+        throw UsageError("output '" + opt.output_path + "' is the input file '" + opt.input_path +
+                         "' (the same file, or a link to it): writing it would replace the original; give another "
+                         "output, or --overwrite-input to replace it on purpose");
     const std::vector<TensorPlan> plan = plan_tensors(*in, opt);
     const int n_threads = model_writer::resolve_thread_count(opt.n_threads);
     const int ftype = mix_llama_ftype(opt.mix);

@@ -5,18 +5,19 @@
 
 #include "parallel_rows.h"
 #include "rocmforge/error.h"
+#include "rocmforge/escape.h"
 #include "rocmforge/types.h"
 
 namespace rf::model_writer {
 
 void check_row_fits(const std::string &tensor_name, int type, int64_t row_len) {
     const TypeTraits *t = type_traits(type);
-    if (!t) throw UsageError("tensor '" + tensor_name + "': unknown type id " + std::to_string(type));
+    if (!t) throw UsageError("tensor " + quote_name(tensor_name) + ": unknown type id " + std::to_string(type));
     if (!can_quantize(type))
-        throw UsageError("tensor '" + tensor_name + "': cannot convert to " + t->name +
+        throw UsageError("tensor " + quote_name(tensor_name) + ": cannot convert to " + t->name +
                          " (no quantizer for that type)");
     if (row_len % t->block_size != 0)
-        throw UsageError("tensor '" + tensor_name + "': row length " + std::to_string(row_len) +
+        throw UsageError("tensor " + quote_name(tensor_name) + ": row length " + std::to_string(row_len) +
                          " is not a multiple of the " + t->name + " block size " +
                          std::to_string(t->block_size));
 }

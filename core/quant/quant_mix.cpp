@@ -208,6 +208,26 @@ const char *mix_name(QuantMix mix) { return entry(mix).name; }
 int mix_default_type(QuantMix mix) { return entry(mix).default_type; }
 int mix_llama_ftype(QuantMix mix) { return entry(mix).llama_ftype; }
 
+std::string llama_ftype_name(int64_t ftype) {
+    constexpr int64_t kGuessed = 1024; // LLAMA_FTYPE_GUESSED: llama.cpp inferred the value
+    if (ftype >= kGuessed) ftype -= kGuessed;
+    for (const MixEntry &e : kMixes)
+        if (e.llama_ftype >= 0 && e.llama_ftype == ftype) return e.name;
+    // llama.cpp file types without a ROCmForge mix (src/llama-model-loader.cpp, llama_ftype_name).
+    static const struct {
+        int64_t ftype;
+        const char *name;
+    } kOthers[] = {
+        {4, "Q4_1_SOME_F16"}, {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"},  {22, "IQ3_XS"},
+        {23, "IQ3_XXS"},      {24, "IQ1_S"},   {25, "IQ4_NL"}, {26, "IQ3_S"},   {27, "IQ3_M"},
+        {28, "IQ2_S"},        {29, "IQ2_M"},   {30, "IQ4_XS"}, {31, "IQ1_M"},   {36, "TQ1_0"},
+        {37, "TQ2_0"},
+    };
+    for (const auto &o : kOthers)
+        if (o.ftype == ftype) return o.name;
+    return "";
+}
+
 std::vector<std::string> mix_names() {
     std::vector<std::string> names;
     for (const MixEntry &e : kMixes) names.emplace_back(e.name);

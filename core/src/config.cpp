@@ -162,6 +162,13 @@ std::string Config::to_json() const {
         ov.AddMember(rapidjson::Value(k.c_str(), a), rapidjson::Value(v.c_str(), a), a);
     d.AddMember("op_overrides", ov, a);
     d.AddMember("n_threads", n_threads, a);
+    rapidjson::Value opts(rapidjson::kObjectType);
+    for (const auto &[backend, text] : backend_json) {
+        rapidjson::Document o(&a); // parsed with d's allocator, so it can be moved into d
+        o.Parse(text.c_str());
+        opts.AddMember(rapidjson::Value(backend.c_str(), a), rapidjson::Value(o, a), a);
+    }
+    d.AddMember("backend_options", opts, a);
     return json_text(d);
 }
 

@@ -12,8 +12,10 @@ namespace {
 [[noreturn]] void fail(const std::string &msg) { throw Error("graph: " + msg); }
 
 std::string shape_str(const Tensor *t) {
-    return "[" + std::to_string(t->ne(0)) + "," + std::to_string(t->ne(1)) + "," +
-           std::to_string(t->ne(2)) + "," + std::to_string(t->ne(3)) + "]";
+    // Appended piece by piece: `"[" + std::to_string(..)` trips GCC 12's false -Wrestrict.
+    std::string s = "[";
+    for (int d = 0; d < 4; ++d) s.append(d ? "," : "").append(std::to_string(t->ne(d)));
+    return s + "]";
 }
 
 std::atomic<uint64_t> next_graph_id{1};

@@ -8,18 +8,12 @@
 #include <boost/dll/shared_library.hpp>
 
 #include "rocmforge/error.h"
+#include "rocmforge/executable_dir.h"
 #include "rocmforge/log.h"
 
 namespace fs = std::filesystem;
 
 namespace rf {
-
-std::string executable_dir() {
-    std::error_code ec;
-    auto p = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return fs::current_path().string();
-    return p.parent_path().string();
-}
 
 namespace {
 

@@ -3,6 +3,7 @@
 
 #include "rocmforge/error.h"
 #include "rocmforge/log.h"
+#include "rocmforge/output_path.h"
 #include "rocmforge/plugin_loader.h"
 #include "rocmforge/profiler_host.h"
 #include "rocmforge/runtime.h"
@@ -40,9 +41,13 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
         return nullptr;
     };
     auto available_names = [&] {
-        std::string s;
+        // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): once each.
+        std::vector<std::string> names;
         for (const auto &p : plugins)
-            if (p.info && p.info->kind == RF_PLUGIN_BACKEND) s += (s.empty() ? "" : ", ") + std::string(p.info->name);
+            if (p.info && p.info->kind == RF_PLUGIN_BACKEND && std::find(names.begin(), names.end(), p.info->name) == names.end())
+                names.emplace_back(p.info->name);
+        std::string s;
+        for (const auto &n : names) s += (s.empty() ? "" : ", ") + n;
         return s.empty() ? std::string("none") : s;
     };
 
@@ -97,15 +102,22 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
         }
     }
     if (rt->order_.empty()) {
-        std::string why;
-        for (const auto &[n, w] : rt->unavailable_) why += "\n  " + w;
-        throw Error("no backend could start (config " + config.source + ")" + why);
+        // Lead with the reasons, a backend that failed to start before one that was not found
+        // (a bad backend option says more than a GPU plugin absent from a CPU machine).
+        std::vector<std::string> why;
+        for (const auto &[n, w] : rt->unavailable_) why.push_back(w);
+        std::stable_partition(why.begin(), why.end(), [](const std::string &w) { return w.find("cannot start") != std::string::npos; });
+        std::string msg;
+        for (const auto &w : why) msg += w + "\n";
+        throw Error(msg + "so no backend could start (config " + config.source + ")");
     }
     for (const auto &[op, backend] : config.op_overrides)
         if (!rt->find(backend))
             throw UsageError(config.source + ": op_overrides." + op + " names backend '" + backend + "', which is not available");
 
     if (config.profiler_enabled) {
+        // The trace is written at exit: an unwritable path must fail now, not after the run.
+        if (!config.profiler_trace.empty()) check_output_path(config.profiler_trace, "profiler trace");
         const LoadedPlugin *p = find_plugin(RF_PLUGIN_PROFILER, "");
         if (!p) throw UsageError("the profiler is enabled but no profiler plugin was found in: " +
                                  [&] { std::string s; for (auto &d : plugin_search_path(config)) s += "\n  " + d; return s; }());

@@ -1,6 +1,7 @@
 #include "pretokenize.h"
 
 #include "rocmforge/error.h"
+#include "rocmforge/escape.h"
 #include "unicode.h"
 
 #include <initializer_list>
@@ -164,7 +165,7 @@ PreTokenizerConfig pre_tokenizer_config(const std::string &pre) {
             return cfg;
         }
     }
-    throw rf::Error("tokenizer: unsupported pre-tokenizer type tokenizer.ggml.pre = '" + pre + "'");
+    throw rf::Error("tokenizer: unsupported pre-tokenizer type tokenizer.ggml.pre = " + rf::quote_name(pre));
 }
 
 PreTokenizer::PreTokenizer(const std::vector<std::string> &regexes) {

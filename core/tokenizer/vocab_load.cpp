@@ -1,5 +1,6 @@
 // Reads the vocabulary from GGUF metadata following llama_vocab::impl::load step by step.
 #include "rocmforge/error.h"
+#include "rocmforge/escape.h"
 #include "rocmforge/gguf.h"
 #include "unicode.h"
 #include "vocab.h"
@@ -99,8 +100,8 @@ void read_tokens(const gguf::File &f, Vocab &v) {
         t.text = list->arr[i].s;
         if (t.text.empty()) t.text = "[EMPTY_" + std::to_string(i) + "]";
         if (!v.token_to_id.emplace(t.text, static_cast<int32_t>(i)).second) {
-            throw rf::Error(f.path() + ": duplicate token in tokenizer.ggml.tokens: '" + t.text +
-                            "' has ids " + std::to_string(v.token_to_id.find(t.text)->second) +
+            throw rf::Error(f.path() + ": duplicate token in tokenizer.ggml.tokens: " + rf::quote_name(t.text) +
+                            " has ids " + std::to_string(v.token_to_id.find(t.text)->second) +
                             " and " + std::to_string(i));
         }
         if (scores) {
@@ -244,8 +245,8 @@ std::unique_ptr<Vocab> load_vocab(const gguf::File &f) {
         v->clean_spaces = pre.clean_spaces;
         v->ignore_merges = pre.ignore_merges;
     } else {
-        throw rf::Error(f.path() + ": unsupported tokenizer.ggml.model '" + v->model +
-                        "' (supported: llama, gpt2)");
+        throw rf::Error(f.path() + ": unsupported tokenizer.ggml.model " + rf::quote_name(v->model) +
+                        " (supported: llama, gpt2)");
     }
     read_bool(f, "tokenizer.ggml.add_space_prefix", v->add_space_prefix);
 

@@ -5,10 +5,7 @@
 set -u
 exe=$1
 model=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/lib.sh"
 
 # bench-inference: one TTFT row per prompt length, one generation row per batch size.
 if "$exe" bench-inference -m "$model" --prompts 16,64 --batches 1,3 -n 8 -r 2 -t 1 \
@@ -53,8 +50,8 @@ fi
 if "$exe" bench -m "$model" -p 16,32 -n 0,8 -d 0,24 -r 1 -t 1 -c 8 >"$tmp/bench.md" 2>"$tmp/bench.err"; then
   tests=$(awk -F'|' 'NR > 2 { gsub(/^ +| +$/, "", $8); printf "%s;", $8 }' "$tmp/bench.md")
   [ "$tests" = "pp16;pp32;tg8;pp16 @ d24;pp32 @ d24;tg8 @ d24;" ] || fail "bench -d: tests are '$tests'"
-  # -c 8 is raised to the largest depth + test: 24 + 32 = 56 tokens (64 in pages of 16).
-  grep -q "KV cache: 64 tokens" "$tmp/bench.err" || fail "bench -d: context not raised: $(grep 'KV cache' "$tmp/bench.err")"
+  # -c 8 is raised to the largest depth + test: 24 + 32 = 56 tokens (4 pages of 16).
+  grep -q "KV cache: 56 tokens (4 pages of 16)" "$tmp/bench.err" || fail "bench -d: context not raised: $(grep 'KV cache' "$tmp/bench.err")"
 else
   fail "bench -d exited $?: $(tail -3 "$tmp/bench.err")"
 fi
@@ -76,20 +73,13 @@ else
 fi
 
 # Bad list and depth values are usage errors (exit 2) naming the option.
-expect_usage() { # PATTERN -- command...
-  local pattern=$1
-  shift 2
-  "$@" >/dev/null 2>"$tmp/usage.err"
-  local rc=$?
-  { [ $rc = 2 ] && grep -q -- "$pattern" "$tmp/usage.err"; } || fail "$*: exit $rc, $(tail -1 "$tmp/usage.err")"
-}
-expect_usage "option -d must be in 0.." -- "$exe" bench -m "$model" -d -1
-expect_usage "option -p has an empty item in '1,,2'" -- "$exe" bench -m "$model" -p 1,,2
-expect_usage "option -n has an empty item" -- "$exe" bench -m "$model" -n 4,
-expect_usage "option --n-depth needs an integer" -- "$exe" bench -m "$model" --n-depth 1,x
-expect_usage "nothing to measure" -- "$exe" bench -m "$model" -p 0,0 -n 0
-expect_usage "option --prompt-len must be in 0.." -- "$exe" bench-inference -m "$model" --prompt-len -5
-expect_usage "option --prompt-len needs an integer" -- "$exe" bench-inference -m "$model" --prompt-len 1,2
+expect 2 "option -d must be in 0.." -- "$exe" bench -m "$model" -d -1
+expect 2 "option -p has an empty item in '1,,2'" -- "$exe" bench -m "$model" -p 1,,2
+expect 2 "option -n has an empty item" -- "$exe" bench -m "$model" -n 4,
+expect 2 "option --n-depth needs an integer" -- "$exe" bench -m "$model" --n-depth 1,x
+expect 2 "nothing to measure" -- "$exe" bench -m "$model" -p 0,0 -n 0
+expect 2 "option --prompt-len must be in 0.." -- "$exe" bench-inference -m "$model" --prompt-len -5
+expect 2 "option --prompt-len needs an integer" -- "$exe" bench-inference -m "$model" --prompt-len 1,2
 
 # bench-memory: KV bytes per token must equal the model's shape (4 layers, 2 KV heads of 32:
 # f16 = 4 * 2 * 64 * 2 bytes = 1024), and the workload rows must be there.
@@ -115,4 +105,4 @@ rc=$?
 rc=$?
 { [ $rc = 2 ] && grep -q "9 > 3" "$tmp/bad.err"; } || fail "bench-memory bad range: exit $rc"
 
-[ "$fails" = 0 ] && echo "bench commands: all checks passed" || { echo "$fails bench command check(s) failed"; exit 1; }
+finish "bench command"

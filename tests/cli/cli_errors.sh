@@ -4,25 +4,7 @@
 set -u
 exe=$1
 data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-# expect CODE PATTERN -- command...
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1 </dev/null)
-  rc=$?
-  if [ "$rc" != "$code" ] || ! grep -qiE -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> exit $rc (want $code, message matching '$pattern')"
-    echo "$out" | head -5 | sed 's/^/    /'
-    fails=$((fails + 1))
-  else
-    echo "ok: exit $rc: $(grep -iE -m1 -- "$pattern" <<<"$out")"
-  fi
-}
+. "$(dirname "$0")/lib.sh"
 
 echo '{"backends": ["cpu"' >"$tmp/bad.json"
 echo '{"backends": ["nosuch"]}' >"$tmp/unknown.json"
@@ -61,4 +43,4 @@ if "$exe" --help 2>&1 | grep -q generate; then
   expect 1 "no such file|cannot open" -- "$exe" generate -m "$tmp/none.gguf" -n 1 -p hi
 fi
 
-[ "$fails" = 0 ] && echo "all CLI error cases passed" || { echo "$fails CLI error case(s) failed"; exit 1; }
+finish "CLI error cases"

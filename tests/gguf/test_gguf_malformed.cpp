@@ -6,6 +6,7 @@
 
 #include "gguf_test_util.h"
 #include "rocmforge/abi.h"
+#include "rocmforge/escape.h"
 
 using namespace gguf_test;
 using Catch::Matchers::Contains;
@@ -251,4 +252,43 @@ TEST_CASE("gguf: random byte corruption never escapes as anything but rf::Error"
         if (!open_error(dir.file("fuzz.gguf"), b).empty()) ++rejected;
     }
     CHECK(rejected > 500); // most corruptions of the header must be detected
+}
+
+TEST_CASE("gguf: names from the file are escaped and the message is finished", "[gguf][malformed]") {
+    TempDir dir;
+    RawGguf g = RawGguf::valid();
+    // A NUL would end the message where the CLI prints it; control bytes would reach the terminal.
+    const std::string evil_name = std::string("blk.1.ffn_norm.weight\x01", 22) + std::string(1, '\0') + "\x1b[2J";
+
+    SECTION("tensor name with control bytes and a NUL") {
+        g.tensors[0].name = evil_name;
+        g.tensors[0].type = 1000;
+        const std::string err = open_error(dir.file("bad.gguf"), g.bytes());
+        CHECK_THAT(err, Contains("tensor 'blk.1.ffn_norm.weight\\x01\\x00\\x1b[2J' has unknown type id 1000"));
+        CHECK(err.find('\0') == std::string::npos);
+        CHECK(std::strlen(err.c_str()) == err.size());
+        for (unsigned char c : err) CHECK((c >= 0x20 && c < 0x7f));
+    }
+    SECTION("metadata key with a NUL") {
+        Bytes kv;
+        put_str(kv, std::string("test\0key", 8));
+        put<uint32_t>(kv, 362);
+        g.kvs.insert(g.kvs.begin(), kv);
+        CHECK_THAT(open_error(dir.file("bad.gguf"), g.bytes()),
+                   Contains("unknown value type 362 for key 'test\\x00key' (byte offset"));
+    }
+    SECTION("a very long name is cut, with its length") {
+        g.tensors[0].name = std::string(5000, 'x');
+        g.tensors[1].name = g.tensors[0].name;
+        const std::string err = open_error(dir.file("bad.gguf"), g.bytes());
+        CHECK_THAT(err, Contains("duplicate tensor name '" + std::string(64, 'x') + "'... (5000 bytes)"));
+        CHECK(err.size() < 300);
+    }
+}
+
+TEST_CASE("quote_name: printable ASCII kept, every other byte as \\xNN", "[gguf]") {
+    CHECK(rf::quote_name("token_embd.weight") == "'token_embd.weight'");
+    CHECK(rf::quote_name(std::string("a\0b", 3)) == "'a\\x00b'");
+    CHECK(rf::quote_name("it's \\ \x7f \xc3\xa9") == "'it\\x27s \\x5c \\x7f \\xc3\\xa9'");
+    CHECK(rf::quote_name("abcdef", 3) == "'abc'... (6 bytes)");
 }

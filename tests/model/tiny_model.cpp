@@ -40,6 +40,7 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     wr.set(a + ".attention.head_count_kv", Value::from_u32((uint32_t)s.n_head_kv));
     wr.set(a + ".attention.layer_norm_rms_epsilon", Value::from_f32(s.rms_eps));
     wr.set(a + ".rope.freq_base", Value::from_f32(s.rope_base));
+    if (s.file_type >= 0) wr.set("general.file_type", Value::from_u32((uint32_t)s.file_type));
     if (s.rope_scale_factor > 0) {
         wr.set(a + ".rope.scaling.type", Value::from_string("linear"));
         wr.set(a + ".rope.scaling.factor", Value::from_f32(s.rope_scale_factor));

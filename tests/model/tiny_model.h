@@ -22,6 +22,7 @@ struct TinySpec {
     bool tied_output = false;      // omit output.weight
     bool qkv_bias = false;         // qwen2 always writes them
     int matrix_type = 0;           // RF_TYPE_F32 or RF_TYPE_F16 for the 2-D weights
+    int64_t file_type = -1;        // general.file_type (llama.cpp's LLAMA_FTYPE_*); -1: not written
     uint32_t seed = 1234;
     std::vector<std::string> skip_tensors; // for the missing-tensor test
 };

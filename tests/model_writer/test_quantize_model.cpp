@@ -36,6 +36,16 @@ rf::QuantizeOptions quantize_options(const std::string &in, const std::string &o
     return q;
 }
 
+// The message of the rf::UsageError `f` throws, "" when it throws none (other errors escape).
+template <class F> std::string usage_error(F f) {
+    try {
+        f();
+    } catch (const rf::UsageError &e) {
+        return e.what();
+    }
+    return "";
+}
+
 // RMS of (a - b) relative to RMS of a.
 double relative_rms_error(const std::vector<float> &a, const std::vector<float> &b) {
     REQUIRE(a.size() == b.size());
@@ -207,4 +217,49 @@ TEST_CASE("quantize: bad input and failures never leave a truncated output", "[q
     }
     CHECK(mw_test::read_text(out) == "old");
     CHECK(!std::filesystem::exists(out + ".tmp"));
+}
+
+TEST_CASE("quantize refuses to replace its input unless asked", "[quantize]") {
+    TempDir dir;
+    const std::string in = make_f32_model(dir);
+    const auto original = mw_test::read_text(in);
+    std::filesystem::create_symlink(in, dir.file("sym.gguf"));
+    std::filesystem::create_hard_link(in, dir.file("hard.gguf"));
+    for (const std::string &out : {in, dir.file("sym.gguf"), dir.file("hard.gguf"), dir.path.string() + "/./f32.gguf"}) {
+        INFO("output " << out);
+        auto q = quantize_options(in, out, rf::QuantMix::Q8_0);
+        q.on_tensor = [](const rf::TensorWriteEvent &) { FAIL("converted a tensor before refusing"); };
+        CHECK_THAT(usage_error([&] { rf::quantize_model(q); }),
+                   Catch::Contains("is the input file") && Catch::Contains("--overwrite-input"));
+    }
+    CHECK(mw_test::read_text(in) == original);
+
+    auto q = quantize_options(in, in, rf::QuantMix::Q8_0);
+    q.overwrite_input = true;
+    rf::quantize_model(q);
+    CHECK(mw_test::read_text(in) != original);
+}
+
+TEST_CASE("quantize and mkmodel check the output path before any work", "[quantize][mkmodel]") {
+    TempDir dir;
+    const std::string in = make_f32_model(dir);
+    std::filesystem::create_directory(dir.file("adir"));
+    const std::pair<std::string, std::string> bad[] = {
+        {dir.file("adir"), "is a directory"},
+        {dir.file("nofolder/out.gguf"), "does not exist"},
+        {"", "empty"},
+    };
+    for (const auto &[out, why] : bad) {
+        INFO("output " << out);
+        auto q = quantize_options(in, out, rf::QuantMix::Q8_0);
+        q.on_tensor = [](const rf::TensorWriteEvent &) { FAIL("converted a tensor before refusing"); };
+        CHECK_THAT(usage_error([&] { rf::quantize_model(q); }), Catch::Contains(why));
+
+        rf::MakeModelOptions m;
+        m.shape = "tiny";
+        m.vocab_path = mw_test::llama_vocab();
+        m.output_path = out;
+        m.on_tensor = [](const rf::TensorWriteEvent &) { FAIL("generated a tensor before refusing"); };
+        CHECK_THAT(usage_error([&] { rf::make_model(m); }), Catch::Contains(why));
+    }
 }

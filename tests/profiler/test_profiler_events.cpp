@@ -22,6 +22,10 @@
 
 namespace {
 
+// "n3": the label of node 3 of a Chain. Appended, not `"n" + std::to_string(i)`, which trips
+// GCC 12's false -Wrestrict.
+std::string node_label(int i) { return std::string("n").append(std::to_string(i)); }
+
 struct FakeEvent {
     double t_ms = 0;
     bool complete = false;
@@ -187,7 +191,7 @@ struct Chain {
         nodes.resize(size_t(count));
         labels.resize(size_t(count));
         for (int i = 0; i < count; ++i) {
-            labels[size_t(i)] = "n" + std::to_string(i);
+            labels[size_t(i)] = node_label(i);
             rf_node &n = nodes[size_t(i)];
             n.op = RF_OP_SCALE;
             n.dst = &t;
@@ -283,7 +287,7 @@ TEST_CASE("profiler events: device timings are read in batches, never per node")
     REQUIRE(events.size() == 4 * 5);
     for (size_t i = 0; i < events.size(); ++i) {
         const int k = int(i % 5);
-        CHECK(events[i].name == "n" + std::to_string(k));
+        CHECK(events[i].name == node_label(k));
         CHECK(events[i].cat == "scale");
         CHECK(events[i].dur == Approx((k + 1) * 1000.0)); // device time, microseconds
         if (k > 0) CHECK(events[i].ts == Approx(events[i - 1].ts + events[i - 1].dur).margin(1.0));
@@ -335,7 +339,7 @@ TEST_CASE("profiler marks: a backend with compute_timed runs each graph whole an
     REQUIRE(events.size() == 3 * 5);
     for (size_t i = 0; i < events.size(); ++i) {
         const int k = int(i % 5);
-        CHECK(events[i].name == "n" + std::to_string(k));
+        CHECK(events[i].name == node_label(k));
         CHECK(events[i].dur == Approx((k + 1) * 1000.0)); // from the backend's marks, microseconds
         if (k > 0) CHECK(events[i].ts == Approx(events[i - 1].ts + events[i - 1].dur).margin(1.0));
     }
@@ -362,7 +366,7 @@ TEST_CASE("profiler device marks: with device_node_marks an event backend runs e
     const double want[5] = {1000, 2000, 7000, 0, 5000}; // the fused pair's time on its first node
     for (size_t i = 0; i < events.size(); ++i) {
         const int k = int(i % 5);
-        CHECK(events[i].name == "n" + std::to_string(k));
+        CHECK(events[i].name == node_label(k));
         CHECK(events[i].dur == Approx(want[k]));
     }
     std::filesystem::remove(trace);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <unistd.h>
 
 namespace {
@@ -55,11 +56,19 @@ TEST_CASE("tokenize -f reads the file byte for byte", "[tokenizer][cli]") {
 
 TEST_CASE("tokenize rejects bad command lines", "[tokenizer][cli][errors]") {
     const std::string spm = rf_test::data_path("vocab/ggml-vocab-llama-spm.gguf");
-    CHECK_THROWS_AS(run({"-p", "x"}), rf::UsageError);
     CHECK_THROWS_AS(run({"-m", spm}), rf::UsageError);
     CHECK_THROWS_AS(run({"-m", spm, "-p", "x", "-f", "y"}), rf::UsageError);
     CHECK_THROWS_AS(run({"-m", spm, "--bogus"}), rf::UsageError);
     CHECK_THROWS_AS(run({"-m", spm, "-p"}), rf::UsageError);
     CHECK_THROWS_AS(run({"-m", "/nonexistent.gguf", "-p", "x"}), rf::Error);
     CHECK_THROWS_AS(run({"-m", spm, "-f", "/nonexistent.txt"}), rf::Error);
+}
+
+TEST_CASE("tokenize without -m uses the default model, as the other commands", "[tokenizer][cli]") {
+    const std::string spm = rf_test::data_path("vocab/ggml-vocab-llama-spm.gguf");
+    ::setenv("ROCMFORGE_DEFAULT_MODEL", spm.c_str(), 1);
+    CHECK(run({"-p", "Hello world", "--ids"}) == "[1, 15043, 3186]\n");
+    ::setenv("ROCMFORGE_DEFAULT_MODEL", "/nonexistent/default.gguf", 1);
+    CHECK_THROWS_AS(run({"-p", "x"}), rf::UsageError);
+    ::unsetenv("ROCMFORGE_DEFAULT_MODEL");
 }

@@ -99,11 +99,15 @@ public:
     // Over all layers, K + V, for a model of n_layer layers with K/V rows of n_embd_kv elements.
     static uint64_t bytes_per_token(int64_t n_layer, int64_t n_embd_kv, int type_k, int type_v);
     uint64_t total_bytes() const { return bytes_per_token() * (uint64_t)pages_.n_slots(); }
-    // "KV cache: 4096 tokens (256 pages of 16), f16/f16, 128.0 KiB per token, 512.00 MiB"
+    // "KV cache: 4096 tokens (256 pages of 16), f16/f16, 128.0 KiB per token, 512.00 MiB": the
+    // tokens are n_ctx (-c); the pool may hold a few slots more (whole pages, one spare page
+    // per extra sequence), which the page count and the bytes include.
     std::string summary() const;
+    int64_t n_ctx() const { return n_ctx_; }
 
 private:
     KvPageTable pages_;
+    int64_t n_ctx_;
     int64_t n_layer_, n_embd_kv_;
     int type_k_, type_v_;
     std::vector<std::unique_ptr<PersistentTensor>> k_, v_;

@@ -70,9 +70,12 @@ public:
 
     uint64_t weight_bytes() const { return weight_bytes_; } // bytes of all tensors placed
     uint64_t n_params() const { return n_params_; }         // elements of all tensors placed
-    // Short label as llama-bench prints it: "<arch> <size> <dominant weight type>", e.g.
+    // Short label as llama-bench prints it: "<arch> <size> <format_label()>", e.g.
     // "llama 1B Q4_0" (general.size_label when present, else derived from n_params).
     std::string description() const;
+    // The format part of it: the name of general.file_type ("Q4_K_M") when the file has a known
+    // one, else the type holding most of the matrix bytes ("Q6_K").
+    std::string format_label() const;
 
 private:
     Model() = default;

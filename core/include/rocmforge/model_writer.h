@@ -57,9 +57,11 @@ struct QuantizeOptions {
     int token_embedding_type = -1;  // rf_type for token_embd.weight, -1: mix rule
     int n_threads = 0;              // 0: hardware thread count
     TensorWriteCallback on_tensor;  // optional progress
+    bool overwrite_input = false;   // allow output_path to be input_path (also through links)
 };
 
-// Reads input_path, writes output_path. Metadata is copied; general.file_type (llama.cpp's
+// Reads input_path, writes output_path. Before any work, output_path must be writable (not a
+// directory) and not the input file unless overwrite_input (UsageError otherwise). Metadata is copied; general.file_type (llama.cpp's
 // LLAMA_FTYPE value, omitted for ROCmForge-only mixes) and general.quantization_version = 2
 // are set. Throws rf::Error: exit code 1 for unreadable input or an unsupported tensor,
 // 2 for a requantization that was not allowed or an override type that does not fit.

@@ -22,7 +22,4 @@ LoadedPlugin load_plugin_file(const std::string &path);
 // in them every *.so is a candidate. In default folders only rocmforge-*.so files are.
 std::vector<LoadedPlugin> discover_plugins(const Config &config);
 
-// Folder of the running executable.
-std::string executable_dir();
-
 } // namespace rf

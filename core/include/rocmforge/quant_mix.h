@@ -35,6 +35,10 @@ const char *mix_name(QuantMix mix);        // canonical spelling, e.g. "Q4_K_M"
 int mix_default_type(QuantMix mix);        // rf_type most tensors get (Q4_K for Q4_K_M)
 // llama.cpp's general.file_type value (LLAMA_FTYPE_*), or -1 for the ROCmForge-only mixes.
 int mix_llama_ftype(QuantMix mix);
+// Name of a general.file_type value (llama.cpp's LLAMA_FTYPE_*; the "guessed" flag 1024 is
+// ignored): the mix name for the mixes above, llama.cpp's for the others (IQ*, TQ*, Q2_K_S);
+// "" for a value llama.cpp does not define.
+std::string llama_ftype_name(int64_t ftype);
 // All supported mix names, for help texts.
 std::vector<std::string> mix_names();
 
