@@ -1,13 +1,14 @@
 // ADD + RMS_NORM + MUL (norm weight) in one launch per row, optionally also the q8_1 form of the
-// result for the M = 1 matmuls that read it (decode: each of these ops alone is a tiny launch).
+// result for the matmuls that read it as q8_1 columns (decode of one or several sequences,
+// prefill on the integer tensor cores: each of these ops alone is one more launch).
 // Every intermediate is still written (the sum, the normalised row, the product) with the same
 // arithmetic and reduction order as rf_add_f32 / rf_rms_norm_f32 / rf_mul_f32 /
 // rf_quantize_q8_1 (the norm scale as compat.h's rms_scale: same floats as the CPU backend). The
 // row is held in registers as float4 pieces (at most 8192 elements, checked by the host).
 // src0 = x (the add's first operand), src1 = the add's second operand (data null: no add),
 // src2 = norm weight [K], src3 = add result, src4 = rms_norm result, dst = product;
-// fparams[0] = eps; aux[0] = q8_1 column stride (0: no quantization; row 0 only) into scratch,
-// aux[1] = its block size (32 or 256, see quantize_act.hip).
+// fparams[0] = eps; aux[0] = q8_1 column stride into scratch (0: no quantization; row r is
+// column r), aux[1] = its block size (32 or 256, see quantize_act.hip).
 #include "compat.h"
 
 RF_DEV const float *fused_row(const rf_ktensor &t, i64 r) { return (const float *)row_ptr(t, r); }
@@ -77,9 +78,11 @@ RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a
         v[j] = f4(n.x * wv[j].x, n.y * wv[j].y, n.z * wv[j].z, n.w * wv[j].w);
         if (c < n4) { st4(norm_out + 4 * c, n); st4(y + 4 * c, v[j]); }
     }
-    // q8_1 form of row 0 (decode), quantized like rf_quantize_q8_1 (aux[1] = block 32 or 256):
-    // block 32 = 8 lanes; block 256 = two warps (the warp maxima meet in shared memory).
-    if (a.aux[0] == 0 || r != 0) return;
+    // q8_1 form of the row (column r of the scratch), quantized like rf_quantize_q8_1 (aux[1] =
+    // block 32 or 256): block 32 = 8 lanes; block 256 = two warps (the warp maxima meet in
+    // shared memory).
+    if (a.aux[0] == 0) return;
+    u8 *q8 = (u8 *)a.scratch + r * a.aux[0];
     const int lane = tid % RF_WARP, wi = tid / RF_WARP;
     float amax[RF_NORM_CHUNKS];
 #pragma unroll
@@ -107,9 +110,9 @@ RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a
                   q3 = act_quant(v[j].w, amax[j]);
         const float qsum = sum8_lanes((float)(q0 + q1 + q2 + q3));
         if (!in) continue;
-        *(u32 *)((i8 *)a.scratch + 4 * c) = (u32)(u8)q0 | ((u32)(u8)q1 << 8) | ((u32)(u8)q2 << 16) | ((u32)(u8)q3 << 24);
+        *(u32 *)(q8 + 4 * c) = (u32)(u8)q0 | ((u32)(u8)q1 << 8) | ((u32)(u8)q2 << 16) | ((u32)(u8)q3 << 24);
         if (lane % 8 == 0) {
-            float *ds = (float *)((u8 *)a.scratch + K) + 2 * (c / 8);
+            float *ds = (float *)(q8 + K) + 2 * (c / 8);
             ds[0] = act_scale(amax[j]);
             ds[1] = ds[0] * qsum;
         }

@@ -35,12 +35,30 @@ RF_DEV void rope_pair(const float *xr, i64 i, int pos, int mode, int n_rot, floa
     rope_rotate(xr[j0], xr[j1], i, pos, n_rot, base, fscale, factors, y0, y1);
 }
 
+// The cos/sin table of one token's rotated pairs (up to 256), shared by the block's heads.
+__shared__ float rf_rope_cs[2][256];
+
+RF_DEV int rope_table_pairs(const rf_kargs &a) { return a.iparams[1] / 2 < 256 ? a.iparams[1] / 2 : 256; }
+RF_DEV void rope_table(const rf_kargs &a, i64 t) {
+    const int *pos = (const int *)a.src[1].data;
+    const float *factors = (const float *)a.src[2].data; // may be null
+    for (int i = threadIdx.x; i < rope_table_pairs(a); i += blockDim.x)
+        rope_cos_sin(i, pos[t], a.iparams[1], a.fparams[0], a.fparams[1], factors, rf_rope_cs[0][i], rf_rope_cs[1][i]);
+}
+// The table of the block's first token before rf_kernel_start (compat.h): positions are graph
+// inputs and frequency factors weights, never written by a kernel, so under programmatic
+// dependent launch the double-precision trigonometry overlaps the previous kernel (the matmul
+// whose output is rotated) instead of following it.
+RF_DEV void prefetch_rope_table(const rf_kargs &a) {
+    if ((i64)blockIdx.x < a.src[0].ne[2]) rope_table(a, blockIdx.x);
+}
+
 // Grid (min(T, 65535), ceil(H / 8)), 256 threads: block (x, y) rotates heads 8y..8y+7 of tokens
 // x, x + gridDim.x, ..; the cos/sin of each rotated pair (double precision, as the CPU backend)
 // are computed once per token and block into shared memory instead of once per head.
 RF_KERNEL void rf_rope_f32(rf_kargs a) {
+    prefetch_rope_table(a);
     rf_kernel_start();
-    __shared__ float cs[2][256];
     const rf_ktensor &x = a.src[0], &d = a.dst;
     const i64 D = x.ne[0], H = x.ne[1], T = x.ne[2];
     const int mode = a.iparams[0], n_rot = a.iparams[1];
@@ -48,10 +66,12 @@ RF_KERNEL void rf_rope_f32(rf_kargs a) {
     const int *pos = (const int *)a.src[1].data;
     const float *factors = (const float *)a.src[2].data; // may be null
     const i64 half = D / 2, h0 = (i64)blockIdx.y * 8, nh = H - h0 < 8 ? H - h0 : 8;
-    const int nr = n_rot / 2 < 256 ? n_rot / 2 : 256; // pairs whose angles fit the table
+    const int nr = rope_table_pairs(a);
     for (i64 t = blockIdx.x; t < T; t += gridDim.x) {
-        __syncthreads(); // the previous token's table is no longer read
-        for (int i = threadIdx.x; i < nr; i += blockDim.x) rope_cos_sin(i, pos[t], n_rot, base, fscale, factors, cs[0][i], cs[1][i]);
+        if (t != (i64)blockIdx.x) {
+            __syncthreads(); // the previous token's table is no longer read
+            rope_table(a, t);
+        }
         __syncthreads();
         for (i64 idx = threadIdx.x; idx < half * nh; idx += blockDim.x) {
             const i64 i = idx % half, h = h0 + idx / half;
@@ -62,7 +82,7 @@ RF_KERNEL void rf_rope_f32(rf_kargs a) {
             if (i < nr) {
                 j0 = mode == 2 ? i : 2 * i;
                 j1 = mode == 2 ? i + n_rot / 2 : 2 * i + 1;
-                rope_apply(xr[j0], xr[j1], cs[0][i], cs[1][i], y0, y1);
+                rope_apply(xr[j0], xr[j1], rf_rope_cs[0][i], rf_rope_cs[1][i], y0, y1);
             } else {
                 rope_pair(xr, i, pos[t], mode, n_rot, base, fscale, factors, j0, j1, y0, y1);
             }

@@ -224,12 +224,14 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
                     return 0;
     }
     const int used = add ? 3 : 2;
-    // The q8_1 vector for the following M = 1 matmuls (decode: Q/K/V or gate/up).
+    // The q8_1 columns for the following matmul(s) (decode: Q/K/V or gate/up of one or several
+    // sequences; prefill on the integer tensor cores), one per row.
     const rf_node *next = i + used < g.n_nodes ? g.nodes[i + used] : nullptr;
-    const bool quantize = rows == 1 && K % 32 == 0 && next && matmul_reads_q8(*next) && next->src[1]->data == mul->dst->data;
+    const bool quantize = K % 32 == 0 && next && next->src[1] && next->src[1]->data == mul->dst->data &&
+                          next->src[1]->ne[1] == rows && (rows == 1 ? matmul_reads_q8(*next) : matmul_reads_q8_columns(b, *next));
     const int block = quantize ? act_block(next->src[0]->type) : 0;
     const int64_t col = q8_column_bytes(K);
-    if (quantize && !ensure_scratch(b, b.act_scratch, std::max<uint64_t>(col, 1 << 20), false, err)) return -1;
+    if (quantize && !ensure_scratch(b, b.act_scratch, std::max<uint64_t>((uint64_t)(col * rows), 1 << 20), false, err)) return -1;
 
     auto f = b.kernels.functions.find("rf_add_rms_norm_mul");
     if (f == b.kernels.functions.end()) return 0;
@@ -252,7 +254,7 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     }
     b.queue.add(r);
     for (const rf_node *n : {add, norm, mul}) forget_overwritten(b, n ? n->dst : nullptr);
-    if (quantize) b.q8 = {mul->dst->data, (uint64_t)K * 4, K, 1, block, b.act_scratch.ptr};
+    if (quantize) b.q8 = {mul->dst->data, (uint64_t)(K * 4 * rows), K, rows, block, b.act_scratch.ptr};
     return used;
 }
 

@@ -459,6 +459,11 @@ bool matmul_reads_q8(const rf_node &n) {
            mvq_kernel(n.src[0]) != nullptr && unsupported_reason(n).empty();
 }
 
+bool matmul_reads_q8_columns(const Backend &b, const rf_node &n) {
+    if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
+    return mmq_usable(b, n) || mmqp_usable(b, n) || uses_mvq_cols(b, n); // dispatch_node's q8_1 paths
+}
+
 int act_block(int type) {
     switch (type) {
     case RF_TYPE_Q2_K: case RF_TYPE_Q3_K: case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: return 256;

@@ -31,6 +31,9 @@ std::string unsupported_reason(const rf_node &n);
 int run_node(Backend &b, const rf_node &n, std::string &err);
 // True for an M = 1 matmul that runs on q8_1 activations (fusion may prepare them).
 bool matmul_reads_q8(const rf_node &n);
+// True for a matmul of M > 1 columns that runs on q8_1 columns of its activations (dp4a column
+// kernels, integer tensor cores): a fused norm may prepare them.
+bool matmul_reads_q8_columns(const Backend &b, const rf_node &n);
 // Block size (32 or 256) of the CPU backend's int8 activation quantization for a weight type,
 // 0 where it multiplies f32 activations. The GPU quantizes the same way (quantize_act.hip).
 int act_block(int type);

@@ -183,10 +183,31 @@ const char *verdict_name(Verdict v) {
     return "?";
 }
 
+namespace {
+// The key without its model=... parameter: results whose model label changed (a Q4_K_M file was
+// labelled by its largest tensor type, "Q4_K", before general.file_type named it) still meet
+// their baseline when that is the only difference.
+std::string key_without_model(const Result &r) {
+    Result t = r;
+    t.params.erase("model");
+    return t.key();
+}
+} // namespace
+
 std::vector<Comparison> compare_results(const std::vector<Result> &baseline, const std::vector<Result> &current,
                                         double threshold) {
     std::map<std::string, const Result *> old;
     for (const auto &r : baseline) old[r.key()] = &r;
+    // Second chance by the key without the model label, where it names one baseline result.
+    std::map<std::string, int> loose_count;
+    for (const auto &r : baseline) ++loose_count[key_without_model(r)];
+    auto loose_match = [&](const Result &r) {
+        const std::string k = key_without_model(r);
+        if (loose_count[k] != 1) return old.end();
+        for (auto it = old.begin(); it != old.end(); ++it)
+            if (key_without_model(*it->second) == k) return it;
+        return old.end();
+    };
     std::vector<Comparison> out;
     for (const auto &r : current) {
         Comparison c;
@@ -194,6 +215,7 @@ std::vector<Comparison> compare_results(const std::vector<Result> &baseline, con
         c.unit = r.unit;
         c.current = r.median;
         auto it = old.find(c.key);
+        if (it == old.end()) it = loose_match(r);
         if (it == old.end()) {
             c.verdict = Verdict::New;
             out.push_back(c);

@@ -143,6 +143,29 @@ TEST_CASE("baseline: a slowed record is exactly the regression reported") {
     std::filesystem::remove(path);
 }
 
+TEST_CASE("baseline: a result whose model label changed still meets its baseline when unambiguous") {
+    auto labelled = [](const char *model, const char *test, double tps) {
+        rf::bench::Result r;
+        r.name = test;
+        r.unit = "t/s";
+        r.higher_is_better = true;
+        r.params = {{"backend", "hip"}, {"model", model}};
+        r.samples = {tps};
+        r.summarize();
+        return r;
+    };
+    const std::vector<rf::bench::Result> base = {labelled("llama 6.7B Q4_K", "pp512", 100), labelled("llama 6.7B Q4_K", "tg128", 10)};
+    const auto v = rf::bench::compare_results(base, {labelled("llama 6.7B Q4_K_M", "pp512", 50)}, 0.10);
+    REQUIRE(v.size() == 2);
+    CHECK(v[0].verdict == rf::bench::Verdict::Regressed);
+    CHECK(v[0].change == Approx(-0.5));
+    CHECK(v[1].verdict == rf::bench::Verdict::Missing); // tg128 was not run
+    // Two baseline models with the same test: no guess.
+    const std::vector<rf::bench::Result> two = {labelled("a", "pp512", 100), labelled("b", "pp512", 100)};
+    const auto w = rf::bench::compare_results(two, {labelled("c", "pp512", 50)}, 0.10);
+    CHECK(w[0].verdict == rf::bench::Verdict::New);
+}
+
 TEST_CASE("baseline: different hardware is refused unless forced, naming both") {
     const std::string path = proftest::temp_path("base.json");
     rf::bench::save_baseline(path, results(), hw("Test CPU 9000", "Test GPU"));
