@@ -27,6 +27,9 @@
 #             (default "4 8 16"), interleaved
 #   attpp     prefill attention kernel times, tensor-core kernels against the shader-core ones
 #             (ROCMFORGE_HIP_ATT_MMA=0)
+#   memcheck  compute-sanitizer memcheck over opcheck and over generate runs that take the
+#             prefill (mmqp, tensor-core attention) and decode paths
+#   kdetail8k Nsight Compute details of the decode attention at 8k context
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
 set -u
 D=${DIST:-dist}
@@ -170,6 +173,22 @@ for step in "$@"; do
       log "-- ncu $k"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit)" "$OUT/kdetail-$k.txt" | tee -a "$S"
       grep -iE "stall|est. speedup" "$OUT/kdetail-$k.txt" | head -8 | cut -c1-220 | tee -a "$S"
     done ;;
+  memcheck)
+    CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+    timeout 420 $CS --tool memcheck --error-exitcode 9 $D/tests/hip/rocmforge-opcheck > "$OUT/memcheck-opcheck.txt" 2>&1
+    log "memcheck opcheck rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-opcheck.txt" | tail -1) $(grep -E 'passed' "$OUT/memcheck-opcheck.txt" | tail -1)"
+    P="$(head -c 1500 models/trained/heldout.txt)"
+    for m in $(model tinyllama-1.1b Q4_K_M) $(model tinyllama-1.1b Q4_0); do
+      timeout 200 $CS --tool memcheck --error-exitcode 9 $RF generate -m $m -p "$P" -n 16 --temp 0 --backend hip --parallel 2 \
+        > "$OUT/memcheck-gen.txt" 2>&1
+      log "memcheck generate $(basename $m) (300-token prompt, 2 sequences) rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gen.txt" | tail -1)"
+    done ;;
+  kdetail8k) # Nsight Compute details of the decode attention at 8k context (7B Q4_K_M)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+    ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k rf_attention_stream_d128_g1 --launch-skip 200 --launch-count 1 --set full \
+      $RF bench -m $(model llama2-7b Q4_K_M) -p 0 -n 8 -d 8192 -r 1 --backend hip > "$OUT/kdetail8k.txt" 2>&1
+    log "-- ncu rf_attention_stream_d128_g1 at 8k"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit|Block Limit|Dynamic Shared|Static Shared)" "$OUT/kdetail8k.txt" | tee -a "$S"
+    grep -iE "stall|est. speedup|bottleneck" "$OUT/kdetail8k.txt" | head -12 | cut -c1-240 | tee -a "$S" ;;
   par) # sequences decoded together must each equal the single run: knobs isolate a difference
     m=models/trained/kjv-q8_0.gguf
     P='-p "And the LORD" -p "And the LORD" -p "And the LORD" -p "And the LORD"'
