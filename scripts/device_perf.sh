@@ -183,6 +183,15 @@ for step in "$@"; do
         > "$OUT/memcheck-gen.txt" 2>&1
       log "memcheck generate $(basename $m) (300-token prompt, 2 sequences) rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gen.txt" | tail -1)"
     done ;;
+  kdetailpp) # Nsight Compute details of one prefill matmul launch of each kernel in KERNELS (pp512)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+    for k in ${KERNELS:-rf_mmqp_q4_0_64 rf_mmqp_q4_k_64}; do
+      case $k in *q4_0*) m=$(model llama2-7b Q4_0) ;; *) m=$(model llama2-7b Q4_K_M) ;; esac
+      ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k $k --launch-skip 10 --launch-count 1 --set full \
+        $RF bench -m $m -p 512 -n 0 -r 1 --backend hip > "$OUT/kdetail-$k.txt" 2>&1
+      log "-- ncu $k (pp512)"; grep -E "^    (Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc Active|Issue Slots Busy|Grid Size|Shared Memory Configuration Size|Bank Conflicts)" "$OUT/kdetail-$k.txt" | tee -a "$S"
+      grep -iE "stall|est. speedup|bottleneck|pipe" "$OUT/kdetail-$k.txt" | head -14 | cut -c1-220 | tee -a "$S"
+    done ;;
   kdetail8k) # Nsight Compute details of the decode attention at 8k context (7B Q4_K_M)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
     ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k rf_attention_stream_d128_g1 --launch-skip 200 --launch-count 1 --set full \
