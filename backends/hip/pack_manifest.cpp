@@ -10,7 +10,7 @@ namespace rf_hip {
 bool check_pack_manifest(const std::string &text, const std::string &arch, const std::vector<std::string> &required,
                          const std::string &where, PackManifest &out, std::string &err) {
     rapidjson::Document doc;
-    doc.Parse(text.c_str(), text.size());
+    doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size()); // recursion would overflow on deep nesting
     auto str = [&](const char *k) -> std::string {
         return doc.IsObject() && doc.HasMember(k) && doc[k].IsString() ? doc[k].GetString() : "";
     };
