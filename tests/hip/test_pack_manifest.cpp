@@ -48,7 +48,7 @@ TEST_CASE("pack manifest: refusals name the pack and the reason") {
           "kernel pack p.json (arch gfx1030) lacks kernel 'rf_matmul_q4_0_f32' that this plugin needs: rebuild the pack");
 }
 
-// Found by tests/fuzz: the recursive JSON parser overflowed the stack on deep nesting.
+// Same stack overflow as the config's (tests/core/test_config.cpp): the recursive parser on deep nesting.
 TEST_CASE("pack manifest: deep nesting is refused, never a crash") {
     const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
     CHECK(refusal(deep) == "kernel pack p.json: not a valid JSON manifest");
