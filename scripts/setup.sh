@@ -6,20 +6,10 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 
-need=()
-for pkg in meson ninja-build pkg-config g++ libspdlog-dev rapidjson-dev catch2 libboost-dev ccache; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
-done
+pkgs=(meson ninja-build pkg-config g++ libspdlog-dev rapidjson-dev catch2 libboost-dev ccache)
 # hipcc (clang-15 with AMD targets) builds the RDNA kernel packs; optional but installed by default.
-if [ "${ROCMFORGE_NO_HIP:-0}" != 1 ]; then
-  for pkg in hipcc libamdhip64-dev; do dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg"); done
-fi
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}"
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+[ "${ROCMFORGE_NO_HIP:-0}" = 1 ] || pkgs+=(hipcc libamdhip64-dev)
+scripts/install_missing.sh "${pkgs[@]}"
 
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" "$@"

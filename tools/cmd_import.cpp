@@ -70,7 +70,7 @@ std::string read_file(const std::string &path) {
 rapidjson::Document parse_json(const std::string &path) {
     const std::string text = read_file(path);
     rapidjson::Document doc;
-    doc.Parse(text.c_str(), text.size());
+    doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size()); // no stack overflow on deep nesting
     if (doc.HasParseError())
         throw Error(path + ": invalid JSON at byte " + std::to_string(doc.GetErrorOffset()) + ": " +
                     rapidjson::GetParseError_En(doc.GetParseError()));

@@ -1,17 +1,26 @@
 #include "simd.h"
 
+#include <cpuid.h>
+
 #include <cstring>
 
 namespace rfcpu {
+
+namespace {
+// CPUID leaf 1, ECX bit 29: clang before 16 rejects __builtin_cpu_supports("f16c").
+bool cpu_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+}
+} // namespace
 
 SimdLevel detect_simd_level() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-        __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+        __builtin_cpu_supports("fma") && cpu_has_f16c())
         return SimdLevel::Avx512Vnni;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c"))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c())
         return SimdLevel::Avx2;
     return SimdLevel::Scalar;
 }

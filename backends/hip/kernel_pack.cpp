@@ -1,7 +1,5 @@
 #include "kernel_pack.h"
 
-#include <rapidjson/document.h>
-
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,8 +8,7 @@
 #include <sstream>
 
 #include "embedded_kernels.h" // generated: kEmbeddedKernelSource, kEmbeddedKernelSourceSha256
-#include "kernel_args.h"
-#include "rocmforge/abi.h"
+#include "pack_manifest.h"
 #include "sha256.h"
 
 namespace fs = std::filesystem;
@@ -78,44 +75,20 @@ int try_pack(const fs::path &dir, const std::string &arch, const std::vector<std
     const fs::path mpath = dir / pack_manifest_name(arch);
     std::string text;
     if (!read_file(mpath, text)) return 0;
-    rapidjson::Document doc;
-    doc.Parse(text.c_str(), text.size());
-    auto str = [&](const char *k) -> std::string {
-        return doc.IsObject() && doc.HasMember(k) && doc[k].IsString() ? doc[k].GetString() : "";
-    };
-    auto num = [&](const char *k) -> int { return doc.IsObject() && doc.HasMember(k) && doc[k].IsInt() ? doc[k].GetInt() : -1; };
     const std::string where = "kernel pack " + mpath.string();
-    if (doc.HasParseError() || !doc.IsObject()) { err = where + ": not a valid JSON manifest"; return -1; }
-    if (str("arch") != arch) {
-        err = where + ": built for arch '" + str("arch") + "' but the device needs '" + arch + "'";
-        return -1;
-    }
-    if (num("abi_major") != RF_ABI_MAJOR || num("kargs_version") != RF_KARGS_VERSION) {
-        err = where + ": ABI " + std::to_string(num("abi_major")) + "/kargs " + std::to_string(num("kargs_version")) +
-              " but this plugin has ABI " + std::to_string(RF_ABI_MAJOR) + "/kargs " + std::to_string(RF_KARGS_VERSION) +
-              ": rebuild the pack";
-        return -1;
-    }
-    std::vector<std::string> listed;
-    if (doc.HasMember("kernels") && doc["kernels"].IsArray())
-        for (const auto &v : doc["kernels"].GetArray())
-            if (v.IsString()) listed.emplace_back(v.GetString());
-    for (const auto &name : required) {
-        bool found = false;
-        for (const auto &l : listed) found = found || l == name;
-        if (!found) { err = where + " (arch " + arch + ") lacks kernel '" + name + "' that this plugin needs: rebuild the pack"; return -1; }
-    }
+    PackManifest m;
+    if (!check_pack_manifest(text, arch, required, where, m, err)) return -1;
     std::string code;
-    const fs::path cpath = dir / str("code");
-    if (str("code").empty() || !read_file(cpath, code)) { err = where + ": code object '" + cpath.string() + "' missing"; return -1; }
+    const fs::path cpath = dir / m.code;
+    if (m.code.empty() || !read_file(cpath, code)) { err = where + ": code object '" + cpath.string() + "' missing"; return -1; }
     const std::string sum = sha256_hex(code.data(), code.size());
-    if (sum != str("sha256")) {
-        err = where + ": checksum mismatch for " + cpath.string() + " (manifest " + str("sha256") + ", file " + sum + ")";
+    if (sum != m.sha256) {
+        err = where + ": checksum mismatch for " + cpath.string() + " (manifest " + m.sha256 + ", file " + sum + ")";
         return -1;
     }
     if (!load_code(code, required, out, where, err)) return -1;
-    out.origin = "AOT pack " + cpath.string() + " (arch " + arch + ", sha256 verified, " + std::to_string(listed.size()) +
-                 " kernels, " + str("compiler") + ")";
+    out.origin = "AOT pack " + cpath.string() + " (arch " + arch + ", sha256 verified, " + std::to_string(m.n_kernels) +
+                 " kernels, " + m.compiler + ")";
     return 1;
 }
 

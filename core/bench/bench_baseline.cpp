@@ -121,7 +121,7 @@ Baseline load_baseline(const std::string &path) {
     ss << in.rdbuf();
     const std::string text = ss.str();
     rapidjson::Document d;
-    d.Parse(text.c_str(), text.size());
+    d.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size()); // no stack overflow on deep nesting
     const Reader rd{path};
     if (d.HasParseError())
         rd.bad("not valid JSON at offset " + std::to_string(d.GetErrorOffset()) + ": " +

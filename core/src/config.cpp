@@ -8,11 +8,15 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "json_nesting.h"
 #include "rocmforge/error.h"
 #include "rocmforge/runtime.h"
 
 namespace rf {
 namespace {
+
+// Real configs nest 3 levels; the bound keeps every later recursive pass over the text safe.
+constexpr size_t kMaxNesting = 64;
 
 const std::set<std::string> kTopLevelKeys = {"backends", "plugin_dirs", "kernel_pack_dirs",
                                              "profiler", "op_overrides", "n_threads",
@@ -50,11 +54,15 @@ Config Config::from_file(const std::string &path) {
 
 Config Config::from_json(const std::string &text, const std::string &source) {
     rapidjson::Document doc;
-    doc.Parse(text.c_str(), text.size());
+    // Iterative: the default recursive parser overflows the stack on deeply nested input.
+    doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
     if (doc.HasParseError())
         throw UsageError(source + ": not valid JSON at offset " +
                          std::to_string(doc.GetErrorOffset()) + ": " +
                          rapidjson::GetParseError_En(doc.GetParseError()));
+    if (const size_t depth = json_nesting_depth(text); depth > kMaxNesting)
+        throw UsageError(source + ": JSON nested " + std::to_string(depth) + " levels deep (at most " +
+                         std::to_string(kMaxNesting) + ")");
     if (!doc.IsObject()) throw UsageError(source + ": the config must be a JSON object");
 
     Config c;

@@ -55,3 +55,16 @@ TEST_CASE("config: errors name the problem") {
 TEST_CASE("config: a missing file is a usage error") {
     CHECK_THROWS_AS(Config::from_file("/nonexistent/rocmforge.json"), rf::UsageError);
 }
+
+// Found through the fuzz_config harness (a 200 KB input; libFuzzer keeps to 4 KB): a deeply
+// nested config overflowed the stack in the recursive parser and crashed every command.
+TEST_CASE("config: deep nesting is refused, never a crash") {
+    const size_t levels = 1000000;
+    CHECK_THAT(usage_error_of(std::string(levels, '[')), Catch::Contains("not valid JSON"));
+    const std::string deep = "{\"backend_options\": {\"cpu\": {\"x\": " + std::string(levels, '[') +
+                             std::string(levels, ']') + "}}}";
+    CHECK_THAT(usage_error_of(deep), Catch::Contains("nested 1000003 levels deep (at most 64)"));
+    // Brackets inside strings are text, not nesting.
+    const Config c = Config::from_json("{\"plugin_dirs\": [\"" + std::string(1000, '[') + "\\\"{\"]}", "x");
+    CHECK(c.plugin_dirs.at(0).size() == 1002);
+}
