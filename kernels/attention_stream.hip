@@ -23,7 +23,7 @@
 template <int D, int GP> RF_DEV void attn_stream(const rf_kargs &a) {
     constexpr int L = D / 8;           // lanes per row
     constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
-    constexpr int U = GP >= 4 ? 2 : 4; // warp steps whose loads are issued together
+    constexpr int U = GP >= 8 ? 1 : GP >= 4 ? 2 : 4; // warp steps whose loads are issued together
     constexpr float NEG = -1e30f;      // "no position yet": finite, so exp(NEG - m) is 0, never NaN
     __shared__ int sh_slot[RF_AST_MAXC];
     __shared__ float sh_wm[RF_AST_WARPS][GP], sh_wl[RF_AST_WARPS][GP];
