@@ -73,11 +73,7 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
         bool started = false;
         for (const auto &cand : plugins) {
             if (!cand.info || cand.info->kind != RF_PLUGIN_BACKEND || name != cand.info->name) continue;
-            const auto *vt = static_cast<const rf_backend_vtable *>(cand.info->vtable);
-            if (vt->struct_size < offsetof(rf_backend_vtable, synchronize) || !vt->init || !vt->compute ||
-                !vt->supports_op || !vt->buffer_alloc || !vt->upload || !vt->download) {
-                throw UsageError("plugin " + cand.record.path + " has an incomplete backend vtable");
-            }
+            const auto *vt = static_cast<const rf_backend_vtable *>(cand.info->vtable); // complete: the loader checked
             void *ctx = nullptr;
             char err[1024] = {0};
             int st = vt->init(config.backend_config_json(name).c_str(), &ctx, err, sizeof err);
@@ -136,7 +132,7 @@ Profiler::Profiler(const rf_profiler_vtable *vt, void *ctx, std::shared_ptr<void
     : vt_(vt), ctx_(ctx), library_(std::move(library)) {}
 
 Profiler::~Profiler() {
-    if (vt_->shutdown) vt_->shutdown(ctx_);
+    if (auto shutdown = RF_SLOT(vt_, rf_profiler_vtable, shutdown)) shutdown(ctx_);
 }
 
 void Profiler::wrap(Backend &backend) {
@@ -147,12 +143,13 @@ void Profiler::wrap(Backend &backend) {
 }
 
 void Profiler::phase(const char *name) {
-    if (vt_->phase) vt_->phase(ctx_, name);
+    if (auto phase = RF_SLOT(vt_, rf_profiler_vtable, phase)) phase(ctx_, name);
 }
 
 void Profiler::report() {
     char err[1024] = {0};
-    if (vt_->report && vt_->report(ctx_, err, sizeof err) != RF_OK)
+    auto report = RF_SLOT(vt_, rf_profiler_vtable, report);
+    if (report && report(ctx_, err, sizeof err) != RF_OK)
         spdlog::warn("profiler report failed: {}", err);
 }
 

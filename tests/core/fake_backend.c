@@ -5,7 +5,12 @@
  *                    lets the test detect a missing copy: pointers from other backends are
  *                    poisoned before use).
  *   FAKE_ABI_MAJOR   ABI major version to report (to test refusal)
+ *   FAKE_ABI_MINOR   ABI minor version to report
+ *   FAKE_STRUCT_END  the first vtable slot beyond struct_size, as a plugin built against an older
+ *                    minor version (a shorter struct) has it. The slots from there on are filled
+ *                    with a poison address: a host reading past struct_size calls it and crashes.
  * Ops: ADD, MUL, SCALE on contiguous f32, with FAKE_OPS_MASK selecting which. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +20,18 @@
 #ifndef FAKE_ABI_MAJOR
 #define FAKE_ABI_MAJOR RF_ABI_MAJOR
 #endif
+#ifndef FAKE_ABI_MINOR
+#define FAKE_ABI_MINOR RF_ABI_MINOR
+#endif
+#ifdef FAKE_STRUCT_END
+#define FAKE_STRUCT_SIZE offsetof(rf_backend_vtable, FAKE_STRUCT_END)
+#else
+#define FAKE_STRUCT_SIZE sizeof(rf_backend_vtable)
+#endif
+/* `impl` if the slot lies within struct_size, else the poison address. */
+#define FAKE_SLOT(slot, impl)                                           \
+    (offsetof(rf_backend_vtable, slot) < FAKE_STRUCT_SIZE ? (impl)      \
+                                                          : (__typeof__(((rf_backend_vtable *)0)->slot))(uintptr_t)0xdead)
 
 typedef struct { int computes; } fake_ctx;
 
@@ -97,24 +114,26 @@ static int fake_compute(void *vctx, const rf_graph *g, char *err, size_t n) {
 }
 
 static const rf_backend_vtable fake_vtable = {
-    /* .struct_size      = */ sizeof(rf_backend_vtable),
-    /* .init             = */ fake_init,
-    /* .shutdown         = */ fake_shutdown,
-    /* .device_info      = */ fake_device_info,
-    /* .buffer_alloc     = */ fake_alloc,
-    /* .buffer_free      = */ fake_free,
-    /* .upload           = */ fake_upload,
-    /* .download         = */ fake_download,
-    /* .supports_op      = */ fake_supports,
-    /* .compute          = */ fake_compute,
-    /* .synchronize      = */ NULL,
-    /* .event_create     = */ NULL,
-    /* .event_record     = */ NULL,
-    /* .event_elapsed_ms = */ NULL,
-    /* .event_destroy    = */ NULL,
-    /* .buffer_from_host = */ NULL,
+    .struct_size = FAKE_STRUCT_SIZE,
+    .init = FAKE_SLOT(init, fake_init),
+    .shutdown = FAKE_SLOT(shutdown, fake_shutdown),
+    .device_info = FAKE_SLOT(device_info, fake_device_info),
+    .buffer_alloc = FAKE_SLOT(buffer_alloc, fake_alloc),
+    .buffer_free = FAKE_SLOT(buffer_free, fake_free),
+    .upload = FAKE_SLOT(upload, fake_upload),
+    .download = FAKE_SLOT(download, fake_download),
+    .supports_op = FAKE_SLOT(supports_op, fake_supports),
+    .compute = FAKE_SLOT(compute, fake_compute),
+    .synchronize = FAKE_SLOT(synchronize, NULL),
+    .event_create = FAKE_SLOT(event_create, NULL),
+    .event_record = FAKE_SLOT(event_record, NULL),
+    .event_elapsed_ms = FAKE_SLOT(event_elapsed_ms, NULL),
+    .event_destroy = FAKE_SLOT(event_destroy, NULL),
+    .buffer_from_host = FAKE_SLOT(buffer_from_host, NULL),
+    .compute_timed = FAKE_SLOT(compute_timed, NULL),
+    .compute_events = FAKE_SLOT(compute_events, NULL),
 };
 
-static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, 0, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};
+static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};
 
 RF_PLUGIN_EXPORT const rf_plugin_info *rocmforge_plugin_entry(void) { return &fake_info; }

@@ -4,7 +4,8 @@
  *  - Every plugin exports one symbol, RF_PLUGIN_ENTRY_SYMBOL, returning a const rf_plugin_info*.
  *  - The loader refuses a plugin whose abi_major differs from RF_ABI_MAJOR, naming both versions.
  *  - Structs that a plugin implements start with `struct_size`; the host never reads a member
- *    beyond it, so the ABI grows by appending members (minor version bump).
+ *    beyond it (RF_SLOT), so the ABI grows by appending members (minor version bump) and a
+ *    plugin built against an older minor version keeps working with the slots it has.
  *  - No C++ types or exceptions cross this boundary. Errors come back as an int status
  *    (RF_OK == 0) plus a message written into a caller-provided buffer.
  */
@@ -27,6 +28,12 @@ extern "C" {
 #else
 #define RF_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
+
+/* Slot `slot` of the vtable `vt` points at (a struct of type `type`), or NULL when the plugin's
+ * struct_size does not reach it: a plugin built against an older minor version has a shorter
+ * struct, and the bytes after it are not slots. Hosts read every optional slot through this. */
+#define RF_SLOT(vt, type, slot) \
+    ((vt)->struct_size >= offsetof(type, slot) + sizeof((vt)->slot) ? (vt)->slot : NULL)
 
 enum rf_status {
     RF_OK = 0,
