@@ -1,5 +1,6 @@
 #include "rocmforge/plugin_loader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "rocmforge/error.h"
 #include "rocmforge/executable_dir.h"
+#include "rocmforge/join.h"
 #include "rocmforge/log.h"
 
 namespace fs = std::filesystem;
@@ -98,6 +100,14 @@ LoadedPlugin load_plugin_file(const std::string &path) {
     lp.record.loaded = true;
     lp.record.status = std::string("loaded (") + kind_name(info->kind) + ")";
     return lp;
+}
+
+std::string backends_found(const std::vector<LoadedPlugin> &plugins) {
+    std::vector<std::string> names;
+    for (const auto &p : plugins)
+        if (p.info && p.info->kind == RF_PLUGIN_BACKEND && std::find(names.begin(), names.end(), p.info->name) == names.end())
+            names.emplace_back(p.info->name);
+    return names.empty() ? "none" : join(names);
 }
 
 std::vector<std::string> plugin_search_path(const Config &config) {

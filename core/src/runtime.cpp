@@ -40,40 +40,38 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
             if (p.info && p.info->kind == kind && (name.empty() || name == p.info->name)) return &p;
         return nullptr;
     };
-    auto available_names = [&] {
-        // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): once each.
-        std::vector<std::string> names;
-        for (const auto &p : plugins)
-            if (p.info && p.info->kind == RF_PLUGIN_BACKEND && std::find(names.begin(), names.end(), p.info->name) == names.end())
-                names.emplace_back(p.info->name);
-        std::string s;
-        for (const auto &n : names) s += (s.empty() ? "" : ", ") + n;
-        return s.empty() ? std::string("none") : s;
+    auto required = [&](const std::string &name) {
+        return std::find(config.required.begin(), config.required.end(), name) != config.required.end();
     };
+    check_backend_options(config, plugins);
 
     for (const auto &name : config.backends) {
         if (rt->find(name)) continue;
         const LoadedPlugin *p = find_plugin(RF_PLUGIN_BACKEND, name);
         if (!p) {
-            std::string why = "no plugin provides backend '" + name + "' (backends found: " + available_names() + ")";
+            std::string why = "no plugin provides backend '" + name + "' (backends found: " + backends_found(plugins) + ")";
             // A refused plugin of that name says more than "not found".
             for (const auto &r : rt->records_)
                 if (r.name == name && !r.loaded) why = "plugin " + r.path + " for backend '" + name + "' was refused: " + r.status;
-            if (config.backends_explicit && std::find(config.required.begin(), config.required.end(), name) != config.required.end())
-                throw UsageError(why);
-            if (config.backends_explicit && name != "hip")
-                throw UsageError(config.source + ": " + why);
+            // Only the built-in list may name backends this installation lacks: with no plugin
+            // there is nobody to declare the backend optional.
+            if (required(name)) throw UsageError(why);
+            if (config.backends_explicit) throw UsageError(config.source + ": " + why);
             spdlog::info("{}", why);
             rt->unavailable_.emplace_back(name, why);
             continue;
         }
         // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): the first
         // in search order that starts on this machine wins; every refusal is reported.
+        // Optional when every plugin of that name declares it (RF_BACKEND_OPTIONAL), and the user
+        // did not require it.
         std::string why_all;
-        bool started = false;
+        bool started = false, optional = !required(name);
         for (const auto &cand : plugins) {
             if (!cand.info || cand.info->kind != RF_PLUGIN_BACKEND || name != cand.info->name) continue;
             const auto *vt = static_cast<const rf_backend_vtable *>(cand.info->vtable); // complete: the loader checked
+            const auto flags = RF_SLOT(vt, rf_backend_vtable, flags);
+            optional = optional && flags && (flags() & RF_BACKEND_OPTIONAL);
             void *ctx = nullptr;
             char err[1024] = {0};
             int st = vt->init(config.backend_config_json(name).c_str(), &ctx, err, sizeof err);
@@ -91,8 +89,7 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
         }
         if (!started) {
             std::string why = "backend '" + name + "' cannot start: " + why_all;
-            if (std::find(config.required.begin(), config.required.end(), name) != config.required.end())
-                throw Error(why);
+            if (!optional) throw Error(why);
             spdlog::info("{}", why);
             rt->unavailable_.emplace_back(name, why);
         }

@@ -6,6 +6,8 @@
  *                    poisoned before use).
  *   FAKE_ABI_MAJOR   ABI major version to report (to test refusal)
  *   FAKE_ABI_MINOR   ABI minor version to report
+ *   FAKE_OPTION_KEYS the backend_options keys it lists (ABI 1.2 option_keys), e.g. "a", "b"
+ *   FAKE_FLAGS       its RF_BACKEND_* flags (ABI 1.2 flags)
  *   FAKE_STRUCT_END  the first vtable slot beyond struct_size, as a plugin built against an older
  *                    minor version (a shorter struct) has it. The slots from there on are filled
  *                    with a poison address: a host reading past struct_size calls it and crashes.
@@ -113,6 +115,22 @@ static int fake_compute(void *vctx, const rf_graph *g, char *err, size_t n) {
     return RF_OK;
 }
 
+#ifdef FAKE_OPTION_KEYS
+static const char *const *fake_option_keys(void) {
+    static const char *const keys[] = {FAKE_OPTION_KEYS, NULL};
+    return keys;
+}
+#define FAKE_OPTION_KEYS_SLOT fake_option_keys
+#else
+#define FAKE_OPTION_KEYS_SLOT NULL
+#endif
+#ifdef FAKE_FLAGS
+static uint32_t fake_flags(void) { return FAKE_FLAGS; }
+#define FAKE_FLAGS_SLOT fake_flags
+#else
+#define FAKE_FLAGS_SLOT NULL
+#endif
+
 static const rf_backend_vtable fake_vtable = {
     .struct_size = FAKE_STRUCT_SIZE,
     .init = FAKE_SLOT(init, fake_init),
@@ -132,6 +150,8 @@ static const rf_backend_vtable fake_vtable = {
     .buffer_from_host = FAKE_SLOT(buffer_from_host, NULL),
     .compute_timed = FAKE_SLOT(compute_timed, NULL),
     .compute_events = FAKE_SLOT(compute_events, NULL),
+    .option_keys = FAKE_SLOT(option_keys, FAKE_OPTION_KEYS_SLOT),
+    .flags = FAKE_SLOT(flags, FAKE_FLAGS_SLOT),
 };
 
 static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};

@@ -29,6 +29,8 @@ struct Config {
     static Config from_json(const std::string &text, const std::string &source);
     // The JSON object handed to a backend's init (its own object + n_threads, pack dirs).
     std::string backend_config_json(const std::string &backend) const;
+    // The keys of the backend's object in backend_options, as the user wrote them.
+    std::vector<std::string> backend_option_keys(const std::string &backend) const;
     std::string to_json() const;
     // The JSON object handed to the profiler plugin's init: its config object with the
     // command line's trace path applied.
