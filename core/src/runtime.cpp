@@ -25,6 +25,11 @@ Backend *Runtime::find(const std::string &name) const {
     return nullptr;
 }
 
+Backend *Runtime::override_backend(int op) const {
+    auto it = config_.op_overrides.find(rf_op_name(op));
+    return it == config_.op_overrides.end() ? nullptr : find(it->second);
+}
+
 void Runtime::phase(const char *name) {
     if (profiler_) profiler_->phase(name);
 }

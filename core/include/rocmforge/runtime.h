@@ -115,6 +115,8 @@ public:
     const std::vector<Backend *> &backends() const { return order_; } // available, in order
     Backend *primary() const { return order_.empty() ? nullptr : order_.front(); }
     Backend *find(const std::string &name) const;
+    // The backend op_overrides puts op (enum rf_op) on, or nullptr (create() checked it started).
+    Backend *override_backend(int op) const;
     const std::vector<PluginRecord> &plugin_records() const { return records_; }
     // Backends named in the config that could not start, with the reason.
     const std::vector<std::pair<std::string, std::string>> &unavailable() const { return unavailable_; }
