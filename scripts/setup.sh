@@ -7,7 +7,7 @@ build=${1:-build}
 shift || true
 
 need=()
-for pkg in meson ninja-build pkg-config g++ libspdlog-dev rapidjson-dev catch2 libboost-dev ccache; do
+for pkg in meson ninja-build pkg-config g++ libspdlog-dev libfmt-dev rapidjson-dev catch2 libboost-dev ccache; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # hipcc (clang-15 with AMD targets) builds the RDNA kernel packs; optional but installed by default.
