@@ -4,21 +4,14 @@
 // that reads past struct_size crashes this test instead of passing.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <filesystem>
 #include <vector>
 
+#include "fake_plugins.h"
 #include "rocmforge/graph.h"
 #include "rocmforge/plugin_loader.h"
 #include "rocmforge/runtime.h"
 
-static std::string fake_dir() {
-    const char *host = std::getenv("RF_FAKE_HOST");
-    REQUIRE(host != nullptr);
-    return std::filesystem::path(host).parent_path().string();
-}
-
-static std::string fake_file(const std::string &name) { return fake_dir() + "/rocmforge-" + name + ".so"; }
+static std::string fake_file(const std::string &name) { return fake_plugin_dir() + "/rocmforge-" + name + ".so"; }
 
 TEST_CASE("abi: another major version is refused naming both versions") {
     auto lp = rf::load_plugin_file(fake_file("badabi"));
@@ -52,7 +45,7 @@ TEST_CASE("abi: plugins without optional slots run graphs, copies and uploads wi
         auto lp = rf::load_plugin_file(fake_file(name));
         REQUIRE(lp.info != nullptr);
         auto rt = rf::Runtime::create(rf::Config::from_json(
-            std::string("{\"backends\": [\"") + name + "\", \"fakehost\"], \"plugin_dirs\": [\"" + fake_dir() + "\"]}", "t.json"));
+            std::string("{\"backends\": [\"") + name + "\", \"fakehost\"], \"plugin_dirs\": [\"" + fake_plugin_dir() + "\"]}", "t.json"));
         rf::Backend *b = rt->find(name);
         REQUIRE(b != nullptr);
 

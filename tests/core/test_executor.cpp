@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -13,6 +14,13 @@ static std::unique_ptr<rf::Runtime> fake_runtime(const std::string &backends, co
     std::string dir = std::filesystem::path(std::getenv("RF_FAKE_HOST")).parent_path().string();
     return rf::Runtime::create(rf::Config::from_json(
         "{\"backends\": " + backends + ", \"plugin_dirs\": [\"" + dir + "\"]" + extra + "}", "t.json"));
+}
+
+// The first four f32 values of a result.
+static std::array<float, 4> read4(rf::Executor &ex, const rf::Tensor *t) {
+    std::array<float, 4> out{};
+    ex.read(t, out.data(), sizeof out);
+    return out;
 }
 
 TEST_CASE("executor: nodes split across a device and a host backend with copies between") {
@@ -59,9 +67,7 @@ TEST_CASE("executor: op_overrides pin an op to a backend") {
     auto *in = g.input("x", RF_TYPE_F32, {4}, x);
     auto *y = g.scale(in, 3.0f);
     ex.run(g);
-    float out[4];
-    ex.read(y, out, sizeof out);
-    CHECK(out[3] == 12.0f);
+    CHECK(read4(ex, y)[3] == 12.0f);
     CHECK(y->home->name() == "fakehost");
 }
 
@@ -158,9 +164,7 @@ TEST_CASE("executor: an override that would copy persistent state every run is r
     rf::Graph g2;
     auto *y = g2.scale(weight.get(), 2.0f);
     ex.run(g2);
-    float out[4];
-    ex.read(y, out, sizeof out);
-    CHECK(out[3] == 8.0f);
+    CHECK(read4(ex, y)[3] == 8.0f);
     CHECK(y->home->name() == "fakehost");
 }
 
@@ -174,9 +178,7 @@ TEST_CASE("executor: without an override, a node reading state runs where the st
     rf::Graph g;
     auto *y = g.scale(state.get(), 0.5f);
     ex.run(g);
-    float out[4];
-    ex.read(y, out, sizeof out);
-    CHECK(out[1] == 1.0f);
+    CHECK(read4(ex, y)[1] == 1.0f);
     CHECK(y->home == &dev);
 }
 

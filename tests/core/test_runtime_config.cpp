@@ -2,20 +2,12 @@
 // plugin lists; a backend that cannot start is skipped only when its plugin declares it optional.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <filesystem>
-
+#include "fake_plugins.h"
 #include "rocmforge/error.h"
 #include "rocmforge/runtime.h"
 
-static std::string fake_dir() {
-    const char *host = std::getenv("RF_FAKE_HOST");
-    REQUIRE(host != nullptr);
-    return std::filesystem::path(host).parent_path().string();
-}
-
 static rf::Config fake_config(const std::string &fields) {
-    return rf::Config::from_json("{\"plugin_dirs\": [\"" + fake_dir() + "\"], " + fields + "}", "t.json");
+    return rf::Config::from_json("{\"plugin_dirs\": [\"" + fake_plugin_dir() + "\"], " + fields + "}", "t.json");
 }
 
 // The message of the UsageError (exit code 2) that creating a runtime for `fields` throws.
