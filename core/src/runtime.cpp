@@ -67,9 +67,10 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
             continue;
         }
         // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): the first
-        // in search order that starts on this machine wins; every refusal is reported.
-        // Optional when every plugin of that name declares it (RF_BACKEND_OPTIONAL), and the user
-        // did not require it.
+        // in search order that starts on this machine wins; every refusal is reported. Failing to
+        // start is skipped only when the user did not require the backend, every plugin of that
+        // name declares it optional (RF_BACKEND_OPTIONAL) and every one failed for lack of a
+        // device: a bad option is an error even for an optional backend.
         std::string why_all;
         bool started = false, optional = !required(name);
         for (const auto &cand : plugins) {
@@ -81,6 +82,7 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
             char err[1024] = {0};
             int st = vt->init(config.backend_config_json(name).c_str(), &ctx, err, sizeof err);
             if (st != RF_OK) {
+                optional = optional && st == RF_ERR_NO_DEVICE;
                 why_all += std::string(why_all.empty() ? "" : "; ") + cand.record.path + ": " +
                            (err[0] ? err : "status " + std::to_string(st));
                 continue;

@@ -43,7 +43,11 @@ typedef struct { int computes; } fake_ctx;
 static void *to_host(const void *p) { return (void *)((uintptr_t)p - DEV_OFF); }
 
 static int fake_init(const char *cfg, void **ctx, char *err, size_t n) {
-    (void)cfg;
+    /* Any option set to "invalid" stands for a bad config value. */
+    if (cfg && strstr(cfg, "\"invalid\"")) {
+        strncpy(err, "fake: an option is invalid", n);
+        return RF_ERR_INVALID;
+    }
 #ifdef FAKE_INIT_FAILS
     /* Stands for a plugin flavour whose driver is missing on this machine. */
     strncpy(err, "fake driver missing", n);

@@ -56,6 +56,12 @@ TEST_CASE("backends: an optional backend that cannot start is skipped with its r
     CHECK_THAT(rt->unavailable()[0].second, Catch::Contains("cannot start") && Catch::Contains("fake driver missing"));
 }
 
+TEST_CASE("backends: an optional backend refusing its options is an error, not skipped") {
+    rf::Config c = fake_config(R"("backends": ["fakegpu", "fakehost"], "backend_options": {"fakegpu": {"mode": "invalid"}})");
+    CHECK_THROWS_WITH(rf::Runtime::create(c), Catch::StartsWith("backend 'fakegpu' cannot start") &&
+                                                   Catch::Contains("an option is invalid"));
+}
+
 TEST_CASE("backends: a backend not declared optional must start when the config names it") {
     rf::Config c = fake_config(R"("backends": ["fakebroken", "fakehost"])");
     CHECK_THROWS_WITH(rf::Runtime::create(c), Catch::StartsWith("backend 'fakebroken' cannot start") &&

@@ -191,9 +191,10 @@ typedef struct rf_buffer_desc {
 
 /* Backend flags (rf_backend_vtable.flags, ABI 1.2). */
 enum rf_backend_flags {
-    /* The backend needs hardware or a driver that a machine may lack (a GPU). When it cannot
-     * start, the host says why and goes on with the next backend of the config, unless the user
-     * required it (--backend). Without this flag a backend the config names must start. */
+    /* The backend needs hardware or a driver that a machine may lack (a GPU). When its init
+     * fails with RF_ERR_NO_DEVICE, the host says why and goes on with the next backend of the
+     * config, unless the user required it (--backend). Without this flag (or for any other
+     * failure, such as a bad option) a backend the config names must start. */
     RF_BACKEND_OPTIONAL = 1,
 };
 
