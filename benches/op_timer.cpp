@@ -11,9 +11,13 @@ std::vector<double> time_node(rf::Backend &backend, rf_node &node, const TimerOp
     const rf_graph graph = {1, &ptr};
     const rf_backend_vtable *vt = backend.vtable();
     void *ctx = backend.context();
-    const bool events = vt->event_create && vt->event_record && vt->event_elapsed_ms && vt->event_destroy;
+    const auto event_create = RF_SLOT(vt, rf_backend_vtable, event_create);
+    const auto event_record = RF_SLOT(vt, rf_backend_vtable, event_record);
+    const auto event_elapsed_ms = RF_SLOT(vt, rf_backend_vtable, event_elapsed_ms);
+    const auto event_destroy = RF_SLOT(vt, rf_backend_vtable, event_destroy);
+    const bool events = event_create && event_record && event_elapsed_ms && event_destroy;
     void *ev[2] = {nullptr, nullptr};
-    if (events && (vt->event_create(ctx, &ev[0]) != RF_OK || vt->event_create(ctx, &ev[1]) != RF_OK))
+    if (events && (event_create(ctx, &ev[0]) != RF_OK || event_create(ctx, &ev[1]) != RF_OK))
         throw rf::Error("backend '" + backend.name() + "': cannot create timing events");
 
     for (int i = 0; i < opt.warmup; ++i) backend.compute(graph);
@@ -22,11 +26,11 @@ std::vector<double> time_node(rf::Backend &backend, rf_node &node, const TimerOp
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < opt.reps; ++i) {
         if (events) {
-            vt->event_record(ctx, ev[0]);
+            event_record(ctx, ev[0]);
             backend.compute(graph);
-            vt->event_record(ctx, ev[1]);
+            event_record(ctx, ev[1]);
             float t = 0;
-            if (vt->event_elapsed_ms(ctx, ev[0], ev[1], &t) != RF_OK)
+            if (event_elapsed_ms(ctx, ev[0], ev[1], &t) != RF_OK)
                 throw rf::Error("backend '" + backend.name() + "': reading a timing event failed");
             ms.push_back(double(t));
         } else {
@@ -39,8 +43,8 @@ std::vector<double> time_node(rf::Backend &backend, rf_node &node, const TimerOp
         if (i >= 2 && spent > opt.max_seconds) break;
     }
     if (events) {
-        vt->event_destroy(ctx, ev[0]);
-        vt->event_destroy(ctx, ev[1]);
+        event_destroy(ctx, ev[0]);
+        event_destroy(ctx, ev[1]);
     }
     return ms;
 }

@@ -52,6 +52,9 @@ WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, 
     RF_FORWARD(compute_timed);
     RF_FORWARD(compute_events);
 #undef RF_FORWARD
+    // Queries without a ctx answer the same through the wrapper: the plugin's own functions.
+    vt_.option_keys = RF_SLOT(inner_, rf_backend_vtable, option_keys);
+    vt_.flags = RF_SLOT(inner_, rf_backend_vtable, flags);
     use_events_ = vt_.event_create && vt_.event_record && vt_.event_elapsed_ms && vt_.event_destroy;
     device_marks_ = use_events_ && device_node_marks && vt_.compute_events;
     rf_device_info info{};

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 
-pkgs=(meson ninja-build pkg-config g++ libspdlog-dev rapidjson-dev catch2 libboost-dev ccache)
+pkgs=(meson ninja-build pkg-config g++ libspdlog-dev libfmt-dev rapidjson-dev catch2 libboost-dev ccache)
 # hipcc (clang-15 with AMD targets) builds the RDNA kernel packs; optional but installed by default.
 [ "${ROCMFORGE_NO_HIP:-0}" = 1 ] || pkgs+=(hipcc libamdhip64-dev)
 scripts/install_missing.sh "${pkgs[@]}"

@@ -255,7 +255,8 @@ int cmd_bench_memory(int argc, char **argv) {
         const Backend::MemoryUse &m = b->memory_use();
         if (m.peak_allocated) add("peak_allocated", {{"backend", b->name()}}, "MiB", mib(m.peak_allocated));
         rf_device_info now{};
-        if (!b->host_memory() && b->vtable()->device_info && b->vtable()->device_info(b->context(), &now) == RF_OK &&
+        const auto device_info = RF_SLOT(b->vtable(), rf_backend_vtable, device_info);
+        if (!b->host_memory() && device_info && device_info(b->context(), &now) == RF_OK &&
             now.total_memory >= now.free_memory && now.total_memory)
             std::fprintf(stderr, "%s: device reports %.1f MiB in use of %.1f MiB (all processes and the runtime)\n",
                          b->name().c_str(), mib(now.total_memory - now.free_memory), mib(now.total_memory));

@@ -36,6 +36,8 @@ struct CpuBackend {
 
 // Parses the config JSON; throws rf::Error with a message on bad input.
 std::unique_ptr<CpuBackend> create_backend(const char *config_json);
+// The keys create_backend reads, NULL-terminated (rf_backend_vtable::option_keys).
+const char *const *option_keys();
 
 // Runs every node of the graph on the pool. Returns an rf_status and fills *message on error.
 // marks_ns (optional, n_nodes + 1 entries): as rf_backend_vtable::compute_timed describes.

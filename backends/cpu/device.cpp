@@ -51,6 +51,11 @@ void copy_str(char *dst, size_t cap, const std::string &s) {
 
 uint64_t available_memory_bytes() { return meminfo_bytes("MemAvailable"); }
 
+const char *const *option_keys() {
+    static const char *const keys[] = {"n_threads", "weights", "simd", nullptr};
+    return keys;
+}
+
 std::unique_ptr<CpuBackend> create_backend(const char *config_json) {
     auto be = std::make_unique<CpuBackend>();
     int n_threads = 0;

@@ -153,6 +153,9 @@ const rf_backend_vtable kVtable = {
     nullptr,
     cpu_buffer_from_host,
     cpu_compute_timed,
+    nullptr, // compute_events: no timing events
+    option_keys,
+    nullptr, // flags: none, so a config naming "cpu" fails when it cannot start
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "cpu", "0.1.0", &kVtable};

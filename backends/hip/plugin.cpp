@@ -13,6 +13,7 @@
 #include "fusion.h"
 #include "memory.h"
 #include "ops.h"
+#include "options.h"
 
 namespace rf_hip {
 
@@ -349,6 +350,8 @@ const rf_backend_vtable kVtable = {
     /* .buffer_from_host = */ nullptr,
     /* .compute_timed    = */ nullptr, // compute() is asynchronous: compute_events instead
     /* .compute_events   = */ compute_events,
+    /* .option_keys      = */ option_keys,
+    /* .flags            = */ backend_flags,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};

@@ -100,6 +100,11 @@ void KvPageTable::clear(int seq) {
     s.length = 0;
 }
 
+Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend) {
+    Backend *b = runtime.override_backend(RF_OP_ATTENTION);
+    return b ? *b : weights_backend;
+}
+
 int kv_cache_type_from_name(const std::string &name) {
     const int t = type_from_name(name);
     if (t != RF_TYPE_F16 && t != RF_TYPE_Q8_0 && t != RF_TYPE_F32)

@@ -1,4 +1,6 @@
 // Backend: a C++ face over one plugin's vtable. Converts status codes into rf::Error.
+// The loader guarantees the required slots (plugin_loader.cpp); optional ones are read through
+// RF_SLOT, so a plugin of an older minor version with a shorter vtable is never read past its end.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -67,11 +69,11 @@ Backend::Backend(std::string name, std::string plugin_path, const rf_backend_vta
                  std::shared_ptr<void> library)
     : name_(std::move(name)), plugin_path_(std::move(plugin_path)), vt_(vt), plugin_vt_(vt),
       ctx_(ctx), plugin_ctx_(ctx), library_(std::move(library)) {
-    if (vt_->device_info) vt_->device_info(ctx_, &info_);
+    if (auto device_info = RF_SLOT(vt_, rf_backend_vtable, device_info)) device_info(ctx_, &info_);
 }
 
 Backend::~Backend() {
-    if (plugin_vt_->shutdown) plugin_vt_->shutdown(plugin_ctx_);
+    if (auto shutdown = RF_SLOT(plugin_vt_, rf_backend_vtable, shutdown)) shutdown(plugin_ctx_);
 }
 
 rf_buffer_desc Backend::alloc(uint64_t bytes) {
@@ -88,10 +90,10 @@ rf_buffer_desc Backend::alloc(uint64_t bytes) {
 }
 
 rf_buffer_desc Backend::wrap_or_upload(void *host, uint64_t bytes) {
-    if (vt_->buffer_from_host) {
+    if (auto from_host = RF_SLOT(vt_, rf_backend_vtable, buffer_from_host)) {
         rf_buffer_desc d{};
         char err[kErrLen] = {0};
-        if (vt_->buffer_from_host(ctx_, host, bytes, &d, err, sizeof err) == RF_OK) {
+        if (from_host(ctx_, host, bytes, &d, err, sizeof err) == RF_OK) {
             if (d.handle) {
                 held_[d.handle] = {bytes, true};
                 mem_.from_host += bytes;
@@ -111,7 +113,7 @@ void Backend::free(const rf_buffer_desc &b) {
         (it->second.from_host ? mem_.from_host : mem_.allocated) -= it->second.bytes;
         held_.erase(it);
     }
-    if (vt_->buffer_free) vt_->buffer_free(ctx_, b.handle);
+    if (auto buffer_free = RF_SLOT(vt_, rf_backend_vtable, buffer_free)) buffer_free(ctx_, b.handle);
 }
 
 void Backend::upload(void *dst, const void *src, uint64_t bytes) {
@@ -136,9 +138,10 @@ void Backend::compute(const rf_graph &graph) {
 }
 
 void Backend::synchronize() {
-    if (!vt_->synchronize) return;
+    auto synchronize = RF_SLOT(vt_, rf_backend_vtable, synchronize);
+    if (!synchronize) return;
     char err[kErrLen] = {0};
-    int st = vt_->synchronize(ctx_, err, sizeof err);
+    int st = synchronize(ctx_, err, sizeof err);
     if (st != RF_OK) fail(name_, "synchronize", st, err);
 }
 

@@ -10,6 +10,7 @@
 
 #include "json_nesting.h"
 #include "rocmforge/error.h"
+#include "rocmforge/join.h"
 #include "rocmforge/runtime.h"
 
 namespace rf {
@@ -40,6 +41,16 @@ std::vector<std::string> string_list(const rapidjson::Value &v, const char *key,
         out.emplace_back(item.GetString(), item.GetStringLength());
     }
     return out;
+}
+
+// An override for an op that does not exist would silently do nothing.
+void check_op_name(const std::string &op, const std::string &source) {
+    std::vector<std::string> ops;
+    for (int i = RF_OP_NONE + 1; i < RF_OP_COUNT; ++i) {
+        if (op == rf_op_name(i)) return;
+        ops.emplace_back(rf_op_name(i));
+    }
+    throw UsageError(source + ": op_overrides names op \"" + op + "\", which does not exist (ops: " + join(ops) + ")");
 }
 
 } // namespace
@@ -111,6 +122,7 @@ Config Config::from_json(const std::string &text, const std::string &source) {
         for (auto it = o.MemberBegin(); it != o.MemberEnd(); ++it) {
             if (!it->value.IsString())
                 throw UsageError(source + ": op_overrides." + it->name.GetString() + " must be a backend name");
+            check_op_name(it->name.GetString(), source);
             c.op_overrides[it->name.GetString()] = it->value.GetString();
         }
     }
@@ -138,6 +150,16 @@ std::string Config::backend_config_json(const std::string &backend) const {
         d.AddMember("kernel_pack_dirs", arr, a);
     }
     return json_text(d);
+}
+
+std::vector<std::string> Config::backend_option_keys(const std::string &backend) const {
+    std::vector<std::string> keys;
+    auto it = backend_json.find(backend);
+    if (it == backend_json.end()) return keys;
+    rapidjson::Document d;
+    d.Parse(it->second.c_str());
+    for (auto m = d.MemberBegin(); m != d.MemberEnd(); ++m) keys.emplace_back(m->name.GetString(), m->name.GetStringLength());
+    return keys;
 }
 
 std::string Config::profiler_config_json() const {

@@ -18,6 +18,18 @@ const char *op_name(int op) { return rf_op_name(op); }
 
 Tensor *root_of(Tensor *t) { return t->kind == TensorKind::View ? t->view_src : t; }
 
+// A node reading persistent state (a KV pool: persistent, not a weight) from another backend's
+// memory would copy all of it through the host on every run, though it changes every step and
+// belongs where its readers run. Refused: a config error when op_overrides moved the node.
+[[noreturn]] void refuse_state_copy(const rf_node &n, const Tensor &state, const Backend &runs_on, bool overridden) {
+    const std::string node = std::string("node ") + (n.label ? n.label : "") + " on '" + runs_on.name() + "'";
+    const std::string why = ", but it reads '" + std::string(state.label()) + "', state that lives on '" +
+                            state.home->name() + "' and changes every step: copying all of it there on every run is refused";
+    if (overridden)
+        throw UsageError("op_overrides." + std::string(op_name(n.op)) + " puts " + node + why +
+                         " (the KV cache follows op_overrides.attention)");
+    throw Error(std::string(op_name(n.op)) + " " + node + why + " (no backend can run it where that state lives)");
+}
 
 } // namespace
 
@@ -112,19 +124,12 @@ struct Executor::Impl {
     bool debug = std::getenv("RF_SCHED_DEBUG") != nullptr;
 
     // op_overrides per op id (nullptr: none), looked up once instead of per node.
-    const std::string *override_name[RF_OP_COUNT] = {};
+    Backend *override_backend[RF_OP_COUNT] = {};
 
     explicit Impl(Runtime &r) : rt(r) {
-        for (int op = 0; op < RF_OP_COUNT; ++op) {
-            auto it = rt.config().op_overrides.find(op_name(op));
-            if (it != rt.config().op_overrides.end()) override_name[op] = &it->second;
-        }
+        for (int op = 0; op < RF_OP_COUNT; ++op) override_backend[op] = rt.override_backend(op);
     }
-    const std::string *override_for(int op) const {
-        if (op >= 0 && op < RF_OP_COUNT) return override_name[op];
-        auto it = rt.config().op_overrides.find(op_name(op));
-        return it == rt.config().op_overrides.end() ? nullptr : &it->second;
-    }
+    Backend *override_for(int op) const { return op >= 0 && op < RF_OP_COUNT ? override_backend[op] : nullptr; }
     ~Impl() {
         for (auto &[b, a] : arenas) b->free(a.buf);
     }
@@ -136,14 +141,18 @@ struct Executor::Impl {
 
     Backend *choose_backend(const rf_node &n, const Graph::NodeRefs &r, const char *&why) {
         if (n.op == RF_OP_SET_ROWS) {
+            Backend *ov = override_for(n.op);
+            if (ov && !same_memory(ov, r.dst->home))
+                throw UsageError(std::string("op_overrides puts set_rows on '") + ov->name() + "', but node " +
+                                 (n.label ? n.label : "") + " appends in place to '" + r.dst->label() + "' on '" +
+                                 r.dst->home->name() + "': the KV cache lives where attention runs, so override attention instead");
             why = "in place on the pool's backend";
             return r.dst->home;
         }
-        if (const std::string *ov = override_for(n.op)) {
-            Backend *b = rt.find(*ov);
+        if (Backend *b = override_for(n.op)) {
             if (!b->supports(n))
-                throw Error(std::string("op_overrides puts ") + op_name(n.op) + " on '" + *ov +
-                            "', which does not support node " + (n.label ? n.label : ""));
+                throw UsageError(std::string("op_overrides puts ") + op_name(n.op) + " on '" + b->name() +
+                                 "', which does not support node " + (n.label ? n.label : ""));
             why = "op_overrides";
             return b;
         }
@@ -338,6 +347,8 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
             if (!src) continue;
             Tensor *r = root_of(src);
             if (Impl::same_memory(r->home, steps[i].backend)) continue;
+            if (r->kind == TensorKind::Persistent && !(r->t.flags & RF_TENSOR_WEIGHT))
+                refuse_state_copy(nodes[i], *r, *steps[i].backend, I.override_for(nodes[i].op) != nullptr);
             if (!src->contiguous()) throw Error("cross-backend copy of a non-contiguous tensor");
             I.copy_tensors.emplace_back();
             Tensor *c = &I.copy_tensors.back();

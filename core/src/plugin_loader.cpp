@@ -1,5 +1,6 @@
 #include "rocmforge/plugin_loader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "rocmforge/error.h"
 #include "rocmforge/executable_dir.h"
+#include "rocmforge/join.h"
 #include "rocmforge/log.h"
 
 namespace fs = std::filesystem;
@@ -24,6 +26,28 @@ const char *kind_name(int kind) {
     case RF_PLUGIN_PROFILER: return "profiler";
     default: return "unknown";
     }
+}
+
+// The first required slot a plugin's vtable lacks (beyond its struct_size, or NULL), or nullptr.
+// The core calls these without checking, so a plugin missing one is refused at load.
+const char *missing_required_slot(const rf_plugin_info &info) {
+#define RF_REQUIRE(type, slot) \
+    if (!RF_SLOT(vt, type, slot)) return #slot
+    if (info.kind == RF_PLUGIN_BACKEND) {
+        const auto *vt = static_cast<const rf_backend_vtable *>(info.vtable);
+        RF_REQUIRE(rf_backend_vtable, init);
+        RF_REQUIRE(rf_backend_vtable, buffer_alloc);
+        RF_REQUIRE(rf_backend_vtable, upload);
+        RF_REQUIRE(rf_backend_vtable, download);
+        RF_REQUIRE(rf_backend_vtable, supports_op);
+        RF_REQUIRE(rf_backend_vtable, compute);
+    } else if (info.kind == RF_PLUGIN_PROFILER) {
+        const auto *vt = static_cast<const rf_profiler_vtable *>(info.vtable);
+        RF_REQUIRE(rf_profiler_vtable, init);
+        RF_REQUIRE(rf_profiler_vtable, wrap);
+    }
+#undef RF_REQUIRE
+    return nullptr;
 }
 
 bool is_shared_object(const fs::path &p) {
@@ -66,11 +90,24 @@ LoadedPlugin load_plugin_file(const std::string &path) {
         lp.record.status = "unknown plugin kind " + std::to_string(info->kind);
         return lp;
     }
+    if (const char *slot = missing_required_slot(*info)) {
+        lp.record.status = std::string("incomplete ") + kind_name(info->kind) + " vtable: no '" + slot +
+                           "' slot (struct_size " + std::to_string(*static_cast<const uint32_t *>(info->vtable)) + ")";
+        return lp;
+    }
     lp.info = info;
     lp.library = std::static_pointer_cast<void>(lib);
     lp.record.loaded = true;
     lp.record.status = std::string("loaded (") + kind_name(info->kind) + ")";
     return lp;
+}
+
+std::string backends_found(const std::vector<LoadedPlugin> &plugins) {
+    std::vector<std::string> names;
+    for (const auto &p : plugins)
+        if (p.info && p.info->kind == RF_PLUGIN_BACKEND && std::find(names.begin(), names.end(), p.info->name) == names.end())
+            names.emplace_back(p.info->name);
+    return names.empty() ? "none" : join(names);
 }
 
 std::vector<std::string> plugin_search_path(const Config &config) {
@@ -95,7 +132,6 @@ std::vector<std::string> plugin_search_path(const Config &config) {
 
 std::vector<LoadedPlugin> discover_plugins(const Config &config) {
     std::set<std::string> explicit_dirs(config.plugin_dirs.begin(), config.plugin_dirs.end());
-    if (const char *env = std::getenv("ROCMFORGE_PLUGIN_PATH")) (void)env; // env dirs may be absent
     std::vector<LoadedPlugin> out;
     std::set<std::string> seen;
     for (const auto &dir : plugin_search_path(config)) {

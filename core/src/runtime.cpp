@@ -25,6 +25,11 @@ Backend *Runtime::find(const std::string &name) const {
     return nullptr;
 }
 
+Backend *Runtime::override_backend(int op) const {
+    auto it = config_.op_overrides.find(rf_op_name(op));
+    return it == config_.op_overrides.end() ? nullptr : find(it->second);
+}
+
 void Runtime::phase(const char *name) {
     if (profiler_) profiler_->phase(name);
 }
@@ -40,48 +45,44 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
             if (p.info && p.info->kind == kind && (name.empty() || name == p.info->name)) return &p;
         return nullptr;
     };
-    auto available_names = [&] {
-        // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): once each.
-        std::vector<std::string> names;
-        for (const auto &p : plugins)
-            if (p.info && p.info->kind == RF_PLUGIN_BACKEND && std::find(names.begin(), names.end(), p.info->name) == names.end())
-                names.emplace_back(p.info->name);
-        std::string s;
-        for (const auto &n : names) s += (s.empty() ? "" : ", ") + n;
-        return s.empty() ? std::string("none") : s;
+    auto required = [&](const std::string &name) {
+        return std::find(config.required.begin(), config.required.end(), name) != config.required.end();
     };
+    check_backend_options(config, plugins);
 
     for (const auto &name : config.backends) {
         if (rt->find(name)) continue;
         const LoadedPlugin *p = find_plugin(RF_PLUGIN_BACKEND, name);
         if (!p) {
-            std::string why = "no plugin provides backend '" + name + "' (backends found: " + available_names() + ")";
+            std::string why = "no plugin provides backend '" + name + "' (backends found: " + backends_found(plugins) + ")";
             // A refused plugin of that name says more than "not found".
             for (const auto &r : rt->records_)
                 if (r.name == name && !r.loaded) why = "plugin " + r.path + " for backend '" + name + "' was refused: " + r.status;
-            if (config.backends_explicit && std::find(config.required.begin(), config.required.end(), name) != config.required.end())
-                throw UsageError(why);
-            if (config.backends_explicit && name != "hip")
-                throw UsageError(config.source + ": " + why);
+            // Only the built-in list may name backends this installation lacks: with no plugin
+            // there is nobody to declare the backend optional.
+            if (required(name)) throw UsageError(why);
+            if (config.backends_explicit) throw UsageError(config.source + ": " + why);
             spdlog::info("{}", why);
             rt->unavailable_.emplace_back(name, why);
             continue;
         }
         // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): the first
-        // in search order that starts on this machine wins; every refusal is reported.
+        // in search order that starts on this machine wins; every refusal is reported. Failing to
+        // start is skipped only when the user did not require the backend, every plugin of that
+        // name declares it optional (RF_BACKEND_OPTIONAL) and every one failed for lack of a
+        // device: a bad option is an error even for an optional backend.
         std::string why_all;
-        bool started = false;
+        bool started = false, optional = !required(name);
         for (const auto &cand : plugins) {
             if (!cand.info || cand.info->kind != RF_PLUGIN_BACKEND || name != cand.info->name) continue;
-            const auto *vt = static_cast<const rf_backend_vtable *>(cand.info->vtable);
-            if (vt->struct_size < offsetof(rf_backend_vtable, synchronize) || !vt->init || !vt->compute ||
-                !vt->supports_op || !vt->buffer_alloc || !vt->upload || !vt->download) {
-                throw UsageError("plugin " + cand.record.path + " has an incomplete backend vtable");
-            }
+            const auto *vt = static_cast<const rf_backend_vtable *>(cand.info->vtable); // complete: the loader checked
+            const auto flags = RF_SLOT(vt, rf_backend_vtable, flags);
+            optional = optional && flags && (flags() & RF_BACKEND_OPTIONAL);
             void *ctx = nullptr;
             char err[1024] = {0};
             int st = vt->init(config.backend_config_json(name).c_str(), &ctx, err, sizeof err);
             if (st != RF_OK) {
+                optional = optional && st == RF_ERR_NO_DEVICE;
                 why_all += std::string(why_all.empty() ? "" : "; ") + cand.record.path + ": " +
                            (err[0] ? err : "status " + std::to_string(st));
                 continue;
@@ -95,8 +96,7 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
         }
         if (!started) {
             std::string why = "backend '" + name + "' cannot start: " + why_all;
-            if (std::find(config.required.begin(), config.required.end(), name) != config.required.end())
-                throw Error(why);
+            if (!optional) throw Error(why);
             spdlog::info("{}", why);
             rt->unavailable_.emplace_back(name, why);
         }
@@ -136,7 +136,7 @@ Profiler::Profiler(const rf_profiler_vtable *vt, void *ctx, std::shared_ptr<void
     : vt_(vt), ctx_(ctx), library_(std::move(library)) {}
 
 Profiler::~Profiler() {
-    if (vt_->shutdown) vt_->shutdown(ctx_);
+    if (auto shutdown = RF_SLOT(vt_, rf_profiler_vtable, shutdown)) shutdown(ctx_);
 }
 
 void Profiler::wrap(Backend &backend) {
@@ -147,12 +147,13 @@ void Profiler::wrap(Backend &backend) {
 }
 
 void Profiler::phase(const char *name) {
-    if (vt_->phase) vt_->phase(ctx_, name);
+    if (auto phase = RF_SLOT(vt_, rf_profiler_vtable, phase)) phase(ctx_, name);
 }
 
 void Profiler::report() {
     char err[1024] = {0};
-    if (vt_->report && vt_->report(ctx_, err, sizeof err) != RF_OK)
+    auto report = RF_SLOT(vt_, rf_profiler_vtable, report);
+    if (report && report(ctx_, err, sizeof err) != RF_OK)
         spdlog::warn("profiler report failed: {}", err);
 }
 

@@ -23,8 +23,9 @@ if grep -q "no default model found" "$tmp/nomodel.err"; then
   grep -q "mkmodel" "$tmp/nomodel.err" && fail "missing-model error still suggests mkmodel"
 fi
 
-# info: the config's order, each backend once, backend_options in the config in force.
-echo '{"backends": ["hip", "cpu"], "backend_options": {"cpu": {"simd": "scalar"}}}' >"$tmp/order.json"
+# info: the order in force (here the built-in hip, cpu: only that list may name a backend whose
+# plugin this build lacks), each backend once, backend_options in the config in force.
+echo '{"backend_options": {"cpu": {"simd": "scalar"}}}' >"$tmp/order.json"
 "$exe" info --config "$tmp/order.json" >"$tmp/info.out" 2>&1 || fail "info exited $?"
 grep -q '^backends (priority order: hip, cpu):' "$tmp/info.out" || fail "info: $(grep priority "$tmp/info.out")"
 awk '/^backends \(priority/ { on = 1; next } on && /^  [a-z]+:/ { sub(":", "", $1); printf "%s ", $1 }' "$tmp/info.out" >"$tmp/order.txt"

@@ -5,7 +5,14 @@
  *                    lets the test detect a missing copy: pointers from other backends are
  *                    poisoned before use).
  *   FAKE_ABI_MAJOR   ABI major version to report (to test refusal)
+ *   FAKE_ABI_MINOR   ABI minor version to report
+ *   FAKE_OPTION_KEYS the backend_options keys it lists (ABI 1.2 option_keys), e.g. "a", "b"
+ *   FAKE_FLAGS       its RF_BACKEND_* flags (ABI 1.2 flags)
+ *   FAKE_STRUCT_END  the first vtable slot beyond struct_size, as a plugin built against an older
+ *                    minor version (a shorter struct) has it. The slots from there on are filled
+ *                    with a poison address: a host reading past struct_size calls it and crashes.
  * Ops: ADD, MUL, SCALE on contiguous f32, with FAKE_OPS_MASK selecting which. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +22,18 @@
 #ifndef FAKE_ABI_MAJOR
 #define FAKE_ABI_MAJOR RF_ABI_MAJOR
 #endif
+#ifndef FAKE_ABI_MINOR
+#define FAKE_ABI_MINOR RF_ABI_MINOR
+#endif
+#ifdef FAKE_STRUCT_END
+#define FAKE_STRUCT_SIZE offsetof(rf_backend_vtable, FAKE_STRUCT_END)
+#else
+#define FAKE_STRUCT_SIZE sizeof(rf_backend_vtable)
+#endif
+/* `impl` if the slot lies within struct_size, else the poison address. */
+#define FAKE_SLOT(slot, impl)                                           \
+    (offsetof(rf_backend_vtable, slot) < FAKE_STRUCT_SIZE ? (impl)      \
+                                                          : (__typeof__(((rf_backend_vtable *)0)->slot))(uintptr_t)0xdead)
 
 typedef struct { int computes; } fake_ctx;
 
@@ -24,7 +43,11 @@ typedef struct { int computes; } fake_ctx;
 static void *to_host(const void *p) { return (void *)((uintptr_t)p - DEV_OFF); }
 
 static int fake_init(const char *cfg, void **ctx, char *err, size_t n) {
-    (void)cfg;
+    /* Any option set to "invalid" stands for a bad config value. */
+    if (cfg && strstr(cfg, "\"invalid\"")) {
+        strncpy(err, "fake: an option is invalid", n);
+        return RF_ERR_INVALID;
+    }
 #ifdef FAKE_INIT_FAILS
     /* Stands for a plugin flavour whose driver is missing on this machine. */
     strncpy(err, "fake driver missing", n);
@@ -96,25 +119,45 @@ static int fake_compute(void *vctx, const rf_graph *g, char *err, size_t n) {
     return RF_OK;
 }
 
+#ifdef FAKE_OPTION_KEYS
+static const char *const *fake_option_keys(void) {
+    static const char *const keys[] = {FAKE_OPTION_KEYS, NULL};
+    return keys;
+}
+#define FAKE_OPTION_KEYS_SLOT fake_option_keys
+#else
+#define FAKE_OPTION_KEYS_SLOT NULL
+#endif
+#ifdef FAKE_FLAGS
+static uint32_t fake_flags(void) { return FAKE_FLAGS; }
+#define FAKE_FLAGS_SLOT fake_flags
+#else
+#define FAKE_FLAGS_SLOT NULL
+#endif
+
 static const rf_backend_vtable fake_vtable = {
-    /* .struct_size      = */ sizeof(rf_backend_vtable),
-    /* .init             = */ fake_init,
-    /* .shutdown         = */ fake_shutdown,
-    /* .device_info      = */ fake_device_info,
-    /* .buffer_alloc     = */ fake_alloc,
-    /* .buffer_free      = */ fake_free,
-    /* .upload           = */ fake_upload,
-    /* .download         = */ fake_download,
-    /* .supports_op      = */ fake_supports,
-    /* .compute          = */ fake_compute,
-    /* .synchronize      = */ NULL,
-    /* .event_create     = */ NULL,
-    /* .event_record     = */ NULL,
-    /* .event_elapsed_ms = */ NULL,
-    /* .event_destroy    = */ NULL,
-    /* .buffer_from_host = */ NULL,
+    .struct_size = FAKE_STRUCT_SIZE,
+    .init = FAKE_SLOT(init, fake_init),
+    .shutdown = FAKE_SLOT(shutdown, fake_shutdown),
+    .device_info = FAKE_SLOT(device_info, fake_device_info),
+    .buffer_alloc = FAKE_SLOT(buffer_alloc, fake_alloc),
+    .buffer_free = FAKE_SLOT(buffer_free, fake_free),
+    .upload = FAKE_SLOT(upload, fake_upload),
+    .download = FAKE_SLOT(download, fake_download),
+    .supports_op = FAKE_SLOT(supports_op, fake_supports),
+    .compute = FAKE_SLOT(compute, fake_compute),
+    .synchronize = FAKE_SLOT(synchronize, NULL),
+    .event_create = FAKE_SLOT(event_create, NULL),
+    .event_record = FAKE_SLOT(event_record, NULL),
+    .event_elapsed_ms = FAKE_SLOT(event_elapsed_ms, NULL),
+    .event_destroy = FAKE_SLOT(event_destroy, NULL),
+    .buffer_from_host = FAKE_SLOT(buffer_from_host, NULL),
+    .compute_timed = FAKE_SLOT(compute_timed, NULL),
+    .compute_events = FAKE_SLOT(compute_events, NULL),
+    .option_keys = FAKE_SLOT(option_keys, FAKE_OPTION_KEYS_SLOT),
+    .flags = FAKE_SLOT(flags, FAKE_FLAGS_SLOT),
 };
 
-static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, 0, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};
+static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};
 
 RF_PLUGIN_EXPORT const rf_plugin_info *rocmforge_plugin_entry(void) { return &fake_info; }

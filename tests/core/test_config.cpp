@@ -49,6 +49,10 @@ TEST_CASE("config: errors name the problem") {
     CHECK_THAT(usage_error_of("{\"n_threads\": -1}"), Catch::Contains("n_threads"));
     CHECK_THAT(usage_error_of("{\"profiler\": 3}"), Catch::Contains("profiler"));
     CHECK_THAT(usage_error_of("{\"op_overrides\": {\"matmul\": 1}}"), Catch::Contains("op_overrides.matmul"));
+    CHECK_THAT(usage_error_of("{\"op_overrides\": {\"atention\": \"cpu\"}}"),
+               Catch::Contains("op \"atention\", which does not exist") && Catch::Contains("(ops: get_rows, matmul,") &&
+                   Catch::Contains("attention"));
+    CHECK_THAT(usage_error_of("{\"op_overrides\": {\"none\": \"cpu\"}}"), Catch::Contains("op \"none\""));
     CHECK_THAT(usage_error_of(""), Catch::Contains("not valid JSON"));
 }
 

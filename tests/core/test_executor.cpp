@@ -1,16 +1,26 @@
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 
+#include "rocmforge/error.h"
 #include "rocmforge/graph.h"
+#include "rocmforge/kv_cache.h"
 #include "rocmforge/runtime.h"
 
 static std::unique_ptr<rf::Runtime> fake_runtime(const std::string &backends, const std::string &extra = "") {
     std::string dir = std::filesystem::path(std::getenv("RF_FAKE_HOST")).parent_path().string();
     return rf::Runtime::create(rf::Config::from_json(
         "{\"backends\": " + backends + ", \"plugin_dirs\": [\"" + dir + "\"]" + extra + "}", "t.json"));
+}
+
+// The first four f32 values of a result.
+static std::array<float, 4> read4(rf::Executor &ex, const rf::Tensor *t) {
+    std::array<float, 4> out{};
+    ex.read(t, out.data(), sizeof out);
+    return out;
 }
 
 TEST_CASE("executor: nodes split across a device and a host backend with copies between") {
@@ -57,9 +67,7 @@ TEST_CASE("executor: op_overrides pin an op to a backend") {
     auto *in = g.input("x", RF_TYPE_F32, {4}, x);
     auto *y = g.scale(in, 3.0f);
     ex.run(g);
-    float out[4];
-    ex.read(y, out, sizeof out);
-    CHECK(out[3] == 12.0f);
+    CHECK(read4(ex, y)[3] == 12.0f);
     CHECK(y->home->name() == "fakehost");
 }
 
@@ -130,4 +138,66 @@ TEST_CASE("backend memory use: allocations counted until freed, with their peak"
     ex.run(g);
     CHECK(b->memory_use().allocated == base + ex.arena_bytes(b));
     CHECK(ex.arena_bytes(b) > 0);
+}
+
+// State (persistent, not a weight: a KV pool) stays on its backend; weights may be copied.
+TEST_CASE("executor: an override that would copy persistent state every run is refused with the reason") {
+    auto rt = fake_runtime("[\"fakedev\", \"fakehost\"]", ", \"op_overrides\": {\"scale\": \"fakehost\"}");
+    rf::Backend &dev = *rt->find("fakedev");
+    rf::PersistentTensor state(dev, "cache_k_l0", RF_TYPE_F32, {4});
+    rf::Executor ex(*rt);
+    rf::Graph g;
+    g.scale(state.get(), 2.0f, "blk.0.attention");
+    try {
+        ex.run(g);
+        FAIL("the state was copied");
+    } catch (const rf::UsageError &e) {
+        CHECK_THAT(e.what(), Catch::Contains("op_overrides.scale puts node blk.0.attention on 'fakehost'") &&
+                                 Catch::Contains("reads 'cache_k_l0', state that lives on 'fakedev'") &&
+                                 Catch::Contains("refused"));
+    }
+
+    // A weight is constant: copying it is slow but not refused.
+    const float w[4] = {1, 2, 3, 4};
+    const int64_t ne[4] = {4, 1, 1, 1};
+    rf::PersistentTensor weight(dev, "w", RF_TYPE_F32, ne, w);
+    rf::Graph g2;
+    auto *y = g2.scale(weight.get(), 2.0f);
+    ex.run(g2);
+    CHECK(read4(ex, y)[3] == 8.0f);
+    CHECK(y->home->name() == "fakehost");
+}
+
+TEST_CASE("executor: without an override, a node reading state runs where the state lives") {
+    auto rt = fake_runtime("[\"fakehost\", \"fakedev\"]");
+    rf::Backend &dev = *rt->find("fakedev");
+    rf::PersistentTensor state(dev, "cache_v_l0", RF_TYPE_F32, {4});
+    const float v[4] = {1, 2, 3, 4};
+    dev.upload(state.get()->t.data, v, sizeof v);
+    rf::Executor ex(*rt);
+    rf::Graph g;
+    auto *y = g.scale(state.get(), 0.5f);
+    ex.run(g);
+    CHECK(read4(ex, y)[1] == 1.0f);
+    CHECK(y->home == &dev);
+}
+
+TEST_CASE("executor: set_rows moved away from its pool by op_overrides is refused") {
+    auto rt = fake_runtime("[\"fakedev\", \"fakehost\"]", ", \"op_overrides\": {\"set_rows\": \"fakehost\"}");
+    rf::PersistentTensor pool(*rt->find("fakedev"), "cache_k_l0", RF_TYPE_F32, {4, 8});
+    std::vector<float> rows(8, 1.0f);
+    int32_t slots[2] = {0, 5};
+    rf::Executor ex(*rt);
+    rf::Graph g;
+    g.set_rows(pool.get(), g.input("k", RF_TYPE_F32, {4, 2}, rows.data()), g.input("slots", RF_TYPE_I32, {2}, slots));
+    CHECK_THROWS_WITH(ex.run(g), Catch::Contains("op_overrides puts set_rows on 'fakehost'") &&
+                                     Catch::Contains("appends in place to 'cache_k_l0' on 'fakedev'") &&
+                                     Catch::Contains("override attention instead"));
+}
+
+TEST_CASE("kv cache: lives on the backend op_overrides puts attention on, else with the weights") {
+    auto plain = fake_runtime("[\"fakedev\", \"fakehost\"]");
+    CHECK(&rf::kv_cache_backend(*plain, *plain->find("fakedev")) == plain->find("fakedev"));
+    auto moved = fake_runtime("[\"fakedev\", \"fakehost\"]", ", \"op_overrides\": {\"attention\": \"fakehost\"}");
+    CHECK(&rf::kv_cache_backend(*moved, *moved->find("fakedev")) == moved->find("fakehost"));
 }

@@ -59,6 +59,22 @@ TEST_CASE("cpu plugin: config and device info", "[cpu][abi]") {
     CHECK(std::string(err).find("JSON") != std::string::npos);
 }
 
+TEST_CASE("cpu plugin: option_keys lists exactly the keys init reads; no flags, so it must start", "[cpu][abi]") {
+    const auto option_keys = RF_SLOT(&vtable(), rf_backend_vtable, option_keys);
+    REQUIRE(option_keys != nullptr);
+    std::vector<std::string> keys;
+    for (const char *const *k = option_keys(); *k; ++k) keys.emplace_back(*k);
+    CHECK(keys == std::vector<std::string>{"n_threads", "weights", "simd"});
+    // init reads each listed key: a value of the wrong type is refused naming it.
+    for (const auto &key : keys) {
+        void *ctx = nullptr;
+        char err[256] = {};
+        CHECK(vtable().init(("{\"" + key + "\": [true]}").c_str(), &ctx, err, sizeof err) == RF_ERR_INVALID);
+        CHECK_THAT(err, Catch::Contains(key));
+    }
+    CHECK(RF_SLOT(&vtable(), rf_backend_vtable, flags) == nullptr);
+}
+
 TEST_CASE("cpu plugin: buffers", "[cpu][abi]") {
     Backend be("{}");
     const rf_backend_vtable &vt = vtable();

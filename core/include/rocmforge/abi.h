@@ -4,7 +4,8 @@
  *  - Every plugin exports one symbol, RF_PLUGIN_ENTRY_SYMBOL, returning a const rf_plugin_info*.
  *  - The loader refuses a plugin whose abi_major differs from RF_ABI_MAJOR, naming both versions.
  *  - Structs that a plugin implements start with `struct_size`; the host never reads a member
- *    beyond it, so the ABI grows by appending members (minor version bump).
+ *    beyond it (RF_SLOT), so the ABI grows by appending members (minor version bump) and a
+ *    plugin built against an older minor version keeps working with the slots it has.
  *  - No C++ types or exceptions cross this boundary. Errors come back as an int status
  *    (RF_OK == 0) plus a message written into a caller-provided buffer.
  */
@@ -19,7 +20,7 @@ extern "C" {
 #endif
 
 #define RF_ABI_MAJOR 1
-#define RF_ABI_MINOR 1
+#define RF_ABI_MINOR 2
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -27,6 +28,12 @@ extern "C" {
 #else
 #define RF_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
+
+/* Slot `slot` of the vtable `vt` points at (a struct of type `type`), or NULL when the plugin's
+ * struct_size does not reach it: a plugin built against an older minor version has a shorter
+ * struct, and the bytes after it are not slots. Hosts read every optional slot through this. */
+#define RF_SLOT(vt, type, slot) \
+    ((vt)->struct_size >= offsetof(type, slot) + sizeof((vt)->slot) ? (vt)->slot : NULL)
 
 enum rf_status {
     RF_OK = 0,
@@ -182,6 +189,15 @@ typedef struct rf_buffer_desc {
     uint64_t size;
 } rf_buffer_desc;
 
+/* Backend flags (rf_backend_vtable.flags, ABI 1.2). */
+enum rf_backend_flags {
+    /* The backend needs hardware or a driver that a machine may lack (a GPU). When its init
+     * fails with RF_ERR_NO_DEVICE, the host says why and goes on with the next backend of the
+     * config, unless the user required it (--backend). Without this flag (or for any other
+     * failure, such as a bad option) a backend the config names must start. */
+    RF_BACKEND_OPTIONAL = 1,
+};
+
 /* Backend vtable. Optional slots may be NULL; the host then uses the documented default. */
 typedef struct rf_backend_vtable {
     uint32_t struct_size;
@@ -230,6 +246,17 @@ typedef struct rf_backend_vtable {
      * Nodes that one fused kernel computes together complete with it: their events are recorded
      * after that kernel, so the group's time lands on its first node and the others read 0. */
     int (*compute_events)(void *ctx, const rf_graph *graph, void *const *events, char *err, size_t err_len);
+
+    /* ---- ABI 1.2 ---- */
+    /* Optional: the keys init() accepts in this backend's object of the config's
+     * "backend_options", a NULL-terminated list valid while the plugin is loaded. No ctx: the host
+     * checks a config before init (also for a backend that cannot start on this machine) and
+     * refuses a key that is not listed, naming the listed ones. The host itself adds "n_threads"
+     * and "kernel_pack_dirs" to every backend's object; init ignores those it does not list.
+     * NULL: the host passes the keys on unchecked. */
+    const char *const *(*option_keys)(void);
+    /* Optional: RF_BACKEND_* flags; NULL means none. No ctx: read before init. */
+    uint32_t (*flags)(void);
 } rf_backend_vtable;
 
 /* Kernel-pack manifest, exported by fused-kernel pack plugins (plugins/). */

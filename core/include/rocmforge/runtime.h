@@ -29,6 +29,8 @@ struct Config {
     static Config from_json(const std::string &text, const std::string &source);
     // The JSON object handed to a backend's init (its own object + n_threads, pack dirs).
     std::string backend_config_json(const std::string &backend) const;
+    // The keys of the backend's object in backend_options, as the user wrote them.
+    std::vector<std::string> backend_option_keys(const std::string &backend) const;
     std::string to_json() const;
     // The JSON object handed to the profiler plugin's init: its config object with the
     // command line's trace path applied.
@@ -113,6 +115,8 @@ public:
     const std::vector<Backend *> &backends() const { return order_; } // available, in order
     Backend *primary() const { return order_.empty() ? nullptr : order_.front(); }
     Backend *find(const std::string &name) const;
+    // The backend op_overrides puts op (enum rf_op) on, or nullptr (create() checked it started).
+    Backend *override_backend(int op) const;
     const std::vector<PluginRecord> &plugin_records() const { return records_; }
     // Backends named in the config that could not start, with the reason.
     const std::vector<std::pair<std::string, std::string>> &unavailable() const { return unavailable_; }

@@ -1,0 +1,74 @@
+// ABI versioning: plugins of another major version are refused, plugins of an older minor version
+// (a shorter vtable) work with the slots they have, and missing optional slots get the defaults.
+// fakeold and fakemin fill every slot beyond their struct_size with a poison address, so a host
+// that reads past struct_size crashes this test instead of passing.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "fake_plugins.h"
+#include "rocmforge/graph.h"
+#include "rocmforge/plugin_loader.h"
+#include "rocmforge/runtime.h"
+
+static std::string fake_file(const std::string &name) { return fake_plugin_dir() + "/rocmforge-" + name + ".so"; }
+
+TEST_CASE("abi: another major version is refused naming both versions") {
+    auto lp = rf::load_plugin_file(fake_file("badabi"));
+    CHECK(lp.info == nullptr);
+    const std::string ours = std::to_string(RF_ABI_MAJOR) + "." + std::to_string(RF_ABI_MINOR);
+    CHECK_THAT(lp.record.status, Catch::Contains("ABI version 99.0") && Catch::Contains("runtime's " + ours));
+}
+
+TEST_CASE("abi: a vtable too short for a required slot is refused at load, naming the slot") {
+    auto lp = rf::load_plugin_file(fake_file("fakeshort"));
+    CHECK(lp.info == nullptr);
+    CHECK_FALSE(lp.record.loaded);
+    CHECK_THAT(lp.record.status, Catch::Contains("incomplete backend vtable") && Catch::Contains("'compute'"));
+}
+
+TEST_CASE("abi: RF_SLOT reads a slot only within struct_size") {
+    rf_backend_vtable vt{};
+    vt.synchronize = [](void *, char *, size_t) { return int(RF_OK); };
+    vt.struct_size = offsetof(rf_backend_vtable, synchronize);
+    CHECK(RF_SLOT(&vt, rf_backend_vtable, synchronize) == nullptr);
+    vt.struct_size = offsetof(rf_backend_vtable, synchronize) + sizeof(vt.synchronize);
+    CHECK(RF_SLOT(&vt, rf_backend_vtable, synchronize) == vt.synchronize);
+}
+
+// fakehost: a full vtable with every optional slot NULL; fakeold: ABI 1.0 (no compute_timed and
+// later); fakemin: nothing beyond compute (no synchronize, events, buffer_from_host). The last two
+// are "device" backends, so the executor copies across and synchronizes them.
+TEST_CASE("abi: plugins without optional slots run graphs, copies and uploads with the defaults") {
+    for (const char *name : {"fakehost", "fakeold", "fakemin"}) {
+        INFO("backend " << name);
+        auto lp = rf::load_plugin_file(fake_file(name));
+        REQUIRE(lp.info != nullptr);
+        auto rt = rf::Runtime::create(rf::Config::from_json(
+            std::string("{\"backends\": [\"") + name + "\", \"fakehost\"], \"plugin_dirs\": [\"" + fake_plugin_dir() + "\"]}", "t.json"));
+        rf::Backend *b = rt->find(name);
+        REQUIRE(b != nullptr);
+
+        // No buffer_from_host: wrap_or_upload allocates and uploads.
+        std::vector<float> host(64, 3.0f), back(64);
+        rf_buffer_desc d = b->wrap_or_upload(host.data(), host.size() * sizeof(float));
+        b->download(back.data(), d.base, back.size() * sizeof(float));
+        CHECK(back == host);
+        b->free(d);
+
+        rf::Executor ex(*rt);
+        std::vector<float> x(40);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) - 7.0f;
+        for (int run = 0; run < 2; ++run) { // the second run replays the cached plan
+            rf::Graph g;
+            auto *in = g.input("x", RF_TYPE_F32, {40}, x.data());
+            auto *y = g.scale(in, 2.0f);   // on `name`
+            auto *z = g.add(y, in);        // on fakehost: y copied from `name` after synchronize
+            auto *w = g.scale(z, 0.5f);    // back on `name`
+            ex.run(g);
+            std::vector<float> out(40);
+            ex.read(w, out.data(), out.size() * sizeof(float));
+            for (size_t i = 0; i < x.size(); ++i) REQUIRE(out[i] == 1.5f * x[i]);
+        }
+    }
+}
