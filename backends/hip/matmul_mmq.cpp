@@ -20,11 +20,15 @@ namespace {
 constexpr int64_t kDefaultMinCols = 8;
 constexpr int64_t kMaxCols = 64;
 
+// An A/B knob from the environment: its integer value, `fallback` when unset or empty. Each
+// caller keeps the result in a static (read once).
+int env_int(const char *name, int fallback) {
+    const char *s = std::getenv(name);
+    return s && *s ? std::atoi(s) : fallback;
+}
+
 int64_t min_cols() {
-    static const int64_t v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_MIN_COLS");
-        return s && *s ? std::max<int64_t>(1, std::atoll(s)) : kDefaultMinCols;
-    }();
+    static const int64_t v = std::max(1, env_int("ROCMFORGE_HIP_MMQ_MIN_COLS", (int)kDefaultMinCols));
     return v;
 }
 
@@ -32,8 +36,7 @@ int64_t min_cols() {
 // forces it (A/B, tests); 0 / unset: chosen from the shape. Clusters need sm_90.
 int forced_ksplit() {
     static const int v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_KSPLIT");
-        const int r = s ? std::atoi(s) : 0;
+        const int r = env_int("ROCMFORGE_HIP_MMQ_KSPLIT", 0);
         return r == 1 || r == 2 || r == 4 ? r : 0;
     }();
     return v;
@@ -42,28 +45,19 @@ int forced_ksplit() {
 // ROCMFORGE_HIP_MMQ_PREFETCH=1: bulk L2 prefetch of the weight rows a few steps ahead (off by
 // default: no faster on the H100, docs/notes/mmq.md).
 bool prefetch_off() {
-    static const bool v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_PREFETCH");
-        return !(s && *s == '1');
-    }();
+    static const bool v = env_int("ROCMFORGE_HIP_MMQ_PREFETCH", 0) != 1;
     return v;
 }
 
 // ROCMFORGE_HIP_MMQ_PF_STEPS=N: K steps per prefetch window (tuning; 0 / unset: the kernel's).
 int prefetch_steps() {
-    static const int v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_PF_STEPS");
-        return s ? std::max(0, std::atoi(s)) : 0;
-    }();
+    static const int v = std::max(0, env_int("ROCMFORGE_HIP_MMQ_PF_STEPS", 0));
     return v;
 }
 
 // ROCMFORGE_HIP_MMQ_TMA=1: stage with bulk (TMA) copies instead of 16-byte cp.async (A/B).
 bool use_tma() {
-    static const bool v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_TMA");
-        return s && *s == '1';
-    }();
+    static const bool v = env_int("ROCMFORGE_HIP_MMQ_TMA", 0) == 1;
     return v;
 }
 
@@ -79,17 +73,14 @@ const char *suffix(int type) {
 
 // ROCMFORGE_HIP_MMQP=0: prefill matmuls on the f16 tensor-core kernels instead (A/B).
 bool prefill_on() {
-    static const bool v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_MMQP");
-        return !(s && *s == '0');
-    }();
+    static const bool v = env_int("ROCMFORGE_HIP_MMQP", 1) != 0;
     return v;
 }
 
+// ROCMFORGE_HIP_MMQP_COLS=64|128: the prefill kernels' tile width (A/B); 0 / unset: chosen.
 int forced_prefill_cols() {
     static const int v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_MMQP_COLS");
-        const int r = s ? std::atoi(s) : 0;
+        const int r = env_int("ROCMFORGE_HIP_MMQP_COLS", 0);
         return r == 64 || r == 128 ? r : 0;
     }();
     return v;
