@@ -48,9 +48,14 @@ model() { # shape type -> path (made once per machine)
 for step in "$@"; do
   t0=$(date +%s)
   case $step in
-  opcheck)
+  opcheck) # every case, then the matmuls with each prefill tile width forced (the host's choice
+    # depends on the shape, so small cases alone would not reach both)
     timeout 300 $D/tests/hip/rocmforge-opcheck > "$OUT/opcheck.txt" 2>&1
-    log "opcheck rc=$? $(tail -1 "$OUT/opcheck.txt")"; grep -E "FAIL" "$OUT/opcheck.txt" | head -20 | tee -a "$S" ;;
+    log "opcheck rc=$? $(tail -1 "$OUT/opcheck.txt")"; grep -E "FAIL" "$OUT/opcheck.txt" | head -20 | tee -a "$S"
+    for c in 64 128; do
+      ROCMFORGE_HIP_MMQP_COLS=$c timeout 120 $D/tests/hip/rocmforge-opcheck --filter matmul > "$OUT/opcheck-cols$c.txt" 2>&1
+      log "opcheck matmul, ROCMFORGE_HIP_MMQP_COLS=$c rc=$? $(tail -1 "$OUT/opcheck-cols$c.txt")"; grep -E "FAIL" "$OUT/opcheck-cols$c.txt" | head -10 | tee -a "$S"
+    done ;;
   opperf)
     for r in 1 2; do
       ROCMFORGE_HIP_MVQ_ROWS=$r timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul" > "$OUT/opperf-r$r.txt" 2>&1
@@ -129,13 +134,13 @@ for step in "$@"; do
       set -- $vals
       cmp -s "$OUT/ab-$1.txt" "$OUT/ab-$2.txt" && log "greedy $spec $v $vals: identical" || log "greedy $spec $v $vals: DIFFER"
     done ;;
-  abpp) # the same for prompt processing: pp512 with AB_VAR=1 and =0, interleaved
+  abpp) # the same for prompt processing: pp512 with AB_VAR=A and =B (AB_VALS, default "1 0"), interleaved
     v=${AB_VAR:-ROCMFORGE_HIP_ACT16}
     for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
       set -- $spec
       m=$(model $1 $2)
       for rep in 1 2; do
-        for p in 1 0; do
+        for p in ${AB_VALS:-1 0}; do
           r=$(env $v=$p timeout 120 $RF bench -m $m -p 512 -n 0 -r 5 --backend hip 2>/dev/null | grep pp512 | awk -F'|' '{print $(NF-1)}')
           log "pp512 $1 $2 $v=$p: $r"
         done

@@ -131,12 +131,17 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
     if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
-    // 128 columns per block where that still gives every multiprocessor a block, else 64;
-    // Q4_0 / Q8_0 always 64 (two blocks per multiprocessor, kernels/matmul_mmq_prefill.hip),
-    // unless ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
-    const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS;
+    // The tile width with the fewer block-waves, a 128-column block costing 1.74 of a 64-column
+    // one (one block per multiprocessor either way). Q4_0 / Q8_0 take 128: their 64-column kernels
+    // run two blocks per multiprocessor, so a wave of those costs two. H100 pp512, forced 128 /
+    // forced 64 against the earlier "128 where it fills every SM, legacy types 64" rule: 7B Q4_K_M
+    // 13,800 / 12,650 vs 13,280 (128 wins at N = 4096 although its 128 blocks leave 4 SMs idle),
+    // 7B Q4_0 9,800 / 9,120 vs 9,150, TinyLlama Q4_K_M 40k / 54.5k vs 52.5k (64 wins at N = 5632:
+    // 176 blocks of 128 columns make 1.3 waves). ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
+    const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS, sms = std::max(1, b.multiprocessors);
+    const auto waves = [&](int64_t c) { return (row_tiles * ((M + c - 1) / c) + sms - 1) / sms; };
     const bool legacy = w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0;
-    int cols = !legacy && row_tiles * ((M + 127) / 128) >= std::max(1, b.multiprocessors) ? 128 : 64;
+    int cols = legacy || 1.74 * (double)waves(128) < (double)waves(64) ? 128 : 64;
     if (forced_prefill_cols()) cols = forced_prefill_cols();
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
