@@ -13,12 +13,9 @@
 // All in #if RF_NVIDIA: needs matmul_mma.hip's ldsm_x4 / mma_f16_16816 / pack2_rn (included
 // before this file by all_kernels.hip).
 #include "compat.h"
+#include "attention_mma_layout.h"
 
 #if RF_NVIDIA
-
-#define RF_ATM_THREADS 128
-#define RF_ATM_BQ 64  // queries per block (the host's grid uses it)
-#define RF_ATM_BKV 64 // KV positions per shared-memory stage
 
 extern __shared__ __align__(16) u8 rf_atm_smem[];
 
@@ -36,10 +33,14 @@ RF_DEV void atm_cp16(u32 dst, const void *src) {
 }
 
 template <int D> RF_DEV void attention_mma_impl(const rf_kargs &a) {
-    enum { LD = D + 8, KT = D / 16, ND = D / 8, TILE = RF_ATM_BKV * LD, CH = D / 8 }; // LD: conflict-free ldmatrix rows
+    enum { LD = RF_ATM_LD(D), KT = D / 16, ND = D / 8, TILE = RF_ATM_BKV * LD, CH = D / 8 };
     __shared__ int tok_seq[RF_ATM_BQ], tok_pos[RF_ATM_BQ];
     __shared__ int pass_seq, pass_maxpos;
     u16 *sm = (u16 *)rf_atm_smem; // [stage][K tile, V tile][RF_ATM_BKV][LD]
+    // The host sized the shared memory from the same layout; a mismatch must not run.
+    u32 dyn;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    if (dyn < (u32)RF_ATM_SMEM_BYTES(D)) __trap();
 
     const rf_ktensor &q = a.src[0], &kp = a.src[1], &vp = a.src[2], &tab = a.src[3], &info = a.src[4];
     const int Hq = (int)q.ne[1], T = (int)q.ne[2], Hkv = (int)(kp.ne[0] / D);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "attention_mma_layout.h"
 #include "kernel_args.h"
 #include "matmul_mmq.h"
 
@@ -342,7 +343,7 @@ int launch_prefill_matmul(Backend &b, const rf_node &n, rf_kargs &a, std::string
 }
 
 // Attention of many new tokens: on NVIDIA with f16 pools and head sizes 64 / 128 the tensor-core
-// kernels (attention_prefill_mma.hip, 64 queries per block, `smem` bytes of dynamic shared
+// kernels (attention_prefill_mma.hip, RF_ATM_BQ queries per block, `smem` bytes of dynamic shared
 // memory); else flash-style tiles on the shader cores (attention_prefill.hip) for head sizes 64
 // and 128; the rest (and decode) use rf_attention. Returns false when the node is not for them.
 constexpr int64_t kPrefillAttnMinT = 16;
@@ -356,8 +357,8 @@ bool prefill_attention_kernel(const Backend &b, const rf_node &n, const char *&n
     const bool f16_pools = k->type == RF_TYPE_F16 && v->type == RF_TYPE_F16 && aligned(k, 16) && aligned(v, 16);
     if (b.attention_mma && f16_pools && (D == 64 || D == 128) && nvidia_sm(b.arch) >= 80 && aligned(q, 8)) {
         name = D == 64 ? "rf_attention_mma_d64" : "rf_attention_mma_d128";
-        tile = 64;
-        smem = (unsigned)(2 * 2 * 64 * (D + 8) * 2); // two stages of K and V tiles, rows padded by 8
+        tile = RF_ATM_BQ;
+        smem = (unsigned)RF_ATM_SMEM_BYTES(D); // kernels/attention_mma_layout.h
         return true;
     }
     // Queries per block as attention_prefill.hip builds them (fewer on AMD: register cap).
