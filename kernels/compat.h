@@ -76,6 +76,15 @@ RF_DEV float shfl_xor_f(float v, int o) {
 #endif
 }
 
+// Lane `src`'s value of v, to every lane (all lanes must call it).
+RF_DEV float shfl_f(float v, int src) {
+#if RF_NVIDIA
+    return __shfl_sync(0xffffffffu, v, src, RF_WARP);
+#else
+    return __shfl(v, src, RF_WARP);
+#endif
+}
+
 RF_DEV int shfl_xor_i(int v, int o) {
 #if RF_NVIDIA
     return __shfl_xor_sync(0xffffffffu, v, o, RF_WARP);

@@ -253,4 +253,81 @@ RF_MVQN_TYPE(q5_k, MvqK4<T_Q5_K>)
 RF_MVQN_TYPE(q6_k, MvqQ6K)
 RF_MVQN_TYPE(q4_0, MvqQ4_0)
 RF_MVQN_TYPE(q8_0, MvqQ8_0)
+
+// rf_mvqn_<type>_<NC>f: rf_mvq_multi's decode fusions for NC columns (several sequences decoding
+// together). Each warp dots two weight rows with the NC columns (mvq_dot_rows<B, NC, 2>: per row
+// and column the arithmetic of rf_mvqn_*, so the floats of the unfused matmul), then
+//  iparams[0] = 1 (SwiGLU): row n of gate (src0) and of up (src1) -> dst and src[3] (the two
+//    matmul outputs), src[4] = silu(gate) * up as rf_swiglu_f32 computes it;
+//  iparams[0] = 2 (matmul + ROPE NORMAL): rows 2k, 2k + 1 (one rotation pair of head 2k / D) ->
+//    dst, rotated -> src[3]; column m's position is src[1][m] (token m of the rope), src[2] =
+//    frequency factors (may be null), iparams[1] = n_rot, iparams[2] = D, fparams[0..1] = freq
+//    base, scale (rf_rope_f32's rope_cos_sin and rope_apply: the same bits).
+// Outputs are f32 with columns nb[1] apart (dense rows). Grid (ceil(N / 4) for SwiGLU, else
+// ceil(N / 8), column chunks of NC); scratch, aux[0], aux[1] as rf_mvqn_*.
+template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a) {
+    const rf_ktensor &w = a.src[0];
+    const i64 N = w.ne[1], K = w.ne[0];
+    const bool swiglu = a.iparams[0] == 1;
+    const int lane = threadIdx.x % RF_WARP;
+    const i64 wn = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
+    const i64 n0 = swiglu ? wn : 2 * wn;
+    if (n0 >= N) return;
+    const i64 m0 = a.aux[1] + (i64)blockIdx.y * NC;
+    const u8 *r0 = (const u8 *)w.data + n0 * w.nb[1];
+    const u8 *r1 = swiglu ? (const u8 *)a.src[1].data + n0 * a.src[1].nb[1] : r0 + w.nb[1];
+    // The pair's rotation for column `lane` first (double precision, slow), while nothing waits on it.
+    const int D = a.iparams[2], n_rot = a.iparams[1];
+    const i64 j = swiglu ? 0 : n0 % D;
+    const bool rotates = !swiglu && j / 2 < n_rot / 2;
+    float cs = 1.f, sn = 0.f;
+    if (rotates && lane < NC)
+        rope_cos_sin(j / 2, ((const int *)a.src[1].data)[m0 + lane], n_rot, a.fparams[0], a.fparams[1],
+                     (const float *)a.src[2].data, cs, sn);
+    float acc[2][NC];
+    mvq_dot_rows<B, NC, 2>(r0, (i64)(r1 - r0), 2, (const i8 *)a.scratch + m0 * a.aux[0], a.aux[0], K, acc);
+    const rf_ktensor &d = a.dst, &o3 = a.src[3], &o4 = a.src[4];
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+        const float x0 = acc[0][c], x1 = acc[1][c];
+        float *dc = (float *)((u8 *)d.data + (m0 + c) * d.nb[1]);
+        float *c3 = (float *)((u8 *)o3.data + (m0 + c) * o3.nb[1]);
+        if (swiglu) {
+            if (lane != c % RF_WARP) continue;
+            dc[n0] = x0;
+            c3[n0] = x1;
+            ((float *)((u8 *)o4.data + (m0 + c) * o4.nb[1]))[n0] = (x0 / (1.f + __expf(-x0))) * x1;
+            continue;
+        }
+        const float cc = shfl_f(cs, c), ss = shfl_f(sn, c); // every lane shuffles
+        if (lane != c % RF_WARP) continue;
+        float y0 = x0, y1 = x1;
+        if (rotates) rope_apply(x0, x1, cc, ss, y0, y1);
+        dc[n0] = x0;
+        dc[n0 + 1] = x1;
+        c3[n0] = y0;
+        c3[n0 + 1] = y1;
+    }
+}
+// The warp's two weight rows into L2 (column chunk 0 blocks only, as prefetch_mvq_cols).
+RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {
+    const rf_ktensor &w = a.src[0];
+    const bool swiglu = a.iparams[0] == 1;
+    const i64 wn = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP, n0 = swiglu ? wn : 2 * wn;
+    if (a.iparams[7] || blockIdx.y != 0 || n0 >= w.ne[1]) return;
+    const u8 *r0 = (const u8 *)w.data + n0 * w.nb[1];
+    prefetch_l2(r0, swiglu ? w.nb[1] : 2 * w.nb[1]);
+    if (swiglu) prefetch_l2((const u8 *)a.src[1].data + n0 * a.src[1].nb[1], a.src[1].nb[1]);
+}
+#define RF_MVQNF(t, B, NC) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##f(rf_kargs a) { \
+        prefetch_mvq_cols_fused(a); rf_kernel_start(); mvq_cols_fused<B, NC>(a); }
+#define RF_MVQNF_TYPE(t, B) \
+    RF_MVQNF(t, B, 1) RF_MVQNF(t, B, 2) RF_MVQNF(t, B, 3) RF_MVQNF(t, B, 4) \
+    RF_MVQNF(t, B, 5) RF_MVQNF(t, B, 6) RF_MVQNF(t, B, 7) RF_MVQNF(t, B, 8)
+RF_MVQNF_TYPE(q4_k, MvqK4<T_Q4_K>)
+RF_MVQNF_TYPE(q5_k, MvqK4<T_Q5_K>)
+RF_MVQNF_TYPE(q6_k, MvqQ6K)
+RF_MVQNF_TYPE(q4_0, MvqQ4_0)
+RF_MVQNF_TYPE(q8_0, MvqQ8_0)
 #endif // RF_NVIDIA

@@ -33,6 +33,14 @@ RF_DEV Q8Col q8_col(const i8 *first, i64 stride, int c, i64 K) {
     return Q8Col{q, (const float *)(q + K)};
 }
 
+// Float steps rounded one at a time (no contraction into fused multiply-adds): the compiler
+// contracts a * b + c differently in different kernels (seen with Q4_0: the fused column kernels
+// and the plain ones disagreed in the last bit), and every kernel that dots a row with a column
+// must give the same bits, whatever the launch it is part of.
+RF_DEV float fmul(float a, float b) { return __fmul_rn(a, b); }
+RF_DEV float fadd(float a, float b) { return __fadd_rn(a, b); }
+RF_DEV float fsub(float a, float b) { return __fsub_rn(a, b); }
+
 RF_DEV int dot16_i8(uint4 w, uint4 x, int acc) {
     return dot4_i8((int)w.w, (int)x.w, dot4_i8((int)w.z, (int)x.z, dot4_i8((int)w.y, (int)x.y, dot4_i8((int)w.x, (int)x.x, acc))));
 }
@@ -121,9 +129,9 @@ template <int T> struct MvqK4 {
         const int s0 = dot16_i8(lo, *(const uint4 *)(x.q + e0), 0);
         const int s1 = dot16_i8(hi, *(const uint4 *)(x.q + e0 + 32), 0);
         const float *ds = x.ds + 2 * (b * 8 + 2 * p); // (d, sum) of sub-blocks 2p, 2p+1
-        acc += d * ((float)(sc0 * s0) * ds[0] + (float)(sc1 * s1) * ds[2]);
-        const float mins = dmin * ((float)m0 * ds[1] + (float)m1 * ds[3]);
-        acc -= h == 0 ? mins : 0.f; // branch-free: LLVM 15 crashed on a branch here (gfx1100)
+        acc = fadd(acc, fmul(d, fadd(fmul((float)(sc0 * s0), ds[0]), fmul((float)(sc1 * s1), ds[2]))));
+        const float mins = fmul(dmin, fadd(fmul((float)m0, ds[1]), fmul((float)m1, ds[3])));
+        acc = fsub(acc, h == 0 ? mins : 0.f); // branch-free: LLVM 15 crashed on a branch here (gfx1100)
     }
 };
 
@@ -177,9 +185,10 @@ struct MvqQ6K {
 #pragma unroll
             for (int q = 0; q < 4; ++q) sum[q] = dot4_i8(v[i][q], i == 0 ? xv[q].x : xv[q].y, sum[q]);
         const float *ds = x.ds + 2 * (b * 8 + 4 * n);
-        const float part = (float)(sc[0] * sum[0]) * ds[0] + (float)(sc[1] * sum[1]) * ds[2] + (float)(sc[2] * sum[2]) * ds[4] +
-                           (float)(sc[3] * sum[3]) * ds[6];
-        acc += d * part;
+        const float part = fadd(fadd(fadd(fmul((float)(sc[0] * sum[0]), ds[0]), fmul((float)(sc[1] * sum[1]), ds[2])),
+                                     fmul((float)(sc[2] * sum[2]), ds[4])),
+                                fmul((float)(sc[3] * sum[3]), ds[6]));
+        acc = fadd(acc, fmul(d, part));
     }
 };
 
@@ -209,7 +218,7 @@ struct MvqQ4_0 {
         s = dot4_i8(w4, xi[4], s);
         s = dot4_i8(w5, xi[5], s);
         const float *ds = x.ds + 2 * b;
-        acc += d * ((float)s * ds[0] - (j == 0 ? 8.f * ds[1] : 0.f));
+        acc = fadd(acc, fmul(d, fsub(fmul((float)s, ds[0]), j == 0 ? fmul(8.f, ds[1]) : 0.f)));
     }
 };
 
@@ -230,7 +239,7 @@ struct MvqQ8_0 {
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
         const int *xi = (const int *)(x.q + b * 32 + 8 * (lane & 3));
         const int s = dot4_i8(w1, xi[1], dot4_i8(w0, xi[0], 0));
-        acc += d * (float)s * x.ds[2 * b];
+        acc = fadd(acc, fmul(fmul(d, (float)s), x.ds[2 * b]));
     }
 };
 

@@ -30,6 +30,9 @@
 #   memcheck  compute-sanitizer memcheck over opcheck and over generate runs that take the
 #             prefill (mmqp, tensor-core attention) and decode paths
 #   kdetail8k Nsight Compute details of the decode attention at 8k context
+#   kdetailb  Nsight Compute details of the kernels in KERNELS while KB sequences decode (7B Q4_K_M)
+#   bsweep    batched decode S_TG for each environment in CONFIGS, interleaved
+#   fusecmp   greedy tokens of 2..12 sequences with the decode fusions on and off
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
 set -u
 D=${DIST:-dist}
@@ -134,6 +137,19 @@ for step in "$@"; do
       set -- $vals
       cmp -s "$OUT/ab-$1.txt" "$OUT/ab-$2.txt" && log "greedy $spec $v $vals: identical" || log "greedy $spec $v $vals: DIFFER"
     done ;;
+  bsweep) # batched decode (7B Q4_K_M, 128-token prompts, S_TG) for each environment in CONFIGS
+    # ("A=1,B=2 A=0 -": comma-joined assignments per configuration, "-" = none, BIN=path: that
+    # rocmforge binary instead, e.g. an older dist carried alongside), interleaved REPS times
+    m=$(model llama2-7b Q4_K_M)
+    for rep in $(seq ${REPS:-2}); do
+      for c in ${CONFIGS:--}; do
+        e=""; [ "$c" != "-" ] && e=$(echo "$c" | tr ',' ' ')
+        bin=$RF; case "$c" in BIN=*) bin=${c#BIN=}; e="";; esac # BIN=other/rocmforge: another build
+        r=$(env $e timeout 200 $bin bench-inference -m $m --prompts 0 --batches ${BATCHES:-2,4,16} --prompt-len 128 -n 64 -r 1 \
+          --backend hip 2>>"$OUT/bsweep.err" | grep -E "^\|\s+128 " | awk -F'|' '{printf "%s:%s ", $4+0, $9+0}')
+        log "S_TG by sequences [$c]: $r"
+      done
+    done ;;
   abpp) # the same for prompt processing: pp512 with AB_VAR=A and =B (AB_VALS, default "1 0"), interleaved
     v=${AB_VAR:-ROCMFORGE_HIP_ACT16}
     for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
@@ -178,6 +194,14 @@ for step in "$@"; do
       log "-- ncu $k"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit)" "$OUT/kdetail-$k.txt" | tee -a "$S"
       grep -iE "stall|est. speedup" "$OUT/kdetail-$k.txt" | head -8 | cut -c1-220 | tee -a "$S"
     done ;;
+  kdetailb) # Nsight Compute details of one launch of each kernel in KERNELS, 7B Q4_K_M decoding KB sequences
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+    for k in ${KERNELS:-rf_mvqn_q4_k_2x2}; do
+      ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k regex:$k --launch-skip ${SKIP:-100} --launch-count 1 --set full \
+        $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-2} -n 6 -r 1 --backend hip > "$OUT/kdetailb-$k.txt" 2>&1
+      log "-- ncu $k (${KB:-2} sequences)"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit|Issue Slots Busy|Compute \(SM\) Throughput)" "$OUT/kdetailb-$k.txt" | tee -a "$S"
+      grep -iE "stall|est. speedup" "$OUT/kdetailb-$k.txt" | head -8 | cut -c1-240 | tee -a "$S"
+    done ;;
   memcheck)
     CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
     timeout 420 $CS --tool memcheck --error-exitcode 9 $D/tests/hip/rocmforge-opcheck > "$OUT/memcheck-opcheck.txt" 2>&1
@@ -217,10 +241,26 @@ for step in "$@"; do
       log "parallel 4, $knob: hip $r; distinct hip lines $n"
     done
     cat "$OUT/par-single.txt" "$OUT/par-hip.txt" "$OUT/par-cpu.txt" | head -30 ;;
+  fusecmp) # batched greedy tokens with the decode fusions on and off (ROCMFORGE_HIP_FUSE=norm): same bits promised
+    for spec in ${FUSE_MODELS:-tinyllama-1.1b:Q4_K_M tinyllama-1.1b:Q4_0 llama2-7b:Q4_K_M}; do
+      set -- $(echo $spec | tr ':' ' ')
+      m=$(model $1 $2)
+      for np in ${FUSE_SEQS:-2 5 8 12}; do
+        P=""; for i in $(seq $np); do P="$P -p \"Once upon a time $i\""; done
+        for run in "a 1" "b norm" "c 1"; do # fused twice: a difference between those is not the fusion's
+          set -- $1 $2 $run
+          eval env ROCMFORGE_HIP_FUSE=$4 timeout 120 $RF generate -m $m $P -n 24 --temp 0 --backend hip 2>/dev/null > "$OUT/fuse-$3.txt"
+          set -- $1 $2
+        done
+        cmp -s "$OUT/fuse-a.txt" "$OUT/fuse-b.txt" && r=identical || r=DIFFER
+        cmp -s "$OUT/fuse-a.txt" "$OUT/fuse-c.txt" && r="$r, repeat identical" || r="$r, repeat DIFFERS"
+        log "fused vs unfused, $1 $2, $np sequences: $r"
+      done
+    done ;;
   kprofb) # per-kernel times of one batched decode step (7B Q4_K_M, 16 sequences)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
     ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
-      $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} -n 6 -r 1 --backend hip > "$OUT/kprofb.csv" 2> "$OUT/kprofb.err"
+      $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} --prompt-len ${PL:-0} -n 6 -r 1 --backend hip > "$OUT/kprofb.csv" 2> "$OUT/kprofb.err"
     python3 scripts/kernel_profile_summary.py "$OUT/kprofb.csv" > "$OUT/kprofb.txt"
     log "-- kernel profile 7B Q4_K_M, ${KB:-16} sequences"; head -24 "$OUT/kprofb.txt" | tee -a "$S" ;;
   mmqp)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "ops.h"
 
@@ -44,6 +45,16 @@ bool vec_matmul(const rf_node *n) {
     return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
            w->ne[1] <= (int64_t)1 << 30;
 }
+// A matmul of M = 2..kMvqCols* columns on the dp4a column kernels, what rf_mvqn_<type>_<NC>f covers
+// (*wider ones run as chunks of kMvqCols).
+bool cols_matmul(const Backend &b, const rf_node *n) {
+    if (!matmul_on_mvq_cols(b, *n)) return false;
+    const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
+    return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
+           w->ne[1] <= (int64_t)1 << 30;
+}
+// The fusable form of a matmul: 1 = one vector (rf_mvq_multi), 2 = columns (rf_mvqn_*f), 0 = neither.
+int fusable_matmul(const Backend &b, const rf_node *n) { return vec_matmul(n) ? 1 : cols_matmul(b, n) ? 2 : 0; }
 bool same_vector(const rf_node *a, const rf_node *b) {
     return a->src[1]->data == b->src[1]->data && a->src[1]->ne[0] == b->src[1]->ne[0];
 }
@@ -60,11 +71,41 @@ int add_launch(Backend &b, const char *name, unsigned blocks, unsigned threads, 
     return 1;
 }
 
-// MATMUL(gate) MATMUL(up) SWIGLU(gate, up) over one vector.
+// The launches of rf_mvqn_<type>_<NC>f over the M columns of the q8_1 scratch, chunked as
+// matmul_cols_q8 chunks them (kMvqCols columns per block row, a narrower launch for the rest);
+// 0 (nothing queued) when the pack lacks one of the kernels.
+int add_cols_fused(Backend &b, int type, int64_t M, unsigned blocks, rf_kargs a) {
+    struct Chunk { hipFunction_t f; int64_t m0, chunks; };
+    std::vector<Chunk> todo;
+    for (int64_t m0 = 0; m0 < M;) {
+        const int64_t nc = std::min(kMvqCols, M - m0), chunks = nc == kMvqCols ? (M - m0) / kMvqCols : 1;
+        auto f = b.kernels.functions.find(std::string("rf_mvqn_") + weight_suffix(type) + "_" + std::to_string(nc) + "f");
+        if (f == b.kernels.functions.end()) return 0;
+        todo.push_back({f->second, m0, chunks});
+        m0 += nc * chunks;
+    }
+    for (const Chunk &c : todo) {
+        LaunchRec r;
+        r.f = c.f;
+        r.grid[0] = blocks;
+        r.grid[1] = (unsigned)c.chunks;
+        r.threads = 128;
+        r.args = a;
+        r.args.aux[1] = c.m0;
+        b.queue.add(r);
+    }
+    return 1;
+}
+
+// MATMUL(gate) MATMUL(up) SWIGLU(gate, up) over one vector or over M columns.
 int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (i + 2 >= g.n_nodes || b.node_done[i + 1] || b.node_done[i + 2]) return 0;
     const rf_node *mg = g.nodes[i], *mu = g.nodes[i + 1], *sw = g.nodes[i + 2];
-    if (!vec_matmul(mu) || !same_vector(mg, mu) || sw->op != RF_OP_SWIGLU || !unsupported_reason(*sw).empty()) return 0;
+    const int form = fusable_matmul(b, mg);
+    if (fusable_matmul(b, mu) != form || !same_vector(mg, mu) || sw->op != RF_OP_SWIGLU || !unsupported_reason(*sw).empty())
+        return 0;
+    // The column kernels read gate and up rows as one weight type.
+    if (form == 2 && (mg->src[0]->type != mu->src[0]->type || mg->src[1]->ne[1] != mu->src[1]->ne[1])) return 0;
     const rf_tensor *x = mg->src[1], *gd = mg->dst, *ud = mu->dst, *sd = sw->dst;
     if (sw->src[0]->data != gd->data || sw->src[1]->data != ud->data || !dense_f32(sw->src[0]) || !dense_f32(sw->src[1]) ||
         !dense_f32(sd) || !same_shape(sw->src[0], gd) || !same_shape(sw->src[1], ud) || !same_shape(sd, gd) || !same_shape(gd, ud))
@@ -88,22 +129,28 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.scratch = b.q8.where;
     a.iparams[0] = 1;
     a.iparams[7] = b.prefetch_weights ? 0 : 1;
-    a.aux[1] = (N + 3) / 4;
-    a.aux[3] = 2;
-    if (!add_launch(b, "rf_mvq_multi", (unsigned)((N + 3) / 4), 128, a)) return 0;
+    if (form == 2) {
+        a.aux[0] = q8_column_bytes(x->ne[0]);
+        if (!add_cols_fused(b, mg->src[0]->type, x->ne[1], (unsigned)((N + 3) / 4), a)) return 0;
+    } else {
+        a.aux[1] = (N + 3) / 4;
+        a.aux[3] = 2;
+        if (!add_launch(b, "rf_mvq_multi", (unsigned)((N + 3) / 4), 128, a)) return 0;
+    }
     for (const rf_tensor *t : {gd, ud, sd}) forget_overwritten(b, t);
     return 3;
 }
 
-// MATMUL ROPE(NORMAL, one token) over its output (decode K and Q projections).
-int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
+// MATMUL ROPE(NORMAL) over its output (decode K and Q projections), of one token or of M tokens
+// (one column each: sequences decoding together).
+int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string &err) {
     if (i + 1 >= g.n_nodes || b.node_done[i + 1]) return 0;
     const rf_node *mm = g.nodes[i], *rp = g.nodes[i + 1];
     if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return 0;
     const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
-    const int64_t N = md->ne[0], D = rx->ne[0];
+    const int64_t N = md->ne[0], D = rx->ne[0], M = md->ne[1];
     if (rp->iparams[0] != RF_ROPE_NORMAL || rx->data != md->data || !dense_f32(rx) || !dense_f32(rd) || !same_shape(rx, rd) ||
-        rx->ne[0] * rx->ne[1] != N || rx->ne[2] * rx->ne[3] != 1 || pos->ne[0] != 1 || N % 4 || D % 2)
+        rx->ne[0] * rx->ne[1] != N || rx->ne[2] != M || rx->ne[3] != 1 || pos->ne[0] != M || N % 4 || D % 2)
         return 0;
     // The rotated rows may replace the product exactly, or lie on the matmul's input vector (the
     // kernel reads only its q8_1 copy, made before the launch); no other overlap.
@@ -124,7 +171,19 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.iparams[2] = (int)D;
     a.fparams[0] = rp->fparams[0];
     a.fparams[1] = rp->fparams[1];
-    if (!add_launch(b, "rf_mvq_multi", (unsigned)(N / 4), 128, a)) return 0;
+    if (form == 2) {
+        // The rotated product as the kernel indexes it: [N, M] columns (the rope's [D, H, M], dense).
+        a.src[3].ne[0] = N;
+        a.src[3].ne[1] = M;
+        a.src[3].ne[2] = a.src[3].ne[3] = 1;
+        a.src[3].nb[1] = 4 * N;
+        a.src[3].nb[2] = a.src[3].nb[3] = 4 * N * M;
+        a.aux[0] = q8_column_bytes(mm->src[1]->ne[0]);
+        a.aux[3] = 0;
+        if (!add_cols_fused(b, mm->src[0]->type, M, (unsigned)((N + 7) / 8), a)) return 0;
+    } else if (!add_launch(b, "rf_mvq_multi", (unsigned)(N / 4), 128, a)) {
+        return 0;
+    }
     forget_overwritten(b, md);
     forget_overwritten(b, rd);
     return 2;
@@ -135,9 +194,10 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, std::string &err) {
 // later node's output may sit on an earlier node's input.
 int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
     const rf_node *m0 = g.nodes[i];
-    if (!vec_matmul(m0) || overlap(m0->dst, m0->src[1])) return 0;
+    const int form = fusable_matmul(b, m0);
+    if (!form || overlap(m0->dst, m0->src[1])) return 0;
     if (int r = fuse_gate_up(b, g, i, err)) return r;
-    return fuse_matmul_rope(b, g, i, err);
+    return fuse_matmul_rope(b, g, i, form, err);
 }
 
 bool pool_append(const rf_node *n) {

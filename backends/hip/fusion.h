@@ -10,8 +10,10 @@ namespace rf_hip {
 // Tries the patterns at nodes[i]:
 //  - [ADD] RMS_NORM MUL(norm weight), with the q8_1 form of the product when the next node is an
 //    M = 1 matmul reading it;
-//  - MATMUL MATMUL SWIGLU (gate, up over one vector) -> rf_mvq_multi in SwiGLU form;
-//  - MATMUL ROPE(NORMAL) over its output, one token (K, Q) -> rf_mvq_multi in rope form;
+//  - MATMUL MATMUL SWIGLU (gate, up over one vector) -> rf_mvq_multi in SwiGLU form; over 2..16
+//    columns on the dp4a column kernels (sequences decoding together) -> rf_mvqn_<type>_<NC>f;
+//  - MATMUL ROPE(NORMAL) over its output (K, Q), one token -> rf_mvq_multi in rope form, one
+//    token per column on the column kernels -> rf_mvqn_<type>_<NC>f;
 //  - SET_ROWS SET_ROWS into f16/f32 pools (K, V append) -> rf_set_rows2.
 // b.node_done marks nodes launched ahead of their turn (none of the patterns above do so yet;
 // compute() skips marked nodes).

@@ -166,7 +166,6 @@ int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned bat
 // columns quantized once, then rf_mvqn_<type>_<NC>x<R> reads each weight block once for up to
 // kMvqCols columns. Wider batches run as chunks of kMvqCols columns (one launch; a narrower
 // launch for the remainder).
-constexpr int64_t kMvqCols = 8;
 int matmul_cols_q8(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     const int64_t N = w->ne[1], M = x->ne[1];
@@ -394,7 +393,7 @@ std::vector<std::string> required_kernel_names() {
     v.push_back("rf_attention_mma_d128");
     for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
         for (int nc = 1; nc <= kMvqCols; ++nc)
-            for (int r : {1, 2}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + "x" + std::to_string(r));
+            for (const char *form : {"x1", "x2", "f"}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + form);
 #endif
     for (const std::string &k : mmq_kernel_names()) v.push_back(k);
     v.push_back("rf_attention_prefill_d64");
@@ -458,6 +457,11 @@ std::string unsupported_reason(const rf_node &n) {
 bool matmul_reads_q8(const rf_node &n) {
     return n.op == RF_OP_MATMUL && n.src[0] && n.src[1] && n.src[1]->ne[1] == 1 && n.src[1]->type == RF_TYPE_F32 &&
            mvq_kernel(n.src[0]) != nullptr && unsupported_reason(n).empty();
+}
+
+bool matmul_on_mvq_cols(const Backend &b, const rf_node &n) {
+    if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
+    return !mmq_usable(b, n) && !mmqp_usable(b, n) && uses_mvq_cols(b, n); // dispatch_node's order
 }
 
 bool matmul_reads_q8_columns(const Backend &b, const rf_node &n) {

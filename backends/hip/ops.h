@@ -34,6 +34,11 @@ bool matmul_reads_q8(const rf_node &n);
 // True for a matmul of M > 1 columns that runs on q8_1 columns of its activations (dp4a column
 // kernels, integer tensor cores): a fused norm may prepare them.
 bool matmul_reads_q8_columns(const Backend &b, const rf_node &n);
+// Activation columns one dp4a column kernel launch covers (rf_mvqn_<type>_<NC>x<R>, NC <= 8).
+constexpr int64_t kMvqCols = 8;
+// True for a matmul of M > 1 columns that dispatch runs on those kernels (matmul_cols_q8), so
+// their fused forms (rf_mvqn_<type>_<NC>f) may replace it.
+bool matmul_on_mvq_cols(const Backend &b, const rf_node &n);
 // Block size (32 or 256) of the CPU backend's int8 activation quantization for a weight type,
 // 0 where it multiplies f32 activations. The GPU quantizes the same way (quantize_act.hip).
 int act_block(int type);
