@@ -12,7 +12,7 @@
 #include "rocmforge/runtime.h"
 #include "rocmforge/sampler.h"
 #include "rocmforge/tokenizer.h"
-#include "default_model.h"
+#include "rocmforge/default_model.h"
 #include "runtime_args.h"
 
 namespace rf {
