@@ -11,11 +11,19 @@ namespace rf {
 
 Session Session::load(const std::string &path, const Config &config, const ModelLoadOptions &options,
                       bool load_tokenizer) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Session s = load(path, Runtime::create(config), options, load_tokenizer);
+    s.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); // with the backends' start
+    return s;
+}
+
+Session Session::load(const std::string &path, std::unique_ptr<Runtime> runtime, const ModelLoadOptions &options,
+                      bool load_tokenizer) {
     Session s;
     s.path = path;
     const auto t0 = std::chrono::steady_clock::now();
-    s.runtime = Runtime::create(config);
-    if (!s.runtime->primary()) throw Error("no backend could start (see `rocmforge info`)");
+    s.runtime = std::move(runtime);
+    if (!s.runtime || !s.runtime->primary()) throw Error("no backend could start (see `rocmforge info`)");
     s.runtime->phase("load");
     s.model = Model::load(path, *s.runtime, options); // marks "upload" when the weights go to the backend
     s.runtime->phase("load");

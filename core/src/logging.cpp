@@ -18,21 +18,19 @@ LogLevel to_log_level(spdlog::level::level_enum l) {
     return LogLevel::Error;
 }
 
-// base_sink's mutex serialises sink_it_, so the callback and its user pointer change atomically
-// with respect to messages.
+// base_sink's mutex serialises sink_it_, so the callback never changes while it runs.
 class CallbackSink : public spdlog::sinks::base_sink<std::mutex> {
 public:
-    void set(LogSink sink, void *user) {
+    void set(LogSink sink) {
         std::lock_guard<std::mutex> lock(mutex_);
-        sink_ = sink;
-        user_ = user;
+        sink_ = std::move(sink);
     }
 
 protected:
     void sink_it_(const spdlog::details::log_msg &msg) override {
         const std::string text(msg.payload.data(), msg.payload.size());
         if (sink_) {
-            sink_(to_log_level(msg.level), text.c_str(), user_);
+            sink_(to_log_level(msg.level), text.c_str());
             return;
         }
         const auto name = spdlog::level::to_string_view(msg.level);
@@ -41,8 +39,7 @@ protected:
     void flush_() override { std::fflush(stderr); }
 
 private:
-    LogSink sink_ = nullptr;
-    void *user_ = nullptr;
+    LogSink sink_;
 };
 
 std::shared_ptr<CallbackSink> &the_sink() {
@@ -82,9 +79,9 @@ void ensure_logging() {
     });
 }
 
-void set_log_sink(LogSink sink, void *user) {
+void set_log_sink(LogSink sink) {
     ensure_logging();
-    the_sink()->set(sink, user);
+    the_sink()->set(std::move(sink));
 }
 
 void set_log_level(LogLevel min_level) {

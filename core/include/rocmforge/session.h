@@ -22,6 +22,9 @@ struct Session {
     // asked, its tokenizer (whose vocabulary must match the embedding rows). Throws rf::Error.
     static Session load(const std::string &path, const Config &config, const ModelLoadOptions &options = {},
                         bool load_tokenizer = true);
+    // The same on a runtime already started.
+    static Session load(const std::string &path, std::unique_ptr<Runtime> runtime, const ModelLoadOptions &options = {},
+                        bool load_tokenizer = true);
 
     // A context on this model. Throws rf::OutOfMemoryError, before allocating, when the KV cache
     // would not fit in the memory its backend reports free.
