@@ -37,7 +37,8 @@ std::vector<std::string> installed_plugin_dirs() {
     auto dirs = near_module({"../" RF_INSTALL_LIBDIR "/rocmforge", "rocmforge"});
     dirs.push_back(RF_INSTALL_PLUGIN_DIR);
     // The HIP plugins install into <libdir> itself until backends/hip/meson.build names
-    // <libdir>/rocmforge (only rocmforge-*.so files are considered there).
+    // <libdir>/rocmforge (only rocmforge-*.so files are considered in these folders).
+    for (auto &dir : near_module({"../" RF_INSTALL_LIBDIR, "."})) dirs.push_back(std::move(dir));
     dirs.push_back(RF_INSTALL_FULL_LIBDIR);
     return dirs;
 }
