@@ -2,7 +2,7 @@
 // one line per token "%6d -> 'piece'" (pieces rendered with special tokens shown).
 #include "cmd_tokenize.h"
 
-#include "default_model.h"
+#include "rocmforge/default_model.h"
 #include "text_file.h"
 #include "rocmforge/error.h"
 #include "rocmforge/gguf.h"

@@ -169,22 +169,7 @@ SamplerParams SamplingArgs::resolved() {
 }
 
 LoadedModel load_model(const ModelArgs &args, bool load_tokenizer) {
-    LoadedModel lm;
-    lm.path = model_path_or_default(args.model_path);
-    const auto t0 = std::chrono::steady_clock::now();
-    lm.runtime = Runtime::create(args.runtime.make_config());
-    if (!lm.runtime->primary()) throw Error("no backend could start (see `rocmforge info`)");
-    lm.runtime->phase("load");
-    lm.model = Model::load(lm.path, *lm.runtime); // marks "upload" when the weights go to the backend
-    lm.runtime->phase("load");
-    if (load_tokenizer) {
-        lm.tokenizer = Tokenizer::from_gguf(lm.model->file());
-        // As llama.cpp: the embedding rows must match the vocabulary.
-        if (lm.tokenizer->n_vocab() != lm.model->hparams().n_vocab)
-            throw Error(lm.path + ": the tokenizer has " + std::to_string(lm.tokenizer->n_vocab()) +
-                        " tokens but token_embd.weight has " + std::to_string(lm.model->hparams().n_vocab) + " rows");
-    }
-    lm.load_ms = ms_since(t0);
+    LoadedModel lm = Session::load(model_path_or_default(args.model_path), args.runtime.make_config(), {}, load_tokenizer);
 
     const ModelHparams &hp = lm.model->hparams();
     const double mib = lm.model->weight_bytes() / (1024.0 * 1024.0), params = (double)lm.model->n_params();

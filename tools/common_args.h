@@ -11,8 +11,9 @@
 #include "rocmforge/model.h"
 #include "rocmforge/runtime.h"
 #include "rocmforge/sampler.h"
+#include "rocmforge/session.h"
 #include "rocmforge/tokenizer.h"
-#include "default_model.h"
+#include "rocmforge/default_model.h"
 #include "runtime_args.h"
 
 namespace rf {
@@ -56,13 +57,7 @@ struct SamplingArgs {
     SamplerParams resolved();
 };
 
-struct LoadedModel {
-    std::unique_ptr<Runtime> runtime;
-    std::unique_ptr<Model> model;
-    std::unique_ptr<Tokenizer> tokenizer; // nullptr when load_tokenizer was false
-    std::string path;
-    double load_ms = 0;
-};
+using LoadedModel = Session;
 
 // --help of a command that loads a model: its usage text, `extra` (more options), then the
 // model and context options and the runtime options.

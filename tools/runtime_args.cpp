@@ -51,18 +51,8 @@ bool RuntimeArgs::parse(int argc, char **argv, int &i) {
 }
 
 Config RuntimeArgs::make_config() const {
-    Config c;
-    std::string path = config_path;
-    if (path.empty())
-        if (const char *env = std::getenv("ROCMFORGE_CONFIG")) path = env;
-    if (!path.empty()) c = Config::from_file(path);
-    if (!backends.empty()) {
-        c.backends = backends;
-        c.required = backends;
-        c.backends_explicit = true;
-        // CPU stays available as the fallback for anything the named backends cannot run.
-        if (std::find(c.backends.begin(), c.backends.end(), "cpu") == c.backends.end()) c.backends.push_back("cpu");
-    }
+    Config c = Config::resolve(config_path);
+    if (!backends.empty()) c.require_backends(backends);
     if (n_threads > 0) c.n_threads = n_threads;
     if (profile || profile_every > 0) {
         c.profiler_enabled = true;

@@ -91,13 +91,19 @@ KvPoolStats KvPageTable::stats() const {
     return st;
 }
 
-void KvPageTable::clear(int seq) {
+void KvPageTable::clear(int seq) { truncate(seq, 0); }
+
+void KvPageTable::truncate(int seq, int64_t length) {
     check_seq(seq);
     Seq &s = seqs_[(size_t)seq];
-    // Returned in reverse so the sequence's first page is the next one handed out.
-    for (auto it = s.pages.rbegin(); it != s.pages.rend(); ++it) free_list_.push_back(*it);
-    s.pages.clear();
-    s.length = 0;
+    if (length < 0 || length > s.length)
+        throw Error("KV cache: cannot cut sequence " + std::to_string(seq) + " of " + std::to_string(s.length) +
+                    " tokens to " + std::to_string(length));
+    const size_t keep = (size_t)((length + page_size_ - 1) / page_size_);
+    // Returned in reverse so the sequence's first freed page is the next one handed out.
+    for (size_t i = s.pages.size(); i > keep; --i) free_list_.push_back(s.pages[i - 1]);
+    s.pages.resize(keep);
+    s.length = length;
 }
 
 Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend) {

@@ -2,6 +2,7 @@
 // mapped GGUF bytes (wrapped without a copy when the backend can address host memory).
 #include "rocmforge/model.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
@@ -41,15 +42,26 @@ Tensor *Model::place(const std::string &name, std::initializer_list<int64_t> exp
     if (n == 1 && ti->type != RF_TYPE_F32)
         throw Error(file_->path() + ": tensor '" + name + "' must be f32 (norm/bias vector), found " +
                     type_name(ti->type));
-    storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, ti->type, ti->ne, file_->tensor_data(*ti)));
+    const void *bytes = file_->tensor_data(*ti);
+    if (options_.use_mmap) {
+        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, ti->type, ti->ne, bytes));
+    } else {
+        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, ti->type,
+                                                              std::initializer_list<int64_t>{ti->ne[0], ti->ne[1], ti->ne[2], ti->ne[3]}));
+        backend_->upload(storage_.back()->get()->t.data, bytes, ti->nbytes);
+    }
     weight_bytes_ += ti->nbytes;
     n_params_ += (uint64_t)ti->n_elements();
+    if (options_.progress && !options_.progress(file_weight_bytes_ ? std::min(1.0f, (float)weight_bytes_ / (float)file_weight_bytes_) : 1.0f))
+        throw Error(file_->path() + ": model load cancelled by the progress callback");
     return storage_.back()->get();
 }
 
-std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime) {
+std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, const ModelLoadOptions &options) {
     std::unique_ptr<Model> m(new Model());
+    m->options_ = options;
     m->file_ = gguf::File::open(path);
+    for (const auto &t : m->file_->tensors()) m->file_weight_bytes_ += t.nbytes;
     m->hp_ = read_hparams(*m->file_);
     m->backend_ = runtime.primary();
     if (!m->backend_) throw Error("cannot load " + path + ": no backend is available");

@@ -1,4 +1,6 @@
 // Config file parsing (RapidJSON). Every problem is a UsageError naming the file and the key.
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -61,6 +63,20 @@ Config Config::from_file(const std::string &path) {
     std::stringstream ss;
     ss << in.rdbuf();
     return from_json(ss.str(), path);
+}
+
+Config Config::resolve(const std::string &path) {
+    std::string p = path;
+    if (p.empty())
+        if (const char *env = std::getenv("ROCMFORGE_CONFIG")) p = env;
+    return p.empty() ? Config() : from_file(p);
+}
+
+void Config::require_backends(const std::vector<std::string> &names) {
+    backends = names;
+    required = names;
+    backends_explicit = true;
+    if (std::find(backends.begin(), backends.end(), "cpu") == backends.end()) backends.push_back("cpu");
 }
 
 Config Config::from_json(const std::string &text, const std::string &source) {

@@ -123,10 +123,10 @@ std::vector<std::string> plugin_search_path(const Config &config) {
         }
     }
     const fs::path exe = executable_dir();
-    // Build tree (the executable lives in build/tools/) and install layout.
-    for (const char *rel : {".", "../backends/cpu", "../backends/hip", "../profiler", "../plugins",
-                            "../lib/rocmforge", "../lib/x86_64-linux-gnu/rocmforge"})
+    // Build tree (the executable lives in build/tools/), then the install layout.
+    for (const char *rel : {".", "../backends/cpu", "../backends/hip", "../profiler", "../plugins"})
         dirs.push_back((exe / rel).lexically_normal().string());
+    for (auto &dir : installed_plugin_dirs()) dirs.push_back(std::move(dir));
     return dirs;
 }
 

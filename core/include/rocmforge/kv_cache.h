@@ -60,6 +60,9 @@ public:
     int32_t slot(int seq, int64_t pos) const;
     // Returns every page of `seq` to the pool and sets its length to 0.
     void clear(int seq);
+    // Keeps the first `length` positions of `seq` (at most its length), returning whole pages
+    // past them to the pool.
+    void truncate(int seq, int64_t length);
     const std::vector<int32_t> &pages(int seq) const;
     KvPoolStats stats() const;
 
@@ -104,6 +107,9 @@ public:
     // per extra sequence), which the page count and the bytes include.
     std::string summary() const;
     int64_t n_ctx() const { return n_ctx_; }
+    // Makes `dst` hold a copy of the first `n` positions of `src` (kv_sequence_copy.cpp); dst's
+    // old content is dropped. Throws ContextFullError, changing nothing, when the pool lacks pages.
+    void copy_prefix(int src, int dst, int64_t n);
 
 private:
     KvPageTable pages_;

@@ -2,6 +2,7 @@
 // metadata, weights placed on the runtime's primary backend straight from the mapped file.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,11 +49,21 @@ struct LayerWeights {
     Tensor *ffn_gate = nullptr, *ffn_up = nullptr, *ffn_down = nullptr;
 };
 
+struct ModelLoadOptions {
+    // false: the weights are copied into memory of the backend's own instead of being served
+    // from the mapped file (the file is still mapped while loading, for its metadata).
+    bool use_mmap = true;
+    // Called after each tensor with the share of weight bytes placed (0..1]; returning false
+    // stops the load (rf::Error "model load cancelled").
+    std::function<bool(float)> progress;
+};
+
 class Model {
 public:
     // Opens `path`, reads the hyperparameters and places every weight on runtime.primary().
     // Throws rf::Error for an unknown architecture or a missing / misshapen tensor (by name).
-    static std::unique_ptr<Model> load(const std::string &path, Runtime &runtime);
+    static std::unique_ptr<Model> load(const std::string &path, Runtime &runtime,
+                                       const ModelLoadOptions &options = {});
     ~Model();
     Model(const Model &) = delete;
     Model &operator=(const Model &) = delete;
@@ -82,6 +93,8 @@ private:
     Tensor *place(const std::string &name, std::initializer_list<int64_t> expected_ne, bool required);
 
     ModelHparams hp_;
+    ModelLoadOptions options_;
+    uint64_t file_weight_bytes_ = 0; // all tensor bytes in the file: the progress denominator
     std::unique_ptr<gguf::File> file_;
     Backend *backend_ = nullptr;
     std::vector<std::unique_ptr<PersistentTensor>> storage_;

@@ -27,6 +27,12 @@ struct Config {
     // Throws rf::UsageError naming the file, the JSON error offset or the offending key.
     static Config from_file(const std::string &path);
     static Config from_json(const std::string &text, const std::string &source);
+    // The config in force for a program: the file at `path`, else $ROCMFORGE_CONFIG's, else the
+    // built-in defaults.
+    static Config resolve(const std::string &path);
+    // Makes `names` the backends in priority order, each required to start; CPU stays last as
+    // the fallback for what the named backends cannot run.
+    void require_backends(const std::vector<std::string> &names);
     // The JSON object handed to a backend's init (its own object + n_threads, pack dirs).
     std::string backend_config_json(const std::string &backend) const;
     // The keys of the backend's object in backend_options, as the user wrote them.

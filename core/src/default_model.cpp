@@ -1,4 +1,4 @@
-#include "default_model.h"
+#include "rocmforge/default_model.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +16,7 @@ static std::vector<fs::path> default_model_candidates() {
     const fs::path exe = executable_dir();
     for (const char *rel : {"../models", "models", "../../models"})
         c.push_back((exe / rel / "default.gguf").lexically_normal());
+    for (const auto &dir : installed_data_dirs()) c.push_back(fs::path(dir) / "models" / "default.gguf");
     c.push_back(fs::path("models") / "default.gguf");
     return c;
 }

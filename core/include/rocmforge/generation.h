@@ -1,0 +1,44 @@
+// The generation loop: prompts in one prefill batch, then one decode step per token holding a
+// token of every live sequence, each sampled by its own sampler. `rocmforge generate` and
+// rocmforge_generate() (the C API) both run it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rocmforge/inference.h"
+#include "rocmforge/sampler.h"
+#include "rocmforge/tokenizer.h"
+
+namespace rf {
+
+struct GenerationParams {
+    SamplerParams sampling;  // sequence s samples with seed sampling.seed + s
+    int64_t n_predict = 128; // tokens per sequence; -1: until end of generation or a full cache
+    bool ignore_eos = false;
+};
+
+struct GenerationCallbacks {
+    // Text of sequence `seq` as it becomes complete UTF-8 (the held-back tail comes at the end).
+    std::function<void(int seq, const std::string &text)> on_text;
+    // Asked before each decode step: true stops the generation ("interrupted").
+    std::function<bool()> stop_requested;
+    // Profiler phases: "tokenize", "prefill", "first token", "decode".
+    std::function<void(const char *phase)> on_phase;
+};
+
+struct GenerationStats {
+    size_t n_prompt_tokens = 0;
+    double prompt_ms = 0;      // the prefill decode
+    int64_t n_generated = 0;   // sampled tokens, all sequences (end-of-generation tokens included)
+    double generation_ms = 0;  // from the first sample to the end
+    std::string stop_note;     // why it stopped early ("context full: ...", "interrupted"), or ""
+};
+
+// Generates from prompts[s] on sequence s of `ctx` (s < ctx.params().n_seq_max), each prompt
+// tokenized with special tokens parsed. Throws UsageError for a prompt without tokens.
+GenerationStats generate(InferenceContext &ctx, const Tokenizer &tokenizer, const std::vector<std::string> &prompts,
+                         const GenerationParams &params, const GenerationCallbacks &callbacks);
+
+} // namespace rf

@@ -1,0 +1,113 @@
+// One loop for every caller: the order of sampler calls and seeds is what makes a generation
+// reproducible, so it lives in one place.
+#include "rocmforge/generation.h"
+
+#include <chrono>
+#include <memory>
+
+#include "rocmforge/error.h"
+#include "rocmforge/kv_cache.h"
+
+namespace rf {
+namespace {
+
+struct Sequence {
+    std::unique_ptr<Sampler> sampler;
+    std::unique_ptr<StreamDecoder> decoder;
+    int64_t n_generated = 0;
+    bool done = false;
+};
+
+double ms_between(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std::vector<std::string> &prompts,
+                         const GenerationParams &params, const GenerationCallbacks &cb) {
+    auto phase = [&](const char *name) {
+        if (cb.on_phase) cb.on_phase(name);
+    };
+    auto emit = [&](int seq, const std::string &text) {
+        if (cb.on_text && !text.empty()) cb.on_text(seq, text);
+    };
+    const int n_seq = (int)prompts.size();
+    if (n_seq > ctx.params().n_seq_max)
+        throw UsageError("generate: " + std::to_string(n_seq) + " prompts but the context holds " +
+                         std::to_string(ctx.params().n_seq_max) + " sequences");
+    const int64_t n_vocab = ctx.model().hparams().n_vocab;
+    GenerationStats stats;
+    std::vector<Sequence> seqs((size_t)n_seq);
+    Batch batch;
+    phase("tokenize");
+    for (int s = 0; s < n_seq; ++s) {
+        Sequence &q = seqs[(size_t)s];
+        const std::vector<int32_t> prompt = tok.encode(prompts[(size_t)s], /*add_special=*/true, /*parse_special=*/true);
+        if (prompt.empty()) throw UsageError("generate: the prompt of sequence " + std::to_string(s) + " has no tokens");
+        SamplerParams p = params.sampling;
+        p.seed = params.sampling.seed + (uint32_t)s; // independent streams, reproducible from the one seed
+        q.sampler = std::make_unique<Sampler>(p);
+        q.decoder = std::make_unique<StreamDecoder>(tok);
+        for (size_t i = 0; i < prompt.size(); ++i) {
+            q.sampler->accept(prompt[i]);
+            batch.add(prompt[i], s, i + 1 == prompt.size());
+        }
+    }
+    // Prompt processing: all prompts in one batch (split into graphs of n_batch tokens).
+    phase("prefill");
+    const auto t_prompt = std::chrono::steady_clock::now();
+    const std::vector<float> *logits = &ctx.decode(batch);
+    stats.prompt_ms = ms_between(t_prompt);
+    stats.n_prompt_tokens = batch.size();
+
+    // TTFT ends when the first tokens are sampled and handed on: "first token" covers that,
+    // then "decode" the rest.
+    phase("first token");
+    const auto t_gen = std::chrono::steady_clock::now();
+    std::vector<int> rows((size_t)n_seq); // row of each live sequence in *logits
+    for (int s = 0; s < n_seq; ++s) rows[(size_t)s] = s;
+    for (bool first = true;; first = false) {
+        batch.clear();
+        for (int s = 0; s < n_seq; ++s) {
+            Sequence &q = seqs[(size_t)s];
+            if (q.done) continue;
+            if (params.n_predict >= 0 && q.n_generated >= params.n_predict) {
+                q.done = true;
+                continue;
+            }
+            const int32_t t = q.sampler->sample(logits->data() + (size_t)rows[(size_t)s] * (size_t)n_vocab, n_vocab);
+            q.sampler->accept(t);
+            ++q.n_generated;
+            ++stats.n_generated;
+            if (!params.ignore_eos && tok.is_eog(t)) {
+                q.done = true;
+                continue;
+            }
+            emit(s, q.decoder->push(t));
+            if (params.n_predict >= 0 && q.n_generated >= params.n_predict) {
+                q.done = true; // its last token needs no forward pass
+                continue;
+            }
+            rows[(size_t)s] = (int)batch.size();
+            batch.add(t, s, true);
+        }
+        if (first) phase("decode");
+        if (batch.size() == 0) break;
+        if (cb.stop_requested && cb.stop_requested()) {
+            stats.stop_note = "interrupted";
+            break;
+        }
+        try {
+            logits = &ctx.decode(batch);
+        } catch (const ContextFullError &e) {
+            stats.stop_note = e.what();
+            break;
+        }
+    }
+    stats.generation_ms = ms_between(t_gen);
+    for (int s = 0; s < n_seq; ++s) emit(s, seqs[(size_t)s].decoder->flush());
+    return stats;
+}
+
+} // namespace rf

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs BUILD_DIR into a scratch DESTDIR and uses the installed tree from another folder, as a
+# new user would: `rocmforge info`, `generate` and `bench` on the installed default model, the
+# examples built through `pkg-config rocmforge`, and no shared library beyond the C/C++ runtime.
+# Usage: scripts/install_check.sh BUILD_DIR
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:?usage: scripts/install_check.sh BUILD_DIR}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+meson install -C "$build" --destdir "$work/dest" --quiet
+prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+root=$work/dest$prefix
+# Only what was found through the install tree may be used.
+unset ROCMFORGE_PLUGIN_PATH ROCMFORGE_DEFAULT_MODEL ROCMFORGE_CONFIG
+mkdir "$work/elsewhere" && cd "$work/elsewhere"
+
+for f in bin/rocmforge bin/rocmforge-bench-ops lib/librocmforge.so lib/rocmforge/rocmforge-cpu.so \
+         lib/pkgconfig/rocmforge.pc include/rocmforge/rocmforge.h share/rocmforge/models/default.gguf; do
+  [ -e "$root/$f" ] || fail "not installed: $f"
+done
+[ -z "$(find "$root/bin" -name '*test*')" ] || fail "a test program is installed"
+# tests/hip/meson.build still installs rocmforge-opcheck (its owner's change to make).
+[ -e "$root/bin/rocmforge-opcheck" ] && echo "warning: bin/rocmforge-opcheck is installed (tests/hip/meson.build: install: true)"
+# The public headers compile without the dependencies they must not leak.
+grep -lE 'spdlog|fmt/|rapidjson|boost' "$root"/include/rocmforge/* && fail "a public header includes spdlog/fmt/RapidJSON/Boost"
+
+# Runtime binaries need nothing beyond the C/C++ runtime (the GPU plugins load theirs at run time).
+allowed='^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|librocmforge)\.so'
+for f in "$root"/bin/* "$root"/lib/librocmforge.so "$root"/lib/rocmforge/rocmforge-cpu.so "$root"/lib/rocmforge/rocmforge-profiler.so; do
+  for lib in $(readelf -d "$f" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p'); do
+    [[ $lib =~ $allowed ]] || fail "$f links $lib"
+  done
+done
+[ "$(readelf -d "$root/lib/librocmforge.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = librocmforge.so.0 ] || fail "soname"
+
+run() { # NAME PATTERN -- command...: exit 0 and output matching PATTERN
+  local name=$1 pattern=$2 out; shift 3
+  if out=$("$@" 2>&1) && grep -qE -- "$pattern" <<<"$out"; then echo "ok: $name"; else fail "$name"; echo "$out" | tail -5; fi
+}
+run "installed info" "cpu" -- "$root/bin/rocmforge" info
+run "installed generate -n 16" "^Once upon a time" -- "$root/bin/rocmforge" generate -n 16 -s 1
+run "installed bench" "tg4" -- "$root/bin/rocmforge" bench -p 16 -n 4 -r 1
+run "installed bench-ops --help" "usage" -- "$root/bin/rocmforge-bench-ops" --help
+
+# The examples, built against the installed tree only.
+export PKG_CONFIG_PATH=$root/lib/pkgconfig
+flags="$(pkg-config --define-prefix --cflags --libs rocmforge) -Wl,-rpath,$root/lib"
+cc -std=c11 -Wall -Werror -o simple "$src/examples/simple.c" $flags || fail "examples/simple.c does not build"
+c++ -std=c++17 -Wall -Werror -o chat "$src/examples/chat.cpp" $flags || fail "examples/chat.cpp does not build"
+cc -std=c11 -Wall -Werror -o batched "$src/examples/batched.c" $flags || fail "examples/batched.c does not build"
+run "example simple" "^In the beginning" -- ./simple "" "In the beginning" 16
+run "example chat" "<\|im_start\|>assistant" -- ./chat
+run "example batched" "sequence 3" -- ./batched "" "And God said" 4 16
+
+[ "$fails" = 0 ] && echo "install check: all passed" || { echo "$fails install check(s) failed"; exit 1; }
