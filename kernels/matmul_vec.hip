@@ -158,8 +158,29 @@ RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
     prefetch_l2(r.w + r.n * r.stride, r.stride);
     if (a.iparams[0] == 1) prefetch_l2((const u8 *)a.src[1].data + r.n * a.src[1].nb[1], a.src[1].nb[1]);
 }
+// The cos/sin of a rotation pair computed before rf_kernel_start (compat.h): positions are graph
+// inputs and frequency factors weights, never written by a kernel, so under programmatic
+// dependent launch the double-precision trigonometry (~3 us on the H100, measured as the cost of
+// the fused rope) overlaps the previous kernel, as rope.hip's prefetch_rope_table does.
+struct RopeCS { float c, s; bool rotates; };
+RF_DEV RopeCS rope_cs_at(const rf_kargs &a, i64 row, int pos_index, bool active) {
+    const int D = a.iparams[2], n_rot = a.iparams[1];
+    const i64 j = row % D; // even: the pair (j, j + 1) of head row / D
+    RopeCS r{1.f, 0.f, j / 2 < n_rot / 2};
+    if (r.rotates && active)
+        rope_cos_sin(j / 2, ((const int *)a.src[1].data)[pos_index], n_rot, a.fparams[0], a.fparams[1],
+                     (const float *)a.src[2].data, r.c, r.s);
+    return r;
+}
+// rf_mvq_multi in rope form: lane 0 of the block's even warps (the pair's first row).
+RF_DEV RopeCS prefetch_rope_multi(const rf_kargs &a) {
+    if (a.iparams[0] != 2) return RopeCS{1.f, 0.f, false};
+    const int wi = threadIdx.x / RF_WARP;
+    return rope_cs_at(a, (i64)blockIdx.x * RF_MV_WARPS + wi, 0, threadIdx.x % RF_WARP == 0 && !(wi & 1));
+}
 RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
     prefetch_mvq_multi(a);
+    const RopeCS rot = prefetch_rope_multi(a);
     rf_kernel_start();
     __shared__ float sh_rows[RF_MV_WARPS];
     const bool swiglu = a.iparams[0] == 1;
@@ -168,13 +189,8 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
         const int wi = threadIdx.x / RF_WARP;
         const i64 n = (i64)blockIdx.x * RF_MV_WARPS + wi, K = w.ne[0];
         const i8 *xq = (const i8 *)a.scratch;
-        // The rotation's cos/sin (double precision, slow) first, while the row's loads are in flight.
-        const int D = a.iparams[2], n_rot = a.iparams[1], j = (int)(n % D); // j even: pair (j, j + 1) of head n / D
-        const bool rotates = threadIdx.x % RF_WARP == 0 && !(wi & 1) && j / 2 < n_rot / 2;
-        float c = 1.f, sn = 0.f;
-        if (rotates)
-            rope_cos_sin(j / 2, ((const int *)a.src[1].data)[0], n_rot, a.fparams[0], a.fparams[1], (const float *)a.src[2].data,
-                         c, sn);
+        const bool rotates = threadIdx.x % RF_WARP == 0 && !(wi & 1) && rot.rotates;
+        const float c = rot.c, sn = rot.s;
         const float v = mvq_row(w.type, (const u8 *)w.data + n * w.nb[1], xq, K);
         if (threadIdx.x % RF_WARP == 0) { ((float *)a.dst.data)[n] = v; sh_rows[wi] = v; }
         __syncthreads();
@@ -265,7 +281,7 @@ RF_MVQN_TYPE(q8_0, MvqQ8_0)
 //    base, scale (rf_rope_f32's rope_cos_sin and rope_apply: the same bits).
 // Outputs are f32 with columns nb[1] apart (dense rows). Grid (ceil(N / 4) for SwiGLU, else
 // ceil(N / 8), column chunks of NC); scratch, aux[0], aux[1] as rf_mvqn_*.
-template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a) {
+template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a, const RopeCS &rot) {
     const rf_ktensor &w = a.src[0];
     const i64 N = w.ne[1], K = w.ne[0];
     const bool swiglu = a.iparams[0] == 1;
@@ -276,14 +292,8 @@ template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a) {
     const i64 m0 = a.aux[1] + (i64)blockIdx.y * NC;
     const u8 *r0 = (const u8 *)w.data + n0 * w.nb[1];
     const u8 *r1 = swiglu ? (const u8 *)a.src[1].data + n0 * a.src[1].nb[1] : r0 + w.nb[1];
-    // The pair's rotation for column `lane` first (double precision, slow), while nothing waits on it.
-    const int D = a.iparams[2], n_rot = a.iparams[1];
-    const i64 j = swiglu ? 0 : n0 % D;
-    const bool rotates = !swiglu && j / 2 < n_rot / 2;
-    float cs = 1.f, sn = 0.f;
-    if (rotates && lane < NC)
-        rope_cos_sin(j / 2, ((const int *)a.src[1].data)[m0 + lane], n_rot, a.fparams[0], a.fparams[1],
-                     (const float *)a.src[2].data, cs, sn);
+    const bool rotates = !swiglu && rot.rotates;
+    const float cs = rot.c, sn = rot.s; // column `lane`'s rotation (lane < NC)
     float acc[2][NC];
     mvq_dot_rows<B, NC, 2>(r0, (i64)(r1 - r0), 2, (const i8 *)a.scratch + m0 * a.aux[0], a.aux[0], K, acc);
     const rf_ktensor &d = a.dst, &o3 = a.src[3], &o4 = a.src[4];
@@ -319,9 +329,17 @@ RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {
     prefetch_l2(r0, swiglu ? w.nb[1] : 2 * w.nb[1]);
     if (swiglu) prefetch_l2((const u8 *)a.src[1].data + n0 * a.src[1].nb[1], a.src[1].nb[1]);
 }
+// Rope form: column `lane`'s rotation of the warp's pair (lanes < NC), before rf_kernel_start.
+RF_DEV RopeCS prefetch_rope_cols(const rf_kargs &a, int NC) {
+    if (a.iparams[0] != 2) return RopeCS{1.f, 0.f, false};
+    const int lane = threadIdx.x % RF_WARP;
+    const i64 n0 = 2 * ((i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP);
+    const i64 m = a.aux[1] + (i64)blockIdx.y * NC + (lane < NC ? lane : 0);
+    return rope_cs_at(a, n0, (int)m, lane < NC && n0 < a.src[0].ne[1]);
+}
 #define RF_MVQNF(t, B, NC) \
     RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##f(rf_kargs a) { \
-        prefetch_mvq_cols_fused(a); rf_kernel_start(); mvq_cols_fused<B, NC>(a); }
+        prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols(a, NC); rf_kernel_start(); mvq_cols_fused<B, NC>(a, rot); }
 #define RF_MVQNF_TYPE(t, B) \
     RF_MVQNF(t, B, 1) RF_MVQNF(t, B, 2) RF_MVQNF(t, B, 3) RF_MVQNF(t, B, 4) \
     RF_MVQNF(t, B, 5) RF_MVQNF(t, B, 6) RF_MVQNF(t, B, 7) RF_MVQNF(t, B, 8)

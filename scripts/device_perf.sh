@@ -33,6 +33,7 @@
 #   kdetailb  Nsight Compute details of the kernels in KERNELS while KB sequences decode (7B Q4_K_M)
 #   bsweep    batched decode S_TG for each environment in CONFIGS, interleaved
 #   fusecmp   greedy tokens of 2..12 sequences with the decode fusions on and off
+#   binab     tg128 (BINAB_PP=1: also pp512) of the bench models for each binary in BINS, interleaved
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
 set -u
 D=${DIST:-dist}
@@ -148,6 +149,18 @@ for step in "$@"; do
         r=$(env $e timeout 200 $bin bench-inference -m $m --prompts 0 --batches ${BATCHES:-2,4,16} --prompt-len 128 -n 64 -r 1 \
           --backend hip 2>>"$OUT/bsweep.err" | grep -E "^\|\s+128 " | awk -F'|' '{printf "%s:%s ", $4+0, $9+0}')
         log "S_TG by sequences [$c]: $r"
+      done
+    done ;;
+  binab) # tg128 (and pp512 with BINAB_PP=1) of the three bench models for each rocmforge in BINS
+    # (e.g. "dist/tools/rocmforge dist-prev/tools/rocmforge": an older build carried alongside), interleaved
+    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
+      set -- $spec
+      m=$(model $1 $2)
+      for rep in 1 2; do
+        for bin in ${BINS:-$RF}; do
+          r=$(timeout 120 $bin bench -m $m -p $([ -n "${BINAB_PP:-}" ] && echo 512 || echo 0) -n 128 -r 3 --backend hip 2>/dev/null | grep -E "pp512|tg128" | awk -F'|' '{printf "%s ", $(NF-1)}')
+          log "$1 $2 [$bin]: $r"
+        done
       done
     done ;;
   abpp) # the same for prompt processing: pp512 with AB_VAR=A and =B (AB_VALS, default "1 0"), interleaved
