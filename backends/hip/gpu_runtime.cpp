@@ -65,6 +65,8 @@ bool load_once(std::string &why) {
     if (!ok) a.cuGraphLaunch = nullptr; // graphs_available() reports false
     if (!bind(cu, a.cuGraphAddDependencies, "cuGraphAddDependencies_v2", nullptr, miss)) a.cuGraphAddDependencies = nullptr;
     if (!bind(cu, a.cuFuncSetAttribute, "cuFuncSetAttribute", nullptr, miss)) a.cuFuncSetAttribute = nullptr;
+    if (!bind(cu, a.cuFuncGetAttribute, "cuFuncGetAttribute", nullptr, miss)) a.cuFuncGetAttribute = nullptr;
+    if (!bind(cu, a.cuCtxSetLimit, "cuCtxSetLimit", nullptr, miss)) a.cuCtxSetLimit = nullptr;
     if (rtc) { // optional: only the JIT fallback needs it
         ok = bind(rtc, a.nvrtcVersion, "nvrtcVersion", nullptr, miss) && bind(rtc, a.nvrtcCreateProgram, "nvrtcCreateProgram", nullptr, miss) &&
              bind(rtc, a.nvrtcCompileProgram, "nvrtcCompileProgram", nullptr, miss) &&

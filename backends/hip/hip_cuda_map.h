@@ -75,6 +75,10 @@ struct Api {
     // Optional: raises a kernel's dynamic shared-memory limit above 48 KB (null: kernels that
     // need more are not launched)
     int (*cuFuncSetAttribute)(hipFunction_t, int, int);
+    // Optional: a kernel's attributes and the context's limits (null: the per-thread stack
+    // reservation stays the driver's default)
+    int (*cuFuncGetAttribute)(int *, int, hipFunction_t);
+    int (*cuCtxSetLimit)(int, size_t);
     // Graphs (optional: null when the driver lacks them; the backend then launches directly)
     int (*cuGraphCreate)(hipGraph_t *, unsigned);
     int (*cuGraphDestroy)(hipGraph_t);
@@ -161,6 +165,18 @@ inline hipError_t rf_set_max_dynamic_smem(hipFunction_t f, unsigned bytes) {
     if (!rf_cuda::api.cuFuncSetAttribute) return 1; // CUDA_ERROR_INVALID_VALUE
     if (hipError_t e = rf_cuda::api.cuFuncSetAttribute(f, 8, (int)bytes)) return e;
     return rf_cuda::api.cuFuncSetAttribute(f, 9, 100);
+}
+// CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: local memory (stack frame and spills) per thread.
+inline hipError_t rf_local_bytes(hipFunction_t f, int *bytes) {
+    if (!rf_cuda::api.cuFuncGetAttribute) return 1;
+    return rf_cuda::api.cuFuncGetAttribute(bytes, 3, f);
+}
+// CU_LIMIT_STACK_SIZE of the current context: local memory per thread that the driver reserves
+// for every thread the device can hold at once (it raises the reservation itself when a kernel
+// needs more).
+inline hipError_t rf_set_thread_stack(size_t bytes) {
+    if (!rf_cuda::api.cuCtxSetLimit) return 1;
+    return rf_cuda::api.cuCtxSetLimit(0, bytes);
 }
 inline const char *hipGetErrorString(hipError_t e) {
     const char *s = nullptr;
