@@ -20,7 +20,27 @@
 #define RF_AST_MAXC 1024 // positions per chunk at most (slots staged in shared memory)
 #define RF_AST_WCAP 64   // chunk weights cached per head by the merge
 
-template <int D, int GP> RF_DEV void attn_stream(const rf_kargs &a) {
+// Eight K or V elements of one row as a lane holds them between load and use. PACKED (f16 rows,
+// 16-byte loads): the raw halves, 4 registers, each converted where it is used; else 8 floats
+// (kv_load8). With U positions of K and V in flight, the packed form halves the registers the
+// loads occupy: more blocks per multiprocessor, more loads in flight (8k-context decode).
+template <bool PACKED> struct Kv8 {
+    float v[8];
+    RF_DEV void load(const rf_ktensor &pool, int slot, i64 e0, bool wide) { kv_load8(pool, slot, e0, wide, v); }
+    RF_DEV float operator[](int e) const { return v[e]; }
+};
+template <> struct Kv8<true> {
+    uint4 q;
+    RF_DEV void load(const rf_ktensor &pool, int slot, i64 e0, bool) {
+        q = *(const uint4 *)((const u16 *)((const u8 *)pool.data + (i64)slot * pool.nb[1]) + e0);
+    }
+    RF_DEV float operator[](int e) const { // e constant after unrolling
+        const u32 w = e < 2 ? q.x : e < 4 ? q.y : e < 6 ? q.z : q.w;
+        return h2f((u16)(e & 1 ? w >> 16 : w));
+    }
+};
+
+template <int D, int GP, bool PACKED> RF_DEV void attn_stream(const rf_kargs &a) {
     constexpr int L = D / 8;           // lanes per row
     constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
     constexpr int U = GP >= 8 ? 1 : GP >= 4 ? 2 : 4; // warp steps whose loads are issued together
@@ -68,15 +88,15 @@ template <int D, int GP> RF_DEV void attn_stream(const rf_kargs &a) {
         for (int e = 0; e < 8; ++e) o[g][e] = 0.f;
     }
     for (int base = lo; base < hi; base += U * R) {
-        float kf[U][8], vf[U][8];
+        Kv8<PACKED> kf[U], vf[U];
         bool ok[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int i = base + u * R + r;
             ok[u] = i < hi;
             const int slot = sh_slot[ok[u] ? i : lo];
-            kv_load8(kp, slot, e0, wide, kf[u]);
-            kv_load8(vp, slot, e0, wide, vf[u]);
+            kf[u].load(kp, slot, e0, wide);
+            vf[u].load(vp, slot, e0, wide);
         }
 #pragma unroll
         for (int g = 0; g < GP; ++g) {
@@ -152,8 +172,10 @@ template <int D, int GP> RF_DEV void attn_stream(const rf_kargs &a) {
     decode_finish(a, kvh, c, t, G, sh_o, sh_w, RF_AST_WCAP, sh_m, sh_l, &sh_flag);
 }
 
+// rf_attention_stream_d<D>_g<GP>: any pool; ..._h: f16 pools with 16-byte loads (aux[2] bit 0).
 #define RF_AST_KERNEL(D, GP) \
-    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP>(a); }
+    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP, false>(a); } \
+    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP, true>(a); }
 RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64, 8)
 RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
 

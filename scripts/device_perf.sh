@@ -23,8 +23,8 @@
 #   ppl       GPU vs CPU perplexity of the trained model (F16, Q8_0, Q4_K_M; -c 128 and 512, so
 #             the prefill kernels run) and greedy tokens after a 300-token prompt (TinyLlama
 #             Q4_K_M: the tensor-core prefill attention)
-#   depthab   tg64 at 8k context (bench -d 8192) for ROCMFORGE_HIP_ATT_BLOCKS in $ATT_BLOCKS
-#             (default "4 8 16"), interleaved
+#   depthab   tg64 at 8k context (bench -d 8192) for DEPTH_VAR (default ROCMFORGE_HIP_ATT_BLOCKS)
+#             at each of DEPTH_VALS (default "4 8 16"), interleaved
 #   attpp     prefill attention kernel times, tensor-core kernels against the shader-core ones
 #             (ROCMFORGE_HIP_ATT_MMA=0)
 #   memcheck  compute-sanitizer memcheck over opcheck and over generate runs that take the
@@ -301,12 +301,13 @@ for step in "$@"; do
       done
       cmp -s "$OUT/long-cpu.txt" "$OUT/long-hip.txt" && log "greedy after a long prompt $(basename $m): identical" || log "greedy after a long prompt $(basename $m): DIFFER"
     done ;;
-  depthab)
+  depthab) # DEPTH_VAR (default ROCMFORGE_HIP_ATT_BLOCKS) at each of DEPTH_VALS (default "4 8 16")
     m=$(model llama2-7b Q4_K_M)
+    dv=${DEPTH_VAR:-ROCMFORGE_HIP_ATT_BLOCKS}
     for rep in 1 2; do
-      for v in ${ATT_BLOCKS:-4 8 16}; do
-        r=$(ROCMFORGE_HIP_ATT_BLOCKS=$v timeout 200 $RF bench -m $m -p 0 -n 64 -d 8192 -r 2 --backend hip 2>/dev/null | grep "@ d" | awk -F'|' '{print $(NF-1)}')
-        log "tg64 @ d8192 ROCMFORGE_HIP_ATT_BLOCKS=$v: $r"
+      for v in ${DEPTH_VALS:-${ATT_BLOCKS:-4 8 16}}; do
+        r=$(env $dv=$v timeout 200 $RF bench -m $m -p 0 -n 64 -d 8192 -r 2 --backend hip 2>/dev/null | grep "@ d" | awk -F'|' '{print $(NF-1)}')
+        log "tg64 @ d8192 $dv=$v: $r"
       done
     done ;;
   attpp)

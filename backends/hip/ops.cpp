@@ -237,6 +237,15 @@ int quantized_activations(Backend &b, const rf_tensor *x, int block, bool half, 
 // sizes rf_attention_decode, whose chunk (32..128 positions)
 // shrinks until the grid has >= 2 blocks per SM. Returns -1 when the shape is not covered
 // (the per-token kernel runs instead).
+// ROCMFORGE_HIP_ATT_PACKED=0: the streaming attention converts f16 K/V to floats at load (A/B).
+bool packed_kv_on() {
+    static const bool v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_ATT_PACKED");
+        return !(s && *s == '0');
+    }();
+    return v;
+}
+
 int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_block = 0, uint64_t *q8_offset = nullptr) {
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
     const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
@@ -287,7 +296,9 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
     a.iparams[6] = q8_block ? (int)q8_at : 0;
     a.iparams[7] = q8_block;
     std::string kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
-    if (stream) kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8);
+    if (stream) // _h: f16 rows held packed between load and use (16-byte loads)
+        kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8) +
+                 (a.aux[2] == 1 && packed_kv_on() ? "_h" : "");
     return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, 128, a, err);
 }
 
@@ -388,7 +399,8 @@ std::vector<std::string> required_kernel_names() {
     }
 #if defined(RF_HIP_NVIDIA)
     for (int d : {64, 128})
-        for (int g : {1, 2, 4, 8}) v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g));
+        for (int g : {1, 2, 4, 8})
+            for (const char *form : {"", "_h"}) v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
     v.push_back("rf_attention_mma_d64");
     v.push_back("rf_attention_mma_d128");
     for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
