@@ -33,7 +33,10 @@ struct Backend {
     // Off: on the H100 it gave TinyLlama tg128 +5% but Llama-2-7B -3..-13% (interleaved A/B).
     bool prefetch_weights = false;
     bool attention_stream = true;
-    int att_blocks_per_sm = 4; // streaming decode attention's grid target (ROCMFORGE_HIP_ATT_BLOCKS, A/B)
+    // Streaming decode attention's grid target in blocks per SM (ROCMFORGE_HIP_ATT_BLOCKS, A/B): 8 since
+    // the packed f16 kernels fit 8 per SM (H100 7B tg64 @ d8192 222-224 vs 216-219 with 4; d512,
+    // d2048 and 2..16 sequences unchanged within the spread).
+    int att_blocks_per_sm = 8;
     bool attention_mma = true; // prefill attention on the tensor cores (ROCMFORGE_HIP_ATT_MMA=0: off, A/B)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
