@@ -166,6 +166,12 @@ TEST_CASE("gemma2: soft caps, sliding window on even layers, post norms, GeGLU; 
     CHECK(s.model->tied_output);
     check_against_reference(spec, "gemma2_ref.gguf");
     check_decoding_matches_prefill(spec, "gemma2_bt.gguf");
+
+    // The 27B shape (46 layers) scales queries by 1/sqrt(n_embd / n_head), as llama.cpp.
+    TinySpec big = spec;
+    big.n_layer = 46;
+    Setup s27 = load(big, "gemma2_27b.gguf");
+    CHECK(s27.model->hparams().attn_scale == Approx(1.0f / std::sqrt(64.0f / 4.0f)));
 }
 
 TEST_CASE("gemma3: 5 local : 1 global layers with their own RoPE, Q/K norms; matches the reference", "[model][gemma]") {
