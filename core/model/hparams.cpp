@@ -79,8 +79,9 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
         if (hp.n_swa < 0) throw Error(r.f.path() + ": " + r.key("attention.sliding_window") + " must not be negative");
         hp.swa_pattern = g3 ? 6 : 2; // gemma3: 5 local layers, then a global one; gemma2 alternates
         if (g3) hp.rope_freq_base_swa = 10000.0f, hp.rope_freq_scale_swa = 1.0f;
-        if (!g3) hp.attn_softcap = (float)r.get_float("attn_logit_softcapping", 0.0);
-        hp.final_softcap = (float)r.get_float("final_logit_softcapping", 0.0);
+        // Without the keys gemma2 caps at 50 / 30 (llama.cpp's defaults), gemma3 not at all.
+        if (!g3) hp.attn_softcap = (float)r.get_float("attn_logit_softcapping", 50.0);
+        hp.final_softcap = (float)r.get_float("final_logit_softcapping", g3 ? 0.0 : 30.0);
         if (hp.attn_softcap < 0 || hp.final_softcap < 0) throw Error(r.f.path() + ": soft-capping values must not be negative");
         if (hp.n_layer == (g3 ? 62 : 46)) hp.attn_scale = 1.0f / std::sqrt((float)(hp.n_embd / hp.n_head));
         break;

@@ -167,11 +167,15 @@ TEST_CASE("gemma2: soft caps, sliding window on even layers, post norms, GeGLU; 
     check_against_reference(spec, "gemma2_ref.gguf");
     check_decoding_matches_prefill(spec, "gemma2_bt.gguf");
 
-    // The 27B shape (46 layers) scales queries by 1/sqrt(n_embd / n_head), as llama.cpp.
+    // The 27B shape (46 layers) scales queries by 1/sqrt(n_embd / n_head), as llama.cpp; without
+    // the soft-capping keys gemma2 caps at llama.cpp's defaults.
     TinySpec big = spec;
     big.n_layer = 46;
+    big.attn_softcap = big.final_softcap = 0.0f; // keys not written
     Setup s27 = load(big, "gemma2_27b.gguf");
     CHECK(s27.model->hparams().attn_scale == Approx(1.0f / std::sqrt(64.0f / 4.0f)));
+    CHECK(s27.model->hparams().attn_softcap == 50.0f);
+    CHECK(s27.model->hparams().final_softcap == 30.0f);
 }
 
 TEST_CASE("gemma3: 5 local : 1 global layers with their own RoPE, Q/K norms; matches the reference", "[model][gemma]") {

@@ -39,8 +39,8 @@ struct ModelHparams {
     bool embd_scale = false;    // gemma2/3: token embeddings times sqrt(n_embd)
     bool ffn_gelu = false;      // gemma2/3: GeGLU (GELU-tanh gate) instead of SwiGLU
     float attn_scale = 0.0f;    // query scale: 1/sqrt(head_dim); gemma 27B: 1/sqrt(n_embd / n_head)
-    float attn_softcap = 0.0f;  // <arch>.attn_logit_softcapping (gemma2); 0: none
-    float final_softcap = 0.0f; // <arch>.final_logit_softcapping (gemma2); 0: none
+    float attn_softcap = 0.0f;  // <arch>.attn_logit_softcapping (gemma2, default 50); 0: none
+    float final_softcap = 0.0f; // <arch>.final_logit_softcapping (gemma2, default 30; gemma3 0); 0: none
     int64_t n_swa = 0;          // <arch>.attention.sliding_window; 0: every layer is global
     int64_t swa_pattern = 0;    // layer l is local when l % swa_pattern < swa_pattern - 1
     float rope_freq_base_swa = 10000.0f; // RoPE of local layers (gemma3: 10000, scale 1)
