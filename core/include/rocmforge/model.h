@@ -59,13 +59,14 @@ struct ModelHparams {
 ModelHparams read_hparams(const gguf::File &file);
 
 struct LayerWeights {
+    // phi3's fused attn_qkv and ffn_up (gate and up) are split by rows into wq/wk/wv and
+    // ffn_gate/ffn_up at load time.
     Tensor *attn_norm = nullptr;
     Tensor *wq = nullptr, *wk = nullptr, *wv = nullptr, *wo = nullptr;
-    Tensor *bq = nullptr, *bk = nullptr, *bv = nullptr; // qwen2 only (nullptr otherwise)
+    Tensor *bq = nullptr, *bk = nullptr, *bv = nullptr; // qwen2 (optional for llama; nullptr otherwise)
     Tensor *attn_q_norm = nullptr, *attn_k_norm = nullptr; // [head_dim]: qwen3, gemma3
     Tensor *attn_post_norm = nullptr;                      // gemma2/3
     Tensor *ffn_norm = nullptr;
-    // phi3's fused attn_qkv / ffn_up are split by rows into these at load time.
     Tensor *ffn_gate = nullptr, *ffn_up = nullptr, *ffn_down = nullptr;
     Tensor *ffn_post_norm = nullptr;                       // gemma2/3
 };
