@@ -1,6 +1,8 @@
 // The unity translation unit compiled into each per-arch code object (one pack per arch) and,
 // with its includes inlined at build time, embedded into the plugin for the JIT fallback.
 #include "elementwise.hip"
+#include "gelu.hip"
+#include "softcap.hip"
 #include "rownorm.hip"
 #include "norm_fused.hip"
 #include "rope.hip"

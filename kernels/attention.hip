@@ -1,6 +1,8 @@
 // ATTENTION over a paged KV pool (abi.h): causal, GQA, pools f32/f16/q8_0.
 // Grid (Hq, T); 4 warps per block split the visible positions; each warp keeps an online
 // softmax (running max, sum, V accumulator with D/32 values per lane); the block merges them.
+// The one attention kernel that honours a sliding window (iparams[0]) and a score soft cap
+// (fparams[1]): ops.cpp sends such nodes (Gemma) here.
 #include "compat.h"
 #include "quant_decode.h"
 
@@ -31,7 +33,8 @@ RF_KERNEL __launch_bounds__(128) void rf_attention(rf_kargs a) {
     const int *ti = (const int *)((const u8 *)info.data + (i64)t * info.nb[1]);
     const int seq = ti[0], pos = ti[1];
     const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
-    const float scale = a.fparams[0];
+    const float scale = a.fparams[0], cap = a.fparams[1];
+    const int first = a.iparams[0] > 0 ? max(0, pos - a.iparams[0] + 1) : 0;
     const float *qr = (const float *)((const u8 *)q.data + (i64)h * q.nb[1] + (i64)t * q.nb[2]);
 
     float qv[RF_ATT_PER_LANE], acc[RF_ATT_PER_LANE];
@@ -43,7 +46,7 @@ RF_KERNEL __launch_bounds__(128) void rf_attention(rf_kargs a) {
     }
     float m = -__int_as_float(0x7f800000), l = 0.f;
     const i64 koff = (i64)kvh * D;
-    for (int p = w; p <= pos; p += RF_ATT_WARPS) {
+    for (int p = first + w; p <= pos; p += RF_ATT_WARPS) {
         const int slot = slots[p];
         float s = 0.f;
 #pragma unroll
@@ -52,6 +55,7 @@ RF_KERNEL __launch_bounds__(128) void rf_attention(rf_kargs a) {
             if (dd < D) s += qv[j] * kv_value(kp, slot, koff + dd);
         }
         s = warp_sum(s);
+        if (cap > 0.f) s = cap * tanhf(s / cap);
         const float mn = fmaxf(m, s);
         const float corr = __expf(m - mn), e = __expf(s - mn);
         l = l * corr + e;

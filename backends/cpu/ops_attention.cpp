@@ -2,7 +2,8 @@
 // Flash-attention style: keys/values are visited in chunks of kChunk positions with an online
 // softmax (running max m, running sum l, f32 accumulator), so nothing scales with n_kv except
 // the loop. One work item = (token, kv head): the kv rows are converted to f32 once and shared
-// by the Hq/Hkv query heads of the group.
+// by the Hq/Hkv query heads of the group. A sliding window (iparams[0]) moves the first visited
+// position; a soft cap (fparams[1]) bends each score before the softmax.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -40,6 +41,7 @@ bool check_attention(const rf_node &n, std::string *why) {
     if ((k->type == RF_TYPE_Q8_0 || v->type == RF_TYPE_Q8_0) && D % 32) { *why = "q8_0 pools need D % 32 == 0"; return false; }
     if (d->ne[0] != D * Hq || d->ne[1] != T || d->ne[2] != 1 || d->ne[3] != 1) { *why = "dst must be [D*Hq, T]"; return false; }
     if (info->ne[0] != 2 || info->ne[1] != T) { *why = "token info must be i32 [2, T]"; return false; }
+    if (n.iparams[0] < 0 || !(n.fparams[1] >= 0)) { *why = "window and soft cap must not be negative"; return false; }
     return true;
 }
 
@@ -74,7 +76,8 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
     const auto *info = static_cast<const int32_t *>(n.src[4]->data);
     const int64_t D = q.ne[0], Hq = q.ne[1], T = q.ne[2], Hkv = kp.ne[0] / D, G = Hq / Hkv;
     const int64_t S = kp.ne[1], n_kv_max = st.ne[0], n_seq = st.ne[1] * st.ne[2] * st.ne[3];
-    const float scale = n.fparams[0];
+    const float scale = n.fparams[0], cap = n.fparams[1];
+    const int64_t window = n.iparams[0];
     const KernelSet &ks = ctx.ks;
 
     float *kbuf = reinterpret_cast<float *>(ctx.thread_scratch(tid));
@@ -102,7 +105,8 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
         for (int64_t j = 0; j < G; ++j) { mrun[j] = -INFINITY; lrun[j] = 0.f; }
 
         bool bad = false;
-        for (int64_t p0 = 0; p0 <= pos && !bad; p0 += kChunk) {
+        const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
+        for (int64_t p0 = first; p0 <= pos && !bad; p0 += kChunk) {
             const int64_t cnt = std::min<int64_t>(kChunk, pos + 1 - p0);
             for (int64_t c = 0; c < cnt; ++c) {
                 const int32_t slot = slots[p0 + c];
@@ -122,6 +126,7 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
                 float mx = -INFINITY;
                 for (int64_t c = 0; c < cnt; ++c) {
                     sc[c] = scale * ks.dot_f32(qv, kbuf + c * D, D);
+                    if (cap > 0.f) sc[c] = cap * std::tanh(sc[c] / cap);
                     mx = std::fmax(mx, sc[c]);
                 }
                 const float m_new = std::fmax(mrun[j], mx);

@@ -87,13 +87,17 @@ const OpImpl *op_impl(int op) {
     case RF_OP_ATTENTION: return &kOpAttention;
     case RF_OP_ARGMAX: return &kOpArgmax;
     case RF_OP_COPY: return &kOpCopy;
+    case RF_OP_GEGLU: return &kOpGeglu;
+    case RF_OP_SOFTCAP: return &kOpSoftcap;
     default: return nullptr;
     }
 }
 
 const char *op_name(int op) {
     static const char *names[] = {"NONE", "GET_ROWS", "MATMUL", "ADD", "MUL", "SCALE", "RMS_NORM", "ROPE",
-                                  "SOFTMAX", "SILU", "SWIGLU", "SET_ROWS", "ATTENTION", "ARGMAX", "COPY"};
+                                  "SOFTMAX", "SILU", "SWIGLU", "SET_ROWS", "ATTENTION", "ARGMAX", "COPY",
+                                  "GEGLU", "SOFTCAP"};
+    static_assert(sizeof names / sizeof names[0] == RF_OP_COUNT, "one name per op");
     return (op >= 0 && op < RF_OP_COUNT) ? names[op] : "?";
 }
 

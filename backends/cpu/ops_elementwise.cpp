@@ -1,4 +1,4 @@
-// Element-wise f32 ops: ADD, MUL (with broadcasting of src1), SCALE, SILU, SWIGLU.
+// Element-wise f32 ops: ADD, MUL (with broadcasting of src1), SCALE, SILU, SWIGLU, GEGLU, SOFTCAP.
 #include <cmath>
 
 #include "ops.h"
@@ -78,6 +78,33 @@ void run_swiglu(const OpContext &, const rf_node &n, int, int64_t part, int64_t 
     });
 }
 
+// GELU, tanh approximation (ggml_gelu, PyTorch's gelu(approximate='tanh')).
+inline float gelu_tanh(float x) {
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    return 0.5f * x * (1.f + std::tanh(kSqrt2OverPi * x * (1.f + 0.044715f * x * x)));
+}
+
+void run_geglu(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const rf_tensor &g = *n.src[1];
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t i1, int64_t i2, int64_t i3) {
+        const float *u = row_f32(g, i1, i2, i3);
+        for (int64_t i = 0; i < n.dst->ne[0]; ++i) y[i] = gelu_tanh(x[i]) * u[i];
+    });
+}
+
+void run_softcap(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const float cap = n.fparams[0], inv = 1.f / cap;
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
+        for (int64_t i = 0; i < n.dst->ne[0]; ++i) y[i] = cap * std::tanh(x[i] * inv);
+    });
+}
+
+bool check_softcap(const rf_node &n, std::string *why) {
+    if (!check_unary(n, why)) return false;
+    if (!(n.fparams[0] > 0)) { *why = "soft cap must be positive"; return false; }
+    return true;
+}
+
 } // namespace
 
 const OpImpl kOpAdd = {check_binary_broadcast, plan_simple, run_binary<false>};
@@ -85,5 +112,7 @@ const OpImpl kOpMul = {check_binary_broadcast, plan_simple, run_binary<true>};
 const OpImpl kOpScale = {check_unary, plan_simple, run_scale};
 const OpImpl kOpSilu = {check_unary, plan_simple, run_silu};
 const OpImpl kOpSwiglu = {check_same_binary, plan_simple, run_swiglu};
+const OpImpl kOpGeglu = {check_same_binary, plan_simple, run_geglu};
+const OpImpl kOpSoftcap = {check_softcap, plan_simple, run_softcap};
 
 } // namespace rfcpu

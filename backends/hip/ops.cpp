@@ -106,7 +106,8 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_quantize_q8_1", "rf_quantize_f32_q8",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0",
-                               "rf_add_rms_norm_mul", "rf_mvq_multi", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128"};
+                               "rf_add_rms_norm_mul", "rf_mvq_multi", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
+                               "rf_geglu_f32", "rf_softcap_f32"};
 
 
 // Decode (M = 1) kernel reading f32 activations: F16 weights (16-byte loads).
@@ -229,6 +230,9 @@ int quantized_activations(Backend &b, const rf_tensor *x, int block, bool half, 
     return RF_OK;
 }
 
+// A sliding window or a score soft cap (Gemma): only the generic rf_attention kernel has them.
+bool attention_limited(const rf_node &n) { return n.iparams[0] != 0 || n.fparams[1] != 0.f; }
+
 // Decode attention (few tokens, attention_decode.hip): split-context kernels that share each K/V
 // row among the query heads of a GQA group. Head sizes 64 and 128 take, on NVIDIA,
 // rf_attention_stream_d{64,128}_g{1,2,4,8} (attention_stream.hip: long chunks streamed with an
@@ -253,6 +257,7 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
     // decode one or two tokens each (tab->ne[1] = sequences in the batch); long runs of one
     // sequence's tokens take the prefill tiles, which share each K/V row among queries.
     if ((T > 8 && T > 2 * tab->ne[1]) || G > 8 || D % 2 || D > 256 || (k->type != RF_TYPE_F16 && k->type != RF_TYPE_Q8_0)) return -1;
+    if (attention_limited(n)) return -1;
     for (const rf_tensor *p : {k, v})
         if ((size_t)p->data % 4 || p->nb[1] % 4) return -1;
     const int64_t n_kv = std::max<int64_t>(tab->ne[0], 1);
@@ -427,6 +432,14 @@ std::string unsupported_reason(const rf_node &n) {
         return "";
     case RF_OP_MATMUL:
         return s0 && s1 ? matmul_reason(n) : "matmul needs two sources";
+    case RF_OP_GEGLU:
+        if (!is_f32(s0) || !is_f32(s1) || !is_f32(d)) return "needs f32 tensors";
+        for (int i = 0; i < 4; ++i)
+            if (s0->ne[i] != d->ne[i] || s1->ne[i] != d->ne[i]) return "geglu operands differ in shape";
+        return "";
+    case RF_OP_SOFTCAP:
+        if (!is_f32(s0) || !is_f32(d)) return "needs f32 tensors";
+        return n.fparams[0] > 0 ? "" : "soft cap must be positive";
     case RF_OP_ADD: case RF_OP_MUL: case RF_OP_SWIGLU:
         if (!is_f32(s0) || !is_f32(s1) || !is_f32(d)) return "needs f32 tensors";
         for (int i = 0; i < 4; ++i)
@@ -456,6 +469,7 @@ std::string unsupported_reason(const rf_node &n) {
         if (D > 256) return "attention head size > 256";
         if (k->type == RF_TYPE_Q8_0 && D % 32) return "q8_0 pool needs head size multiple of 32";
         if (k->ne[0] % D || s0->ne[1] % (k->ne[0] / D)) return "attention head counts do not divide";
+        if (n.iparams[0] < 0 || !(n.fparams[1] >= 0)) return "attention window and soft cap must not be negative";
         return "";
     }
     case RF_OP_COPY:
@@ -565,6 +579,8 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_ADD: return launch(b, "rf_add_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
     case RF_OP_MUL: return launch(b, "rf_mul_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
     case RF_OP_SWIGLU: return launch(b, "rf_swiglu_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
+    case RF_OP_GEGLU: return launch(b, "rf_geglu_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
+    case RF_OP_SOFTCAP: return launch(b, "rf_softcap_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SCALE: return launch(b, "rf_scale_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SILU: return launch(b, "rf_silu_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_COPY: return launch(b, "rf_copy_float", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
@@ -578,7 +594,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_ATTENTION:
         if (s0->ne[2] > 65535) { err = "attention: too many tokens in one node"; return RF_ERR_INVALID; }
         if (int r = attention_decode(b, n, err); r != -1) return r;
-        {
+        if (!attention_limited(n)) {
             const char *pname = nullptr;
             unsigned tile = 0, smem = 0;
             if (prefill_attention_kernel(b, n, pname, tile, smem))

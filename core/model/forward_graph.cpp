@@ -1,9 +1,14 @@
-// LLaMA / Qwen2 forward pass, op for op as llama.cpp's llm_build_llama / llm_build_qwen2:
-//   x = token_embd[tokens]
-//   per layer: h = rms_norm(x) * attn_norm; q,k,v = W h (+ bias); rope(q), rope(k);
-//              cache[k,v] <- k,v; a = attention(q, cache); x += Wo a;
-//              h = rms_norm(x) * ffn_norm; x += W_down (silu(W_gate h) * (W_up h))
-//   logits = W_out (rms_norm(x) * output_norm), only for the rows asked for.
+// The forward pass, op for op as llama.cpp's llm_build_llama / qwen2 / qwen3 / gemma2_iswa /
+// gemma3_iswa / phi3 (one builder; the architecture's hparams switch its additions on):
+//   x = token_embd[tokens]                                        (* sqrt(n_embd): gemma)
+//   per layer: h = rms_norm(x) * attn_norm; q,k,v = W h (+ bias: qwen2);
+//              q,k = rms_norm per head * attn_q/k_norm (qwen3, gemma3); rope(q), rope(k)
+//              (local layers of gemma3: their own base); cache[k,v] <- k,v;
+//              a = attention(q, cache) (sliding window on local layers, soft cap: gemma2);
+//              x += post_norm(Wo a) (post norms: gemma);
+//              h = rms_norm(x) * ffn_norm; x += post_norm(W_down (act(W_gate h) * (W_up h)))
+//              with act = silu, or gelu-tanh (gemma)
+//   logits = W_out (rms_norm(x) * output_norm) (soft-capped: gemma2), only for the rows asked for.
 #include <cmath>
 #include <string>
 
@@ -43,6 +48,23 @@ void ForwardGraphInputs::bind(const ForwardInputs &in) const {
     if (out_ids) out_ids->host_data = in.output_rows.data();
 }
 
+namespace {
+
+// x / rms(x) * w over each row of x (w broadcasts over heads and tokens).
+Tensor *rms_norm_mul(Graph &g, Tensor *x, Tensor *w, float eps, const std::string &label) {
+    return g.mul(g.rms_norm(x, eps, (label + "_rms").c_str()), w, label.c_str());
+}
+
+// The frequency factors every layer's RoPE reads: Llama 3's rope_freqs, or phi3's long factors
+// when the context exceeds the original one (short ones otherwise), as llama.cpp chooses them.
+Tensor *rope_factors(const Model &model, const KvCache &cache) {
+    if (model.rope_freqs) return model.rope_freqs;
+    if (model.rope_factors_long && cache.n_ctx() > model.hparams().n_ctx_orig) return model.rope_factors_long;
+    return model.rope_factors_short;
+}
+
+} // namespace
+
 Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                             ForwardGraphInputs *inputs) {
     const ModelHparams &hp = model.hparams();
@@ -67,20 +89,31 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
         return g.rows(t, in.output_rows.front(), (int64_t)in.output_rows.size());
     };
 
-    const float kq_scale = 1.0f / std::sqrt((float)D);
+    // phi3's attn_factor scales RoPE's output, hence Q and K: the scores by its square.
+    const float kq_scale = hp.attn_scale * hp.rope_attn_factor * hp.rope_attn_factor;
+    Tensor *factors = rope_factors(model, cache);
     Tensor *x = g.get_rows(model.tok_embd, tokens, "token_embd");
+    if (hp.embd_scale) x = g.scale(x, std::sqrt((float)hp.n_embd), "token_embd_scale");
 
     for (int64_t l = 0; l < hp.n_layer; ++l) {
         const LayerWeights &w = model.layers[(size_t)l];
         const bool last = l == hp.n_layer - 1;
+        const bool local = hp.is_swa(l); // sliding-window layer: its own RoPE base and window
+        const float rope_base = local ? hp.rope_freq_base_swa : hp.rope_freq_base;
+        const float rope_scale = local ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
         g.set_prefix("blk." + std::to_string(l) + ".");
 
-        Tensor *h = g.mul(g.rms_norm(x, hp.rms_eps, "attn_norm_rms"), w.attn_norm, "attn_norm");
+        Tensor *h = rms_norm_mul(g, x, w.attn_norm, hp.rms_eps, "attn_norm");
+        // W h (+ bias) as heads [D, H, T], each RMS-normed when the model has Q/K norms, rotated.
+        auto project_heads = [&](Tensor *W, Tensor *bias, Tensor *head_norm, int64_t H, const std::string &n) {
+            Tensor *t = g.matmul(W, h, ("attn_" + n).c_str());
+            if (bias) t = g.add(t, bias, ("attn_" + n + "_bias").c_str());
+            t = g.reshape(t, {D, H, T});
+            if (head_norm) t = rms_norm_mul(g, t, head_norm, hp.rms_eps, "attn_" + n + "_norm");
+            return g.rope(t, positions, factors, hp.rope_mode, (int)hp.n_rot, rope_base, rope_scale, ("rope_" + n).c_str());
+        };
 
-        Tensor *k = g.matmul(w.wk, h, "attn_k");
-        if (w.bk) k = g.add(k, w.bk, "attn_k_bias");
-        k = g.rope(g.reshape(k, {D, hp.n_head_kv, T}), positions, model.rope_freqs, hp.rope_mode, (int)hp.n_rot,
-                   hp.rope_freq_base, hp.rope_freq_scale, "rope_k");
+        Tensor *k = project_heads(w.wk, w.bk, w.attn_k_norm, hp.n_head_kv, "k");
         Tensor *v = g.matmul(w.wv, h, "attn_v");
         if (w.bv) v = g.add(v, w.bv, "attn_v_bias");
         Tensor *k_pool = g.set_rows(cache.k(l), g.reshape(k, {hp.n_embd_kv(), T}), slots, "cache_k_append");
@@ -90,30 +123,32 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
             return nullptr; // nothing after the last K/V append is needed
         }
 
-        Tensor *q = g.matmul(w.wq, h, "attn_q");
-        if (w.bq) q = g.add(q, w.bq, "attn_q_bias");
-        q = g.rope(g.reshape(q, {D, hp.n_head, T}), positions, model.rope_freqs, hp.rope_mode, (int)hp.n_rot,
-                   hp.rope_freq_base, hp.rope_freq_scale, "rope_q");
-
-        Tensor *attn = g.attention(q, k_pool, v_pool, slot_table, token_info, kq_scale, "attention");
+        Tensor *q = project_heads(w.wq, w.bq, w.attn_q_norm, hp.n_head, "q");
+        const Graph::AttentionLimits limits{local ? hp.n_swa : 0, hp.attn_softcap};
+        Tensor *attn = g.attention(q, k_pool, v_pool, slot_table, token_info, kq_scale, limits, "attention");
         attn = g.matmul(w.wo, attn, "attn_output");
         if (last) {
             // As llama.cpp: the last layer's FFN only runs for the rows whose logits are wanted.
             attn = select_rows(attn);
             x = select_rows(x);
         }
+        if (w.attn_post_norm) attn = rms_norm_mul(g, attn, w.attn_post_norm, hp.rms_eps, "attn_post_norm");
         x = g.add(x, attn, "attn_residual");
 
-        h = g.mul(g.rms_norm(x, hp.rms_eps, "ffn_norm_rms"), w.ffn_norm, "ffn_norm");
+        h = rms_norm_mul(g, x, w.ffn_norm, hp.rms_eps, "ffn_norm");
         Tensor *gate = g.matmul(w.ffn_gate, h, "ffn_gate");
         Tensor *up = g.matmul(w.ffn_up, h, "ffn_up");
-        Tensor *ffn = g.matmul(w.ffn_down, g.swiglu(gate, up, "ffn_swiglu"), "ffn_down");
+        Tensor *act = hp.ffn_gelu ? g.geglu(gate, up, "ffn_geglu") : g.swiglu(gate, up, "ffn_swiglu");
+        Tensor *ffn = g.matmul(w.ffn_down, act, "ffn_down");
+        if (w.ffn_post_norm) ffn = rms_norm_mul(g, ffn, w.ffn_post_norm, hp.rms_eps, "ffn_post_norm");
         x = g.add(x, ffn, "ffn_residual");
     }
 
     g.set_prefix("");
-    Tensor *h = g.mul(g.rms_norm(x, hp.rms_eps, "output_norm_rms"), model.output_norm, "output_norm");
-    return g.matmul(model.output, h, "output");
+    Tensor *h = rms_norm_mul(g, x, model.output_norm, hp.rms_eps, "output_norm");
+    Tensor *logits = g.matmul(model.output, h, "output");
+    if (hp.final_softcap > 0) logits = g.softcap(logits, hp.final_softcap, "output_softcap");
+    return logits;
 }
 
 } // namespace rf

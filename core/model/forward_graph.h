@@ -1,4 +1,4 @@
-// The LLaMA-family forward pass as a Graph (internal to core/model).
+// The forward pass of every supported architecture as a Graph (internal to core/model).
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,6 @@
-// Hyperparameters of LLaMA-family models from GGUF metadata (`<arch>.*` keys, as llama.cpp
-// names them in llama-arch.cpp).
+// Hyperparameters from GGUF metadata (`<arch>.*` keys, as llama.cpp names them in llama-arch.cpp)
+// and what each architecture adds to the llama graph (as llama.cpp's llama_model::load_hparams).
+#include <cmath>
 #include <string>
 
 #include "rocmforge/error.h"
@@ -43,6 +44,56 @@ void require_positive(const gguf::File &f, const std::string &key, int64_t v) {
     if (v <= 0) throw Error(f.path() + ": metadata key '" + key + "' must be positive, got " + std::to_string(v));
 }
 
+struct ArchEntry {
+    const char *name;
+    ModelArch arch;
+    int rope_mode;
+};
+constexpr ArchEntry kArchs[] = {
+    {"llama", ModelArch::Llama, RF_ROPE_NORMAL}, {"mistral", ModelArch::Llama, RF_ROPE_NORMAL},
+    {"qwen2", ModelArch::Qwen2, RF_ROPE_NEOX},   {"qwen3", ModelArch::Qwen3, RF_ROPE_NEOX},
+    {"gemma2", ModelArch::Gemma2, RF_ROPE_NEOX}, {"gemma3", ModelArch::Gemma3, RF_ROPE_NEOX},
+    {"phi3", ModelArch::Phi3, RF_ROPE_NEOX},
+};
+
+std::string supported_arch_names() {
+    std::string s;
+    for (const ArchEntry &a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.name);
+    return s;
+}
+
+// The architecture's additions to the llama graph. Gemma's query scale: the 27B models (46 / 62
+// layers) scale by 1/sqrt(n_embd / n_head) (query_pre_attn_scalar), the others by the head size.
+void read_family_keys(ModelHparams &hp, const KeyReader &r) {
+    hp.attn_scale = 1.0f / std::sqrt((float)hp.head_dim);
+    hp.rope_freq_base_swa = hp.rope_freq_base;
+    hp.rope_freq_scale_swa = hp.rope_freq_scale;
+    switch (hp.arch) {
+    case ModelArch::Llama: case ModelArch::Qwen2: break;
+    case ModelArch::Qwen3: hp.qk_norm = true; break;
+    case ModelArch::Gemma2: case ModelArch::Gemma3: {
+        const bool g3 = hp.arch == ModelArch::Gemma3;
+        hp.embd_scale = hp.post_norms = hp.ffn_gelu = true;
+        hp.qk_norm = g3;
+        hp.n_swa = r.get_int("attention.sliding_window", 0, false);
+        if (hp.n_swa < 0) throw Error(r.f.path() + ": " + r.key("attention.sliding_window") + " must not be negative");
+        hp.swa_pattern = g3 ? 6 : 2; // gemma3: 5 local layers, then a global one; gemma2 alternates
+        if (g3) hp.rope_freq_base_swa = 10000.0f, hp.rope_freq_scale_swa = 1.0f;
+        // Without the keys gemma2 caps at 50 / 30 (llama.cpp's defaults), gemma3 not at all.
+        if (!g3) hp.attn_softcap = (float)r.get_float("attn_logit_softcapping", 50.0);
+        hp.final_softcap = (float)r.get_float("final_logit_softcapping", g3 ? 0.0 : 30.0);
+        if (hp.attn_softcap < 0 || hp.final_softcap < 0) throw Error(r.f.path() + ": soft-capping values must not be negative");
+        if (hp.n_layer == (g3 ? 62 : 46)) hp.attn_scale = 1.0f / std::sqrt((float)(hp.n_embd / hp.n_head));
+        break;
+    }
+    case ModelArch::Phi3:
+        hp.n_ctx_orig = r.get_int("rope.scaling.original_context_length", hp.n_ctx_train, false);
+        hp.rope_attn_factor = (float)r.get_float("rope.scaling.attn_factor", 1.0);
+        if (!(hp.rope_attn_factor > 0)) throw Error(r.f.path() + ": " + r.key("rope.scaling.attn_factor") + " must be positive");
+        break;
+    }
+}
+
 } // namespace
 
 ModelHparams read_hparams(const gguf::File &f) {
@@ -50,16 +101,14 @@ ModelHparams read_hparams(const gguf::File &f) {
     const gguf::Value *arch = f.find("general.architecture");
     if (!arch || !arch->is_string()) throw Error(f.path() + ": missing metadata key 'general.architecture'");
     hp.arch_name = arch->as_string();
-    if (hp.arch_name == "llama" || hp.arch_name == "mistral") {
-        hp.arch = ModelArch::Llama;
-        hp.rope_mode = RF_ROPE_NORMAL;
-    } else if (hp.arch_name == "qwen2") {
-        hp.arch = ModelArch::Qwen2;
-        hp.rope_mode = RF_ROPE_NEOX;
-    } else {
+    const ArchEntry *entry = nullptr;
+    for (const ArchEntry &a : kArchs)
+        if (hp.arch_name == a.name) entry = &a;
+    if (!entry)
         throw Error(f.path() + ": unsupported model architecture " + quote_name(hp.arch_name) +
-                    " (supported: llama, mistral, qwen2)");
-    }
+                    " (supported: " + supported_arch_names() + ")");
+    hp.arch = entry->arch;
+    hp.rope_mode = entry->rope_mode;
 
     KeyReader r{f, hp.arch_name};
     hp.n_ctx_train = r.get_int("context_length", 0, true);
@@ -104,12 +153,15 @@ ModelHparams read_hparams(const gguf::File &f) {
     // Linear position scaling (llama.cpp: freq_scale = 1 / factor; 0 or absent = 1).
     const gguf::Value *stype = f.find(r.key("rope.scaling.type"));
     const std::string scaling = stype && stype->is_string() ? stype->as_string() : "none";
-    if (scaling != "none" && scaling != "linear")
+    // phi3's su/longrope is its rope_factors_long/short tensors plus attn_factor (read below).
+    const bool longrope = hp.arch == ModelArch::Phi3 && (scaling == "longrope" || scaling == "su");
+    if (scaling != "none" && scaling != "linear" && !longrope)
         throw Error(f.path() + ": rope.scaling.type " + quote_name(scaling) + " is not supported (none, linear)");
     double factor = r.get_float("rope.scaling.factor", 0.0);
     if (factor == 0.0) factor = r.get_float("rope.scale_linear", 0.0);
     if (factor < 0) throw Error(f.path() + ": rope.scaling.factor must not be negative");
     hp.rope_freq_scale = factor == 0.0 ? 1.0f : (float)(1.0 / factor);
+    read_family_keys(hp, r);
 
     const gguf::TensorInfo *emb = f.find_tensor("token_embd.weight");
     if (!emb) throw Error(f.path() + ": missing tensor 'token_embd.weight'");

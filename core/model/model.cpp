@@ -1,5 +1,6 @@
 // Model loading: every weight becomes a PersistentTensor on the primary backend built from the
-// mapped GGUF bytes (wrapped without a copy when the backend can address host memory).
+// mapped GGUF bytes (wrapped without a copy when the backend can address host memory). Tensor
+// names are llama.cpp's (llama-arch.cpp's LLM_TENSOR_NAMES).
 #include "rocmforge/model.h"
 
 #include <algorithm>
@@ -24,10 +25,12 @@ static std::string shape_str(const int64_t *ne, int n) {
     return s + "]";
 }
 
-Tensor *Model::place(const std::string &name, std::initializer_list<int64_t> expected_ne, bool required) {
-    const gguf::TensorInfo *ti = file_->find_tensor(name);
+// The file's tensor `name`, checked against the expected shape (nullptr when absent and optional).
+static const gguf::TensorInfo *find_checked(const gguf::File &f, const std::string &name,
+                                            std::initializer_list<int64_t> expected_ne, bool required) {
+    const gguf::TensorInfo *ti = f.find_tensor(name);
     if (!ti) {
-        if (required) throw Error(file_->path() + ": missing tensor '" + name + "'");
+        if (required) throw Error(f.path() + ": missing tensor '" + name + "'");
         return nullptr;
     }
     int64_t want[4] = {1, 1, 1, 1};
@@ -35,26 +38,91 @@ Tensor *Model::place(const std::string &name, std::initializer_list<int64_t> exp
     for (int64_t v : expected_ne) want[n++] = v;
     for (int i = 0; i < 4; ++i)
         if (ti->ne[i] != want[i])
-            throw Error(file_->path() + ": tensor '" + name + "' has shape " + shape_str(ti->ne, 4) +
+            throw Error(f.path() + ": tensor '" + name + "' has shape " + shape_str(ti->ne, 4) +
                         ", expected " + shape_str(want, 4));
     if (!type_is_known(ti->type))
-        throw Error(file_->path() + ": tensor '" + name + "' has unknown type id " + std::to_string(ti->type));
+        throw Error(f.path() + ": tensor '" + name + "' has unknown type id " + std::to_string(ti->type));
     if (n == 1 && ti->type != RF_TYPE_F32)
-        throw Error(file_->path() + ": tensor '" + name + "' must be f32 (norm/bias vector), found " +
+        throw Error(f.path() + ": tensor '" + name + "' must be f32 (norm/bias vector), found " +
                     type_name(ti->type));
-    const void *bytes = file_->tensor_data(*ti);
+    return ti;
+}
+
+// A weight on the backend from its bytes in the mapped file: those pages themselves where the
+// backend can use them (use_mmap), else a copy.
+Tensor *Model::store(const std::string &name, int type, const int64_t *ne, const void *bytes, uint64_t nbytes) {
     if (options_.use_mmap) {
-        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, ti->type, ti->ne, bytes));
+        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, type, ne, bytes));
     } else {
-        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, ti->type,
-                                                              std::initializer_list<int64_t>{ti->ne[0], ti->ne[1], ti->ne[2], ti->ne[3]}));
-        backend_->upload(storage_.back()->get()->t.data, bytes, ti->nbytes);
+        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, type, std::initializer_list<int64_t>{ne[0], ne[1], ne[2], ne[3]}));
+        backend_->upload(storage_.back()->get()->t.data, bytes, nbytes);
     }
-    weight_bytes_ += ti->nbytes;
-    n_params_ += (uint64_t)ti->n_elements();
+    weight_bytes_ += nbytes;
     if (options_.progress && !options_.progress(file_weight_bytes_ ? std::min(1.0f, (float)weight_bytes_ / (float)file_weight_bytes_) : 1.0f))
         throw Error(file_->path() + ": model load cancelled by the progress callback");
     return storage_.back()->get();
+}
+
+Tensor *Model::place(const std::string &name, std::initializer_list<int64_t> expected_ne, bool required) {
+    const gguf::TensorInfo *ti = find_checked(*file_, name, expected_ne, required);
+    if (!ti) return nullptr;
+    n_params_ += (uint64_t)ti->n_elements();
+    return store(name, ti->type, ti->ne, file_->tensor_data(*ti), ti->nbytes);
+}
+
+Tensor *Model::place_rows(const std::string &name, int64_t K, int64_t n_rows, int64_t first, int64_t count) {
+    const gguf::TensorInfo *ti = find_checked(*file_, name, {K, n_rows}, false);
+    if (!ti) return nullptr;
+    const uint64_t row_bytes = row_size(ti->type, K);
+    const int64_t ne[4] = {K, count, 1, 1};
+    const std::string part = name + "[rows " + std::to_string(first) + ".." + std::to_string(first + count) + "]";
+    n_params_ += (uint64_t)(K * count);
+    return store(part, ti->type, ne, file_->tensor_data(*ti) + row_bytes * (uint64_t)first, row_bytes * (uint64_t)count);
+}
+
+void Model::load_layer(int64_t l) {
+    const ModelHparams &hp = hp_;
+    const int64_t E = hp.n_embd, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff, D = hp.head_dim;
+    const std::string p = "blk." + std::to_string(l) + ".";
+    LayerWeights w;
+    w.attn_norm = place(p + "attn_norm.weight", {E}, true);
+    // phi3 stores the projections fused: attn_qkv rows are Q, K, V; ffn_up rows are gate, up.
+    // Each part becomes a weight of its own, so the graph is the same as for separate files.
+    const std::string qkv = p + "attn_qkv.weight";
+    if (file_->find_tensor(qkv)) {
+        w.wq = place_rows(qkv, E, Q + 2 * KV, 0, Q);
+        w.wk = place_rows(qkv, E, Q + 2 * KV, Q, KV);
+        w.wv = place_rows(qkv, E, Q + 2 * KV, Q + KV, KV);
+    } else {
+        w.wq = place(p + "attn_q.weight", {E, Q}, true);
+        w.wk = place(p + "attn_k.weight", {E, KV}, true);
+        w.wv = place(p + "attn_v.weight", {E, KV}, true);
+    }
+    w.wo = place(p + "attn_output.weight", {Q, E}, true);
+    const bool bias_required = hp.arch == ModelArch::Qwen2;
+    w.bq = place(p + "attn_q.bias", {Q}, bias_required);
+    w.bk = place(p + "attn_k.bias", {KV}, bias_required);
+    w.bv = place(p + "attn_v.bias", {KV}, bias_required);
+    if (hp.qk_norm) {
+        w.attn_q_norm = place(p + "attn_q_norm.weight", {D}, true);
+        w.attn_k_norm = place(p + "attn_k_norm.weight", {D}, true);
+    }
+    w.ffn_norm = place(p + "ffn_norm.weight", {E}, true);
+    if (hp.arch == ModelArch::Phi3 && !file_->find_tensor(p + "ffn_gate.weight")) {
+        const std::string up = p + "ffn_up.weight";
+        w.ffn_gate = place_rows(up, E, 2 * F, 0, F);
+        w.ffn_up = place_rows(up, E, 2 * F, F, F);
+        if (!w.ffn_gate) throw Error(file_->path() + ": missing tensor '" + up + "'");
+    } else {
+        w.ffn_gate = place(p + "ffn_gate.weight", {E, F}, true);
+        w.ffn_up = place(p + "ffn_up.weight", {E, F}, true);
+    }
+    w.ffn_down = place(p + "ffn_down.weight", {F, E}, true);
+    if (hp.post_norms) { // llama.cpp's ATTN_POST_NORM / FFN_POST_NORM
+        w.attn_post_norm = place(p + "post_attention_norm.weight", {E}, true);
+        w.ffn_post_norm = place(p + "post_ffw_norm.weight", {E}, true);
+    }
+    layers.push_back(w);
 }
 
 std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, const ModelLoadOptions &options) {
@@ -70,7 +138,7 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, co
     // own pages): a phase of its own in the profiler's TTFT breakdown.
     runtime.phase("upload");
     const ModelHparams &hp = m->hp_;
-    const int64_t E = hp.n_embd, V = hp.n_vocab, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff;
+    const int64_t E = hp.n_embd, V = hp.n_vocab;
     m->tok_embd = m->place("token_embd.weight", {E, V}, true);
     m->output_norm = m->place("output_norm.weight", {E}, true);
     m->output = m->place("output.weight", {E, V}, false);
@@ -79,25 +147,9 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, co
         m->tied_output = true;
     }
     m->rope_freqs = m->place("rope_freqs.weight", {hp.n_rot / 2}, false);
-
-    const bool bias_required = hp.arch == ModelArch::Qwen2;
-    for (int64_t l = 0; l < hp.n_layer; ++l) {
-        const std::string p = "blk." + std::to_string(l) + ".";
-        LayerWeights w;
-        w.attn_norm = m->place(p + "attn_norm.weight", {E}, true);
-        w.wq = m->place(p + "attn_q.weight", {E, Q}, true);
-        w.wk = m->place(p + "attn_k.weight", {E, KV}, true);
-        w.wv = m->place(p + "attn_v.weight", {E, KV}, true);
-        w.wo = m->place(p + "attn_output.weight", {Q, E}, true);
-        w.bq = m->place(p + "attn_q.bias", {Q}, bias_required);
-        w.bk = m->place(p + "attn_k.bias", {KV}, bias_required);
-        w.bv = m->place(p + "attn_v.bias", {KV}, bias_required);
-        w.ffn_norm = m->place(p + "ffn_norm.weight", {E}, true);
-        w.ffn_gate = m->place(p + "ffn_gate.weight", {E, F}, true);
-        w.ffn_up = m->place(p + "ffn_up.weight", {E, F}, true);
-        w.ffn_down = m->place(p + "ffn_down.weight", {F, E}, true);
-        m->layers.push_back(w);
-    }
+    m->rope_factors_long = m->place("rope_factors_long.weight", {hp.n_rot / 2}, false);
+    m->rope_factors_short = m->place("rope_factors_short.weight", {hp.n_rot / 2}, false);
+    for (int64_t l = 0; l < hp.n_layer; ++l) m->load_layer(l);
     return m;
 }
 

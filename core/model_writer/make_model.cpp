@@ -90,6 +90,17 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
         w.set(a + "vocab_size", Value::from_u32(uint32_t(s.n_vocab)));
         w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.head_dim())));
     }
+    if (s.key_length) { // configs with an explicit head_dim
+        w.set(a + "attention.key_length", Value::from_u32(uint32_t(s.key_length)));
+        w.set(a + "attention.value_length", Value::from_u32(uint32_t(s.key_length)));
+    }
+    if (s.sliding_window) w.set(a + "attention.sliding_window", Value::from_u32(uint32_t(s.sliding_window)));
+    if (s.attn_softcap > 0) w.set(a + "attn_logit_softcapping", Value::from_f32(s.attn_softcap));
+    if (s.final_softcap > 0) w.set(a + "final_logit_softcapping", Value::from_f32(s.final_softcap));
+    if (s.arch == "phi3") { // Phi3Model: the rotary width and the pre-extension context
+        w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.head_dim())));
+        w.set(a + "rope.scaling.original_context_length", Value::from_u32(uint32_t(s.n_ctx)));
+    }
 }
 
 } // namespace

@@ -1,8 +1,10 @@
 // Shape table for `rocmforge mkmodel`. Numbers come from the models' published configs
 // (config.json: hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
-// intermediate_size, vocab_size, rope_theta, rms_norm_eps).
+// intermediate_size, vocab_size, rope_theta, rms_norm_eps, head_dim, sliding_window,
+// attn_logit_softcapping, final_logit_softcapping). Tensor names as llama.cpp's llama-arch.cpp.
 #include "rocmforge/model_shapes.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace rf {
@@ -44,6 +46,54 @@ std::vector<ModelShape> make_table() {
     s.n_vocab = 151936; s.n_ctx = 32768; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-6f;
     s.qkv_bias = true; s.tied_embeddings = true;
     t.push_back(s);
+
+    s = {};
+    s.name = "qwen3-0.6b"; s.arch = "qwen3"; s.display_name = "Qwen3 0.6B";
+    s.n_embd = 1024; s.n_layer = 28; s.n_head = 16; s.n_head_kv = 8; s.n_ff = 3072; s.key_length = 128;
+    s.n_vocab = 151936; s.n_ctx = 40960; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-6f;
+    s.qk_norm = true; s.tied_embeddings = true;
+    t.push_back(s);
+
+    s = {};
+    s.name = "qwen3-8b"; s.arch = "qwen3"; s.display_name = "Qwen3 8B";
+    s.n_embd = 4096; s.n_layer = 36; s.n_head = 32; s.n_head_kv = 8; s.n_ff = 12288; s.key_length = 128;
+    s.n_vocab = 151936; s.n_ctx = 40960; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-6f;
+    s.qk_norm = true;
+    t.push_back(s);
+
+    s = {};
+    s.name = "gemma2-2b"; s.arch = "gemma2"; s.display_name = "Gemma 2 2B";
+    s.n_embd = 2304; s.n_layer = 26; s.n_head = 8; s.n_head_kv = 4; s.n_ff = 9216; s.key_length = 256;
+    s.n_vocab = 256000; s.n_ctx = 8192; s.rope_freq_base = 10000.0f; s.rms_eps = 1e-6f;
+    s.post_norms = true; s.tied_embeddings = true; s.sliding_window = 4096;
+    s.attn_softcap = 50.0f; s.final_softcap = 30.0f;
+    t.push_back(s);
+
+    s = {};
+    s.name = "gemma3-1b"; s.arch = "gemma3"; s.display_name = "Gemma 3 1B";
+    s.n_embd = 1152; s.n_layer = 26; s.n_head = 4; s.n_head_kv = 1; s.n_ff = 6912; s.key_length = 256;
+    s.n_vocab = 262144; s.n_ctx = 32768; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-6f;
+    s.qk_norm = true; s.post_norms = true; s.tied_embeddings = true; s.sliding_window = 512;
+    t.push_back(s);
+
+    s = {};
+    s.name = "phi3-mini"; s.arch = "phi3"; s.display_name = "Phi 3 Mini 4K";
+    s.n_embd = 3072; s.n_layer = 32; s.n_head = 32; s.n_head_kv = 32; s.n_ff = 8192;
+    s.n_vocab = 32064; s.n_ctx = 4096; s.rope_freq_base = 10000.0f; s.rms_eps = 1e-5f;
+    s.fused = true;
+    t.push_back(s);
+
+    // Tiny shapes of each family (the vocab file's size): for tests and smoke runs.
+    for (const char *base : {"qwen3-0.6b", "gemma2-2b", "gemma3-1b", "phi3-mini"}) {
+        ModelShape tiny = *std::find_if(t.begin(), t.end(), [&](const ModelShape &x) { return x.name == base; });
+        tiny.name = "tiny-" + tiny.arch;
+        tiny.display_name = "ROCmForge Tiny " + tiny.arch;
+        tiny.n_embd = 128; tiny.n_head = 4; tiny.n_head_kv = 2; tiny.n_ff = 256; tiny.n_vocab = 0; tiny.n_ctx = 2048;
+        tiny.n_layer = tiny.arch == "gemma3" ? 7 : 3; // gemma3: six local layers around a global one
+        if (tiny.key_length) tiny.key_length = 64;    // wider heads than n_embd / n_head, as the real ones
+        if (tiny.sliding_window) tiny.sliding_window = 8;
+        t.push_back(tiny);
+    }
     return t;
 }
 
@@ -75,23 +125,37 @@ std::vector<std::string> model_shape_names() {
 }
 
 std::vector<ShapeTensor> shape_tensors(const ModelShape &s) {
-    const int64_t E = s.n_embd, KV = s.n_embd_kv(), F = s.n_ff, V = s.n_vocab;
+    const int64_t E = s.n_embd, Q = s.n_embd_q(), KV = s.n_embd_kv(), F = s.n_ff, V = s.n_vocab, D = s.head_dim();
     std::vector<ShapeTensor> t;
     t.push_back({"token_embd.weight", {E, V}});
     for (int64_t l = 0; l < s.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         t.push_back({p + "attn_norm.weight", {E}});
-        t.push_back({p + "attn_q.weight", {E, E}});
-        if (s.qkv_bias) t.push_back({p + "attn_q.bias", {E}});
-        t.push_back({p + "attn_k.weight", {E, KV}});
-        if (s.qkv_bias) t.push_back({p + "attn_k.bias", {KV}});
-        t.push_back({p + "attn_v.weight", {E, KV}});
-        if (s.qkv_bias) t.push_back({p + "attn_v.bias", {KV}});
-        t.push_back({p + "attn_output.weight", {E, E}});
+        if (s.fused) {
+            t.push_back({p + "attn_qkv.weight", {E, Q + 2 * KV}});
+        } else {
+            t.push_back({p + "attn_q.weight", {E, Q}});
+            if (s.qkv_bias) t.push_back({p + "attn_q.bias", {Q}});
+            t.push_back({p + "attn_k.weight", {E, KV}});
+            if (s.qkv_bias) t.push_back({p + "attn_k.bias", {KV}});
+            t.push_back({p + "attn_v.weight", {E, KV}});
+            if (s.qkv_bias) t.push_back({p + "attn_v.bias", {KV}});
+        }
+        if (s.qk_norm) {
+            t.push_back({p + "attn_q_norm.weight", {D}});
+            t.push_back({p + "attn_k_norm.weight", {D}});
+        }
+        t.push_back({p + "attn_output.weight", {Q, E}});
+        if (s.post_norms) t.push_back({p + "post_attention_norm.weight", {E}});
         t.push_back({p + "ffn_norm.weight", {E}});
-        t.push_back({p + "ffn_gate.weight", {E, F}});
-        t.push_back({p + "ffn_up.weight", {E, F}});
+        if (s.fused) {
+            t.push_back({p + "ffn_up.weight", {E, 2 * F}}); // gate rows, then up rows
+        } else {
+            t.push_back({p + "ffn_gate.weight", {E, F}});
+            t.push_back({p + "ffn_up.weight", {E, F}});
+        }
         t.push_back({p + "ffn_down.weight", {F, E}});
+        if (s.post_norms) t.push_back({p + "post_ffw_norm.weight", {E}});
     }
     t.push_back({"output_norm.weight", {E}});
     if (!s.tied_embeddings) t.push_back({"output.weight", {E, V}});

@@ -1,6 +1,7 @@
 // Graph builder: shape inference for each op of abi.h; nodes are executed by the Executor.
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 
 #include "rocmforge/error.h"
@@ -159,6 +160,19 @@ Tensor *Graph::swiglu(Tensor *gate, Tensor *up, const char *label) {
                     {gate, up}, label);
 }
 
+Tensor *Graph::geglu(Tensor *gate, Tensor *up, const char *label) {
+    if (!(gate->n_elements() == up->n_elements())) fail("geglu operands differ in size");
+    return add_node(RF_OP_GEGLU, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {gate->ne(0), gate->ne(1), gate->ne(2), gate->ne(3)}),
+                    {gate, up}, label);
+}
+
+Tensor *Graph::softcap(Tensor *a, float cap, const char *label) {
+    if (!(cap > 0)) fail(std::string(label) + ": soft cap must be positive");
+    Tensor *d = add_node(RF_OP_SOFTCAP, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1), a->ne(2), a->ne(3)}), {a}, label);
+    nodes_.back().fparams[0] = cap;
+    return d;
+}
+
 Tensor *Graph::set_rows(Tensor *pool, Tensor *src, Tensor *slots, const char *label) {
     if (!(src->ne(0) == pool->ne(0))) fail(std::string(label) + ": row length " + std::to_string(src->ne(0)) +
                                            " does not match the pool's " + std::to_string(pool->ne(0)));
@@ -168,12 +182,21 @@ Tensor *Graph::set_rows(Tensor *pool, Tensor *src, Tensor *slots, const char *la
 
 Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
                          Tensor *token_info, float s, const char *label) {
+    return attention(q, k_pool, v_pool, slot_table, token_info, s, AttentionLimits{}, label);
+}
+
+Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
+                         Tensor *token_info, float s, AttentionLimits limits, const char *label) {
+    if (!(limits.window >= 0 && limits.window <= INT32_MAX && limits.softcap >= 0)) fail("attention: bad window or soft cap");
     if (!(k_pool->ne(0) % q->ne(0) == 0)) fail("attention: K pool row is not a multiple of the head size");
     if (!(q->ne(1) % (k_pool->ne(0) / q->ne(0)) == 0)) fail("attention: query heads not a multiple of kv heads");
     if (!(token_info->type() == RF_TYPE_I32 && token_info->ne(0) == 2 && token_info->ne(1) == q->ne(2))) fail("attention token_info must be i32[2, T]");
     Tensor *d = add_node(RF_OP_ATTENTION, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {q->ne(0) * q->ne(1), q->ne(2)}),
                          {q, k_pool, v_pool, slot_table, token_info}, label);
-    nodes_.back().fparams[0] = s;
+    rf_node &n = nodes_.back();
+    n.fparams[0] = s;
+    n.fparams[1] = limits.softcap;
+    n.iparams[0] = (int32_t)limits.window;
     return d;
 }
 

@@ -1,5 +1,6 @@
 // ATTENTION over the paged pool: GQA ratios 1 and 4, f32/f16/q8_0 pools, scattered slot tables,
-// two sequences in one batch, against float64 softmax attention on the dequantized pool.
+// two sequences in one batch, sliding windows and soft-capped scores (Gemma), against float64
+// softmax attention on the dequantized pool.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -17,6 +18,8 @@ namespace {
 struct Setup {
     int64_t D, Hq, Hkv;
     int pool_type;
+    int32_t window = 0; // iparams[0]: last W positions only
+    float cap = 0.f;    // fparams[1]: scores soft-capped
 };
 
 void write_pool_row(int type, const float *x, uint8_t *dst, int64_t n) {
@@ -36,9 +39,11 @@ TEST_CASE("cpu attention: GQA, pool types, scattered slots", "[cpu][attention]")
     for (const auto &cfg : simd_configs()) backends.push_back(std::make_unique<Backend>(cfg));
 
     const Setup setups[] = {{64, 4, 4, RF_TYPE_F16}, {64, 8, 2, RF_TYPE_F16}, {64, 8, 2, RF_TYPE_Q8_0},
-                            {128, 4, 4, RF_TYPE_Q8_0}, {32, 8, 2, RF_TYPE_F32}};
+                            {128, 4, 4, RF_TYPE_Q8_0}, {32, 8, 2, RF_TYPE_F32}, {64, 8, 2, RF_TYPE_F16, 20, 0.f},
+                            {32, 8, 2, RF_TYPE_F32, 0, 1.5f}, {64, 4, 4, RF_TYPE_Q8_0, 7, 3.f}};
     for (const Setup &su : setups) {
-        INFO("D=" << su.D << " Hq=" << su.Hq << " Hkv=" << su.Hkv << " pool " << rf::type_name(su.pool_type));
+        INFO("D=" << su.D << " Hq=" << su.Hq << " Hkv=" << su.Hkv << " pool " << rf::type_name(su.pool_type)
+                  << " window " << su.window << " cap " << su.cap);
         const int64_t D = su.D, Hq = su.Hq, Hkv = su.Hkv, S = 90, n_kv_max = 70, n_seq = 2;
         // Batch: seq 0 continues at positions 40..42 (prefill chunk), seq 1 decodes position 65
         // (more than two chunks of keys), seq 0 position 0 once more (attends one key).
@@ -82,20 +87,22 @@ TEST_CASE("cpu attention: GQA, pool types, scattered slots", "[cpu][attention]")
                 const int64_t g = h / (Hq / Hkv);
                 const float *qv = q.f32() + (t * Hq + h) * D;
                 std::vector<double> sc;
-                for (int64_t p = 0; p <= tok_pos[t]; ++p) {
+                const int64_t first = su.window > 0 ? std::max<int64_t>(0, tok_pos[t] - su.window + 1) : 0;
+                for (int64_t p = first; p <= tok_pos[t]; ++p) {
                     const int32_t slot = slots.i32()[tok_seq[t] * n_kv_max + p];
                     double acc = 0;
                     for (int64_t i = 0; i < D; ++i) acc += double(qv[i]) * kd[size_t(slot * D * Hkv + g * D + i)];
-                    sc.push_back(acc * scale);
+                    acc *= scale;
+                    sc.push_back(su.cap > 0 ? su.cap * std::tanh(acc / su.cap) : acc);
                 }
                 const double mx = *std::max_element(sc.begin(), sc.end());
                 double sum = 0;
                 for (double &v : sc) sum += (v = std::exp(v - mx));
                 for (int64_t i = 0; i < D; ++i) {
                     double acc = 0;
-                    for (int64_t p = 0; p <= tok_pos[t]; ++p) {
+                    for (int64_t p = first; p <= tok_pos[t]; ++p) {
                         const int32_t slot = slots.i32()[tok_seq[t] * n_kv_max + p];
-                        acc += sc[size_t(p)] * vd[size_t(slot * D * Hkv + g * D + i)];
+                        acc += sc[size_t(p - first)] * vd[size_t(slot * D * Hkv + g * D + i)];
                     }
                     ref[size_t((t * Hq + h) * D + i)] = acc / sum;
                 }
@@ -105,6 +112,8 @@ TEST_CASE("cpu attention: GQA, pool types, scattered slots", "[cpu][attention]")
             Tensor out(RF_TYPE_F32, {D * Hq, T});
             rf_node node = make_node(RF_OP_ATTENTION, out, {&q, &kp, &vp, &slots, &info});
             node.fparams[0] = scale;
+            node.fparams[1] = su.cap;
+            node.iparams[0] = su.window;
             REQUIRE(be->supports(node));
             std::string err;
             REQUIRE(be->run(node, &err) == RF_OK);

@@ -26,6 +26,7 @@ void run_ok(Backend &be, rf_node &node) {
 }
 
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 } // namespace
 
@@ -129,6 +130,30 @@ TEST_CASE("cpu ops: SCALE, SILU, SWIGLU, RMS_NORM, SOFTMAX", "[cpu][ops]") {
         }
         CHECK(nmse(ref, y.f32(), y.n()) < 1e-11);
         CHECK(all_finite(y.f32(), y.n()));
+    }
+}
+
+TEST_CASE("cpu ops: GEGLU and SOFTCAP (Gemma)", "[cpu][ops]") {
+    for (auto &be : all_backends()) {
+        const int64_t K = 77, M = 5;
+        Tensor a(RF_TYPE_F32, {K, M}), b(RF_TYPE_F32, {K, M}), y(RF_TYPE_F32, {K, M});
+        fill_normal(a.f32(), a.n(), 3.f); // reaches the tails where tanh saturates
+        fill_normal(b.f32(), b.n());
+        std::vector<double> ref(size_t(a.n()));
+
+        rf_node gg = make_node(RF_OP_GEGLU, y, {&a, &b});
+        run_ok(*be, gg);
+        for (int64_t i = 0; i < a.n(); ++i) ref[i] = gelu_tanh(a.f32()[i]) * b.f32()[i];
+        CHECK(nmse(ref, y.f32(), y.n()) < 1e-11);
+
+        rf_node sc = make_node(RF_OP_SOFTCAP, y, {&a});
+        sc.fparams[0] = 2.5f;
+        run_ok(*be, sc);
+        for (int64_t i = 0; i < a.n(); ++i) ref[i] = 2.5 * std::tanh(a.f32()[i] / 2.5);
+        CHECK(nmse(ref, y.f32(), y.n()) < 1e-11);
+
+        sc.fparams[0] = 0.f; // a cap of 0 would divide by zero
+        CHECK_FALSE(be->supports(sc));
     }
 }
 

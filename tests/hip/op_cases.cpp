@@ -134,6 +134,17 @@ Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::v
     return c;
 }
 
+// Gemma's attention: only the last `window` positions, scores soft-capped at `cap` (the generic
+// kernel takes these nodes on the GPU).
+Case limited_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq,
+                       int window, float cap) {
+    Case c = attention(rng, pool, D, Hq, Hkv, seq_len, T_per_seq, 1e-5);
+    c.name += " window=" + std::to_string(window) + " cap=" + std::to_string(cap).substr(0, 4);
+    c.iparams[0] = window;
+    c.fparams[1] = cap;
+    return c;
+}
+
 std::vector<int32_t> random_ids(std::mt19937 &rng, int n, int range) {
     std::vector<int32_t> v(n);
     for (auto &x : v) x = (int32_t)(rng() % range);
@@ -247,6 +258,14 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     v.push_back(base("silu [1001,3]", RF_OP_SILU, {make(RF_TYPE_F32, 1001, 3), rnd(rng, RF_TYPE_F32, 1001, 3, 1, 1, 6.f)}, 1e-10));
     v.push_back(base("swiglu [130,7]", RF_OP_SWIGLU,
                      {make(RF_TYPE_F32, 130, 7), rnd(rng, RF_TYPE_F32, 130, 7, 1, 1, 6.f), rnd(rng, RF_TYPE_F32, 130, 7)}, 1e-10));
+    for (int64_t K : {130, 2304}) // odd rows (strided path) and Gemma 2 2B's width (4 per step)
+        v.push_back(base("geglu [" + std::to_string(K) + ",7]", RF_OP_GEGLU,
+                         {make(RF_TYPE_F32, K, 7), rnd(rng, RF_TYPE_F32, K, 7, 1, 1, 6.f), rnd(rng, RF_TYPE_F32, K, 7)}, 1e-10));
+    {
+        Case c = base("softcap [32003,3] cap=30", RF_OP_SOFTCAP, {make(RF_TYPE_F32, 32003, 3), rnd(rng, RF_TYPE_F32, 32003, 3, 1, 1, 90.f)}, 1e-10);
+        c.fparams[0] = 30.f;
+        v.push_back(c);
+    }
     for (int64_t K : {4096, 37}) {
         Case c = base("rms_norm [" + std::to_string(K) + ",3]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, K, 3), rnd(rng, RF_TYPE_F32, K, 3)}, 1e-10);
         c.fparams[0] = 1e-5f;
@@ -291,6 +310,13 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
             v.push_back(attention(rng, pool, D, 4, 1, {812}, 512, 1e-5));
             v.push_back(attention(rng, pool, D, 6, 3, {45, 70}, 20, 1e-5));
         }
+    }
+    // Sliding window and soft cap (Gemma): decode and prefill, head sizes 256 (Gemma 2/3) and 64.
+    for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0}) {
+        v.push_back(limited_attention(rng, pool, 256, 8, 4, {300}, 1, 64, 0.f));
+        v.push_back(limited_attention(rng, pool, 256, 8, 4, {300, 40}, 1, 0, 0.5f));
+        v.push_back(limited_attention(rng, pool, 256, 4, 1, {90}, 40, 16, 0.5f));
+        v.push_back(limited_attention(rng, pool, 64, 8, 2, {512}, 512, 3, 1.f));
     }
     // Decode attention (split over the context): contexts 1..4096, GQA group 1/4/8, two sequences.
     for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0}) {

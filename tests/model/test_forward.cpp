@@ -2,6 +2,7 @@
 // sequences vs one) and against the float64 reference in tiny_model.cpp.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,11 +69,11 @@ void check_rows_close(const std::vector<float> &a, const std::vector<float> &b, 
     }
 }
 
-void check_against_reference(const TinySpec &spec, const std::string &file) {
+void check_against_reference(const TinySpec &spec, const std::string &file, int64_t n_ctx = 128) {
     Setup s = load(spec, file);
-    InferenceContext ctx(*s.model, *s.rt, ctx_params(128, 1, RF_TYPE_F32));
+    InferenceContext ctx(*s.model, *s.rt, ctx_params(n_ctx, 1, RF_TYPE_F32));
     const auto logits = prefill(ctx, kPrompt);
-    const auto ref = reference_forward(s.weights, kPrompt);
+    const auto ref = reference_forward(s.weights, kPrompt, n_ctx);
     const int64_t V = spec.n_vocab;
     REQUIRE(logits.size() == kPrompt.size() * (size_t)V);
     for (size_t t = 0; t < kPrompt.size(); ++t) {
@@ -81,7 +82,137 @@ void check_against_reference(const TinySpec &spec, const std::string &file) {
     }
 }
 
+// The batch and the token-by-token paths agree (f16 cache, as generation runs).
+void check_decoding_matches_prefill(const TinySpec &spec, const std::string &file) {
+    Setup s = load(spec, file);
+    InferenceContext a(*s.model, *s.rt, ctx_params());
+    InferenceContext b(*s.model, *s.rt, ctx_params());
+    check_rows_close(prefill(a, kPrompt), one_by_one(b, kPrompt), spec.n_vocab, 1e-3);
+}
+
+TinySpec qwen3_spec() {
+    TinySpec spec;
+    spec.arch = "qwen3";
+    spec.head_dim = 24; // Q = 96 wide while n_embd = 64, as Qwen3-0.6B (2048 vs 1024)
+    spec.rope_base = 1000000.0f;
+    return spec;
+}
+
+TinySpec gemma2_spec() {
+    TinySpec spec;
+    spec.arch = "gemma2";
+    spec.head_dim = 32;
+    spec.tied_output = true;
+    spec.sliding_window = 5;  // layer 0 local (window 5 of an 18-token prompt), layer 1 global
+    spec.attn_softcap = 2.0f; // small caps so that both bend the tiny model's scores and logits
+    spec.final_softcap = 3.0f;
+    return spec;
+}
+
+TinySpec gemma3_spec() {
+    TinySpec spec;
+    spec.arch = "gemma3";
+    spec.n_layer = 7; // layers 0-4 and 6 local, 5 global
+    spec.n_embd = 48;
+    spec.head_dim = 16;
+    spec.tied_output = true;
+    spec.sliding_window = 4;
+    spec.rope_base = 1000000.0f;   // global layers; local ones use 10000
+    spec.rope_scale_factor = 2.0f; // global layers only
+    return spec;
+}
+
+TinySpec phi3_spec() {
+    TinySpec spec;
+    spec.arch = "phi3";
+    spec.n_head_kv = 4;
+    spec.rope_factors = true;
+    return spec;
+}
+
 } // namespace
+
+TEST_CASE("qwen3: per-head Q/K norms, explicit head size; matches the reference and its decoding", "[model][qwen3]") {
+    const TinySpec spec = qwen3_spec();
+    Setup s = load(spec, "qwen3_hp.gguf");
+    const ModelHparams &hp = s.model->hparams();
+    CHECK(hp.arch == ModelArch::Qwen3);
+    CHECK(hp.head_dim == 24);
+    CHECK(hp.n_embd_q() == 96);
+    CHECK(hp.rope_mode == RF_ROPE_NEOX);
+    CHECK(s.model->layers[1].attn_q_norm != nullptr);
+    CHECK(s.model->layers[1].bq == nullptr);
+    check_against_reference(spec, "qwen3_ref.gguf");
+    check_decoding_matches_prefill(spec, "qwen3_bt.gguf");
+
+    TinySpec no_norm = spec;
+    no_norm.skip_tensors = {"blk.1.attn_k_norm.weight"};
+    const std::string path = temp_path("qwen3_nonorm.gguf");
+    write_tiny_model(path, no_norm);
+    CHECK_THROWS_WITH(Model::load(path, *s.rt), Catch::Contains("blk.1.attn_k_norm.weight"));
+}
+
+TEST_CASE("gemma2: soft caps, sliding window on even layers, post norms, GeGLU; matches the reference", "[model][gemma]") {
+    const TinySpec spec = gemma2_spec();
+    Setup s = load(spec, "gemma2_hp.gguf");
+    const ModelHparams &hp = s.model->hparams();
+    CHECK(hp.arch == ModelArch::Gemma2);
+    CHECK(hp.n_swa == 5);
+    CHECK(hp.is_swa(0));
+    CHECK_FALSE(hp.is_swa(1));
+    CHECK(hp.attn_softcap == 2.0f);
+    CHECK(hp.final_softcap == 3.0f);
+    CHECK(hp.attn_scale == Approx(1.0f / std::sqrt(32.0f)));
+    CHECK(s.model->tied_output);
+    check_against_reference(spec, "gemma2_ref.gguf");
+    check_decoding_matches_prefill(spec, "gemma2_bt.gguf");
+
+    // The 27B shape (46 layers) scales queries by 1/sqrt(n_embd / n_head), as llama.cpp; without
+    // the soft-capping keys gemma2 caps at llama.cpp's defaults.
+    TinySpec big = spec;
+    big.n_layer = 46;
+    big.attn_softcap = big.final_softcap = 0.0f; // keys not written
+    Setup s27 = load(big, "gemma2_27b.gguf");
+    CHECK(s27.model->hparams().attn_scale == Approx(1.0f / std::sqrt(64.0f / 4.0f)));
+    CHECK(s27.model->hparams().attn_softcap == 50.0f);
+    CHECK(s27.model->hparams().final_softcap == 30.0f);
+}
+
+TEST_CASE("gemma3: 5 local : 1 global layers with their own RoPE, Q/K norms; matches the reference", "[model][gemma]") {
+    const TinySpec spec = gemma3_spec();
+    Setup s = load(spec, "gemma3_hp.gguf");
+    const ModelHparams &hp = s.model->hparams();
+    CHECK(hp.arch == ModelArch::Gemma3);
+    for (int64_t l = 0; l < 7; ++l) CHECK(hp.is_swa(l) == (l != 5));
+    CHECK(hp.rope_freq_base_swa == 10000.0f);
+    CHECK(hp.rope_freq_scale_swa == 1.0f);
+    CHECK(hp.rope_freq_scale == 0.5f);
+    CHECK(hp.attn_softcap == 0.0f);
+    check_against_reference(spec, "gemma3_ref.gguf");
+    check_decoding_matches_prefill(spec, "gemma3_bt.gguf");
+}
+
+TEST_CASE("phi3: fused QKV and gate+up, long/short RoPE factors by context; matches the reference", "[model][phi3]") {
+    const TinySpec spec = phi3_spec();
+    Setup s = load(spec, "phi3_hp.gguf");
+    CHECK(s.model->hparams().arch == ModelArch::Phi3);
+    CHECK(s.model->hparams().rope_attn_factor == 1.25f);
+    CHECK(s.model->rope_factors_long != nullptr);
+    CHECK(s.model->layers[0].wk->ne(1) == 64); // rows 64..127 of attn_qkv
+    // Counted once however the fused tensors are split.
+    uint64_t file_params = 0;
+    for (const auto &t : s.model->file().tensors()) file_params += (uint64_t)t.n_elements();
+    CHECK(s.model->n_params() == file_params);
+    check_against_reference(spec, "phi3_long.gguf", 128);  // 128 > original 64: long factors
+    TinySpec short_ctx = spec;
+    short_ctx.n_ctx_orig = 256;
+    check_against_reference(short_ctx, "phi3_short.gguf", 128);
+    TinySpec separate = spec; // phi3 files with attn_q/k/v and ffn_gate load too
+    separate.fused = false;
+    separate.rope_factors = false;
+    check_against_reference(separate, "phi3_separate.gguf");
+    check_decoding_matches_prefill(spec, "phi3_bt.gguf");
+}
 
 TEST_CASE("hyperparameters come from the <arch>.* keys", "[model]") {
     TinySpec spec;
@@ -285,7 +416,9 @@ TEST_CASE("bad files and bad batches are rejected by name", "[model]") {
     gpt.arch = "gpt2";
     const std::string p3 = temp_path("gpt2.gguf");
     write_tiny_model(p3, gpt);
-    REQUIRE_THROWS_WITH(Model::load(p3, *rt), Catch::Contains("gpt2"));
+    // One line naming the architecture and what is supported.
+    REQUIRE_THROWS_WITH(Model::load(p3, *rt), Catch::Contains("unsupported model architecture 'gpt2' (supported: llama, "
+                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3)"));
 
     Setup s = load(TinySpec{}, "badbatch.gguf");
     InferenceContext ctx(*s.model, *s.rt, ctx_params());

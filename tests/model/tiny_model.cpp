@@ -21,10 +21,19 @@ std::string temp_path(const std::string &name) {
     return (dir / name).string();
 }
 
+namespace {
+
+bool is_gemma(const std::string &arch) { return arch == "gemma2" || arch == "gemma3"; }
+bool has_qk_norm(const std::string &arch) { return arch == "qwen3" || arch == "gemma3"; }
+bool neox_rope(const std::string &arch) { return arch != "llama" && arch != "mistral"; }
+int64_t head_size(const TinySpec &s) { return s.head_dim ? s.head_dim : s.n_embd / s.n_head; }
+
+} // namespace
+
 TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     TinyWeights w;
     w.spec = s;
-    const int64_t D = s.n_embd / s.n_head, Q = s.n_embd, KV = D * s.n_head_kv;
+    const int64_t D = head_size(s), Q = D * s.n_head, KV = D * s.n_head_kv;
     std::mt19937 rng(s.seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
 
@@ -40,6 +49,17 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     wr.set(a + ".attention.head_count_kv", Value::from_u32((uint32_t)s.n_head_kv));
     wr.set(a + ".attention.layer_norm_rms_epsilon", Value::from_f32(s.rms_eps));
     wr.set(a + ".rope.freq_base", Value::from_f32(s.rope_base));
+    if (s.head_dim) {
+        wr.set(a + ".attention.key_length", Value::from_u32((uint32_t)s.head_dim));
+        wr.set(a + ".attention.value_length", Value::from_u32((uint32_t)s.head_dim));
+    }
+    if (s.sliding_window) wr.set(a + ".attention.sliding_window", Value::from_u32((uint32_t)s.sliding_window));
+    if (s.attn_softcap > 0) wr.set(a + ".attn_logit_softcapping", Value::from_f32(s.attn_softcap));
+    if (s.final_softcap > 0) wr.set(a + ".final_logit_softcapping", Value::from_f32(s.final_softcap));
+    if (s.rope_factors) {
+        wr.set(a + ".rope.scaling.original_context_length", Value::from_u32((uint32_t)s.n_ctx_orig));
+        wr.set(a + ".rope.scaling.attn_factor", Value::from_f32(s.rope_attn_factor));
+    }
     if (s.file_type >= 0) wr.set("general.file_type", Value::from_u32((uint32_t)s.file_type));
     if (s.rope_scale_factor > 0) {
         wr.set(a + ".rope.scaling.type", Value::from_string("linear"));
@@ -49,26 +69,42 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     auto skipped = [&](const std::string &name) {
         return std::find(s.skip_tensors.begin(), s.skip_tensors.end(), name) != s.skip_tensors.end();
     };
-    // Matrices [K, N] get N(0, 1/K) entries; vectors get 1 + small noise (norms) or small values.
+    // Writes `vals` (already rounded to the file type) as tensor `name`.
+    auto write = [&](const std::string &name, std::vector<int64_t> ne, std::vector<float> vals, int type) {
+        if (skipped(name)) return;
+        wr.add_tensor(name, type, ne, [vals = std::move(vals), type](uint8_t *dst) {
+            if (type == RF_TYPE_F16) {
+                auto *h = reinterpret_cast<uint16_t *>(dst);
+                for (size_t i = 0; i < vals.size(); ++i) h[i] = rf::fp32_to_fp16(vals[i]);
+            } else {
+                std::copy(vals.begin(), vals.end(), reinterpret_cast<float *>(dst));
+            }
+        });
+    };
+    // Random values for the reference under `name`: matrices [K, N] get N(0, 1/K) entries;
+    // vectors 1 + small noise (norms) or small values.
+    auto make = [&](const std::string &name, int64_t n, float mean, float stddev, bool matrix) -> const std::vector<float> & {
+        std::vector<float> vals((size_t)n);
+        for (auto &v : vals) v = mean + stddev * normal(rng);
+        if (matrix && s.matrix_type == RF_TYPE_F16)
+            for (auto &v : vals) v = rf::fp16_to_fp32(rf::fp32_to_fp16(v));
+        return w.t[name] = std::move(vals);
+    };
     auto add = [&](const std::string &name, std::vector<int64_t> ne, float mean, float stddev, bool matrix) {
         int64_t n = 1;
         for (auto v : ne) n *= v;
-        std::vector<float> vals((size_t)n);
-        for (auto &v : vals) v = mean + stddev * normal(rng);
-        const int type = matrix ? s.matrix_type : (int)RF_TYPE_F32;
-        if (type == RF_TYPE_F16)
-            for (auto &v : vals) v = rf::fp16_to_fp32(rf::fp32_to_fp16(v));
-        w.t[name] = vals;
-        if (skipped(name)) return;
-        const std::vector<float> &stored = w.t[name];
-        wr.add_tensor(name, type, ne, [stored, type](uint8_t *dst) {
-            if (type == RF_TYPE_F16) {
-                auto *h = reinterpret_cast<uint16_t *>(dst);
-                for (size_t i = 0; i < stored.size(); ++i) h[i] = rf::fp32_to_fp16(stored[i]);
-            } else {
-                std::copy(stored.begin(), stored.end(), reinterpret_cast<float *>(dst));
-            }
-        });
+        write(name, ne, make(name, n, mean, stddev, matrix), matrix ? s.matrix_type : (int)RF_TYPE_F32);
+    };
+    // phi3's fused matrices: the parts (kept separately for the reference) stacked by rows.
+    auto add_fused = [&](const std::string &name, int64_t K, const std::vector<std::pair<std::string, int64_t>> &parts) {
+        std::vector<float> all;
+        int64_t rows = 0;
+        for (const auto &[part, n] : parts) {
+            const auto &v = make(part, K * n, 0.0f, 1.0f / std::sqrt((float)K), true);
+            all.insert(all.end(), v.begin(), v.end());
+            rows += n;
+        }
+        write(name, {K, rows}, std::move(all), s.matrix_type);
     };
     const float inv_e = 1.0f / std::sqrt((float)s.n_embd);
     add("token_embd.weight", {s.n_embd, s.n_vocab}, 0.0f, 1.0f, true);
@@ -79,25 +115,51 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
         std::vector<float> ff((size_t)(D / 2));
         for (size_t i = 0; i < ff.size(); ++i) ff[i] = 1.0f + (float)i * 0.5f;
         w.t["rope_freqs.weight"] = ff;
-        if (!skipped("rope_freqs.weight")) wr.add_tensor("rope_freqs.weight", RF_TYPE_F32, {D / 2}, w.t["rope_freqs.weight"].data());
+        write("rope_freqs.weight", {D / 2}, ff, RF_TYPE_F32);
+    }
+    if (s.rope_factors) {
+        std::vector<float> lng((size_t)(D / 2)), shrt((size_t)(D / 2));
+        for (size_t i = 0; i < lng.size(); ++i) lng[i] = 1.0f + (float)i * 0.75f, shrt[i] = 1.0f + (float)i * 0.1f;
+        w.t["rope_factors_long.weight"] = lng;
+        w.t["rope_factors_short.weight"] = shrt;
+        write("rope_factors_long.weight", {D / 2}, lng, RF_TYPE_F32);
+        write("rope_factors_short.weight", {D / 2}, shrt, RF_TYPE_F32);
     }
     const bool bias = s.qkv_bias || s.arch == "qwen2";
+    const bool fused = s.arch == "phi3" && s.fused;
     for (int64_t l = 0; l < s.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         add(p + "attn_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
-        add(p + "attn_q.weight", {s.n_embd, Q}, 0.0f, inv_e, true);
-        add(p + "attn_k.weight", {s.n_embd, KV}, 0.0f, inv_e, true);
-        add(p + "attn_v.weight", {s.n_embd, KV}, 0.0f, inv_e, true);
+        if (fused) {
+            add_fused(p + "attn_qkv.weight", s.n_embd, {{p + "attn_q.weight", Q}, {p + "attn_k.weight", KV}, {p + "attn_v.weight", KV}});
+        } else {
+            add(p + "attn_q.weight", {s.n_embd, Q}, 0.0f, inv_e, true);
+            add(p + "attn_k.weight", {s.n_embd, KV}, 0.0f, inv_e, true);
+            add(p + "attn_v.weight", {s.n_embd, KV}, 0.0f, inv_e, true);
+        }
         if (bias) {
             add(p + "attn_q.bias", {Q}, 0.0f, 0.2f, false);
             add(p + "attn_k.bias", {KV}, 0.0f, 0.2f, false);
             add(p + "attn_v.bias", {KV}, 0.0f, 0.2f, false);
         }
-        add(p + "attn_output.weight", {Q, s.n_embd}, 0.0f, inv_e, true);
+        if (has_qk_norm(s.arch)) {
+            add(p + "attn_q_norm.weight", {D}, 1.0f, 0.3f, false);
+            add(p + "attn_k_norm.weight", {D}, 1.0f, 0.3f, false);
+        }
+        add(p + "attn_output.weight", {Q, s.n_embd}, 0.0f, 1.0f / std::sqrt((float)Q), true);
         add(p + "ffn_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
-        add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, 0.0f, inv_e, true);
-        add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, 0.0f, inv_e, true);
+        if (fused) {
+            // The file's ffn_up holds gate then up; the reference reads them as ffn_gate/ffn_up.
+            add_fused(p + "ffn_up.weight", s.n_embd, {{p + "ffn_gate.weight", s.n_ff}, {p + "ffn_up.weight", s.n_ff}});
+        } else {
+            add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, 0.0f, inv_e, true);
+            add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, 0.0f, inv_e, true);
+        }
         add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, 0.0f, 1.0f / std::sqrt((float)s.n_ff), true);
+        if (is_gemma(s.arch)) {
+            add(p + "post_attention_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
+            add(p + "post_ffw_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
+        }
     }
     wr.write(path);
     return w;
@@ -128,6 +190,15 @@ Vec rms_norm(const Vec &x, const std::vector<float> &g, double eps) {
     return y;
 }
 
+// rms_norm of each head of x (n_heads * D values) with the [D] weight g.
+void rms_norm_heads(Vec &x, int64_t D, const std::vector<float> &g, double eps) {
+    for (size_t h = 0; h < x.size() / (size_t)D; ++h) {
+        const Vec head(x.begin() + (long)h * D, x.begin() + (long)(h + 1) * D);
+        const Vec y = rms_norm(head, g, eps);
+        std::copy(y.begin(), y.end(), x.begin() + (long)h * D);
+    }
+}
+
 void add_bias(Vec &x, const std::map<std::string, std::vector<float>> &t, const std::string &name) {
     auto it = t.find(name);
     if (it == t.end()) return;
@@ -151,67 +222,94 @@ void rope(Vec &x, int64_t n_heads, int64_t D, int64_t pos, bool neox, double bas
     }
 }
 
+double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double softcap(double x, double cap) { return cap > 0 ? cap * std::tanh(x / cap) : x; }
+
 } // namespace
 
-std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens) {
+std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens, int64_t n_ctx) {
     const TinySpec &s = w.spec;
-    const int64_t E = s.n_embd, D = E / s.n_head, KV = D * s.n_head_kv, T = (int64_t)tokens.size();
-    const bool neox = s.arch == "qwen2";
+    const int64_t E = s.n_embd, D = head_size(s), Q = D * s.n_head, KV = D * s.n_head_kv, T = (int64_t)tokens.size();
+    const bool neox = neox_rope(s.arch), gemma = is_gemma(s.arch);
     const double scale = s.rope_scale_factor > 0 ? 1.0 / s.rope_scale_factor : 1.0;
     const std::vector<float> *factors = s.rope_freqs ? &w.t.at("rope_freqs.weight") : nullptr;
+    if (s.rope_factors) factors = &w.t.at(n_ctx > s.n_ctx_orig ? "rope_factors_long.weight" : "rope_factors_short.weight");
+    // phi3's attn_factor multiplies the rotated Q and K.
+    const double mscale = s.rope_factors ? s.rope_attn_factor : 1.0;
+    // gemma2 alternates local and global layers, gemma3 has five local layers per global one.
+    const int64_t swa_pattern = s.arch == "gemma2" ? 2 : 6;
     auto W = [&](const std::string &n) -> const std::vector<float> & { return w.t.at(n); };
 
     std::vector<Vec> x((size_t)T);
     for (int64_t t = 0; t < T; ++t) {
         const auto &emb = W("token_embd.weight");
         x[(size_t)t].assign(emb.begin() + tokens[(size_t)t] * E, emb.begin() + (tokens[(size_t)t] + 1) * E);
+        if (gemma)
+            for (double &v : x[(size_t)t]) v *= std::sqrt((double)E);
     }
     for (int64_t l = 0; l < s.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
+        const bool local = gemma && s.sliding_window > 0 && l % swa_pattern < swa_pattern - 1;
+        const double base = local && s.arch == "gemma3" ? 10000.0 : s.rope_base;
+        const double rscale = local && s.arch == "gemma3" ? 1.0 : scale;
         std::vector<Vec> q((size_t)T), k((size_t)T), v((size_t)T);
         for (int64_t t = 0; t < T; ++t) {
             Vec h = rms_norm(x[(size_t)t], W(p + "attn_norm.weight"), s.rms_eps);
-            q[(size_t)t] = matvec(W(p + "attn_q.weight"), h, E);
+            q[(size_t)t] = matvec(W(p + "attn_q.weight"), h, Q);
             k[(size_t)t] = matvec(W(p + "attn_k.weight"), h, KV);
             v[(size_t)t] = matvec(W(p + "attn_v.weight"), h, KV);
             add_bias(q[(size_t)t], w.t, p + "attn_q.bias");
             add_bias(k[(size_t)t], w.t, p + "attn_k.bias");
             add_bias(v[(size_t)t], w.t, p + "attn_v.bias");
-            rope(q[(size_t)t], s.n_head, D, t, neox, s.rope_base, scale, factors);
-            rope(k[(size_t)t], s.n_head_kv, D, t, neox, s.rope_base, scale, factors);
+            if (has_qk_norm(s.arch)) {
+                rms_norm_heads(q[(size_t)t], D, W(p + "attn_q_norm.weight"), s.rms_eps);
+                rms_norm_heads(k[(size_t)t], D, W(p + "attn_k_norm.weight"), s.rms_eps);
+            }
+            rope(q[(size_t)t], s.n_head, D, t, neox, base, rscale, factors);
+            rope(k[(size_t)t], s.n_head_kv, D, t, neox, base, rscale, factors);
+            for (double &e : q[(size_t)t]) e *= mscale;
+            for (double &e : k[(size_t)t]) e *= mscale;
         }
         for (int64_t t = 0; t < T; ++t) {
-            Vec attn((size_t)E, 0.0);
+            Vec attn((size_t)Q, 0.0);
+            const int64_t first = local ? std::max<int64_t>(0, t - s.sliding_window + 1) : 0;
             for (int64_t h = 0; h < s.n_head; ++h) {
                 const int64_t kvh = h / (s.n_head / s.n_head_kv);
-                std::vector<double> sc((size_t)t + 1);
+                std::vector<double> sc((size_t)(t + 1 - first));
                 double mx = -1e300;
-                for (int64_t j = 0; j <= t; ++j) {
+                for (int64_t j = first; j <= t; ++j) {
                     double d = 0;
                     for (int64_t i = 0; i < D; ++i) d += q[(size_t)t][(size_t)(h * D + i)] * k[(size_t)j][(size_t)(kvh * D + i)];
-                    sc[(size_t)j] = d / std::sqrt((double)D);
-                    mx = std::max(mx, sc[(size_t)j]);
+                    double &e = sc[(size_t)(j - first)];
+                    e = softcap(d / std::sqrt((double)D), s.attn_softcap);
+                    mx = std::max(mx, e);
                 }
                 double sum = 0;
                 for (auto &e : sc) sum += (e = std::exp(e - mx));
-                for (int64_t j = 0; j <= t; ++j)
+                for (int64_t j = first; j <= t; ++j)
                     for (int64_t i = 0; i < D; ++i)
-                        attn[(size_t)(h * D + i)] += sc[(size_t)j] / sum * v[(size_t)j][(size_t)(kvh * D + i)];
+                        attn[(size_t)(h * D + i)] += sc[(size_t)(j - first)] / sum * v[(size_t)j][(size_t)(kvh * D + i)];
             }
             Vec o = matvec(W(p + "attn_output.weight"), attn, E);
+            if (gemma) o = rms_norm(o, W(p + "post_attention_norm.weight"), s.rms_eps);
             for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += o[(size_t)i];
             Vec h = rms_norm(x[(size_t)t], W(p + "ffn_norm.weight"), s.rms_eps);
             Vec g = matvec(W(p + "ffn_gate.weight"), h, s.n_ff);
             Vec u = matvec(W(p + "ffn_up.weight"), h, s.n_ff);
-            for (int64_t i = 0; i < s.n_ff; ++i) g[(size_t)i] = g[(size_t)i] / (1.0 + std::exp(-g[(size_t)i])) * u[(size_t)i];
+            for (int64_t i = 0; i < s.n_ff; ++i)
+                g[(size_t)i] = (gemma ? gelu_tanh(g[(size_t)i]) : silu(g[(size_t)i])) * u[(size_t)i];
             Vec d = matvec(W(p + "ffn_down.weight"), g, E);
+            if (gemma) d = rms_norm(d, W(p + "post_ffw_norm.weight"), s.rms_eps);
             for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += d[(size_t)i];
         }
     }
     const auto &out = s.tied_output ? W("token_embd.weight") : W("output.weight");
     std::vector<Vec> logits((size_t)T);
-    for (int64_t t = 0; t < T; ++t)
+    for (int64_t t = 0; t < T; ++t) {
         logits[(size_t)t] = matvec(out, rms_norm(x[(size_t)t], W("output_norm.weight"), s.rms_eps), s.n_vocab);
+        for (double &e : logits[(size_t)t]) e = softcap(e, s.final_softcap);
+    }
     return logits;
 }
 

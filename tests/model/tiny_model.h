@@ -1,5 +1,6 @@
-// A tiny random LLaMA-family model written with rf::gguf::Writer, plus an independent float64
-// reference forward pass (plain loops) to check the graph against.
+// A tiny random model of each supported architecture written with rf::gguf::Writer, plus an
+// independent float64 reference forward pass (plain loops, written from llama.cpp's graphs) to
+// check the graph against.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -12,8 +13,16 @@
 namespace rf_test {
 
 struct TinySpec {
-    std::string arch = "llama"; // "llama", "mistral" or "qwen2"
+    std::string arch = "llama"; // "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"
     int64_t n_embd = 64, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 96, n_vocab = 97;
+    int64_t head_dim = 0;          // attention.key_length / value_length; 0: not written (n_embd / n_head)
+    int64_t sliding_window = 0;    // gemma: attention.sliding_window (0: not written)
+    float attn_softcap = 0.0f;     // gemma2: attn_logit_softcapping (0: not written)
+    float final_softcap = 0.0f;    // gemma2: final_logit_softcapping (0: not written)
+    bool fused = true;             // phi3: attn_qkv and ffn_up holding gate and up
+    bool rope_factors = false;     // phi3: rope_factors_long/short, original_context_length, attn_factor
+    int64_t n_ctx_orig = 64;       // phi3 with rope_factors: long factors above this context
+    float rope_attn_factor = 1.25f;
     int64_t n_ctx_train = 256;
     float rms_eps = 1e-5f;
     float rope_base = 10000.0f;
@@ -36,8 +45,10 @@ struct TinyWeights {
 // Writes the model to `path`; returns the weights as the file holds them.
 TinyWeights write_tiny_model(const std::string &path, const TinySpec &spec);
 
-// Float64 forward of one sequence: logits [tokens.size()][n_vocab] for every position.
-std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens);
+// Float64 forward of one sequence: logits [tokens.size()][n_vocab] for every position, for a
+// context of n_ctx tokens (which picks phi3's long or short RoPE factors).
+std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens,
+                                                   int64_t n_ctx = 128);
 
 // A runtime with only the CPU backend (plugin from the build tree).
 std::unique_ptr<rf::Runtime> cpu_runtime();

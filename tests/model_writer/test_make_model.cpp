@@ -229,6 +229,60 @@ TEST_CASE("qwen2-0.5b shape: biases, tied embeddings, no rope.dimension_count", 
     CHECK(rf::find_model_shape("llama9-1t") == nullptr);
 }
 
+TEST_CASE("qwen3, gemma2, gemma3, phi3 shapes: llama.cpp's tensor names and sizes", "[mkmodel]") {
+    auto tensors_of = [](const char *name) {
+        const rf::ModelShape *s = rf::find_model_shape(name);
+        REQUIRE(s != nullptr);
+        std::map<std::string, std::vector<int64_t>> by_name;
+        for (const auto &t : rf::shape_tensors(*s)) by_name[t.name] = t.ne;
+        return by_name;
+    };
+    using V = std::vector<int64_t>;
+    const auto q06 = tensors_of("qwen3-0.6b"); // head_dim 128: Q is 2048 wide, n_embd 1024
+    CHECK(q06.at("blk.27.attn_q.weight") == V{1024, 2048});
+    CHECK(q06.at("blk.27.attn_output.weight") == V{2048, 1024});
+    CHECK(q06.at("blk.0.attn_k_norm.weight") == V{128});
+    CHECK(q06.count("output.weight") == 0);
+    CHECK(q06.count("blk.0.attn_q.bias") == 0);
+    CHECK(q06.size() == size_t(1 + 28 * 11 + 1));
+    CHECK(tensors_of("qwen3-8b").at("output.weight") == V{4096, 151936});
+
+    const auto g2 = tensors_of("gemma2-2b");
+    CHECK(g2.at("blk.25.attn_q.weight") == V{2304, 2048});
+    CHECK(g2.at("blk.25.attn_k.weight") == V{2304, 1024});
+    CHECK(g2.at("blk.0.post_attention_norm.weight") == V{2304});
+    CHECK(g2.at("blk.0.post_ffw_norm.weight") == V{2304});
+    CHECK(g2.count("blk.0.attn_q_norm.weight") == 0);
+    CHECK(g2.size() == size_t(1 + 26 * 11 + 1));
+    const auto g3 = tensors_of("gemma3-1b");
+    CHECK(g3.at("blk.0.attn_q_norm.weight") == V{256});
+    CHECK(g3.at("blk.0.attn_k.weight") == V{1152, 256});
+    CHECK(g3.at("token_embd.weight") == V{1152, 262144});
+
+    const auto phi = tensors_of("phi3-mini");
+    CHECK(phi.at("blk.31.attn_qkv.weight") == V{3072, 9216});
+    CHECK(phi.at("blk.31.ffn_up.weight") == V{3072, 16384});
+    CHECK(phi.count("blk.0.ffn_gate.weight") == 0);
+    CHECK(phi.count("blk.0.attn_q.weight") == 0);
+    CHECK(phi.size() == size_t(1 + 32 * 6 + 2));
+}
+
+TEST_CASE("mkmodel tiny-gemma2 writes the family's keys", "[mkmodel]") {
+    TempDir dir;
+    rf::MakeModelOptions opt = tiny_options(dir.file("g2.gguf"), rf::QuantMix::Q8_0, 1);
+    opt.shape = "tiny-gemma2";
+    rf::make_model(opt);
+    auto f = rf::gguf::File::open(opt.output_path);
+    CHECK(f->get_string("general.architecture") == "gemma2");
+    CHECK(f->get_int("gemma2.attention.key_length", -1) == 64);
+    CHECK(f->get_int("gemma2.attention.value_length", -1) == 64);
+    CHECK(f->get_int("gemma2.attention.sliding_window", -1) == 8);
+    CHECK(f->find("gemma2.attn_logit_softcapping")->as_float() == 50.0);
+    CHECK(f->find("gemma2.final_logit_softcapping")->as_float() == 30.0);
+    CHECK(f->find_tensor("blk.2.post_ffw_norm.weight") != nullptr);
+    CHECK(f->find_tensor("output.weight") == nullptr);
+}
+
 TEST_CASE("mkmodel: an error mid-write leaves no output and no temp file", "[mkmodel]") {
     TempDir dir;
     const std::string out = dir.file("keep.gguf");

@@ -78,6 +78,37 @@ TEST_CASE("synthetic byte-level vocab: merges by rank, specials, eog", "[tokeniz
     CHECK(tok->decode(tok->encode("hello hello\n", false, true)) == "hello hello\n");
 }
 
+// Gemma's SentencePiece layout as its converter writes it: <pad> <eos> <bos> <unk> first, the
+// turn markers as control tokens, no space prefix, BOS added.
+TEST_CASE("synthetic Gemma vocab: turn markers, no space prefix, <end_of_turn> ends generation", "[tokenizer][metadata]") {
+    const std::vector<std::string> tokens = {"<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>",
+                                             "\xe2\x96\x81", "u", "s", "e", "r", "h", "i", "us", "er", "user", "hi",
+                                             "\xe2\x96\x81hi"};
+    std::vector<float> scores(tokens.size(), -10.f);
+    for (size_t i = 13; i < tokens.size(); ++i) scores[i] = -1.f - (float)i / 100; // merged pieces win
+    std::vector<int32_t> types(tokens.size(), 1);
+    for (int i : {0, 1, 2, 4, 5}) types[(size_t)i] = 3; // control
+    types[3] = 2;                                       // unknown
+    Writer w;
+    w.set("tokenizer.ggml.model", Value::from_string("llama"));
+    w.set("tokenizer.ggml.tokens", Value::from_strings(tokens));
+    w.set("tokenizer.ggml.scores", Value::from_f32s(scores));
+    w.set("tokenizer.ggml.token_type", Value::from_i32s(types));
+    w.set("tokenizer.ggml.bos_token_id", Value::from_u32(2));
+    w.set("tokenizer.ggml.eos_token_id", Value::from_u32(1));
+    w.set("tokenizer.ggml.unknown_token_id", Value::from_u32(3));
+    w.set("tokenizer.ggml.padding_token_id", Value::from_u32(0));
+    w.set("tokenizer.ggml.add_bos_token", Value::from_bool(true));
+    w.set("tokenizer.ggml.add_space_prefix", Value::from_bool(false));
+    auto tok = load(w);
+    CHECK_FALSE(tok->add_space_prefix());
+    CHECK(tok->encode("<start_of_turn>user hi<end_of_turn>", true, true) == std::vector<int32_t>{2, 4, 15, 17, 5});
+    CHECK(tok->encode("user", false, true) == std::vector<int32_t>{15}); // not "▁" "user"
+    CHECK(tok->is_eog(5));
+    CHECK(tok->is_eog(1));
+    CHECK(tok->decode({15, 17}) == "user hi");
+}
+
 TEST_CASE("add_bos_token and bos_token_id are honoured", "[tokenizer][metadata]") {
     Writer w = bpe_writer("llama-bpe");
     w.set("tokenizer.ggml.bos_token_id", Value::from_u32(259));

@@ -123,10 +123,15 @@ typedef struct rf_tensor {
  *            (pool types f16, q8_0 or f32);
  *            src3 = slot table i32 [n_kv_max, n_seq]: slot of position p of batch-sequence s;
  *            src4 = token info i32 [2, T]: (sequence index in batch, position) of each token.
- *            Token t attends positions 0..pos(t) of its sequence (slots src3[0..pos, seq]).
+ *            Token t attends positions 0..pos(t) of its sequence (slots src3[0..pos, seq]);
+ *            with iparams[0] = W > 0 (sliding window) only positions pos(t)-W+1..pos(t).
  *            fparams[0] = scale (usually 1/sqrt(D)). Head h uses kv head h / (Hq/Hkv).
+ *            fparams[1] = c > 0: scores soft-capped, s = c * tanh(scale * q.k / c) (Gemma 2).
  * ARGMAX     dst[M] i32 = index of the max of each row of src0[K,M] (first on ties).
  * COPY       dst = src0 converted to dst's type (same element count).
+ * GEGLU      dst = gelu(src0) * src1, f32, same shapes; gelu is the tanh approximation
+ *            0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Gemma's FFN gate).
+ * SOFTCAP    dst = fparams[0] * tanh(src0 / fparams[0]), f32 (Gemma 2's final logits).
  */
 enum rf_op {
     RF_OP_NONE = 0,
@@ -144,6 +149,8 @@ enum rf_op {
     RF_OP_ATTENTION,
     RF_OP_ARGMAX,
     RF_OP_COPY,
+    RF_OP_GEGLU,
+    RF_OP_SOFTCAP,
     RF_OP_COUNT
 };
 
@@ -153,7 +160,7 @@ enum rf_rope_mode { RF_ROPE_NORMAL = 0, RF_ROPE_NEOX = 2 };
 static inline const char *rf_op_name(int op) {
     static const char *const names[RF_OP_COUNT] = {
         "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
-        "swiglu", "set_rows", "attention", "argmax", "copy"};
+        "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap"};
     return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
 }
 

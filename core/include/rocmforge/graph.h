@@ -163,11 +163,21 @@ public:
     Tensor *softmax(Tensor *a, float scale, const char *label = "softmax");
     Tensor *silu(Tensor *a, const char *label = "silu");
     Tensor *swiglu(Tensor *gate, Tensor *up, const char *label = "swiglu");
+    Tensor *geglu(Tensor *gate, Tensor *up, const char *label = "geglu");
+    Tensor *softcap(Tensor *a, float cap, const char *label = "softcap");
     // Writes src rows into pool rows `slots` (in place). Returns the pool; later readers of the
     // pool in this graph are ordered after it.
     Tensor *set_rows(Tensor *pool, Tensor *src, Tensor *slots, const char *label = "kv_append");
     Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
                       Tensor *token_info, float scale, const char *label = "attention");
+    // Attention variants (abi.h): only the last `window` positions (0: all), scores soft-capped
+    // at `softcap` (0: none).
+    struct AttentionLimits {
+        int64_t window = 0;
+        float softcap = 0.0f;
+    };
+    Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
+                      Tensor *token_info, float scale, AttentionLimits limits, const char *label);
     Tensor *argmax(Tensor *a, const char *label = "argmax");
     Tensor *copy(Tensor *a, int type, const char *label = "copy");
 

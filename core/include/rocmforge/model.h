@@ -1,5 +1,6 @@
-// LLaMA-family models (llama 1/2/3, mistral-style files, qwen2): hyperparameters read from GGUF
-// metadata, weights placed on the runtime's primary backend straight from the mapped file.
+// Decoder-only transformer models of the llama lineage (llama 1/2/3, mistral-style files, qwen2,
+// qwen3, gemma2, gemma3, phi3; docs/MODELS.md): hyperparameters read from GGUF metadata, weights
+// placed on the runtime's primary backend straight from the mapped file.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -14,7 +15,7 @@
 namespace rf {
 
 // Which graph recipe a file's `general.architecture` maps to.
-enum class ModelArch { Llama, Qwen2 };
+enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
 
 struct ModelHparams {
     std::string arch_name;      // general.architecture as written in the file
@@ -31,22 +32,44 @@ struct ModelHparams {
     float rms_eps = 1e-5f;      // <arch>.attention.layer_norm_rms_epsilon
     float rope_freq_base = 10000.0f;
     float rope_freq_scale = 1.0f; // 1 / <arch>.rope.scaling.factor (linear scaling)
-    int rope_mode = RF_ROPE_NORMAL; // llama: NORMAL, qwen2: NEOX (llama.cpp's llama_model_rope_type)
+    int rope_mode = RF_ROPE_NORMAL; // llama: NORMAL, the others: NEOX (llama.cpp's llama_model_rope_type)
+
+    // What the architecture adds to the llama graph (set from general.architecture).
+    bool qk_norm = false;       // qwen3, gemma3: per-head RMS norm of Q and K before RoPE
+    bool post_norms = false;    // gemma2/3: attn_post_norm and ffn_post_norm on each block's output
+    bool embd_scale = false;    // gemma2/3: token embeddings times sqrt(n_embd)
+    bool ffn_gelu = false;      // gemma2/3: GeGLU (GELU-tanh gate) instead of SwiGLU
+    float attn_scale = 0.0f;    // query scale: 1/sqrt(head_dim); gemma 27B: 1/sqrt(n_embd / n_head)
+    float attn_softcap = 0.0f;  // <arch>.attn_logit_softcapping (gemma2, default 50); 0: none
+    float final_softcap = 0.0f; // <arch>.final_logit_softcapping (gemma2, default 30; gemma3 0); 0: none
+    int64_t n_swa = 0;          // <arch>.attention.sliding_window; 0: every layer is global
+    int64_t swa_pattern = 0;    // layer l is local when l % swa_pattern < swa_pattern - 1
+    float rope_freq_base_swa = 10000.0f; // RoPE of local layers (gemma3: 10000, scale 1)
+    float rope_freq_scale_swa = 1.0f;
+    int64_t n_ctx_orig = 0;     // <arch>.rope.scaling.original_context_length (phi3 long/short factors)
+    float rope_attn_factor = 1.0f; // <arch>.rope.scaling.attn_factor: RoPE output scale (phi3 longrope)
 
     int64_t n_embd_q() const { return head_dim * n_head; }
     int64_t n_embd_kv() const { return head_dim * n_head_kv; }
+    // Sliding-window (local) layer: attends to the last n_swa positions, with the local RoPE.
+    bool is_swa(int64_t layer) const { return n_swa > 0 && swa_pattern > 0 && layer % swa_pattern < swa_pattern - 1; }
 };
 
 // Reads and validates the hyperparameters. Throws rf::Error naming the key for a missing or bad
-// value, and naming the architecture when it is not one of llama / mistral / qwen2.
+// value, and naming the architecture when it is not one of those listed above.
 ModelHparams read_hparams(const gguf::File &file);
 
 struct LayerWeights {
+    // phi3's fused attn_qkv and ffn_up (gate and up) are split by rows into wq/wk/wv and
+    // ffn_gate/ffn_up at load time.
     Tensor *attn_norm = nullptr;
     Tensor *wq = nullptr, *wk = nullptr, *wv = nullptr, *wo = nullptr;
-    Tensor *bq = nullptr, *bk = nullptr, *bv = nullptr; // qwen2 only (nullptr otherwise)
+    Tensor *bq = nullptr, *bk = nullptr, *bv = nullptr; // qwen2 (optional for llama; nullptr otherwise)
+    Tensor *attn_q_norm = nullptr, *attn_k_norm = nullptr; // [head_dim]: qwen3, gemma3
+    Tensor *attn_post_norm = nullptr;                      // gemma2/3
     Tensor *ffn_norm = nullptr;
     Tensor *ffn_gate = nullptr, *ffn_up = nullptr, *ffn_down = nullptr;
+    Tensor *ffn_post_norm = nullptr;                       // gemma2/3
 };
 
 struct ModelLoadOptions {
@@ -76,6 +99,8 @@ public:
     Tensor *output_norm = nullptr; // [n_embd]
     Tensor *output = nullptr;      // [n_embd, n_vocab]; == tok_embd when the file ties them
     Tensor *rope_freqs = nullptr;  // [n_rot/2] f32 (Llama 3) or nullptr
+    // phi3 longrope: [n_rot/2] frequency factors for contexts above / up to n_ctx_orig.
+    Tensor *rope_factors_long = nullptr, *rope_factors_short = nullptr;
     std::vector<LayerWeights> layers;
     bool tied_output = false;
 
@@ -91,6 +116,13 @@ public:
 private:
     Model() = default;
     Tensor *place(const std::string &name, std::initializer_list<int64_t> expected_ne, bool required);
+    // Rows [first, first + count) of a 2-D file tensor [K, n_rows] as a weight of its own (fused
+    // projections); nullptr when the file lacks it.
+    Tensor *place_rows(const std::string &name, int64_t K, int64_t n_rows, int64_t first, int64_t count);
+    // The backend tensor of one weight from its file bytes (mapped or copied, options_.use_mmap),
+    // counted in weight_bytes_ for the progress callback.
+    Tensor *store(const std::string &name, int type, const int64_t *ne, const void *bytes, uint64_t nbytes);
+    void load_layer(int64_t l);
 
     ModelHparams hp_;
     ModelLoadOptions options_;

@@ -1,6 +1,7 @@
-// Named shapes of real LLaMA-family models (hyperparameters only, no weights), used by
-// `rocmforge mkmodel` to write random-weight models with the exact tensor layout of the real
-// thing: tiny, tinyllama-1.1b, llama2-7b, llama3-8b, qwen2-0.5b.
+// Named shapes of real models (hyperparameters only, no weights), used by `rocmforge mkmodel` to
+// write random-weight models with the exact tensor layout of the real thing: tiny,
+// tinyllama-1.1b, llama2-7b, llama3-8b, qwen2-0.5b, qwen3-0.6b, qwen3-8b, gemma2-2b, gemma3-1b,
+// phi3-mini, and tiny-qwen3 / tiny-gemma2 / tiny-gemma3 / tiny-phi3 for tests.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,7 +12,7 @@ namespace rf {
 
 struct ModelShape {
     std::string name;          // "llama2-7b"
-    std::string arch;          // general.architecture: "llama" or "qwen2"
+    std::string arch;          // general.architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3
     std::string display_name;  // general.name written into the file
     int64_t n_embd = 0;
     int64_t n_layer = 0;
@@ -24,8 +25,15 @@ struct ModelShape {
     float rms_eps = 1e-5f;
     bool qkv_bias = false;     // attn_q/k/v.bias (qwen2)
     bool tied_embeddings = false; // no output.weight: token_embd doubles as the output matrix
+    int64_t key_length = 0;    // attention.key_length = value_length (qwen3, gemma); 0: n_embd / n_head
+    bool qk_norm = false;      // attn_q_norm / attn_k_norm [head_dim] (qwen3, gemma3)
+    bool post_norms = false;   // post_attention_norm / post_ffw_norm (gemma2/3)
+    bool fused = false;        // attn_qkv, and ffn_up holding gate and up (phi3)
+    int64_t sliding_window = 0; // attention.sliding_window (gemma)
+    float attn_softcap = 0.0f, final_softcap = 0.0f; // gemma2's logit soft-capping
 
-    int64_t head_dim() const { return n_embd / n_head; }
+    int64_t head_dim() const { return key_length ? key_length : n_embd / n_head; }
+    int64_t n_embd_q() const { return head_dim() * n_head; }
     int64_t n_embd_kv() const { return head_dim() * n_head_kv; }
 };
 
