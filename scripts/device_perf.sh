@@ -34,6 +34,7 @@
 #   bsweep    batched decode S_TG for each environment in CONFIGS, interleaved
 #   fusecmp   greedy tokens of 2..12 sequences with the decode fusions on and off
 #   binab     tg128 (BINAB_PP=1: also pp512) of the bench models for each binary in BINS, interleaved
+#   families  qwen3/gemma2/gemma3/phi3: GPU vs CPU greedy tokens (tiny shapes), pp512/tg128 (real shapes)
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
 set -u
 D=${DIST:-dist}
@@ -269,6 +270,21 @@ for step in "$@"; do
         cmp -s "$OUT/fuse-a.txt" "$OUT/fuse-c.txt" && r="$r, repeat identical" || r="$r, repeat DIFFERS"
         log "fused vs unfused, $1 $2, $np sequences: $r"
       done
+    done ;;
+  families) # qwen3 / gemma2 / gemma3 / phi3: GPU vs CPU greedy tokens on the tiny shapes, then bench of the real shapes
+    for sh in tiny-qwen3 tiny-gemma2 tiny-gemma3 tiny-phi3; do
+      for t in Q8_0 Q4_K_M; do
+        m=$(model $sh $t)
+        for b in cpu hip; do
+          timeout 120 $RF generate -m $m -p "Once upon a time" -n 24 --temp 0 --backend $b -t 16 2>"$OUT/fam-$b.err" > "$OUT/fam-$b.txt"
+        done
+        cmp -s "$OUT/fam-cpu.txt" "$OUT/fam-hip.txt" && r=identical || r="DIFFER ($(tail -1 "$OUT/fam-hip.err" | cut -c1-160))"
+        log "greedy $sh $t, hip vs cpu: $r"
+      done
+    done
+    for sh in ${FAM_BENCH:-qwen3-0.6b gemma3-1b gemma2-2b phi3-mini}; do
+      r=$(timeout 200 $RF bench -m $(model $sh Q4_K_M) -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | awk -F'|' '{printf "%s: %s  ", $(NF-2), $(NF-1)}')
+      log "bench $sh Q4_K_M: $r"
     done ;;
   kprofb) # per-kernel times of one batched decode step (7B Q4_K_M, 16 sequences)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
