@@ -283,7 +283,8 @@ for step in "$@"; do
       done
     done
     for sh in ${FAM_BENCH:-qwen3-0.6b gemma3-1b gemma2-2b phi3-mini}; do
-      r=$(timeout 200 $RF bench -m $(model $sh Q4_K_M) -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | awk -F'|' '{printf "%s: %s  ", $(NF-2), $(NF-1)}')
+      r=$(timeout 200 $RF bench -m $(model $sh Q4_K_M) -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | \
+        awk -F'|' 'NF > 3 {printf "%s: %s  ", $(NF-2), $(NF-1); next} {printf "%s  ", substr($0, 1, 200)}')
       log "bench $sh Q4_K_M: $r"
     done ;;
   kprofb) # per-kernel times of one batched decode step (7B Q4_K_M, 16 sequences)
