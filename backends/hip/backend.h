@@ -22,7 +22,9 @@ struct Backend {
     KernelModule kernels;
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
     bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
-    bool fuse_matmul = true;     // the matmul/append patterns too (ROCMFORGE_HIP_FUSE=norm: off)
+    // The patterns other than the norm (matmul+rope, gate/up+SwiGLU, KV append, attention with its
+    // q8_1 output): ROCMFORGE_HIP_FUSE=norm turns them off (A/B).
+    bool fuse_beyond_norm = true;
     bool cpu_like_activations = true; // int8-quantized activations as the CPU's (ROCMFORGE_HIP_ACT=f16: off)
     // Matmuls with 2..mvq_max_cols activation columns run on the dp4a column kernels
     // (rf_mvqn_*, R = mvq_rows_per_warp weight rows per warp); wider ones on the tile kernels.
@@ -42,8 +44,6 @@ struct Backend {
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
     // Kernels whose dynamic shared-memory limit was raised (launch() with smem > 48 KB).
     std::vector<std::pair<hipFunction_t, unsigned>> smem_limits;
-    // Nodes of the compute() in progress already launched by a fusion ahead of their turn.
-    std::vector<uint8_t> node_done;
     // Device scratch owned by the plugin: q8_1 activations of M=1 matmuls, split-attention
     // partials, quantized-then-dequantized f32 activations of the other quantized matmuls.
     // Grown (never shrunk) by ensure_scratch(); the attention counters part is zeroed.

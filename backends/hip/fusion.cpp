@@ -99,7 +99,7 @@ int add_cols_fused(Backend &b, int type, int64_t M, unsigned blocks, rf_kargs a)
 
 // MATMUL(gate) MATMUL(up) SWIGLU(gate, up) over one vector or over M columns.
 int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
-    if (i + 2 >= g.n_nodes || b.node_done[i + 1] || b.node_done[i + 2]) return 0;
+    if (i + 2 >= g.n_nodes) return 0;
     const rf_node *mg = g.nodes[i], *mu = g.nodes[i + 1], *sw = g.nodes[i + 2];
     const int form = fusable_matmul(b, mg);
     if (fusable_matmul(b, mu) != form || !same_vector(mg, mu) || sw->op != RF_OP_SWIGLU || !unsupported_reason(*sw).empty())
@@ -144,7 +144,7 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
 // MATMUL ROPE(NORMAL) over its output (decode K and Q projections), of one token or of M tokens
 // (one column each: sequences decoding together).
 int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string &err) {
-    if (i + 1 >= g.n_nodes || b.node_done[i + 1]) return 0;
+    if (i + 1 >= g.n_nodes) return 0;
     const rf_node *mm = g.nodes[i], *rp = g.nodes[i + 1];
     if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return 0;
     const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
@@ -208,7 +208,7 @@ bool pool_append(const rf_node *n) {
 
 // SET_ROWS(K pool) SET_ROWS(V pool) into f16/f32 pools.
 int fuse_kv_append(Backend &b, const rf_graph &g, int i) {
-    if (i + 1 >= g.n_nodes || b.node_done[i + 1]) return 0;
+    if (i + 1 >= g.n_nodes) return 0;
     const rf_node *k = g.nodes[i], *v = g.nodes[i + 1];
     if (!pool_append(k) || !pool_append(v)) return 0;
     const rf_tensor *rdk[2] = {k->src[0], k->src[1]}, *rdv[2] = {v->src[0], v->src[1]};
@@ -233,7 +233,7 @@ int fuse_kv_append(Backend &b, const rf_graph &g, int i) {
 // ATTENTION (decode, one token) whose output an M = 1 matmul reads next: the attention kernel
 // also writes the q8_1 copy (no separate quantize launch); the matmul then finds it cached.
 int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
-    if (i + 1 >= g.n_nodes || b.node_done[i + 1]) return 0;
+    if (i + 1 >= g.n_nodes) return 0;
     const rf_node *at = g.nodes[i], *mm = g.nodes[i + 1];
     if (!vec_matmul(mm) || mm->src[1]->data != at->dst->data || mm->src[1]->ne[0] != at->dst->ne[0]) return 0;
     const int r = attention_with_q8(b, *at, act_block(mm->src[0]->type), err);
@@ -243,9 +243,9 @@ int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
 } // namespace
 
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
-    if (g.nodes[i]->op == RF_OP_MATMUL) return b.fuse_matmul ? fuse_matmuls(b, g, i, err) : 0;
-    if (g.nodes[i]->op == RF_OP_ATTENTION) return b.fuse_matmul ? fuse_attention_q8(b, g, i, err) : 0;
-    if (g.nodes[i]->op == RF_OP_SET_ROWS) return b.fuse_matmul ? fuse_kv_append(b, g, i) : 0;
+    if (g.nodes[i]->op == RF_OP_MATMUL) return b.fuse_beyond_norm ? fuse_matmuls(b, g, i, err) : 0;
+    if (g.nodes[i]->op == RF_OP_ATTENTION) return b.fuse_beyond_norm ? fuse_attention_q8(b, g, i, err) : 0;
+    if (g.nodes[i]->op == RF_OP_SET_ROWS) return b.fuse_beyond_norm ? fuse_kv_append(b, g, i) : 0;
     const rf_node *add = nullptr, *norm = nullptr, *mul = nullptr;
     int at = i;
     const rf_node *n0 = g.nodes[at];

@@ -15,8 +15,7 @@ namespace rf_hip {
 //  - MATMUL ROPE(NORMAL) over its output (K, Q), one token -> rf_mvq_multi in rope form, one
 //    token per column on the column kernels -> rf_mvqn_<type>_<NC>f;
 //  - SET_ROWS SET_ROWS into f16/f32 pools (K, V append) -> rf_set_rows2.
-// b.node_done marks nodes launched ahead of their turn (none of the patterns above do so yet;
-// compute() skips marked nodes).
+// Every pattern covers consecutive nodes only (none is launched ahead of its turn).
 // Returns the number of consecutive nodes consumed (0: no pattern here, run nodes[i] alone),
 // or -1 with `err` set.
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err);

@@ -144,7 +144,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     // fault names its node.
     const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");
     b->fuse = !b->sync_each_node && !(fs && *fs == '0');
-    b->fuse_matmul = !(fs && std::string(fs) == "norm"); // only [ADD] RMS_NORM MUL (A/B of the others)
+    b->fuse_beyond_norm = !(fs && std::string(fs) == "norm"); // only [ADD] RMS_NORM MUL (A/B of the others)
     // Quantized matmuls see activations quantized like the CPU backend's (ops.cpp); with
     // ROCMFORGE_HIP_ACT=f16 the prefill/small-M kernels take the f32 activations instead (A/B).
     if (const char *s = std::getenv("ROCMFORGE_HIP_ACT"); s && std::string(s) == "f16") b->cpu_like_activations = false;
@@ -271,15 +271,10 @@ int run_graph(void *ctx, const rf_graph *g, void *const *events, char *err, size
     b->queue.begin();
     b->q8 = {};
     b->fq = {};
-    b->node_done.assign((size_t)g->n_nodes, 0);
     if (events) b->queue.add_event(static_cast<hipEvent_t>(events[0]));
     for (int i = 0, used = 1; i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
         used = 1;
-        if (b->node_done[i]) { // launched earlier by a fusion
-            if (events) b->queue.add_event(static_cast<hipEvent_t>(events[i + 1]));
-            continue;
-        }
         const std::string why = unsupported_reason(*n);
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
         used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
