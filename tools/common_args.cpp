@@ -96,8 +96,9 @@ bool ModelArgs::parse(int argc, char **argv, int &i) {
 }
 
 const char *ModelArgs::help() {
-    return "  -m, --model FILE   GGUF model (llama, mistral, qwen2); default: models/default.gguf,\n"
-           "                     the shipped KJV-trained model (docs/DEFAULT_MODEL.md)\n"
+    return "  -m, --model FILE   GGUF model (llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3);\n"
+           "                     default: models/default.gguf, the shipped KJV-trained model\n"
+           "                     (docs/DEFAULT_MODEL.md)\n"
            "  -c, --ctx-size N   KV cache size in tokens, shared by all sequences (generate and\n"
            "                     perplexity: default the model's trained context, at most 4096/512)\n"
            "  -b, --batch-size N most tokens per forward graph (default 512)\n"
