@@ -65,7 +65,9 @@ void fill_random(HostTensor &t, std::mt19937 &rng, float amp = 1.f) {
     }
 }
 
-HostTensor make(int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3 = 1) {
+} // namespace
+
+HostTensor make(int type, int64_t n0, int64_t n1, int64_t n2, int64_t n3) {
     HostTensor t;
     t.type = type;
     t.ne[0] = n0; t.ne[1] = n1; t.ne[2] = n2; t.ne[3] = n3;
@@ -73,13 +75,13 @@ HostTensor make(int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3
     return t;
 }
 
-HostTensor rnd(std::mt19937 &rng, int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3 = 1, float amp = 1.f) {
+HostTensor rnd(std::mt19937 &rng, int type, int64_t n0, int64_t n1, int64_t n2, int64_t n3, float amp) {
     HostTensor t = make(type, n0, n1, n2, n3);
     fill_random(t, rng, amp);
     return t;
 }
 
-HostTensor ints(const std::vector<int32_t> &v, int64_t n0, int64_t n1 = 1) {
+HostTensor ints(const std::vector<int32_t> &v, int64_t n0, int64_t n1) {
     HostTensor t = make(RF_TYPE_I32, n0, n1);
     std::memcpy(t.data.data(), v.data(), v.size() * 4);
     return t;
@@ -97,7 +99,7 @@ Case base(const std::string &name, int op, std::vector<HostTensor> t, double nms
     return c;
 }
 
-Case matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int64_t b2 = 1, int64_t bw2 = 1) {
+Case matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int64_t b2, int64_t bw2) {
     auto w = rnd(rng, type, K, N, bw2);
     auto x = rnd(rng, RF_TYPE_F32, K, M, b2);
     Case c = base(std::string("matmul ") + type_label(type) + " K=" + std::to_string(K) + " N=" + std::to_string(N) +
@@ -133,6 +135,8 @@ Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::v
     c.bytes = (double)row_bytes(pool, (int64_t)D * Hkv) * 2 * ctx_sum / T_per_seq + 8.0 * D * Hq * T;
     return c;
 }
+
+namespace {
 
 // Gemma's attention: only the last `window` positions, scores soft-capped at `cap` (the generic
 // kernel takes these nodes on the GPU).

@@ -39,6 +39,16 @@ const char *type_label(int type);
 // Host view of an output: values as float (f32, f16, bf16, q8_0, i32).
 std::vector<double> to_double(const HostTensor &t, const std::vector<uint8_t> &bytes);
 
+// Case builders (also used by fusion_cases.cpp): a zeroed tensor, one with random contents
+// (quantized types: random codes, scales giving O(1) values), i32 contents, and whole cases.
+HostTensor make(int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3 = 1);
+HostTensor rnd(std::mt19937 &rng, int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3 = 1, float amp = 1.f);
+HostTensor ints(const std::vector<int32_t> &v, int64_t n0, int64_t n1 = 1);
+Case base(const std::string &name, int op, std::vector<HostTensor> t, double nmse);
+Case matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int64_t b2 = 1, int64_t bw2 = 1);
+// Decode or prefill attention: seq_len[s] positions in sequence s, the last T_per_seq of each new.
+Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq, double nmse);
+
 std::vector<Case> correctness_cases(std::mt19937 &rng);
 std::vector<Case> perf_cases(std::mt19937 &rng);
 

@@ -3,6 +3,7 @@
 // Exit: 0 all passed, 1 a failure, 2 usage, 77 skipped (no GPU / no reference plugin).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,8 +11,10 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
+#include "fusion_cases.h"
 #include "op_cases.h"
 #include "plugin_handle.h"
 
@@ -103,6 +106,112 @@ double nmse(const std::vector<double> &a, const std::vector<double> &ref) {
     return den > 0 ? num / den : num;
 }
 
+// ---- multi-node cases (fusion_cases.h) --------------------------------------------------------
+void set_dense(rf_tensor &t, const HostTensor &h) {
+    t.type = h.type;
+    for (int d = 0; d < 4; ++d) t.ne[d] = h.ne[d];
+    t.nb[0] = (int64_t)type_bytes(h.type);
+    t.nb[1] = (int64_t)row_bytes(h.type, h.ne[0]);
+    t.nb[2] = t.nb[1] * h.ne[1];
+    t.nb[3] = t.nb[2] * h.ne[2];
+    t.name = "t";
+}
+
+struct BoundGraph {
+    std::vector<rf_tensor> t;
+    std::vector<rf_node> nodes;
+    std::vector<rf_node *> ptrs;
+};
+
+// Device tensors for a graph case (written ones poisoned unless they keep their contents; views
+// on their base's bytes) and its nodes.
+BoundGraph bind_graph(Plugin &p, const GraphCase &c) {
+    BoundGraph b;
+    b.t.resize(c.tensors.size());
+    for (size_t i = 0; i < c.tensors.size(); ++i) {
+        const GraphTensor &g = c.tensors[i];
+        set_dense(b.t[i], g.host);
+        if (g.view_of >= 0) continue;
+        std::vector<uint8_t> poison;
+        if (g.written && !g.keep) poison.assign(g.host.data.size(), 0xFF);
+        b.t[i].data = p.alloc(g.host.data.size(), poison.empty() ? g.host.data.data() : poison.data());
+    }
+    for (size_t i = 0; i < c.tensors.size(); ++i)
+        if (c.tensors[i].view_of >= 0) b.t[i].data = b.t[(size_t)c.tensors[i].view_of].data;
+    for (const GraphNode &gn : c.nodes) {
+        rf_node n{};
+        n.op = gn.op;
+        n.dst = &b.t[(size_t)gn.dst];
+        for (int k = 0; k < RF_MAX_SRC; ++k) n.src[k] = gn.src[k] >= 0 ? &b.t[(size_t)gn.src[k]] : nullptr;
+        std::memcpy(n.iparams, gn.iparams, sizeof n.iparams);
+        std::memcpy(n.fparams, gn.fparams, sizeof n.fparams);
+        n.label = c.name.c_str();
+        b.nodes.push_back(n);
+    }
+    for (rf_node &n : b.nodes) b.ptrs.push_back(&n);
+    return b;
+}
+
+// Empty when the backend supports every node, else the first refusal.
+std::string graph_unsupported(Plugin &p, const GraphCase &c) {
+    BoundGraph b = bind_graph(p, c);
+    std::string why;
+    for (size_t i = 0; i < b.nodes.size() && why.empty(); ++i)
+        if (!p.vt().supports_op(p.ctx(), &b.nodes[i])) why = "node " + std::to_string(i) + " (op " + std::to_string(b.nodes[i].op) + ")";
+    p.free_all();
+    return why;
+}
+
+// Runs the graph as one compute() and returns every written tensor's values.
+std::vector<std::vector<double>> run_graph(Plugin &p, const GraphCase &c) {
+    BoundGraph b = bind_graph(p, c);
+    rf_graph g{(int)b.ptrs.size(), b.ptrs.data()};
+    char err[1024] = {0};
+    if (p.vt().compute(p.ctx(), &g, err, sizeof err)) {
+        p.free_all();
+        throw std::runtime_error(err);
+    }
+    p.sync();
+    std::vector<std::vector<double>> out;
+    for (size_t i = 0; i < c.tensors.size(); ++i) {
+        if (!c.tensors[i].written) continue;
+        std::vector<uint8_t> bytes(c.tensors[i].host.data.size());
+        p.download(bytes.data(), b.t[i].data, bytes.size());
+        out.push_back(to_double(c.tensors[i].host, bytes));
+    }
+    p.free_all();
+    return out;
+}
+
+void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng, int &passed, int &failed, int &skipped) {
+    for (const GraphCase &c : fusion_cases(rng)) {
+        if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
+        if (const std::string why = graph_unsupported(gpu, c); !why.empty()) {
+            std::printf("FAIL  %-52s GPU backend does not support %s\n", c.name.c_str(), why.c_str());
+            ++failed;
+            continue;
+        }
+        if (const std::string why = graph_unsupported(ref, c); !why.empty()) {
+            std::printf("SKIP  %-52s reference does not support %s\n", c.name.c_str(), why.c_str());
+            ++skipped;
+            continue;
+        }
+        try {
+            const auto g = run_graph(gpu, c), r = run_graph(ref, c);
+            double worst = 0;
+            for (size_t k = 0; k < g.size(); ++k) worst = std::max(worst, nmse(g[k], r[k]));
+            const bool ok = worst <= c.max_nmse;
+            std::printf("%s  %-52s worst of %zu outputs nmse %.3e (max %.0e)\n", ok ? "ok  " : "FAIL", c.name.c_str(), g.size(), worst,
+                        c.max_nmse);
+            (ok ? passed : failed)++;
+        } catch (const std::exception &e) {
+            std::printf("FAIL  %-52s %s\n", c.name.c_str(), e.what());
+            ++failed;
+        }
+        std::fflush(stdout);
+    }
+}
+
 int check(Plugin &gpu, Plugin &ref, const Options &o) {
     std::mt19937 rng(o.seed);
     int failed = 0, passed = 0, skipped = 0;
@@ -162,6 +271,7 @@ int check(Plugin &gpu, Plugin &ref, const Options &o) {
         }
         std::fflush(stdout);
     }
+    check_graphs(gpu, ref, o, rng, passed, failed, skipped);
     std::printf("\n%d passed, %d failed, %d skipped (seed %u)\n", passed, failed, skipped, o.seed);
     return failed ? 1 : 0;
 }
@@ -249,6 +359,7 @@ int main(int argc, char **argv) {
     if (o.list) {
         std::mt19937 rng(o.seed);
         for (const auto &c : correctness_cases(rng)) std::printf("%s\n", c.name.c_str());
+        for (const auto &c : fusion_cases(rng)) std::printf("%s\n", c.name.c_str());
         return 0;
     }
     Plugin gpu(o.gpu, o.gpu_config);

@@ -1,0 +1,166 @@
+#include "fusion_cases.h"
+
+#include <cstring>
+
+namespace opcheck {
+namespace {
+
+// Builds one case: tensors are added and referred to by index.
+struct Builder {
+    GraphCase c;
+    int input(HostTensor t) { c.tensors.push_back({std::move(t)}); return (int)c.tensors.size() - 1; }
+    int output(int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1) {
+        GraphTensor g{make(type, n0, n1, n2)};
+        g.written = true;
+        c.tensors.push_back(std::move(g));
+        return (int)c.tensors.size() - 1;
+    }
+    int pool(HostTensor t) { // written, keeps its starting contents
+        GraphTensor g{std::move(t)};
+        g.written = g.keep = true;
+        c.tensors.push_back(std::move(g));
+        return (int)c.tensors.size() - 1;
+    }
+    int view(int of, int type, int64_t n0, int64_t n1, int64_t n2) {
+        GraphTensor g{make(type, n0, n1, n2)};
+        g.view_of = of;
+        g.host.data.clear(); // no bytes of its own
+        c.tensors.push_back(std::move(g));
+        return (int)c.tensors.size() - 1;
+    }
+    GraphNode &node(int op, int dst, std::initializer_list<int> srcs) {
+        GraphNode n;
+        n.op = op;
+        n.dst = dst;
+        int i = 0;
+        for (int s : srcs) n.src[i++] = s;
+        c.nodes.push_back(n);
+        return c.nodes.back();
+    }
+};
+
+std::string cols(int64_t M) { return " M=" + std::to_string(M); }
+
+// [ADD] RMS_NORM MUL(norm weight) MATMUL: the fused norm also writes the matmul's q8_1 columns.
+GraphCase norm_matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, bool add) {
+    Builder b;
+    b.c.name = std::string("fused ") + (add ? "add+" : "") + "norm+matmul " + type_label(type) + " K=" + std::to_string(K) +
+               " N=" + std::to_string(N) + cols(M);
+    b.c.max_nmse = 5e-4;
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M)), w = b.input(rnd(rng, RF_TYPE_F32, K)), W = b.input(rnd(rng, type, K, N));
+    int normed_in = x;
+    if (add) {
+        const int r = b.input(rnd(rng, RF_TYPE_F32, K, M));
+        normed_in = b.output(RF_TYPE_F32, K, M);
+        b.node(RF_OP_ADD, normed_in, {x, r});
+    }
+    const int n = b.output(RF_TYPE_F32, K, M), y = b.output(RF_TYPE_F32, K, M), out = b.output(RF_TYPE_F32, N, M);
+    b.node(RF_OP_RMS_NORM, n, {normed_in}).fparams[0] = 1e-5f;
+    b.node(RF_OP_MUL, y, {n, w});
+    b.node(RF_OP_MATMUL, out, {W, y});
+    return b.c;
+}
+
+// MATMUL(gate) MATMUL(up) SWIGLU over one activation vector or M columns.
+GraphCase gate_up(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M) {
+    Builder b;
+    b.c.name = std::string("fused gate/up+swiglu ") + type_label(type) + " K=" + std::to_string(K) + " N=" + std::to_string(N) + cols(M);
+    b.c.max_nmse = 5e-4;
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M)), Wg = b.input(rnd(rng, type, K, N)), Wu = b.input(rnd(rng, type, K, N));
+    const int g = b.output(RF_TYPE_F32, N, M), u = b.output(RF_TYPE_F32, N, M), s = b.output(RF_TYPE_F32, N, M);
+    b.node(RF_OP_MATMUL, g, {Wg, x});
+    b.node(RF_OP_MATMUL, u, {Wu, x});
+    b.node(RF_OP_SWIGLU, s, {g, u});
+    return b.c;
+}
+
+// MATMUL then ROPE(NORMAL) of its output seen as [D, H, M] (the K and Q projections), M tokens at
+// random positions, optionally with frequency factors and n_rot < D.
+GraphCase matmul_rope(std::mt19937 &rng, int type, int64_t K, int D, int H, int64_t M, int n_rot, bool factors) {
+    Builder b;
+    b.c.name = std::string("fused matmul+rope ") + type_label(type) + " K=" + std::to_string(K) + " D=" + std::to_string(D) +
+               " H=" + std::to_string(H) + " n_rot=" + std::to_string(n_rot) + (factors ? " +factors" : "") + cols(M);
+    b.c.max_nmse = 5e-4;
+    const int64_t N = (int64_t)D * H;
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M)), W = b.input(rnd(rng, type, K, N));
+    std::vector<int32_t> pos(M);
+    for (auto &p : pos) p = (int32_t)(rng() % 4000);
+    const int P = b.input(ints(pos, M));
+    int F = -1;
+    if (factors) {
+        HostTensor f = make(RF_TYPE_F32, n_rot / 2);
+        for (int i = 0; i < n_rot / 2; ++i) { const float v = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &v, 4); }
+        F = b.input(std::move(f));
+    }
+    const int md = b.output(RF_TYPE_F32, N, M), heads = b.view(md, RF_TYPE_F32, D, H, M), rd = b.output(RF_TYPE_F32, D, H, M);
+    b.node(RF_OP_MATMUL, md, {W, x});
+    GraphNode &r = b.node(RF_OP_ROPE, rd, {heads, P, F});
+    r.iparams[0] = RF_ROPE_NORMAL;
+    r.iparams[1] = n_rot;
+    r.fparams[0] = 10000.f;
+    r.fparams[1] = 1.f;
+    return b.c;
+}
+
+// SET_ROWS(K pool) SET_ROWS(V pool): T rows appended at distinct slots.
+GraphCase kv_append(std::mt19937 &rng, int pool, int64_t R, int64_t T) {
+    Builder b;
+    b.c.name = std::string("fused kv append pool=") + type_label(pool) + " R=" + std::to_string(R) + " T=" + std::to_string(T);
+    b.c.max_nmse = 1e-6;
+    const int64_t S = 3 * T + 5;
+    std::vector<int32_t> slots(T);
+    for (int64_t t = 0; t < T; ++t) slots[t] = (int32_t)(3 * t + 1 + rng() % 3);
+    const int kp = b.pool(rnd(rng, pool, R, S)), vp = b.pool(rnd(rng, pool, R, S));
+    const int k = b.input(rnd(rng, RF_TYPE_F32, R, T)), v = b.input(rnd(rng, RF_TYPE_F32, R, T)), sl = b.input(ints(slots, T));
+    b.node(RF_OP_SET_ROWS, kp, {k, sl});
+    b.node(RF_OP_SET_ROWS, vp, {v, sl});
+    return b.c;
+}
+
+// ATTENTION of one token, then a matmul of its output (the output projection): the attention
+// kernel also writes the matmul's q8_1 copy when each block's G * D outputs are whole blocks.
+GraphCase attention_matmul(std::mt19937 &rng, int type, int D, int Hq, int Hkv, int ctx, int64_t N) {
+    Case a = attention(rng, RF_TYPE_F16, D, Hq, Hkv, {ctx}, 1, 1e-5);
+    Builder b;
+    b.c.name = std::string("fused attention+matmul ") + type_label(type) + " D=" + std::to_string(D) + " Hq=" + std::to_string(Hq) +
+               " Hkv=" + std::to_string(Hkv) + " ctx=" + std::to_string(ctx) + " N=" + std::to_string(N);
+    b.c.max_nmse = 5e-4;
+    const int out = b.output(RF_TYPE_F32, (int64_t)D * Hq, 1);
+    int src[5];
+    for (int i = 0; i < 5; ++i) src[i] = b.input(a.tensors[1 + i]);
+    GraphNode &at = b.node(RF_OP_ATTENTION, out, {src[0], src[1], src[2], src[3], src[4]});
+    std::memcpy(at.fparams, a.fparams, sizeof at.fparams);
+    std::memcpy(at.iparams, a.iparams, sizeof at.iparams);
+    const int W = b.input(rnd(rng, type, (int64_t)D * Hq, N)), y = b.output(RF_TYPE_F32, N, 1);
+    b.node(RF_OP_MATMUL, y, {W, out});
+    return b.c;
+}
+
+} // namespace
+
+std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
+    std::vector<GraphCase> v;
+    const int types[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0};
+    for (int t : types) {
+        // 1: one sequence; 2..7: the dp4a column kernels; 11: chunks of 8 + 3; 24: integer tensor
+        // cores (no gate/up or rope fusion there, the norm's q8_1 columns still); 100: prefill.
+        for (int64_t M : {1, 2, 5, 7, 11, 24, 100}) {
+            v.push_back(norm_matmul(rng, t, 512, 67, M, M % 2 == 1));
+            v.push_back(gate_up(rng, t, 512, M == 1 ? 67 : 37, M));
+            v.push_back(matmul_rope(rng, t, 512, 64, 4, M, M == 5 ? 32 : 64, M == 7));
+        }
+        v.push_back(matmul_rope(rng, t, 256, 128, 2, 3, 128, false));
+    }
+    for (int pool : {RF_TYPE_F16, RF_TYPE_F32}) {
+        v.push_back(kv_append(rng, pool, 256, 1));
+        v.push_back(kv_append(rng, pool, 128, 6));
+    }
+    // GQA groups whose G * D covers whole q8_1 blocks (32 for Q4_0/Q8_0, 256 for the K-quants).
+    v.push_back(attention_matmul(rng, RF_TYPE_Q4_0, 64, 8, 2, 100, 67));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q8_0, 128, 8, 8, 37, 40));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q4_K, 128, 8, 4, 300, 67));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q6_K, 64, 16, 4, 17, 33));
+    return v;
+}
+
+} // namespace opcheck
