@@ -37,6 +37,7 @@
 #   families  qwen3/gemma2/gemma3/phi3: GPU vs CPU greedy tokens (tiny shapes), pp512/tg128 (real shapes)
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
 set -u
+failed=0 # set by checks whose failure must fail the call (fusecmp); the exit status at the end
 D=${DIST:-dist}
 RF=$D/tools/rocmforge
 OUT=${OUT:-/tmp/out}
@@ -255,7 +256,8 @@ for step in "$@"; do
       log "parallel 4, $knob: hip $r; distinct hip lines $n"
     done
     cat "$OUT/par-single.txt" "$OUT/par-hip.txt" "$OUT/par-cpu.txt" | head -30 ;;
-  fusecmp) # batched greedy tokens with the decode fusions on and off (ROCMFORGE_HIP_FUSE=norm): same bits promised
+  fusecmp) # batched greedy tokens with the decode fusions on and off (ROCMFORGE_HIP_FUSE=norm): same bits
+    # promised; a difference makes the script exit 1
     for spec in ${FUSE_MODELS:-tinyllama-1.1b:Q4_K_M tinyllama-1.1b:Q4_0 llama2-7b:Q4_K_M}; do
       set -- $(echo $spec | tr ':' ' ')
       m=$(model $1 $2)
@@ -266,7 +268,7 @@ for step in "$@"; do
           eval env ROCMFORGE_HIP_FUSE=$4 timeout 120 $RF generate -m $m $P -n 24 --temp 0 --backend hip 2>/dev/null > "$OUT/fuse-$3.txt"
           set -- $1 $2
         done
-        cmp -s "$OUT/fuse-a.txt" "$OUT/fuse-b.txt" && r=identical || r=DIFFER
+        cmp -s "$OUT/fuse-a.txt" "$OUT/fuse-b.txt" && r=identical || { r=DIFFER; failed=1; }
         cmp -s "$OUT/fuse-a.txt" "$OUT/fuse-c.txt" && r="$r, repeat identical" || r="$r, repeat DIFFERS"
         log "fused vs unfused, $1 $2, $np sequences: $r"
       done
@@ -352,3 +354,4 @@ for step in "$@"; do
 done
 echo "=================== summary"
 cat "$S"
+exit $failed

@@ -20,19 +20,10 @@ bool plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb
 bool same_shape(const rf_tensor *a, const rf_tensor *b) { return std::memcmp(a->ne, b->ne, sizeof a->ne) == 0; }
 bool is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
 
-// Bytes from t->data up to the end of its last row: (ne[d] - 1) * nb[d] per outer dim plus one
-// row (scalar types: ne[0] elements; block types: nb[1], at least a row). Views of a larger
-// tensor (a KV pool of one layer) get their own extent, not the whole buffer's.
-uint64_t span(const rf_tensor *t) {
-    const int64_t es = t->type == RF_TYPE_F32 || t->type == RF_TYPE_I32 ? 4 : t->type == RF_TYPE_F16 || t->type == RF_TYPE_BF16 ? 2 : 0;
-    uint64_t m = es ? (uint64_t)(es * t->ne[0]) : (uint64_t)t->nb[1];
-    for (int d = 1; d < 4; ++d) m += (uint64_t)((t->ne[d] - 1) * t->nb[d]);
-    return m;
-}
 bool overlap(const rf_tensor *a, const rf_tensor *b) {
     if (!a || !b || !a->data || !b->data) return false;
     const auto x = (uintptr_t)a->data, y = (uintptr_t)b->data;
-    return x < y + span(b) && y < x + span(a);
+    return x < y + byte_extent(b) && y < x + byte_extent(a);
 }
 bool dense_f32(const rf_tensor *t) {
     return plain_f32(t) && t->nb[1] == 4 * t->ne[0] && t->nb[2] == t->nb[1] * t->ne[1] && t->nb[3] == t->nb[2] * t->ne[2];

@@ -97,6 +97,13 @@ const char *weight_suffix(int type) {
     return ti ? ti->suffix : nullptr;
 }
 
+uint64_t byte_extent(const rf_tensor *t) {
+    const int64_t es = t->type == RF_TYPE_F32 || t->type == RF_TYPE_I32 ? 4 : t->type == RF_TYPE_F16 || t->type == RF_TYPE_BF16 ? 2 : 0;
+    uint64_t m = es ? (uint64_t)(es * t->ne[0]) : (uint64_t)t->nb[1];
+    for (int d = 1; d < 4; ++d) m += (uint64_t)((t->ne[d] - 1) * t->nb[d]);
+    return m;
+}
+
 namespace {
 
 // Batched matmul switches from the warp-per-row kernel to the tensor-core tile kernel here.
@@ -144,10 +151,9 @@ bool rows_contiguous(const rf_tensor *t) {
 
 unsigned grid_1d(int64_t n, int threads) { return (unsigned)std::min<int64_t>((n + threads - 1) / threads, 1 << 16); }
 
-uint64_t span_bytes(const rf_tensor *t) { return (uint64_t)(t->nb[3] * t->ne[3]); }
 bool overlaps(const rf_tensor *t, const void *p, uint64_t bytes) {
     const auto a = (uintptr_t)t->data, b = (uintptr_t)p;
-    return a < b + bytes && b < a + span_bytes(t);
+    return a < b + bytes && b < a + byte_extent(t);
 }
 
 // M = 1 matmul through q8_1 activations: quantize x into scratch (skipped when the previous
@@ -219,7 +225,7 @@ int quantized_activations(Backend &b, const rf_tensor *x, int block, bool half, 
         if (int r = launch(b, "rf_quantize_f32_q8", (unsigned)((K + 255) / 256), (unsigned)std::min<int64_t>(rows, 65535), 1, 256,
                            qa, err))
             return r;
-        b.fq = {x->data, span_bytes(x), K, rows, block, b.fq_scratch.ptr, (int)elem};
+        b.fq = {x->data, byte_extent(x), K, rows, block, b.fq_scratch.ptr, (int)elem};
     }
     kx.data = b.fq_scratch.ptr;
     kx.type = half ? RF_TYPE_F16 : RF_TYPE_F32;
@@ -517,7 +523,7 @@ int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &er
     qa.aux[0] = col;
     qa.aux[1] = block;
     if (int r = launch(b, "rf_quantize_q8_1", (unsigned)((K + 2047) / 2048), 1, (unsigned)rows, 256, qa, err)) return r;
-    b.q8 = {x->data, span_bytes(x), K, rows, block, b.act_scratch.ptr};
+    b.q8 = {x->data, byte_extent(x), K, rows, block, b.act_scratch.ptr};
     return RF_OK;
 }
 

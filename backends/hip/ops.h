@@ -12,6 +12,10 @@ namespace rf_hip {
 rf_ktensor ktensor(const rf_tensor *t);
 // The node's tensors and parameters as a kernel argument block.
 rf_kargs make_args(const rf_node &n);
+// Bytes from t->data to the end of its last row: (ne[d] - 1) * nb[d] per outer dim plus one row
+// (scalar types: ne[0] elements; block types: nb[1]). A view of a larger tensor (one layer's
+// part of a KV pool) gets its own extent, not the whole buffer's.
+uint64_t byte_extent(const rf_tensor *t);
 // Data and row/slice strides all multiples of `a` bytes.
 bool aligned(const rf_tensor *t, int64_t a);
 // Kernel name suffix of a weight type ("q4_k", ...); null for types no matmul kernel reads.
