@@ -7,6 +7,7 @@
 #include "attention_mma_layout.h"
 #include "kernel_args.h"
 #include "matmul_mmq.h"
+#include "weight_types.h"
 
 namespace rf_hip {
 
@@ -69,26 +70,6 @@ bool aligned(const rf_tensor *t, int64_t a) {
     return (size_t)t->data % a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
 }
 
-namespace {
-
-struct TypeInfo { int type; const char *suffix; int block; int bytes; };
-// Weight types the matmul/get_rows kernels decode (suffix = kernel name suffix).
-constexpr TypeInfo kWeightTypes[] = {
-    {RF_TYPE_F32, "f32", 1, 4},      {RF_TYPE_F16, "f16", 1, 2},       {RF_TYPE_BF16, "bf16", 1, 2},
-    {RF_TYPE_Q4_0, "q4_0", 32, 18},  {RF_TYPE_Q4_1, "q4_1", 32, 20},   {RF_TYPE_Q5_0, "q5_0", 32, 22},
-    {RF_TYPE_Q5_1, "q5_1", 32, 24},  {RF_TYPE_Q8_0, "q8_0", 32, 34},   {RF_TYPE_Q2_K, "q2_k", 256, 84},
-    {RF_TYPE_Q3_K, "q3_k", 256, 110}, {RF_TYPE_Q4_K, "q4_k", 256, 144}, {RF_TYPE_Q5_K, "q5_k", 256, 176},
-    {RF_TYPE_Q6_K, "q6_k", 256, 210}, {RF_TYPE_MXFP4, "mxfp4", 32, 17}, {RF_TYPE_MXFP6_E2M3, "mxfp6_e2m3", 32, 25},
-    {RF_TYPE_MXFP6_E3M2, "mxfp6_e3m2", 32, 25},
-};
-
-const TypeInfo *weight_type(int t) {
-    for (const auto &i : kWeightTypes)
-        if (i.type == t) return &i;
-    return nullptr;
-}
-
-} // namespace
 
 int nvidia_sm(const std::string &arch) { return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0; }
 

@@ -1,5 +1,7 @@
 #include "op_cases.h"
 
+#include "weight_types.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -8,20 +10,14 @@
 namespace opcheck {
 namespace {
 
+// The kernels' weight types (backends/hip/weight_types.h), plus i32 for ids and positions.
 struct TypeRow { int type; const char *label; int block; int bytes; };
-constexpr TypeRow kTypes[] = {
-    {RF_TYPE_F32, "f32", 1, 4},        {RF_TYPE_F16, "f16", 1, 2},        {RF_TYPE_BF16, "bf16", 1, 2},
-    {RF_TYPE_Q4_0, "q4_0", 32, 18},    {RF_TYPE_Q4_1, "q4_1", 32, 20},    {RF_TYPE_Q5_0, "q5_0", 32, 22},
-    {RF_TYPE_Q5_1, "q5_1", 32, 24},    {RF_TYPE_Q8_0, "q8_0", 32, 34},    {RF_TYPE_Q2_K, "q2_K", 256, 84},
-    {RF_TYPE_Q3_K, "q3_K", 256, 110},  {RF_TYPE_Q4_K, "q4_K", 256, 144},  {RF_TYPE_Q5_K, "q5_K", 256, 176},
-    {RF_TYPE_Q6_K, "q6_K", 256, 210},  {RF_TYPE_MXFP4, "mxfp4", 32, 17},  {RF_TYPE_MXFP6_E2M3, "mxfp6_e2m3", 32, 25},
-    {RF_TYPE_MXFP6_E3M2, "mxfp6_e3m2", 32, 25}, {RF_TYPE_I32, "i32", 1, 4},
-};
+constexpr rf_hip::TypeInfo kI32 = {RF_TYPE_I32, "i32", 1, 4};
 
-const TypeRow &row_of(int type) {
-    for (const auto &r : kTypes)
-        if (r.type == type) return r;
-    return kTypes[0];
+TypeRow row_of(int type) {
+    const rf_hip::TypeInfo *t = type == RF_TYPE_I32 ? &kI32 : rf_hip::weight_type(type);
+    if (!t) t = rf_hip::weight_type(RF_TYPE_F32);
+    return {t->type, t->suffix, t->block, t->bytes};
 }
 
 uint16_t f2h(float f) { _Float16 h = (_Float16)f; uint16_t u; std::memcpy(&u, &h, 2); return u; }
