@@ -36,18 +36,7 @@ rf::Config config_from(const rocmforge_model_params &p) {
     }
     if (p.n_threads < 0) throw rf::UsageError("rocmforge_model_load: params.n_threads must be >= 0");
     if (p.n_threads > 0) c.n_threads = p.n_threads;
-    if (p.device >= 0) {
-        // The hip backend's "device" option (backend_options.hip in a config file).
-        rapidjson::Document d;
-        auto it = c.backend_json.find("hip");
-        d.Parse(it == c.backend_json.end() ? "{}" : it->second.c_str());
-        d.RemoveMember("device");
-        d.AddMember("device", p.device, d.GetAllocator());
-        rapidjson::StringBuffer sb;
-        rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-        d.Accept(w);
-        c.backend_json["hip"] = sb.GetString();
-    }
+    if (p.device >= 0) c.set_backend_option("hip", "device", p.device); // backend_options.hip.device
     return c;
 }
 

@@ -1,6 +1,8 @@
 // `rocmforge info`: plugins found, devices and their archs, the config in force.
 #include "cmd_info.h"
 
+#include <rapidjson/document.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -23,11 +25,29 @@ std::string gib(uint64_t b) {
     return s;
 }
 
-void print_backend(const Backend &b) {
+// The index the backend's "device" option names (--device N, backend_options.<name>.device); 0 unset.
+int device_in_use(const Config &cfg, const std::string &backend) {
+    rapidjson::Document d;
+    d.Parse(cfg.backend_config_json(backend).c_str());
+    return d.IsObject() && d.HasMember("device") && d["device"].IsInt() ? d["device"].GetInt() : 0;
+}
+
+void print_backend(const Backend &b, const Config &cfg) {
     const auto &d = b.info();
     std::printf("  %s: %s, arch %s, %s total, %s free%s\n", b.name().c_str(), d.name, d.arch, gib(d.total_memory).c_str(),
                 gib(d.free_memory).c_str(), d.kind == RF_DEVICE_GPU ? " (GPU)" : "");
     if (d.details[0]) std::printf("    %s\n", d.details);
+    if (d.kind != RF_DEVICE_GPU) return; // one device: the line above
+    std::string why;
+    const auto devs = b.devices(why);
+    if (devs.empty()) {
+        std::printf("    devices: %s\n", why.empty() ? "none listed" : why.c_str());
+        return;
+    }
+    const int used = device_in_use(cfg, b.name());
+    for (size_t i = 0; i < devs.size(); ++i)
+        std::printf("    device %zu: %s, arch %s, %s%s\n", i, devs[i].name, devs[i].arch, gib(devs[i].total_memory).c_str(),
+                    (int)i == used ? " (in use; --device N picks another)" : "");
 }
 
 } // namespace
@@ -81,7 +101,7 @@ int cmd_info(int argc, char **argv) {
     // In the config's order, each either started or with the reason it did not.
     for (const auto &name : cfg.backends) {
         if (const Backend *b = rt->find(name)) {
-            print_backend(*b);
+            print_backend(*b, cfg);
             continue;
         }
         const auto &un = rt->unavailable();

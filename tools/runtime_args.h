@@ -1,4 +1,4 @@
-// Options every runtime-using command shares: --config, --backend, -t, --profile.
+// Options every runtime-using command shares: --config, --backend, --device, -t, --profile.
 #pragma once
 #include <string>
 #include <vector>
@@ -11,6 +11,7 @@ struct RuntimeArgs {
     std::string config_path;
     std::vector<std::string> backends; // --backend (repeatable)
     int n_threads = 0;
+    int device = -1; // --device N: the GPU the hip backend runs on (-1: the config's, else 0)
     bool profile = false;
     std::string profile_trace;
     int profile_every = 0; // --profile-every N: the profiler's sample_every (0 = not given)

@@ -1,10 +1,12 @@
 // The exported C ABI of rocmforge-cpu.so: rf_plugin_info + backend vtable. Every entry point
 // catches C++ exceptions and turns them into status codes with a message.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <thread>
 
 #include "backend.h"
 #include "host_memory.h"
@@ -85,6 +87,20 @@ int cpu_device_info(void *ctx, rf_device_info *out) {
     return guarded(nullptr, 0, [&] { fill_device_info(*be_of(ctx), out); return RF_OK; });
 }
 
+// One device: this machine's processors, described as init would with the detected SIMD level.
+int cpu_list_devices(rf_device_info *out, int32_t max, int32_t *count, char *err, size_t len) {
+    if (!count || (max > 0 && !out)) { set_err(err, len, "cpu backend: list_devices needs count (and out)"); return RF_ERR_INVALID; }
+    *count = 1;
+    if (max < 1) return RF_OK;
+    return guarded(err, len, [&] {
+        CpuBackend probe;
+        probe.detected = probe.simd = detect_simd_level();
+        probe.n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+        fill_device_info(probe, out);
+        return int(RF_OK);
+    });
+}
+
 int cpu_buffer_alloc(void *, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
     if (!out) { set_err(err, len, "cpu backend: buffer_alloc output is null"); return RF_ERR_INVALID; }
     return guarded(err, len, [&] { return fill_owned(size, nullptr, 1, out, err, len); });
@@ -156,6 +172,7 @@ const rf_backend_vtable kVtable = {
     nullptr, // compute_events: no timing events
     option_keys,
     nullptr, // flags: none, so a config naming "cpu" fails when it cannot start
+    cpu_list_devices,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "cpu", "0.1.0", &kVtable};

@@ -37,19 +37,50 @@ std::string plugin_dir() {
 }
 
 // Device arch string as packs name it: "sm_90" or "gfx1100" (feature suffixes dropped).
-bool query_arch(Backend &b, std::string &err) {
+bool device_arch(int ordinal, hipDevice_t device, std::string &arch, std::string &err) {
 #if defined(RF_HIP_NVIDIA)
+    (void)ordinal;
     int major = 0, minor = 0;
-    hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, b.device);
-    hipDeviceGetAttribute(&minor, hipDeviceAttributeComputeCapabilityMinor, b.device);
-    b.device_arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, device);
+    hipDeviceGetAttribute(&minor, hipDeviceAttributeComputeCapabilityMinor, device);
+    arch = "sm_" + std::to_string(major) + std::to_string(minor);
 #else
+    (void)device;
     hipDeviceProp_t p{};
-    if (hipError_t e = hipGetDeviceProperties(&p, b.ordinal)) { err = gpu_error("hipGetDeviceProperties", e); return false; }
-    b.device_arch = p.gcnArchName;
-    b.device_arch = b.device_arch.substr(0, b.device_arch.find(':'));
+    if (hipError_t e = hipGetDeviceProperties(&p, ordinal)) { err = gpu_error("hipGetDeviceProperties", e); return false; }
+    arch = p.gcnArchName;
+    arch = arch.substr(0, arch.find(':'));
 #endif
     return true;
+}
+bool query_arch(Backend &b, std::string &err) { return device_arch(b.ordinal, b.device, b.device_arch, err); }
+
+// The GPUs the driver reports, without creating a context (no kernels loaded): the config's
+// "device" (--device N) picks one of them by index.
+int list_devices(rf_device_info *out, int32_t max, int32_t *count, char *err, size_t len) {
+    if (!count || (max > 0 && !out)) return fail(err, len, RF_ERR_INVALID, "hip backend: list_devices needs count (and out)");
+    *count = 0;
+    std::string e;
+    if (!gpu_runtime_load(e)) return fail(err, len, RF_ERR_NO_DEVICE, e);
+    if (hipError_t r = hipInit(0)) return fail(err, len, RF_ERR_NO_DEVICE, gpu_error("hipInit (no usable GPU driver?)", r));
+    int n = 0;
+    if (hipGetDeviceCount(&n) != hipSuccess) n = 0;
+    *count = n;
+    for (int i = 0; i < n && i < max; ++i) {
+        rf_device_info &d = out[i];
+        d = rf_device_info{};
+        hipDevice_t dev{};
+        if (hipError_t r = hipDeviceGet(&dev, i)) return fail(err, len, RF_ERR_DEVICE, gpu_error("hipDeviceGet", r));
+        hipDeviceGetName(d.name, sizeof d.name - 1, dev);
+        size_t total = 0;
+        hipDeviceTotalMem(&total, dev);
+        d.total_memory = total;
+        std::string arch;
+        if (!device_arch(i, dev, arch, e)) return fail(err, len, RF_ERR_DEVICE, e);
+        std::snprintf(d.arch, sizeof d.arch, "%s", arch.c_str());
+        d.kind = RF_DEVICE_GPU;
+    }
+    return RF_OK;
 }
 
 struct Config {
@@ -367,6 +398,7 @@ const rf_backend_vtable kVtable = {
     /* .compute_events   = */ compute_events,
     /* .option_keys      = */ option_keys,
     /* .flags            = */ backend_flags,
+    /* .list_devices     = */ list_devices,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};

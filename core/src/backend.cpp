@@ -76,6 +76,21 @@ Backend::~Backend() {
     if (auto shutdown = RF_SLOT(plugin_vt_, rf_backend_vtable, shutdown)) shutdown(plugin_ctx_);
 }
 
+std::vector<rf_device_info> Backend::devices(std::string &why) const {
+    const auto list = RF_SLOT(plugin_vt_, rf_backend_vtable, list_devices);
+    if (!list) { why = "the plugin does not list its devices (ABI before 1.3)"; return {}; }
+    constexpr int32_t kMax = 64;
+    std::vector<rf_device_info> out(kMax);
+    int32_t n = 0;
+    char err[512] = {0};
+    if (int st = list(out.data(), kMax, &n, err, sizeof err); st != RF_OK) {
+        why = err[0] ? err : "list_devices failed with status " + std::to_string(st);
+        return {};
+    }
+    out.resize((size_t)std::clamp<int32_t>(n, 0, kMax));
+    return out;
+}
+
 rf_buffer_desc Backend::alloc(uint64_t bytes) {
     rf_buffer_desc d{};
     char err[kErrLen] = {0};

@@ -154,6 +154,20 @@ Config Config::from_json(const std::string &text, const std::string &source) {
     return c;
 }
 
+void Config::set_backend_option(const std::string &backend, const char *key, int value) {
+    rapidjson::Document d;
+    auto it = backend_json.find(backend);
+    d.Parse(it == backend_json.end() ? "{}" : it->second.c_str());
+    if (!d.IsObject()) d.SetObject();
+    d.RemoveMember(key);
+    rapidjson::Value name(key, d.GetAllocator());
+    d.AddMember(name, rapidjson::Value(value), d.GetAllocator());
+    rapidjson::StringBuffer sb;
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    d.Accept(w);
+    backend_json[backend] = sb.GetString();
+}
+
 std::string Config::backend_config_json(const std::string &backend) const {
     rapidjson::Document d;
     auto it = backend_json.find(backend);

@@ -18,6 +18,10 @@ expect 2 "option --min-p must be in \[0, 1\]" -- "${gen[@]}" --min-p -0.1
 expect 2 "option --top-k must be in 0\.\." -- "${gen[@]}" --top-k -1
 expect 2 "option --repeat-penalty must be > 0" -- "${gen[@]}" --repeat-penalty 0
 expect 2 "option --repeat-penalty must be > 0" -- "${gen[@]}" --repeat-penalty -2
+# --device takes a GPU index; it selects the hip backend's device and leaves the CPU backend as is.
+expect 2 "bad --device 'x'" -- "${gen[@]}" --device x
+expect 2 "bad --device '-1'" -- "${gen[@]}" --device -1
+expect 0 "^generation:" -- "${gen[@]}" --device 0 --backend cpu
 # The edges of each range are accepted.
 expect 0 "^generation:" -- "${gen[@]}" --top-p 1 --temp 0 --min-p 0 --top-k 0 --repeat-penalty 1.1
 

@@ -72,3 +72,13 @@ TEST_CASE("abi: plugins without optional slots run graphs, copies and uploads wi
         }
     }
 }
+
+// ABI 1.3 list_devices: absent in the fake plugins (NULL slot: devices() says why, no call), and
+// the CPU plugin lists exactly the one device its device_info describes.
+TEST_CASE("abi: devices listed through list_devices, or why not") {
+    auto rt = rf::Runtime::create(rf::Config::from_json(
+        std::string("{\"backends\": [\"fakeold\", \"fakehost\"], \"plugin_dirs\": [\"") + fake_plugin_dir() + "\"]}", "t.json"));
+    std::string why;
+    CHECK(rt->find("fakeold")->devices(why).empty());
+    CHECK_THAT(why, Catch::Contains("does not list"));
+}

@@ -32,6 +32,27 @@ TEST_CASE("cpu plugin: info and vtable", "[cpu][abi]") {
     CHECK(vt.compute_timed);
 }
 
+TEST_CASE("cpu plugin: list_devices (ABI 1.3) gives the one device init describes", "[cpu][abi]") {
+    const auto list = RF_SLOT(&vtable(), rf_backend_vtable, list_devices);
+    REQUIRE(list);
+    int32_t n = -1;
+    char err[256] = {0};
+    CHECK(list(nullptr, 0, &n, err, sizeof err) == RF_OK); // the count alone
+    CHECK(n == 1);
+    rf_device_info listed[2]{};
+    REQUIRE(list(listed, 2, &n, err, sizeof err) == RF_OK);
+    CHECK(n == 1);
+    Backend be("{}");
+    rf_device_info info{};
+    REQUIRE(vtable().device_info(be.ctx(), &info) == RF_OK);
+    CHECK(std::string(listed[0].name) == info.name);
+    CHECK(std::string(listed[0].arch) == info.arch);
+    CHECK(listed[0].kind == RF_DEVICE_CPU);
+    CHECK(listed[0].total_memory == info.total_memory);
+    CHECK(list(listed, 2, nullptr, err, sizeof err) == RF_ERR_INVALID);
+    CHECK(std::string(err).find("list_devices") != std::string::npos);
+}
+
 TEST_CASE("cpu plugin: config and device info", "[cpu][abi]") {
     Backend be(R"({"n_threads": 2})");
     rf_device_info info{};

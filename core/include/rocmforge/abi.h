@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define RF_ABI_MAJOR 1
-#define RF_ABI_MINOR 2
+#define RF_ABI_MINOR 3
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -264,6 +264,14 @@ typedef struct rf_backend_vtable {
     const char *const *(*option_keys)(void);
     /* Optional: RF_BACKEND_* flags; NULL means none. No ctx: read before init. */
     uint32_t (*flags)(void);
+
+    /* ---- ABI 1.3 ---- */
+    /* Optional: the devices this plugin can run on, without init (no ctx): up to `max` entries
+     * written to `out` (name, arch, total memory, kind; free memory and details may be 0/empty),
+     * their number in *count (which may exceed max; 0 with RF_OK: none on this machine). init's
+     * config picks one by index ("device": N; --device N on the command line). NULL: one device,
+     * the one device_info describes after init. */
+    int (*list_devices)(rf_device_info *out, int32_t max, int32_t *count, char *err, size_t err_len);
 } rf_backend_vtable;
 
 /* Kernel-pack manifest, exported by fused-kernel pack plugins (plugins/). */

@@ -33,6 +33,8 @@ struct Config {
     // Makes `names` the backends in priority order, each required to start; CPU stays last as
     // the fallback for what the named backends cannot run.
     void require_backends(const std::vector<std::string> &names);
+    // Sets `key` of the backend's object (backend_options.<backend>), e.g. the hip GPU index.
+    void set_backend_option(const std::string &backend, const char *key, int value);
     // The JSON object handed to a backend's init (its own object + n_threads, pack dirs).
     std::string backend_config_json(const std::string &backend) const;
     // The keys of the backend's object in backend_options, as the user wrote them.
@@ -58,6 +60,9 @@ public:
     bool host_memory() const { return info_.host_memory != 0; }
     const rf_backend_vtable *vtable() const { return vt_; }
     void *context() const { return ctx_; }
+    // The devices the plugin can run on (ABI 1.3 list_devices); empty with `why` set when the
+    // plugin does not list them or the listing failed.
+    std::vector<rf_device_info> devices(std::string &why) const;
 
     // Throws rf::Error with the backend's message (OOM says requested and free bytes).
     rf_buffer_desc alloc(uint64_t bytes);
