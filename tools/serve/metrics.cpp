@@ -55,6 +55,7 @@ std::string Metrics::prometheus() const {
     }
     scalar(out, "rocmforge_prompt_tokens_total", "counter", "prompt tokens of admitted requests", (double)prompt_tokens);
     scalar(out, "rocmforge_completion_tokens_total", "counter", "tokens generated", (double)completion_tokens);
+    scalar(out, "rocmforge_requests_cancelled_total", "counter", "requests whose client left before the end", (double)cancelled);
     scalar(out, "rocmforge_queue_depth", "gauge", "requests waiting for a sequence slot or KV pages", (double)queue_depth);
     scalar(out, "rocmforge_running_sequences", "gauge", "requests in the decode batch", (double)running);
     scalar(out, "rocmforge_kv_pages_used", "gauge", "KV cache pages in use", (double)kv_pages_used);

@@ -29,6 +29,7 @@ private:
 
 struct Metrics {
     std::atomic<int64_t> prompt_tokens{0}, completion_tokens{0};
+    std::atomic<int64_t> cancelled{0}; // requests dropped because their client left
     std::atomic<int64_t> queue_depth{0}, running{0};
     std::atomic<int64_t> kv_pages_used{0}, kv_pages_total{0};
     Histogram ttft{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};

@@ -46,6 +46,7 @@ struct Scheduler::Active {
 Scheduler::Scheduler(InferenceContext &ctx, const Tokenizer &tokenizer, Metrics &metrics, const SchedulerOptions &options)
     : ctx_(ctx), tok_(tokenizer), metrics_(metrics), options_(options) {
     metrics_.kv_pages_total = ctx_.cache().pages().n_pages();
+    free_slots_ = ctx_.params().n_seq_max;
     thread_ = std::thread([this] { run(); });
 }
 
@@ -58,7 +59,7 @@ std::shared_ptr<RequestChannel> Scheduler::submit(GenerationRequest request) {
     auto channel = std::make_shared<RequestChannel>();
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ || waiting_.size() >= options_.max_queue) return nullptr;
+        if (stopping_ || waiting_.size() >= options_.max_queue + (size_t)free_slots_) return nullptr;
         waiting_.push_back({std::move(request), channel, Clock::now()});
         metrics_.queue_depth = (int64_t)waiting_.size();
     }
@@ -103,6 +104,7 @@ void Scheduler::run() {
             // Waiting requests whose client left or whose time ran out leave the queue now.
             for (auto it = waiting_.begin(); it != waiting_.end();) {
                 if (stopping_ || it->channel->cancelled() || now > it->request.deadline) {
+                    if (it->channel->cancelled()) ++metrics_.cancelled;
                     StreamEvent e{StreamEvent::Kind::Error};
                     e.error = stopping_ ? ApiError{503, "the server is shutting down", "server_error", ""}
                                         : ApiError{504, "the request timed out while waiting in the queue", "timeout_error", ""};
@@ -131,6 +133,7 @@ void Scheduler::run() {
                 running.push_back(std::move(a));
             }
             metrics_.queue_depth = (int64_t)waiting_.size();
+            free_slots_ = (int)free_seqs.size();
             if (stopping_ && running.empty() && waiting_.empty()) break;
         }
         step(running, free_seqs);
@@ -142,7 +145,10 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     const auto now = Clock::now();
     for (Active &a : running) {
         if (a.done) continue;
-        if (a.channel->cancelled()) a.done = true; // nobody to tell
+        if (a.channel->cancelled()) {
+            a.done = true; // nobody to tell
+            ++metrics_.cancelled;
+        }
         else if (now > a.request.deadline) fail(a, {504, "the request timed out", "timeout_error", ""});
     }
     // Decoding requests feed their sampled token; then prompt chunks within the step's budget.
@@ -190,13 +196,17 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         free_seqs.push_back(running[k].seq);
         running.erase(running.begin() + (long)k);
     }
+    {
+        std::lock_guard lock(mutex_);
+        free_slots_ = (int)free_seqs.size();
+    }
     metrics_.running = (int64_t)running.size();
     metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
 }
 
 void Scheduler::on_token(Active &a, int32_t token) {
     const auto now = Clock::now();
-    if (a.generated == 0 && a.last_token == Clock::time_point{})
+    if (a.last_token == Clock::time_point{})
         metrics_.ttft.observe(std::chrono::duration<double>(now - a.submitted).count());
     else
         metrics_.inter_token.observe(std::chrono::duration<double>(now - a.last_token).count());

@@ -100,6 +100,7 @@ private:
     std::condition_variable cv_;
     std::deque<Waiting> waiting_;
     bool stopping_ = false;
+    int free_slots_ = 0; // sequence slots not running a request (the queue limit comes on top)
     Clock::time_point grace_end_;
     std::thread thread_;
 };
