@@ -41,52 +41,17 @@ void finish(Writer &w, const std::optional<std::string> &reason) {
     else w.Null();
 }
 
-} // namespace
-
-std::string completion_body(const ResponseMeta &m, const std::string &text, const std::string &finish_reason,
-                            const Usage &u) {
-    rapidjson::StringBuffer sb;
-    Writer w(sb);
-    w.StartObject();
-    head(w, m, m.chat ? "chat.completion" : "text_completion");
+// "choices": [one choice]: chat puts the text in `message` (whole) or `delta` (chunk), with the
+// role when asked and no content key in an empty delta; completions in `text`.
+void single_choice(Writer &w, const ResponseMeta &m, const char *chat_key, const std::string &text, bool with_role,
+                   const std::optional<std::string> &finish_reason) {
     w.Key("choices");
     w.StartArray();
     w.StartObject();
     w.Key("index");
     w.Int(0);
     if (m.chat) {
-        w.Key("message");
-        w.StartObject();
-        w.Key("role");
-        w.String("assistant");
-        w.Key("content");
-        str(w, text);
-        w.EndObject();
-    } else {
-        w.Key("text");
-        str(w, text);
-    }
-    finish(w, finish_reason);
-    w.EndObject();
-    w.EndArray();
-    usage(w, u);
-    w.EndObject();
-    return sb.GetString();
-}
-
-std::string chunk_body(const ResponseMeta &m, const std::string &text, bool with_role,
-                       const std::optional<std::string> &finish_reason) {
-    rapidjson::StringBuffer sb;
-    Writer w(sb);
-    w.StartObject();
-    head(w, m, m.chat ? "chat.completion.chunk" : "text_completion");
-    w.Key("choices");
-    w.StartArray();
-    w.StartObject();
-    w.Key("index");
-    w.Int(0);
-    if (m.chat) {
-        w.Key("delta");
+        w.Key(chat_key);
         w.StartObject();
         if (with_role) {
             w.Key("role");
@@ -104,6 +69,29 @@ std::string chunk_body(const ResponseMeta &m, const std::string &text, bool with
     finish(w, finish_reason);
     w.EndObject();
     w.EndArray();
+}
+
+} // namespace
+
+std::string completion_body(const ResponseMeta &m, const std::string &text, const std::string &finish_reason,
+                            const Usage &u) {
+    rapidjson::StringBuffer sb;
+    Writer w(sb);
+    w.StartObject();
+    head(w, m, m.chat ? "chat.completion" : "text_completion");
+    single_choice(w, m, "message", text, /*with_role=*/true, finish_reason);
+    usage(w, u);
+    w.EndObject();
+    return sb.GetString();
+}
+
+std::string chunk_body(const ResponseMeta &m, const std::string &text, bool with_role,
+                       const std::optional<std::string> &finish_reason) {
+    rapidjson::StringBuffer sb;
+    Writer w(sb);
+    w.StartObject();
+    head(w, m, m.chat ? "chat.completion.chunk" : "text_completion");
+    single_choice(w, m, "delta", text, with_role, finish_reason);
     w.EndObject();
     return sb.GetString();
 }
