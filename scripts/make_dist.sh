@@ -10,5 +10,7 @@ cp "$b"/backends/hip/rocmforge-hip.so "$b"/backends/hip/*.cubin "$b"/backends/hi
 cp "$b"/profiler/*.so dist/profiler/ 2>/dev/null || true
 cp "$b"/tests/hip/rocmforge-opcheck dist/tests/hip/ 2>/dev/null || true
 find "$b/benches" -maxdepth 1 -type f -executable -exec cp {} dist/benches/ \; 2>/dev/null || true
+# The serving load test (python3, standard library only; docs/SERVING.md).
+mkdir -p dist/scripts && cp scripts/serve_load.py dist/scripts/
 [ -d ../shared/yardstick ] && cp -r ../shared/yardstick dist/
 du -sh dist

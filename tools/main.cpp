@@ -21,6 +21,7 @@
 #include "cmd_bench_memory.h"
 #include "cmd_import.h"
 #include "cmd_ab.h"
+#include "serve/cmd_serve.h"
 
 namespace {
 
@@ -37,6 +38,7 @@ const Command kCommands[] = {
     {"bench", cmd_bench, "prompt and generation speed (llama-bench style)"},
     {"bench-inference", cmd_bench_inference, "time to first token; generation speed with 1/4/8 sequences"},
     {"bench-memory", cmd_bench_memory, "KV bytes per token, memory per backend, KV page-pool fragmentation"},
+    {"serve", cmd_serve, "OpenAI-compatible HTTP server with continuous batching"},
     {"ab", cmd_ab, "A/B comparison of two backends or configs"},
     {"info", cmd_info, "plugins, devices and archs, config in force"},
     {"inspect", cmd_inspect, "GGUF metadata and tensor table"},

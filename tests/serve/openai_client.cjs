@@ -1,0 +1,71 @@
+// The official OpenAI JavaScript client against rocmforge serve: chat and completion, streaming
+// and not, stop strings, usage, errors as the client's typed exceptions, the API key, and a
+// stream aborted by the client. Usage: node openai_client.cjs NODE_MODULES URL API_KEY
+const path = require('path');
+const OpenAI = require(path.join(process.argv[2], 'openai'));
+const [url, key] = [process.argv[3], process.argv[4]];
+const client = new OpenAI({ baseURL: url + '/v1', apiKey: key, maxRetries: 0, timeout: 20000 });
+
+let fails = 0;
+function check(what, cond, detail) {
+  if (cond) console.log('ok: ' + what);
+  else { console.log('FAIL: ' + what + (detail !== undefined ? ' -> ' + JSON.stringify(detail) : '')); fails++; }
+}
+async function status(promise) {
+  try { await promise; return 200; } catch (e) { return e instanceof OpenAI.APIError ? e.status : String(e); }
+}
+
+(async () => {
+  const models = await client.models.list();
+  check('models.list', models.data.length === 1 && models.data[0].id === 'default', models.data);
+
+  const chat = await client.chat.completions.create({
+    model: 'default', messages: [{ role: 'user', content: 'Who made the heaven?' }], max_tokens: 8, temperature: 0 });
+  const c0 = chat.choices[0];
+  check('chat: message and usage', c0.message.role === 'assistant' && typeof c0.message.content === 'string' &&
+        chat.usage.completion_tokens <= 8 && chat.usage.total_tokens === chat.usage.prompt_tokens + chat.usage.completion_tokens, chat);
+
+  const comp = await client.completions.create({ model: 'default', prompt: 'In the beginning', max_tokens: 12, temperature: 0 });
+  const text = comp.choices[0].text;
+  check('completion: 12 tokens, length', comp.usage.completion_tokens === 12 && comp.choices[0].finish_reason === 'length', comp);
+
+  let streamed = '', last = null, usage = null;
+  const stream = await client.completions.create({ model: 'default', prompt: 'In the beginning', max_tokens: 12,
+    temperature: 0, stream: true, stream_options: { include_usage: true } });
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    if (chunk.choices.length) { streamed += chunk.choices[0].text; last = chunk.choices[0].finish_reason || last; }
+  }
+  check('completion stream = non-stream text', streamed === text, [streamed, text]);
+  check('completion stream: finish_reason and usage', last === 'length' && usage && usage.completion_tokens === 12, usage);
+
+  let content = '', role = null, reason = null;
+  const cs = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'Hi' }],
+    max_tokens: 6, stream: true, seed: 3 });
+  for await (const chunk of cs) {
+    const d = chunk.choices[0];
+    role = role || d.delta.role; content += d.delta.content || ''; reason = d.finish_reason || reason;
+  }
+  check('chat stream: role, content, finish_reason', role === 'assistant' && content.length > 0 && reason !== null, [role, content, reason]);
+
+  const word = text.trim().split(' ')[2];
+  const stopped = await client.completions.create({ model: 'default', prompt: 'In the beginning', max_tokens: 12,
+    temperature: 0, stop: [word] });
+  check('stop string', stopped.choices[0].finish_reason === 'stop' && stopped.choices[0].text === text.split(word)[0], stopped.choices[0]);
+
+  check('n=2 -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', n: 2 })) === 400);
+  check('huge max_tokens -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', max_tokens: 1e9 })) === 400);
+  check('temperature 3 -> 400', await status(client.chat.completions.create({ model: 'default',
+    messages: [{ role: 'user', content: 'x' }], temperature: 3 })) === 400);
+  const wrong = new OpenAI({ baseURL: url + '/v1', apiKey: key + 'x', maxRetries: 0 });
+  check('wrong API key -> 401', await status(wrong.models.list()) === 401);
+
+  // Abort a stream after its first chunk: the server cancels it (its pages return to the pool).
+  const ac = new AbortController();
+  const long = await client.completions.create({ model: 'default', prompt: 'In the beginning', max_tokens: 480,
+    temperature: 0, stream: true }, { signal: ac.signal });
+  let got = 0;
+  try { for await (const _ of long) { if (++got === 1) ac.abort(); } } catch (e) { /* the abort */ }
+  check('stream aborted by the client', got >= 1);
+  process.exit(fails ? 1 : 0);
+})().catch((e) => { console.log('FAIL: ' + (e.stack || e)); process.exit(1); });

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# rocmforge serve driven with curl: the endpoints, streaming, stop strings, usage counts, every
+# kind of bad request, the API key, the wait queue, batching that does not change the tokens,
+# cancellation by disconnect, and graceful shutdown. Usage: serve_curl.sh ROCMFORGE MODEL
+set -uo pipefail
+rocmforge=$1 model=$2
+source "$(dirname "$0")/lib_server.sh"
+C=(curl -s --max-time 20)
+
+start_server main --parallel 4
+post() { "${C[@]}" -w '\n%{http_code}' "$URL$1" -H 'Content-Type: application/json' -d "$2"; }
+# status_of PATH BODY -> HTTP status; body_of -> the body
+status_of() { post "$1" "$2" | tail -n 1; }
+body_of() { post "$1" "$2" | sed '$d'; }
+
+check "/health" test "$("${C[@]}" "$URL/health")" = '{"status":"ok"}'
+check "/v1/models lists the model" test "$("${C[@]}" "$URL/v1/models" | jq -r '.data[0].id')" = default
+
+r=$(body_of /v1/completions '{"prompt":"In the beginning","max_tokens":12,"temperature":0}')
+check "completion: 12 tokens, finish_reason length" test "$(jq -r '[.usage.completion_tokens, .choices[0].finish_reason] | join(" ")' <<<"$r")" = "12 length"
+check "completion: prompt_tokens counted, total = sum" test "$(jq '.usage.prompt_tokens > 1 and .usage.total_tokens == .usage.prompt_tokens + .usage.completion_tokens' <<<"$r")" = true
+full=$(jq -r '.choices[0].text' <<<"$r")
+
+r=$(body_of /v1/chat/completions '{"model":"x","messages":[{"role":"system","content":"Answer."},{"role":"user","content":"Who made the heaven?"}],"max_tokens":10,"temperature":0}')
+check "chat: assistant message, usage" test "$(jq -r '[.object, .choices[0].message.role, .usage.completion_tokens <= 10] | join(" ")' <<<"$r")" = "chat.completion assistant true"
+
+# Streaming: the chunks' text joined equals the non-streamed text; ends in [DONE].
+s=$("${C[@]}" -N "$URL/v1/completions" -d '{"prompt":"In the beginning","max_tokens":12,"temperature":0,"stream":true,"stream_options":{"include_usage":true}}')
+check "stream ends with data: [DONE]" test "$(grep -v '^$' <<<"$s" | tail -n 1)" = "data: [DONE]"
+streamed=$(grep '^data: {' <<<"$s" | sed 's/^data: //' | jq -j '.choices[0].text // ""')
+check "stream text = non-stream text" test "$streamed" = "$full"
+check "stream usage chunk: 12 tokens" test "$(grep '^data: {' <<<"$s" | sed 's/^data: //' | jq -s '.[-1].usage.completion_tokens')" = 12
+s=$("${C[@]}" -N "$URL/v1/chat/completions" -d '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":5,"stream":true}')
+check "chat stream: role first, finish_reason last" test "$(grep '^data: {' <<<"$s" | sed 's/^data: //' | jq -s -r '[.[0].choices[0].delta.role, .[-1].choices[0].finish_reason] | join(" ")')" = "assistant length"
+
+# Stop string: cut before it, finish_reason stop (the word is in the greedy text above).
+word=$(awk '{print $3}' <<<"$full")
+r=$(body_of /v1/completions "{\"prompt\":\"In the beginning\",\"max_tokens\":12,\"temperature\":0,\"stop\":[\"$word\"]}")
+check "stop '$word': text is the prefix before it" test "$(jq -r '.choices[0].text' <<<"$r")" = "${full%%"$word"*}"
+check "stop: finish_reason stop" test "$(jq -r '.choices[0].finish_reason' <<<"$r")" = stop
+
+# Bad requests: 400 with an OpenAI error body naming the problem.
+bad() { # bad DESCRIPTION STATUS PATTERN BODY [PATH]
+  local out code
+  out=$(post "${5:-/v1/completions}" "$4"); code=$(tail -n 1 <<<"$out")
+  if [ "$code" = "$2" ] && sed '$d' <<<"$out" | jq -e ".error.message | test(\"$3\")" >/dev/null; then ok "$1 -> $code"; else fail "$1 -> $out"; fi
+}
+bad "malformed JSON" 400 "malformed JSON" '{"prompt": "x",'
+bad "not an object" 400 "JSON object" '[1,2]'
+bad "wrong type" 400 "max_tokens.*integer" '{"prompt":"x","max_tokens":"ten"}'
+bad "unknown field" 400 "unsupported field 'logit_bias'" '{"prompt":"x","logit_bias":{}}'
+bad "missing prompt" 400 "'prompt' is required" '{"max_tokens":3}'
+bad "n=2" 400 "n" '{"prompt":"x","n":2}'
+bad "absurd max_tokens" 400 "exceed" '{"prompt":"x","max_tokens":1000000000}'
+bad "max_tokens 0" 400 "at least 1" '{"prompt":"x","max_tokens":0}'
+bad "temperature 5" 400 "temperature" '{"prompt":"x","temperature":5}'
+bad "empty stop" 400 "stop" '{"prompt":"x","stop":[""]}'
+bad "bad role" 400 "role" '{"messages":[{"role":"wizard","content":"x"}]}' /v1/chat/completions
+bad "empty messages" 400 "at least one" '{"messages":[]}' /v1/chat/completions
+long=$(printf 'and the Lord spake unto Moses %.0s' $(seq 200))
+bad "prompt longer than the context" 400 "prompt has [0-9]+ tokens" "{\"prompt\":\"$long\"}"
+check "unknown path -> 404" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/v2/nothing")" = 404
+check "GET on a POST endpoint -> 405" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/v1/completions")" = 405
+head -c 2000000 /dev/zero | tr '\0' 'a' >"$tmp/big"
+check "2 MB body -> 413" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/v1/completions" --data-binary @"$tmp/big")" = 413
+check "32 KB header -> 431" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/health" -H "X-Big: $(head -c 32000 "$tmp/big")")" = 431
+
+# Batching does not change tokens: the same seeded request alone and among 8 others.
+req='{"prompt":"And God said","max_tokens":24,"temperature":0.9,"seed":7}'
+alone=$(body_of /v1/completions "$req" | jq -r '.choices[0].text')
+others=()
+for i in 1 2 3 4 5 6 7 8; do
+  "${C[@]}" "$URL/v1/completions" -d "{\"prompt\":\"Verse $i: the children of Israel\",\"max_tokens\":$((20 + i * 9)),\"temperature\":0.8}" >/dev/null &
+  others+=($!)
+done
+sleep 0.05
+together=$(body_of /v1/completions "$req" | jq -r '.choices[0].text')
+wait "${others[@]}" # not a bare wait: the server is a child too
+check "seeded request alone = among 8 others" test "$alone" = "$together"
+check "KV pages back to 0 when idle" test "$(metric rocmforge_kv_pages_used)" = 0
+
+# Cancellation: a streaming client that leaves after the first event.
+before=$(metric rocmforge_requests_cancelled_total)
+curl -sN --max-time 20 "$URL/v1/completions" -d '{"prompt":"In the beginning","max_tokens":480,"temperature":0,"stream":true}' | head -n 1 >/dev/null
+for _ in $(seq 50); do [ "$(metric rocmforge_running_sequences)" = 0 ] && break; sleep 0.1; done
+check "disconnect cancels the request" test "$(metric rocmforge_requests_cancelled_total)" -gt "$before"
+check "its KV pages are freed" test "$(metric rocmforge_kv_pages_used)" = 0
+
+# Graceful shutdown: a stream in flight still ends with [DONE]; exit status 0.
+curl -sN --max-time 20 "$URL/v1/completions" -d '{"prompt":"In the beginning","max_tokens":400,"temperature":0,"stream":true}' >"$tmp/inflight" &
+cpid=$!
+for _ in $(seq 100); do grep -q '^data:' "$tmp/inflight" && break; sleep 0.02; done
+stop_server main; rc=$?
+wait $cpid
+check "SIGTERM: exit 0" test "$rc" = 0
+check "SIGTERM: the in-flight stream ends with [DONE]" test "$(grep -v '^$' "$tmp/inflight" | tail -n 1)" = "data: [DONE]"
+check "SIGTERM: no longer listening" test "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$URL/health")" = 000
+
+# API key: 401 without or with a wrong one, /health open.
+start_server keyed --api-key s3cret
+check "no key -> 401" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/v1/models")" = 401
+check "wrong key -> 401" test "$("${C[@]}" -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3creT' "$URL/v1/models")" = 401
+check "right key -> 200" test "$("${C[@]}" -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3cret' "$URL/v1/models")" = 200
+check "/health needs no key" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/health")" = 200
+stop_server keyed || fail "keyed server exit status"
+
+# A full wait queue: one running, none waiting, the rest 429 with Retry-After.
+start_server busy --parallel 1 --queue 0
+clients=()
+for i in $(seq 8); do
+  "${C[@]}" -D "$tmp/h$i" -o /dev/null "$URL/v1/completions" -d '{"prompt":"In the beginning","max_tokens":400,"temperature":0}' &
+  clients+=($!)
+done
+wait "${clients[@]}"
+n429=$(grep -l '^HTTP/1.1 429' "$tmp"/h* | wc -l)
+n200=$(grep -l '^HTTP/1.1 200' "$tmp"/h* | wc -l)
+check "queue full: some 429 ($n429), the others 200 ($n200)" test "$n429" -ge 1 -a "$n200" -ge 1 -a $((n429 + n200)) = 8
+check "429 carries Retry-After" grep -qi '^Retry-After: 1' $(grep -l '^HTTP/1.1 429' "$tmp"/h* | head -n 1)
+stop_server busy || fail "busy server exit status"
+
+finish "serve (curl)"

@@ -1,0 +1,151 @@
+// rocmforge serve: the options, the model and its context, then three kinds of threads: the
+// scheduler (owns the context), the acceptor with one thread per connection, and the main
+// thread, which only waits for SIGINT / SIGTERM to shut down in order.
+#include "cmd_serve.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "../common_args.h"
+#include "api_routes.h"
+#include "http_server.h"
+#include "rocmforge/error.h"
+#include "rocmforge/gguf.h"
+#include "scheduler.h"
+
+namespace rf::serve {
+namespace {
+
+const char *kUsage =
+    "usage: rocmforge serve [-m MODEL] [--host ADDR] [--port N] [--parallel N] [-c N] [options]\n\n"
+    "OpenAI-compatible HTTP server (POST /v1/chat/completions, /v1/completions; GET /v1/models,\n"
+    "/health, /metrics) decoding up to --parallel requests together (docs/SERVING.md).\n\n"
+    "  --host ADDR          address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)\n"
+    "  --port N             TCP port (default 8080; 0 picks a free one, printed at start)\n"
+    "  --parallel N         requests decoded together (1..256, default 4)\n"
+    "  --queue N            requests waiting beyond those (default 64; more get 429)\n"
+    "  --api-key KEY        require Authorization: Bearer KEY (also $ROCMFORGE_API_KEY)\n"
+    "  --chat-template NAME chatml, llama2, llama3, mistral, gemma, phi3 (default: the GGUF's)\n"
+    "  --max-tokens N       max_tokens when a request gives none (default 256)\n"
+    "  --timeout S          per-request limit in seconds, queue wait included (default 300)\n"
+    "  --prefill-chunk N    prompt tokens per step beside the decodes (default 256)\n"
+    "  --shutdown-grace S   on SIGINT/SIGTERM, seconds running requests may finish (default 5)\n"
+    "  -c N                 KV pool in tokens, shared by all requests (default --parallel x the\n"
+    "                       model's trained context, at most 4096 each)\n";
+
+struct Options {
+    ModelArgs model;
+    std::string host = "127.0.0.1";
+    uint16_t port = 8080;
+    int parallel = 4;
+    size_t queue = 64;
+    std::string api_key;
+    std::string chat_template;
+    int64_t max_tokens = 256, timeout_s = 300, prefill_chunk = 256, grace_s = 5;
+};
+
+Options parse(int argc, char **argv) {
+    Options o;
+    if (const char *key = std::getenv("ROCMFORGE_API_KEY")) o.api_key = key;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            print_model_command_help(kUsage);
+            std::exit(0);
+        }
+        if (o.model.parse(argc, argv, i)) continue;
+        if (a == "--host") o.host = take_value(argc, argv, i);
+        else if (a == "--port") o.port = (uint16_t)parse_int_arg(a, take_value(argc, argv, i), 0, 65535);
+        else if (a == "--parallel" || a == "-np") o.parallel = (int)parse_int_arg(a, take_value(argc, argv, i), 1, 256);
+        else if (a == "--queue") o.queue = (size_t)parse_int_arg(a, take_value(argc, argv, i), 0, 100000);
+        else if (a == "--api-key") o.api_key = take_value(argc, argv, i);
+        else if (a == "--chat-template") o.chat_template = take_value(argc, argv, i);
+        else if (a == "--max-tokens") o.max_tokens = parse_int_arg(a, take_value(argc, argv, i), 1, INT32_MAX);
+        else if (a == "--timeout") o.timeout_s = parse_int_arg(a, take_value(argc, argv, i), 1, 86400);
+        else if (a == "--prefill-chunk") o.prefill_chunk = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 20);
+        else if (a == "--shutdown-grace") o.grace_s = parse_int_arg(a, take_value(argc, argv, i), 0, 3600);
+        else throw UsageError("serve: unknown option '" + a + "' (see rocmforge serve --help)");
+    }
+    return o;
+}
+
+// --chat-template, else the GGUF's tokenizer.chat_template when its format is known, else
+// ChatML; the choice and any fallback are reported, so a wrong format is not silent.
+ChatFormat pick_chat_format(const Options &o, const Model &model) {
+    if (!o.chat_template.empty()) return chat_format_from(o.chat_template);
+    const std::string tmpl = model.file().get_string("tokenizer.chat_template");
+    if (tmpl.empty()) {
+        std::fprintf(stderr, "chat template: the model has none; using chatml (--chat-template to choose)\n");
+        return ChatFormat::ChatML;
+    }
+    try {
+        return chat_format_from(tmpl);
+    } catch (const UsageError &) {
+        std::fprintf(stderr, "warning: the model's chat template is of no known format; using chatml (--chat-template to choose)\n");
+        return ChatFormat::ChatML;
+    }
+}
+
+} // namespace
+} // namespace rf::serve
+
+int cmd_serve(int argc, char **argv) {
+    using namespace rf;
+    using namespace rf::serve;
+    Options o = parse(argc, argv);
+    // Signals are taken by sigwait in this thread only: block them before any thread starts.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    signal(SIGPIPE, SIG_IGN); // a client gone mid-write is an error code, not a death
+
+    Session lm = load_model(o.model);
+    const ModelHparams &hp = lm.model->hparams();
+    const int64_t per_request = std::min<int64_t>(hp.n_ctx_train > 0 ? hp.n_ctx_train : 4096, 4096);
+    if (!o.model.ctx_given) o.model.n_ctx = per_request * o.parallel;
+    const std::unique_ptr<InferenceContext> ctx = lm.new_context(o.model.context_params(o.parallel));
+    std::fprintf(stderr, "%s\n", ctx->cache().summary().c_str());
+
+    RouterConfig rc;
+    rc.model_id = std::filesystem::path(lm.path).stem().string();
+    rc.api_key = o.api_key;
+    rc.chat_format = pick_chat_format(o, *lm.model);
+    rc.n_ctx_request = std::min(per_request, o.model.n_ctx);
+    rc.default_max_tokens = o.max_tokens;
+    rc.request_timeout = std::chrono::seconds(o.timeout_s);
+    std::fprintf(stderr, "chat template: %s; a request holds at most %lld tokens\n", chat_format_name(rc.chat_format),
+                 (long long)rc.n_ctx_request);
+
+    Metrics metrics;
+    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk});
+    ApiRouter router(rc, *lm.tokenizer, scheduler, metrics);
+    HttpServer server(o.host, o.port, HttpLimits{}, [&](const HttpRequest &req, Exchange &ex) { router(req, ex); });
+    std::fprintf(stderr, "listening on http://%s:%u (%d parallel, queue %zu%s)\n", o.host.c_str(), server.port(), o.parallel,
+                 o.queue, o.api_key.empty() ? "" : ", API key required");
+    std::thread acceptor([&] { server.accept_loop(); });
+
+    int sig = 0;
+    sigwait(&signals, &sig);
+    std::fprintf(stderr, "%s: no new connections; running requests get %lld s to finish\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+                 (long long)o.grace_s);
+    server.stop_accepting();
+    acceptor.join();
+    scheduler.shutdown(std::chrono::seconds(o.grace_s));
+    scheduler.join();
+    // Every request has its final event; the connections only have to write it.
+    if (!server.wait_connections(std::chrono::seconds(5))) {
+        std::fprintf(stderr, "shutdown: some connections did not close in time\n");
+        std::fflush(stderr);
+        std::quick_exit(0); // their threads still use the server: do not run its destructor
+    }
+    std::fprintf(stderr, "shutdown complete\n");
+    return 0;
+}

@@ -1,0 +1,68 @@
+#include "metrics.h"
+
+#include <cstdio>
+
+namespace rf::serve {
+namespace {
+
+std::string num(double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.9g", v); // "0.005", not its binary expansion
+    return b;
+}
+
+void scalar(std::string &out, const char *name, const char *type, const char *help, double v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + num(v) + "\n";
+}
+
+} // namespace
+
+void Histogram::observe(double seconds) {
+    size_t i = 0;
+    while (i < bounds_.size() && seconds > bounds_[i]) ++i;
+    std::lock_guard lock(mutex_);
+    ++counts_[i];
+    sum_ += seconds;
+    ++count_;
+}
+
+std::string Histogram::prometheus(const std::string &name, const std::string &help) const {
+    std::lock_guard lock(mutex_);
+    std::string out = "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i <= bounds_.size(); ++i) {
+        cumulative += counts_[i];
+        out += name + "_bucket{le=\"" + (i < bounds_.size() ? num(bounds_[i]) : std::string("+Inf")) + "\"} " +
+               std::to_string(cumulative) + "\n";
+    }
+    out += name + "_sum " + num(sum_) + "\n" + name + "_count " + std::to_string(count_) + "\n";
+    return out;
+}
+
+void Metrics::count_request(const std::string &endpoint, int status) {
+    std::lock_guard lock(requests_mutex_);
+    ++requests_[{endpoint, status}];
+}
+
+std::string Metrics::prometheus() const {
+    std::string out = "# HELP rocmforge_requests_total HTTP requests answered, by endpoint and status\n"
+                      "# TYPE rocmforge_requests_total counter\n";
+    {
+        std::lock_guard lock(requests_mutex_);
+        for (const auto &[key, n] : requests_)
+            out += "rocmforge_requests_total{endpoint=\"" + key.first + "\",status=\"" + std::to_string(key.second) + "\"} " +
+                   std::to_string(n) + "\n";
+    }
+    scalar(out, "rocmforge_prompt_tokens_total", "counter", "prompt tokens of admitted requests", (double)prompt_tokens);
+    scalar(out, "rocmforge_completion_tokens_total", "counter", "tokens generated", (double)completion_tokens);
+    scalar(out, "rocmforge_requests_cancelled_total", "counter", "requests whose client left before the end", (double)cancelled);
+    scalar(out, "rocmforge_queue_depth", "gauge", "requests waiting for a sequence slot or KV pages", (double)queue_depth);
+    scalar(out, "rocmforge_running_sequences", "gauge", "requests in the decode batch", (double)running);
+    scalar(out, "rocmforge_kv_pages_used", "gauge", "KV cache pages in use", (double)kv_pages_used);
+    scalar(out, "rocmforge_kv_pages_total", "gauge", "KV cache pages in the pool", (double)kv_pages_total);
+    out += ttft.prometheus("rocmforge_time_to_first_token_seconds", "from admission to the queue until the first token");
+    out += inter_token.prometheus("rocmforge_inter_token_seconds", "between consecutive tokens of one request");
+    return out;
+}
+
+} // namespace rf::serve

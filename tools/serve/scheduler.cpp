@@ -1,0 +1,246 @@
+#include "scheduler.h"
+
+#include <algorithm>
+
+#include "rocmforge/kv_cache.h"
+#include "stop_matcher.h"
+
+namespace rf::serve {
+
+void RequestChannel::push(StreamEvent e) {
+    {
+        std::lock_guard lock(mutex_);
+        events_.push_back(std::move(e));
+    }
+    cv_.notify_one();
+}
+
+std::optional<StreamEvent> RequestChannel::pop(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    if (!cv_.wait_for(lock, timeout, [&] { return !events_.empty(); })) return std::nullopt;
+    StreamEvent e = std::move(events_.front());
+    events_.pop_front();
+    return e;
+}
+
+struct Scheduler::Active {
+    GenerationRequest request;
+    std::shared_ptr<RequestChannel> channel;
+    Clock::time_point submitted, last_token;
+    int seq = -1;
+    size_t prefilled = 0; // prompt tokens already in the cache
+    std::unique_ptr<Sampler> sampler;
+    std::unique_ptr<StreamDecoder> decoder;
+    std::unique_ptr<StopMatcher> stop;
+    int64_t generated = 0; // sampled tokens, end-of-generation excluded
+    int32_t next = -1;     // sampled, to be fed at the next step
+    int row = -1;          // its logits row in this step's batch, -1: none
+    bool done = false;
+
+    // Tokens it may still append to the cache: the rest of its prompt and of its generation.
+    int64_t tokens_left() const {
+        return (int64_t)(request.prompt.size() - prefilled) + request.max_tokens - generated;
+    }
+};
+
+Scheduler::Scheduler(InferenceContext &ctx, const Tokenizer &tokenizer, Metrics &metrics, const SchedulerOptions &options)
+    : ctx_(ctx), tok_(tokenizer), metrics_(metrics), options_(options) {
+    metrics_.kv_pages_total = ctx_.cache().pages().n_pages();
+    free_slots_ = ctx_.params().n_seq_max;
+    thread_ = std::thread([this] { run(); });
+}
+
+Scheduler::~Scheduler() {
+    shutdown(std::chrono::milliseconds(0));
+    join();
+}
+
+std::shared_ptr<RequestChannel> Scheduler::submit(GenerationRequest request) {
+    auto channel = std::make_shared<RequestChannel>();
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ || waiting_.size() >= options_.max_queue + (size_t)free_slots_) return nullptr;
+        waiting_.push_back({std::move(request), channel, Clock::now()});
+        metrics_.queue_depth = (int64_t)waiting_.size();
+    }
+    cv_.notify_one();
+    return channel;
+}
+
+void Scheduler::shutdown(std::chrono::milliseconds grace) {
+    {
+        std::lock_guard lock(mutex_);
+        if (!stopping_) grace_end_ = Clock::now() + grace;
+        stopping_ = true;
+    }
+    cv_.notify_one();
+}
+
+void Scheduler::join() {
+    if (thread_.joinable()) thread_.join();
+}
+
+bool Scheduler::fits_in_pool(const std::vector<Active> &running, const GenerationRequest &r) const {
+    const KvPageTable &pages = ctx_.cache().pages();
+    int64_t committed_pages = 0, committed_tokens = pages.stats().tokens;
+    for (const Active &a : running) {
+        committed_pages += pages.pages_needed(a.seq, a.tokens_left());
+        committed_tokens += a.tokens_left();
+    }
+    const int64_t need = (int64_t)r.prompt.size() + r.max_tokens;
+    const int64_t need_pages = (need + pages.page_size() - 1) / pages.page_size();
+    return pages.free_pages() - committed_pages >= need_pages && committed_tokens + need <= ctx_.params().n_ctx;
+}
+
+void Scheduler::run() {
+    std::vector<Active> running;
+    std::vector<int> free_seqs;
+    for (int s = ctx_.params().n_seq_max - 1; s >= 0; --s) free_seqs.push_back(s);
+    for (;;) {
+        {
+            std::unique_lock lock(mutex_);
+            cv_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !running.empty(); });
+            const auto now = Clock::now();
+            // Waiting requests whose client left or whose time ran out leave the queue now.
+            for (auto it = waiting_.begin(); it != waiting_.end();) {
+                if (stopping_ || it->channel->cancelled() || now > it->request.deadline) {
+                    if (it->channel->cancelled()) ++metrics_.cancelled;
+                    StreamEvent e{StreamEvent::Kind::Error};
+                    e.error = stopping_ ? ApiError{503, "the server is shutting down", "server_error", ""}
+                                        : ApiError{504, "the request timed out while waiting in the queue", "timeout_error", ""};
+                    it->channel->push(std::move(e));
+                    it = waiting_.erase(it);
+                } else
+                    ++it;
+            }
+            if (stopping_ && now >= grace_end_)
+                for (Active &a : running) fail(a, {503, "the server is shutting down", "server_error", ""});
+            // FIFO admission: the head waits for room rather than being overtaken.
+            while (!waiting_.empty() && !free_seqs.empty() && fits_in_pool(running, waiting_.front().request)) {
+                Waiting w = std::move(waiting_.front());
+                waiting_.pop_front();
+                Active a;
+                a.request = std::move(w.request);
+                a.channel = std::move(w.channel);
+                a.submitted = w.submitted;
+                a.seq = free_seqs.back();
+                free_seqs.pop_back();
+                a.sampler = std::make_unique<Sampler>(a.request.sampling);
+                for (int32_t t : a.request.prompt) a.sampler->accept(t);
+                a.decoder = std::make_unique<StreamDecoder>(tok_);
+                a.stop = std::make_unique<StopMatcher>(a.request.stop);
+                metrics_.prompt_tokens += (int64_t)a.request.prompt.size();
+                running.push_back(std::move(a));
+            }
+            metrics_.queue_depth = (int64_t)waiting_.size();
+            free_slots_ = (int)free_seqs.size();
+            if (stopping_ && running.empty() && waiting_.empty()) break;
+        }
+        step(running, free_seqs);
+    }
+    metrics_.running = 0;
+}
+
+void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) {
+    const auto now = Clock::now();
+    for (Active &a : running) {
+        if (a.done) continue;
+        if (a.channel->cancelled()) {
+            a.done = true; // nobody to tell
+            ++metrics_.cancelled;
+        }
+        else if (now > a.request.deadline) fail(a, {504, "the request timed out", "timeout_error", ""});
+    }
+    // Decoding requests feed their sampled token; then prompt chunks within the step's budget.
+    Batch batch;
+    for (Active &a : running) {
+        a.row = -1;
+        if (a.done || a.prefilled < a.request.prompt.size()) continue;
+        a.row = (int)batch.size();
+        batch.add(a.next, a.seq, true);
+    }
+    int64_t budget = options_.prefill_chunk;
+    for (Active &a : running) {
+        if (a.done || a.prefilled == a.request.prompt.size() || budget == 0) continue;
+        const size_t n = (size_t)std::min<int64_t>(budget, (int64_t)(a.request.prompt.size() - a.prefilled));
+        for (size_t i = 0; i < n; ++i) {
+            const bool last = a.prefilled + i + 1 == a.request.prompt.size();
+            if (last) a.row = (int)batch.size();
+            batch.add(a.request.prompt[a.prefilled + i], a.seq, last);
+        }
+        a.prefilled += n;
+        budget -= (int64_t)n;
+    }
+    if (batch.size() > 0) {
+        try {
+            // Rows come back in batch order of the tokens marked for output.
+            const std::vector<float> &logits = ctx_.decode(batch);
+            const int64_t n_vocab = ctx_.model().hparams().n_vocab;
+            std::vector<int> out_row(batch.size(), -1);
+            for (size_t i = 0, r = 0; i < batch.size(); ++i)
+                if (batch.output[i]) out_row[i] = (int)r++;
+            for (Active &a : running) {
+                if (a.done || a.row < 0) continue;
+                on_token(a, a.sampler->sample(logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab, n_vocab));
+            }
+        } catch (const std::exception &e) {
+            // Admission keeps the pool from filling, so this is a backend failure: the requests
+            // of this batch end with it, the server goes on.
+            for (Active &a : running)
+                if (!a.done) fail(a, {500, std::string("inference failed: ") + e.what(), "server_error", ""});
+        }
+    }
+    for (size_t k = running.size(); k-- > 0;) {
+        if (!running[k].done) continue;
+        ctx_.clear_sequence(running[k].seq); // its pages return to the pool now
+        free_seqs.push_back(running[k].seq);
+        running.erase(running.begin() + (long)k);
+    }
+    {
+        std::lock_guard lock(mutex_);
+        free_slots_ = (int)free_seqs.size();
+    }
+    metrics_.running = (int64_t)running.size();
+    metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
+}
+
+void Scheduler::on_token(Active &a, int32_t token) {
+    const auto now = Clock::now();
+    if (a.last_token == Clock::time_point{})
+        metrics_.ttft.observe(std::chrono::duration<double>(now - a.submitted).count());
+    else
+        metrics_.inter_token.observe(std::chrono::duration<double>(now - a.last_token).count());
+    a.last_token = now;
+    a.sampler->accept(token);
+    if (tok_.is_eog(token)) return finish(a, "stop");
+    ++a.generated;
+    ++metrics_.completion_tokens;
+    const std::string text = a.stop->push(a.decoder->push(token));
+    if (!text.empty()) a.channel->push({StreamEvent::Kind::Text, text});
+    if (a.stop->stopped()) return finish(a, "stop");
+    if (a.generated >= a.request.max_tokens) return finish(a, "length");
+    a.next = token;
+}
+
+void Scheduler::finish(Active &a, const std::string &reason) {
+    std::string tail = a.stop->push(a.decoder->flush());
+    const std::string why = a.stop->stopped() ? "stop" : reason;
+    tail += a.stop->flush();
+    if (!tail.empty()) a.channel->push({StreamEvent::Kind::Text, tail});
+    StreamEvent e{StreamEvent::Kind::Done};
+    e.finish_reason = why;
+    e.prompt_tokens = (int64_t)a.request.prompt.size();
+    e.completion_tokens = a.generated;
+    a.channel->push(std::move(e));
+    a.done = true;
+}
+
+void Scheduler::fail(Active &a, const ApiError &error) {
+    if (a.done) return;
+    StreamEvent e{StreamEvent::Kind::Error};
+    e.error = error;
+    a.channel->push(std::move(e));
+    a.done = true;
+}
+
+} // namespace rf::serve

@@ -1,0 +1,108 @@
+// Continuous batching: one thread owns the InferenceContext. Each step runs one batch holding
+// the next token of every decoding request plus a bounded chunk of prompt tokens of the
+// requests still in prefill, so new prompts never stall running streams for long. Requests
+// join at the next step once a sequence slot is free and the KV pool can hold their whole
+// prompt + max_tokens beside what the running ones may still need (bench-memory's admission
+// rule: nothing admitted is ever cut short or evicted); others wait in a bounded FIFO queue.
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api_error.h"
+#include "metrics.h"
+#include "rocmforge/inference.h"
+#include "rocmforge/sampler.h"
+#include "rocmforge/tokenizer.h"
+
+namespace rf::serve {
+
+using Clock = std::chrono::steady_clock;
+
+struct StreamEvent {
+    enum class Kind { Text, Done, Error } kind = Kind::Text;
+    std::string text;          // Text
+    std::string finish_reason; // Done: "stop" or "length"
+    int64_t prompt_tokens = 0, completion_tokens = 0;
+    ApiError error; // Error: the request ended without a result
+};
+
+// Events of one request, from the scheduler thread to the connection thread that waits on them;
+// cancel() goes the other way (client gone).
+class RequestChannel {
+public:
+    void push(StreamEvent e);
+    // The next event, or nullopt after `timeout`.
+    std::optional<StreamEvent> pop(std::chrono::milliseconds timeout);
+    void cancel() { cancelled_ = true; }
+    bool cancelled() const { return cancelled_; }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::deque<StreamEvent> events_;
+    std::atomic<bool> cancelled_{false};
+};
+
+struct GenerationRequest {
+    std::vector<int32_t> prompt;
+    SamplerParams sampling;
+    int64_t max_tokens = 16;
+    std::vector<std::string> stop;
+    Clock::time_point deadline;
+};
+
+struct SchedulerOptions {
+    size_t max_queue = 64;       // waiting requests beyond the running ones; more get 429
+    int64_t prefill_chunk = 256; // most prompt tokens per step, all prefilling requests together
+};
+
+class Scheduler {
+public:
+    Scheduler(InferenceContext &ctx, const Tokenizer &tokenizer, Metrics &metrics, const SchedulerOptions &options);
+    ~Scheduler();
+
+    // Queues the request (prompt + max_tokens must fit the KV cache: the caller checks it
+    // against n_ctx()). nullptr when the wait queue is full.
+    std::shared_ptr<RequestChannel> submit(GenerationRequest request);
+    // Stops: waiting requests end with a 503 error at once; running ones may finish until
+    // `grace` has passed, then end with a 503 error. The thread exits when none is left.
+    void shutdown(std::chrono::milliseconds grace);
+    void join();
+    int64_t n_ctx() const { return ctx_.params().n_ctx; }
+
+private:
+    struct Active;
+    void run();
+    void step(std::vector<Active> &running, std::vector<int> &free_seqs);
+    bool fits_in_pool(const std::vector<Active> &running, const GenerationRequest &r) const;
+    void on_token(Active &a, int32_t token);
+    void finish(Active &a, const std::string &reason);
+    void fail(Active &a, const ApiError &error);
+
+    InferenceContext &ctx_;
+    const Tokenizer &tok_;
+    Metrics &metrics_;
+    SchedulerOptions options_;
+    struct Waiting {
+        GenerationRequest request;
+        std::shared_ptr<RequestChannel> channel;
+        Clock::time_point submitted;
+    };
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::deque<Waiting> waiting_;
+    bool stopping_ = false;
+    int free_slots_ = 0; // sequence slots not running a request (the queue limit comes on top)
+    Clock::time_point grace_end_;
+    std::thread thread_;
+};
+
+} // namespace rf::serve
