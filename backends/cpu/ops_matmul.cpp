@@ -37,17 +37,17 @@ struct Geometry {
 // new stream: its first kPrefetchBytes are not prefetched and the prefetches past its end fetch
 // rows another thread may take. Parts of about kPartBytes keep that to a few percent (16-row
 // parts of 2048-wide q4_K rows, 18 KiB: 17 GB/s for those matmuls where 64-row parts reach
-// 22-24 GB/s, tinyllama Q4_K_M decode, 2 threads), while at least kMinParts parts remain for
-// dynamic balancing (a descheduled thread's parts are taken by the others). Independent of the
-// thread count, so run_matmul recomputes it.
+// 22-24 GB/s, tinyllama Q4_K_M decode, 2 threads), while at least kMinPartsPerThread parts per
+// thread remain for dynamic balancing (a descheduled thread's parts are taken by the others).
 constexpr int64_t kPartBytes = int64_t(64) << 10;
 constexpr int64_t kMinRowsPerPart = 16;
-constexpr int64_t kMinParts = 16;
+constexpr int64_t kMinPartsPerThread = 8;
 
-int64_t rows_per_part(const rf_node &n) {
+int64_t rows_per_part(const rf_node &n, int nth) {
     const int64_t N = n.src[0]->ne[1], row_bytes = std::max<int64_t>(1, int64_t(n.src[0]->nb[1]));
     int64_t rows = std::max(kMinRowsPerPart, kPartBytes / row_bytes);
-    while (rows > kMinRowsPerPart && (N + rows - 1) / rows < kMinParts) rows = std::max(kMinRowsPerPart, rows / 2);
+    while (rows > kMinRowsPerPart && (N + rows - 1) / rows < kMinPartsPerThread * nth)
+        rows = std::max(kMinRowsPerPart, rows / 2);
     return rows;
 }
 
@@ -64,7 +64,7 @@ NodeWork plan_matmul(const KernelSet &ks, const rf_node &n, int nth) {
         w.parts[0] = 1; // nothing to prepare
     }
     if (!kern.dot) w.per_thread_bytes = size_t(g.K) * sizeof(float);
-    const int64_t rows = rows_per_part(n);
+    const int64_t rows = rows_per_part(n, nth);
     w.parts[1] = nth <= 1 ? 1 : (g.N + rows - 1) / rows * g.ne12 * g.ne13;
     return w;
 }
@@ -123,9 +123,11 @@ void run_matmul(const OpContext &ctx, const rf_node &n, int phase, int64_t part,
         return;
     }
     // Phase 1: part -> (slice, block of rows); one part covers everything when single-threaded.
+    // The planned split is n_parts / n_slices row blocks per slice (fewer, larger ones where the
+    // pool capped the part count); rows per block follow from that, covering all N rows.
     const Geometry g(n);
     const int64_t n_slices = g.ne12 * g.ne13;
-    const int64_t rows = rows_per_part(n), blocks = (g.N + rows - 1) / rows;
+    const int64_t blocks = std::max<int64_t>(1, n_parts / n_slices), rows = (g.N + blocks - 1) / blocks;
     int64_t c0, c1;
     split_range(blocks * n_slices, part, n_parts, &c0, &c1);
     for (int64_t c = c0; c < c1; ++c) {
