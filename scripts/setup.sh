@@ -36,7 +36,7 @@ if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" "$@"
 elif [ $# -gt 0 ]; then
   meson configure "$build" "$@"
-elif [ "$want_hip" = 1 ] && command -v hipcc >/dev/null && ! grep -q 'rocmforge-kernels-gfx' "$build/build.ninja"; then
+elif [ "$want_hip" = 1 ] && command -v hipcc >/dev/null && grep -q 'Program hipcc found: NO' "$build/meson-logs/meson-log.txt"; then
   # Configured by a plain run before hipcc was installed: look for the toolchains again.
   meson setup --reconfigure "$build"
 fi
