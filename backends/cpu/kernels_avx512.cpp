@@ -205,26 +205,34 @@ RF_AVX512_INLINE __m128i q4k_scales_mins(const uint8_t *scales) {
     return _mm_loadu_si128(reinterpret_cast<const __m128i *>(u));
 }
 
-// One q4_K/q5_K block unpacked for vpdpbusd: W[j] holds elements 64j..64j+63 as unsigned
-// bytes, sc[j] the scales of sub-blocks 2j (lanes 0-7) and 2j+1 (lanes 8-15), mins16 the mins.
+// One q4_K/q5_K block unpacked for vpmaddubsw: W[j] holds elements 64j..64j+63 as unsigned
+// bytes, sc[j] the scales of sub-blocks 2j (lanes 0-7) and 2j+1 (lanes 8-15) in both 16-bit
+// halves of each 32-bit lane, mins16 the mins, dm = [d, dmin, 0, 0].
 struct KQuantBlock {
     __m512i W[4], sc[4];
     __m256i mins16;
-    float d, dmin;
+    __m128 dm;
 };
 
 // sc[j] from the bytes [sc0..7, m0..7]: one vpshufb each puts byte 2j (lanes 0-7) or 2j+1
-// (lanes 8-15) in the low byte of every 32-bit lane and zeroes the rest (control bytes 0x80):
-// the unsigned 6-bit scales as vpdpwssd wants them.
+// (lanes 8-15) in the low byte of both 16-bit halves of every 32-bit lane (control bytes 0x80
+// give zeros): the unsigned 6-bit scales as kquant_step's vpdpwssd wants them.
 RF_AVX512_INLINE void kquant_scales(__m128i scmin, KQuantBlock *blk) {
     const __m512i all = _mm512_broadcast_i32x4(scmin);
     for (int j = 0; j < 4; ++j) {
-        const __m512i ctrl = _mm512_mask_blend_epi32(__mmask16(0xFF00), _mm512_set1_epi32(int(0x80808000u | (2u * j))),
-                                                     _mm512_set1_epi32(int(0x80808000u | (2u * j + 1))));
+        const __m512i ctrl = _mm512_mask_blend_epi32(__mmask16(0xFF00), _mm512_set1_epi32(int(0x80008000u | (0x00020002u * j))),
+                                                     _mm512_set1_epi32(int(0x80008000u | (0x00020002u * j + 0x00010001u))));
         blk->sc[j] = _mm512_shuffle_epi8(all, ctrl);
     }
     const __m128i dup = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
     blk->mins16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scmin, dup));
+}
+
+// [d, dmin, 0, 0] from the adjacent f16 pair at p (q4_K/q5_K block heads): one vcvtph2ps.
+RF_AVX512_INLINE __m128 d_dmin(const void *p) {
+    uint32_t both;
+    std::memcpy(&both, p, 4);
+    return _mm_cvtph_ps(_mm_cvtsi32_si128(int(both)));
 }
 
 template <bool kFive>
@@ -234,10 +242,10 @@ RF_AVX512_INLINE void unpack_q45_K(const void *w, int64_t b, KQuantBlock *blk) {
     const uint8_t *qs, *scales;
     if constexpr (kFive) {
         const auto *x = static_cast<const block_q5_K *>(w) + b;
-        qs = x->qs; scales = x->scales; blk->d = h2f(x->d); blk->dmin = h2f(x->dmin);
+        qs = x->qs; scales = x->scales; blk->dm = d_dmin(&x->d);
     } else {
         const auto *x = static_cast<const block_q4_K *>(w) + b;
-        qs = x->qs; scales = x->scales; blk->d = h2f(x->d); blk->dmin = h2f(x->dmin);
+        qs = x->qs; scales = x->scales; blk->dm = d_dmin(&x->d);
     }
     for (int h = 0; h < 2; ++h) {
         // 64 bytes = chunks 2h, 2h+1: low nibbles [e(128h+0..31) | e(128h+64..95)], high [+32 | +96].
@@ -261,14 +269,19 @@ RF_AVX512_INLINE void unpack_q45_K(const void *w, int64_t b, KQuantBlock *blk) {
     kquant_scales(q4k_scales_mins(scales), blk);
 }
 
-// One block of one weight row against activation block a (av: its 256 bytes).
+// One block of one weight row against activation block a (av: its 256 bytes). vpmaddubsw sums
+// byte pairs (|pair| <= 2 * 63 * 127, no saturation), vpdpwssd scales both 16-bit halves of a
+// lane and adds them: the same integer per 32-bit lane as vpdpbusd then a scale multiply,
+// without a zeroed register per product.
 RF_AVX512_INLINE void kquant_step(const KQuantBlock &blk, const block_q8_K *a, const __m512i av[4], __m512 *acc,
                                   __m256 *accm) {
     __m512i s = _mm512_setzero_si512();
-    for (int j = 0; j < 4; ++j) s = add_scaled_lanes(s, _mm512_dpbusd_epi32(_mm512_setzero_si512(), blk.W[j], av[j]), blk.sc[j]);
-    *acc = _mm512_fmadd_ps(_mm512_set1_ps(blk.d * a->d), _mm512_cvtepi32_ps(s), *acc);
+    for (int j = 0; j < 4; ++j) s = _mm512_dpwssd_epi32(s, _mm512_maddubs_epi16(blk.W[j], av[j]), blk.sc[j]);
+    // [d * a.d, dmin * a.d]: the same two float products as before, in one multiply.
+    const __m128 ds = _mm_mul_ps(blk.dm, _mm_set1_ps(a->d));
+    *acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(ds), _mm512_cvtepi32_ps(s), *acc);
     const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->bsums));
-    *accm = _mm256_fmadd_ps(_mm256_set1_ps(blk.dmin * a->d), _mm256_cvtepi32_ps(_mm256_madd_epi16(blk.mins16, bs)), *accm);
+    *accm = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(ds)), _mm256_cvtepi32_ps(_mm256_madd_epi16(blk.mins16, bs)), *accm);
 }
 
 RF_AVX512_INLINE void load_q8_K(const block_q8_K *a, __m512i av[4]) {
@@ -283,23 +296,23 @@ RF_AVX512_INLINE void unpack_q6_K(const void *w, int64_t b, KQuantBlock *blk) {
     // 16-bit shift counts: first 32 bytes / last 32 bytes of the zmm.
     const __m512i shl_lo = _mm512_mask_blend_epi16(__mmask32(0xFFFF0000), _mm512_set1_epi16(4), _mm512_set1_epi16(2));
     const __m512i shr_hi = _mm512_mask_blend_epi16(__mmask32(0xFFFF0000), _mm512_set1_epi16(0), _mm512_set1_epi16(2));
-    const __m512i grp = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    // 16-bit element e of sc[j] takes scale 4j + e / 8: sub-blocks of 16 elements, 4 lanes each.
+    const __m512i grp = _mm512_srli_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                                                           15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 3);
     const auto *x = static_cast<const block_q6_K *>(w) + b;
     prefetch_ahead<sizeof(block_q6_K)>(x);
-    const float d = h2f(x->d);
-    blk->d = d;
-    blk->dmin = 32.f * d;
+    blk->dm = _mm_mul_ps(_mm_set1_ps(h2f(x->d)), _mm_setr_ps(1.f, 32.f, 0.f, 0.f)); // [d, 32 d]
     const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x->scales));
-    const __m512i sc32 = _mm512_cvtepi8_epi32(sc8);
     blk->mins16 = _mm256_cvtepi8_epi16(sc8);
+    const __m512i sc16 = _mm512_zextsi256_si512(blk->mins16);
     for (int h = 0; h < 2; ++h) {
         const __m512i ql = _mm512_loadu_si512(x->ql + 64 * h);
         const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(x->qh + 32 * h)));
         blk->W[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, shl_lo), m30));
         blk->W[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
                                             _mm512_and_si512(_mm512_srlv_epi16(qh, shr_hi), m30));
-        blk->sc[2 * h] = scales_for_dpwssd(_mm512_permutexvar_epi32(_mm512_add_epi32(grp, _mm512_set1_epi32(8 * h)), sc32));
-        blk->sc[2 * h + 1] = scales_for_dpwssd(_mm512_permutexvar_epi32(_mm512_add_epi32(grp, _mm512_set1_epi32(8 * h + 4)), sc32));
+        blk->sc[2 * h] = _mm512_permutexvar_epi16(_mm512_add_epi16(grp, _mm512_set1_epi16(short(8 * h))), sc16);
+        blk->sc[2 * h + 1] = _mm512_permutexvar_epi16(_mm512_add_epi16(grp, _mm512_set1_epi16(short(8 * h + 4))), sc16);
     }
 }
 
