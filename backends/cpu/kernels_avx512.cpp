@@ -1,6 +1,7 @@
 // AVX-512 VNNI kernels (target attributes, selected at run time). Weight blocks are unpacked
-// to unsigned bytes once per column tile; vpdpbusd multiplies them with the int8 activations.
-// Per-sub-block scales are applied to the int32 partial sums, K-quant mins via the q8_K bsums.
+// to unsigned bytes once per column tile; vpdpbusd (32-element formats) or vpmaddubsw (K-quants)
+// multiplies them with the int8 activations. K-quant sub-block scales are applied with vpdpwssd,
+// the mins via the q8_K bsums.
 #include "kernels_avx512_target.h"
 
 namespace rfcpu {
