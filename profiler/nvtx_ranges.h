@@ -6,7 +6,8 @@ namespace rfprof {
 
 class RangeMarker {
 public:
-    // Tries libnvToolsExt / libnvtx3interop, then libroctx64. `enabled` false: never loads.
+    // Tries libnvToolsExt / libnvtx3interop when an NVTX tool (nsys, ncu) is attached, then
+    // libroctx64 when a rocprof tool is; `enabled` false: never loads.
     explicit RangeMarker(bool enabled);
     ~RangeMarker();
     RangeMarker(const RangeMarker &) = delete;
@@ -14,6 +15,8 @@ public:
 
     bool active() const { return push_ != nullptr; }
     const char *library() const { return library_; }
+    // The environment variable through which the attached tool was found.
+    const char *tool_var() const { return tool_var_; }
     void push(const char *name) const {
         if (push_) push_(name);
     }
@@ -24,6 +27,7 @@ public:
 private:
     void *handle_ = nullptr;
     const char *library_ = "";
+    const char *tool_var_ = "";
     int (*push_)(const char *) = nullptr;
     int (*pop_)() = nullptr;
 };

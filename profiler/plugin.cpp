@@ -105,7 +105,9 @@ int write_report(Profiler &p, char *err, size_t len) {
     ro.trace_path = p.opts.trace;
     ro.sample_every = p.opts.sample_every;
     std::string text = format_report(p.state, ro, end);
-    if (p.ranges.active()) text += std::string("nvtx/roctx ranges: emitted through ") + p.ranges.library() + "\n";
+    if (p.ranges.active())
+        text += std::string("nvtx/roctx ranges: emitted through ") + p.ranges.library() + " (tool attached: " +
+                p.ranges.tool_var() + " is set)\n";
     std::fputs(text.c_str(), stderr);
     std::fflush(stderr);
     if (!p.opts.trace.empty()) {

@@ -114,3 +114,30 @@ TEST_CASE("cpu matmul: a wrong shape is refused", "[cpu][matmul]") {
     CHECK(be.run(node, &err) == RF_ERR_UNSUPPORTED);
     CHECK(err.find("shapes do not match") != std::string::npos);
 }
+
+TEST_CASE("cpu matmul: multi-part row splits (short last part) equal the one-thread result bit for bit", "[cpu][matmul]") {
+    // 1000 rows: parts of tens to hundreds of rows (by row bytes) with a short last part; a row
+    // missed or computed twice by the split shows up as a difference to the single-part run.
+    Backend one(R"({"n_threads": 1})"), two(R"({"n_threads": 2})"), three(R"({"n_threads": 3})");
+    for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0}) {
+        for (int64_t M : {1, 9}) {
+            INFO("type " << rf::type_name(type) << " M=" << M);
+            const Case c{256, 1000, M, 1, 1};
+            std::vector<float> deq;
+            Tensor w = make_weight(type, c.K, c.N, 1, &deq);
+            Tensor x(RF_TYPE_F32, {c.K, c.M});
+            fill_normal(x.f32(), x.n());
+            std::vector<std::vector<float>> outs;
+            for (Backend *be : {&one, &two, &three}) {
+                Tensor y(RF_TYPE_F32, {c.N, c.M});
+                rf_node node = make_node(RF_OP_MATMUL, y, {&w, &x});
+                std::string err;
+                REQUIRE(be->run(node, &err) == RF_OK);
+                outs.push_back(y.as_floats());
+            }
+            CHECK(nmse(reference(deq, x, c), outs[0].data(), int64_t(outs[0].size())) < threshold(type));
+            CHECK(outs[1] == outs[0]);
+            CHECK(outs[2] == outs[0]);
+        }
+    }
+}
