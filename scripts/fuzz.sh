@@ -22,7 +22,7 @@ while getopts "t:r:" opt; do
 done
 shift $((OPTIND - 1))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(gguf tokenizer_vocab tokenizer_text config kernel_manifest)
+[ ${#targets[@]} -gt 0 ] || targets=(gguf tokenizer_vocab tokenizer_text config kernel_manifest serve_request)
 build=build-fuzz
 
 scripts/install_missing.sh clang-15 libclang-common-15-dev
