@@ -49,6 +49,17 @@ struct Bound {
     std::vector<std::vector<void *>> copies; // per tensor: device copies (perf mode cycles them)
 };
 
+// A tensor view of h with dense strides (data set by the caller).
+void set_dense(rf_tensor &t, const HostTensor &h) {
+    t.type = h.type;
+    for (int d = 0; d < 4; ++d) t.ne[d] = h.ne[d];
+    t.nb[0] = (int64_t)type_bytes(h.type);
+    t.nb[1] = (int64_t)row_bytes(h.type, h.ne[0]);
+    t.nb[2] = t.nb[1] * h.ne[1];
+    t.nb[3] = t.nb[2] * h.ne[2];
+    t.name = "t";
+}
+
 Bound bind(Plugin &p, const Case &c, bool poison_dst, int n_copies_cap) {
     Bound b;
     b.t.resize(c.tensors.size());
@@ -57,19 +68,13 @@ Bound bind(Plugin &p, const Case &c, bool poison_dst, int n_copies_cap) {
         if (!c.present[i]) continue;
         const HostTensor &h = c.tensors[i];
         rf_tensor &t = b.t[i];
-        t.type = h.type;
-        for (int d = 0; d < 4; ++d) t.ne[d] = h.ne[d];
-        t.nb[0] = (int64_t)type_bytes(h.type);
-        t.nb[1] = (int64_t)row_bytes(h.type, h.ne[0]);
-        t.nb[2] = t.nb[1] * h.ne[1];
-        t.nb[3] = t.nb[2] * h.ne[2];
+        set_dense(t, h);
         std::vector<uint8_t> poison;
         const bool is_dst = i == 0 && poison_dst;
         if (is_dst) poison.assign(h.data.size(), 0xFF); // NaN / -1: unwritten outputs show
         const int n = std::max(1, std::min(h.copies, n_copies_cap));
         for (int k = 0; k < n; ++k) b.copies[i].push_back(p.alloc(h.data.size(), is_dst ? poison.data() : h.data.data()));
         t.data = b.copies[i][0];
-        t.name = "t";
     }
     return b;
 }
@@ -107,15 +112,6 @@ double nmse(const std::vector<double> &a, const std::vector<double> &ref) {
 }
 
 // ---- multi-node cases (fusion_cases.h) --------------------------------------------------------
-void set_dense(rf_tensor &t, const HostTensor &h) {
-    t.type = h.type;
-    for (int d = 0; d < 4; ++d) t.ne[d] = h.ne[d];
-    t.nb[0] = (int64_t)type_bytes(h.type);
-    t.nb[1] = (int64_t)row_bytes(h.type, h.ne[0]);
-    t.nb[2] = t.nb[1] * h.ne[1];
-    t.nb[3] = t.nb[2] * h.ne[2];
-    t.name = "t";
-}
 
 struct BoundGraph {
     std::vector<rf_tensor> t;
