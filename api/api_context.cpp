@@ -9,13 +9,14 @@
 
 namespace {
 
-int cache_type(rocmforge_cache_type t, const char *which) {
+int cache_type(const rocmforge_cache_type &field, const char *which) {
+    const int t = rf::api::enum_value(field);
     switch (t) {
     case ROCMFORGE_CACHE_F16: return RF_TYPE_F16;
     case ROCMFORGE_CACHE_F32: return RF_TYPE_F32;
     case ROCMFORGE_CACHE_Q8_0: return RF_TYPE_Q8_0;
     }
-    throw rf::UsageError(std::string("rocmforge_context_init: params.") + which + " is " + std::to_string((int)t) +
+    throw rf::UsageError(std::string("rocmforge_context_init: params.") + which + " is " + std::to_string(t) +
                          ", not a rocmforge_cache_type");
 }
 

@@ -36,7 +36,7 @@ rf::Config config_from(const rocmforge_model_params &p) {
     }
     if (p.n_threads < 0) throw rf::UsageError("rocmforge_model_load: params.n_threads must be >= 0");
     if (p.n_threads > 0) c.n_threads = p.n_threads;
-    if (p.device >= 0) c.set_backend_option("hip", "device", p.device); // backend_options.hip.device
+    if (p.device >= 0) c.device = p.device; // the GPU the hip backend runs on
     return c;
 }
 
@@ -118,9 +118,10 @@ rocmforge_status rocmforge_model_meta_val_str(const rocmforge_model *model, cons
     return rf::api::api_call([&] {
         const rf::gguf::Value *v = model->session.model->file().find(key);
         if (!v) return rf::api::fail(ROCMFORGE_ERR_INVALID_ARGUMENT, std::string("the model has no metadata key '") + key + "'");
-        const std::string text = v->is_string() ? v->s
-                                 : v->is_array() ? "[" + std::to_string(v->arr.size()) + " items]"
-                                                 : v->to_string();
+        std::string text; // built step by step: GCC 12 warns (-Wrestrict) on "[" + to_string() + "..."
+        if (v->is_string()) text = v->s;
+        else if (v->is_array()) text.append("[").append(std::to_string(v->arr.size())).append(" items]");
+        else text = v->to_string();
         return rf::api::copy_out(text, buf, buf_size, out_len);
     });
 }

@@ -62,8 +62,9 @@ void rocmforge_log_set(rocmforge_log_callback callback, void *user_data) {
 }
 
 void rocmforge_log_set_level(rocmforge_log_level min_level) {
-    if (min_level < ROCMFORGE_LOG_DEBUG || min_level > ROCMFORGE_LOG_ERROR) return;
-    rf::set_log_level((rf::LogLevel)min_level);
+    const int level = rf::api::enum_value(min_level);
+    if (level < ROCMFORGE_LOG_DEBUG || level > ROCMFORGE_LOG_ERROR) return;
+    rf::set_log_level((rf::LogLevel)level);
 }
 
 } // extern "C"

@@ -1,6 +1,7 @@
 // The C boundary: every entry point runs its body through api_call(), which turns exceptions
 // into a status and the thread-local message rocmforge_last_error() returns.
 #pragma once
+#include <cstring>
 #include <string>
 
 #include "rocmforge/rocmforge.h"
@@ -23,6 +24,16 @@ void clear_error();
 // OutOfMemoryError / std::bad_alloc -> OUT_OF_MEMORY, other rf::Error -> the status `on_error`.
 template <class F>
 rocmforge_status api_call(F &&body, rocmforge_status on_error = ROCMFORGE_ERR_INTERNAL);
+
+// The integer a C caller stored in an enum-typed field or argument. C lets any int live there;
+// loading a value outside the enumerators through the C++ enum type is undefined behaviour
+// (UBSan: "not a valid value for type"), so the bytes are read as the int they are.
+template <class E> int enum_value(const E &e) {
+    static_assert(sizeof(E) == sizeof(int), "C enums are int-sized on the supported ABIs");
+    int v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
+}
 
 // Copies text into buf (NUL-terminated) as the C API's string outputs do: *out_len gets the
 // length; too small a buffer gives ROCMFORGE_ERR_BUFFER_TOO_SMALL (buf untouched).

@@ -17,8 +17,8 @@ const char *RuntimeArgs::help() {
            "                     default: $ROCMFORGE_CONFIG, else built-in (backends: hip, cpu)\n"
            "  --backend NAME     run on backend NAME (repeatable: priority order); exits with an\n"
            "                     error if NAME cannot start, rather than falling back to another\n"
-           "  --device N         GPU N of the hip backend (`rocmforge info` lists them; default: the\n"
-           "                     config's backend_options.hip.device, else 0)\n"
+           "  --device N         GPU N for the hip backend (`rocmforge info` lists them; default: the\n"
+           "                     config's backend_options.hip.device, else 0; the CPU has one)\n"
            "  -t, --threads N    CPU threads (default: all cores)\n"
            "  --profile [FILE]   load the profiler plugin; optional Chrome trace output FILE\n"
            "  --profile-every N  time every Nth compute() call node by node, the others as whole\n"
@@ -63,7 +63,7 @@ Config RuntimeArgs::make_config() const {
     Config c = Config::resolve(config_path);
     if (!backends.empty()) c.require_backends(backends);
     if (n_threads > 0) c.n_threads = n_threads;
-    if (device >= 0) c.set_backend_option("hip", "device", device);
+    if (device >= 0) c.device = device;
     if (profile || profile_every > 0) {
         c.profiler_enabled = true;
         if (!profile_trace.empty()) c.profiler_trace = profile_trace;

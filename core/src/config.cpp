@@ -22,7 +22,7 @@ namespace {
 constexpr size_t kMaxNesting = 64;
 
 const std::set<std::string> kTopLevelKeys = {"backends", "plugin_dirs", "kernel_pack_dirs",
-                                             "profiler", "op_overrides", "n_threads",
+                                             "profiler", "op_overrides", "n_threads", "device",
                                              "backend_options"};
 
 std::string json_text(const rapidjson::Value &v) {
@@ -114,6 +114,11 @@ Config Config::from_json(const std::string &text, const std::string &source) {
             throw UsageError(source + ": \"n_threads\" must be a non-negative integer");
         c.n_threads = doc["n_threads"].GetInt();
     }
+    if (doc.HasMember("device")) {
+        if (!doc["device"].IsInt() || doc["device"].GetInt() < 0)
+            throw UsageError(source + ": \"device\" must be a non-negative integer (a GPU index; `rocmforge info` lists them)");
+        c.device = doc["device"].GetInt();
+    }
     if (doc.HasMember("profiler")) {
         const auto &p = doc["profiler"];
         if (p.IsBool()) {
@@ -154,26 +159,16 @@ Config Config::from_json(const std::string &text, const std::string &source) {
     return c;
 }
 
-void Config::set_backend_option(const std::string &backend, const char *key, int value) {
-    rapidjson::Document d;
-    auto it = backend_json.find(backend);
-    d.Parse(it == backend_json.end() ? "{}" : it->second.c_str());
-    if (!d.IsObject()) d.SetObject();
-    d.RemoveMember(key);
-    rapidjson::Value name(key, d.GetAllocator());
-    d.AddMember(name, rapidjson::Value(value), d.GetAllocator());
-    rapidjson::StringBuffer sb;
-    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-    d.Accept(w);
-    backend_json[backend] = sb.GetString();
-}
-
 std::string Config::backend_config_json(const std::string &backend) const {
     rapidjson::Document d;
     auto it = backend_json.find(backend);
     d.Parse(it == backend_json.end() ? "{}" : it->second.c_str());
     auto &a = d.GetAllocator();
     if (n_threads > 0 && !d.HasMember("n_threads")) d.AddMember("n_threads", n_threads, a);
+    if (device >= 0) { // --device N wins over the file's backend_options.<name>.device
+        d.RemoveMember("device");
+        d.AddMember("device", device, a);
+    }
     if (!kernel_pack_dirs.empty() && !d.HasMember("kernel_pack_dirs")) {
         rapidjson::Value arr(rapidjson::kArrayType);
         for (const auto &p : kernel_pack_dirs) arr.PushBack(rapidjson::Value(p.c_str(), a), a);
@@ -222,6 +217,7 @@ std::string Config::to_json() const {
         ov.AddMember(rapidjson::Value(k.c_str(), a), rapidjson::Value(v.c_str(), a), a);
     d.AddMember("op_overrides", ov, a);
     d.AddMember("n_threads", n_threads, a);
+    if (device >= 0) d.AddMember("device", device, a);
     rapidjson::Value opts(rapidjson::kObjectType);
     for (const auto &[backend, text] : backend_json) {
         rapidjson::Document o(&a); // parsed with d's allocator, so it can be moved into d

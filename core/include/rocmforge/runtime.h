@@ -22,6 +22,10 @@ struct Config {
     std::map<std::string, std::string> op_overrides;  // op name ("matmul") -> backend name
     std::map<std::string, std::string> backend_json;  // backend name -> its JSON object text
     int n_threads = 0;                                // 0 = backend default
+    // Device index handed to every backend's init as "device" (--device N); -1: each backend's
+    // own option or default. The GPU backend runs on that GPU; the CPU backend has one device
+    // and ignores it.
+    int device = -1;
     std::string source = "<built-in defaults>";
 
     // Throws rf::UsageError naming the file, the JSON error offset or the offending key.
@@ -33,9 +37,7 @@ struct Config {
     // Makes `names` the backends in priority order, each required to start; CPU stays last as
     // the fallback for what the named backends cannot run.
     void require_backends(const std::vector<std::string> &names);
-    // Sets `key` of the backend's object (backend_options.<backend>), e.g. the hip GPU index.
-    void set_backend_option(const std::string &backend, const char *key, int value);
-    // The JSON object handed to a backend's init (its own object + n_threads, pack dirs).
+    // The JSON object handed to a backend's init (its own object + n_threads, device, pack dirs).
     std::string backend_config_json(const std::string &backend) const;
     // The keys of the backend's object in backend_options, as the user wrote them.
     std::vector<std::string> backend_option_keys(const std::string &backend) const;
