@@ -1,10 +1,6 @@
 // Model loading and the queries on a loaded model (hyperparameters, metadata, special tokens).
 #include <filesystem>
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "api_objects.h"
 #include "api_status.h"
 #include "rocmforge/default_model.h"

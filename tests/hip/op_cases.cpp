@@ -11,13 +11,12 @@ namespace opcheck {
 namespace {
 
 // The kernels' weight types (backends/hip/weight_types.h), plus i32 for ids and positions.
-struct TypeRow { int type; const char *label; int block; int bytes; };
-constexpr rf_hip::TypeInfo kI32 = {RF_TYPE_I32, "i32", 1, 4};
+using TypeRow = rf_hip::TypeInfo;
+constexpr TypeRow kI32 = {RF_TYPE_I32, "i32", 1, 4};
 
-TypeRow row_of(int type) {
-    const rf_hip::TypeInfo *t = type == RF_TYPE_I32 ? &kI32 : rf_hip::weight_type(type);
-    if (!t) t = rf_hip::weight_type(RF_TYPE_F32);
-    return {t->type, t->suffix, t->block, t->bytes};
+const TypeRow &row_of(int type) {
+    const TypeRow *t = type == RF_TYPE_I32 ? &kI32 : rf_hip::weight_type(type);
+    return t ? *t : *rf_hip::weight_type(RF_TYPE_F32);
 }
 
 uint16_t f2h(float f) { _Float16 h = (_Float16)f; uint16_t u; std::memcpy(&u, &h, 2); return u; }
@@ -161,7 +160,7 @@ size_t type_block(int type) { return row_of(type).block; }
 size_t type_bytes(int type) { return row_of(type).bytes; }
 size_t row_bytes(int type, int64_t n) { return (size_t)(n / row_of(type).block) * row_of(type).bytes; }
 size_t tensor_bytes(const HostTensor &t) { return row_bytes(t.type, t.ne[0]) * (size_t)(t.ne[1] * t.ne[2] * t.ne[3]); }
-const char *type_label(int type) { return row_of(type).label; }
+const char *type_label(int type) { return row_of(type).suffix; }
 
 std::vector<double> to_double(const HostTensor &t, const std::vector<uint8_t> &b) {
     std::vector<double> out;
