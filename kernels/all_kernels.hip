@@ -19,4 +19,5 @@
 #include "matmul_vec.hip"
 #include "matmul_mmq.hip"
 #include "matmul_mmq_prefill.hip"
+#include "matmul_h16.hip"
 #include "attention_prefill_mma.hip"

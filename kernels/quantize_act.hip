@@ -8,7 +8,8 @@
 //    block. aux[0] = column stride in bytes, aux[1] = block size (32 or 256).
 //  - rf_quantize_f32_q8: the dequantized values q * d as f32 rows (dense [K, rows]) for the
 //    tile kernels, or rounded to f16 for the tensor-core ones, which multiply f16 operands.
-//    aux[1] = block size, aux[2] = 1: f16.
+//    aux[1] = block size (0: no quantization, the f32 values rounded to f16 for rf_mm_h16_*),
+//    aux[2] = 1: f16.
 #include "compat.h"
 
 
@@ -92,9 +93,9 @@ RF_KERNEL __launch_bounds__(256) void rf_quantize_f32_q8(rf_kargs a) {
     for (i64 r = blockIdx.y; r < rows; r += gridDim.y) {
         const float *xr = (const float *)row_ptr(x, r);
         const float v = e < K ? xr[e] : 0.f;
-        const float amax = act_block_amax(v, block, sh);
+        const float amax = block ? act_block_amax(v, block, sh) : 0.f;
         if (e < K) {
-            const float q = (float)act_quant(v, amax) * act_scale(amax);
+            const float q = block ? (float)act_quant(v, amax) * act_scale(amax) : v; // block 0: no quantization
             if (a.aux[2]) ((u16 *)a.scratch)[r * K + e] = f2h(q); // the tensor-core kernels' own rounding
             else ((float *)a.scratch)[r * K + e] = q;
         }

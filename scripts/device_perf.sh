@@ -10,6 +10,8 @@
 #   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
 #   m1perf    decode (M = 1) matmul kernel times
 #   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
+#   h16       F16 prefill matmul kernel times, rf_mm_h16 tiles against rf_mm_mma_f16
+#   yard      pp512/tg128 of 7B Q5_K_M, Q6_K, Q8_0, F16 against the yardstick (YARD_TYPES, YARD_REPS)
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
 #   final     the issue's benchmark table with baselines saved in \$OUT
 #   ab        the same for any knob: AB_VAR=ROCMFORGE_HIP_... (1 against 0)
@@ -58,8 +60,8 @@ for step in "$@"; do
     # depends on the shape, so small cases alone would not reach both)
     timeout 300 $D/tests/hip/rocmforge-opcheck > "$OUT/opcheck.txt" 2>&1
     log "opcheck rc=$? $(tail -1 "$OUT/opcheck.txt")"; grep -E "FAIL" "$OUT/opcheck.txt" | head -20 | tee -a "$S"
-    for c in 64 128; do
-      ROCMFORGE_HIP_MMQP_COLS=$c timeout 120 $D/tests/hip/rocmforge-opcheck --filter matmul > "$OUT/opcheck-cols$c.txt" 2>&1
+    for c in 64 128; do # (ROCMFORGE_HIP_H16: the F16 kernels' token tile)
+      ROCMFORGE_HIP_MMQP_COLS=$c ROCMFORGE_HIP_H16=$c ROCMFORGE_HIP_H16_KS=$((c / 32)) timeout 120 $D/tests/hip/rocmforge-opcheck --filter matmul > "$OUT/opcheck-cols$c.txt" 2>&1
       log "opcheck matmul, ROCMFORGE_HIP_MMQP_COLS=$c rc=$? $(tail -1 "$OUT/opcheck-cols$c.txt")"; grep -E "FAIL" "$OUT/opcheck-cols$c.txt" | head -10 | tee -a "$S"
     done ;;
   opperf)
@@ -94,6 +96,19 @@ for step in "$@"; do
       timeout 200 $RF bench -m $(model $1 $2) -p 512 -n 128 -r 5 --backend hip --compare-baseline $Y/$3.json --threshold 0 --force \
         > "$OUT/bench-$1-$2.txt" 2>&1
       log "-- bench $1 $2"; grep -E "pp512|tg128" "$OUT/bench-$1-$2.txt" | tee -a "$S"
+    done ;;
+  h16) # F16 prefill matmul kernel times: rf_mm_h16 (chosen tile, 64, 128) against rf_mm_mma_f16 (ROCMFORGE_HIP_H16=0)
+    for h in -1 64 128 0; do
+      ROCMFORGE_HIP_H16=$h timeout 120 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul f16" > "$OUT/h16-$h.txt" 2>&1
+      log "-- F16 matmuls, ROCMFORGE_HIP_H16=$h"; grep -E "M=(128|512|2048)" "$OUT/h16-$h.txt" | tee -a "$S"
+    done ;;
+  yard) # pp512/tg128 of the other yardstick formats (7B Q5_K_M, Q6_K, Q8_0, F16) against llama.cpp
+    for t in ${YARD_TYPES:-Q5_K_M Q6_K Q8_0 F16}; do
+      f=$(model llama2-7b $t)
+      timeout 240 $RF bench -m $f -p 512 -n 128 -r ${YARD_REPS:-3} --backend hip --compare-baseline $Y/llamacpp-h100-llama2-7b-$(echo $t | sed 's/^F16$/f16/').json \
+        --threshold 0 --force > "$OUT/yard-$t.txt" 2>&1
+      log "-- yard llama2-7b $t"; grep -E "pp512|tg128|rror" "$OUT/yard-$t.txt" | tee -a "$S"
+      [ "$t" = F16 ] && rm -f "$f" # 13 GB
     done ;;
   depth)
     for st in 1 0; do
@@ -165,10 +180,11 @@ for step in "$@"; do
         done
       done
     done ;;
-  abpp) # the same for prompt processing: pp512 with AB_VAR=A and =B (AB_VALS, default "1 0"), interleaved
+  abpp) # the same for prompt processing: pp512 with AB_VAR=A and =B (AB_VALS, default "1 0"), interleaved,
+        # on AB_MODELS (default "llama2-7b:Q4_K_M llama2-7b:Q4_0 tinyllama-1.1b:Q4_K_M")
     v=${AB_VAR:-ROCMFORGE_HIP_ACT16}
-    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
-      set -- $spec
+    for spec in ${AB_MODELS:-"llama2-7b:Q4_K_M" "llama2-7b:Q4_0" "tinyllama-1.1b:Q4_K_M"}; do
+      set -- ${spec/:/ }
       m=$(model $1 $2)
       for rep in 1 2; do
         for p in ${AB_VALS:-1 0}; do

@@ -39,6 +39,10 @@ struct Backend {
     // the packed f16 kernels fit 8 per SM (H100 7B tg64 @ d8192 222-224 vs 216-219 with 4; d512,
     // d2048 and 2..16 sequences unchanged within the spread).
     int att_blocks_per_sm = 8;
+    // F16-weight prefill: rf_mm_h16_* (staged copies) with the token tile chosen per shape;
+    // ROCMFORGE_HIP_H16=0: rf_mm_mma_f16 instead, =64|128: that tile (A/B).
+    int h16_tokens = -1;
+    int h16_splits = 0; // K split of rf_mm_h16_* (0: chosen; ROCMFORGE_HIP_H16_KS=1|2|4 forces it, A/B)
     bool attention_mma = true; // prefill attention on the tensor cores (ROCMFORGE_HIP_ATT_MMA=0: off, A/B)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
@@ -56,7 +60,7 @@ struct Backend {
         const void *src = nullptr; // null: nothing cached
         uint64_t src_bytes = 0;    // extent of the source tensor
         int64_t k = 0, rows = 0;
-        int block = 0;             // 32 or 256
+        int block = 0;             // 32 or 256 (fq: 0 = f16 rounding only)
         void *where = nullptr;     // device address of the copy (q8: act_scratch or att_scratch)
         int elem = 4;              // fq: bytes per element (4: f32 rows, 2: f16 rows)
     };

@@ -6,6 +6,7 @@
 
 #include "attention_mma_layout.h"
 #include "kernel_args.h"
+#include "matmul_h16.h"
 #include "matmul_mmq.h"
 #include "weight_types.h"
 
@@ -187,11 +188,8 @@ bool uses_mvq_cols(const Backend &b, const rf_node &n) {
 #endif
 }
 
-// Quantized matmuls other than the dp4a ones read their activations quantized like the CPU
-// backend's and dequantized back to rows in fq_scratch (kernels/quantize_act.hip): f32, or f16
-// for the tensor-core kernels (`half`: the value they would convert to f16 themselves, half the
-// bytes to read). kx (the kernel's view of src1) is pointed there. Reused while the source is
-// unchanged.
+} // namespace
+
 int quantized_activations(Backend &b, const rf_tensor *x, int block, bool half, rf_ktensor &kx, std::string &err) {
     const int64_t K = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3], elem = half ? 2 : 4;
     const bool cached = b.fq.src == x->data && b.fq.k == K && b.fq.rows == rows && b.fq.block == block && b.fq.elem == elem;
@@ -216,6 +214,8 @@ int quantized_activations(Backend &b, const rf_tensor *x, int block, bool half, 
     kx.nb[3] = kx.nb[2] * x->ne[2];
     return RF_OK;
 }
+
+namespace {
 
 // A sliding window or a score soft cap (Gemma): only the generic rf_attention kernel has them.
 bool attention_limited(const rf_node &n) { return n.iparams[0] != 0 || n.fparams[1] != 0.f; }
@@ -400,6 +400,7 @@ std::vector<std::string> required_kernel_names() {
             for (const char *form : {"x1", "x2", "f"}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + form);
 #endif
     for (const std::string &k : mmq_kernel_names()) v.push_back(k);
+    for (const std::string &k : h16_kernel_names()) v.push_back(k);
     v.push_back("rf_attention_prefill_d64");
     v.push_back("rf_attention_prefill_d128");
     return v;
@@ -551,6 +552,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         }
         if (mmq_usable(b, n)) return matmul_mmq(b, n, err);
         if (mmqp_usable(b, n)) return matmul_mmqp(b, n, err);
+        if (h16_usable(b, n)) return matmul_h16(b, n, err);
         if (uses_mvq_cols(b, n)) return matmul_cols_q8(b, n, err);
         if (const int block = b.cpu_like_activations ? act_block(s0->type) : 0) {
             bool half = false; // f16 rows for the tensor-core prefill kernels

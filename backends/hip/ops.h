@@ -46,6 +46,10 @@ bool matmul_on_mvq_cols(const Backend &b, const rf_node &n);
 // Block size (32 or 256) of the CPU backend's int8 activation quantization for a weight type,
 // 0 where it multiplies f32 activations. The GPU quantizes the same way (quantize_act.hip).
 int act_block(int type);
+// Activations of the non-dp4a matmuls as the CPU backend quantizes them (block 32 or 256), or
+// only rounded to f16 (block 0, half): dequantized rows in fq_scratch, f32 or (half) f16, dense.
+// kx (the kernel's view of src1) is pointed there; reused while the source is unchanged.
+int quantized_activations(Backend &b, const rf_tensor *x, int block, bool half, rf_ktensor &kx, std::string &err);
 // Bytes of one q8_1 column of K elements in act_scratch.
 int64_t q8_column_bytes(int64_t K);
 // Quantizes the rows of x (K elements each; ne1*ne2*ne3 columns, q8_column_bytes(K) apart) into

@@ -224,6 +224,7 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 160, 50, 40));
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 64, 40, 20, 4, 2));
     v.push_back(matmul(rng, RF_TYPE_F16, 4096, 300, 130));    // multi K-step tiles
+    v.push_back(matmul(rng, RF_TYPE_F16, 96, 40, 20, 4, 2));  // prefill tiles, W broadcast over batch
     // Prefill shapes (tensor-core kernels on NVIDIA): ragged M and N, 64- and 128-token tiles.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0, RF_TYPE_Q5_K, RF_TYPE_F16}) {
         v.push_back(matmul(rng, t, 768, 131, 33));
@@ -375,6 +376,8 @@ std::vector<Case> perf_cases(std::mt19937 &rng) {
     }
     // Prefill shapes: larger batches, TinyLlama (2048 / 5632) and Llama-2-7B FFN (11008).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_F16}) v.push_back(matmul(rng, t, 4096, 4096, 2048));
+    v.push_back(matmul(rng, RF_TYPE_F16, 4096, 11008, 512)); // Llama-2-7B F16 FFN (gate / up, down)
+    v.push_back(matmul(rng, RF_TYPE_F16, 11008, 4096, 512));
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 2048, 2048, 512));
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 2048, 5632, 512));
     v.push_back(matmul(rng, RF_TYPE_Q6_K, 5632, 2048, 512));

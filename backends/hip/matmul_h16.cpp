@@ -1,0 +1,76 @@
+#include "matmul_h16.h"
+
+#include <algorithm>
+
+#include "matmul_h16_layout.h"
+#include "ops.h"
+
+namespace rf_hip {
+
+#if defined(RF_HIP_NVIDIA)
+namespace {
+// Blocks per multiprocessor of rf_mm_h16_<bm> (their __launch_bounds__; shared memory allows it).
+int blocks_per_sm(int bm) { return bm == 128 ? 2 : 3; }
+
+struct H16Launch { int bm, ks; };
+
+// The token tile: 128 (a warp's 64 x 32 sub-tile reuses each fragment more than the 32 x 32 of
+// the 64-token tile; H100, 4096 x 11008 x 512: 204 vs 268 us), 64 for short prompts.
+// The K split: the fewest block-waves per unit of work, a split paying ~5% per doubling for its
+// reduction; at least 16 K steps per block. ROCMFORGE_HIP_H16=64|128 forces the tile,
+// ROCMFORGE_HIP_H16_KS=1|2|4 the split (A/B).
+H16Launch choose(const Backend &b, int64_t K, int64_t N, int64_t M, int64_t batch) {
+    H16Launch l{b.h16_tokens == 64 || b.h16_tokens == 128 ? b.h16_tokens : M <= 64 ? 64 : 128, 1};
+    const int64_t slots = (int64_t)std::max(1, b.multiprocessors) * blocks_per_sm(l.bm);
+    const int64_t tiles = (N + RF_H16_BN - 1) / RF_H16_BN * ((M + l.bm - 1) / l.bm) * batch;
+    double best = 0;
+    for (int ks = 1; ks <= (nvidia_sm(b.arch) >= 90 ? 4 : 1); ks *= 2) {
+        if (ks > 1 && K / RF_H16_BK / ks < 16) break;
+        const double cost = (double)((tiles * ks + slots - 1) / slots) / ks * (ks == 1 ? 1.0 : ks == 2 ? 1.05 : 1.10);
+        if (ks == 1 || cost < best) { best = cost; l.ks = ks; }
+    }
+    if (b.h16_splits == 1 || ((b.h16_splits == 2 || b.h16_splits == 4) && nvidia_sm(b.arch) >= 90)) l.ks = b.h16_splits;
+    return l;
+}
+} // namespace
+
+bool h16_usable(const Backend &b, const rf_node &n) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    if (b.h16_tokens == 0 || !w || !x || !n.dst || w->type != RF_TYPE_F16 || x->type != RF_TYPE_F32) return false;
+    // mma.sync f16 and cp.async need sm_80; more than 48 KB of shared memory the driver's attribute call.
+    if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
+    const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
+    return M >= 16 && K % RF_H16_BK == 0 && (N + RF_H16_BN - 1) / RF_H16_BN <= 65535 && aligned(w, 16);
+}
+
+int matmul_h16(Backend &b, const rf_node &n, std::string &err) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const int64_t N = w->ne[1], M = x->ne[1], batch = x->ne[2] * x->ne[3];
+    rf_kargs a = make_args(n);
+    // f16 rows, dense and 16-byte aligned (K % 32 == 0): the kernel's cp.async source.
+    if (int r = quantized_activations(b, x, 0, true, a.src[1], err)) return r;
+    const H16Launch l = choose(b, w->ne[0], N, M, batch);
+    return launch(b, "rf_mm_h16_" + std::to_string(l.bm) + "_k" + std::to_string(l.ks), (unsigned)((M + l.bm - 1) / l.bm * l.ks),
+                  (unsigned)((N + RF_H16_BN - 1) / RF_H16_BN), (unsigned)batch, RF_H16_THREADS, a, err,
+                  (unsigned)RF_H16_SMEM(l.bm));
+}
+
+std::vector<std::string> h16_kernel_names() {
+    std::vector<std::string> v;
+    for (int bm : {64, 128})
+        for (int ks : {1, 2, 4}) v.push_back("rf_mm_h16_" + std::to_string(bm) + "_k" + std::to_string(ks));
+    return v;
+}
+
+#else // AMD packs: no rf_mm_h16_* (rf_mm_tiled_f16 runs)
+
+bool h16_usable(const Backend &, const rf_node &) { return false; }
+int matmul_h16(Backend &, const rf_node &, std::string &err) {
+    err = "matmul_h16: NVIDIA only";
+    return RF_ERR_UNSUPPORTED;
+}
+std::vector<std::string> h16_kernel_names() { return {}; }
+
+#endif
+
+} // namespace rf_hip
