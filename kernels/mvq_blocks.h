@@ -192,53 +192,77 @@ struct MvqQ6K {
     }
 };
 
-// Q4_0 (18-byte blocks): 2 lanes per block; lane j reads quant bytes [8j, 8j+8): elements
-// 8j + [0,8) (low nibbles) and 16 + 8j + [0,8) (high). The -8 offset is applied through the
-// q8_1 block sum (lane 0 of the pair).
-struct MvqQ4_0 {
-    enum { LANES = 2, ELEMS = 32, UNROLL = 4 };
-    int w0, w1, w4, w5;
-    float d;
-    RF_DEV void load(const u8 *row, i64 b, int lane) {
-        const int j = lane & 1;
-        const u8 *blk = row + b * 18;
-        u32 q0, q1;
-        ld8_a2(blk + 2 + 8 * j, q0, q1);
-        w0 = (int)(q0 & 0x0F0F0F0Fu);
-        w1 = (int)(q1 & 0x0F0F0F0Fu);
-        w4 = (int)((q0 >> 4) & 0x0F0F0F0Fu);
-        w5 = (int)((q1 >> 4) & 0x0F0F0F0Fu);
-        d = h2f(*(const u16 *)blk);
+// 24 bytes from the aligned 8-byte word at or below p (2-byte aligned): the window holding the 18
+// bytes [p, p + 18) whatever p % 8 (0, 2, 4 or 6). Every word holds a byte of that range, so no
+// load lies past an allocation that contains it. mis = p % 8. Six named words, not an array: a
+// run-time pick from an array went to scratch memory on AMD.
+struct Window24 {
+    u32 w0, w1, w2, w3, w4, w5;
+    int mis;
+    RF_DEV void load(const u8 *p) {
+        mis = (int)((unsigned long long)p & 7);
+        const u8 *lo = p - mis;
+        ld_g8(lo, w0, w1);
+        ld_g8(lo + 8, w2, w3);
+        ld_g8(lo + 16, w4, w5);
     }
-    RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
-        const int j = lane & 1;
-        const int *xi = (const int *)(x.q + b * 32 + 8 * j);
-        int s = dot4_i8(w0, xi[0], 0);
-        s = dot4_i8(w1, xi[1], s);
-        s = dot4_i8(w4, xi[4], s);
-        s = dot4_i8(w5, xi[5], s);
-        const float *ds = x.ds + 2 * b;
-        acc = fadd(acc, fmul(d, fsub(fmul((float)s, ds[0]), j == 0 ? fmul(8.f, ds[1]) : 0.f)));
+    // Word i of the window shifted by base (0..2) words.
+    RF_DEV u32 word(int i, int base) const {
+        const u32 a[6] = {w0, w1, w2, w3, w4, w5}; // constant indices after unrolling
+        const u32 v0 = a[i < 6 ? i : 5], v1 = a[i + 1 < 6 ? i + 1 : 5], v2 = a[i + 2 < 6 ? i + 2 : 5];
+        return base == 0 ? v0 : base == 1 ? v1 : v2;
+    }
+    // The 2 bytes at offset off (0..6, even) as a half.
+    RF_DEV u16 half_at(int off) const { return (u16)funnel_r(word(0, off >> 2), word(1, off >> 2), 8 * (off & 3)); }
+    // The 16 bytes at offset off (0..8, even) as four little-endian u32.
+    RF_DEV void bytes16(int off, u32 (&o)[4]) const {
+        const int base = off >> 2, r = 8 * (off & 3);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) o[i] = funnel_r(word(i, base), word(i + 1, base), r);
     }
 };
 
-// Q8_0 (34-byte blocks): 4 lanes per block; lane j reads quants [8j, 8j+8).
+// Q4_0 (18-byte blocks, 2-byte aligned): one lane per block, the whole block (scale and 16 quant
+// bytes: low nibbles = elements 0..15, high = 16..31) from three aligned 8-byte loads (half the
+// loads of two lanes taking 8 quant bytes each). The -8 offset is applied through the q8_1 block
+// sum.
+struct MvqQ4_0 {
+    enum { LANES = 1, ELEMS = 32, UNROLL = 2 };
+    u32 q[4];
+    float d;
+    RF_DEV void load(const u8 *row, i64 b, int) {
+        Window24 w;
+        w.load(row + b * 18);
+        d = h2f(w.half_at(w.mis));
+        w.bytes16(w.mis + 2, q);
+    }
+    RF_DEV void dot(Q8Col x, i64 b, int, float &acc) const {
+        const uint4 x0 = *(const uint4 *)(x.q + b * 32), x1 = *(const uint4 *)(x.q + b * 32 + 16);
+        const uint4 lo = and4(u4(q[0], q[1], q[2], q[3]), 0x0F0F0F0Fu), hi = and4(shr4(u4(q[0], q[1], q[2], q[3]), 4), 0x0F0F0F0Fu);
+        const int s = dot16_i8(hi, x1, dot16_i8(lo, x0, 0));
+        const float2 ds = *(const float2 *)(x.ds + 2 * b);
+        acc = fadd(acc, fmul(d, fsub(fmul((float)s, ds.x), fmul(8.f, ds.y))));
+    }
+};
+
+// Q8_0 (34-byte blocks, 2-byte aligned): 2 lanes per block; lane h takes quants [16h, 16h + 16)
+// from the 24-byte window at its piece (three aligned 8-byte loads), lane 0 the scale from the
+// same window, lane 1 with one 2-byte load.
 struct MvqQ8_0 {
-    enum { LANES = 4, ELEMS = 32, UNROLL = 4 };
-    int w0, w1;
+    enum { LANES = 2, ELEMS = 32, UNROLL = 2 };
+    u32 q[4];
     float d;
     RF_DEV void load(const u8 *row, i64 b, int lane) {
-        const int j = lane & 3;
+        const int h = lane & 1;
         const u8 *blk = row + b * 34;
-        u32 q0, q1;
-        ld8_a2(blk + 2 + 8 * j, q0, q1);
-        w0 = (int)q0;
-        w1 = (int)q1;
-        d = h2f(*(const u16 *)blk);
+        Window24 w;
+        w.load(blk + 16 * h);
+        d = h2f(h ? *(const u16 *)blk : w.half_at(w.mis));
+        w.bytes16(w.mis + 2, q);
     }
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
-        const int *xi = (const int *)(x.q + b * 32 + 8 * (lane & 3));
-        const int s = dot4_i8(w1, xi[1], dot4_i8(w0, xi[0], 0));
+        const uint4 xv = *(const uint4 *)(x.q + b * 32 + 16 * (lane & 1));
+        const int s = dot16_i8(u4(q[0], q[1], q[2], q[3]), xv, 0);
         acc = fadd(acc, fmul(fmul(d, (float)s), x.ds[2 * b]));
     }
 };

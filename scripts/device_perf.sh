@@ -168,10 +168,11 @@ for step in "$@"; do
         log "S_TG by sequences [$c]: $r"
       done
     done ;;
-  binab) # tg128 (and pp512 with BINAB_PP=1) of the three bench models for each rocmforge in BINS
-    # (e.g. "dist/tools/rocmforge dist-prev/tools/rocmforge": an older build carried alongside), interleaved
-    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
-      set -- $spec
+  binab) # tg128 (and pp512 with BINAB_PP=1) of the three bench models (or BINAB_MODELS="shape:type ...")
+    # for each rocmforge in BINS (e.g. "dist/tools/rocmforge dist-prev/tools/rocmforge": an older build
+    # carried alongside), interleaved
+    for spec in ${BINAB_MODELS:-llama2-7b:Q4_K_M llama2-7b:Q4_0 tinyllama-1.1b:Q4_K_M}; do
+      set -- ${spec/:/ }
       m=$(model $1 $2)
       for rep in 1 2; do
         for bin in ${BINS:-$RF}; do
