@@ -20,3 +20,4 @@
 #include "matmul_mmq.hip"
 #include "matmul_mmq_prefill.hip"
 #include "attention_prefill_mma.hip"
+#include "matmul_id.hip"
