@@ -10,8 +10,9 @@
 //    the tile's f32 activation rows (quantized and dequantized like the CPU backend's, in plugin
 //    scratch, for the quantized types). A prefill thus reads each expert row once per tile of
 //    its tokens: tokens are grouped by expert.
-//  - rf_mvq_id_<type> (Q4_K, Q5_K, Q6_K, Q4_0, Q8_0; few columns): each column is dotted with the
-//    dp4a row functions of mvq_blocks.h against q8_1 activation columns, as the decode matmuls.
+//  - rf_mvq_id_<type> (Q4_K, Q5_K, Q6_K (NVIDIA only), Q4_0, Q8_0; few columns): each column is
+//    dotted with the dp4a row functions of mvq_blocks.h against q8_1 activation columns, as the
+//    decode matmuls.
 // An id outside 0..E-1 is never matched; the blocks of expert 0 write zeros to its outputs.
 #include "compat.h"
 #include "quant_decode.h"
@@ -56,26 +57,34 @@ RF_DEV float *mmid_out(const rf_kargs &a, const MmIdGeom &g, int col, i64 n) {
 }
 
 // Calls tile(col, nc) for the columns routed to expert e, up to RF_MMI_MT at a time: column j
-// of the tile is shfl_i(col, j) (lane j holds it; a register list, no local memory). Expert 0's
-// warps also zero the outputs of bad ids.
+// of the tile is shfl_i(col, j) (lane j holds it; a register list, no local memory). One call
+// site, so the tile body is inlined once. Expert 0's warps also zero the outputs of bad ids.
 template <class Tile> RF_DEV void for_expert_columns(const rf_kargs &a, const MmIdGeom &g, int e, i64 n, Tile tile) {
     const int lane = threadIdx.x % RF_WARP;
     const int *ids = (const int *)a.src[2].data;
     const int total = (int)(g.S * g.M);
-    int col = 0, nc = 0;
-    for (int base = 0; base < total; base += RF_WARP) {
-        const int i = base + lane;
-        const int id = i < total ? ids[i] : -2;
-        if (e == 0 && i < total && (id < 0 || id >= (int)g.E)) *mmid_out(a, g, i, n) = 0.f;
-        unsigned mask = warp_ballot(id == e);
-        while (mask) {
+    int col = 0, nc = 0, base = 0;
+    unsigned mask = 0;
+    for (;;) {
+        while (nc < RF_MMI_MT) {
+            if (!mask) {
+                if (base >= total) break;
+                const int i = base + lane;
+                const int id = i < total ? ids[i] : -2;
+                if (e == 0 && i < total && (id < 0 || id >= (int)g.E)) *mmid_out(a, g, i, n) = 0.f;
+                mask = warp_ballot(id == e);
+                base += RF_WARP;
+                continue;
+            }
             const int b = __ffs(mask) - 1;
             mask &= mask - 1;
-            if (lane == nc) col = base + b;
-            if (++nc == RF_MMI_MT) { tile(col, nc); nc = 0; }
+            if (lane == nc) col = base - RF_WARP + b;
+            ++nc;
         }
+        if (nc == 0) break;
+        tile(col, nc);
+        nc = 0;
     }
-    if (nc) tile(col, nc);
 }
 
 template <int T> RF_DEV void mm_id_impl(const rf_kargs &a) {
@@ -86,30 +95,36 @@ template <int T> RF_DEV void mm_id_impl(const rf_kargs &a) {
     const i64 n = (i64)blockIdx.x * RF_MMI_WARPS + threadIdx.x / RF_WARP;
     if (n >= N) return;
     const u8 *row = (const u8 *)w.data + e * w.nb[2] + n * w.nb[1];
+    const u8 *xbase = (const u8 *)x.data;
     for_expert_columns(a, g, e, n, [&](int col, int nc) {
+        // Lane j < nc: the byte offset of column j's activation row (the host keeps x under 4 GiB);
+        // the column loops take it by shuffle, so no lane holds RF_MMI_MT pointers.
+        const int r = g.act_row(col);
+        const unsigned xoff = (unsigned)((r % (int)x.ne[1]) * x.nb[1] + (r / (int)x.ne[1]) * x.nb[2]);
         float acc[RF_MMI_MT];
-        const float *xr[RF_MMI_MT];
 #pragma unroll
-        for (int j = 0; j < RF_MMI_MT; ++j) {
-            acc[j] = 0.f;
-            const int r = g.act_row(shfl_i(col, j < nc ? j : 0));
-            xr[j] = (const float *)((const u8 *)x.data + (r % (int)x.ne[1]) * x.nb[1] + (r / (int)x.ne[1]) * x.nb[2]);
-        }
+        for (int j = 0; j < RF_MMI_MT; ++j) acc[j] = 0.f;
         if (qtraits<T>::scalar) {
-            for (i64 k = lane; k < K; k += RF_WARP) {
-                const float v = load_scalar<T>(row, k);
+            for (i64 k0 = 0; k0 < K; k0 += RF_WARP) {
+                const i64 k = k0 + lane;
+                const float v = k < K ? load_scalar<T>(row, k) : 0.f;
 #pragma unroll
-                for (int j = 0; j < RF_MMI_MT; ++j)
-                    if (j < nc) acc[j] += v * xr[j][k];
+                for (int j = 0; j < RF_MMI_MT; ++j) {
+                    const unsigned o = (unsigned)shfl_i((int)xoff, j); // every lane shuffles
+                    if (j < nc && k < K) acc[j] += v * ((const float *)(xbase + o))[k];
+                }
             }
         } else {
             float v[32];
-            for (i64 c = lane; c < K / 32; c += RF_WARP) {
-                decode32<T>(row, c, v);
+            for (i64 c0 = 0; c0 < K / 32; c0 += RF_WARP) {
+                const i64 c = c0 + lane;
+                const bool in = c < K / 32;
+                if (in) decode32<T>(row, c, v);
 #pragma unroll
                 for (int j = 0; j < RF_MMI_MT; ++j) {
-                    if (j < nc) {
-                        const float4 *xv4 = (const float4 *)(xr[j] + c * 32);
+                    const unsigned o = (unsigned)shfl_i((int)xoff, j);
+                    if (j < nc && in) {
+                        const float4 *xv4 = (const float4 *)((const float *)(xbase + o) + c * 32);
                         float s = 0.f;
 #pragma unroll
                         for (int q = 0; q < 8; ++q) {
@@ -123,7 +138,7 @@ template <int T> RF_DEV void mm_id_impl(const rf_kargs &a) {
         }
 #pragma unroll
         for (int j = 0; j < RF_MMI_MT; ++j) {
-            const int cj = shfl_i(col, j < nc ? j : 0); // every lane shuffles
+            const int cj = shfl_i(col, j); // every lane shuffles
             if (j < nc) {
                 const float s = warp_sum(acc[j]);
                 if (lane == 0) *mmid_out(a, g, cj, n) = s;
@@ -135,27 +150,38 @@ template <int T> RF_DEV void mm_id_impl(const rf_kargs &a) {
 #define RF_MM_ID(NAME, T) RF_KERNEL __launch_bounds__(128) void rf_mm_id_##NAME(rf_kargs a) { rf_kernel_start(); mm_id_impl<T>(a); }
 RF_FOR_EACH_WTYPE(RF_MM_ID)
 
-// dp4a form: scratch = the q8_1 activation rows (aux[0] = bytes per row).
+// dp4a form: scratch = the q8_1 activation rows (aux[0] = bytes per row). Each column is dotted
+// as soon as the ballot finds it (one call site of the row function: its unrolled loop is
+// register-hungry, and a tile loop around it spilled on gfx1100).
 template <class B> RF_DEV void mvq_id_impl(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0];
     const MmIdGeom g = mmid_geom(a);
     const i64 K = w.ne[0], N = w.ne[1];
-    const int e = blockIdx.y;
+    const int lane = threadIdx.x % RF_WARP, e = blockIdx.y;
     const i64 n = (i64)blockIdx.x * RF_MMI_WARPS + threadIdx.x / RF_WARP;
     if (n >= N) return;
     const u8 *row = (const u8 *)w.data + e * w.nb[2] + n * w.nb[1];
-    for_expert_columns(a, g, e, n, [&](int col, int nc) {
-        for (int j = 0; j < nc; ++j) {
-            const int cj = shfl_i(col, j);
-            const float s = mvq_dot_row<B>(row, (const i8 *)a.scratch + (i64)g.act_row(cj) * a.aux[0], K);
-            if (threadIdx.x % RF_WARP == 0) *mmid_out(a, g, cj, n) = s;
+    const int *ids = (const int *)a.src[2].data;
+    const int total = (int)(g.S * g.M);
+    for (int base = 0; base < total; base += RF_WARP) {
+        const int i = base + lane;
+        const int id = i < total ? ids[i] : -2;
+        if (e == 0 && i < total && (id < 0 || id >= (int)g.E)) *mmid_out(a, g, i, n) = 0.f;
+        unsigned mask = warp_ballot(id == e);
+        while (mask) {
+            const int col = base + __ffs(mask) - 1;
+            mask &= mask - 1;
+            const float s = mvq_dot_row<B>(row, (const i8 *)a.scratch + (i64)g.act_row(col) * a.aux[0], K);
+            if (lane == 0) *mmid_out(a, g, col, n) = s;
         }
-    });
+    }
 }
 #define RF_MVQ_ID(t, B) RF_KERNEL __launch_bounds__(128) void rf_mvq_id_##t(rf_kargs a) { rf_kernel_start(); mvq_id_impl<B>(a); }
 RF_MVQ_ID(q4_k, MvqK4<T_Q4_K>)
 RF_MVQ_ID(q5_k, MvqK4<T_Q5_K>)
+#if RF_NVIDIA // gfx1100 (LLVM 15, 128 VGPRs) spills it: AMD runs Q6_K experts on rf_mm_id_q6_k
 RF_MVQ_ID(q6_k, MvqQ6K)
+#endif
 RF_MVQ_ID(q4_0, MvqQ4_0)
 RF_MVQ_ID(q8_0, MvqQ8_0)
 

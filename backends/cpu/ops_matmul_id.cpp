@@ -2,7 +2,9 @@
 // MATMUL weight type.
 //
 // Phase 0 quantizes every activation row once into the kernel's format (as MATMUL does).
-// Phase 1 is cut into parts of (expert, block of weight rows). A part collects the columns
+// Phase 1 is cut into parts of (chosen expert, block of weight rows): the a-th part group takes
+// the a-th expert that some column chose (at most min(E, S*M) of them: a decode step of 128
+// experts with 8 per token has 8 groups, not 128). A part collects the columns
 // (s, m) routed to its expert by scanning the ids (S*M integers, negligible next to the rows),
 // so tokens are grouped by expert: each weight row of an expert is unpacked once per tile of up
 // to kMaxCols of its columns, and the rows of experts no token chose are never read. The tile's
@@ -23,6 +25,7 @@ struct Geometry {
         : K(n.src[0]->ne[0]), N(n.src[0]->ne[1]), E(n.src[0]->ne[2]), S(n.src[2]->ne[0]), S1(n.src[1]->ne[1]),
           M(n.src[1]->ne[2]) {}
     int64_t act_rows() const { return S1 * M; }
+    int64_t max_chosen() const { return std::min(E, S * M); } // experts the columns can choose
     int64_t act_row(int64_t s, int64_t m) const { return m * S1 + (S1 == 1 ? 0 : s); }
 };
 
@@ -55,6 +58,13 @@ size_t gathered_row_bytes(const MatmulKernel &kern, int64_t K) {
     return kern.act == ActFormat::F32 ? size_t(K) * sizeof(float) : act_row_size(kern.act, K);
 }
 
+// Per-thread scratch: the gathered tile of activation rows, its outputs and the column list (or
+// a dequantized row) come first (expert_rows), then a flag per expert and the chosen experts' list.
+size_t tile_region_bytes(const MatmulKernel &kern, const Geometry &g) {
+    return kMaxCols * gathered_row_bytes(kern, g.K) + kMaxCols * sizeof(float) +
+           std::max(size_t(g.S * g.M) * sizeof(int64_t), size_t(g.K) * sizeof(float)) + 64;
+}
+
 NodeWork plan_matmul_id(const KernelSet &ks, const rf_node &n, int nth) {
     const Geometry g(n);
     const MatmulKernel &kern = ks.matmul[n.src[0]->type];
@@ -65,11 +75,9 @@ NodeWork plan_matmul_id(const KernelSet &ks, const rf_node &n, int nth) {
         w.shared_bytes = act_row_size(kern.act, g.K) * size_t(g.act_rows());
         w.parts[0] = parts_for(g.act_rows(), g.K * 4, nth);
     }
-    // Gathered tile of activation rows, its outputs, and the column list (or a dequantized row).
-    w.per_thread_bytes = kMaxCols * gathered_row_bytes(kern, g.K) + kMaxCols * sizeof(float) +
-                         std::max(size_t(g.S * g.M) * sizeof(int64_t), size_t(g.K) * sizeof(float)) + 64;
+    w.per_thread_bytes = tile_region_bytes(kern, g) + size_t(g.E) + size_t(g.max_chosen()) * sizeof(int32_t) + 64;
     const int64_t rows = rows_per_part(n, nth);
-    w.parts[1] = nth <= 1 ? 1 : (g.N + rows - 1) / rows * g.E;
+    w.parts[1] = nth <= 1 ? 1 : (g.N + rows - 1) / rows * g.max_chosen();
     return w;
 }
 
@@ -83,19 +91,24 @@ void quantize_rows(const OpContext &ctx, const rf_node &n, const MatmulKernel &k
     for (int64_t r = r0; r < r1; ++r) quant(row_f32(x, r % g.S1, r / g.S1), ctx.shared + size_t(r) * arow, g.K);
 }
 
-// The columns (s, m) routed to expert e, as s + S*m, into cols; returns their number. Ids out of
-// range are reported (once per part that meets them; the first report wins).
-int64_t columns_of(const OpContext &ctx, const rf_node &n, const Geometry &g, int64_t e, int64_t *cols) {
+// The columns (s, m) routed to expert e, as s + S*m, into cols; returns their number.
+int64_t columns_of(const rf_node &n, const Geometry &g, int64_t e, int64_t *cols) {
     const auto *ids = static_cast<const int32_t *>(n.src[2]->data);
     int64_t c = 0;
-    for (int64_t i = 0; i < g.S * g.M; ++i) {
-        const int32_t id = ids[i];
-        if (id == e) cols[c++] = i;
-        else if ((id < 0 || id >= g.E) && e == 0)
-            ctx.errors.fail("MATMUL_ID: expert id " + std::to_string(id) + " of slot " + std::to_string(i % g.S) + ", token " +
-                            std::to_string(i / g.S) + " outside [0, " + std::to_string(g.E) + ")");
-    }
+    for (int64_t i = 0; i < g.S * g.M; ++i)
+        if (ids[i] == e) cols[c++] = i;
     return c;
+}
+
+// Reports the first id out of range (the compute fails with it).
+void columns_of_bad(const OpContext &ctx, const rf_node &n, const Geometry &g) {
+    const auto *ids = static_cast<const int32_t *>(n.src[2]->data);
+    for (int64_t i = 0; i < g.S * g.M; ++i)
+        if (ids[i] < 0 || ids[i] >= g.E) {
+            ctx.errors.fail("MATMUL_ID: expert id " + std::to_string(ids[i]) + " of slot " + std::to_string(i % g.S) + ", token " +
+                            std::to_string(i / g.S) + " outside [0, " + std::to_string(g.E) + ")");
+            return;
+        }
 }
 
 // Rows [n0, n1) of expert e against its columns.
@@ -107,7 +120,7 @@ void expert_rows(const OpContext &ctx, const rf_node &n, const Geometry &g, cons
     uint8_t *tile = scratch;
     float *tile_out = reinterpret_cast<float *>(tile + kMaxCols * grow);
     auto *cols = reinterpret_cast<int64_t *>((reinterpret_cast<uintptr_t>(tile_out + kMaxCols) + 7) & ~uintptr_t(7));
-    const int64_t n_cols = columns_of(ctx, n, g, e, cols);
+    const int64_t n_cols = columns_of(n, g, e, cols);
     if (n_cols == 0) return;
     const uint8_t *wbase = static_cast<const uint8_t *>(w.data) + e * w.nb[2];
     if (!kern.dot) { // generic path: dequantize each row once, f32 dots with every column
@@ -143,14 +156,31 @@ void run_matmul_id(const OpContext &ctx, const rf_node &n, int phase, int64_t pa
         if (kern.dot && kern.act != ActFormat::F32) quantize_rows(ctx, n, kern, part, n_parts);
         return;
     }
-    // Part -> (expert, block of rows), as run_matmul splits (slice, block of rows).
+    // Part -> (a-th chosen expert, block of rows), as run_matmul splits (slice, block of rows).
     const Geometry g(n);
-    const int64_t blocks = std::max<int64_t>(1, n_parts / g.E), rows = (g.N + blocks - 1) / blocks;
+    const int64_t groups = g.max_chosen();
+    const int64_t blocks = std::max<int64_t>(1, n_parts / groups), rows = (g.N + blocks - 1) / blocks;
     int64_t c0, c1;
-    split_range(blocks * g.E, part, n_parts, &c0, &c1);
+    split_range(blocks * groups, part, n_parts, &c0, &c1);
+    if (c0 >= c1) return;
+    // The chosen experts in ascending order (the ids scanned once per part; ids out of range are
+    // reported by the parts of expert 0's group: columns_of).
+    uint8_t *flags = ctx.thread_scratch(tid) + tile_region_bytes(kern, g);
+    auto *chosen = reinterpret_cast<int32_t *>((reinterpret_cast<uintptr_t>(flags + g.E) + 3) & ~uintptr_t(3));
+    std::memset(flags, 0, size_t(g.E));
+    const auto *ids = static_cast<const int32_t *>(n.src[2]->data);
+    bool bad = false;
+    for (int64_t i = 0; i < g.S * g.M; ++i) {
+        if (ids[i] >= 0 && ids[i] < g.E) flags[ids[i]] = 1;
+        else bad = true;
+    }
+    int64_t n_chosen = 0;
+    for (int64_t e = 0; e < g.E; ++e)
+        if (flags[e]) chosen[n_chosen++] = (int32_t)e;
+    if (bad && c0 == 0) columns_of_bad(ctx, n, g);
     for (int64_t c = c0; c < c1; ++c) {
-        const int64_t e = c / blocks, n0 = (c % blocks) * rows, n1 = std::min(g.N, n0 + rows);
-        if (n0 < n1) expert_rows(ctx, n, g, kern, e, n0, n1, tid);
+        const int64_t a = c / blocks, n0 = (c % blocks) * rows, n1 = std::min(g.N, n0 + rows);
+        if (a < n_chosen && n0 < n1) expert_rows(ctx, n, g, kern, chosen[a], n0, n1, tid);
     }
 }
 

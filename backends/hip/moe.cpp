@@ -3,7 +3,7 @@
 // MATMUL_ID runs on a grid (ceil(N / 4), E): a warp per (row, expert) finds the columns routed
 // to its expert itself, so no host-side or device-side sort is needed and experts no token chose
 // cost a block that reads S*M ids and exits. Few columns (decode: S*M <= kMvqIdCols) of Q4_K,
-// Q5_K, Q6_K, Q4_0, Q8_0 weights take the dp4a kernels on q8_1 activations (the decode matmuls'
+// Q5_K, Q6_K (NVIDIA), Q4_0, Q8_0 weights take the dp4a kernels on q8_1 activations (the decode matmuls'
 // row functions); every other case the decode-to-f32 kernels, on activations quantized and
 // dequantized like the CPU backend's for quantized weights (as ops.cpp's other matmuls), so the
 // GPU agrees with the CPU to float rounding.
@@ -35,7 +35,9 @@ const char *mvq_id_kernel(const rf_tensor *w) {
     switch (w->type) {
     case RF_TYPE_Q4_K: return aligned(w, 16) ? "rf_mvq_id_q4_k" : nullptr;
     case RF_TYPE_Q5_K: return aligned(w, 16) ? "rf_mvq_id_q5_k" : nullptr;
-    case RF_TYPE_Q6_K: return aligned(w, 2) ? "rf_mvq_id_q6_k" : nullptr;
+#if defined(RF_HIP_NVIDIA)
+    case RF_TYPE_Q6_K: return aligned(w, 2) ? "rf_mvq_id_q6_k" : nullptr; // not in the AMD packs (spills on gfx1100)
+#endif
     case RF_TYPE_Q4_0: return aligned(w, 2) ? "rf_mvq_id_q4_0" : nullptr;
     case RF_TYPE_Q8_0: return aligned(w, 2) ? "rf_mvq_id_q8_0" : nullptr;
     default: return nullptr;
@@ -56,6 +58,8 @@ std::string matmul_id_reason(const rf_node &n) {
         return "matmul_id shape mismatch";
     if (w->ne[2] > 65535 || S * M >= (int64_t)1 << 30 || x->ne[1] * M > 65535) return "matmul_id too many experts or columns";
     if (ti->block > 1 && ((x->nb[1] | x->nb[2]) % 16 || (size_t)x->data % 16)) return "matmul_id activations must be 16-byte aligned";
+    if (byte_extent(x) >= (uint64_t)1 << 32 || (uint64_t)x->ne[0] * 4 * x->ne[1] * x->ne[2] >= (uint64_t)1 << 32)
+        return "matmul_id activations over 4 GiB"; // 32-bit row offsets in the kernels
     return "";
 }
 
@@ -142,7 +146,10 @@ int run_moe_node(Backend &b, const rf_node &n, std::string &err) {
 std::vector<std::string> moe_kernel_names() {
     std::vector<std::string> v = {"rf_topk_f32", "rf_moe_weights_f32", "rf_moe_sum_f32"};
     for (const auto &t : kWeightTypes) v.push_back(std::string("rf_mm_id_") + t.suffix);
-    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_id_") + t);
+    for (const char *t : {"q4_k", "q5_k", "q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_id_") + t);
+#if defined(RF_HIP_NVIDIA)
+    v.push_back("rf_mvq_id_q6_k");
+#endif
     return v;
 }
 
