@@ -7,6 +7,9 @@
 #include <cstring>
 #include <numeric>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "cpu_test_util.h"
 #include "rocmforge/types.h"
 
@@ -156,6 +159,36 @@ TEST_CASE("cpu moe: MATMUL_ID equals MATMUL on each chosen expert's slice bit fo
                 CHECK(std::memcmp(ys.f32(), y1.f32() + (m * c.S + s) * c.N, size_t(c.N) * 4) == 0);
             }
     }
+}
+
+TEST_CASE("cpu moe: MATMUL_ID reads only the chosen experts' weights (the others are unreadable pages)", "[cpu][moe]") {
+    // Q8_0 rows of 256 weights are 272 bytes; 256 rows make an expert slice of 17 pages, so each
+    // expert starts on a page of its own and the unchosen ones can be made PROT_NONE: a read of
+    // them faults (and fails this test by crashing it).
+    const int64_t K = 256, N = 256, E = 6, S = 2, M = 5;
+    const size_t page = size_t(sysconf(_SC_PAGESIZE)), slice = size_t(272 * N);
+    REQUIRE(slice % page == 0);
+    void *mem = mmap(nullptr, slice * E, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(mem != MAP_FAILED);
+    std::vector<float> deq;
+    Tensor host = make_experts(RF_TYPE_Q8_0, K, N, E, &deq);
+    std::memcpy(mem, host.t.data, slice * E);
+    rf_tensor w = host.t;
+    w.data = mem;
+    Tensor x(RF_TYPE_F32, {K, 1, M}), ids(RF_TYPE_I32, {S, M}), y(RF_TYPE_F32, {N, S, M});
+    fill_normal(x.f32(), x.n());
+    const int32_t chosen[S * M] = {1, 4, 4, 1, 1, 4, 4, 1, 1, 4}; // experts 0, 2, 3, 5 untouched
+    std::memcpy(ids.i32(), chosen, sizeof chosen);
+    for (int64_t e : {0, 2, 3, 5}) REQUIRE(mprotect(static_cast<uint8_t *>(mem) + slice * e, slice, PROT_NONE) == 0);
+    for (const char *cfg : {R"({"n_threads": 1})", R"({"n_threads": 3})"}) {
+        Backend be(cfg);
+        rf_node node = make_node(RF_OP_MATMUL_ID, y, {nullptr, &x, &ids});
+        node.src[0] = &w;
+        run_ok(be, node);
+        const IdCase c{K, N, E, S, M, true};
+        CHECK(nmse(reference_id(deq, x, ids, c), y.f32(), y.n()) < threshold(RF_TYPE_Q8_0));
+    }
+    munmap(mem, slice * E);
 }
 
 TEST_CASE("cpu moe: MATMUL_ID refuses bad shapes and fails on an expert id out of range", "[cpu][moe]") {
