@@ -21,3 +21,4 @@
 #include "matmul_mmq_prefill.hip"
 #include "matmul_h16.hip"
 #include "attention_prefill_mma.hip"
+#include "matmul_id.hip"

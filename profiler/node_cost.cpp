@@ -33,6 +33,17 @@ NodeCost node_cost(const rf_node &n) {
         c.bytes = tensor_bytes(n.src[0]) + tensor_bytes(n.src[1]) + tensor_bytes(d);
         break;
     }
+    case RF_OP_MATMUL_ID: {
+        // dst[N,S,M] from the chosen experts of src0[K,N,E]: a token's S ids are distinct (TOPK),
+        // so min(E, S*M) expert slices are read, the S chosen ones for one token (decode).
+        const rf_tensor *w = n.src[0], *ids = n.src[2];
+        const double K = double(w->ne[0]), N = double(w->ne[1]), E = double(w->ne[2]);
+        const double cols = ids ? double(ids->ne[0]) * double(ids->ne[1]) : 0;
+        c.flops = 2.0 * K * N * cols;
+        c.bytes = (cols < E ? cols : E) * N * row_bytes(w->type, w->ne[0]) + tensor_bytes(n.src[1]) + tensor_bytes(ids) +
+                  tensor_bytes(d);
+        break;
+    }
     case RF_OP_ATTENTION: {
         // Q [D,Hq,T]; the pools hold far more rows than are read: only n_kv rows per sequence
         // (the slot table's row length, an upper bound for causal prefill) are touched.

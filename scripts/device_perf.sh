@@ -38,6 +38,9 @@
 #   binab     tg128 (BINAB_PP=1: also pp512) of the bench models for each binary in BINS, interleaved
 #   families  qwen3/gemma2/gemma3/phi3: GPU vs CPU greedy tokens (tiny shapes), pp512/tg128 (real shapes)
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
+#   moe       mixture of experts: opcheck of the MoE cases, GPU vs CPU greedy tokens on tiny-mixtral /
+#             tiny-qwen3moe, MATMUL_ID kernel times (GB/s of the chosen experts' bytes), pp512/tg128
+#             and the profiler's per-op bytes of a decode run on mixtral-8x7b / qwen3-30b-a3b Q4_K_M
 set -u
 failed=0 # set by checks whose failure must fail the call (fusecmp); the exit status at the end
 D=${DIST:-dist}
@@ -305,6 +308,34 @@ for step in "$@"; do
       r=$(timeout 200 $RF bench -m $(model $sh Q4_K_M) -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | \
         awk -F'|' 'NF > 3 {printf "%s: %s  ", $(NF-2), $(NF-1); next} {printf "%s  ", substr($0, 1, 200)}')
       log "bench $sh Q4_K_M: $r"
+    done ;;
+  moe) # mixture of experts (docs/MODELS.md): correctness, then speed and bytes per token
+    for f in matmul_id topk moe; do
+      timeout 300 $D/tests/hip/rocmforge-opcheck --filter $f > "$OUT/moe-op-$f.txt" 2>&1
+      log "opcheck --filter $f rc=$? $(tail -1 "$OUT/moe-op-$f.txt")"; grep FAIL "$OUT/moe-op-$f.txt" | head -10 | tee -a "$S"
+    done
+    for sh in tiny-mixtral tiny-qwen3moe; do
+      for t in Q8_0 Q4_0 F16; do
+        m=$(model $sh $t)
+        for b in cpu hip; do
+          timeout 120 $RF generate -m $m -p "Once upon a time" -n 24 --temp 0 --backend $b -t 16 2>"$OUT/moe-$b.err" > "$OUT/moe-$b.txt"
+        done
+        cmp -s "$OUT/moe-cpu.txt" "$OUT/moe-hip.txt" && r=identical || r="DIFFER ($(tail -1 "$OUT/moe-hip.err" | cut -c1-160))"
+        log "greedy $sh $t, hip vs cpu: $r"
+      done
+    done
+    timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter matmul_id > "$OUT/moe-perf.txt" 2>&1
+    log "-- MATMUL_ID kernel times (GB/s over the chosen experts' bytes)"; grep matmul_id "$OUT/moe-perf.txt" | tee -a "$S"
+    for sh in ${MOE_BENCH:-qwen3-30b-a3b mixtral-8x7b}; do
+      m=$(model $sh Q4_K_M)
+      r=$(timeout 300 $RF bench -m $m -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | \
+        awk -F'|' 'NF > 3 {printf "%s: %s  ", $(NF-2), $(NF-1); next} {printf "%s  ", substr($0, 1, 200)}')
+      log "bench $sh Q4_K_M: $r"
+      timeout 200 $RF generate -m $m -p "Once upon a time" -n 16 --temp 0 --backend hip --profile "$OUT/moe-trace-$sh.json" \
+        > /dev/null 2> "$OUT/moe-prof-$sh.txt"
+      log "-- profile of 16 decode tokens, $sh (ffn_*_exps rows: bytes are the chosen experts')"
+      grep -E "matmul_id|ffn_.*_exps|bytes|GB/s" "$OUT/moe-prof-$sh.txt" | head -12 | tee -a "$S"
+      rm -f "$m" # 17-26 GB each: the disk holds one at a time
     done ;;
   kprofb) # per-kernel times of one batched decode step (7B Q4_K_M, 16 sequences)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)

@@ -89,6 +89,10 @@ const OpImpl *op_impl(int op) {
     case RF_OP_COPY: return &kOpCopy;
     case RF_OP_GEGLU: return &kOpGeglu;
     case RF_OP_SOFTCAP: return &kOpSoftcap;
+    case RF_OP_TOPK: return &kOpTopk;
+    case RF_OP_MOE_WEIGHTS: return &kOpMoeWeights;
+    case RF_OP_MATMUL_ID: return &kOpMatmulId;
+    case RF_OP_MOE_SUM: return &kOpMoeSum;
     default: return nullptr;
     }
 }
@@ -96,7 +100,7 @@ const OpImpl *op_impl(int op) {
 const char *op_name(int op) {
     static const char *names[] = {"NONE", "GET_ROWS", "MATMUL", "ADD", "MUL", "SCALE", "RMS_NORM", "ROPE",
                                   "SOFTMAX", "SILU", "SWIGLU", "SET_ROWS", "ATTENTION", "ARGMAX", "COPY",
-                                  "GEGLU", "SOFTCAP"};
+                                  "GEGLU", "SOFTCAP", "TOPK", "MOE_WEIGHTS", "MATMUL_ID", "MOE_SUM"};
     static_assert(sizeof names / sizeof names[0] == RF_OP_COUNT, "one name per op");
     return (op >= 0 && op < RF_OP_COUNT) ? names[op] : "?";
 }

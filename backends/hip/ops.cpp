@@ -8,6 +8,7 @@
 #include "kernel_args.h"
 #include "matmul_h16.h"
 #include "matmul_mmq.h"
+#include "moe.h"
 #include "weight_types.h"
 
 namespace rf_hip {
@@ -401,6 +402,7 @@ std::vector<std::string> required_kernel_names() {
 #endif
     for (const std::string &k : mmq_kernel_names()) v.push_back(k);
     for (const std::string &k : h16_kernel_names()) v.push_back(k);
+    for (const std::string &k : moe_kernel_names()) v.push_back(k);
     v.push_back("rf_attention_prefill_d64");
     v.push_back("rf_attention_prefill_d128");
     return v;
@@ -412,6 +414,7 @@ std::string unsupported_reason(const rf_node &n) {
         if (n.src[i] && !rows_contiguous(n.src[i])) return "non-contiguous rows";
     if (!rows_contiguous(n.dst)) return "non-contiguous dst rows";
     const rf_tensor *s0 = n.src[0], *s1 = n.src[1], *d = n.dst;
+    if (is_moe_op(n.op)) return moe_unsupported_reason(n); // moe.cpp
     switch (n.op) {
     case RF_OP_GET_ROWS:
         if (!s0 || !weight_type(s0->type)) return "get_rows source type not supported";
@@ -537,6 +540,7 @@ int run_node(Backend &b, const rf_node &n, std::string &err) {
 
 namespace {
 int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
+    if (is_moe_op(n.op)) return run_moe_node(b, n, err); // moe.cpp
     rf_kargs a = make_args(n);
     const rf_tensor *d = n.dst, *s0 = n.src[0], *s1 = n.src[1];
     switch (n.op) {

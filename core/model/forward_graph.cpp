@@ -7,7 +7,9 @@
 //              a = attention(q, cache) (sliding window on local layers, soft cap: gemma2);
 //              x += post_norm(Wo a) (post norms: gemma);
 //              h = rms_norm(x) * ffn_norm; x += post_norm(W_down (act(W_gate h) * (W_up h)))
-//              with act = silu, or gelu-tanh (gemma)
+//              with act = silu, or gelu-tanh (gemma); mixture of experts (mixtral, qwen3moe):
+//              r = W_gate_inp h, the top-k experts e_j of r weighted by the softmax over their
+//              logits, x += sum_j w_j W_down[e_j] (silu(W_gate[e_j] h) * (W_up[e_j] h))
 //   logits = W_out (rms_norm(x) * output_norm) (soft-capped: gemma2), only for the rows asked for.
 #include <cmath>
 #include <string>
@@ -61,6 +63,21 @@ Tensor *rope_factors(const Model &model, const KvCache &cache) {
     if (model.rope_freqs) return model.rope_freqs;
     if (model.rope_factors_long && cache.n_ctx() > model.hparams().n_ctx_orig) return model.rope_factors_long;
     return model.rope_factors_short;
+}
+
+// The experts' FFN of h [n_embd, T] (llama.cpp's build_moe_ffn with softmax gating and normalised
+// top-k weights, as llama and qwen3moe call it): [n_embd, T].
+Tensor *moe_ffn(Graph &g, const LayerWeights &w, const ModelHparams &hp, Tensor *h) {
+    const int64_t T = h->ne(1);
+    Tensor *logits = g.matmul(w.ffn_gate_inp, h, "ffn_gate_inp");
+    Tensor *ids = g.topk(logits, hp.n_expert_used, "ffn_moe_topk");
+    Tensor *weights = g.moe_weights(logits, ids, true, "ffn_moe_weights");
+    Tensor *x = g.reshape(h, {hp.n_embd, 1, T}); // one activation row per token, shared by its experts
+    Tensor *gate = g.matmul_id(w.ffn_gate_exps, x, ids, "ffn_gate_exps");
+    Tensor *up = g.matmul_id(w.ffn_up_exps, x, ids, "ffn_up_exps");
+    Tensor *act = g.swiglu(gate, up, "ffn_moe_swiglu");
+    Tensor *down = g.matmul_id(w.ffn_down_exps, act, ids, "ffn_down_exps");
+    return g.moe_sum(down, weights, "ffn_moe_sum");
 }
 
 } // namespace
@@ -136,10 +153,15 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
         x = g.add(x, attn, "attn_residual");
 
         h = rms_norm_mul(g, x, w.ffn_norm, hp.rms_eps, "ffn_norm");
-        Tensor *gate = g.matmul(w.ffn_gate, h, "ffn_gate");
-        Tensor *up = g.matmul(w.ffn_up, h, "ffn_up");
-        Tensor *act = hp.ffn_gelu ? g.geglu(gate, up, "ffn_geglu") : g.swiglu(gate, up, "ffn_swiglu");
-        Tensor *ffn = g.matmul(w.ffn_down, act, "ffn_down");
+        Tensor *ffn = nullptr;
+        if (hp.is_moe()) {
+            ffn = moe_ffn(g, w, hp, h);
+        } else {
+            Tensor *gate = g.matmul(w.ffn_gate, h, "ffn_gate");
+            Tensor *up = g.matmul(w.ffn_up, h, "ffn_up");
+            Tensor *act = hp.ffn_gelu ? g.geglu(gate, up, "ffn_geglu") : g.swiglu(gate, up, "ffn_swiglu");
+            ffn = g.matmul(w.ffn_down, act, "ffn_down");
+        }
         if (w.ffn_post_norm) ffn = rms_norm_mul(g, ffn, w.ffn_post_norm, hp.rms_eps, "ffn_post_norm");
         x = g.add(x, ffn, "ffn_residual");
     }

@@ -53,8 +53,35 @@ constexpr ArchEntry kArchs[] = {
     {"llama", ModelArch::Llama, RF_ROPE_NORMAL}, {"mistral", ModelArch::Llama, RF_ROPE_NORMAL},
     {"qwen2", ModelArch::Qwen2, RF_ROPE_NEOX},   {"qwen3", ModelArch::Qwen3, RF_ROPE_NEOX},
     {"gemma2", ModelArch::Gemma2, RF_ROPE_NEOX}, {"gemma3", ModelArch::Gemma3, RF_ROPE_NEOX},
-    {"phi3", ModelArch::Phi3, RF_ROPE_NEOX},
+    {"phi3", ModelArch::Phi3, RF_ROPE_NEOX},     {"qwen3moe", ModelArch::Qwen3Moe, RF_ROPE_NEOX},
 };
+
+// llama.cpp's LLAMA_MAX_EXPERTS.
+constexpr int64_t kMaxExperts = 512;
+
+// Experts: <arch>.expert_count / expert_used_count, checked as llama.cpp's loader checks them.
+// Only llama (Mixtral) and qwen3moe files have an expert graph; experts in any other
+// architecture are refused by name.
+void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
+    const bool moe_arch = hp.arch == ModelArch::Llama || hp.arch == ModelArch::Qwen3Moe;
+    hp.n_expert = r.get_int("expert_count", 0, hp.arch == ModelArch::Qwen3Moe);
+    if (hp.n_expert < 0 || hp.n_expert > kMaxExperts)
+        throw Error(r.f.path() + ": " + r.key("expert_count") + " = " + std::to_string(hp.n_expert) + " outside 0.." +
+                    std::to_string(kMaxExperts));
+    if (hp.n_expert == 0) {
+        if (hp.arch == ModelArch::Qwen3Moe) throw Error(r.f.path() + ": " + r.key("expert_count") + " must be positive for qwen3moe");
+        return;
+    }
+    if (!moe_arch)
+        throw Error(r.f.path() + ": mixture-of-experts " + hp.arch_name + " models (" + r.key("expert_count") + " = " +
+                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe)");
+    hp.n_expert_used = r.get_int("expert_used_count", 0, true);
+    if (hp.n_expert_used < 1 || hp.n_expert_used > hp.n_expert)
+        throw Error(r.f.path() + ": " + r.key("expert_used_count") + " = " + std::to_string(hp.n_expert_used) +
+                    " must be in 1.." + std::to_string(hp.n_expert) + " (" + r.key("expert_count") + ")");
+    hp.n_ff_exp = hp.arch == ModelArch::Qwen3Moe ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used, false) : hp.n_ff;
+    require_positive(r.f, r.key("expert_feed_forward_length"), hp.n_ff_exp);
+}
 
 std::string supported_arch_names() {
     std::string s;
@@ -70,7 +97,7 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
     hp.rope_freq_scale_swa = hp.rope_freq_scale;
     switch (hp.arch) {
     case ModelArch::Llama: case ModelArch::Qwen2: break;
-    case ModelArch::Qwen3: hp.qk_norm = true; break;
+    case ModelArch::Qwen3: case ModelArch::Qwen3Moe: hp.qk_norm = true; break;
     case ModelArch::Gemma2: case ModelArch::Gemma3: {
         const bool g3 = hp.arch == ModelArch::Gemma3;
         hp.embd_scale = hp.post_norms = hp.ffn_gelu = true;
@@ -117,9 +144,6 @@ ModelHparams read_hparams(const gguf::File &f) {
     hp.n_ff = r.get_int("feed_forward_length", 0, true);
     hp.n_head = r.get_int("attention.head_count", 0, true);
     hp.n_head_kv = r.get_int("attention.head_count_kv", hp.n_head, false);
-    if (const int64_t n_expert = r.get_int("expert_count", 0, false); n_expert > 0)
-        throw Error(f.path() + ": mixture-of-experts models (" + r.key("expert_count") + " = " +
-                    std::to_string(n_expert) + ") are not supported");
     require_positive(f, r.key("context_length"), hp.n_ctx_train);
     require_positive(f, r.key("embedding_length"), hp.n_embd);
     require_positive(f, r.key("block_count"), hp.n_layer);
@@ -162,6 +186,7 @@ ModelHparams read_hparams(const gguf::File &f) {
     if (factor < 0) throw Error(f.path() + ": rope.scaling.factor must not be negative");
     hp.rope_freq_scale = factor == 0.0 ? 1.0f : (float)(1.0 / factor);
     read_family_keys(hp, r);
+    read_expert_keys(hp, r);
 
     const gguf::TensorInfo *emb = f.find_tensor("token_embd.weight");
     if (!emb) throw Error(f.path() + ": missing tensor 'token_embd.weight'");

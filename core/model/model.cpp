@@ -108,7 +108,14 @@ void Model::load_layer(int64_t l) {
         w.attn_k_norm = place(p + "attn_k_norm.weight", {D}, true);
     }
     w.ffn_norm = place(p + "ffn_norm.weight", {E}, true);
-    if (hp.arch == ModelArch::Phi3 && !file_->find_tensor(p + "ffn_gate.weight")) {
+    if (hp.is_moe()) {
+        // llama.cpp's FFN_GATE_INP and FFN_{GATE,UP,DOWN}_EXPS: one 3-D tensor per projection.
+        const int64_t X = hp.n_expert, FX = hp.n_ff_exp;
+        w.ffn_gate_inp = place(p + "ffn_gate_inp.weight", {E, X}, true);
+        w.ffn_gate_exps = place(p + "ffn_gate_exps.weight", {E, FX, X}, true);
+        w.ffn_up_exps = place(p + "ffn_up_exps.weight", {E, FX, X}, true);
+        w.ffn_down_exps = place(p + "ffn_down_exps.weight", {FX, E, X}, true);
+    } else if (hp.arch == ModelArch::Phi3 && !file_->find_tensor(p + "ffn_gate.weight")) {
         const std::string up = p + "ffn_up.weight";
         w.ffn_gate = place_rows(up, E, 2 * F, 0, F);
         w.ffn_up = place_rows(up, E, 2 * F, F, F);
@@ -117,7 +124,7 @@ void Model::load_layer(int64_t l) {
         w.ffn_gate = place(p + "ffn_gate.weight", {E, F}, true);
         w.ffn_up = place(p + "ffn_up.weight", {E, F}, true);
     }
-    w.ffn_down = place(p + "ffn_down.weight", {F, E}, true);
+    if (!hp.is_moe()) w.ffn_down = place(p + "ffn_down.weight", {F, E}, true);
     if (hp.post_norms) { // llama.cpp's ATTN_POST_NORM / FFN_POST_NORM
         w.attn_post_norm = place(p + "post_attention_norm.weight", {E}, true);
         w.ffn_post_norm = place(p + "post_ffw_norm.weight", {E}, true);

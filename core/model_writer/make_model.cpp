@@ -97,6 +97,11 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
     if (s.sliding_window) w.set(a + "attention.sliding_window", Value::from_u32(uint32_t(s.sliding_window)));
     if (s.attn_softcap > 0) w.set(a + "attn_logit_softcapping", Value::from_f32(s.attn_softcap));
     if (s.final_softcap > 0) w.set(a + "final_logit_softcapping", Value::from_f32(s.final_softcap));
+    if (s.n_expert > 0) { // LlamaModel / Qwen3MoeModel: add_expert_count, add_expert_used_count
+        w.set(a + "expert_count", Value::from_u32(uint32_t(s.n_expert)));
+        w.set(a + "expert_used_count", Value::from_u32(uint32_t(s.n_expert_used)));
+        if (s.n_ff_exp) w.set(a + "expert_feed_forward_length", Value::from_u32(uint32_t(s.n_ff_exp)));
+    }
     if (s.arch == "phi3") { // Phi3Model: the rotary width and the pre-extension context
         w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.head_dim())));
         w.set(a + "rope.scaling.original_context_length", Value::from_u32(uint32_t(s.n_ctx)));
@@ -128,7 +133,7 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
     std::vector<std::string> names;
     for (const auto &t : tensors) names.push_back(t.name);
     const MixModelInfo info = mix_model_info(names, int(shape.n_layer), int(shape.n_head),
-                                             int(shape.n_head_kv), 0,
+                                             int(shape.n_head_kv), int(shape.n_expert),
                                              shape.arch == "llama" && shape.n_layer == 80);
     MixCounters counters;
     std::vector<int> types;
@@ -176,7 +181,8 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
         const ShapeTensor &t = tensors[k];
         const int type = types[k];
         const int64_t row_len = t.ne[0];
-        const int64_t n_rows = t.ne.size() > 1 ? t.ne[1] : 1;
+        int64_t n_rows = 1; // every row of every matrix (3-D expert tensors: ne[1] * ne[2])
+        for (size_t d = 1; d < t.ne.size(); ++d) n_rows *= t.ne[d];
         const uint64_t row_bytes = row_size(type, row_len);
         totals.n_params += row_len * n_rows;
         totals.dst_bytes += row_bytes * uint64_t(n_rows);

@@ -1,7 +1,8 @@
 // Shape table for `rocmforge mkmodel`. Numbers come from the models' published configs
 // (config.json: hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
 // intermediate_size, vocab_size, rope_theta, rms_norm_eps, head_dim, sliding_window,
-// attn_logit_softcapping, final_logit_softcapping). Tensor names as llama.cpp's llama-arch.cpp.
+// attn_logit_softcapping, final_logit_softcapping, num_local_experts / num_experts,
+// num_experts_per_tok, moe_intermediate_size). Tensor names as llama.cpp's llama-arch.cpp.
 #include "rocmforge/model_shapes.h"
 
 #include <algorithm>
@@ -83,8 +84,23 @@ std::vector<ModelShape> make_table() {
     s.fused = true;
     t.push_back(s);
 
-    // Tiny shapes of each family (the vocab file's size): for tests and smoke runs.
-    for (const char *base : {"qwen3-0.6b", "gemma2-2b", "gemma3-1b", "phi3-mini"}) {
+    s = {};
+    s.name = "mixtral-8x7b"; s.arch = "llama"; s.display_name = "Mixtral 8x7B";
+    s.n_embd = 4096; s.n_layer = 32; s.n_head = 32; s.n_head_kv = 8; s.n_ff = 14336;
+    s.n_vocab = 32000; s.n_ctx = 32768; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-5f;
+    s.n_expert = 8; s.n_expert_used = 2;
+    t.push_back(s);
+
+    s = {};
+    s.name = "qwen3-30b-a3b"; s.arch = "qwen3moe"; s.display_name = "Qwen3 30B A3B";
+    s.n_embd = 2048; s.n_layer = 48; s.n_head = 32; s.n_head_kv = 4; s.n_ff = 6144; s.key_length = 128;
+    s.n_vocab = 151936; s.n_ctx = 40960; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-6f;
+    s.qk_norm = true; s.n_expert = 128; s.n_expert_used = 8; s.n_ff_exp = 768;
+    t.push_back(s);
+
+    // Tiny shapes of each family (the vocab file's size): for tests and smoke runs. The MoE ones
+    // keep several experts per token (mixtral 2 of 8, qwen3moe 4 of 16, experts 64 wide).
+    for (const char *base : {"qwen3-0.6b", "gemma2-2b", "gemma3-1b", "phi3-mini", "mixtral-8x7b", "qwen3-30b-a3b"}) {
         ModelShape tiny = *std::find_if(t.begin(), t.end(), [&](const ModelShape &x) { return x.name == base; });
         tiny.name = "tiny-" + tiny.arch;
         tiny.display_name = "ROCmForge Tiny " + tiny.arch;
@@ -92,6 +108,8 @@ std::vector<ModelShape> make_table() {
         tiny.n_layer = tiny.arch == "gemma3" ? 7 : 3; // gemma3: six local layers around a global one
         if (tiny.key_length) tiny.key_length = 64;    // wider heads than n_embd / n_head, as the real ones
         if (tiny.sliding_window) tiny.sliding_window = 8;
+        if (tiny.arch == "llama") tiny.name = "tiny-mixtral", tiny.display_name = "ROCmForge Tiny mixtral";
+        if (tiny.n_expert == 128) tiny.n_expert = 16, tiny.n_expert_used = 4, tiny.n_ff_exp = 64;
         t.push_back(tiny);
     }
     return t;
@@ -148,13 +166,19 @@ std::vector<ShapeTensor> shape_tensors(const ModelShape &s) {
         t.push_back({p + "attn_output.weight", {Q, E}});
         if (s.post_norms) t.push_back({p + "post_attention_norm.weight", {E}});
         t.push_back({p + "ffn_norm.weight", {E}});
-        if (s.fused) {
+        if (s.n_expert > 0) {
+            const int64_t X = s.n_expert, FX = s.expert_ff();
+            t.push_back({p + "ffn_gate_inp.weight", {E, X}});
+            t.push_back({p + "ffn_gate_exps.weight", {E, FX, X}});
+            t.push_back({p + "ffn_down_exps.weight", {FX, E, X}});
+            t.push_back({p + "ffn_up_exps.weight", {E, FX, X}});
+        } else if (s.fused) {
             t.push_back({p + "ffn_up.weight", {E, 2 * F}}); // gate rows, then up rows
         } else {
             t.push_back({p + "ffn_gate.weight", {E, F}});
             t.push_back({p + "ffn_up.weight", {E, F}});
         }
-        t.push_back({p + "ffn_down.weight", {F, E}});
+        if (s.n_expert == 0) t.push_back({p + "ffn_down.weight", {F, E}});
         if (s.post_norms) t.push_back({p + "post_ffw_norm.weight", {E}});
     }
     t.push_back({"output_norm.weight", {E}});

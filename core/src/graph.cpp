@@ -173,6 +173,34 @@ Tensor *Graph::softcap(Tensor *a, float cap, const char *label) {
     return d;
 }
 
+Tensor *Graph::topk(Tensor *logits, int64_t k, const char *label) {
+    if (!(logits->type() == RF_TYPE_F32 && logits->ne(2) == 1 && logits->ne(3) == 1)) fail(std::string(label) + ": logits must be f32 [E, M]");
+    if (!(k >= 1 && k <= logits->ne(0))) fail(std::string(label) + ": k = " + std::to_string(k) + " outside 1.." + std::to_string(logits->ne(0)));
+    return add_node(RF_OP_TOPK, new_tensor(TensorKind::Intermediate, RF_TYPE_I32, {k, logits->ne(1)}), {logits}, label);
+}
+
+Tensor *Graph::moe_weights(Tensor *logits, Tensor *ids, bool over_chosen, const char *label) {
+    if (!(ids->type() == RF_TYPE_I32 && ids->ne(1) == logits->ne(1) && ids->ne(0) <= logits->ne(0)))
+        fail(std::string(label) + ": ids " + shape_str(ids) + " do not match the logits " + shape_str(logits));
+    Tensor *d = add_node(RF_OP_MOE_WEIGHTS, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {ids->ne(0), ids->ne(1)}), {logits, ids}, label);
+    nodes_.back().iparams[0] = over_chosen ? 1 : 0;
+    return d;
+}
+
+Tensor *Graph::matmul_id(Tensor *w, Tensor *x, Tensor *ids, const char *label) {
+    const int64_t S = ids->ne(0), M = ids->ne(1);
+    if (!(ids->type() == RF_TYPE_I32 && ids->ne(2) == 1 && ids->ne(3) == 1)) fail(std::string(label) + ": ids must be i32 [S, M]");
+    if (!(x->type() == RF_TYPE_F32 && w->ne(0) == x->ne(0) && (x->ne(1) == S || x->ne(1) == 1) && x->ne(2) == M && x->ne(3) == 1 && w->ne(3) == 1))
+        fail(std::string(label) + ": shapes do not match: weight " + shape_str(w) + ", activations " + shape_str(x) + ", ids " + shape_str(ids));
+    return add_node(RF_OP_MATMUL_ID, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {w->ne(1), S, M}), {w, x, ids}, label);
+}
+
+Tensor *Graph::moe_sum(Tensor *y, Tensor *weights, const char *label) {
+    if (!(weights->type() == RF_TYPE_F32 && weights->ne(0) == y->ne(1) && weights->ne(1) == y->ne(2) && y->ne(3) == 1))
+        fail(std::string(label) + ": weights " + shape_str(weights) + " do not match " + shape_str(y));
+    return add_node(RF_OP_MOE_SUM, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {y->ne(0), y->ne(2)}), {y, weights}, label);
+}
+
 Tensor *Graph::set_rows(Tensor *pool, Tensor *src, Tensor *slots, const char *label) {
     if (!(src->ne(0) == pool->ne(0))) fail(std::string(label) + ": row length " + std::to_string(src->ne(0)) +
                                            " does not match the pool's " + std::to_string(pool->ne(0)));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Each model family beyond llama end to end on the CPU backend: `mkmodel` writes a tiny
-# random-weight file of the family (Q8_0 and F16 mixes), `generate` loads it, names the
+# random-weight file of the family (Q8_0 and F16 mixes; the mixture-of-experts ones too), `generate` loads it, names the
 # architecture and streams the tokens asked for; the same seed gives the same text.
 # Usage: families.sh ROCMFORGE_EXE VOCAB.gguf
 set -u
@@ -8,10 +8,13 @@ exe=$1
 vocab=$2
 . "$(dirname "$0")/lib.sh"
 
-for arch in qwen3 gemma2 gemma3 phi3; do
+# shape:architecture (tiny-mixtral is a llama file with experts)
+for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen3moe:qwen3moe; do
+  shape=${pair%%:*}
+  arch=${pair#*:}
   for mix in Q8_0 F16; do
-    model="$tmp/tiny-$arch-$mix.gguf"
-    expect 0 "mkmodel: [0-9]+ tensors" -- "$exe" mkmodel --shape "tiny-$arch" --type "$mix" --seed 3 \
+    model="$tmp/tiny-$shape-$mix.gguf"
+    expect 0 "mkmodel: [0-9]+ tensors" -- "$exe" mkmodel --shape "tiny-$shape" --type "$mix" --seed 3 \
       --vocab "$vocab" -o "$model" -t 2
     expect 0 "model: .*\($arch [0-9.]+[KM] $mix\)" -- "$exe" generate -m "$model" -p "Hello world" -n 12 --seed 5 -t 2
     "$exe" generate -m "$model" -p "Hello world" -n 12 --seed 5 -t 2 >"$tmp/a.txt" 2>"$tmp/a.err" || fail "$arch $mix: generate exited $?"

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "fusion_cases.h"
+#include "moe_cases.h"
 #include "op_cases.h"
 #include "plugin_handle.h"
 
@@ -180,7 +181,9 @@ std::vector<std::vector<double>> run_graph(Plugin &p, const GraphCase &c) {
 }
 
 void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng, int &passed, int &failed, int &skipped) {
-    for (const GraphCase &c : fusion_cases(rng)) {
+    std::vector<GraphCase> graphs = fusion_cases(rng);
+    for (GraphCase &c : moe_graph_cases(rng)) graphs.push_back(std::move(c));
+    for (const GraphCase &c : graphs) {
         if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
         if (const std::string why = graph_unsupported(gpu, c); !why.empty()) {
             std::printf("FAIL  %-52s GPU backend does not support %s\n", c.name.c_str(), why.c_str());
@@ -211,7 +214,9 @@ void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng,
 int check(Plugin &gpu, Plugin &ref, const Options &o) {
     std::mt19937 rng(o.seed);
     int failed = 0, passed = 0, skipped = 0;
-    for (Case &c : correctness_cases(rng)) {
+    std::vector<Case> cases = correctness_cases(rng);
+    for (Case &c : moe_cases(rng)) cases.push_back(std::move(c));
+    for (Case &c : cases) {
         if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
         Bound probe_g = bind(gpu, c, false, 1);
         rf_node pn = make_node(c, probe_g);
@@ -276,7 +281,9 @@ int perf(Plugin &gpu, const Options &o) {
     std::mt19937 rng(o.seed);
     std::printf("%-52s %10s %9s %9s\n", "op", "us/op", "GB/s", "TFLOP/s");
     const auto &vt = gpu.vt();
-    for (Case &c : perf_cases(rng)) {
+    std::vector<Case> cases = perf_cases(rng);
+    for (Case &c : moe_perf_cases(rng)) cases.push_back(std::move(c));
+    for (Case &c : cases) {
         if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
         try {
             Bound b = bind(gpu, c, false, 8);
@@ -356,6 +363,8 @@ int main(int argc, char **argv) {
         std::mt19937 rng(o.seed);
         for (const auto &c : correctness_cases(rng)) std::printf("%s\n", c.name.c_str());
         for (const auto &c : fusion_cases(rng)) std::printf("%s\n", c.name.c_str());
+        for (const auto &c : moe_cases(rng)) std::printf("%s\n", c.name.c_str());
+        for (const auto &c : moe_graph_cases(rng)) std::printf("%s\n", c.name.c_str());
         return 0;
     }
     Plugin gpu(o.gpu, o.gpu_config);

@@ -130,7 +130,96 @@ TinySpec phi3_spec() {
     return spec;
 }
 
+// Mixtral: a llama file with experts (8 experts, 2 per token; a 96-wide FFN each).
+TinySpec mixtral_spec() {
+    TinySpec spec;
+    spec.n_expert = 8;
+    spec.n_expert_used = 2;
+    return spec;
+}
+
+// Qwen3-MoE: qwen3 attention, 6 experts of width 40 (expert_feed_forward_length), 3 per token.
+TinySpec qwen3moe_spec() {
+    TinySpec spec = qwen3_spec();
+    spec.arch = "qwen3moe";
+    spec.n_expert = 6;
+    spec.n_expert_used = 3;
+    spec.n_ff_exp = 40;
+    return spec;
+}
+
+void check_rejected(const TinySpec &spec, const std::string &file, const std::string &message) {
+    auto rt = cpu_runtime();
+    const std::string path = temp_path(file);
+    write_tiny_model(path, spec);
+    INFO(file);
+    CHECK_THROWS_WITH(Model::load(path, *rt), Catch::Contains(message));
+}
+
 } // namespace
+
+TEST_CASE("mixtral (llama with experts): router, top-2 of 8, normalised weights; matches the reference and its decoding", "[model][moe]") {
+    const TinySpec spec = mixtral_spec();
+    Setup s = load(spec, "mixtral_hp.gguf");
+    const ModelHparams &hp = s.model->hparams();
+    CHECK(hp.arch == ModelArch::Llama);
+    CHECK(hp.n_expert == 8);
+    CHECK(hp.n_expert_used == 2);
+    CHECK(hp.n_ff_exp == 96);
+    CHECK(s.model->layers[1].ffn_gate_exps->ne(2) == 8);
+    CHECK(s.model->layers[1].ffn_gate == nullptr);
+    check_against_reference(spec, "mixtral_ref.gguf");
+    check_decoding_matches_prefill(spec, "mixtral_bt.gguf");
+    TinySpec f16 = spec;
+    f16.matrix_type = RF_TYPE_F16;
+    check_against_reference(f16, "mixtral_f16.gguf");
+}
+
+TEST_CASE("qwen3moe: Q/K norms and experts of their own width; matches the reference and its decoding", "[model][moe]") {
+    const TinySpec spec = qwen3moe_spec();
+    Setup s = load(spec, "qwen3moe_hp.gguf");
+    const ModelHparams &hp = s.model->hparams();
+    CHECK(hp.arch == ModelArch::Qwen3Moe);
+    CHECK(hp.qk_norm);
+    CHECK(hp.rope_mode == RF_ROPE_NEOX);
+    CHECK(hp.n_ff_exp == 40);
+    CHECK(s.model->layers[0].ffn_down_exps->ne(0) == 40);
+    check_against_reference(spec, "qwen3moe_ref.gguf");
+    check_decoding_matches_prefill(spec, "qwen3moe_bt.gguf");
+    // Without expert_feed_forward_length an expert is n_ff / n_expert_used wide (llama.cpp).
+    TinySpec no_key = spec;
+    no_key.n_ff_exp = 0;
+    no_key.n_ff = 96; // 32 per expert
+    Setup d = load(no_key, "qwen3moe_nokey.gguf");
+    CHECK(d.model->hparams().n_ff_exp == 32);
+    check_against_reference(no_key, "qwen3moe_nokey_ref.gguf");
+}
+
+TEST_CASE("mixture-of-experts files with missing or inconsistent experts are refused by name", "[model][moe]") {
+    TinySpec missing = mixtral_spec();
+    missing.skip_tensors = {"blk.1.ffn_up_exps.weight"};
+    check_rejected(missing, "moe_missing.gguf", "missing tensor 'blk.1.ffn_up_exps.weight'");
+    TinySpec no_router = qwen3moe_spec();
+    no_router.skip_tensors = {"blk.0.ffn_gate_inp.weight"};
+    check_rejected(no_router, "moe_norouter.gguf", "blk.0.ffn_gate_inp.weight");
+    TinySpec too_many = mixtral_spec();
+    too_many.n_expert_used = 9;
+    check_rejected(too_many, "moe_used.gguf", "llama.expert_used_count = 9 must be in 1..8");
+    TinySpec no_used = mixtral_spec();
+    no_used.n_expert_used = 0;
+    check_rejected(no_used, "moe_noused.gguf", "missing metadata key 'llama.expert_used_count'");
+    TinySpec count = mixtral_spec();
+    count.expert_count_key = 4; // tensors hold 8 experts
+    check_rejected(count, "moe_count.gguf", "tensor 'blk.0.ffn_gate_inp.weight' has shape [64, 8, 1, 1], expected [64, 4, 1, 1]");
+    TinySpec dense = qwen3moe_spec();
+    dense.n_expert = 0;
+    dense.n_expert_used = 0;
+    dense.n_ff_exp = 0;
+    check_rejected(dense, "moe_dense.gguf", "missing metadata key 'qwen3moe.expert_count'");
+    TinySpec qwen2 = mixtral_spec(); // experts in a family without an expert graph
+    qwen2.arch = "qwen2";
+    check_rejected(qwen2, "moe_qwen2.gguf", "mixture-of-experts qwen2 models (qwen2.expert_count = 8) are not supported");
+}
 
 TEST_CASE("qwen3: per-head Q/K norms, explicit head size; matches the reference and its decoding", "[model][qwen3]") {
     const TinySpec spec = qwen3_spec();
@@ -418,7 +507,7 @@ TEST_CASE("bad files and bad batches are rejected by name", "[model]") {
     write_tiny_model(p3, gpt);
     // One line naming the architecture and what is supported.
     REQUIRE_THROWS_WITH(Model::load(p3, *rt), Catch::Contains("unsupported model architecture 'gpt2' (supported: llama, "
-                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3)"));
+                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe)"));
 
     Setup s = load(TinySpec{}, "badbatch.gguf");
     InferenceContext ctx(*s.model, *s.rt, ctx_params());

@@ -24,9 +24,14 @@ std::string temp_path(const std::string &name) {
 namespace {
 
 bool is_gemma(const std::string &arch) { return arch == "gemma2" || arch == "gemma3"; }
-bool has_qk_norm(const std::string &arch) { return arch == "qwen3" || arch == "gemma3"; }
+bool has_qk_norm(const std::string &arch) { return arch == "qwen3" || arch == "gemma3" || arch == "qwen3moe"; }
 bool neox_rope(const std::string &arch) { return arch != "llama" && arch != "mistral"; }
 int64_t head_size(const TinySpec &s) { return s.head_dim ? s.head_dim : s.n_embd / s.n_head; }
+// One expert's FFN width as llama.cpp reads it.
+int64_t expert_ff(const TinySpec &s) {
+    if (s.arch != "qwen3moe") return s.n_ff;
+    return s.n_ff_exp ? s.n_ff_exp : s.n_ff / s.n_expert_used;
+}
 
 } // namespace
 
@@ -60,6 +65,9 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
         wr.set(a + ".rope.scaling.original_context_length", Value::from_u32((uint32_t)s.n_ctx_orig));
         wr.set(a + ".rope.scaling.attn_factor", Value::from_f32(s.rope_attn_factor));
     }
+    if (s.n_expert) wr.set(a + ".expert_count", Value::from_u32((uint32_t)(s.expert_count_key ? s.expert_count_key : s.n_expert)));
+    if (s.n_expert_used) wr.set(a + ".expert_used_count", Value::from_u32((uint32_t)s.n_expert_used));
+    if (s.n_ff_exp) wr.set(a + ".expert_feed_forward_length", Value::from_u32((uint32_t)s.n_ff_exp));
     if (s.file_type >= 0) wr.set("general.file_type", Value::from_u32((uint32_t)s.file_type));
     if (s.rope_scale_factor > 0) {
         wr.set(a + ".rope.scaling.type", Value::from_string("linear"));
@@ -148,6 +156,14 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
         }
         add(p + "attn_output.weight", {Q, s.n_embd}, 0.0f, 1.0f / std::sqrt((float)Q), true);
         add(p + "ffn_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
+        if (s.n_expert > 0) {
+            const int64_t X = s.n_expert, FX = expert_ff(s);
+            add(p + "ffn_gate_inp.weight", {s.n_embd, X}, 0.0f, 2.0f * inv_e, false); // router: f32 as the converter writes it
+            add(p + "ffn_gate_exps.weight", {s.n_embd, FX, X}, 0.0f, inv_e, true);
+            add(p + "ffn_up_exps.weight", {s.n_embd, FX, X}, 0.0f, inv_e, true);
+            add(p + "ffn_down_exps.weight", {FX, s.n_embd, X}, 0.0f, 1.0f / std::sqrt((float)FX), true);
+            continue;
+        }
         if (fused) {
             // The file's ffn_up holds gate then up; the reference reads them as ffn_gate/ffn_up.
             add_fused(p + "ffn_up.weight", s.n_embd, {{p + "ffn_gate.weight", s.n_ff}, {p + "ffn_up.weight", s.n_ff}});
@@ -226,6 +242,35 @@ double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 double softcap(double x, double cap) { return cap > 0 ? cap * std::tanh(x / cap) : x; }
 
+// llama.cpp's build_moe_ffn with softmax gating and normalised weights (llama, qwen3moe): the
+// n_expert_used experts of the largest router logits, weighted by the softmax over those logits.
+Vec moe_ffn(const TinyWeights &w, const std::string &p, const Vec &h) {
+    const TinySpec &s = w.spec;
+    const int64_t E = s.n_embd, X = s.n_expert, FX = expert_ff(s);
+    const Vec logits = matvec(w.t.at(p + "ffn_gate_inp.weight"), h, X);
+    std::vector<int64_t> order((size_t)X);
+    for (int64_t e = 0; e < X; ++e) order[(size_t)e] = e;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return logits[(size_t)a] > logits[(size_t)b]; });
+    double z = 0;
+    for (int64_t j = 0; j < s.n_expert_used; ++j) z += std::exp(logits[(size_t)order[(size_t)j]] - logits[(size_t)order[0]]);
+    Vec out((size_t)E, 0.0);
+    // One expert's [K, N] slice of a [K, N, X] tensor.
+    auto slice = [&](const std::string &name, int64_t e, int64_t K, int64_t N) {
+        const auto &all = w.t.at(p + name);
+        return std::vector<float>(all.begin() + e * K * N, all.begin() + (e + 1) * K * N);
+    };
+    for (int64_t j = 0; j < s.n_expert_used; ++j) {
+        const int64_t e = order[(size_t)j];
+        const double weight = std::exp(logits[(size_t)e] - logits[(size_t)order[0]]) / z;
+        Vec g = matvec(slice("ffn_gate_exps.weight", e, E, FX), h, FX);
+        const Vec u = matvec(slice("ffn_up_exps.weight", e, E, FX), h, FX);
+        for (int64_t i = 0; i < FX; ++i) g[(size_t)i] = silu(g[(size_t)i]) * u[(size_t)i];
+        const Vec d = matvec(slice("ffn_down_exps.weight", e, FX, E), g, E);
+        for (int64_t i = 0; i < E; ++i) out[(size_t)i] += weight * d[(size_t)i];
+    }
+    return out;
+}
+
 } // namespace
 
 std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens, int64_t n_ctx) {
@@ -295,6 +340,11 @@ std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const s
             if (gemma) o = rms_norm(o, W(p + "post_attention_norm.weight"), s.rms_eps);
             for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += o[(size_t)i];
             Vec h = rms_norm(x[(size_t)t], W(p + "ffn_norm.weight"), s.rms_eps);
+            if (s.n_expert > 0) {
+                const Vec d = moe_ffn(w, p, h);
+                for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += d[(size_t)i];
+                continue;
+            }
             Vec g = matvec(W(p + "ffn_gate.weight"), h, s.n_ff);
             Vec u = matvec(W(p + "ffn_up.weight"), h, s.n_ff);
             for (int64_t i = 0; i < s.n_ff; ++i)

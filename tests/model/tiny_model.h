@@ -13,7 +13,7 @@
 namespace rf_test {
 
 struct TinySpec {
-    std::string arch = "llama"; // "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"
+    std::string arch = "llama"; // "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen3moe"
     int64_t n_embd = 64, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 96, n_vocab = 97;
     int64_t head_dim = 0;          // attention.key_length / value_length; 0: not written (n_embd / n_head)
     int64_t sliding_window = 0;    // gemma: attention.sliding_window (0: not written)
@@ -24,6 +24,11 @@ struct TinySpec {
     int64_t n_ctx_orig = 64;       // phi3 with rope_factors: long factors above this context
     float rope_attn_factor = 1.25f;
     int64_t n_ctx_train = 256;
+    // Mixture of experts (llama = Mixtral, qwen3moe): expert_count, expert_used_count (0: not
+    // written) and qwen3moe's expert_feed_forward_length (0: not written, the FFN width is then
+    // n_ff / n_expert_used); the experts replace ffn_gate/up/down.
+    int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    int64_t expert_count_key = 0; // > 0: written as expert_count instead of n_expert (bad-file tests)
     float rms_eps = 1e-5f;
     float rope_base = 10000.0f;
     float rope_scale_factor = 0.0f; // rope.scaling.factor; 0: not written

@@ -267,6 +267,57 @@ TEST_CASE("qwen3, gemma2, gemma3, phi3 shapes: llama.cpp's tensor names and size
     CHECK(phi.size() == size_t(1 + 32 * 6 + 2));
 }
 
+TEST_CASE("mkmodel: mixture-of-experts shapes have the converter's expert tensors", "[mkmodel]") {
+    auto tensors_of = [](const char *name) {
+        const rf::ModelShape *s = rf::find_model_shape(name);
+        REQUIRE(s != nullptr);
+        std::map<std::string, std::vector<int64_t>> by_name;
+        for (const auto &t : rf::shape_tensors(*s)) by_name[t.name] = t.ne;
+        return by_name;
+    };
+    using V = std::vector<int64_t>;
+    const auto mx = tensors_of("mixtral-8x7b");
+    CHECK(mx.at("blk.31.ffn_gate_inp.weight") == V{4096, 8});
+    CHECK(mx.at("blk.31.ffn_gate_exps.weight") == V{4096, 14336, 8});
+    CHECK(mx.at("blk.31.ffn_up_exps.weight") == V{4096, 14336, 8});
+    CHECK(mx.at("blk.31.ffn_down_exps.weight") == V{14336, 4096, 8});
+    CHECK(mx.at("blk.0.attn_k.weight") == V{4096, 1024});
+    CHECK(mx.count("blk.0.ffn_gate.weight") == 0);
+    CHECK(mx.count("blk.0.ffn_down.weight") == 0);
+    CHECK(mx.size() == size_t(1 + 32 * 10 + 2));
+    const auto q = tensors_of("qwen3-30b-a3b");
+    CHECK(q.at("blk.47.ffn_gate_inp.weight") == V{2048, 128});
+    CHECK(q.at("blk.47.ffn_gate_exps.weight") == V{2048, 768, 128});
+    CHECK(q.at("blk.47.ffn_down_exps.weight") == V{768, 2048, 128});
+    CHECK(q.at("blk.0.attn_q.weight") == V{2048, 4096});
+    CHECK(q.at("blk.0.attn_q_norm.weight") == V{128});
+    CHECK(q.size() == size_t(1 + 48 * 12 + 2));
+}
+
+TEST_CASE("mkmodel tiny-qwen3moe writes the expert keys and every expert's rows", "[mkmodel]") {
+    TempDir dir;
+    rf::MakeModelOptions opt = tiny_options(dir.file("q3m.gguf"), rf::QuantMix::Q4_K_M, 1);
+    opt.shape = "tiny-qwen3moe";
+    rf::make_model(opt);
+    auto f = rf::gguf::File::open(opt.output_path);
+    CHECK(f->get_string("general.architecture") == "qwen3moe");
+    CHECK(f->get_int("qwen3moe.expert_count", -1) == 16);
+    CHECK(f->get_int("qwen3moe.expert_used_count", -1) == 4);
+    CHECK(f->get_int("qwen3moe.expert_feed_forward_length", -1) == 64);
+    const rf::gguf::TensorInfo *router = f->find_tensor("blk.0.ffn_gate_inp.weight");
+    REQUIRE(router != nullptr);
+    CHECK(router->type == RF_TYPE_F32); // llama.cpp keeps the router unquantized
+    const rf::gguf::TensorInfo *up = f->find_tensor("blk.2.ffn_up_exps.weight");
+    REQUIRE(up != nullptr);
+    CHECK(up->ne[2] == 16);
+    // The last expert's rows are written (not left zero): its last block differs from zeros.
+    const uint8_t *data = f->tensor_data(*up);
+    const uint64_t row = up->nbytes / uint64_t(up->ne[1] * up->ne[2]);
+    bool nonzero = false;
+    for (uint64_t i = up->nbytes - row; i < up->nbytes; ++i) nonzero |= data[i] != 0;
+    CHECK(nonzero);
+}
+
 TEST_CASE("mkmodel tiny-gemma2 writes the family's keys", "[mkmodel]") {
     TempDir dir;
     rf::MakeModelOptions opt = tiny_options(dir.file("g2.gguf"), rf::QuantMix::Q8_0, 1);

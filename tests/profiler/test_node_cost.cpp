@@ -39,6 +39,23 @@ TEST_CASE("node cost: attention counts only the rows of the cache it reads") {
     CHECK(c.bytes == Approx(kv_bytes + 4.0 * (D * Hq * T * 2 + n_kv + 2 * T)));
 }
 
+TEST_CASE("node cost: matmul_id counts only the experts its columns can choose") {
+    // Mixtral decode: 2 of 8 experts for one token; a prefill of 40 tokens can touch all 8.
+    rf_tensor w = tensor(RF_TYPE_Q4_K, {4096, 14336, 8});
+    rf_tensor x1 = tensor(RF_TYPE_F32, {4096, 1, 1}), ids1 = tensor(RF_TYPE_I32, {2, 1}), y1 = tensor(RF_TYPE_F32, {14336, 2, 1});
+    rf_node n{};
+    n.op = RF_OP_MATMUL_ID;
+    n.src[0] = &w, n.src[1] = &x1, n.src[2] = &ids1, n.dst = &y1;
+    const double expert = 4096.0 / 256 * 144 * 14336; // q4_K: 144 bytes per 256 weights
+    auto c = rfprof::node_cost(n);
+    CHECK(c.flops == 2.0 * 4096 * 14336 * 2);
+    CHECK(c.bytes == 2 * expert + 4096.0 * 4 + 2 * 4 + 14336.0 * 2 * 4);
+    rf_tensor x40 = tensor(RF_TYPE_F32, {4096, 1, 40}), ids40 = tensor(RF_TYPE_I32, {2, 40}), y40 = tensor(RF_TYPE_F32, {14336, 2, 40});
+    n.src[1] = &x40, n.src[2] = &ids40, n.dst = &y40;
+    c = rfprof::node_cost(n);
+    CHECK(c.bytes == 8 * expert + 4096.0 * 40 * 4 + 80 * 4 + 14336.0 * 80 * 4);
+}
+
 TEST_CASE("node cost: elementwise ops count one FLOP per element; KV append only the appended rows") {
     rf_tensor a = tensor(RF_TYPE_F32, {128, 5}), b = tensor(RF_TYPE_F32, {128}), d = tensor(RF_TYPE_F32, {128, 5});
     rf_node n{};

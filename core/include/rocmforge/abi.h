@@ -132,6 +132,24 @@ typedef struct rf_tensor {
  * GEGLU      dst = gelu(src0) * src1, f32, same shapes; gelu is the tanh approximation
  *            0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Gemma's FFN gate).
  * SOFTCAP    dst = fparams[0] * tanh(src0 / fparams[0]), f32 (Gemma 2's final logits).
+ *
+ * Mixture of experts (docs/MODELS.md): router logits -> TOPK -> MOE_WEIGHTS; the expert FFN as
+ * MATMUL_ID (gate, up) -> SWIGLU -> MATMUL_ID (down) -> MOE_SUM.
+ * TOPK       dst[k, M] i32 = the indices of the k largest values of each row of src0[E, M] f32,
+ *            largest first; equal values: the lower index first. k = dst->ne[0], 1 <= k <= E.
+ * MOE_WEIGHTS dst[k, M] f32 = the gating weights of the experts src1[k, M] (i32, 0 <= id < E,
+ *            as TOPK writes them) from the router logits src0[E, M] f32:
+ *            iparams[0] = 1: softmax over the k chosen logits, w_j = exp(l[id_j]) / sum_i exp(l[id_i])
+ *                            (Mixtral; Qwen3-MoE with norm_topk_prob: normalised top-k);
+ *            iparams[0] = 0: the chosen entries of the softmax over all E logits (not renormalised).
+ * MATMUL_ID  dst[N, S, M] f32: dst[:, s, m] = src0[:, :, e]^T * src1[:, s', m] with e = src2[s, m],
+ *            s' = s when src1 is [K, S, M], s' = 0 when it is [K, 1, M] (one activation row per
+ *            token shared by its S experts). src0 [K, N, E] weight of any MATMUL type (expert e is
+ *            slice e), src1 f32, src2 i32 [S, M] expert ids. Only the chosen experts' weights are
+ *            read. An id outside 0..E-1 fails the compute() naming it (the CPU backend) or is
+ *            skipped with its outputs set to 0 (GPU backends, which cannot report per node).
+ * MOE_SUM    dst[N, M] f32 = sum_s src1[s, m] * src0[n, s, m]: src0 f32 [N, S, M] (MATMUL_ID's
+ *            output), src1 f32 [S, M] (MOE_WEIGHTS' output); the sum runs over s = 0..S-1 in order.
  */
 enum rf_op {
     RF_OP_NONE = 0,
@@ -151,6 +169,10 @@ enum rf_op {
     RF_OP_COPY,
     RF_OP_GEGLU,
     RF_OP_SOFTCAP,
+    RF_OP_TOPK,
+    RF_OP_MOE_WEIGHTS,
+    RF_OP_MATMUL_ID,
+    RF_OP_MOE_SUM,
     RF_OP_COUNT
 };
 
@@ -160,7 +182,8 @@ enum rf_rope_mode { RF_ROPE_NORMAL = 0, RF_ROPE_NEOX = 2 };
 static inline const char *rf_op_name(int op) {
     static const char *const names[RF_OP_COUNT] = {
         "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
-        "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap"};
+        "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap",
+        "topk", "moe_weights", "matmul_id", "moe_sum"};
     return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
 }
 

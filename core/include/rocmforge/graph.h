@@ -179,6 +179,13 @@ public:
     Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
                       Tensor *token_info, float scale, AttentionLimits limits, const char *label);
     Tensor *argmax(Tensor *a, const char *label = "argmax");
+    // Mixture of experts (abi.h): the k largest router logits of each token, their gating
+    // weights (over_chosen: softmax over the k chosen; else the chosen of the softmax over all),
+    // the chosen experts' matmuls of a 3-D weight [K, N, E], and their weighted sum.
+    Tensor *topk(Tensor *logits, int64_t k, const char *label = "topk");
+    Tensor *moe_weights(Tensor *logits, Tensor *ids, bool over_chosen, const char *label = "moe_weights");
+    Tensor *matmul_id(Tensor *w, Tensor *x, Tensor *ids, const char *label = "matmul_id");
+    Tensor *moe_sum(Tensor *y, Tensor *weights, const char *label = "moe_sum");
     Tensor *copy(Tensor *a, int type, const char *label = "copy");
 
     // Views (no node): same bytes, new shape; `a` must be contiguous.

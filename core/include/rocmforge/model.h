@@ -1,5 +1,6 @@
 // Decoder-only transformer models of the llama lineage (llama 1/2/3, mistral-style files, qwen2,
-// qwen3, gemma2, gemma3, phi3; docs/MODELS.md): hyperparameters read from GGUF metadata, weights
+// qwen3, gemma2, gemma3, phi3, and the mixture-of-experts mixtral (llama with experts) and qwen3moe;
+// docs/MODELS.md): hyperparameters read from GGUF metadata, weights
 // placed on the runtime's primary backend straight from the mapped file.
 #pragma once
 #include <cstdint>
@@ -15,7 +16,7 @@
 namespace rf {
 
 // Which graph recipe a file's `general.architecture` maps to.
-enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
+enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe };
 
 struct ModelHparams {
     std::string arch_name;      // general.architecture as written in the file
@@ -49,10 +50,19 @@ struct ModelHparams {
     int64_t n_ctx_orig = 0;     // <arch>.rope.scaling.original_context_length (phi3 long/short factors)
     float rope_attn_factor = 1.0f; // <arch>.rope.scaling.attn_factor: RoPE output scale (phi3 longrope)
 
+    // Mixture of experts (llama files with experts = Mixtral, qwen3moe): every layer's FFN is
+    // n_expert experts of which each token takes the n_expert_used with the largest router logits,
+    // weighted by the softmax over those (normalised top-k, both architectures in llama.cpp).
+    int64_t n_expert = 0;       // <arch>.expert_count; 0: a dense FFN
+    int64_t n_expert_used = 0;  // <arch>.expert_used_count
+    int64_t n_ff_exp = 0;       // one expert's FFN width: <arch>.expert_feed_forward_length
+                                // (qwen3moe; default n_ff / n_expert_used), n_ff for llama
+
     int64_t n_embd_q() const { return head_dim * n_head; }
     int64_t n_embd_kv() const { return head_dim * n_head_kv; }
     // Sliding-window (local) layer: attends to the last n_swa positions, with the local RoPE.
     bool is_swa(int64_t layer) const { return n_swa > 0 && swa_pattern > 0 && layer % swa_pattern < swa_pattern - 1; }
+    bool is_moe() const { return n_expert > 0; }
 };
 
 // Reads and validates the hyperparameters. Throws rf::Error naming the key for a missing or bad
@@ -70,6 +80,10 @@ struct LayerWeights {
     Tensor *ffn_norm = nullptr;
     Tensor *ffn_gate = nullptr, *ffn_up = nullptr, *ffn_down = nullptr;
     Tensor *ffn_post_norm = nullptr;                       // gemma2/3
+    // Mixture of experts (instead of ffn_gate/up/down): the router [n_embd, n_expert] and the
+    // experts' matrices [n_embd, n_ff_exp, n_expert] (gate, up) and [n_ff_exp, n_embd, n_expert].
+    Tensor *ffn_gate_inp = nullptr;
+    Tensor *ffn_gate_exps = nullptr, *ffn_up_exps = nullptr, *ffn_down_exps = nullptr;
 };
 
 struct ModelLoadOptions {

@@ -1,7 +1,8 @@
 // Named shapes of real models (hyperparameters only, no weights), used by `rocmforge mkmodel` to
 // write random-weight models with the exact tensor layout of the real thing: tiny,
 // tinyllama-1.1b, llama2-7b, llama3-8b, qwen2-0.5b, qwen3-0.6b, qwen3-8b, gemma2-2b, gemma3-1b,
-// phi3-mini, and tiny-qwen3 / tiny-gemma2 / tiny-gemma3 / tiny-phi3 for tests.
+// phi3-mini, mixtral-8x7b, qwen3-30b-a3b, and tiny-qwen3 / tiny-gemma2 / tiny-gemma3 / tiny-phi3 /
+// tiny-mixtral / tiny-qwen3moe for tests.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,7 +13,7 @@ namespace rf {
 
 struct ModelShape {
     std::string name;          // "llama2-7b"
-    std::string arch;          // general.architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3
+    std::string arch;          // general.architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe
     std::string display_name;  // general.name written into the file
     int64_t n_embd = 0;
     int64_t n_layer = 0;
@@ -31,10 +32,15 @@ struct ModelShape {
     bool fused = false;        // attn_qkv, and ffn_up holding gate and up (phi3)
     int64_t sliding_window = 0; // attention.sliding_window (gemma)
     float attn_softcap = 0.0f, final_softcap = 0.0f; // gemma2's logit soft-capping
+    // Mixture of experts (Mixtral: llama with experts; qwen3moe): expert_count, expert_used_count;
+    // ffn_gate_inp + ffn_{gate,up,down}_exps replace the dense FFN. n_ff_exp: one expert's width
+    // (expert_feed_forward_length, qwen3moe; 0: n_ff).
+    int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
 
     int64_t head_dim() const { return key_length ? key_length : n_embd / n_head; }
     int64_t n_embd_q() const { return head_dim() * n_head; }
     int64_t n_embd_kv() const { return head_dim() * n_head_kv; }
+    int64_t expert_ff() const { return n_ff_exp ? n_ff_exp : n_ff; }
 };
 
 // nullptr for unknown names (case-insensitive).

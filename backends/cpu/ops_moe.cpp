@@ -1,0 +1,139 @@
+// Mixture-of-experts routing and combination (abi.h): TOPK (the chosen experts of each token),
+// MOE_WEIGHTS (their gating weights from the router logits) and MOE_SUM (the experts' outputs
+// weighted and summed). MATMUL_ID, the expert FFN itself, is ops_matmul_id.cpp.
+#include <cmath>
+
+#include "ops.h"
+
+namespace rfcpu {
+namespace {
+
+bool check_2d(const rf_tensor *t, int type, const char *what, std::string *why) {
+    if (!t) { *why = std::string(what) + " is missing"; return false; }
+    if (t->type != type || !is_contiguous(*t) || t->ne[2] != 1 || t->ne[3] != 1) {
+        *why = std::string(what) + " must be a contiguous 2-D " + (type == RF_TYPE_I32 ? "i32" : "f32") + " tensor, got " + shape_str(*t);
+        return false;
+    }
+    return true;
+}
+
+bool check_topk(const rf_node &n, std::string *why) {
+    if (!check_2d(n.dst, RF_TYPE_I32, "dst", why) || !check_2d(n.src[0], RF_TYPE_F32, "src0", why)) return false;
+    const rf_tensor &d = *n.dst, &x = *n.src[0];
+    if (d.ne[1] != x.ne[1] || d.ne[0] < 1 || d.ne[0] > x.ne[0]) {
+        *why = "expects src0 [E,M] and dst [k,M] with 1 <= k <= E, got " + shape_str(x) + " -> " + shape_str(d);
+        return false;
+    }
+    return true;
+}
+
+void run_topk(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const rf_tensor &d = *n.dst, &x = *n.src[0];
+    const int64_t E = x.ne[0], k = d.ne[0];
+    int64_t r0, r1;
+    split_range(d.ne[1], part, n_parts, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+        const float *v = row_f32(x, r);
+        auto *out = reinterpret_cast<int32_t *>(row_ptr(d, r));
+        // k passes over the row (E is a few hundred at most): the largest not yet taken, the
+        // lowest index among equals.
+        for (int64_t j = 0; j < k; ++j) {
+            int64_t best = -1;
+            for (int64_t e = 0; e < E; ++e) {
+                bool taken = false;
+                for (int64_t i = 0; i < j && !taken; ++i) taken = out[i] == e;
+                if (!taken && (best < 0 || v[e] > v[best])) best = e;
+            }
+            out[j] = (int32_t)best;
+        }
+    }
+}
+
+bool check_moe_weights(const rf_node &n, std::string *why) {
+    if (!check_2d(n.dst, RF_TYPE_F32, "dst", why) || !check_2d(n.src[0], RF_TYPE_F32, "src0 (logits)", why) ||
+        !check_2d(n.src[1], RF_TYPE_I32, "src1 (expert ids)", why))
+        return false;
+    const rf_tensor &d = *n.dst, &l = *n.src[0], &ids = *n.src[1];
+    if (!same_shape(d, ids) || d.ne[1] != l.ne[1] || d.ne[0] > l.ne[0]) {
+        *why = "expects logits [E,M], ids and dst [k,M], got " + shape_str(l) + ", " + shape_str(ids) + " -> " + shape_str(d);
+        return false;
+    }
+    if (n.iparams[0] != 0 && n.iparams[0] != 1) { *why = "iparams[0] must be 0 (softmax over all) or 1 (over the chosen)"; return false; }
+    return true;
+}
+
+void run_moe_weights(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const rf_tensor &d = *n.dst, &l = *n.src[0], &ids = *n.src[1];
+    const int64_t E = l.ne[0], k = d.ne[0];
+    const bool over_chosen = n.iparams[0] == 1;
+    int64_t r0, r1;
+    split_range(d.ne[1], part, n_parts, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+        const float *v = row_f32(l, r);
+        const auto *id = reinterpret_cast<const int32_t *>(row_ptr(ids, r));
+        float *out = row_f32(d, r);
+        bool bad = false;
+        for (int64_t j = 0; j < k; ++j)
+            if (id[j] < 0 || id[j] >= E) {
+                ctx.errors.fail("MOE_WEIGHTS: expert id " + std::to_string(id[j]) + " of token " + std::to_string(r) +
+                                " outside [0, " + std::to_string(E) + ")");
+                bad = true;
+            }
+        if (bad) {
+            for (int64_t j = 0; j < k; ++j) out[j] = 0.f;
+            continue;
+        }
+        float mx = -INFINITY, sum = 0.f;
+        if (over_chosen) {
+            for (int64_t j = 0; j < k; ++j) mx = std::fmax(mx, v[id[j]]);
+            for (int64_t j = 0; j < k; ++j) sum += std::exp(v[id[j]] - mx);
+        } else {
+            for (int64_t e = 0; e < E; ++e) mx = std::fmax(mx, v[e]);
+            for (int64_t e = 0; e < E; ++e) sum += std::exp(v[e] - mx);
+        }
+        const float inv = 1.f / sum;
+        for (int64_t j = 0; j < k; ++j) out[j] = std::exp(v[id[j]] - mx) * inv;
+    }
+}
+
+bool check_moe_sum(const rf_node &n, std::string *why) {
+    const rf_tensor *d = n.dst, *y = n.src[0], *w = n.src[1];
+    if (!check_2d(d, RF_TYPE_F32, "dst", why) || !check_2d(w, RF_TYPE_F32, "src1 (weights)", why)) return false;
+    if (!y || y->type != RF_TYPE_F32 || !rows_contiguous(*y) || y->ne[3] != 1) { *why = "src0 must be f32 [N,S,M]"; return false; }
+    if (y->ne[0] != d->ne[0] || y->ne[2] != d->ne[1] || w->ne[0] != y->ne[1] || w->ne[1] != d->ne[1]) {
+        *why = "expects src0 [N,S,M], src1 [S,M], dst [N,M], got " + shape_str(*y) + ", " + shape_str(*w) + " -> " + shape_str(*d);
+        return false;
+    }
+    return true;
+}
+
+void run_moe_sum(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const rf_tensor &d = *n.dst, &y = *n.src[0], &w = *n.src[1];
+    const int64_t N = d.ne[0], S = y.ne[1];
+    int64_t r0, r1;
+    split_range(d.ne[1], part, n_parts, &r0, &r1);
+    for (int64_t m = r0; m < r1; ++m) {
+        float *out = row_f32(d, m);
+        const float *wm = row_f32(w, m);
+        for (int64_t i = 0; i < N; ++i) out[i] = 0.f;
+        for (int64_t s = 0; s < S; ++s) {
+            const float *ys = row_f32(y, s, m);
+            const float ws = wm[s];
+            for (int64_t i = 0; i < N; ++i) out[i] += ws * ys[i];
+        }
+    }
+}
+
+NodeWork plan_rows(const KernelSet &, const rf_node &node, int nth) {
+    NodeWork w;
+    w.parts[0] = parts_for(node.dst->ne[1], node.src[0]->ne[0] * node.src[0]->ne[1], nth);
+    return w;
+}
+
+} // namespace
+
+const OpImpl kOpTopk = {check_topk, plan_rows, run_topk};
+const OpImpl kOpMoeWeights = {check_moe_weights, plan_rows, run_moe_weights};
+const OpImpl kOpMoeSum = {check_moe_sum, plan_rows, run_moe_sum};
+
+} // namespace rfcpu

@@ -1,0 +1,156 @@
+// Mixture-of-experts ops: checks and launches of kernels/matmul_id.hip (semantics: abi.h).
+//
+// MATMUL_ID runs on a grid (ceil(N / 4), E): a warp per (row, expert) finds the columns routed
+// to its expert itself, so no host-side or device-side sort is needed and experts no token chose
+// cost a block that reads S*M ids and exits. Few columns (decode: S*M <= kMvqIdCols) of Q4_K,
+// Q5_K, Q6_K (NVIDIA), Q4_0, Q8_0 weights take the dp4a kernels on q8_1 activations (the decode matmuls'
+// row functions); every other case the decode-to-f32 kernels, on activations quantized and
+// dequantized like the CPU backend's for quantized weights (as ops.cpp's other matmuls), so the
+// GPU agrees with the CPU to float rounding.
+#include "moe.h"
+
+#include <algorithm>
+
+#include "ops.h"
+#include "weight_types.h"
+
+namespace rf_hip {
+
+namespace {
+
+constexpr int64_t kMaxExperts = 512;  // rf_topk_f32's shared flags
+constexpr int64_t kMvqIdCols = 32;    // dp4a path up to this many (slot, token) columns
+constexpr unsigned kRowsPerBlock = 4; // matmul_id.hip's RF_MMI_WARPS
+
+bool f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32; }
+bool i32(const rf_tensor *t) { return t && t->type == RF_TYPE_I32; }
+bool dense(const rf_tensor *t, int64_t es) {
+    return t->nb[0] == es && t->nb[1] == es * t->ne[0] && t->nb[2] == t->nb[1] * t->ne[1] && t->nb[3] == t->nb[2] * t->ne[2];
+}
+bool two_d(const rf_tensor *t) { return t->ne[2] == 1 && t->ne[3] == 1; }
+
+// The dp4a row kernel of a weight type, as ops.cpp's M = 1 matmuls choose it (alignment of the
+// row pieces they load).
+const char *mvq_id_kernel(const rf_tensor *w) {
+    switch (w->type) {
+    case RF_TYPE_Q4_K: return aligned(w, 16) ? "rf_mvq_id_q4_k" : nullptr;
+    case RF_TYPE_Q5_K: return aligned(w, 16) ? "rf_mvq_id_q5_k" : nullptr;
+#if defined(RF_HIP_NVIDIA)
+    case RF_TYPE_Q6_K: return aligned(w, 2) ? "rf_mvq_id_q6_k" : nullptr; // not in the AMD packs (spills on gfx1100)
+#endif
+    case RF_TYPE_Q4_0: return aligned(w, 2) ? "rf_mvq_id_q4_0" : nullptr;
+    case RF_TYPE_Q8_0: return aligned(w, 2) ? "rf_mvq_id_q8_0" : nullptr;
+    default: return nullptr;
+    }
+}
+
+std::string matmul_id_reason(const rf_node &n) {
+    const rf_tensor *w = n.src[0], *x = n.src[1], *ids = n.src[2], *d = n.dst;
+    if (!w || !x || !ids) return "matmul_id needs a weight, activations and ids";
+    const TypeInfo *ti = weight_type(w->type);
+    if (!ti) return "matmul_id weight type " + std::to_string(w->type) + " not supported";
+    if (!f32(x) || !f32(d) || !i32(ids)) return "matmul_id needs f32 activations and output, i32 ids";
+    if (w->ne[0] % ti->block) return "matmul_id K not a multiple of the weight block size";
+    const int64_t S = ids->ne[0], M = ids->ne[1];
+    if (!dense(ids, 4) || !two_d(ids)) return "matmul_id ids must be a dense i32 [S, M]";
+    if (w->ne[3] != 1 || x->ne[3] != 1 || d->ne[3] != 1 || x->ne[0] != w->ne[0] || (x->ne[1] != S && x->ne[1] != 1) ||
+        x->ne[2] != M || d->ne[0] != w->ne[1] || d->ne[1] != S || d->ne[2] != M)
+        return "matmul_id shape mismatch";
+    if (w->ne[2] > 65535 || S * M >= (int64_t)1 << 30 || x->ne[1] * M > 65535) return "matmul_id too many experts or columns";
+    if (ti->block > 1 && ((x->nb[1] | x->nb[2]) % 16 || (size_t)x->data % 16)) return "matmul_id activations must be 16-byte aligned";
+    if (byte_extent(x) >= (uint64_t)1 << 32 || (uint64_t)x->ne[0] * 4 * x->ne[1] * x->ne[2] >= (uint64_t)1 << 32)
+        return "matmul_id activations over 4 GiB"; // 32-bit row offsets in the kernels
+    return "";
+}
+
+// Quantized weights read their activations quantized like the CPU backend's: q8_1 columns for
+// the dp4a kernels (ensure_q8_columns), or quantized-then-dequantized f32 rows in fq_scratch
+// (reused while the source is unchanged, as ops.cpp's quantized_activations).
+int f32_quantized_rows(Backend &b, const rf_tensor *x, int block, rf_ktensor &kx, std::string &err) {
+    const int64_t K = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3];
+    const bool cached = b.fq.src == x->data && b.fq.k == K && b.fq.rows == rows && b.fq.block == block && b.fq.elem == 4;
+    if (!cached) {
+        if (!ensure_scratch(b, b.fq_scratch, std::max<uint64_t>((uint64_t)(K * rows * 4), 1 << 20), false, err))
+            return RF_ERR_OUT_OF_MEMORY;
+        rf_kargs qa{};
+        qa.src[0] = ktensor(x);
+        qa.scratch = b.fq_scratch.ptr;
+        qa.aux[1] = block;
+        if (int r = launch(b, "rf_quantize_f32_q8", (unsigned)((K + 255) / 256), (unsigned)std::min<int64_t>(rows, 65535), 1, 256, qa, err))
+            return r;
+        b.fq = {x->data, byte_extent(x), K, rows, block, b.fq_scratch.ptr, 4};
+    }
+    kx.data = b.fq_scratch.ptr;
+    kx.nb[0] = 4;
+    kx.nb[1] = K * 4;
+    kx.nb[2] = kx.nb[1] * x->ne[1];
+    kx.nb[3] = kx.nb[2] * x->ne[2];
+    return RF_OK;
+}
+
+int matmul_id(Backend &b, const rf_node &n, std::string &err) {
+    const rf_tensor *w = n.src[0], *x = n.src[1], *ids = n.src[2];
+    rf_kargs a = make_args(n);
+    const unsigned gx = (unsigned)((w->ne[1] + kRowsPerBlock - 1) / kRowsPerBlock), gy = (unsigned)w->ne[2];
+    const int block = act_block(w->type);
+    if (const char *mvq = mvq_id_kernel(w); mvq && ids->ne[0] * ids->ne[1] <= kMvqIdCols) {
+        if (int r = ensure_q8_columns(b, x, block, err)) return r;
+        a.scratch = b.q8.where;
+        a.aux[0] = q8_column_bytes(w->ne[0]);
+        return launch(b, mvq, gx, gy, 1, 32 * kRowsPerBlock, a, err);
+    }
+    if (block)
+        if (int r = f32_quantized_rows(b, x, block, a.src[1], err)) return r;
+    return launch(b, std::string("rf_mm_id_") + weight_type(w->type)->suffix, gx, gy, 1, 32 * kRowsPerBlock, a, err);
+}
+
+} // namespace
+
+bool is_moe_op(int op) { return op == RF_OP_TOPK || op == RF_OP_MOE_WEIGHTS || op == RF_OP_MATMUL_ID || op == RF_OP_MOE_SUM; }
+
+std::string moe_unsupported_reason(const rf_node &n) {
+    const rf_tensor *s0 = n.src[0], *s1 = n.src[1], *d = n.dst;
+    switch (n.op) {
+    case RF_OP_TOPK:
+        if (!f32(s0) || !i32(d) || !dense(s0, 4) || !dense(d, 4) || !two_d(s0) || !two_d(d)) return "topk needs dense f32 [E, M] -> i32 [k, M]";
+        if (d->ne[1] != s0->ne[1] || d->ne[0] < 1 || d->ne[0] > s0->ne[0]) return "topk needs 1 <= k <= E";
+        return s0->ne[0] <= kMaxExperts ? "" : "topk over more than 512 entries";
+    case RF_OP_MOE_WEIGHTS:
+        if (!f32(s0) || !i32(s1) || !f32(d) || !dense(s0, 4) || !dense(s1, 4) || !dense(d, 4) || !two_d(s0) || !two_d(d)) return "moe_weights operand types";
+        if (s1->ne[0] != d->ne[0] || s1->ne[1] != d->ne[1] || s0->ne[1] != d->ne[1] || d->ne[0] > s0->ne[0]) return "moe_weights shape mismatch";
+        return n.iparams[0] == 0 || n.iparams[0] == 1 ? "" : "moe_weights mode must be 0 or 1";
+    case RF_OP_MATMUL_ID:
+        return matmul_id_reason(n);
+    case RF_OP_MOE_SUM:
+        if (!f32(s0) || !f32(s1) || !f32(d) || !dense(s1, 4) || !two_d(d) || s0->ne[3] != 1) return "moe_sum operand types";
+        if (s0->ne[0] != d->ne[0] || s0->ne[2] != d->ne[1] || s1->ne[0] != s0->ne[1] || s1->ne[1] != d->ne[1]) return "moe_sum shape mismatch";
+        return d->ne[1] <= 65535 ? "" : "moe_sum: too many tokens in one node";
+    default:
+        return "not a mixture-of-experts op";
+    }
+}
+
+int run_moe_node(Backend &b, const rf_node &n, std::string &err) {
+    rf_kargs a = make_args(n);
+    switch (n.op) {
+    case RF_OP_TOPK: return launch(b, "rf_topk_f32", (unsigned)n.dst->ne[1], 1, 1, 32, a, err);
+    case RF_OP_MOE_WEIGHTS: return launch(b, "rf_moe_weights_f32", (unsigned)n.dst->ne[1], 1, 1, 32, a, err);
+    case RF_OP_MATMUL_ID: return matmul_id(b, n, err);
+    case RF_OP_MOE_SUM: return launch(b, "rf_moe_sum_f32", (unsigned)((n.dst->ne[0] + 255) / 256), (unsigned)n.dst->ne[1], 1, 256, a, err);
+    default:
+        err = "op " + std::to_string(n.op) + " is not a mixture-of-experts op";
+        return RF_ERR_UNSUPPORTED;
+    }
+}
+
+std::vector<std::string> moe_kernel_names() {
+    std::vector<std::string> v = {"rf_topk_f32", "rf_moe_weights_f32", "rf_moe_sum_f32"};
+    for (const auto &t : kWeightTypes) v.push_back(std::string("rf_mm_id_") + t.suffix);
+    for (const char *t : {"q4_k", "q5_k", "q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_id_") + t);
+#if defined(RF_HIP_NVIDIA)
+    v.push_back("rf_mvq_id_q6_k");
+#endif
+    return v;
+}
+
+} // namespace rf_hip

@@ -1,0 +1,161 @@
+#include "moe_cases.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <string>
+
+namespace opcheck {
+namespace {
+
+const int kWeightTypes[] = {RF_TYPE_F32,  RF_TYPE_F16,  RF_TYPE_BF16, RF_TYPE_Q4_0, RF_TYPE_Q4_1, RF_TYPE_Q5_0,
+                            RF_TYPE_Q5_1, RF_TYPE_Q8_0, RF_TYPE_Q2_K, RF_TYPE_Q3_K, RF_TYPE_Q4_K, RF_TYPE_Q5_K,
+                            RF_TYPE_Q6_K, RF_TYPE_MXFP4, RF_TYPE_MXFP6_E2M3, RF_TYPE_MXFP6_E3M2};
+
+// S distinct experts per token out of the first `used` (experts >= used get no token).
+std::vector<int32_t> expert_ids(std::mt19937 &rng, int64_t E, int64_t S, int64_t M, int64_t used) {
+    std::vector<int32_t> v;
+    std::vector<int32_t> perm((size_t)used);
+    for (int64_t m = 0; m < M; ++m) {
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        v.insert(v.end(), perm.begin(), perm.begin() + S);
+    }
+    (void)E;
+    return v;
+}
+
+std::string dims(int64_t K, int64_t N, int64_t E, int64_t S, int64_t M) {
+    return " K=" + std::to_string(K) + " N=" + std::to_string(N) + " E=" + std::to_string(E) + " S=" + std::to_string(S) +
+           " M=" + std::to_string(M);
+}
+
+// MATMUL_ID of `type`: x shared by the S experts of a token (gate/up) or one row per slot (down).
+Case matmul_id(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t E, int64_t S, int64_t M, bool shared,
+               int64_t used = 0) {
+    if (used == 0) used = std::max(S, E - 1);
+    const std::vector<int32_t> ids = expert_ids(rng, E, S, M, used);
+    Case c = base(std::string("matmul_id ") + type_label(type) + dims(K, N, E, S, M) + (shared ? " shared-x" : ""),
+                  RF_OP_MATMUL_ID,
+                  {make(RF_TYPE_F32, N, S, M), rnd(rng, type, K, N, E), rnd(rng, RF_TYPE_F32, K, shared ? 1 : S, M), ints(ids, S, M)},
+                  5e-4);
+    const std::set<int32_t> chosen(ids.begin(), ids.end());
+    c.flops = 2.0 * K * N * S * M;
+    // What a kernel that reads only the chosen experts moves: their rows, the activations, the output.
+    c.bytes = (double)chosen.size() * N * row_bytes(type, K) + 4.0 * K * (shared ? 1 : S) * M + 4.0 * N * S * M;
+    return c;
+}
+
+Case topk(std::mt19937 &rng, int64_t E, int64_t k, int64_t M) {
+    HostTensor x = rnd(rng, RF_TYPE_F32, E, M, 1, 1, 4.f);
+    auto *v = reinterpret_cast<float *>(x.data.data());
+    for (int64_t i = 0; i < E * M; i += 5) v[i] = v[(i / E) * E]; // ties with each row's first entry
+    Case c = base("topk E=" + std::to_string(E) + " k=" + std::to_string(k) + " M=" + std::to_string(M), RF_OP_TOPK,
+                  {make(RF_TYPE_I32, k, M), x}, 0);
+    c.exact = true;
+    return c;
+}
+
+Case moe_weights(std::mt19937 &rng, int64_t E, int64_t k, int64_t M, int mode) {
+    Case c = base("moe_weights E=" + std::to_string(E) + " k=" + std::to_string(k) + " M=" + std::to_string(M) +
+                      (mode ? " over-chosen" : " over-all"),
+                  RF_OP_MOE_WEIGHTS, {make(RF_TYPE_F32, k, M), rnd(rng, RF_TYPE_F32, E, M, 1, 1, 5.f), ints(expert_ids(rng, E, k, M, E), k, M)},
+                  1e-10);
+    c.iparams[0] = mode;
+    return c;
+}
+
+Case moe_sum(std::mt19937 &rng, int64_t N, int64_t S, int64_t M) {
+    return base("moe_sum N=" + std::to_string(N) + " S=" + std::to_string(S) + " M=" + std::to_string(M), RF_OP_MOE_SUM,
+                {make(RF_TYPE_F32, N, M), rnd(rng, RF_TYPE_F32, N, S, M), rnd(rng, RF_TYPE_F32, S, M)}, 1e-10);
+}
+
+} // namespace
+
+std::vector<Case> moe_cases(std::mt19937 &rng) {
+    std::vector<Case> v;
+    for (int t : kWeightTypes) {
+        const int64_t bs = (int64_t)type_block(t);
+        const int64_t K = bs == 256 ? 256 : bs == 32 ? 96 : 100, K2 = bs == 256 ? 512 : bs == 32 ? 160 : 67;
+        v.push_back(matmul_id(rng, t, K, 67, 8, 2, 1, true));      // Mixtral decode, gate/up (dp4a for 5 types)
+        v.push_back(matmul_id(rng, t, K2, 33, 8, 2, 1, false));    // Mixtral decode, down
+        v.push_back(matmul_id(rng, t, K, 29, 16, 4, 3, true));     // 3 tokens, 16 experts
+        v.push_back(matmul_id(rng, t, K, 45, 5, 2, 37, true));     // prefill: tiles of tokens per expert
+        v.push_back(matmul_id(rng, t, K2, 19, 6, 3, 13, false));   // prefill, down
+        v.push_back(matmul_id(rng, t, K, 9, 4, 1, 70, true, 2));   // top-1, two experts take 70 tokens
+    }
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K})
+        v.push_back(matmul_id(rng, t, 512, 130, 4, 2, 16, false)); // 32 columns: the last dp4a-sized case
+    const int64_t topk_shapes[][3] = {{8, 2, 1}, {8, 2, 37}, {128, 8, 5}, {60, 60, 3}, {512, 9, 2}, {3, 1, 70}}; // E, k, M
+    for (const auto &s : topk_shapes) v.push_back(topk(rng, s[0], s[1], s[2]));
+    for (int mode : {0, 1}) {
+        v.push_back(moe_weights(rng, 8, 2, 37, mode));
+        v.push_back(moe_weights(rng, 128, 8, 5, mode));
+        v.push_back(moe_weights(rng, 70, 40, 3, mode)); // k beyond a warp
+    }
+    v.push_back(moe_sum(rng, 130, 2, 1));
+    v.push_back(moe_sum(rng, 2053, 8, 37));
+    return v;
+}
+
+// The expert FFN of a MoE layer as one graph (router logits -> top-k -> weights; gate and up
+// MATMUL_ID on the shared row; SwiGLU; down MATMUL_ID; weighted sum), decode and prefill.
+std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
+    std::vector<GraphCase> v;
+    for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q8_0, RF_TYPE_Q6_K, RF_TYPE_Q5_0, RF_TYPE_F16})
+        for (int64_t M : {1, 3, 40}) {
+            const int64_t K = 256, F = 512, E = 8, S = 2;
+            GraphCase c;
+            c.name = std::string("moe ffn ") + type_label(type) + dims(K, F, E, S, M);
+            c.max_nmse = 5e-4;
+            auto add = [&](HostTensor t, bool written) {
+                GraphTensor g{std::move(t)};
+                g.written = written;
+                c.tensors.push_back(std::move(g));
+                return (int)c.tensors.size() - 1;
+            };
+            auto node = [&](int op, int dst, std::initializer_list<int> srcs) -> GraphNode & {
+                GraphNode n;
+                n.op = op;
+                n.dst = dst;
+                int i = 0;
+                for (int s : srcs) n.src[i++] = s;
+                c.nodes.push_back(n);
+                return c.nodes.back();
+            };
+            const int logits = add(rnd(rng, RF_TYPE_F32, E, M, 1, 1, 3.f), false);
+            const int x = add(rnd(rng, RF_TYPE_F32, K, 1, M), false);
+            const int wg = add(rnd(rng, type, K, F, E), false), wu = add(rnd(rng, type, K, F, E), false);
+            const int wd = add(rnd(rng, type, F, K, E), false);
+            const int ids = add(make(RF_TYPE_I32, S, M), true), w = add(make(RF_TYPE_F32, S, M), true);
+            const int g = add(make(RF_TYPE_F32, F, S, M), true), u = add(make(RF_TYPE_F32, F, S, M), true);
+            const int a = add(make(RF_TYPE_F32, F, S, M), true), d = add(make(RF_TYPE_F32, K, S, M), true);
+            const int out = add(make(RF_TYPE_F32, K, M), true);
+            node(RF_OP_TOPK, ids, {logits});
+            node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
+            node(RF_OP_MATMUL_ID, g, {wg, x, ids});
+            node(RF_OP_MATMUL_ID, u, {wu, x, ids});
+            node(RF_OP_SWIGLU, a, {g, u});
+            node(RF_OP_MATMUL_ID, d, {wd, a, ids});
+            node(RF_OP_MOE_SUM, out, {d, w});
+            v.push_back(std::move(c));
+        }
+    return v;
+}
+
+std::vector<Case> moe_perf_cases(std::mt19937 &rng) {
+    std::vector<Case> v;
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0}) {
+        v.push_back(matmul_id(rng, t, 4096, 14336, 8, 2, 1, true, 8));   // Mixtral 8x7B decode gate/up
+        v.push_back(matmul_id(rng, t, 14336, 4096, 8, 2, 1, false, 8));  // Mixtral 8x7B decode down
+        v.push_back(matmul_id(rng, t, 2048, 768, 128, 8, 1, true, 128)); // Qwen3-30B-A3B decode gate/up
+        v.push_back(matmul_id(rng, t, 768, 2048, 128, 8, 1, false, 128)); // Qwen3-30B-A3B decode down
+    }
+    v.push_back(matmul_id(rng, RF_TYPE_Q4_K, 4096, 14336, 8, 2, 512, true, 8)); // Mixtral prefill, 512 tokens
+    v.push_back(matmul_id(rng, RF_TYPE_Q4_K, 2048, 768, 128, 8, 512, true, 128)); // Qwen3-30B-A3B prefill
+    v.push_back(topk(rng, 128, 8, 512));
+    v.push_back(moe_sum(rng, 4096, 2, 512));
+    return v;
+}
+
+} // namespace opcheck
