@@ -117,12 +117,11 @@ template <int T> struct MvqK4 {
             lo = or4(lo, fifth_bit4(qh, 2 * p));
             hi = or4(hi, fifth_bit4(qh, 2 * p + 1));
         }
-        // Header (d, dmin, 12 scale bytes) as one 16-byte load instead of a word and ~8 byte loads.
-        const uint4 hd = *(const uint4 *)blk;
-        d = h2f((u16)hd.x);
-        dmin = h2f((u16)(hd.x >> 16));
-        scale_min_k4_words(2 * p, hd.y, hd.z, hd.w, sc0, m0);
-        scale_min_k4_words(2 * p + 1, hd.y, hd.z, hd.w, sc1, m1);
+        const u32 dm = *(const u32 *)blk;
+        d = h2f((u16)dm);
+        dmin = h2f((u16)(dm >> 16));
+        scale_min_k4(2 * p, blk + 4, sc0, m0);
+        scale_min_k4(2 * p + 1, blk + 4, sc1, m1);
     }
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
         const int j = lane & 7, p = j >> 1, h = j & 1;

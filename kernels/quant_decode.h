@@ -57,20 +57,6 @@ RF_DEV void scale_min_k4(int j, const u8 *q, int &d, int &m) {
     else { d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4); m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4); }
 }
 
-// The same from the 12 scale bytes held in three words (bytes 4..15 of the block header read as
-// one 16-byte load): y = bytes 0..3, z = 4..7, w = 8..11; j may be a run-time value.
-RF_DEV u32 k4_scale_byte(u32 y, u32 z, u32 w, int i) {
-    const u32 v = i < 4 ? y : (i < 8 ? z : w);
-    return (v >> (8 * (i & 3))) & 0xFFu;
-}
-RF_DEV void scale_min_k4_words(int j, u32 y, u32 z, u32 w, int &d, int &m) {
-    if (j < 4) { d = (int)(k4_scale_byte(y, z, w, j) & 63); m = (int)(k4_scale_byte(y, z, w, j + 4) & 63); }
-    else {
-        d = (int)((k4_scale_byte(y, z, w, j + 4) & 0xF) | ((k4_scale_byte(y, z, w, j - 4) >> 6) << 4));
-        m = (int)((k4_scale_byte(y, z, w, j + 4) >> 4) | ((k4_scale_byte(y, z, w, j) >> 6) << 4));
-    }
-}
-
 // Q3_K signed 6-bit scale of sub-block i (0..15), unpacked from the 12 scale bytes.
 RF_DEV int q3k_scale(const u8 *s, int i) {
     const int g = i >> 2, b = i & 3;
