@@ -20,6 +20,7 @@ struct Backend {
     uint64_t total_memory = 0;
     int multiprocessors = 0;
     KernelModule kernels;
+    rf_pack_device pack_device{}; // what pack fusions' claims see (arch points into `arch`)
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
     bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
     // The patterns other than the norm (matmul+rope, gate/up+SwiGLU, KV append, attention with its
