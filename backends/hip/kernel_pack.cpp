@@ -60,23 +60,26 @@ std::vector<std::string> kernel_list(const rf_kernel_pack_vtable &vt) {
 // checked against `required` when the pack was opened).
 bool load_base_pack(const PackPlugin &p, KernelModule &out, std::string &err) {
     if (!load_code(p.vt->code, kernel_list(*p.vt), out, "kernel pack " + p.path, err)) return false;
+    std::string fusions;
+    for (const rf_fusion *f : p.fusions) fusions += (fusions.empty() ? "" : ", ") + std::string(f->name);
     out.origin = "pack " + p.path + " (" + p.name + " " + p.version + ", arch " + p.vt->arch + ", sha256 verified, " +
-                 std::to_string(p.vt->n_kernels) + " kernels)";
+                 std::to_string(p.vt->n_kernels) + " kernels, fusions: " + (fusions.empty() ? "none" : fusions) + ")";
     return true;
 }
 
-// The fusions of every pack, each pack's code object loaded once (the base pack's is out.module).
-bool load_pack_fusions(KernelModule &out, std::string &err) {
+// The fusions of every pack, each pack's code object loaded once (that of `base`, the pack whose
+// base kernels are in use, is out.module; null when they were JIT-compiled).
+bool load_pack_fusions(const PackPlugin *base, KernelModule &out, std::string &err) {
     std::string listed;
     for (const PackPlugin &p : out.packs) {
-        if (p.fusions.empty() && p.base()) continue;
-        KernelModule own;
-        if (p.base() && out.module) {
-            own.functions = out.functions;
-        } else {
-            if (!load_code(p.vt->code, kernel_list(*p.vt), own, "kernel pack " + p.path, err)) return false;
-            out.pack_modules.push_back(own.module);
+        if (&p == base) { // load_base_pack listed its fusions in the origin
+            for (const rf_fusion *f : p.fusions)
+                out.fusions.push_back({f, out.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, &p});
+            continue;
         }
+        KernelModule own;
+        if (!load_code(p.vt->code, kernel_list(*p.vt), own, "kernel pack " + p.path, err)) return false;
+        out.pack_modules.push_back(own.module);
         std::string names;
         for (const rf_fusion *f : p.fusions) {
             out.fusions.push_back({f, own.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, &p});
@@ -195,7 +198,7 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
         }
         if (!load_jit(opt, required, out, why, err)) return false;
     }
-    if (!load_pack_fusions(out, err)) {
+    if (!load_pack_fusions(base, out, err)) {
         unload_kernels(out);
         return false;
     }

@@ -25,6 +25,7 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
         r.smem = l.shared_bytes;
         r.plain_edge = !pf.programmatic;
         b.queue.add(r);
+        ++b.stats.pack_claims;
         // The launch wrote every covered node's result: activation copies of those bytes are stale.
         for (int k = i; k < i + count; ++k) forget_overwritten(b, g.nodes[k]->dst);
         return count;

@@ -245,11 +245,11 @@ void print_stats(Backend &b) {
     std::fprintf(stderr,
                  "hip stats: %llu compute() calls, %.1f nodes and %.1f launches each; per call: host in compute %.1f us, "
                  "GPU %.1f us, host gap before it %.1f us (of which synchronize() %.1f us, uploads %.1f us in %.1f calls, downloads %.1f us in %.1f calls); "
-                 "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes\n",
+                 "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes; %llu pack fusion claims\n",
                  (unsigned long long)s.computes, s.nodes / n, q.launches / n, s.compute_host_us / n, s.gpu_us / n, s.gap_us / n,
                  s.sync_us / n, s.upload_us / n, s.uploads / n, s.download_us / n, s.downloads / n, (unsigned long long)q.graph_builds,
                  (unsigned long long)q.graph_replays, q.graph_replays ? (double)q.node_updates / q.graph_replays : 0.0,
-                 (unsigned long long)q.direct_flushes);
+                 (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims);
 }
 
 void shutdown(void *ctx) {
