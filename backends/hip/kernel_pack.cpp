@@ -56,10 +56,30 @@ std::vector<std::string> kernel_list(const rf_kernel_pack_vtable &vt) {
     return std::vector<std::string>(vt.kernel_names, vt.kernel_names + vt.n_kernels);
 }
 
-// The base kernels from `p`: every kernel it lists must be in its code object (the list was
-// checked against `required` when the pack was opened).
-bool load_base_pack(const PackPlugin &p, KernelModule &out, std::string &err) {
-    if (!load_code(p.vt->code, kernel_list(*p.vt), out, "kernel pack " + p.path, err)) return false;
+// Every kernel `p` lists is in its loaded code object `mod` (a list that promises more is refused).
+bool verify_listed(const PackPlugin &p, hipModule_t mod, std::string &err) {
+    for (const std::string &name : kernel_list(*p.vt)) {
+        hipFunction_t f = nullptr;
+        if (hipError_t e = hipModuleGetFunction(&f, mod, name.c_str())) {
+            err = "kernel pack " + p.path + " lists kernel '" + name + "' that its code object lacks (" +
+                  gpu_error("hipModuleGetFunction", e) + ")";
+            return false;
+        }
+    }
+    return true;
+}
+
+// The base kernels from `p` (its list was checked against `required` when the pack was opened).
+// Only the kernels the backend launches are kept (the thread-stack trim looks at those, as with
+// the JIT), plus those of the pack's fusions.
+bool load_base_pack(const PackPlugin &p, const std::vector<std::string> &required, KernelModule &out, std::string &err) {
+    std::vector<std::string> used = required;
+    for (const rf_fusion *f : p.fusions) used.emplace_back(f->kernel);
+    if (!load_code(p.vt->code, used, out, "kernel pack " + p.path, err)) return false;
+    if (!verify_listed(p, out.module, err)) {
+        unload_kernels(out);
+        return false;
+    }
     std::string fusions;
     for (const rf_fusion *f : p.fusions) fusions += (fusions.empty() ? "" : ", ") + std::string(f->name);
     out.origin = "pack " + p.path + " (" + p.name + " " + p.version + ", arch " + p.vt->arch + ", sha256 verified, " +
@@ -79,7 +99,7 @@ bool load_pack_fusions(const PackPlugin *base, KernelModule &out, std::string &e
         }
         KernelModule own;
         if (!load_code(p.vt->code, kernel_list(*p.vt), own, "kernel pack " + p.path, err)) return false;
-        out.pack_modules.push_back(own.module);
+        out.pack_modules.push_back(own.module); // resolving the whole list verified it
         std::string names;
         for (const rf_fusion *f : p.fusions) {
             out.fusions.push_back({f, own.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, &p});
@@ -189,7 +209,7 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
     for (const PackPlugin &p : out.packs)
         if (!base && p.base()) base = &p;
     if (base) {
-        if (!load_base_pack(*base, out, err)) return false;
+        if (!load_base_pack(*base, required, out, err)) return false;
     } else {
         const std::string why = opt.jit == "force" ? "jit=force in config" : set.looked_for + "; none carries the base kernels";
         if (opt.jit == "off") {
