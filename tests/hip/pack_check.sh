@@ -2,9 +2,9 @@
 # rocmforge-pack-check through the config: the example pack (examples/pack) claims its pattern
 # and matches the CPU backend; packs for another arch, missing files, wrong bindings and a
 # host_run that does not compute what the nodes do are refused.
-# Usage: pack_check.sh PACK_CHECK EXAMPLE_PACK FAKE_PACK_DIR CPU_PLUGIN_DIR
+# Usage: pack_check.sh PACK_CHECK EXAMPLE_PACK FAKE_PACK_DIR CPU_PLUGIN_DIR ROCMFORGE
 set -u
-check=$1 example=$2 fakes=$3 cpu=$4
+check=$1 example=$2 fakes=$3 cpu=$4 rocmforge=$5
 source "$(dirname "$0")/../cli/lib.sh"
 
 config() { # PACKS_JSON_ARRAY -> a config file naming them for the HIP backend
@@ -29,4 +29,7 @@ expect 1 "cannot be checked without a GPU" -- "$check" --config "$(config "[\"$f
 # The example first: its claims win over the fake's (load order = claim order); the fake still
 # claims the mul+add of other tensors, which the example declines, and cannot be checked there.
 expect 1 "4 claim\(s\), 1 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\", \"$fakes/rocmforge-pack-fake-sm_90.so\"]")"
+# A pack among the core's plugins is listed as such, not used by the core.
+printf '{"plugin_dirs": ["%s"]}\n' "$(dirname "$example")" >"$tmp/plugins.json"
+expect 0 "kernel pack for sm_90, not used from here" -- "$rocmforge" info --config "$tmp/plugins.json"
 finish "pack check"

@@ -36,7 +36,9 @@ typedef struct rf_tensor_ref {
 } rf_tensor_ref;
 
 /* What a claim fills: the launch geometry and how the kernel's rf_kargs is bound. The backend
- * resets it with rf_fusion_launch_init before each claim, so a pack writes only what it uses. */
+ * resets it with rf_fusion_launch_init before each claim, so a pack writes only what it uses.
+ * rf_kargs.scratch is NULL for pack kernels (no backend scratch is lent to packs yet), and
+ * shared_bytes is at most 48 KiB (the default limit; larger would need the function attribute). */
 typedef struct rf_fusion_launch {
     uint32_t grid[3];      /* blocks in x, y, z (each >= 1) */
     uint32_t threads;      /* threads per block, 1..1024 */
