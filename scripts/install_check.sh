@@ -74,8 +74,8 @@ if [ -x "$nvcc" ]; then
      ninja -C pack-build >pack-build.log 2>&1; then
     echo "ok: examples/pack builds against the install"
     printf '{"backend_options": {"hip": {"packs": ["%s"], "arch_override": "sm_90"}}}\n' "$PWD/pack-build/rocmforge-pack-example-sm_90.so" >pack.json
-    run "installed rocmforge-pack-check on examples/pack" "3 claim\(s\), 0 unchecked, 0 failure" -- \
-      "$root/bin/rocmforge-pack-check" --config pack.json --expect-claims 3
+    run "installed rocmforge-pack-check on examples/pack" "4 claim\(s\), 0 unchecked, 0 failure" -- \
+      "$root/bin/rocmforge-pack-check" --config pack.json --expect-claims 4
   else
     fail "examples/pack does not build against the install"; tail -5 pack-setup.log pack-build.log 2>/dev/null
   fi

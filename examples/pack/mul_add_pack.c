@@ -28,6 +28,13 @@ static int same_shape(const rf_tensor *a, const rf_tensor *b) {
         if (a->ne[d] != b->ne[d]) return 0;
     return 1;
 }
+static int same_layout(const rf_tensor *x, const rf_tensor *y) {
+    int d;
+    if (x->data != y->data || x->type != y->type || !same_shape(x, y)) return 0;
+    for (d = 0; d < RF_MAX_DIMS; ++d)
+        if (x->nb[d] != y->nb[d]) return 0;
+    return 1;
+}
 /* b broadcasts over `shape` as ROCmForge's MUL/ADD allow: each dimension 1 or dividing. */
 static int broadcasts(const rf_tensor *b, const rf_tensor *shape) {
     int d;
@@ -48,14 +55,10 @@ static void extent(const rf_tensor *t, uintptr_t *lo, uintptr_t *hi) {
  * input is safe only element for element (same address, shape and strides). */
 static int safe_alias(const rf_tensor *out, const rf_tensor *in) {
     uintptr_t a0, a1, b0, b1;
-    int d;
     extent(out, &a0, &a1);
     extent(in, &b0, &b1);
     if (a1 <= b0 || b1 <= a0) return 1;
-    if (out->data != in->data || !same_shape(out, in)) return 0;
-    for (d = 0; d < RF_MAX_DIMS; ++d)
-        if (out->nb[d] != in->nb[d]) return 0;
-    return 1;
+    return same_layout(out, in);
 }
 
 static int32_t claim_mul_add(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
@@ -66,7 +69,9 @@ static int32_t claim_mul_add(const rf_graph *g, int32_t first, const rf_pack_dev
     if (first + 1 >= g->n_nodes) return 0;
     mul = g->nodes[first];
     add = g->nodes[first + 1];
-    if (add->op != RF_OP_ADD || add->src[0] != mul->dst) return 0;
+    /* Tensors are matched by address and layout: the ADD may read the product through a view,
+     * a different rf_tensor over the same bytes. */
+    if (add->op != RF_OP_ADD || !same_layout(add->src[0], mul->dst)) return 0;
     a = mul->src[0], b = mul->src[1], t = mul->dst, c = add->src[1], d = add->dst;
     if (!plain_f32(a) || !plain_f32(b) || !plain_f32(t) || !plain_f32(c) || !plain_f32(d)) return 0;
     if (!same_shape(a, t) || !same_shape(t, d) || !broadcasts(b, t) || !broadcasts(c, t)) return 0;

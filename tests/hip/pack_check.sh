@@ -13,10 +13,10 @@ config() { # PACKS_JSON_ARRAY -> a config file naming them for the HIP backend
   echo "$f"
 }
 
-# The mul+add cases (three of the graphs) are claimed, every node equals the CPU backend's.
-expect 0 "3 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\"]")" --expect-claims 3
+# The mul+add cases (four of the graphs) are claimed, every node equals the CPU backend's.
+expect 0 "4 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\"]")" --expect-claims 4
 expect 0 "fusions: example_mul_add" -- "$check" --config "$(config "[\"$example\"]")"
-expect 1 "expected 4 claim" -- "$check" --config "$(config "[\"$example\"]")" --expect-claims 4
+expect 1 "expected 5 claim" -- "$check" --config "$(config "[\"$example\"]")" --expect-claims 5
 # Refused at load, naming both sides.
 expect 1 "built for arch 'sm_90' but the device needs 'gfx1100'" -- "$check" --config "$(config "[\"$example\"]")" --arch gfx1100
 expect 1 "absent.so \(from the config's \"packs\"\) does not exist" -- "$check" --config "$(config "[\"$tmp/absent.so\"]")"
@@ -28,7 +28,7 @@ expect 1 "src\[4\] binds node \+0 src3, which the node does not have" -- "$check
 expect 1 "cannot be checked without a GPU" -- "$check" --config "$(config "[\"$fakes/rocmforge-pack-fake-sm_90.so\"]")"
 # The example first: its claims win over the fake's (load order = claim order); the fake still
 # claims the mul+add of other tensors, which the example declines, and cannot be checked there.
-expect 1 "4 claim\(s\), 1 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\", \"$fakes/rocmforge-pack-fake-sm_90.so\"]")"
+expect 1 "5 claim\(s\), 1 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\", \"$fakes/rocmforge-pack-fake-sm_90.so\"]")"
 # A pack among the core's plugins is listed as such, not used by the core.
 printf '{"plugin_dirs": ["%s"]}\n' "$(dirname "$example")" >"$tmp/plugins.json"
 expect 0 "kernel pack for sm_90, not used from here" -- "$rocmforge" info --config "$tmp/plugins.json"

@@ -19,7 +19,8 @@ rf_tensor *input(Case &c, std::initializer_list<int64_t> ne) {
     c.inputs.push_back(t);
     return t;
 }
-// A result written over `owner`'s bytes (same shape), as the executor recycles memory.
+// Another tensor over `owner`'s bytes (same shape): a result written in place, as the executor
+// recycles memory, or a view.
 rf_tensor *in_place(Case &c, rf_tensor *owner) {
     c.tensors.push_back(*owner);
     size_t owner_index = 0;
@@ -56,6 +57,15 @@ std::deque<Case> make_cases() {
     cases.push_back(mul_add("mul+add [64,3] * [64,1] + [64,3]", {64, 3}, {64, 1}, {64, 3}, false));
     cases.push_back(mul_add("mul+add [4096] * [4096] + [1]", {4096}, {4096}, {1}, false));
     cases.push_back(mul_add("mul+add [128,2,3], sum written over a", {128, 2, 3}, {128, 1, 3}, {128, 2, 1}, true));
+    {
+        Case c{"mul+add [32,4], the add reading the product through a view"};
+        rf_tensor *a = input(c, {32, 4}), *b = input(c, {32, 4}), *cc = input(c, {32, 1});
+        rf_tensor *t = f32(c, {32, 4}), *d = f32(c, {32, 4});
+        rf_tensor *tv = in_place(c, t); // another rf_tensor over t's bytes
+        node(c, RF_OP_MUL, t, {a, b});
+        node(c, RF_OP_ADD, d, {tv, cc});
+        cases.push_back(std::move(c));
+    }
     {
         Case c{"rms_norm+mul [256,2] (attention norm)"};
         rf_tensor *x = input(c, {256, 2}), *w = input(c, {256});
