@@ -38,7 +38,7 @@ EX_FN void ex_mul_add_element(const rf_kargs *a, long long i) {
     const float y = ex_load(&a->src[1], ex_offset(&a->src[1], shape, i));
     const float z = ex_load(&a->src[2], ex_offset(&a->src[2], shape, i));
     /* Rounded after each step, as the unfused MUL and ADD round (no fused multiply-add). */
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) || defined(__HIPCC__)
     const float p = __fmul_rn(x, y);
     const float r = __fadd_rn(p, z);
 #else
