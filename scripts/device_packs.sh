@@ -11,7 +11,7 @@ OC=$D/tests/hip/rocmforge-opcheck
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 EX=$(cd "$D" && pwd)/examples/rocmforge-pack-example-sm_90.so
-export ROCMFORGE_CACHE_DIR=$OUT/jit-cache
+export ROCMFORGE_CACHE_DIR=/tmp/rocmforge-jit-cache  # info (below) compiles once; generate reuses it
 fails=0
 check() { # NAME PATTERN FILE: FILE holds a line matching PATTERN
   if grep -qE -- "$2" "$3"; then echo "ok: $1"; else echo "FAIL: $1 (no '$2' in $3)"; tail -5 "$3"; fails=$((fails + 1)); fi
