@@ -3,7 +3,8 @@
 # loads and carries every base kernel (info, full opcheck), the example pack's fusion is claimed and
 # matches the CPU backend on the device, wrong packs are refused at init, greedy tokens are unchanged
 # with the pack loaded, with the fusions off and with the example pack, and without any pack the
-# JIT fallback runs and `info` says why. Exits 1 when a check fails. Logs -> $OUT (default /tmp/out).
+# JIT fallback runs and `info` says why. Run from the repository root (the shipped model). Exits 1
+# when a check fails. Logs -> $OUT (default /tmp/out).
 set -u
 D=${DIST:-dist}
 RF=$D/tools/rocmforge
@@ -33,7 +34,7 @@ printf '{"backend_options": {"hip": {"kernel_pack_dirs": ["/nonexistent"]}}}\n' 
 $RF info --config "$OUT/no-pack.json" > "$OUT/info-jit.txt" 2>&1
 check "no pack: info says JIT and why" "JIT \(looked for rocmforge-pack-sm_90.so" "$OUT/info-jit.txt"
 printf '{"backend_options": {"hip": {"packs": ["%s"]}}}\n' "$EX" > "$OUT/example.json"
-gen() { timeout 120 $RF generate -n 48 --temp 0 -p "In the beginning" "$@" 2>/dev/null | md5sum | cut -c1-16; }
+gen() { timeout 300 $RF generate -m models/trained/kjv-q8_0.gguf -n 48 --temp 0 -p "In the beginning" "$@" 2>/dev/null | md5sum | cut -c1-16; }
 base=$(gen) cpu=$(gen --backend cpu) nofuse=$(ROCMFORGE_HIP_FUSE=0 gen) jit=$(gen --config "$OUT/no-pack.json") ex=$(gen --config "$OUT/example.json")
 echo "greedy md5: pack $base, cpu $cpu, fusions off $nofuse, jit $jit, example pack $ex" | tee "$OUT/greedy.txt"
 [ "$base" = "$nofuse" ] && [ "$base" = "$jit" ] && [ "$base" = "$ex" ] && echo "ok: greedy tokens identical (pack, no fusion, JIT, example pack)" ||
