@@ -6,7 +6,7 @@
 # Usage: scripts/fuzz.sh [-t SECONDS] [-r RUNS] [TARGET...]
 #   -t SECONDS  time per target (default 300)
 #   -r RUNS     also stop a target after RUNS executions (default: time only)
-#   TARGET      gguf tokenizer_vocab tokenizer_text config kernel_manifest (default: all)
+#   TARGET      gguf tokenizer_vocab tokenizer_text config pack_claim serve_request (default: all)
 # New inputs that reach new code go to build-fuzz/fuzz-corpus/<target> and are reused next time.
 # Reproduce a finding: build-fuzz/tests/fuzz/fuzz_<target> FILE
 set -euo pipefail
@@ -22,11 +22,11 @@ while getopts "t:r:" opt; do
 done
 shift $((OPTIND - 1))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(gguf tokenizer_vocab tokenizer_text config kernel_manifest serve_request)
+[ ${#targets[@]} -gt 0 ] || targets=(gguf tokenizer_vocab tokenizer_text config pack_claim serve_request)
 build=build-fuzz
 
 scripts/install_missing.sh clang-15 libclang-common-15-dev
-# The GPU plugins are not fuzzed (their manifest check is built into fuzz_kernel_manifest).
+# The GPU plugins are not fuzzed (their claim binding is built into fuzz_pack_claim).
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang-15 CXX=clang++-15 meson setup "$build" -Dfuzz=true -Dbuildtype=debugoptimized \
     -Db_sanitize=address,undefined -Db_lundef=false -Dhip_amd=disabled -Dhip_nvidia=disabled

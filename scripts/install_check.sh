@@ -18,9 +18,15 @@ root=$work/dest$prefix
 unset ROCMFORGE_PLUGIN_PATH ROCMFORGE_DEFAULT_MODEL ROCMFORGE_CONFIG
 mkdir "$work/elsewhere" && cd "$work/elsewhere"
 
-for f in bin/rocmforge bin/rocmforge-bench-ops lib/librocmforge.so lib/rocmforge/rocmforge-cpu.so \
-         lib/pkgconfig/rocmforge.pc include/rocmforge/rocmforge.h share/rocmforge/models/default.gguf; do
+for f in bin/rocmforge bin/rocmforge-bench-ops bin/rocmforge-pack-check lib/librocmforge.so lib/rocmforge/rocmforge-cpu.so \
+         lib/pkgconfig/rocmforge.pc include/rocmforge/rocmforge.h include/rocmforge/abi.h include/rocmforge/pack_abi.h \
+         include/rocmforge/pack_kernel.h include/rocmforge/kernel_args.h share/rocmforge/models/default.gguf; do
   [ -e "$root/$f" ] || fail "not installed: $f"
+done
+# Kernel packs go to lib/rocmforge/packs (the HIP plugin's default), one per built arch.
+for p in "$build"/plugins/packs/rocmforge-pack-*.so; do
+  [ -e "$p" ] || continue
+  [ -e "$root/lib/rocmforge/packs/$(basename "$p")" ] || fail "pack not installed in lib/rocmforge/packs: $(basename "$p")"
 done
 [ -z "$(find "$root/bin" -name '*test*')" ] || fail "a test program is installed"
 # tests/hip/meson.build still installs rocmforge-opcheck (its owner's change to make).
@@ -30,7 +36,8 @@ grep -lE 'spdlog|fmt/|rapidjson|boost' "$root"/include/rocmforge/* && fail "a pu
 
 # Runtime binaries need nothing beyond the C/C++ runtime (the GPU plugins load theirs at run time).
 allowed='^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|librocmforge)\.so'
-for f in "$root"/bin/* "$root"/lib/librocmforge.so "$root"/lib/rocmforge/rocmforge-cpu.so "$root"/lib/rocmforge/rocmforge-profiler.so; do
+for f in "$root"/bin/* "$root"/lib/librocmforge.so "$root"/lib/rocmforge/rocmforge-cpu.so "$root"/lib/rocmforge/rocmforge-profiler.so \
+         $(find "$root/lib/rocmforge/packs" -name '*.so' 2>/dev/null); do
   for lib in $(readelf -d "$f" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p'); do
     [[ $lib =~ $allowed ]] || fail "$f links $lib"
   done
@@ -55,5 +62,25 @@ cc -std=c11 -Wall -Werror -o batched "$src/examples/batched.c" $flags || fail "e
 run "example simple" "^In the beginning" -- ./simple "" "In the beginning" 16
 run "example chat" "<\|im_start\|>assistant" -- ./chat
 run "example batched" "sequence 3" -- ./batched "" "And God said" 4 16
+
+# The example kernel pack (examples/pack), built with its own meson.build against the installed
+# headers only (pkg-config with the DESTDIR prefix), then checked by the installed
+# rocmforge-pack-check through a config naming it: its claims and argument binding against the
+# CPU backend (docs/PLUGINS.md). Needs nvcc for the pack's code object.
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [ -x "$nvcc" ]; then
+  printf "[binaries]\npkgconfig = ['pkg-config', '--define-prefix']\n" >pkgconfig.ini
+  if meson setup --native-file pkgconfig.ini -Dcuda="$(dirname "$(dirname "$nvcc")")" pack-build "$src/examples/pack" >pack-setup.log 2>&1 &&
+     ninja -C pack-build >pack-build.log 2>&1; then
+    echo "ok: examples/pack builds against the install"
+    printf '{"backend_options": {"hip": {"packs": ["%s"], "arch_override": "sm_90"}}}\n' "$PWD/pack-build/rocmforge-pack-example-sm_90.so" >pack.json
+    run "installed rocmforge-pack-check on examples/pack" "4 claim\(s\), 0 unchecked, 0 failure" -- \
+      "$root/bin/rocmforge-pack-check" --config pack.json --expect-claims 4
+  else
+    fail "examples/pack does not build against the install"; tail -5 pack-setup.log pack-build.log 2>/dev/null
+  fi
+else
+  echo "skipped: examples/pack (no nvcc for its code object)"
+fi
 
 [ "$fails" = 0 ] && echo "install check: all passed" || { echo "$fails install check(s) failed"; exit 1; }

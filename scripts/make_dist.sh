@@ -3,10 +3,15 @@
 # works) to carry to the GPU machine. Usage: scripts/make_dist.sh BUILD_DIR
 set -euo pipefail
 b=${1:-build}
-rm -rf dist && mkdir -p dist/tools dist/backends/cpu dist/backends/hip dist/profiler dist/tests/hip dist/benches
+rm -rf dist && mkdir -p dist/tools dist/backends/cpu dist/backends/hip dist/plugins/packs dist/profiler dist/tests/hip dist/benches dist/examples
 cp "$b/tools/rocmforge" dist/tools/
+cp "$b/tools/rocmforge-pack-check" dist/tools/ 2>/dev/null || true
 cp "$b"/backends/cpu/*.so dist/backends/cpu/
-cp "$b"/backends/hip/rocmforge-hip.so "$b"/backends/hip/*.cubin "$b"/backends/hip/*.json dist/backends/hip/ 2>/dev/null || true
+cp "$b"/backends/hip/rocmforge-hip.so dist/backends/hip/ 2>/dev/null || true
+# Kernel packs (rocmforge-pack-<arch>.so): the HIP plugin finds them in ../../plugins/packs.
+cp "$b"/plugins/packs/*.so dist/plugins/packs/ 2>/dev/null || true
+# The example out-of-tree pack, for a config's backend_options.hip.packs (docs/PLUGINS.md).
+cp "$b"/examples/rocmforge-pack-example-*.so dist/examples/ 2>/dev/null || true
 cp "$b"/profiler/*.so dist/profiler/ 2>/dev/null || true
 cp "$b"/tests/hip/rocmforge-opcheck dist/tests/hip/ 2>/dev/null || true
 find "$b/benches" -maxdepth 1 -type f -executable -exec cp {} dist/benches/ \; 2>/dev/null || true

@@ -50,11 +50,11 @@ fi
 targets=(tools/rocmforge backends/cpu/rocmforge-cpu.so models/default.gguf)
 # The HIP plugin flavour of each GPU present (or of every toolchain found, with --gpu), and its packs.
 all_targets=$(ninja -C "$build" -t targets all | cut -d: -f1)
-pick() { grep -E "^backends/hip/($1)\$" <<<"$all_targets" || true; }
+pick() { grep -E "^($1)\$" <<<"$all_targets" || true; }
 if [ "$mode" = gpu ] || [ "$nvidia_gpu" = 1 ]; then
-  targets+=($(pick 'rocmforge-hip\.so|rocmforge-kernels-sm_[0-9a-z]+\.(cubin|json)'))
+  targets+=($(pick 'backends/hip/rocmforge-hip\.so|plugins/packs/rocmforge-pack-sm_[0-9a-z]+\.so'))
 fi
 if [ "$mode" = gpu ] || [ "$amd_gpu" = 1 ]; then
-  targets+=($(pick 'rocmforge-hip-amd\.so|rocmforge-kernels-gfx[0-9a-z]+\.(hsaco|json)'))
+  targets+=($(pick 'backends/hip/rocmforge-hip-amd\.so|plugins/packs/rocmforge-pack-gfx[0-9a-z]+\.so'))
 fi
 ninja -C "$build" "${targets[@]}"

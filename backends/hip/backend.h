@@ -20,6 +20,7 @@ struct Backend {
     uint64_t total_memory = 0;
     int multiprocessors = 0;
     KernelModule kernels;
+    rf_pack_device pack_device{}; // what pack fusions' claims see (arch points into `arch`)
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
     bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
     // The patterns other than the norm (matmul+rope, gate/up+SwiGLU, KV append, attention with its
@@ -68,7 +69,7 @@ struct Backend {
     ActCopy fq; // f32 or f16 rows in fq_scratch (tensor-core, tile and small-M kernels)
     struct Stats { // ROCMFORGE_HIP_STATS=1: printed at shutdown
         bool on = false;
-        uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0;
+        uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0, pack_claims = 0;
         double compute_host_us = 0, gap_us = 0, sync_us = 0, upload_us = 0, download_us = 0, gpu_us = 0;
         double last_compute_end = -1; // host clock (us) when the previous compute() returned
         hipEvent_t ev[2] = {nullptr, nullptr};

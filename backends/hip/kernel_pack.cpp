@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "embedded_kernels.h" // generated: kEmbeddedKernelSource, kEmbeddedKernelSourceSha256
-#include "pack_manifest.h"
 #include "sha256.h"
 
 namespace fs = std::filesystem;
@@ -25,22 +24,6 @@ bool read_file(const fs::path &p, std::string &out) {
     return true;
 }
 
-std::string pack_manifest_name(const std::string &arch) { return "rocmforge-kernels-" + arch + ".json"; }
-
-// Archs of the packs present in the search path (for messages about a missing arch).
-std::string packs_present(const std::vector<std::string> &dirs) {
-    std::string list;
-    for (const auto &d : dirs) {
-        std::error_code ec;
-        for (const auto &e : fs::directory_iterator(d, ec)) {
-            const std::string n = e.path().filename().string();
-            if (n.rfind("rocmforge-kernels-", 0) == 0 && e.path().extension() == ".json")
-                list += (list.empty() ? "" : ", ") + n.substr(18, n.size() - 18 - 5);
-        }
-    }
-    return list.empty() ? "none" : list;
-}
-
 bool resolve(hipModule_t mod, const std::vector<std::string> &required, KernelModule &out, const std::string &what,
              std::string &err) {
     for (const auto &name : required) {
@@ -55,10 +38,10 @@ bool resolve(hipModule_t mod, const std::vector<std::string> &required, KernelMo
     return true;
 }
 
-bool load_code(const std::string &code, const std::vector<std::string> &required, KernelModule &out,
-               const std::string &what, std::string &err) {
+bool load_code(const void *code, const std::vector<std::string> &required, KernelModule &out, const std::string &what,
+               std::string &err) {
     hipModule_t mod = nullptr;
-    if (hipError_t e = hipModuleLoadData(&mod, code.data())) {
+    if (hipError_t e = hipModuleLoadData(&mod, code)) {
         err = what + ": " + gpu_error("hipModuleLoadData", e);
         return false;
     }
@@ -69,27 +52,64 @@ bool load_code(const std::string &code, const std::vector<std::string> &required
     return true;
 }
 
-// 1: loaded, 0: no pack for this arch in `dir`, -1: a pack exists but is unusable (err set).
-int try_pack(const fs::path &dir, const std::string &arch, const std::vector<std::string> &required,
-             KernelModule &out, std::string &err) {
-    const fs::path mpath = dir / pack_manifest_name(arch);
-    std::string text;
-    if (!read_file(mpath, text)) return 0;
-    const std::string where = "kernel pack " + mpath.string();
-    PackManifest m;
-    if (!check_pack_manifest(text, arch, required, where, m, err)) return -1;
-    std::string code;
-    const fs::path cpath = dir / m.code;
-    if (m.code.empty() || !read_file(cpath, code)) { err = where + ": code object '" + cpath.string() + "' missing"; return -1; }
-    const std::string sum = sha256_hex(code.data(), code.size());
-    if (sum != m.sha256) {
-        err = where + ": checksum mismatch for " + cpath.string() + " (manifest " + m.sha256 + ", file " + sum + ")";
-        return -1;
+std::vector<std::string> kernel_list(const rf_kernel_pack_vtable &vt) {
+    return std::vector<std::string>(vt.kernel_names, vt.kernel_names + vt.n_kernels);
+}
+
+// Every kernel `p` lists is in its loaded code object `mod` (a list that promises more is refused).
+bool verify_listed(const PackPlugin &p, hipModule_t mod, std::string &err) {
+    for (const std::string &name : kernel_list(*p.vt)) {
+        hipFunction_t f = nullptr;
+        if (hipError_t e = hipModuleGetFunction(&f, mod, name.c_str())) {
+            err = "kernel pack " + p.path + " lists kernel '" + name + "' that its code object lacks (" +
+                  gpu_error("hipModuleGetFunction", e) + ")";
+            return false;
+        }
     }
-    if (!load_code(code, required, out, where, err)) return -1;
-    out.origin = "AOT pack " + cpath.string() + " (arch " + arch + ", sha256 verified, " + std::to_string(m.n_kernels) +
-                 " kernels, " + m.compiler + ")";
-    return 1;
+    return true;
+}
+
+// The base kernels from `p` (its list was checked against `required` when the pack was opened).
+// Only the kernels the backend launches are kept (the thread-stack trim looks at those, as with
+// the JIT), plus those of the pack's fusions.
+bool load_base_pack(const PackPlugin &p, const std::vector<std::string> &required, KernelModule &out, std::string &err) {
+    std::vector<std::string> used = required;
+    for (const rf_fusion *f : p.fusions) used.emplace_back(f->kernel);
+    if (!load_code(p.vt->code, used, out, "kernel pack " + p.path, err)) return false;
+    if (!verify_listed(p, out.module, err)) {
+        unload_kernels(out);
+        return false;
+    }
+    std::string fusions;
+    for (const rf_fusion *f : p.fusions) fusions += (fusions.empty() ? "" : ", ") + std::string(f->name);
+    out.origin = "pack " + p.path + " (" + p.name + " " + p.version + ", arch " + p.vt->arch + ", sha256 verified, " +
+                 std::to_string(p.vt->n_kernels) + " kernels, fusions: " + (fusions.empty() ? "none" : fusions) + ")";
+    return true;
+}
+
+// The fusions of every pack, each pack's code object loaded once (that of `base`, the pack whose
+// base kernels are in use, is out.module; null when they were JIT-compiled).
+bool load_pack_fusions(const PackPlugin *base, KernelModule &out, std::string &err) {
+    std::string listed;
+    for (const PackPlugin &p : out.packs) {
+        if (&p == base) { // load_base_pack listed its fusions in the origin
+            for (const rf_fusion *f : p.fusions)
+                out.fusions.push_back({f, out.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, &p});
+            continue;
+        }
+        KernelModule own;
+        if (!load_code(p.vt->code, kernel_list(*p.vt), own, "kernel pack " + p.path, err)) return false;
+        out.pack_modules.push_back(own.module); // resolving the whole list verified it
+        std::string names;
+        for (const rf_fusion *f : p.fusions) {
+            out.fusions.push_back({f, own.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, &p});
+            names += (names.empty() ? "" : ", ") + std::string(f->name);
+        }
+        listed += "; fusion pack " + p.path + " (" + p.name + " " + p.version + ", sha256 verified): " +
+                  (names.empty() ? "no fusions" : names);
+    }
+    out.origin += listed;
+    return true;
 }
 
 std::string compiler_version() {
@@ -145,7 +165,7 @@ bool load_jit(const KernelLoadOptions &opt, const std::vector<std::string> &requ
     std::string code;
     if (read_file(file, code) && !code.empty()) {
         std::string e2;
-        if (load_code(code, required, out, "JIT cache " + file.string(), e2)) {
+        if (load_code(code.data(), required, out, "JIT cache " + file.string(), e2)) {
             out.origin = "JIT (" + why + "), cached code " + file.string() + " [" + compiler + "]";
             return true;
         }
@@ -162,7 +182,7 @@ bool load_jit(const KernelLoadOptions &opt, const std::vector<std::string> &requ
     }
     if (cached) fs::rename(tmp, file, ec); // atomic: concurrent processes never see half a file
     cached = cached && !ec;
-    if (!load_code(code, required, out, "JIT code for " + opt.arch, err)) return false;
+    if (!load_code(code.data(), required, out, "JIT code for " + opt.arch, err)) return false;
     out.origin = "JIT (" + why + "), compiled now [" + compiler + "]" +
                  (cached ? ", cached as " + file.string() : ", cache not writable: " + dir.string());
     return true;
@@ -179,28 +199,40 @@ std::string default_cache_dir() {
 
 bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &required, KernelModule &out,
                   std::string &err) {
+    PackSet set;
     if (opt.jit != "force") {
-        for (const auto &d : opt.pack_dirs) {
-            const int r = try_pack(d, opt.arch, required, out, err);
-            if (r == 1) return true;
-            if (r < 0) return false; // a broken pack for our arch is an error, never silently skipped
-        }
+        // A broken pack, or one for another arch or ABI, fails init here: never skipped, never mid-run.
+        if (!find_packs({opt.arch, opt.pack_files, opt.pack_dirs}, required, set, err)) return false;
     }
-    std::string dirs;
-    for (const auto &d : opt.pack_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
-    const std::string why = opt.jit == "force" ? "jit=force in config"
-                                               : "no pack for " + opt.arch + " in [" + dirs + "]; packs present: " + packs_present(opt.pack_dirs);
-    if (opt.jit == "off") {
-        err = "no kernel pack for the device arch " + opt.arch + " (" + why + ") and JIT is off in the config";
+    out.packs = std::move(set.packs);
+    const PackPlugin *base = nullptr;
+    for (const PackPlugin &p : out.packs)
+        if (!base && p.base()) base = &p;
+    if (base) {
+        if (!load_base_pack(*base, required, out, err)) return false;
+    } else {
+        const std::string why = opt.jit == "force" ? "jit=force in config" : set.looked_for + "; none carries the base kernels";
+        if (opt.jit == "off") {
+            err = "no kernel pack for the device arch " + opt.arch + " (" + why + ") and JIT is off in the config";
+            return false;
+        }
+        if (!load_jit(opt, required, out, why, err)) return false;
+    }
+    if (!load_pack_fusions(base, out, err)) {
+        unload_kernels(out);
         return false;
     }
-    return load_jit(opt, required, out, why, err);
+    return true;
 }
 
 void unload_kernels(KernelModule &m) {
+    m.fusions.clear();
+    for (hipModule_t mod : m.pack_modules) hipModuleUnload(mod);
+    m.pack_modules.clear();
     if (m.module) hipModuleUnload(m.module);
     m.module = nullptr;
     m.functions.clear();
+    m.packs.clear(); // after the modules: the code bytes live in the packs' shared objects
 }
 
 } // namespace rf_hip

@@ -1,30 +1,44 @@
-// Finding the device code for the current arch: an AOT pack (manifest + code object, checksum
-// and kernel list verified) or, when no pack serves the arch, a hipRTC/NVRTC compile of the
-// embedded kernel sources cached on disk.
+// Finding the device code for the current arch: the base kernels from a pack plugin
+// (pack_plugin.h: rocmforge-pack-<arch>.so, verified) or, when no pack carries them, a
+// hipRTC/NVRTC compile of the embedded kernel sources cached on disk; and the code objects and
+// fusions of the other packs of the arch.
 #pragma once
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "gpu_runtime.h"
+#include "pack_plugin.h"
 
 namespace rf_hip {
 
 struct KernelLoadOptions {
     std::string arch;                   // device arch (or the config's arch_override)
-    std::vector<std::string> pack_dirs; // searched in order
-    std::string jit = "auto";           // "auto": JIT when no pack; "off": never; "force": ignore packs
+    std::vector<std::string> pack_dirs;  // searched in order for rocmforge-pack-*<arch>.so
+    std::vector<std::string> pack_files; // the config's "packs": loaded first, each must serve the arch
+    std::string jit = "auto";            // "auto": JIT when no base pack; "off": never; "force": ignore packs
     std::string cache_dir;              // JIT cache; empty = default
 };
 
-struct KernelModule {
-    hipModule_t module = nullptr;
-    std::unordered_map<std::string, hipFunction_t> functions;
-    std::string origin; // for device_info.details: which pack / JIT and why
+// A fusion of a loaded pack with its kernel resolved.
+struct PackFusion {
+    const rf_fusion *fusion = nullptr;
+    hipFunction_t function = nullptr;
+    bool programmatic = false; // the pack's kernels begin with rf_pack_kernel_start (RF_PACK_KERNELS_WAIT)
+    const PackPlugin *pack = nullptr;
 };
 
-// Loads and resolves every name in `required`. False with a message naming the arch, the pack
-// and the missing kernel (never a launch-time "invalid device function").
+struct KernelModule {
+    hipModule_t module = nullptr; // the base kernels
+    std::unordered_map<std::string, hipFunction_t> functions;
+    std::string origin; // for device_info.details: which packs / JIT and why
+    std::vector<PackPlugin> packs;          // kept open while their code and claims are in use
+    std::vector<hipModule_t> pack_modules;  // code objects of the packs other than the base one
+    std::vector<PackFusion> fusions;        // claimed before the backend's own kernels, in order
+};
+
+// Loads and resolves every name in `required` and every kernel each pack lists. False with a
+// message naming the arch, the pack and the reason (never a launch-time "invalid device function").
 bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &required, KernelModule &out,
                   std::string &err);
 void unload_kernels(KernelModule &m);

@@ -69,13 +69,14 @@ bool LaunchQueue::build_graph(std::string &err) {
     for (size_t i = 0; i < cur_.size(); ++i) {
         void *params[] = {&cur_[i].args};
         const auto p = node_params(cur_[i], params);
-        const bool chain = i && !typed; // plain edge to the previous node
+        const bool programmatic_edge = typed && !cur_[i].plain_edge;
+        const bool chain = i && !programmatic_edge; // plain edge to the previous node
         if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&nodes_[i], graph_, chain ? &nodes_[i - 1] : nullptr, chain ? 1 : 0, &p)) {
             err = gpu_error("graph add kernel node", e);
             drop_graph();
             return false;
         }
-        if (i && typed)
+        if (i && programmatic_edge)
             if (hipError_t e = rf_cuda::api.cuGraphAddDependencies(graph_, &nodes_[i - 1], &nodes_[i], &edge, 1)) {
                 err = gpu_error("graph add programmatic edge", e);
                 programmatic_ = false; // the next build uses plain edges

@@ -20,6 +20,9 @@ struct LaunchRec {
     unsigned smem = 0; // dynamic shared memory, bytes
     rf_kargs args{};
     hipEvent_t event = nullptr; // f == nullptr: not a launch but an event record (profiler marks)
+    // A kernel that does not begin with rf_kernel_start (a pack without RF_PACK_KERNELS_WAIT):
+    // chained to the previous one by a plain edge even when programmatic edges are on.
+    bool plain_edge = false;
 };
 
 // Launches one kernel on `s` (the argument block is copied by the driver at launch).

@@ -13,15 +13,6 @@
 
 namespace rf_hip {
 
-rf_ktensor ktensor(const rf_tensor *t) {
-    rf_ktensor k{};
-    if (!t) return k;
-    k.data = t->data;
-    for (int i = 0; i < 4; ++i) { k.ne[i] = t->ne[i]; k.nb[i] = t->nb[i]; }
-    k.type = t->type;
-    return k;
-}
-
 namespace {
 // Dynamic shared memory beyond the default 48 KB needs the function's limit raised once.
 int allow_smem(Backend &b, hipFunction_t f, unsigned smem, const std::string &name, std::string &err) {

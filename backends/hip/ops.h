@@ -5,11 +5,10 @@
 
 #include "backend.h"
 #include "kernel_args.h"
+#include "pack_bind.h" // ktensor
 
 namespace rf_hip {
 
-// The kernels' view of a tensor (kernels/kernel_args.h); a null tensor gives an empty one.
-rf_ktensor ktensor(const rf_tensor *t);
 // The node's tensors and parameters as a kernel argument block.
 rf_kargs make_args(const rf_node &n);
 // Bytes from t->data to the end of its last row: (ne[d] - 1) * nb[d] per outer dim plus one row

@@ -5,7 +5,7 @@
 namespace rf_hip {
 
 const char *const *option_keys() {
-    static const char *const keys[] = {"device", "kernel_pack_dirs", "arch_override", "jit", "cache_dir", nullptr};
+    static const char *const keys[] = {"device", "kernel_pack_dirs", "packs", "arch_override", "jit", "cache_dir", nullptr};
     return keys;
 }
 

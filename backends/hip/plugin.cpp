@@ -14,6 +14,7 @@
 #include "memory.h"
 #include "ops.h"
 #include "options.h"
+#include "pack_fusion.h"
 
 namespace rf_hip {
 
@@ -34,6 +35,13 @@ std::string plugin_dir() {
     if (dladdr(reinterpret_cast<void *>(&plugin_dir), &info) && info.dli_fname)
         return std::filesystem::absolute(info.dli_fname).parent_path().string();
     return ".";
+}
+
+// Where packs live without a kernel_pack_dirs in the config: <plugin dir>/packs when installed
+// (lib/rocmforge/packs), the build tree's plugins/packs next to backends/hip, the plugin's folder.
+std::vector<std::string> default_pack_dirs() {
+    const std::filesystem::path here = plugin_dir();
+    return {(here / "packs").string(), (here / "../../plugins/packs").lexically_normal().string(), here.string()};
 }
 
 // Device arch string as packs name it: "sm_90" or "gfx1100" (feature suffixes dropped).
@@ -85,7 +93,7 @@ int list_devices(rf_device_info *out, int32_t max, int32_t *count, char *err, si
 
 struct Config {
     int device = 0;
-    std::vector<std::string> pack_dirs;
+    std::vector<std::string> pack_dirs, packs;
     std::string arch_override, jit = "auto", cache_dir;
 };
 
@@ -102,12 +110,17 @@ bool parse_config(const char *json, Config &c, std::string &err) {
                 if (!d.IsString()) { err = "hip backend config: kernel_pack_dirs must hold strings"; return false; }
                 c.pack_dirs.emplace_back(d.GetString());
             }
+        } else if (k == "packs" && v.IsArray()) {
+            for (const auto &d : v.GetArray()) {
+                if (!d.IsString()) { err = "hip backend config: packs must hold strings (pack .so files)"; return false; }
+                c.packs.emplace_back(d.GetString());
+            }
         } else if (k == "arch_override" && v.IsString()) c.arch_override = v.GetString();
         else if (k == "jit" && v.IsString()) {
             c.jit = v.GetString();
             if (c.jit != "auto" && c.jit != "off" && c.jit != "force") { err = "hip backend config: jit must be auto, off or force"; return false; }
         } else if (k == "cache_dir" && v.IsString()) c.cache_dir = v.GetString();
-        else if (k == "device" || k == "kernel_pack_dirs" || k == "arch_override" || k == "jit" || k == "cache_dir") {
+        else if (k == "device" || k == "kernel_pack_dirs" || k == "packs" || k == "arch_override" || k == "jit" || k == "cache_dir") {
             err = "hip backend config: key '" + k + "' has the wrong type";
             return false;
         } // other keys belong to the host (e.g. n_threads) and are ignored
@@ -194,12 +207,15 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
 
     KernelLoadOptions opt;
     opt.arch = b->arch;
-    opt.pack_dirs = cfg.pack_dirs.empty() ? std::vector<std::string>{plugin_dir()} : cfg.pack_dirs;
+    opt.pack_dirs = cfg.pack_dirs.empty() ? default_pack_dirs() : cfg.pack_dirs;
+    opt.pack_files = cfg.packs;
     opt.jit = cfg.jit;
     opt.cache_dir = cfg.cache_dir;
     if (!load_kernels(opt, required_kernel_names(), b->kernels, e))
         return bail(RF_ERR_DEVICE, "hip backend on " + b->name + " (device arch " + b->device_arch +
                                           (cfg.arch_override.empty() ? "" : ", arch_override " + cfg.arch_override) + "): " + e);
+    // Threads per wave: 64 on GCN/CDNA (gfx9xx), 32 on RDNA and NVIDIA.
+    b->pack_device = {sizeof(rf_pack_device), b->arch.c_str(), b->multiprocessors, b->arch.rfind("gfx9", 0) == 0 ? 64 : 32};
     trim_thread_stack(*b);
     int drv = 0;
     hipDriverGetVersion(&drv);
@@ -231,11 +247,11 @@ void print_stats(Backend &b) {
     std::fprintf(stderr,
                  "hip stats: %llu compute() calls, %.1f nodes and %.1f launches each; per call: host in compute %.1f us, "
                  "GPU %.1f us, host gap before it %.1f us (of which synchronize() %.1f us, uploads %.1f us in %.1f calls, downloads %.1f us in %.1f calls); "
-                 "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes\n",
+                 "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes; %llu pack fusion claims\n",
                  (unsigned long long)s.computes, s.nodes / n, q.launches / n, s.compute_host_us / n, s.gpu_us / n, s.gap_us / n,
                  s.sync_us / n, s.upload_us / n, s.uploads / n, s.download_us / n, s.downloads / n, (unsigned long long)q.graph_builds,
                  (unsigned long long)q.graph_replays, q.graph_replays ? (double)q.node_updates / q.graph_replays : 0.0,
-                 (unsigned long long)q.direct_flushes);
+                 (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims);
 }
 
 void shutdown(void *ctx) {
@@ -310,7 +326,10 @@ int run_graph(void *ctx, const rf_graph *g, void *const *events, char *err, size
         used = 1;
         const std::string why = unsupported_reason(*n);
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
-        used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
+        // Pack fusions claim first, then the built-in ones (fusion.h).
+        used = b->fuse && !b->kernels.fusions.empty() ? pack_claim_at(*b, *g, i, e) : 0;
+        if (used < 0) return fail(err, len, RF_ERR_INVALID, label(i) + ": " + e);
+        if (used == 0) used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
         if (used < 0) return fail(err, len, RF_ERR_OUT_OF_MEMORY, label(i) + ": " + e);
         if (used == 0) {
             if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);

@@ -12,6 +12,7 @@
 #include "rocmforge/executable_dir.h"
 #include "rocmforge/join.h"
 #include "rocmforge/log.h"
+#include "rocmforge/pack_abi.h"
 
 namespace fs = std::filesystem;
 
@@ -88,6 +89,15 @@ LoadedPlugin load_plugin_file(const std::string &path) {
     if (info->kind != RF_PLUGIN_BACKEND && info->kind != RF_PLUGIN_KERNEL_PACK &&
         info->kind != RF_PLUGIN_PROFILER) {
         lp.record.status = "unknown plugin kind " + std::to_string(info->kind);
+        return lp;
+    }
+    if (info->kind == RF_PLUGIN_KERNEL_PACK) {
+        // Packs belong to the GPU backend of their arch, which finds them itself (it knows the
+        // device arch); the core has no use for one found among the plugins.
+        const auto *vt = static_cast<const rf_kernel_pack_vtable *>(info->vtable);
+        const bool has_arch = vt->struct_size >= offsetof(rf_kernel_pack_vtable, arch) + sizeof vt->arch && vt->arch;
+        lp.record.status = std::string("kernel pack") + (has_arch ? std::string(" for ") + vt->arch : "") +
+                           ", not used from here: a GPU backend loads packs from kernel_pack_dirs or its \"packs\" option";
         return lp;
     }
     if (const char *slot = missing_required_slot(*info)) {

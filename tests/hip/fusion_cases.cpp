@@ -138,6 +138,19 @@ GraphCase attention_matmul(std::mt19937 &rng, int type, int D, int Hq, int Hkv, 
 
 } // namespace
 
+// MUL then ADD of its product: unfused in the backend, claimed by examples/pack when a config
+// loads it (opcheck --gpu-config '{"packs": [".../rocmforge-pack-example-sm_90.so"]}').
+GraphCase mul_add(std::mt19937 &rng, int64_t K, int64_t M, int64_t b1, int64_t c0) {
+    Builder b;
+    b.c.name = "mul+add (examples/pack) K=" + std::to_string(K) + cols(M);
+    const int a = b.input(rnd(rng, RF_TYPE_F32, K, M)), w = b.input(rnd(rng, RF_TYPE_F32, K, b1));
+    const int c = b.input(rnd(rng, RF_TYPE_F32, c0, M));
+    const int t = b.output(RF_TYPE_F32, K, M), d = b.output(RF_TYPE_F32, K, M);
+    b.node(RF_OP_MUL, t, {a, w});
+    b.node(RF_OP_ADD, d, {t, c});
+    return b.c;
+}
+
 std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     std::vector<GraphCase> v;
     const int types[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0};
@@ -156,6 +169,8 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(kv_append(rng, pool, 128, 6));
     }
     // GQA groups whose G * D covers whole q8_1 blocks (32 for Q4_0/Q8_0, 256 for the K-quants).
+    v.push_back(mul_add(rng, 64, 3, 1, 64));
+    v.push_back(mul_add(rng, 4096, 1, 1, 1));
     v.push_back(attention_matmul(rng, RF_TYPE_Q4_0, 64, 8, 2, 100, 67));
     v.push_back(attention_matmul(rng, RF_TYPE_Q8_0, 128, 8, 8, 37, 40));
     v.push_back(attention_matmul(rng, RF_TYPE_Q4_K, 128, 8, 4, 300, 67));

@@ -19,8 +19,10 @@
 extern "C" {
 #endif
 
-#define RF_ABI_MAJOR 1
-#define RF_ABI_MINOR 3
+/* 2.0: kernel packs became plugins with fusions (rocmforge/pack_abi.h); the backend and profiler
+ * vtables are those of 1.3, so a 1.x backend rebuilds against 2.0 without a source change. */
+#define RF_ABI_MAJOR 2
+#define RF_ABI_MINOR 0
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -297,14 +299,9 @@ typedef struct rf_backend_vtable {
     int (*list_devices)(rf_device_info *out, int32_t max, int32_t *count, char *err, size_t err_len);
 } rf_backend_vtable;
 
-/* Kernel-pack manifest, exported by fused-kernel pack plugins (plugins/). */
-typedef struct rf_kernel_pack_vtable {
-    uint32_t struct_size;
-    const char *arch;         /* the arch it serves, e.g. "sm_90" */
-    int32_t n_kernels;
-    const char *const *kernel_names;
-    const char *checksum;     /* hex digest of the code object */
-} rf_kernel_pack_vtable;
+/* Kernel packs (RF_PLUGIN_KERNEL_PACK): their vtable, rf_kernel_pack_vtable, and the fusion
+ * interface are in rocmforge/pack_abi.h, which includes this header. */
+struct rf_kernel_pack_vtable;
 
 /* Profiler: a decorator. wrap() receives a backend and returns a vtable+ctx that forwards to it,
  * timing each node. The core never knows which ops are being timed. */
@@ -326,7 +323,7 @@ typedef struct rf_plugin_info {
     int32_t kind;          /* enum rf_plugin_kind */
     const char *name;      /* "cpu", "hip", "profiler", ... */
     const char *version;
-    const void *vtable;    /* rf_backend_vtable*, rf_kernel_pack_vtable* or rf_profiler_vtable* */
+    const void *vtable;    /* rf_backend_vtable*, rf_kernel_pack_vtable* (pack_abi.h) or rf_profiler_vtable* */
 } rf_plugin_info;
 
 typedef const rf_plugin_info *(*rf_plugin_entry_fn)(void);

@@ -1,0 +1,56 @@
+#include "pack_bind.h"
+
+namespace rf_hip {
+
+rf_ktensor ktensor(const rf_tensor *t) {
+    rf_ktensor k{};
+    if (!t) return k;
+    k.data = t->data;
+    for (int i = 0; i < 4; ++i) { k.ne[i] = t->ne[i]; k.nb[i] = t->nb[i]; }
+    k.type = t->type;
+    return k;
+}
+
+namespace {
+
+// The tensor `r` names, or "" with *t set; RF_BIND_NONE gives nullptr.
+std::string resolve(const rf_graph &g, int first, int count, rf_tensor_ref r, const char *slot, const rf_tensor **t) {
+    *t = nullptr;
+    if (r.node == RF_BIND_NONE) return "";
+    const std::string where = std::string(slot) + " binds node +" + std::to_string(r.node);
+    if (r.node < 0 || r.node >= count) return where + ", outside the " + std::to_string(count) + " claimed node(s)";
+    const rf_node *n = g.nodes[first + r.node];
+    if (r.which == RF_BIND_DST) *t = n->dst;
+    else if (r.which >= 0 && r.which < RF_MAX_SRC) *t = n->src[r.which];
+    else return where + " tensor " + std::to_string(r.which) + " (neither dst nor src 0.." + std::to_string(RF_MAX_SRC - 1) + ")";
+    if (!*t) return where + (r.which == RF_BIND_DST ? " dst" : " src" + std::to_string(r.which)) + ", which the node does not have";
+    return "";
+}
+
+} // namespace
+
+std::string bind_claim(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out) {
+    if (count < 1 || count > g.n_nodes - first)
+        return "claimed " + std::to_string(count) + " node(s) at node " + std::to_string(first) + " of " + std::to_string(g.n_nodes);
+    if (l.threads < 1 || l.threads > 1024) return "block of " + std::to_string(l.threads) + " threads (1..1024)";
+    if (l.grid[0] < 1 || l.grid[0] > 0x7fffffffu || l.grid[1] < 1 || l.grid[1] > 65535 || l.grid[2] < 1 || l.grid[2] > 65535)
+        return "grid " + std::to_string(l.grid[0]) + " x " + std::to_string(l.grid[1]) + " x " + std::to_string(l.grid[2]) +
+               " out of range";
+    out = rf_kargs{};
+    const rf_tensor *t = nullptr;
+    if (std::string e = resolve(g, first, count, l.dst, "dst", &t); !e.empty()) return e;
+    out.dst = ktensor(t);
+    for (int i = 0; i < RF_KMAX_SRC; ++i) {
+        const std::string slot = "src[" + std::to_string(i) + "]";
+        if (std::string e = resolve(g, first, count, l.src[i], slot.c_str(), &t); !e.empty()) return e;
+        out.src[i] = ktensor(t);
+    }
+    for (int i = 0; i < 4; ++i) out.aux[i] = l.aux[i];
+    for (int i = 0; i < 8; ++i) {
+        out.iparams[i] = l.iparams[i];
+        out.fparams[i] = l.fparams[i];
+    }
+    return "";
+}
+
+} // namespace rf_hip

@@ -1,0 +1,15 @@
+// The fusions of loaded kernel packs (kernel_pack.h) offered the graph during compute(), before
+// the backend's own fusions (fusion.h) and kernels.
+#pragma once
+#include <string>
+
+#include "backend.h"
+
+namespace rf_hip {
+
+// Offers nodes[i..] to every pack fusion that starts at nodes[i]'s op, in load order. The first
+// claim queues its launch and returns the number of nodes it covers; 0: none claimed; -1 with
+// `err` naming the pack and fusion when a claim is invalid (a pack bug).
+int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err);
+
+} // namespace rf_hip

@@ -1,0 +1,124 @@
+/* ROCmForge kernel-pack ABI (part of plugin ABI 2.0; docs/PLUGINS.md, "Writing a kernel pack").
+ *
+ * A kernel pack is a shared object whose rf_plugin_info has kind RF_PLUGIN_KERNEL_PACK and whose
+ * vtable is an rf_kernel_pack_vtable: the GPU code object it carries (embedded in the .so) for
+ * exactly one arch, its checksum and kernel names, and the fusions it offers. The HIP backend
+ * loads the packs of the device arch at init, verifies them (arch, ABI, kernel-argument version,
+ * checksum, every named kernel present in the code object) and refuses a bad one there, never
+ * in the middle of a run. During compute() each fusion may claim a run of consecutive nodes
+ * before the backend's own kernels (and its built-in fusions) are considered.
+ *
+ * Kernels take one argument, an rf_kargs by value (rocmforge/kernel_args.h). A claim does not
+ * write device addresses: it says which node tensor goes into which rf_kargs slot
+ * (rf_tensor_ref) and the backend builds the block, so the pack never depends on how the backend
+ * lays out its memory.
+ */
+#ifndef ROCMFORGE_PACK_ABI_H
+#define ROCMFORGE_PACK_ABI_H
+
+#include "abi.h"
+#include "kernel_args.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* rf_tensor_ref.node for an empty slot (a zeroed rf_ktensor). */
+#define RF_BIND_NONE (-1)
+/* rf_tensor_ref.which for the node's dst (0..RF_MAX_SRC-1: src[which]). */
+#define RF_BIND_DST (-1)
+
+/* One tensor of a claimed node: node is relative to the claim's first node (0 = graph node
+ * `first`, up to the claim's count - 1). */
+typedef struct rf_tensor_ref {
+    int16_t node;
+    int16_t which;
+} rf_tensor_ref;
+
+/* What a claim fills: the launch geometry and how the kernel's rf_kargs is bound. The backend
+ * resets it with rf_fusion_launch_init before each claim, so a pack writes only what it uses.
+ * rf_kargs.scratch is NULL for pack kernels (no backend scratch is lent to packs yet), and
+ * shared_bytes is at most 48 KiB (the default limit; larger would need the function attribute). */
+typedef struct rf_fusion_launch {
+    uint32_t grid[3];      /* blocks in x, y, z (each >= 1) */
+    uint32_t threads;      /* threads per block, 1..1024 */
+    uint32_t shared_bytes; /* dynamic shared memory, bytes */
+    rf_tensor_ref dst;     /* -> rf_kargs.dst */
+    rf_tensor_ref src[RF_KMAX_SRC]; /* -> rf_kargs.src[] */
+    long long aux[4];      /* copied to rf_kargs.aux */
+    int32_t iparams[8];    /* copied to rf_kargs.iparams */
+    float fparams[8];      /* copied to rf_kargs.fparams */
+} rf_fusion_launch;
+
+/* Every tensor slot empty, one block of one thread, parameters 0. */
+static inline void rf_fusion_launch_init(rf_fusion_launch *l) {
+    unsigned char *p = (unsigned char *)l;
+    size_t i;
+    for (i = 0; i < sizeof *l; ++i) p[i] = 0;
+    l->grid[0] = l->grid[1] = l->grid[2] = 1;
+    l->threads = 1;
+    l->dst.node = RF_BIND_NONE;
+    for (i = 0; i < RF_KMAX_SRC; ++i) l->src[i].node = RF_BIND_NONE;
+}
+
+/* The device a claim is for (read-only; more members may be appended: check struct_size). */
+typedef struct rf_pack_device {
+    uint32_t struct_size;
+    const char *arch;        /* the device's arch as packs name it: "sm_90", "gfx1100" */
+    int32_t multiprocessors; /* SMs / CUs */
+    int32_t warp_size;       /* 32 or 64 */
+} rf_pack_device;
+
+/* One fusion: a pattern of consecutive nodes replaced by one launch of `kernel`. */
+typedef struct rf_fusion {
+    uint32_t struct_size; /* sizeof(rf_fusion) as the pack's header defines it */
+    const char *name;     /* e.g. "mul_add": shown by `rocmforge info` and in errors */
+    const char *kernel;   /* a name of the pack's kernel list, present in its code object */
+    int32_t first_op;     /* enum rf_op of the node a match starts at: claim is called only there */
+    /* Looks at graph->nodes[first..] and returns how many consecutive nodes (>= 1, at most
+     * n_nodes - first) the launch it writes into *launch computes, or 0 to let the next fusion /
+     * the backend handle node `first`. The launch must write every covered node's dst exactly as
+     * the unfused nodes would (later nodes may read any of them). Pure: no device calls, no
+     * global state; tensor data pointers are device addresses (compare them, never dereference
+     * them). The executor reuses memory after a tensor's last reader, so a covered node's dst may
+     * lie on an earlier covered node's input: check overlaps where the kernel's order of reads
+     * and writes matters. Runs on the decode hot path: return early on the cheap checks. */
+    int32_t (*claim)(const rf_graph *graph, int32_t first, const rf_pack_device *device, rf_fusion_launch *launch);
+    /* Optional (NULL: none): the kernel's semantics on host memory, every block of the launch's
+     * grid, over an argument block bound like the device one but with host pointers. Lets
+     * rocmforge-pack-check compare a claim with the CPU backend running the unfused nodes on a
+     * machine without the GPU. Returns RF_OK or an rf_status. */
+    int32_t (*host_run)(const rf_kargs *args, const rf_fusion_launch *launch);
+} rf_fusion;
+
+/* rf_kernel_pack_vtable.flags */
+enum rf_pack_flags {
+    /* The code object holds the HIP backend's base kernels (built from ROCmForge's kernels/):
+     * every kernel the backend launches must be in it. The first such pack of the device arch
+     * in the search order replaces the JIT compile. Third-party packs leave it unset. */
+    RF_PACK_BASE_KERNELS = 1,
+    /* Every kernel begins with rf_pack_kernel_start() (rocmforge/pack_kernel.h), so the backend
+     * may chain it to the previous kernel with a programmatic (early-launch) edge. Unset: a
+     * plain edge (the kernel starts after the previous one has finished). */
+    RF_PACK_KERNELS_WAIT = 2,
+};
+
+typedef struct rf_kernel_pack_vtable {
+    uint32_t struct_size;
+    const char *arch;          /* the one arch the code object is for, e.g. "sm_90" */
+    int32_t kargs_version;     /* RF_KARGS_VERSION the kernels were compiled against */
+    uint32_t flags;            /* rf_pack_flags */
+    const void *code;          /* code object: cubin (NVIDIA) or ELF hsaco (AMD) */
+    uint64_t code_size;
+    const char *code_sha256;   /* lowercase hex SHA-256 of the code_size bytes at code */
+    int32_t n_kernels;
+    const char *const *kernel_names; /* every kernel the pack promises (global symbols) */
+    int32_t n_fusions;
+    const rf_fusion *const *fusions; /* tried in this order */
+} rf_kernel_pack_vtable;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# rocmforge-pack-check through the config: the example pack (examples/pack) claims its pattern
+# and matches the CPU backend; packs for another arch, missing files, wrong bindings and a
+# host_run that does not compute what the nodes do are refused.
+# Usage: pack_check.sh PACK_CHECK EXAMPLE_PACK FAKE_PACK_DIR CPU_PLUGIN_DIR ROCMFORGE
+set -u
+check=$1 example=$2 fakes=$3 cpu=$4 rocmforge=$5
+source "$(dirname "$0")/../cli/lib.sh"
+
+config() { # PACKS_JSON_ARRAY -> a config file naming them for the HIP backend
+  local f=$tmp/config-$RANDOM.json
+  printf '{"plugin_dirs": ["%s"], "backend_options": {"hip": {"packs": %s, "arch_override": "sm_90"}}}\n' "$cpu" "$1" >"$f"
+  echo "$f"
+}
+
+# The mul+add cases (four of the graphs) are claimed, every node equals the CPU backend's.
+expect 0 "4 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\"]")" --expect-claims 4
+expect 0 "fusions: example_mul_add" -- "$check" --config "$(config "[\"$example\"]")"
+expect 1 "expected 5 claim" -- "$check" --config "$(config "[\"$example\"]")" --expect-claims 5
+# Refused at load, naming both sides.
+expect 1 "built for arch 'sm_90' but the device needs 'gfx1100'" -- "$check" --config "$(config "[\"$example\"]")" --arch gfx1100
+expect 1 "absent.so \(from the config's \"packs\"\) does not exist" -- "$check" --config "$(config "[\"$tmp/absent.so\"]")"
+expect 1 "ABI version 1.0 does not match" -- "$check" --config "$(config "[\"$fakes/fake-pack-abi1.so\"]")"
+expect 1 "checksum mismatch" -- "$check" --config "$(config "[\"$fakes/fake-pack-badsum.so\"]")"
+# Claims the check must reject.
+expect 1 "FAIL node 0 \(mul\)" -- "$check" --config "$(config "[\"$fakes/fake-pack-hostnoop.so\"]")"
+expect 1 "src\[4\] binds node \+0 src3, which the node does not have" -- "$check" --config "$(config "[\"$fakes/fake-pack-badbind.so\"]")"
+expect 1 "cannot be checked without a GPU" -- "$check" --config "$(config "[\"$fakes/rocmforge-pack-fake-sm_90.so\"]")"
+# The example first: its claims win over the fake's (load order = claim order); the fake still
+# claims the mul+add of other tensors, which the example declines, and cannot be checked there.
+expect 1 "5 claim\(s\), 1 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\", \"$fakes/rocmforge-pack-fake-sm_90.so\"]")"
+# A pack among the core's plugins is listed as such, not used by the core.
+printf '{"plugin_dirs": ["%s"]}\n' "$(dirname "$example")" >"$tmp/plugins.json"
+expect 0 "kernel pack for sm_90, not used from here" -- "$rocmforge" info --config "$tmp/plugins.json"
+finish "pack check"

@@ -1,0 +1,113 @@
+#include "cases.h"
+
+namespace pack_check {
+namespace {
+
+rf_tensor *f32(Case &c, std::initializer_list<int64_t> ne) {
+    rf_tensor t{};
+    t.type = RF_TYPE_F32;
+    int d = 0;
+    for (int64_t n : ne) t.ne[d++] = n;
+    for (; d < RF_MAX_DIMS; ++d) t.ne[d] = 1;
+    t.nb[0] = 4;
+    for (d = 1; d < RF_MAX_DIMS; ++d) t.nb[d] = t.nb[d - 1] * t.ne[d - 1];
+    c.tensors.push_back(t);
+    return &c.tensors.back();
+}
+rf_tensor *input(Case &c, std::initializer_list<int64_t> ne) {
+    rf_tensor *t = f32(c, ne);
+    c.inputs.push_back(t);
+    return t;
+}
+// Another tensor over `owner`'s bytes (same shape): a result written in place, as the executor
+// recycles memory, or a view.
+rf_tensor *in_place(Case &c, rf_tensor *owner) {
+    c.tensors.push_back(*owner);
+    size_t owner_index = 0;
+    for (size_t i = 0; i < c.tensors.size(); ++i)
+        if (&c.tensors[i] == owner) owner_index = i;
+    c.aliases.emplace_back(c.tensors.size() - 1, owner_index);
+    return &c.tensors.back();
+}
+void node(Case &c, rf_op op, rf_tensor *dst, std::initializer_list<rf_tensor *> src, float fparam0 = 0) {
+    rf_node n{};
+    n.op = op;
+    n.dst = dst;
+    int i = 0;
+    for (rf_tensor *s : src) n.src[i++] = s;
+    n.fparams[0] = fparam0;
+    c.nodes.push_back(n);
+}
+
+Case mul_add(const std::string &name, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> b_shape,
+             std::initializer_list<int64_t> c_shape, bool result_in_place) {
+    Case c{name};
+    rf_tensor *a = input(c, shape), *b = input(c, b_shape), *cc = input(c, c_shape);
+    rf_tensor *t = f32(c, shape);
+    rf_tensor *d = result_in_place ? in_place(c, a) : f32(c, shape);
+    node(c, RF_OP_MUL, t, {a, b});
+    node(c, RF_OP_ADD, d, {t, cc});
+    return c;
+}
+
+} // namespace
+
+std::deque<Case> make_cases() {
+    std::deque<Case> cases;
+    cases.push_back(mul_add("mul+add [64,3] * [64,1] + [64,3]", {64, 3}, {64, 1}, {64, 3}, false));
+    cases.push_back(mul_add("mul+add [4096] * [4096] + [1]", {4096}, {4096}, {1}, false));
+    cases.push_back(mul_add("mul+add [128,2,3], sum written over a", {128, 2, 3}, {128, 1, 3}, {128, 2, 1}, true));
+    {
+        Case c{"mul+add [32,4], the add reading the product through a view"};
+        rf_tensor *a = input(c, {32, 4}), *b = input(c, {32, 4}), *cc = input(c, {32, 1});
+        rf_tensor *t = f32(c, {32, 4}), *d = f32(c, {32, 4});
+        rf_tensor *tv = in_place(c, t); // another rf_tensor over t's bytes
+        node(c, RF_OP_MUL, t, {a, b});
+        node(c, RF_OP_ADD, d, {tv, cc});
+        cases.push_back(std::move(c));
+    }
+    {
+        Case c{"rms_norm+mul [256,2] (attention norm)"};
+        rf_tensor *x = input(c, {256, 2}), *w = input(c, {256});
+        rf_tensor *n = f32(c, {256, 2}), *y = f32(c, {256, 2});
+        node(c, RF_OP_RMS_NORM, n, {x}, 1e-5f);
+        node(c, RF_OP_MUL, y, {n, w});
+        cases.push_back(std::move(c));
+    }
+    {
+        Case c{"add+rms_norm+mul [512] (residual, ffn norm)"};
+        rf_tensor *x = input(c, {512}), *r = input(c, {512}), *w = input(c, {512});
+        rf_tensor *s = f32(c, {512}), *n = f32(c, {512}), *y = f32(c, {512});
+        node(c, RF_OP_ADD, s, {x, r});
+        node(c, RF_OP_RMS_NORM, n, {s}, 1e-6f);
+        node(c, RF_OP_MUL, y, {n, w});
+        cases.push_back(std::move(c));
+    }
+    {
+        Case c{"mul+scale [300] (not mul+add)"};
+        rf_tensor *a = input(c, {300}), *b = input(c, {300});
+        rf_tensor *t = f32(c, {300}), *u = f32(c, {300});
+        node(c, RF_OP_MUL, t, {a, b});
+        node(c, RF_OP_SCALE, u, {t}, 0.5f);
+        cases.push_back(std::move(c));
+    }
+    {
+        Case c{"mul, then an add of other tensors [96]"};
+        rf_tensor *a = input(c, {96}), *b = input(c, {96}), *e = input(c, {96}), *f = input(c, {96});
+        rf_tensor *t = f32(c, {96}), *d = f32(c, {96});
+        node(c, RF_OP_MUL, t, {a, b});
+        node(c, RF_OP_ADD, d, {e, f});
+        cases.push_back(std::move(c));
+    }
+    {
+        Case c{"silu, swiglu [200,2]"};
+        rf_tensor *g = input(c, {200, 2}), *u = input(c, {200, 2});
+        rf_tensor *s = f32(c, {200, 2}), *y = f32(c, {200, 2});
+        node(c, RF_OP_SILU, s, {g});
+        node(c, RF_OP_SWIGLU, y, {g, u});
+        cases.push_back(std::move(c));
+    }
+    return cases;
+}
+
+} // namespace pack_check

@@ -1,0 +1,26 @@
+// The graphs rocmforge-pack-check offers a pack's fusions: small f32 runs of the node patterns
+// ROCmForge's models produce (and some that look alike but must not be claimed), with the
+// shapes, broadcasts and in-place results the executor creates.
+#pragma once
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "rocmforge/abi.h"
+
+namespace pack_check {
+
+struct Case {
+    std::string name;
+    std::deque<rf_tensor> tensors; // stable addresses: nodes point at them
+    std::vector<rf_node> nodes;
+    std::vector<rf_tensor *> inputs; // filled with random values
+    // Tensors that share another's bytes (an in-place result): index into tensors -> index of the owner.
+    std::vector<std::pair<size_t, size_t>> aliases;
+};
+
+// A deque: the nodes point into each case's tensors, so cases are never copied (a vector's
+// growth would copy them: std::deque's move constructor is not noexcept).
+std::deque<Case> make_cases();
+
+} // namespace pack_check

@@ -1,0 +1,258 @@
+// rocmforge-pack-check: checks a kernel pack's fusions without a GPU. It loads the packs the
+// config names for the HIP backend (backend_options.hip: packs, kernel_pack_dirs,
+// arch_override) exactly as the backend does (same checks: arch, ABI, checksum, kernel list,
+// fusion table), offers each fusion the graphs of cases.cpp, binds every claim as the backend
+// binds it, runs the fusion's host_run over that argument block and compares every covered
+// node's result with the CPU backend running the nodes unfused.
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cases.h"
+#include "pack_bind.h"
+#include "pack_plugin.h"
+#include "rocmforge/error.h"
+#include "rocmforge/executable_dir.h"
+#include "rocmforge/plugin_loader.h"
+
+namespace {
+
+const char *kUsage =
+    "usage: rocmforge-pack-check [--config FILE] [--arch ARCH] [--expect-claims N] [--allow-unchecked]\n"
+    "  Loads the kernel packs the config names for the HIP backend (backend_options.hip: \"packs\",\n"
+    "  \"kernel_pack_dirs\", \"arch_override\"), verifies them as the backend does and checks each\n"
+    "  fusion's claims and argument binding against the CPU backend through the fusion's host_run.\n"
+    "  --arch ARCH         the device arch to load packs for (default: arch_override)\n"
+    "  --expect-claims N   fail unless the fusions claim exactly N times over all cases\n"
+    "  --allow-unchecked   a claim of a fusion without host_run is reported, not a failure\n";
+
+struct Options {
+    std::string config, arch;
+    int expect_claims = -1;
+    bool allow_unchecked = false;
+};
+
+// The CPU backend through its plugin vtable: host memory, the unfused reference.
+struct Cpu {
+    const rf_backend_vtable *vt = nullptr;
+    void *ctx = nullptr;
+    std::vector<void *> buffers;
+    ~Cpu() {
+        for (void *b : buffers) vt->buffer_free(ctx, b);
+        if (ctx) vt->shutdown(ctx);
+    }
+    void *alloc(uint64_t bytes) {
+        rf_buffer_desc d{};
+        char err[512] = {0};
+        if (vt->buffer_alloc(ctx, bytes, &d, err, sizeof err) != RF_OK) throw rf::Error(std::string("cpu buffer: ") + err);
+        buffers.push_back(d.handle);
+        return d.base;
+    }
+    void run(rf_node *const *nodes, int n) {
+        const rf_graph g{n, nodes};
+        char err[512] = {0};
+        if (vt->compute(ctx, &g, err, sizeof err) != RF_OK) throw rf::Error(std::string("cpu compute: ") + err);
+        if (auto sync = RF_SLOT(vt, rf_backend_vtable, synchronize)) sync(ctx, err, sizeof err);
+    }
+};
+
+uint64_t bytes_of(const rf_tensor &t) { return (uint64_t)(t.nb[3] * t.ne[3]); }
+std::vector<float> values(const rf_tensor &t) {
+    std::vector<float> v(bytes_of(t) / 4);
+    std::memcpy(v.data(), t.data, bytes_of(t));
+    return v;
+}
+
+struct Totals { int claims = 0, failures = 0, unchecked = 0; };
+
+// Runs one case: reference, then the fused walk, then the comparison. Prints what happened.
+void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlugin> &packs, const rf_pack_device &dev,
+                Totals &tot) {
+    std::vector<bool> is_alias(c.tensors.size());
+    for (auto [alias, owner] : c.aliases) is_alias[alias] = true;
+    for (size_t i = 0; i < c.tensors.size(); ++i)
+        if (!is_alias[i]) c.tensors[i].data = cpu.alloc(bytes_of(c.tensors[i]));
+    for (auto [alias, owner] : c.aliases) c.tensors[alias].data = c.tensors[owner].data;
+    std::mt19937 rng(1234);
+    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+    std::vector<std::vector<float>> inputs;
+    for (rf_tensor *t : c.inputs) {
+        std::vector<float> v(bytes_of(*t) / 4);
+        for (float &x : v) x = dist(rng);
+        inputs.push_back(v);
+    }
+    auto reset = [&] {
+        for (auto &t : c.tensors) std::fill_n(static_cast<float *>(t.data), bytes_of(t) / 4, std::nanf(""));
+        for (size_t i = 0; i < c.inputs.size(); ++i) std::memcpy(c.inputs[i]->data, inputs[i].data(), bytes_of(*c.inputs[i]));
+    };
+    std::vector<rf_node *> nodes;
+    for (auto &n : c.nodes) nodes.push_back(&n);
+    const rf_graph g{(int32_t)nodes.size(), nodes.data()};
+
+    reset();
+    cpu.run(nodes.data(), g.n_nodes);
+    std::vector<std::vector<float>> want;
+    for (auto *n : nodes) want.push_back(values(*n->dst));
+
+    reset();
+    std::string log;
+    for (int i = 0; i < g.n_nodes;) {
+        int used = 0;
+        for (const auto &p : packs) {
+            for (const rf_fusion *f : p.fusions) {
+                if (f->first_op != nodes[i]->op) continue;
+                rf_fusion_launch l;
+                rf_fusion_launch_init(&l);
+                const int count = f->claim(&g, i, &dev, &l);
+                if (count == 0) continue;
+                const std::string who = std::string("fusion '") + f->name + "' (" + p.path + ")";
+                rf_kargs k{};
+                if (std::string e = rf_hip::bind_claim(g, i, count, l, k); !e.empty()) {
+                    ++tot.failures;
+                    std::printf("FAIL %s\n%s    FAIL %s at node %d: %s\n", c.name.c_str(), log.c_str(), who.c_str(), i, e.c_str());
+                    return;
+                }
+                ++tot.claims;
+                log += "    " + who + " claims nodes " + std::to_string(i) + ".." + std::to_string(i + count - 1) + "\n";
+                auto host_run = RF_SLOT(f, rf_fusion, host_run);
+                if (!host_run) {
+                    log += "    (no host_run: cannot check the claim here; the nodes run on the CPU backend)\n";
+                    ++tot.unchecked;
+                    cpu.run(nodes.data() + i, count);
+                } else if (int r = host_run(&k, &l)) {
+                    log += "    FAIL " + who + ": host_run returned " + std::to_string(r) + "\n";
+                    ++tot.failures;
+                }
+                used = count;
+                break;
+            }
+            if (used) break;
+        }
+        if (!used) {
+            cpu.run(nodes.data() + i, 1);
+            used = 1;
+        }
+        i += used;
+    }
+    // Every node's result, the intermediate ones too: a fused kernel must leave them as written.
+    bool ok = true;
+    for (int i = 0; i < g.n_nodes; ++i) {
+        const std::vector<float> got = values(*nodes[i]->dst);
+        double worst = 0;
+        size_t at = 0;
+        for (size_t j = 0; j < got.size(); ++j) {
+            const double err = std::isnan(got[j]) != std::isnan(want[i][j]) ? INFINITY : std::fabs((double)got[j] - want[i][j]);
+            const double rel = err / std::max(1.0, std::fabs((double)want[i][j]));
+            if (!(rel <= worst)) worst = rel, at = j;
+        }
+        if (worst > 1e-6) {
+            char line[256];
+            std::snprintf(line, sizeof line, "    FAIL node %d (%s): element %zu is %g, the unfused graph gives %g\n", i,
+                          rf_op_name(nodes[i]->op), at, got[at], want[i][at]);
+            log += line;
+            ok = false;
+        }
+    }
+    if (!ok) ++tot.failures;
+    std::printf("%s %s\n%s", ok ? "ok  " : "FAIL", c.name.c_str(), log.c_str());
+}
+
+int run(const Options &opt) {
+    const rf::Config config = rf::Config::resolve(opt.config);
+    rapidjson::Document hip;
+    hip.Parse(config.backend_config_json("hip").c_str());
+    auto strings = [&](const char *key) {
+        std::vector<std::string> v;
+        if (hip.IsObject() && hip.HasMember(key) && hip[key].IsArray())
+            for (const auto &s : hip[key].GetArray())
+                if (s.IsString()) v.emplace_back(s.GetString());
+        return v;
+    };
+    rf_hip::PackSearch search;
+    search.arch = opt.arch;
+    if (search.arch.empty() && hip.IsObject() && hip.HasMember("arch_override") && hip["arch_override"].IsString())
+        search.arch = hip["arch_override"].GetString();
+    if (search.arch.empty()) throw rf::UsageError("which arch? --arch sm_90 or backend_options.hip.arch_override in the config");
+    search.files = strings("packs");
+    search.dirs = strings("kernel_pack_dirs");
+    if (search.dirs.empty()) {
+        // The backend's defaults, seen from bin/ (installed) and tools/ (build tree).
+        const std::filesystem::path exe = rf::executable_dir();
+        search.dirs = {(exe / "../lib/rocmforge/packs").lexically_normal().string(), (exe / "../plugins/packs").lexically_normal().string()};
+    }
+    rf_hip::PackSet set;
+    std::string err;
+    // No base-kernel list: that is the GPU backend's to check (it knows which kernels it launches).
+    if (!rf_hip::find_packs(search, {}, set, err)) {
+        std::fprintf(stderr, "rocmforge-pack-check: %s\n", err.c_str());
+        return 1;
+    }
+    size_t n_fusions = 0;
+    for (const auto &p : set.packs) {
+        std::printf("pack %s: %s %s, arch %s, %d kernel(s), sha256 verified, fusions:", p.path.c_str(), p.name.c_str(),
+                    p.version.c_str(), p.vt->arch, p.vt->n_kernels);
+        for (const rf_fusion *f : p.fusions) std::printf(" %s", f->name);
+        std::printf("%s\n", p.fusions.empty() ? " none" : "");
+        n_fusions += p.fusions.size();
+    }
+    if (set.packs.empty()) std::printf("no pack for %s (%s)\n", search.arch.c_str(), set.looked_for.c_str());
+
+    std::vector<rf::LoadedPlugin> plugins = rf::discover_plugins(config);
+    Cpu cpu;
+    for (const auto &p : plugins)
+        if (p.info && p.info->kind == RF_PLUGIN_BACKEND && std::string(p.info->name) == "cpu") cpu.vt = static_cast<const rf_backend_vtable *>(p.info->vtable);
+    if (!cpu.vt) throw rf::Error("the CPU backend plugin was not found (it is the reference): " + rf::backends_found(plugins));
+    char e[512] = {0};
+    if (cpu.vt->init(config.backend_config_json("cpu").c_str(), &cpu.ctx, e, sizeof e) != RF_OK) throw rf::Error(std::string("cpu init: ") + e);
+    const rf_pack_device dev{sizeof(rf_pack_device), search.arch.c_str(), 132, search.arch.rfind("gfx9", 0) == 0 ? 64 : 32};
+
+    Totals tot;
+    auto cases = pack_check::make_cases();
+    for (auto &c : cases) check_case(c, cpu, set.packs, dev, tot);
+    std::printf("%zu fusion(s), %zu case(s): %d claim(s), %d unchecked, %d failure(s)\n", n_fusions, cases.size(), tot.claims,
+                tot.unchecked, tot.failures);
+    if (opt.expect_claims >= 0 && tot.claims != opt.expect_claims) {
+        std::printf("FAIL: expected %d claim(s)\n", opt.expect_claims);
+        return 1;
+    }
+    if (tot.unchecked && !opt.allow_unchecked) {
+        std::printf("FAIL: claims without host_run cannot be checked without a GPU (--allow-unchecked to accept)\n");
+        return 1;
+    }
+    return tot.failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    Options opt;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) { std::fprintf(stderr, "rocmforge-pack-check: %s needs a value\n%s", a.c_str(), kUsage); std::exit(2); }
+            return argv[++i];
+        };
+        if (a == "--config") opt.config = value();
+        else if (a == "--arch") opt.arch = value();
+        else if (a == "--expect-claims") opt.expect_claims = std::atoi(value().c_str());
+        else if (a == "--allow-unchecked") opt.allow_unchecked = true;
+        else if (a == "-h" || a == "--help") { std::printf("%s", kUsage); return 0; }
+        else { std::fprintf(stderr, "rocmforge-pack-check: unknown argument '%s'\n%s", a.c_str(), kUsage); return 2; }
+    }
+    try {
+        return run(opt);
+    } catch (const rf::UsageError &e) {
+        std::fprintf(stderr, "rocmforge-pack-check: %s\n", e.what());
+        return 2;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "rocmforge-pack-check: %s\n", e.what());
+        return 1;
+    }
+}
