@@ -1,8 +1,11 @@
 // The server's request handling on untrusted bytes: a body is either a request or an ApiError
 // (400 with a message); a parsed chat request's messages go through every chat template (a role
 // the formats lack is a UsageError, nothing else); the prompt streams through the stop matcher,
-// which never emits a stop string and emits exactly the text before the first one.
+// which never emits a stop string and emits exactly the text before the first one found.
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "api_error.h"
 #include "check.h"
@@ -13,13 +16,19 @@
 
 namespace {
 
-// The text before the first occurrence of any stop string (all of it when none occurs).
-std::string before_first_stop(const std::string &text, const std::vector<std::string> &stops) {
-    size_t cut = text.size();
-    for (const auto &s : stops)
-        if (!s.empty())
-            if (size_t at = text.find(s); at != std::string::npos && at < cut) cut = at;
-    return text.substr(0, cut);
+// What a stop matcher fed `text` in pieces ending at `ends` must emit: generation stops at the
+// first piece after which the text so far holds a stop string, and the output is the text
+// before that string's earliest occurrence (a longer stop string that would have begun earlier
+// but was not complete yet does not count: the text after it was never generated).
+std::string expected_output(const std::string &text, const std::vector<size_t> &ends, const std::vector<std::string> &stops) {
+    for (size_t end : ends) {
+        const std::string seen = text.substr(0, end);
+        size_t cut = std::string::npos;
+        for (const auto &s : stops)
+            if (size_t at = seen.find(s); at != std::string::npos && at < cut) cut = at;
+        if (cut != std::string::npos) return seen.substr(0, cut);
+    }
+    return text;
 }
 
 } // namespace
@@ -35,7 +44,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         RF_FUZZ_CHECK(!rf::serve::error_body(e).empty());
         return 0;
     }
-    std::string text = req.prompt;
+    std::string text;
+    for (const auto &p : req.prompts) {
+        RF_FUZZ_CHECK(p.is_tokens ? !p.tokens.empty() && p.text.empty() : p.tokens.empty());
+        for (int64_t t : p.tokens) RF_FUZZ_CHECK(t >= 0 && t <= INT32_MAX);
+        text += p.text;
+    }
+    RF_FUZZ_CHECK(req.n_choices() >= 1 && req.n_choices() <= rf::serve::kMaxChoices);
+    RF_FUZZ_CHECK(!req.logprobs || (*req.logprobs >= 0 && *req.logprobs <= rf::serve::kMaxChatTopLogprobs));
+    RF_FUZZ_CHECK(!(req.echo && req.logprobs));
     if (chat) {
         for (rf::ChatFormat f : {rf::ChatFormat::ChatML, rf::ChatFormat::Llama2, rf::ChatFormat::Llama3, rf::ChatFormat::Mistral,
                                  rf::ChatFormat::Gemma, rf::ChatFormat::Phi3}) {
@@ -48,9 +65,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // Stream the text in pieces of 1..7 bytes through the stop matcher.
     rf::serve::StopMatcher m(req.stop);
     std::string out;
-    for (size_t i = 0, step = 1; i < text.size() && !m.stopped(); i += step, step = step % 7 + 1)
+    std::vector<size_t> ends;
+    for (size_t i = 0, step = 1; i < text.size() && !m.stopped(); i += step, step = step % 7 + 1) {
         out += m.push(text.substr(i, step));
+        ends.push_back(std::min(text.size(), i + step));
+    }
     if (!m.stopped()) out += m.flush();
-    RF_FUZZ_CHECK(out == before_first_stop(text, req.stop));
+    RF_FUZZ_CHECK(out == expected_output(text, ends, req.stop));
     return 0;
 }

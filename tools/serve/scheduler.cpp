@@ -36,6 +36,12 @@ struct Scheduler::Active {
     int32_t next = -1;     // sampled, to be fed at the next step
     int row = -1;          // its logits row in this step's batch, -1: none
     bool done = false;
+    // Logprobs (when asked for) wait here until the stop matcher releases the text their token
+    // begins: {byte offset of the token in the generated text, entry}. A token that begins in a
+    // stop string is never reported.
+    std::deque<std::pair<int64_t, TokenLogprob>> pending;
+    int64_t piece_bytes = 0, piece_chars = 0; // generated text so far, before the stop matcher
+    int64_t emitted_bytes = 0;                // generated text released to the client
 
     // Tokens it may still append to the cache: the rest of its prompt and of its generation.
     int64_t tokens_left() const {
@@ -55,12 +61,13 @@ Scheduler::~Scheduler() {
     join();
 }
 
-std::shared_ptr<RequestChannel> Scheduler::submit(GenerationRequest request) {
+std::shared_ptr<RequestChannel> Scheduler::submit(std::vector<GenerationRequest> sequences) {
     auto channel = std::make_shared<RequestChannel>();
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ || waiting_.size() >= options_.max_queue + (size_t)free_slots_) return nullptr;
-        waiting_.push_back({std::move(request), channel, Clock::now()});
+        if (stopping_ || waiting_.size() + sequences.size() > options_.max_queue + (size_t)free_slots_) return nullptr;
+        const auto now = Clock::now();
+        for (GenerationRequest &r : sequences) waiting_.push_back({std::move(r), channel, now});
         metrics_.queue_depth = (int64_t)waiting_.size();
     }
     cv_.notify_one();
@@ -105,7 +112,7 @@ void Scheduler::run() {
             for (auto it = waiting_.begin(); it != waiting_.end();) {
                 if (stopping_ || it->channel->cancelled() || now > it->request.deadline) {
                     if (it->channel->cancelled()) ++metrics_.cancelled;
-                    StreamEvent e{StreamEvent::Kind::Error};
+                    StreamEvent e{StreamEvent::Kind::Error, it->request.choice};
                     e.error = stopping_ ? ApiError{503, "the server is shutting down", "server_error", ""}
                                         : ApiError{504, "the request timed out while waiting in the queue", "timeout_error", ""};
                     it->channel->push(std::move(e));
@@ -181,7 +188,8 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
                 if (batch.output[i]) out_row[i] = (int)r++;
             for (Active &a : running) {
                 if (a.done || a.row < 0) continue;
-                on_token(a, a.sampler->sample(logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab, n_vocab));
+                const float *row = logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab;
+                on_token(a, a.sampler->sample(row, n_vocab), row);
             }
         } catch (const std::exception &e) {
             // Admission keeps the pool from filling, so this is a backend failure: the requests
@@ -204,7 +212,7 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
 }
 
-void Scheduler::on_token(Active &a, int32_t token) {
+void Scheduler::on_token(Active &a, int32_t token, const float *logits) {
     const auto now = Clock::now();
     if (a.last_token == Clock::time_point{})
         metrics_.ttft.observe(std::chrono::duration<double>(now - a.submitted).count());
@@ -215,19 +223,37 @@ void Scheduler::on_token(Active &a, int32_t token) {
     if (tok_.is_eog(token)) return finish(a, "stop");
     ++a.generated;
     ++metrics_.completion_tokens;
-    const std::string text = a.stop->push(a.decoder->push(token));
-    if (!text.empty()) a.channel->push({StreamEvent::Kind::Text, text});
+    if (a.request.top_logprobs >= 0) {
+        TokenLogprob lp = token_logprob(logits, ctx_.model().hparams().n_vocab, token, a.request.top_logprobs, tok_);
+        lp.text_offset = a.piece_chars;
+        a.pending.emplace_back(a.piece_bytes, std::move(lp));
+        const std::string piece = tok_.decode_token(token); // what the decoder adds to the text
+        a.piece_bytes += (int64_t)piece.size();
+        for (unsigned char c : piece) a.piece_chars += (c & 0xC0) != 0x80; // UTF-8 lead bytes
+    }
+    emit(a, a.stop->push(a.decoder->push(token)), false);
     if (a.stop->stopped()) return finish(a, "stop");
     if (a.generated >= a.request.max_tokens) return finish(a, "length");
     a.next = token;
 }
 
+// Sends released text with the logprobs of the tokens it begins (all still held when the text
+// ends without a stop string).
+void Scheduler::emit(Active &a, const std::string &text, bool all_logprobs) {
+    a.emitted_bytes += (int64_t)text.size();
+    StreamEvent e{StreamEvent::Kind::Text, a.request.choice, text};
+    while (!a.pending.empty() && (all_logprobs || a.pending.front().first < a.emitted_bytes)) {
+        e.logprobs.push_back(std::move(a.pending.front().second));
+        a.pending.pop_front();
+    }
+    if (!e.text.empty() || !e.logprobs.empty()) a.channel->push(std::move(e));
+}
+
 void Scheduler::finish(Active &a, const std::string &reason) {
-    std::string tail = a.stop->push(a.decoder->flush());
+    emit(a, a.stop->push(a.decoder->flush()), false);
     const std::string why = a.stop->stopped() ? "stop" : reason;
-    tail += a.stop->flush();
-    if (!tail.empty()) a.channel->push({StreamEvent::Kind::Text, tail});
-    StreamEvent e{StreamEvent::Kind::Done};
+    emit(a, a.stop->flush(), !a.stop->stopped());
+    StreamEvent e{StreamEvent::Kind::Done, a.request.choice};
     e.finish_reason = why;
     e.prompt_tokens = (int64_t)a.request.prompt.size();
     e.completion_tokens = a.generated;
@@ -237,7 +263,7 @@ void Scheduler::finish(Active &a, const std::string &reason) {
 
 void Scheduler::fail(Active &a, const ApiError &error) {
     if (a.done) return;
-    StreamEvent e{StreamEvent::Kind::Error};
+    StreamEvent e{StreamEvent::Kind::Error, a.request.choice};
     e.error = error;
     a.channel->push(std::move(e));
     a.done = true;

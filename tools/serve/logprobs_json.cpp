@@ -1,0 +1,126 @@
+#include "logprobs_json.h"
+
+#include <cmath>
+#include <set>
+
+namespace rf::serve {
+namespace {
+
+bool valid_utf8(const std::string &s) {
+    for (size_t i = 0; i < s.size();) {
+        const auto c = (unsigned char)s[i];
+        size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (n == 0 || i + n > s.size()) return false;
+        uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
+        for (size_t k = 1; k < n; ++k) {
+            const auto d = (unsigned char)s[i + k];
+            if ((d & 0xC0) != 0x80) return false;
+            cp = cp << 6 | (d & 0x3F);
+        }
+        // Overlong forms, surrogates and code points beyond U+10FFFF are not UTF-8.
+        static const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < min_cp[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+        i += n;
+    }
+    return true;
+}
+
+void str(JsonWriter &w, const std::string &s) { w.String(s.c_str(), (rapidjson::SizeType)s.size()); }
+
+void number(JsonWriter &w, float lp) { w.Double(std::isfinite(lp) ? (double)lp : -9999.0); }
+
+void bytes(JsonWriter &w, const std::string &s) {
+    w.StartArray();
+    for (unsigned char c : s) w.Uint(c);
+    w.EndArray();
+}
+
+// One {"token", "logprob", "bytes"} object of the chat shape, `top_logprobs` left open.
+void chat_token_fields(JsonWriter &w, const std::string &token, float lp) {
+    w.Key("token");
+    str(w, token_display(token));
+    w.Key("logprob");
+    number(w, lp);
+    w.Key("bytes");
+    bytes(w, token);
+}
+
+void write_chat(JsonWriter &w, const std::vector<TokenLogprob> &tokens) {
+    w.StartObject();
+    w.Key("content");
+    w.StartArray();
+    for (const TokenLogprob &t : tokens) {
+        w.StartObject();
+        chat_token_fields(w, t.token, t.logprob);
+        w.Key("top_logprobs");
+        w.StartArray();
+        for (const auto &[tok, lp] : t.top) {
+            w.StartObject();
+            chat_token_fields(w, tok, lp);
+            w.EndObject();
+        }
+        w.EndArray();
+        w.EndObject();
+    }
+    w.EndArray();
+    w.Key("refusal");
+    w.Null();
+    w.EndObject();
+}
+
+void write_completion(JsonWriter &w, const std::vector<TokenLogprob> &tokens, int64_t offset_base) {
+    w.StartObject();
+    w.Key("tokens");
+    w.StartArray();
+    for (const TokenLogprob &t : tokens) str(w, token_display(t.token));
+    w.EndArray();
+    w.Key("token_logprobs");
+    w.StartArray();
+    for (const TokenLogprob &t : tokens) number(w, t.logprob);
+    w.EndArray();
+    w.Key("top_logprobs");
+    w.StartArray();
+    for (const TokenLogprob &t : tokens) {
+        // A JSON object has each key once: two tokens with the same text keep the likelier.
+        std::set<std::string> seen;
+        w.StartObject();
+        for (const auto &[tok, lp] : t.top) {
+            const std::string key = token_display(tok);
+            if (!seen.insert(key).second) continue;
+            str(w, key);
+            number(w, lp);
+        }
+        if (const std::string key = token_display(t.token); seen.insert(key).second) {
+            str(w, key);
+            number(w, t.logprob);
+        }
+        w.EndObject();
+    }
+    w.EndArray();
+    w.Key("text_offset");
+    w.StartArray();
+    for (const TokenLogprob &t : tokens) w.Int64(offset_base + t.text_offset);
+    w.EndArray();
+    w.EndObject();
+}
+
+} // namespace
+
+std::string token_display(const std::string &b) {
+    if (valid_utf8(b)) return b;
+    static const char hex[] = "0123456789abcdef";
+    std::string out = "bytes:";
+    for (unsigned char c : b) {
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    }
+    return out;
+}
+
+void write_logprobs(JsonWriter &w, bool chat, const std::vector<TokenLogprob> &tokens, int64_t offset_base) {
+    if (chat) write_chat(w, tokens);
+    else write_completion(w, tokens, offset_base);
+}
+
+} // namespace rf::serve
