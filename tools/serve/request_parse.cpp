@@ -132,7 +132,8 @@ std::vector<PromptInput> prompts(const Value &v) {
     const bool strings = v[0].IsString();
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
         const std::string field = "prompt[" + std::to_string(i) + "]";
-        if (strings) out.push_back({false, string(v[i], field), {}});
+        if (strings && v[i].IsString()) out.push_back({false, string(v[i], field), {}});
+        else if (strings) throw wrong_type(field, "a string (the prompts of one request are all of one kind)", v[i]);
         else if (v[i].IsArray()) out.push_back(token_prompt(v[i], field));
         else throw wrong_type(field, "an array of token ids (the prompts of one request are all of one kind)", v[i]);
     }
