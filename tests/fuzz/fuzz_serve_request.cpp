@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     RF_FUZZ_CHECK(req.n_choices() >= 1 && req.n_choices() <= rf::serve::kMaxChoices);
     RF_FUZZ_CHECK(!req.logprobs || (*req.logprobs >= 0 && *req.logprobs <= rf::serve::kMaxChatTopLogprobs));
-    RF_FUZZ_CHECK(!(req.echo && req.logprobs));
+    RF_FUZZ_CHECK(!req.echo || !chat);
     if (chat) {
         for (rf::ChatFormat f : {rf::ChatFormat::ChatML, rf::ChatFormat::Llama2, rf::ChatFormat::Llama3, rf::ChatFormat::Mistral,
                                  rf::ChatFormat::Gemma, rf::ChatFormat::Phi3}) {

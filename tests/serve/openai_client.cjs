@@ -78,7 +78,12 @@ async function status(promise) {
   check('chat stream n=2: both choices finish', chunkIdx.size === 2, [...chunkIdx]);
   check('n=0 -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', n: 0 })) === 400);
   check('logprobs 6 -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', logprobs: 6 })) === 400);
-  check('echo with logprobs -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', echo: true, logprobs: 1 })) === 400);
+  const el = await client.completions.create({ model: 'default', prompt: 'In the beginning', max_tokens: 12, temperature: 0,
+    echo: true, logprobs: 1 });
+  const e0 = el.choices[0];
+  check('echo + logprobs: prompt tokens first, the first null', e0.text === 'In the beginning' + text &&
+        e0.logprobs.token_logprobs[0] === null && e0.logprobs.tokens.length === el.usage.prompt_tokens + 12 &&
+        e0.logprobs.tokens.slice(el.usage.prompt_tokens).join('') === text, e0.logprobs);
   check('huge max_tokens -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', max_tokens: 1e9 })) === 400);
   check('temperature 3 -> 400', await status(client.chat.completions.create({ model: 'default',
     messages: [{ role: 'user', content: 'x' }], temperature: 3 })) === 400);

@@ -90,6 +90,17 @@ check "logprobs + stop: every token begins in the text, which they cover" test "
   (\$l.tokens | length) >= 1 and ([\$l.text_offset[] < (\$t | length)] | all) and (\$l.tokens | join(\"\") | startswith(\$t))" <<<"$r")" = true
 check "logprobs 0: top_logprobs holds the sampled token alone" test "$(jq "[$lp.top_logprobs[] | length == 1] | all" <<<"$r")" = true
 
+# echo + logprobs: the prompt's tokens first (the first with null), then the completion's; the
+# offsets where each begins in the echoed text; streamed, the first chunk is the prompt with them.
+r=$(body_of /v1/completions '{"prompt":"In the beginning","max_tokens":12,"temperature":0,"echo":true,"logprobs":2}')
+n_prompt=$(jq '.usage.prompt_tokens' <<<"$r")
+check "echo + logprobs: prompt + completion entries, the first null" test "$(jq "$lp | [(.tokens | length), .token_logprobs[0], .top_logprobs[0], (.token_logprobs[1:] | map(. <= 0) | all)] | @json" <<<"$r")" = "\"[$((n_prompt + 12)),null,null,true]\""
+check "echo + logprobs: each token's text at its text_offset" test "$(jq "$lp as \$l | .choices[0].text as \$t | [range(1; \$l.tokens | length) | . as \$i |
+  \$t[\$l.text_offset[\$i]:] as \$at | (\$at | startswith(\$l.tokens[\$i])) or (\$at | startswith(\$l.tokens[\$i] | ltrimstr(\" \")))] | all" <<<"$r")" = true
+check "echo + logprobs: the completion's entries as without echo" test "$(jq -c "$lp.tokens[$n_prompt:]" <<<"$r")" = "$(body_of /v1/completions '{"prompt":"In the beginning","max_tokens":12,"temperature":0,"logprobs":2}' | jq -c "$lp.tokens")"
+s=$("${C[@]}" -N "$URL/v1/completions" -d '{"prompt":"In the beginning","max_tokens":12,"temperature":0,"echo":true,"logprobs":2,"stream":true}')
+check "echo + logprobs streamed: the prompt's chunk first, all entries = not streamed" test "$(grep '^data: {' <<<"$s" | sed 's/^data: //' | jq -s -c '[.[0].choices[0].text, ([.[].choices[0].logprobs // empty | .tokens[]] | length)]')" = "[\"In the beginning\",$((n_prompt + 12))]"
+
 # logprobs (chat): content entries with bytes and top_logprobs, one per token.
 r=$(body_of /v1/chat/completions '{"messages":[{"role":"user","content":"Who made the heaven?"}],"max_tokens":8,"temperature":0,"logprobs":true,"top_logprobs":2}')
 check "chat logprobs: one entry per token, 2 alternatives, bytes" test "$(jq '.choices[0].logprobs as $l | ($l.content | length) == .usage.completion_tokens and ([$l.content[] | (.top_logprobs | length) == 2 and (.bytes | length) >= 1] | all) and $l.refusal == null' <<<"$r")" = true
@@ -116,7 +127,6 @@ bad "mixed prompt kinds" 400 "prompt.1.. must be a string .the prompts of one re
 bad "token id beyond the vocabulary" 400 "vocabulary has 4096" '{"prompt":[1,4096]}'
 bad "empty token array" 400 "at least one token" '{"prompt":[[]]}'
 bad "logprobs 6" 400 "logprobs.*between 0 and 5" '{"prompt":"x","logprobs":6}'
-bad "echo with logprobs" 400 "not supported" '{"prompt":"x","echo":true,"logprobs":1}'
 bad "chat: top_logprobs without logprobs" 400 "needs 'logprobs': true" '{"messages":[{"role":"user","content":"x"}],"top_logprobs":2}' /v1/chat/completions
 bad "chat: echo" 400 "unsupported field 'echo'" '{"messages":[{"role":"user","content":"x"}],"echo":true}' /v1/chat/completions
 bad "absurd max_tokens" 400 "exceed" '{"prompt":"x","max_tokens":1000000000}'

@@ -29,10 +29,10 @@ const rf::Tokenizer &spm() {
     return *tok;
 }
 
-rapidjson::Document as_json(bool chat, const std::vector<TokenLogprob> &t, int64_t base = 0) {
+rapidjson::Document as_json(bool chat, const std::vector<TokenLogprob> &t) {
     rapidjson::StringBuffer sb;
     JsonWriter w(sb);
-    write_logprobs(w, chat, t, base);
+    write_logprobs(w, chat, t);
     rapidjson::Document d;
     d.Parse(sb.GetString());
     REQUIRE_FALSE(d.HasParseError());
@@ -91,9 +91,9 @@ TEST_CASE("token_display: whole UTF-8 as it is, a part of a character as bytes:\
 TEST_CASE("completions logprobs shape: tokens, token_logprobs, top_logprobs with the sampled token, text_offset",
           "[serve][logprobs]") {
     std::vector<TokenLogprob> t(2);
-    t[0] = {" a", -0.5f, {{" b", -0.25f}, {" a", -0.5f}}, 0};
-    t[1] = {"\xe2\x80", -1.0f, {{" c", -0.1f}}, 2}; // sampled, not among the top: added
-    const auto d = as_json(false, t, 10);
+    t[0] = {" a", -0.5f, {{" b", -0.25f}, {" a", -0.5f}}, 10};
+    t[1] = {"\xe2\x80", -1.0f, {{" c", -0.1f}}, 12}; // sampled, not among the top: added
+    const auto d = as_json(false, t);
     REQUIRE(d["tokens"].Size() == 2);
     CHECK(std::string(d["tokens"][0].GetString()) == " a");
     CHECK(std::string(d["tokens"][1].GetString()) == "bytes:\\xe2\\x80");
@@ -113,6 +113,17 @@ TEST_CASE("completions logprobs: two tokens with one text keep one key, -inf wri
     CHECK(d["top_logprobs"][0].MemberCount() == 2);
     CHECK(d["top_logprobs"][0][""].GetDouble() == Approx(-0.1));
     CHECK(d["token_logprobs"][0].GetDouble() == -9999.0);
+}
+
+TEST_CASE("completions logprobs: the echoed prompt's first token has null logprob and top_logprobs", "[serve][logprobs]") {
+    std::vector<TokenLogprob> t(2);
+    t[0] = {"<s>", 0, {}, 0, /*no_logprob=*/true};
+    t[1] = {"In", -8.0f, {{" the", -2.0f}}, 0};
+    const auto d = as_json(false, t);
+    CHECK(d["token_logprobs"][0].IsNull());
+    CHECK(d["top_logprobs"][0].IsNull());
+    CHECK(d["token_logprobs"][1].GetDouble() == -8.0);
+    CHECK(d["top_logprobs"][1].MemberCount() == 2);
 }
 
 TEST_CASE("chat logprobs shape: content entries with bytes and top_logprobs, refusal null", "[serve][logprobs]") {

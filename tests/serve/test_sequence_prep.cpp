@@ -79,6 +79,42 @@ TEST_CASE("token prompts are used as given (no BOS) and echo as their text", "[s
     CHECK(s.echo[0] == "In the beginning");
 }
 
+TEST_CASE("echo with logprobs: the prompt's logprobs asked for, where each prompt token begins", "[serve][prep]") {
+    const auto p = prep(R"({"prompt":["Hello world","Bye"],"n":2,"echo":true,"logprobs":1,"max_tokens":2})");
+    REQUIRE(p.sequences.size() == 4);
+    for (size_t k = 0; k < 4; ++k) {
+        CHECK(p.sequences[k].prompt_logprobs);
+        CHECK(p.prompt_offsets[k].size() == p.sequences[k].prompt.size());
+    }
+    // SentencePiece: [BOS, "▁Hello", "▁world"]: the first piece's space is not in the echo text.
+    const auto hello = spm().encode("Hello world", true, true);
+    REQUIRE(hello.size() == 3);
+    CHECK(p.prompt_offsets[0] == std::vector<int64_t>{0, 0, 5});
+    CHECK(p.echo[1] == "Hello world");
+    CHECK_FALSE(prep(R"({"prompt":"x","logprobs":1})").sequences[0].prompt_logprobs);
+    CHECK(prep(R"({"prompt":"x","logprobs":1})").prompt_offsets[0].empty());
+}
+
+TEST_CASE("prompt_text_offsets: pieces laid end to end, aligned at the end of the echo text", "[serve][prep]") {
+    const rf::Tokenizer &tok = spm();
+    const std::string text = "a b\xc3\xa9" "c"; // "a bé" "c": 5 characters, 6 bytes
+    const auto ids = tok.encode(text, false, false); // " a", " b..." pieces: one space more than the text
+    REQUIRE(tok.decode_token(ids[0]) == " a");
+    const auto offsets = prompt_text_offsets(ids, text, tok);
+    REQUIRE(offsets.size() == ids.size());
+    CHECK(offsets[0] == 0); // the piece's extra space is clamped away
+    CHECK(offsets[1] == 1); // " b..." begins at the space after "a"
+    for (size_t i = 1; i < offsets.size(); ++i) CHECK(offsets[i] >= offsets[i - 1]);
+    std::string last = tok.decode_token(ids.back());
+    int64_t last_chars = 0;
+    for (unsigned char c : last) last_chars += (c & 0xC0) != 0x80;
+    CHECK(offsets.back() == 5 - last_chars); // characters, not bytes
+    // Text that does not end the pieces: offsets from 0, clamped to the text.
+    const auto other = prompt_text_offsets(ids, "zz", tok);
+    CHECK(other[1] == 2);
+    for (int64_t o : other) CHECK(o <= 2);
+}
+
 TEST_CASE("logprobs go to every sequence; the default max_tokens fits the context", "[serve][prep]") {
     const auto p = prep(R"({"prompt":"Hello","n":3,"logprobs":4})", false, {rf::ChatFormat::ChatML, 64, 1000});
     REQUIRE(p.sequences.size() == 3);

@@ -111,24 +111,32 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
                       r.model.empty() ? config_.model_id : r.model};
     Usage usage{prep.prompt_tokens, 0};
     size_t n_done = 0;
-    // A choice's text and logprobs (text_offset counts from the start of the generated text,
-    // after the echoed prompt).
-    auto make_choice = [&](int index, std::string text, std::vector<TokenLogprob> logprobs) {
-        Choice c{index, std::move(text), std::nullopt, std::nullopt, 0};
-        if (r.logprobs) {
-            c.logprobs = std::move(logprobs);
-            c.logprob_offset_base = utf8_chars(prep.echo[(size_t)index]);
-        }
+    // A Text event as its choice: text_offset made to count from the start of the choice's text
+    // (prompt tokens: where they begin in the echo; generated ones: after the echo). The event
+    // with the prompt's logprobs brings the echo text itself when streaming.
+    const bool prompt_logprobs = r.echo && r.logprobs;
+    auto text_choice = [&](StreamEvent &e, bool with_echo) {
+        const size_t k = (size_t)e.choice;
+        Choice c{e.choice, e.prompt && with_echo ? prep.echo[k] : std::move(e.text)};
+        if (!r.logprobs) return c;
+        const int64_t echo_chars = utf8_chars(prep.echo[k]);
+        for (size_t i = 0; i < e.logprobs.size(); ++i)
+            e.logprobs[i].text_offset = e.prompt ? prep.prompt_offsets[k][i] : e.logprobs[i].text_offset + echo_chars;
+        c.logprobs = std::move(e.logprobs);
         return c;
     };
     if (!r.stream) {
         std::vector<Choice> choices;
-        for (size_t k = 0; k < n_choices; ++k) choices.push_back(make_choice((int)k, prep.echo[k], {}));
+        for (size_t k = 0; k < n_choices; ++k) {
+            choices.push_back(Choice{(int)k, prep.echo[k]});
+            if (r.logprobs) choices.back().logprobs.emplace();
+        }
         while (auto e = next_event(*channel, ex)) {
             Choice &c = choices[(size_t)e->choice];
             if (e->kind == StreamEvent::Kind::Text) {
-                c.text += e->text;
-                if (c.logprobs) c.logprobs->insert(c.logprobs->end(), e->logprobs.begin(), e->logprobs.end());
+                Choice part = text_choice(*e, false);
+                c.text += part.text;
+                if (c.logprobs) c.logprobs->insert(c.logprobs->end(), part.logprobs->begin(), part.logprobs->end());
             } else if (e->kind == StreamEvent::Kind::Error) {
                 channel->cancel(); // the other choices end too
                 return respond_error(ex, e->error);
@@ -147,14 +155,16 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
         return false;
     };
     if (!ex.start_stream(200, "text/event-stream")) return channel->cancel();
-    // First the role (chat) or the echoed prompt of every choice (no tokens: "logprobs": null).
+    // First the role (chat) or the echoed prompt of every choice (no tokens: "logprobs": null;
+    // with logprobs the echo waits for the prompt's, which come once its prefill is done).
     for (size_t k = 0; k < n_choices; ++k) {
         if (chat && !send(sse_event(chunk_body(meta, Choice{(int)k, ""}, /*with_role=*/true)))) return;
-        if (!prep.echo[k].empty() && !send(sse_event(chunk_body(meta, Choice{(int)k, prep.echo[k]}, false)))) return;
+        if (!prep.echo[k].empty() && !prompt_logprobs && !send(sse_event(chunk_body(meta, Choice{(int)k, prep.echo[k]}, false))))
+            return;
     }
     while (auto e = next_event(*channel, ex)) {
         if (e->kind == StreamEvent::Kind::Text) {
-            if (!send(sse_event(chunk_body(meta, make_choice(e->choice, e->text, std::move(e->logprobs)), false)))) return;
+            if (!send(sse_event(chunk_body(meta, text_choice(*e, true), false)))) return;
             continue;
         }
         if (e->kind == StreamEvent::Kind::Error) {

@@ -68,7 +68,7 @@ void write_chat(JsonWriter &w, const std::vector<TokenLogprob> &tokens) {
     w.EndObject();
 }
 
-void write_completion(JsonWriter &w, const std::vector<TokenLogprob> &tokens, int64_t offset_base) {
+void write_completion(JsonWriter &w, const std::vector<TokenLogprob> &tokens) {
     w.StartObject();
     w.Key("tokens");
     w.StartArray();
@@ -76,11 +76,18 @@ void write_completion(JsonWriter &w, const std::vector<TokenLogprob> &tokens, in
     w.EndArray();
     w.Key("token_logprobs");
     w.StartArray();
-    for (const TokenLogprob &t : tokens) number(w, t.logprob);
+    for (const TokenLogprob &t : tokens) {
+        if (t.no_logprob) w.Null();
+        else number(w, t.logprob);
+    }
     w.EndArray();
     w.Key("top_logprobs");
     w.StartArray();
     for (const TokenLogprob &t : tokens) {
+        if (t.no_logprob) {
+            w.Null();
+            continue;
+        }
         // A JSON object has each key once: two tokens with the same text keep the likelier.
         std::set<std::string> seen;
         w.StartObject();
@@ -99,7 +106,7 @@ void write_completion(JsonWriter &w, const std::vector<TokenLogprob> &tokens, in
     w.EndArray();
     w.Key("text_offset");
     w.StartArray();
-    for (const TokenLogprob &t : tokens) w.Int64(offset_base + t.text_offset);
+    for (const TokenLogprob &t : tokens) w.Int64(t.text_offset);
     w.EndArray();
     w.EndObject();
 }
@@ -118,9 +125,9 @@ std::string token_display(const std::string &b) {
     return out;
 }
 
-void write_logprobs(JsonWriter &w, bool chat, const std::vector<TokenLogprob> &tokens, int64_t offset_base) {
+void write_logprobs(JsonWriter &w, bool chat, const std::vector<TokenLogprob> &tokens) {
     if (chat) write_chat(w, tokens);
-    else write_completion(w, tokens, offset_base);
+    else write_completion(w, tokens);
 }
 
 } // namespace rf::serve

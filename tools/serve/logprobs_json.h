@@ -20,10 +20,9 @@ namespace rf::serve {
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
-// Writes the value (the caller wrote the "logprobs" key). `offset_base` is added to every
-// text_offset (which counts from the start of the generated text): the characters of text the
-// choice has before it (an echoed prompt).
-void write_logprobs(JsonWriter &w, bool chat, const std::vector<TokenLogprob> &tokens, int64_t offset_base);
+// Writes the value (the caller wrote the "logprobs" key); text_offset as the entries hold it.
+// An entry with no_logprob (the echoed prompt's first token) has null logprob and top_logprobs.
+void write_logprobs(JsonWriter &w, bool chat, const std::vector<TokenLogprob> &tokens);
 
 // The token as JSON text: itself when valid UTF-8, else "bytes:" and \xNN per byte.
 std::string token_display(const std::string &bytes);

@@ -55,7 +55,7 @@ void choice(Writer &w, const ResponseMeta &m, const char *chat_key, const Choice
         str(w, c.text);
     }
     w.Key("logprobs");
-    if (c.logprobs) write_logprobs(w, m.chat, *c.logprobs, c.logprob_offset_base);
+    if (c.logprobs) write_logprobs(w, m.chat, *c.logprobs);
     else w.Null();
     w.Key("finish_reason");
     if (c.finish_reason) str(w, *c.finish_reason);

@@ -26,7 +26,6 @@ struct Choice {
     std::string text;
     std::optional<std::string> finish_reason;             // null while absent
     std::optional<std::vector<TokenLogprob>> logprobs;     // "logprobs": null when absent
-    int64_t logprob_offset_base = 0;                       // see write_logprobs
 };
 
 // chat.completion / text_completion with every choice.

@@ -221,9 +221,6 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
         throw bad_request("'n' x the number of prompts is " + std::to_string(r.n_choices()) + " choices, at most " +
                               std::to_string(kMaxChoices),
                           "n");
-    if (r.echo && r.logprobs)
-        throw bad_request("'echo' together with 'logprobs' is not supported (prompt tokens get no log probabilities here)",
-                          "echo");
     return r;
 }
 

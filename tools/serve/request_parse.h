@@ -37,7 +37,8 @@ struct CompletionRequest {
     // Log probabilities of the sampled tokens with this many alternatives (completions'
     // `logprobs` N; chat's `logprobs: true` with `top_logprobs` N, 0 when absent); nullopt: none.
     std::optional<int> logprobs;
-    bool echo = false; // completions: the prompt comes back before the completion
+    bool echo = false; // completions: the prompt comes back before the completion (with logprobs:
+                       // the prompt tokens' too)
     bool stream = false;
     bool include_usage = false; // stream_options.include_usage
 

@@ -42,6 +42,11 @@ struct Scheduler::Active {
     std::deque<std::pair<int64_t, TokenLogprob>> pending;
     int64_t piece_bytes = 0, piece_chars = 0; // generated text so far, before the stop matcher
     int64_t emitted_bytes = 0;                // generated text released to the client
+    // prompt_logprobs: {batch row, prompt position} of this step's prompt tokens, and the
+    // prompt's entries gathered over the prefill chunks.
+    std::vector<std::pair<int, size_t>> prompt_rows;
+    std::vector<TokenLogprob> prompt_lp;
+    bool prompt_lp_sent = false;
 
     // Tokens it may still append to the cache: the rest of its prompt and of its generation.
     int64_t tokens_left() const {
@@ -170,10 +175,13 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     for (Active &a : running) {
         if (a.done || a.prefilled == a.request.prompt.size() || budget == 0) continue;
         const size_t n = (size_t)std::min<int64_t>(budget, (int64_t)(a.request.prompt.size() - a.prefilled));
+        a.prompt_rows.clear();
         for (size_t i = 0; i < n; ++i) {
-            const bool last = a.prefilled + i + 1 == a.request.prompt.size();
+            const size_t pos = a.prefilled + i;
+            const bool last = pos + 1 == a.request.prompt.size();
             if (last) a.row = (int)batch.size();
-            batch.add(a.request.prompt[a.prefilled + i], a.seq, last);
+            else if (a.request.prompt_logprobs) a.prompt_rows.emplace_back((int)batch.size(), pos);
+            batch.add(a.request.prompt[pos], a.seq, last || a.request.prompt_logprobs);
         }
         a.prefilled += n;
         budget -= (int64_t)n;
@@ -187,7 +195,9 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
             for (size_t i = 0, r = 0; i < batch.size(); ++i)
                 if (batch.output[i]) out_row[i] = (int)r++;
             for (Active &a : running) {
-                if (a.done || a.row < 0) continue;
+                if (a.done) continue;
+                prompt_logprobs(a, logits.data(), out_row);
+                if (a.row < 0) continue;
                 const float *row = logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab;
                 on_token(a, a.sampler->sample(row, n_vocab), row);
             }
@@ -210,6 +220,32 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     }
     metrics_.running = (int64_t)running.size();
     metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
+}
+
+// Echo with logprobs: each prompt token's entry from the row before it (the first has none),
+// sent as one event when the last prompt token is in, before the first generated token.
+void Scheduler::prompt_logprobs(Active &a, const float *logits, const std::vector<int> &out_row) {
+    if (!a.request.prompt_logprobs || a.prompt_lp_sent) return;
+    const std::vector<int32_t> &prompt = a.request.prompt;
+    if (a.prompt_lp.empty()) {
+        TokenLogprob first;
+        first.token = tok_.token_to_piece(prompt[0], /*special=*/true);
+        first.no_logprob = true;
+        a.prompt_lp.push_back(std::move(first));
+    }
+    const int64_t n_vocab = ctx_.model().hparams().n_vocab;
+    for (const auto &[row, pos] : a.prompt_rows)
+        a.prompt_lp.push_back(token_logprob(logits + (size_t)out_row[(size_t)row] * (size_t)n_vocab, n_vocab, prompt[pos + 1],
+                                            a.request.top_logprobs, tok_));
+    a.prompt_rows.clear();
+    if (a.prompt_lp.size() == prompt.size()) { // this step fed the last prompt token
+        StreamEvent e{StreamEvent::Kind::Text, a.request.choice};
+        e.logprobs = std::move(a.prompt_lp);
+        e.prompt = true;
+        a.channel->push(std::move(e));
+        a.prompt_lp.clear();
+        a.prompt_lp_sent = true;
+    }
 }
 
 void Scheduler::on_token(Active &a, int32_t token, const float *logits) {

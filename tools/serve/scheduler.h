@@ -32,6 +32,7 @@ struct StreamEvent {
     int choice = 0;            // GenerationRequest::choice of the sequence it comes from
     std::string text;          // Text
     std::vector<TokenLogprob> logprobs; // Text: the tokens that text begins (when asked for)
+    bool prompt = false;       // Text: logprobs of the prompt's tokens (echo), text ""
     std::string finish_reason; // Done: "stop" or "length"
     int64_t prompt_tokens = 0, completion_tokens = 0;
     ApiError error; // Error: the request ended without a result
@@ -62,6 +63,7 @@ struct GenerationRequest {
     int64_t max_tokens = 16;
     std::vector<std::string> stop;
     int top_logprobs = -1; // >= 0: each generated token's logprob with this many alternatives
+    bool prompt_logprobs = false; // and each prompt token's (echo), sent once prefill is done
     Clock::time_point deadline;
 };
 
@@ -92,6 +94,7 @@ private:
     void run();
     void step(std::vector<Active> &running, std::vector<int> &free_seqs);
     bool fits_in_pool(const std::vector<Active> &running, const GenerationRequest &r) const;
+    void prompt_logprobs(Active &a, const float *logits, const std::vector<int> &out_row);
     void on_token(Active &a, int32_t token, const float *logits);
     void emit(Active &a, const std::string &text, bool all_logprobs);
     void finish(Active &a, const std::string &reason);

@@ -1,5 +1,7 @@
 #include "sequence_prep.h"
 
+#include <algorithm>
+
 #include "api_error.h"
 #include "rocmforge/error.h"
 
@@ -45,13 +47,34 @@ std::vector<Prompt> tokenize(const CompletionRequest &r, const SequenceLimits &l
     return out;
 }
 
+int64_t utf8_chars(const std::string &s) {
+    int64_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
 } // namespace
+
+std::vector<int64_t> prompt_text_offsets(const std::vector<int32_t> &tokens, const std::string &echo, const Tokenizer &tok) {
+    std::vector<int64_t> starts;
+    std::string pieces;
+    for (int32_t t : tokens) {
+        starts.push_back(utf8_chars(pieces));
+        pieces += tok.decode_token(t);
+    }
+    const int64_t n_echo = utf8_chars(echo);
+    const bool aligned = pieces.size() >= echo.size() && pieces.compare(pieces.size() - echo.size(), echo.size(), echo) == 0;
+    const int64_t shift = aligned ? utf8_chars(pieces) - n_echo : 0;
+    for (int64_t &s : starts) s = std::clamp<int64_t>(s - shift, 0, n_echo);
+    return starts;
+}
 
 PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLimits &limits, const Tokenizer &tok,
                                     uint32_t seed, Clock::time_point deadline) {
     PreparedSequences out;
     const int64_t limit = limits.n_ctx_request;
     int choice = 0;
+    const bool prompt_logprobs = r.echo && r.logprobs;
     for (Prompt &p : tokenize(r, limits, tok)) {
         const int64_t n_prompt = (int64_t)p.tokens.size();
         if (n_prompt == 0) throw bad_request("'" + p.field + "' has no tokens", p.field);
@@ -64,6 +87,7 @@ PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLi
                                   " tokens exceed the " + std::to_string(limit) + " tokens a request may hold",
                               "max_tokens");
         out.prompt_tokens += n_prompt;
+        const std::vector<int64_t> offsets = prompt_logprobs ? prompt_text_offsets(p.tokens, p.text, tok) : std::vector<int64_t>{};
         for (int64_t j = 0; j < r.n; ++j, ++choice) {
             GenerationRequest g;
             g.choice = choice;
@@ -77,9 +101,11 @@ PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLi
             g.sampling.seed = seed + (uint32_t)choice; // wraps: still one seed per choice
             g.stop = r.stop;
             g.top_logprobs = r.logprobs ? *r.logprobs : -1;
+            g.prompt_logprobs = prompt_logprobs;
             g.deadline = deadline;
             out.sequences.push_back(std::move(g));
             out.echo.push_back(r.echo ? p.text : "");
+            out.prompt_offsets.push_back(offsets);
         }
     }
     return out;

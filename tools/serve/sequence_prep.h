@@ -23,8 +23,16 @@ struct SequenceLimits {
 struct PreparedSequences {
     std::vector<GenerationRequest> sequences; // in choice order
     std::vector<std::string> echo;            // per choice: its prompt's text when `echo`, else ""
+    // Per choice, with echo and logprobs: where each prompt token begins in its echo text
+    // (characters); else empty.
+    std::vector<std::vector<int64_t>> prompt_offsets;
     int64_t prompt_tokens = 0;                // usage: each prompt counted once, whatever n is
 };
+
+// Where each of `tokens` begins in `echo`, in characters: the tokens' pieces laid end to end,
+// aligned at the end of the echo text (a SentencePiece prompt's first piece carries a space its
+// text lacks), clamped to it.
+std::vector<int64_t> prompt_text_offsets(const std::vector<int32_t> &tokens, const std::string &echo, const Tokenizer &tok);
 
 // Throws ApiError. `seed` is the request's or a random one; `deadline` goes to every sequence.
 PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLimits &limits, const Tokenizer &tok,

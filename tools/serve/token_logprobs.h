@@ -15,7 +15,8 @@ struct TokenLogprob {
     std::string token; // the token's bytes (control tokens written out); may be part of a character
     float logprob = 0;
     std::vector<std::pair<std::string, float>> top; // the N most likely, most likely first
-    int64_t text_offset = 0; // characters of the choice's generated text before this token
+    int64_t text_offset = 0; // characters of text before this token (see where it is made)
+    bool no_logprob = false; // the prompt's first token (echo): nothing predicted it, so null
 };
 
 // The entry of token `chosen` from one row of n_vocab logits, with `top_n` alternatives (ties:
