@@ -2,7 +2,6 @@
 // (400 with a message); a parsed chat request's messages go through every chat template (a role
 // the formats lack is a UsageError, nothing else); the prompt streams through the stop matcher,
 // which never emits a stop string and emits exactly the text before the first one found.
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,25 +12,7 @@
 #include "rocmforge/chat_template.h"
 #include "rocmforge/error.h"
 #include "stop_matcher.h"
-
-namespace {
-
-// What a stop matcher fed `text` in pieces ending at `ends` must emit: generation stops at the
-// first piece after which the text so far holds a stop string, and the output is the text
-// before that string's earliest occurrence (a longer stop string that would have begun earlier
-// but was not complete yet does not count: the text after it was never generated).
-std::string expected_output(const std::string &text, const std::vector<size_t> &ends, const std::vector<std::string> &stops) {
-    for (size_t end : ends) {
-        const std::string seen = text.substr(0, end);
-        size_t cut = std::string::npos;
-        for (const auto &s : stops)
-            if (size_t at = seen.find(s); at != std::string::npos && at < cut) cut = at;
-        if (cut != std::string::npos) return seen.substr(0, cut);
-    }
-    return text;
-}
-
-} // namespace
+#include "stop_reference.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
@@ -65,12 +46,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // Stream the text in pieces of 1..7 bytes through the stop matcher.
     rf::serve::StopMatcher m(req.stop);
     std::string out;
-    std::vector<size_t> ends;
-    for (size_t i = 0, step = 1; i < text.size() && !m.stopped(); i += step, step = step % 7 + 1) {
-        out += m.push(text.substr(i, step));
-        ends.push_back(std::min(text.size(), i + step));
-    }
+    std::vector<std::string> pieces;
+    for (size_t i = 0, step = 1; i < text.size(); i += step, step = step % 7 + 1) pieces.push_back(text.substr(i, step));
+    for (size_t i = 0; i < pieces.size() && !m.stopped(); ++i) out += m.push(pieces[i]);
     if (!m.stopped()) out += m.flush();
-    RF_FUZZ_CHECK(out == expected_output(text, ends, req.stop));
+    RF_FUZZ_CHECK(out == rf_test::stop_reference(pieces, req.stop));
     return 0;
 }

@@ -12,22 +12,15 @@
 #include <rapidjson/document.h>
 
 #include "logprobs_json.h"
-#include "rocmforge/gguf.h"
 #include "rocmforge/tokenizer.h"
+#include "test_vocab.h"
 #include "token_logprobs.h"
 
 using namespace rf::serve;
 
 namespace {
 
-const rf::Tokenizer &spm() {
-    static const auto tok = [] {
-        const char *root = std::getenv("RF_TEST_DATA");
-        const auto file = rf::gguf::File::open(std::string(root ? root : "tests/data") + "/vocab/ggml-vocab-llama-spm.gguf");
-        return rf::Tokenizer::from_gguf(*file);
-    }();
-    return *tok;
-}
+const rf::Tokenizer &spm() { return rf_test::spm_vocab(); }
 
 rapidjson::Document as_json(bool chat, const std::vector<TokenLogprob> &t) {
     rapidjson::StringBuffer sb;
@@ -76,6 +69,14 @@ TEST_CASE("token_logprob: non-finite logits are impossible tokens, never NaN", "
     CHECK(lp.logprob == Approx(std::log(0.5)));
     REQUIRE(lp.top.size() == 2); // only the finite ones
     CHECK(std::isinf(token_logprob(logits.data(), n, 7, 1, tok).logprob));
+}
+
+TEST_CASE("utf8_chars counts characters, not bytes", "[serve][logprobs]") {
+    CHECK(utf8_chars("") == 0);
+    CHECK(utf8_chars("ab") == 2);
+    CHECK(utf8_chars("a\xc3\xa9") == 2);
+    CHECK(utf8_chars("\xf0\x9f\x98\x80!") == 2);
+    CHECK(utf8_chars("\xe2\x80") == 1); // a partial character
 }
 
 TEST_CASE("token_display: whole UTF-8 as it is, a part of a character as bytes:\\xNN", "[serve][logprobs]") {

@@ -32,6 +32,22 @@ ApiError refused(const std::string &body, bool is_chat = false) {
 
 const std::string kMsgs = R"("messages":[{"role":"user","content":"hi"}])";
 
+// A body that must be refused: the field the error names and a part of its message.
+struct Refusal {
+    std::string body, param, message;
+};
+
+void check_refusals(const std::vector<Refusal> &cases, bool is_chat = false) {
+    for (const Refusal &c : cases) {
+        INFO(c.body);
+        const ApiError e = refused(c.body, is_chat);
+        CHECK(e.status == 400);
+        CHECK(e.type == "invalid_request_error");
+        CHECK(e.param == c.param);
+        CHECK_THAT(e.message, Catch::Contains(c.message));
+    }
+}
+
 } // namespace
 
 TEST_CASE("a minimal completion request takes OpenAI's defaults", "[serve][parse]") {
@@ -89,10 +105,7 @@ TEST_CASE("prompt: a string, strings, token ids or token arrays", "[serve][parse
 }
 
 TEST_CASE("bad prompts are refused naming the element", "[serve][parse]") {
-    struct Case {
-        const char *body, *param, *message;
-    };
-    const Case cases[] = {
+    check_refusals({
         {R"({"prompt":[]})", "prompt", "at least one prompt"},
         {R"({"prompt":[[]]})", "prompt[0]", "at least one token"},
         {R"({"prompt":["a",1]})", "prompt[1]", "must be a string"},
@@ -105,21 +118,11 @@ TEST_CASE("bad prompts are refused naming the element", "[serve][parse]") {
         {R"({"prompt":{"text":"x"}})", "prompt", "must be a string, an array"},
         {R"({"prompt":null})", "prompt", "must be a string, an array"},
         {R"({"max_tokens":3})", "prompt", "'prompt' is required"},
-    };
-    for (const Case &c : cases) {
-        INFO(c.body);
-        const ApiError e = refused(c.body);
-        CHECK(e.status == 400);
-        CHECK(e.param == c.param);
-        CHECK_THAT(e.message, Catch::Contains(c.message));
-    }
+    });
 }
 
 TEST_CASE("wrong types are refused naming the field and the type", "[serve][parse]") {
-    struct Case {
-        const char *body, *param, *message;
-    };
-    const Case cases[] = {
+    check_refusals({
         {R"({"prompt":"x","max_tokens":"ten"})", "max_tokens", "'max_tokens' must be an integer, got a string"},
         {R"({"prompt":"x","max_tokens":1.5})", "max_tokens", "must be an integer, got a number"},
         {R"({"prompt":"x","temperature":"hot"})", "temperature", "must be a number, got a string"},
@@ -134,15 +137,7 @@ TEST_CASE("wrong types are refused naming the field and the type", "[serve][pars
         {R"({"prompt":"x","echo":1})", "echo", "must be a boolean"},
         {R"({"prompt":"x","model":7})", "model", "must be a string"},
         {R"({"prompt":"x","user":{}})", "user", "must be a string, got an object"},
-    };
-    for (const Case &c : cases) {
-        INFO(c.body);
-        const ApiError e = refused(c.body);
-        CHECK(e.status == 400);
-        CHECK(e.type == "invalid_request_error");
-        CHECK(e.param == c.param);
-        CHECK_THAT(e.message, Catch::Contains(c.message));
-    }
+    });
 }
 
 TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[serve][parse]") {
@@ -159,11 +154,7 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
     CHECK_FALSE(chat("{" + kMsgs + R"(,"logprobs":false})").logprobs);
     CHECK(chat("{" + kMsgs + R"(,"n":4})").n_choices() == 4);
 
-    struct Case {
-        std::string body;
-        const char *param, *message;
-    };
-    const Case cases[] = {
+    check_refusals({
         {R"({"messages":[]})", "messages", "at least one message"},
         {R"({"messages":"hi"})", "messages", "must be an array"},
         {R"({"messages":[5]})", "messages[0]", "must be an object"},
@@ -178,14 +169,7 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
         {"{" + kMsgs + R"(,"echo":true})", "echo", "unsupported field 'echo'"},
         {"{" + kMsgs + R"(,"prompt":"x"})", "prompt", "unsupported field 'prompt'"},
         {R"({"prompt":"x"})", "messages", "'messages' is required"},
-    };
-    for (const Case &c : cases) {
-        INFO(c.body);
-        const ApiError e = refused(c.body, true);
-        CHECK(e.status == 400);
-        CHECK(e.param == c.param);
-        CHECK_THAT(e.message, Catch::Contains(c.message));
-    }
+    }, true);
 }
 
 TEST_CASE("unknown and unsupported fields are refused, never ignored", "[serve][parse]") {
@@ -200,12 +184,8 @@ TEST_CASE("unknown and unsupported fields are refused, never ignored", "[serve][
 }
 
 TEST_CASE("values out of range are refused", "[serve][parse]") {
-    struct Case {
-        std::string body;
-        const char *param, *message;
-    };
     const std::string five_stops = R"(["a","b","c","d","e"])";
-    const Case cases[] = {
+    check_refusals({
         {R"({"prompt":"x","max_tokens":0})", "max_tokens", "at least 1"},
         {R"({"prompt":"x","max_tokens":-5})", "max_tokens", "at least 1"},
         {R"({"prompt":"x","temperature":2.5})", "temperature", "between"},
@@ -219,14 +199,7 @@ TEST_CASE("values out of range are refused", "[serve][parse]") {
         {R"({"prompt":["a","b","c"],"n":50})", "n", "150 choices, at most 128"},
         {R"({"prompt":"x","logprobs":6})", "logprobs", "between 0 and 5"},
         {R"({"prompt":"x","logprobs":-1})", "logprobs", "between 0 and 5"},
-    };
-    for (const Case &c : cases) {
-        INFO(c.body);
-        const ApiError e = refused(c.body);
-        CHECK(e.status == 400);
-        CHECK(e.param == c.param);
-        CHECK_THAT(e.message, Catch::Contains(c.message));
-    }
+    });
     // At the limits: accepted.
     CHECK(completion(R"({"prompt":"x","temperature":2,"top_p":1,"n":128,"logprobs":5})").n == 128);
     CHECK(completion(R"({"prompt":"x","echo":true,"logprobs":null})").echo);

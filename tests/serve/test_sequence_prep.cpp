@@ -9,22 +9,15 @@
 
 #include "api_error.h"
 #include "request_parse.h"
-#include "rocmforge/gguf.h"
 #include "rocmforge/tokenizer.h"
+#include "test_vocab.h"
 #include "sequence_prep.h"
 
 using namespace rf::serve;
 
 namespace {
 
-const rf::Tokenizer &spm() {
-    static const auto tok = [] {
-        const char *root = std::getenv("RF_TEST_DATA");
-        const auto file = rf::gguf::File::open(std::string(root ? root : "tests/data") + "/vocab/ggml-vocab-llama-spm.gguf");
-        return rf::Tokenizer::from_gguf(*file);
-    }();
-    return *tok;
-}
+const rf::Tokenizer &spm() { return rf_test::spm_vocab(); }
 
 PreparedSequences prep(const std::string &body, bool chat = false, SequenceLimits limits = {}) {
     return prepare_sequences(parse_completion_request(body, chat), limits, spm(), 1000, Clock::now());
@@ -105,10 +98,7 @@ TEST_CASE("prompt_text_offsets: pieces laid end to end, aligned at the end of th
     CHECK(offsets[0] == 0); // the piece's extra space is clamped away
     CHECK(offsets[1] == 1); // " b..." begins at the space after "a"
     for (size_t i = 1; i < offsets.size(); ++i) CHECK(offsets[i] >= offsets[i - 1]);
-    std::string last = tok.decode_token(ids.back());
-    int64_t last_chars = 0;
-    for (unsigned char c : last) last_chars += (c & 0xC0) != 0x80;
-    CHECK(offsets.back() == 5 - last_chars); // characters, not bytes
+    CHECK(offsets.back() == 5 - utf8_chars(tok.decode_token(ids.back()))); // characters, not bytes
     // Text that does not end the pieces: offsets from 0, clamped to the text.
     const auto other = prompt_text_offsets(ids, "zz", tok);
     CHECK(other[1] == 2);

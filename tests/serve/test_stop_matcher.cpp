@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stop_matcher.h"
+#include "stop_reference.h"
 
 using rf::serve::StopMatcher;
 
@@ -19,20 +20,6 @@ std::vector<std::string> feed(StopMatcher &m, const std::vector<std::string> &pi
     for (const auto &p : pieces) out.push_back(m.push(p));
     if (!m.stopped()) out.push_back("|flush:" + m.flush());
     return out;
-}
-
-// The reference: generation stops after the first piece following which the text so far holds
-// a stop string; the output is the text before that string's earliest occurrence.
-std::string reference(const std::vector<std::string> &pieces, const std::vector<std::string> &stops) {
-    std::string seen;
-    for (const auto &p : pieces) {
-        seen += p;
-        size_t cut = std::string::npos;
-        for (const auto &s : stops)
-            if (size_t at = seen.find(s); at != std::string::npos && at < cut) cut = at;
-        if (cut != std::string::npos) return seen.substr(0, cut);
-    }
-    return seen;
 }
 
 } // namespace
@@ -148,7 +135,7 @@ TEST_CASE("random texts, stops and token boundaries agree with the reference", "
         if (m.stopped()) ++stopped;
         else out += m.flush();
         INFO("iteration " << iter);
-        REQUIRE(out == reference(pieces, stops));
+        REQUIRE(out == rf_test::stop_reference(pieces, stops));
     }
     // Both outcomes were exercised.
     CHECK(stopped > 300);

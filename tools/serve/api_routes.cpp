@@ -38,13 +38,6 @@ std::optional<StreamEvent> next_event(RequestChannel &channel, Exchange &ex) {
     }
 }
 
-// Characters (code points) of UTF-8 text.
-int64_t utf8_chars(const std::string &s) {
-    int64_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-}
-
 bool is_endpoint(const std::string &path) {
     return path == "/health" || path == "/metrics" || path == "/v1/models" || path == "/v1/completions" ||
            path == "/v1/chat/completions";
@@ -120,8 +113,10 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
         Choice c{e.choice, e.prompt && with_echo ? prep.echo[k] : std::move(e.text)};
         if (!r.logprobs) return c;
         const int64_t echo_chars = utf8_chars(prep.echo[k]);
+        const std::vector<int64_t> &prompt_offsets = prep.prompt_offsets[k]; // one per prompt token
         for (size_t i = 0; i < e.logprobs.size(); ++i)
-            e.logprobs[i].text_offset = e.prompt ? prep.prompt_offsets[k][i] : e.logprobs[i].text_offset + echo_chars;
+            e.logprobs[i].text_offset = !e.prompt ? e.logprobs[i].text_offset + echo_chars
+                                        : i < prompt_offsets.size() ? prompt_offsets[i] : 0;
         c.logprobs = std::move(e.logprobs);
         return c;
     };

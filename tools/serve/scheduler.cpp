@@ -265,7 +265,7 @@ void Scheduler::on_token(Active &a, int32_t token, const float *logits) {
         a.pending.emplace_back(a.piece_bytes, std::move(lp));
         const std::string piece = tok_.decode_token(token); // what the decoder adds to the text
         a.piece_bytes += (int64_t)piece.size();
-        for (unsigned char c : piece) a.piece_chars += (c & 0xC0) != 0x80; // UTF-8 lead bytes
+        a.piece_chars += utf8_chars(piece);
     }
     emit(a, a.stop->push(a.decoder->push(token)), false);
     if (a.stop->stopped()) return finish(a, "stop");

@@ -4,6 +4,7 @@
 
 #include "api_error.h"
 #include "rocmforge/error.h"
+#include "token_logprobs.h"
 
 namespace rf::serve {
 namespace {
@@ -47,24 +48,21 @@ std::vector<Prompt> tokenize(const CompletionRequest &r, const SequenceLimits &l
     return out;
 }
 
-int64_t utf8_chars(const std::string &s) {
-    int64_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-}
-
 } // namespace
 
 std::vector<int64_t> prompt_text_offsets(const std::vector<int32_t> &tokens, const std::string &echo, const Tokenizer &tok) {
     std::vector<int64_t> starts;
     std::string pieces;
+    int64_t chars = 0;
     for (int32_t t : tokens) {
-        starts.push_back(utf8_chars(pieces));
-        pieces += tok.decode_token(t);
+        starts.push_back(chars);
+        const std::string piece = tok.decode_token(t);
+        chars += utf8_chars(piece);
+        pieces += piece;
     }
     const int64_t n_echo = utf8_chars(echo);
     const bool aligned = pieces.size() >= echo.size() && pieces.compare(pieces.size() - echo.size(), echo.size(), echo) == 0;
-    const int64_t shift = aligned ? utf8_chars(pieces) - n_echo : 0;
+    const int64_t shift = aligned ? chars - n_echo : 0;
     for (int64_t &s : starts) s = std::clamp<int64_t>(s - shift, 0, n_echo);
     return starts;
 }

@@ -19,6 +19,10 @@ struct TokenLogprob {
     bool no_logprob = false; // the prompt's first token (echo): nothing predicted it, so null
 };
 
+// Characters (code points) of UTF-8 text, what text_offset counts (a partial character at the
+// end counts as one).
+int64_t utf8_chars(const std::string &text);
+
 // The entry of token `chosen` from one row of n_vocab logits, with `top_n` alternatives (ties:
 // the lower id first). Non-finite logits count as impossible tokens.
 TokenLogprob token_logprob(const float *logits, int64_t n_vocab, int32_t chosen, int top_n, const Tokenizer &tok);
