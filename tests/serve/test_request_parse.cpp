@@ -179,6 +179,10 @@ TEST_CASE("unknown and unsupported fields are refused, never ignored", "[serve][
         CHECK(e.param == field);
         CHECK_THAT(e.message, Catch::Contains(std::string("unsupported field '") + field + "'"));
     }
+    // A NUL inside a name does not end it.
+    const ApiError nul = refused(R"({"prompt":"x","prompt\u0000x":1})");
+    CHECK(nul.param == std::string("prompt\0x", 8));
+    CHECK_THAT(refused(R"({"prompt\u0000":"x"})").message, Catch::Contains("'prompt' is required"));
     const ApiError e = refused(R"({"prompt":"x","stream_options":{"include_usage":true,"chunk":1}})");
     CHECK_THAT(e.message, Catch::Contains("stream_options.chunk"));
 }

@@ -46,6 +46,9 @@ std::string string(const Value &v, const std::string &field) {
     return {v.GetString(), v.GetStringLength()};
 }
 
+// A member's name, all of it (a NUL inside does not end it: "prompt\u0000x" is not "prompt").
+std::string name(const Value &v) { return {v.GetString(), v.GetStringLength()}; }
+
 // content: a string, or an array of {"type": "text", "text": ...} parts (joined).
 std::string message_content(const Value &v, const std::string &field) {
     if (v.IsString()) return {v.GetString(), v.GetStringLength()};
@@ -72,7 +75,7 @@ std::vector<ChatMessage> messages(const Value &v) {
         if (!m.IsObject()) throw wrong_type(field, "an object", m);
         ChatMessage msg;
         for (auto it = m.MemberBegin(); it != m.MemberEnd(); ++it) {
-            const std::string key = it->name.GetString();
+            const std::string key = name(it->name);
             if (key == "role") msg.role = string(it->value, field + ".role");
             else if (key == "content") msg.content = message_content(it->value, field + ".content");
             else if (key == "name") string(it->value, field + ".name"); // accepted, not used
@@ -169,8 +172,9 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     if (!doc.HasMember(input)) throw bad_request(std::string("'") + input + "' is required", input);
     bool chat_logprobs = false;
     std::optional<int> top_logprobs;
-    for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
-        const std::string key = it->name.GetString();
+    const Value &root = doc;
+    for (auto it = root.MemberBegin(); it != root.MemberEnd(); ++it) {
+        const std::string key = name(it->name);
         const Value &v = it->value;
         if (key == "model") r.model = string(v, key);
         else if (key == input && chat) r.messages = messages(v);
@@ -193,8 +197,8 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
             if (v.IsNull()) continue;
             if (!v.IsObject()) throw wrong_type(key, "an object", v);
             for (auto o = v.MemberBegin(); o != v.MemberEnd(); ++o) {
-                if (std::string(o->name.GetString()) != "include_usage")
-                    throw bad_request(std::string("unsupported field 'stream_options.") + o->name.GetString() + "'", key);
+                if (name(o->name) != "include_usage")
+                    throw bad_request("unsupported field 'stream_options." + name(o->name) + "'", key);
                 if (!o->value.IsBool()) throw wrong_type("stream_options.include_usage", "a boolean", o->value);
                 r.include_usage = o->value.GetBool();
             }
