@@ -6,7 +6,7 @@
 # Usage: scripts/fuzz.sh [-t SECONDS] [-r RUNS] [TARGET...]
 #   -t SECONDS  time per target (default 300)
 #   -r RUNS     also stop a target after RUNS executions (default: time only)
-#   TARGET      gguf tokenizer_vocab tokenizer_text config kernel_manifest (default: all)
+#   TARGET      gguf tokenizer_vocab tokenizer_text config kernel_manifest serve_request (default: all)
 # New inputs that reach new code go to build-fuzz/fuzz-corpus/<target> and are reused next time.
 # Reproduce a finding: build-fuzz/tests/fuzz/fuzz_<target> FILE
 set -euo pipefail

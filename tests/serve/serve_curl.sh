@@ -117,6 +117,7 @@ bad() { # bad DESCRIPTION STATUS PATTERN BODY [PATH]
 }
 bad "malformed JSON" 400 "malformed JSON" '{"prompt": "x",'
 bad "not an object" 400 "JSON object" '[1,2]'
+bad "invalid UTF-8 in a string" 400 "malformed JSON.*encoding" $'{"prompt":"a\xff"}'
 bad "wrong type" 400 "max_tokens.*integer" '{"prompt":"x","max_tokens":"ten"}'
 bad "unknown field" 400 "unsupported field 'logit_bias'" '{"prompt":"x","logit_bias":{}}'
 bad "missing prompt" 400 "'prompt' is required" '{"max_tokens":3}'

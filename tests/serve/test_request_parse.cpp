@@ -218,6 +218,9 @@ TEST_CASE("malformed bodies get a 400 saying where", "[serve][parse]") {
     CHECK_THAT(refused(R"({"prompt": "x",)").message, Catch::Contains("malformed JSON at offset"));
     CHECK_THAT(refused("").message, Catch::Contains("malformed JSON"));
     CHECK_THAT(refused(std::string("{\"prompt\":\"a\0b\"}", 16)).message, Catch::Contains("malformed JSON"));
+    CHECK_THAT(refused("{\"prompt\":\"a\xff\"}").message, Catch::Contains("malformed JSON") && Catch::Contains("encoding"));
+    CHECK_THAT(refused("{\"prompt\":\"\xe2\x80\"}").message, Catch::Contains("encoding")); // a cut character
+    CHECK(completion("{\"prompt\":\"\xc3\xa9\"}").prompts[0].text == "\xc3\xa9");
     CHECK_THAT(refused("[1,2]").message, Catch::Contains("must be a JSON object"));
     CHECK_THAT(refused("\"prompt\"").message, Catch::Contains("must be a JSON object"));
     CHECK_THAT(refused(R"({"prompt":"x"} trailing)").message, Catch::Contains("malformed JSON"));
