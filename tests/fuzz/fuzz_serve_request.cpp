@@ -4,8 +4,8 @@
 // SentencePiece test vocabulary (or an ApiError: token ids beyond the vocabulary, the context
 // limit), one per choice, within the limit; the prompt streams through the stop matcher, which
 // never emits a stop string and emits exactly the text before the first one found; and the
-// response JSON written from the request's texts (echo, tokens cut anywhere as logprobs) is
-// valid JSON in valid UTF-8. Input: u8 flags (bit 0 chat, bit 1 a small context), the body.
+// response JSON written from the request's texts (echo, tokens cut anywhere as logprobs) and
+// from the raw body bytes as a choice's text is valid JSON in valid UTF-8. Input: u8 flags (bit 0 chat, bit 1 a small context), the body.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,7 +62,9 @@ void check_sequences(const rf::serve::CompletionRequest &req, bool small) {
 
 // A response built from `text` (valid UTF-8, as the parser requires) and its pieces as tokens
 // must parse back, strictly, with every choice.
-void check_response_json(bool chat, const std::string &text, const std::vector<std::string> &pieces) {
+// `raw` (any bytes: what a model or a token prompt's echo may give) is written as U+FFFD where
+// it is not UTF-8.
+void check_response_json(bool chat, const std::string &text, const std::vector<std::string> &pieces, const std::string &raw) {
     std::vector<rf::serve::TokenLogprob> lps;
     for (size_t i = 0; i < pieces.size(); ++i) {
         rf::serve::TokenLogprob t{pieces[i], -(float)i, {{pieces[i], -1.0f}, {pieces[(i + 1) % pieces.size()], -2.0f}}, (int64_t)i};
@@ -70,11 +72,14 @@ void check_response_json(bool chat, const std::string &text, const std::vector<s
         lps.push_back(std::move(t));
     }
     const rf::serve::ResponseMeta meta{chat, "id", 1, text};
-    std::vector<rf::serve::Choice> choices{{0, text, "stop", lps}, {1, text, std::nullopt, std::nullopt}};
+    std::vector<rf::serve::Choice> choices{{0, text, "stop", lps}, {1, raw, std::nullopt, std::nullopt}};
     for (const std::string &json : {rf::serve::completion_body(meta, choices, {1, 2}), rf::serve::chunk_body(meta, choices[0], true)}) {
         rapidjson::Document d;
         d.Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
         RF_FUZZ_CHECK(!d.HasParseError() && d.IsObject() && d["choices"].IsArray());
+        const auto &c0 = d["choices"][0];
+        const auto &t0 = chat ? (c0.HasMember("message") ? c0["message"]["content"] : c0["delta"]["content"]) : c0["text"];
+        RF_FUZZ_CHECK(std::string(t0.GetString(), t0.GetStringLength()) == text);
     }
 }
 
@@ -124,6 +129,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (size_t i = 0; i < pieces.size() && !m.stopped(); ++i) out += m.push(pieces[i]);
     if (!m.stopped()) out += m.flush();
     RF_FUZZ_CHECK(out == rf_test::stop_reference(pieces, req.stop));
-    if (!pieces.empty()) check_response_json(chat, text, pieces);
+    if (!pieces.empty()) check_response_json(chat, text, pieces, std::string(body));
     return 0;
 }

@@ -71,6 +71,12 @@ s=$("${C[@]}" -N "$URL/v1/completions" -d '{"prompt":"In the beginning","max_tok
 check "echo streamed: first chunk the prompt, all = prompt + completion" test \
   "$(grep '^data: {' <<<"$s" | sed 's/^data: //' | jq -s -j '(.[0].choices[0].text), "|", (map(.choices[0].text) | join(""))')" = "In the beginning|In the beginning$full"
 
+# Bytes that are not UTF-8 (the byte tokens of a token prompt, echoed) come back as U+FFFD:
+# the response stays valid UTF-8 JSON, whole and streamed.
+r=$(body_of /v1/completions '{"prompt":[200,201],"max_tokens":2,"echo":true,"logprobs":1}')
+check "byte tokens echoed: valid UTF-8, U+FFFD in the text" test "$(iconv -f UTF-8 -t UTF-8 <<<"$r" >/dev/null && jq -r '.choices[0].text | startswith("\ufffd")' <<<"$r")" = true
+check "byte tokens echoed, streamed: valid UTF-8" iconv -f UTF-8 -t UTF-8 -o /dev/null <(curl -sN --max-time 20 "$URL/v1/completions" -d '{"prompt":[200,201],"max_tokens":2,"echo":true,"stream":true}')
+
 # logprobs (completions): one entry per token, the greedy token the likeliest of its top N + 1,
 # tokens joined = the text, text_offset where each token starts.
 r=$(body_of /v1/completions '{"prompt":"In the beginning","max_tokens":12,"temperature":0,"logprobs":3}')

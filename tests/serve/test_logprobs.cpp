@@ -71,14 +71,6 @@ TEST_CASE("token_logprob: non-finite logits are impossible tokens, never NaN", "
     CHECK(std::isinf(token_logprob(logits.data(), n, 7, 1, tok).logprob));
 }
 
-TEST_CASE("utf8_chars counts characters, not bytes", "[serve][logprobs]") {
-    CHECK(utf8_chars("") == 0);
-    CHECK(utf8_chars("ab") == 2);
-    CHECK(utf8_chars("a\xc3\xa9") == 2);
-    CHECK(utf8_chars("\xf0\x9f\x98\x80!") == 2);
-    CHECK(utf8_chars("\xe2\x80") == 1); // a partial character
-}
-
 TEST_CASE("token_display: whole UTF-8 as it is, a part of a character as bytes:\\xNN", "[serve][logprobs]") {
     CHECK(token_display(" the") == " the");
     CHECK(token_display("\xc3\xa9") == "\xc3\xa9");

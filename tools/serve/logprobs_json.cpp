@@ -3,27 +3,10 @@
 #include <cmath>
 #include <set>
 
+#include "utf8_text.h"
+
 namespace rf::serve {
 namespace {
-
-bool valid_utf8(const std::string &s) {
-    for (size_t i = 0; i < s.size();) {
-        const auto c = (unsigned char)s[i];
-        size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-        if (n == 0 || i + n > s.size()) return false;
-        uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
-        for (size_t k = 1; k < n; ++k) {
-            const auto d = (unsigned char)s[i + k];
-            if ((d & 0xC0) != 0x80) return false;
-            cp = cp << 6 | (d & 0x3F);
-        }
-        // Overlong forms, surrogates and code points beyond U+10FFFF are not UTF-8.
-        static const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < min_cp[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
-        i += n;
-    }
-    return true;
-}
 
 void str(JsonWriter &w, const std::string &s) { w.String(s.c_str(), (rapidjson::SizeType)s.size()); }
 

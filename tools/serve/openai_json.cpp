@@ -1,6 +1,7 @@
 #include "openai_json.h"
 
 #include "logprobs_json.h"
+#include "utf8_text.h"
 
 namespace rf::serve {
 namespace {
@@ -47,12 +48,12 @@ void choice(Writer &w, const ResponseMeta &m, const char *chat_key, const Choice
         }
         if (!c.text.empty() || with_role) {
             w.Key("content");
-            str(w, c.text);
+            str(w, sanitize_utf8(c.text));
         }
         w.EndObject();
     } else {
         w.Key("text");
-        str(w, c.text);
+        str(w, sanitize_utf8(c.text));
     }
     w.Key("logprobs");
     if (c.logprobs) write_logprobs(w, m.chat, *c.logprobs);

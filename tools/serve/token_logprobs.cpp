@@ -6,12 +6,6 @@
 
 namespace rf::serve {
 
-int64_t utf8_chars(const std::string &text) {
-    int64_t n = 0;
-    for (unsigned char c : text) n += (c & 0xC0) != 0x80; // every byte but continuation bytes
-    return n;
-}
-
 TokenLogprob token_logprob(const float *logits, int64_t n_vocab, int32_t chosen, int top_n, const Tokenizer &tok) {
     const auto finite = [&](int64_t i) { return std::isfinite(logits[i]); };
     float max = -std::numeric_limits<float>::infinity();

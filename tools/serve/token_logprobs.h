@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rocmforge/tokenizer.h"
+#include "utf8_text.h" // utf8_chars: what text_offset counts
 
 namespace rf::serve {
 
@@ -18,10 +19,6 @@ struct TokenLogprob {
     int64_t text_offset = 0; // characters of text before this token (see where it is made)
     bool no_logprob = false; // the prompt's first token (echo): nothing predicted it, so null
 };
-
-// Characters (code points) of UTF-8 text, what text_offset counts (a partial character at the
-// end counts as one).
-int64_t utf8_chars(const std::string &text);
 
 // The entry of token `chosen` from one row of n_vocab logits, with `top_n` alternatives (ties:
 // the lower id first). Non-finite logits count as impossible tokens.
