@@ -5,7 +5,7 @@
 // limit), one per choice, within the limit; the prompt streams through the stop matcher, which
 // never emits a stop string and emits exactly the text before the first one found; and the
 // response JSON written from the request's texts (echo, tokens cut anywhere as logprobs) and
-// from the raw body bytes as a choice's text is valid JSON in valid UTF-8. Input: u8 flags (bit 0 chat, bit 1 a small context), the body.
+// from bytes that are not UTF-8 as a choice's text is valid JSON in valid UTF-8. Input: u8 flags (bit 0 chat, bit 1 a small context), the body.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -129,6 +129,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (size_t i = 0; i < pieces.size() && !m.stopped(); ++i) out += m.push(pieces[i]);
     if (!m.stopped()) out += m.flush();
     RF_FUZZ_CHECK(out == rf_test::stop_reference(pieces, req.stop));
-    if (!pieces.empty()) check_response_json(chat, text, pieces, std::string(body));
+    // Raw bytes for the sanitizer: the body (valid UTF-8 once parsed) with every third byte's
+    // top bit flipped, which makes stray lead and continuation bytes.
+    std::string raw(body);
+    for (size_t i = 0; i < raw.size(); i += 3) raw[i] = (char)(raw[i] ^ 0x80);
+    if (!pieces.empty()) check_response_json(chat, text, pieces, raw);
     return 0;
 }
