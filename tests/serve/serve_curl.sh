@@ -98,6 +98,8 @@ check "logprobs 0: top_logprobs holds the sampled token alone" test "$(jq "[$lp.
 
 # echo + logprobs: the prompt's tokens first (the first with null), then the completion's; the
 # offsets where each begins in the echoed text; streamed, the first chunk is the prompt with them.
+echo_lp='{"prompt":"In the beginning, God created the heaven","max_tokens":12,"temperature":0,"echo":true,"logprobs":2}'
+echo_lp_whole=$(body_of /v1/completions "$echo_lp")
 r=$(body_of /v1/completions '{"prompt":"In the beginning","max_tokens":12,"temperature":0,"echo":true,"logprobs":2}')
 n_prompt=$(jq '.usage.prompt_tokens' <<<"$r")
 check "echo + logprobs: prompt + completion entries, the first null" test "$(jq "$lp | [(.tokens | length), .token_logprobs[0], .top_logprobs[0], (.token_logprobs[1:] | map(. <= 0) | all)] | @json" <<<"$r")" = "\"[$((n_prompt + 12)),null,null,true]\""
@@ -182,7 +184,13 @@ check "SIGTERM: the in-flight stream ends with [DONE]" test "$(grep -v '^$' "$tm
 check "SIGTERM: no longer listening" test "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$URL/health")" = 000
 
 # API key: 401 without or with a wrong one, /health open.
-start_server keyed --api-key s3cret
+# (Also a prefill in chunks of 3 tokens: echo + logprobs gathers the prompt's entries over
+# several steps, and gives the same tokens and values as one prefill.)
+start_server keyed --api-key s3cret --prefill-chunk 3
+r=$("${C[@]}" -H 'Authorization: Bearer s3cret' "$URL/v1/completions" -d "$echo_lp")
+check "echo + logprobs, prefill in chunks of 3 = in one step" test "$(jq -n --argjson a "$r" --argjson b "$echo_lp_whole" '
+  $a.choices[0].logprobs as $x | $b.choices[0].logprobs as $y | $x.tokens == $y.tokens and $x.text_offset == $y.text_offset and
+  $x.token_logprobs[0] == null and ([range(1; $x.tokens | length) | ($x.token_logprobs[.] - $y.token_logprobs[.]) | fabs < 0.001] | all)')" = true
 check "no key -> 401" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/v1/models")" = 401
 check "wrong key -> 401" test "$("${C[@]}" -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3creT' "$URL/v1/models")" = 401
 check "right key -> 200" test "$("${C[@]}" -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3cret' "$URL/v1/models")" = 200
