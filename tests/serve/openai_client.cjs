@@ -1,6 +1,6 @@
 // The official OpenAI JavaScript client against rocmforge serve: chat and completion, streaming
-// and not, stop strings, usage, errors as the client's typed exceptions, the API key, and a
-// stream aborted by the client. Usage: node openai_client.cjs NODE_MODULES URL API_KEY
+// and not, stop strings, usage, n and prompt arrays, logprobs, echo, errors as the client's typed
+// exceptions, the API key, and a stream aborted by the client. Usage: node openai_client.cjs NODE_MODULES URL API_KEY
 const path = require('path');
 const OpenAI = require(path.join(process.argv[2], 'openai'));
 const [url, key] = [process.argv[3], process.argv[4]];
@@ -53,7 +53,37 @@ async function status(promise) {
     temperature: 0, stop: [word] });
   check('stop string', stopped.choices[0].finish_reason === 'stop' && stopped.choices[0].text === text.split(word)[0], stopped.choices[0]);
 
-  check('n=2 -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', n: 2 })) === 400);
+  // n, prompt arrays, logprobs and echo as the client types them.
+  const multi = await client.completions.create({ model: 'default', prompt: ['In the beginning', 'And God said'], n: 2,
+    max_tokens: 4, temperature: 0.9, seed: 11 });
+  check('completions: 2 prompts x n=2 -> choices 0..3', multi.choices.map((c) => c.index).join() === '0,1,2,3', multi.choices);
+  const one = await client.completions.create({ model: 'default', prompt: 'And God said', max_tokens: 4, temperature: 0.9, seed: 13 });
+  check('completions: choice 2 = prompt 1 with seed 11 + 2', multi.choices[2].text === one.choices[0].text, [multi.choices[2], one.choices[0]]);
+  const lp = await client.completions.create({ model: 'default', prompt: 'In the beginning', max_tokens: 12, temperature: 0,
+    logprobs: 2, echo: false });
+  const l = lp.choices[0].logprobs;
+  check('completions logprobs: tokens, token_logprobs, top_logprobs, text_offset', l.tokens.join('') === text &&
+        l.token_logprobs.length === 12 && l.top_logprobs.every((t) => Object.keys(t).length >= 2) && l.text_offset[0] === 0, l);
+  const echoed = await client.completions.create({ model: 'default', prompt: 'In the beginning', max_tokens: 12, temperature: 0, echo: true });
+  check('completions echo', echoed.choices[0].text === 'In the beginning' + text, echoed.choices[0]);
+  const clp = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'Hi' }],
+    max_tokens: 4, n: 2, logprobs: true, top_logprobs: 3 });
+  check('chat n=2 with logprobs', clp.choices.length === 2 && clp.choices.every((c) =>
+    c.logprobs.content.length >= 1 && c.logprobs.content.every((t) => t.top_logprobs.length === 3 && Array.isArray(t.bytes)) &&
+    c.logprobs.content.map((t) => t.token).join('') === c.message.content), clp.choices);
+  let chunkIdx = new Set();
+  const ns = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'Hi' }],
+    max_tokens: 3, n: 2, stream: true });
+  for await (const chunk of ns) for (const c of chunk.choices) if (c.finish_reason) chunkIdx.add(c.index);
+  check('chat stream n=2: both choices finish', chunkIdx.size === 2, [...chunkIdx]);
+  check('n=0 -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', n: 0 })) === 400);
+  check('logprobs 6 -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', logprobs: 6 })) === 400);
+  const el = await client.completions.create({ model: 'default', prompt: 'In the beginning', max_tokens: 12, temperature: 0,
+    echo: true, logprobs: 1 });
+  const e0 = el.choices[0];
+  check('echo + logprobs: prompt tokens first, the first null', e0.text === 'In the beginning' + text &&
+        e0.logprobs.token_logprobs[0] === null && e0.logprobs.tokens.length === el.usage.prompt_tokens + 12 &&
+        e0.logprobs.tokens.slice(el.usage.prompt_tokens).join('') === text, e0.logprobs);
   check('huge max_tokens -> 400', await status(client.completions.create({ model: 'default', prompt: 'x', max_tokens: 1e9 })) === 400);
   check('temperature 3 -> 400', await status(client.chat.completions.create({ model: 'default',
     messages: [{ role: 'user', content: 'x' }], temperature: 3 })) === 400);

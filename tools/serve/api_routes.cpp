@@ -5,6 +5,7 @@
 #include "api_error.h"
 #include "openai_json.h"
 #include "request_parse.h"
+#include "sequence_prep.h"
 #include "rocmforge/error.h"
 #include "sse.h"
 
@@ -80,56 +81,65 @@ void ApiRouter::route(const HttpRequest &req, Exchange &ex, const std::string &p
 
 void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
     CompletionRequest r;
-    GenerationRequest g;
+    PreparedSequences prep;
     try {
         r = parse_completion_request(req.body(), chat);
-        std::string text = r.prompt;
-        if (chat) {
-            try {
-                text = apply_chat_template(config_.chat_format, r.messages, /*add_assistant=*/true);
-            } catch (const UsageError &e) {
-                throw bad_request(e.what(), "messages");
-            }
-        }
-        g.prompt = tok_.encode(text, /*add_special=*/true, /*parse_special=*/true);
-        if (g.prompt.empty()) throw bad_request("the prompt has no tokens", chat ? "messages" : "prompt");
-        const int64_t n_prompt = (int64_t)g.prompt.size(), limit = config_.n_ctx_request;
-        const char *max_field = "max_tokens";
-        if (n_prompt >= limit)
-            throw bad_request("the prompt has " + std::to_string(n_prompt) + " tokens but a request may hold at most " +
-                                  std::to_string(limit) + " (prompt + max_tokens)",
-                              chat ? "messages" : "prompt");
-        if (r.max_tokens && n_prompt + *r.max_tokens > limit)
-            throw bad_request("max_tokens " + std::to_string(*r.max_tokens) + " + the prompt's " + std::to_string(n_prompt) +
-                                  " tokens exceed the " + std::to_string(limit) + " tokens a request may hold",
-                              max_field);
-        g.max_tokens = r.max_tokens ? *r.max_tokens : std::min(config_.default_max_tokens, limit - n_prompt);
+        if ((size_t)r.n_choices() > scheduler_.capacity())
+            throw bad_request("the request asks for " + std::to_string(r.n_choices()) +
+                                  " choices (n x prompts) but this server decodes and queues at most " +
+                                  std::to_string(scheduler_.capacity()) + " sequences (--parallel + --queue)",
+                              "n");
+        prep = prepare_sequences(r, {config_.chat_format, config_.n_ctx_request, config_.default_max_tokens}, tok_,
+                                 r.seed ? *r.seed : random_seed(), Clock::now() + config_.request_timeout);
     } catch (const ApiError &e) {
         return respond_error(ex, e);
     }
-    g.sampling.temperature = r.temperature;
-    g.sampling.top_p = r.top_p;
-    g.sampling.top_k = 0; // OpenAI's sampling has neither top-k nor min-p
-    g.sampling.min_p = 0;
-    g.sampling.repeat_penalty = 1;
-    g.sampling.seed = r.seed ? *r.seed : random_seed();
-    g.stop = r.stop;
-    g.deadline = Clock::now() + config_.request_timeout;
-    const auto channel = scheduler_.submit(std::move(g));
+    const size_t n_choices = prep.sequences.size();
+    const auto channel = scheduler_.submit(std::move(prep.sequences));
     if (!channel)
         return respond_error(ex, {429, "the server is busy: the wait queue is full, retry later", "rate_limit_error", ""},
                              {{"Retry-After", "1"}});
 
     ResponseMeta meta{chat, (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++), (int64_t)std::time(nullptr),
                       r.model.empty() ? config_.model_id : r.model};
+    Usage usage{prep.prompt_tokens, 0};
+    size_t n_done = 0;
+    // A Text event as its choice: text_offset made to count from the start of the choice's text
+    // (prompt tokens: where they begin in the echo; generated ones: after the echo). The event
+    // with the prompt's logprobs brings the echo text itself when streaming.
+    const bool prompt_logprobs = r.echo && r.logprobs;
+    auto text_choice = [&](StreamEvent &e, bool with_echo) {
+        const size_t k = (size_t)e.choice;
+        Choice c{e.choice, e.prompt && with_echo ? prep.echo[k] : std::move(e.text)};
+        if (!r.logprobs) return c;
+        const int64_t echo_chars = utf8_chars(prep.echo[k]);
+        const std::vector<int64_t> &prompt_offsets = prep.prompt_offsets[k]; // one per prompt token
+        for (size_t i = 0; i < e.logprobs.size(); ++i)
+            e.logprobs[i].text_offset = !e.prompt ? e.logprobs[i].text_offset + echo_chars
+                                        : i < prompt_offsets.size() ? prompt_offsets[i] : 0;
+        c.logprobs = std::move(e.logprobs);
+        return c;
+    };
     if (!r.stream) {
-        std::string text;
+        std::vector<Choice> choices;
+        for (size_t k = 0; k < n_choices; ++k) {
+            choices.push_back(Choice{(int)k, prep.echo[k]});
+            if (r.logprobs) choices.back().logprobs.emplace();
+        }
         while (auto e = next_event(*channel, ex)) {
-            if (e->kind == StreamEvent::Kind::Text) text += e->text;
-            else if (e->kind == StreamEvent::Kind::Error) return respond_error(ex, e->error);
-            else
-                return (void)ex.respond(200, "application/json",
-                                        completion_body(meta, text, e->finish_reason, {e->prompt_tokens, e->completion_tokens}));
+            Choice &c = choices[(size_t)e->choice];
+            if (e->kind == StreamEvent::Kind::Text) {
+                Choice part = text_choice(*e, false);
+                c.text += part.text;
+                if (c.logprobs) c.logprobs->insert(c.logprobs->end(), part.logprobs->begin(), part.logprobs->end());
+            } else if (e->kind == StreamEvent::Kind::Error) {
+                channel->cancel(); // the other choices end too
+                return respond_error(ex, e->error);
+            } else {
+                c.finish_reason = e->finish_reason;
+                usage.completion_tokens += e->completion_tokens;
+                if (++n_done == n_choices) return (void)ex.respond(200, "application/json", completion_body(meta, choices, usage));
+            }
         }
         return; // client gone
     }
@@ -140,17 +150,28 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
         return false;
     };
     if (!ex.start_stream(200, "text/event-stream")) return channel->cancel();
-    if (chat && !send(sse_event(chunk_body(meta, "", /*with_role=*/true, std::nullopt)))) return;
+    // First the role (chat) or the echoed prompt of every choice (no tokens: "logprobs": null;
+    // with logprobs the echo waits for the prompt's, which come once its prefill is done).
+    for (size_t k = 0; k < n_choices; ++k) {
+        if (chat && !send(sse_event(chunk_body(meta, Choice{(int)k, ""}, /*with_role=*/true)))) return;
+        if (!prep.echo[k].empty() && !prompt_logprobs && !send(sse_event(chunk_body(meta, Choice{(int)k, prep.echo[k]}, false))))
+            return;
+    }
     while (auto e = next_event(*channel, ex)) {
         if (e->kind == StreamEvent::Kind::Text) {
-            if (!send(sse_event(chunk_body(meta, e->text, false, std::nullopt)))) return;
+            if (!send(sse_event(chunk_body(meta, text_choice(*e, true), false)))) return;
             continue;
         }
         if (e->kind == StreamEvent::Kind::Error) {
+            channel->cancel();
             if (!send(sse_event(error_body(e->error)))) return;
         } else {
-            if (!send(sse_event(chunk_body(meta, "", false, e->finish_reason)))) return;
-            if (r.include_usage && !send(sse_event(usage_chunk_body(meta, {e->prompt_tokens, e->completion_tokens})))) return;
+            Choice c{e->choice, ""};
+            c.finish_reason = e->finish_reason;
+            if (!send(sse_event(chunk_body(meta, c, false)))) return;
+            usage.completion_tokens += e->completion_tokens;
+            if (++n_done < n_choices) continue;
+            if (r.include_usage && !send(sse_event(usage_chunk_body(meta, usage)))) return;
         }
         if (send(sse_done())) ex.end_stream();
         return;

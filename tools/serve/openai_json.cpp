@@ -1,12 +1,12 @@
 #include "openai_json.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "logprobs_json.h"
+#include "utf8_text.h"
 
 namespace rf::serve {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = JsonWriter;
 
 void str(Writer &w, const std::string &s) { w.String(s.c_str(), (rapidjson::SizeType)s.size()); }
 
@@ -33,23 +33,12 @@ void usage(Writer &w, const Usage &u) {
     w.EndObject();
 }
 
-void finish(Writer &w, const std::optional<std::string> &reason) {
-    w.Key("logprobs");
-    w.Null();
-    w.Key("finish_reason");
-    if (reason) str(w, *reason);
-    else w.Null();
-}
-
-// "choices": [one choice]: chat puts the text in `message` (whole) or `delta` (chunk), with the
-// role when asked and no content key in an empty delta; completions in `text`.
-void single_choice(Writer &w, const ResponseMeta &m, const char *chat_key, const std::string &text, bool with_role,
-                   const std::optional<std::string> &finish_reason) {
-    w.Key("choices");
-    w.StartArray();
+// One choice: chat puts the text in `message` (whole) or `delta` (chunk), with the role when
+// asked and no content key in an empty delta; completions in `text`.
+void choice(Writer &w, const ResponseMeta &m, const char *chat_key, const Choice &c, bool with_role) {
     w.StartObject();
     w.Key("index");
-    w.Int(0);
+    w.Int(c.index);
     if (m.chat) {
         w.Key(chat_key);
         w.StartObject();
@@ -57,41 +46,49 @@ void single_choice(Writer &w, const ResponseMeta &m, const char *chat_key, const
             w.Key("role");
             w.String("assistant");
         }
-        if (!text.empty() || with_role) {
+        if (!c.text.empty() || with_role) {
             w.Key("content");
-            str(w, text);
+            str(w, sanitize_utf8(c.text));
         }
         w.EndObject();
     } else {
         w.Key("text");
-        str(w, text);
+        str(w, sanitize_utf8(c.text));
     }
-    finish(w, finish_reason);
+    w.Key("logprobs");
+    if (c.logprobs) write_logprobs(w, m.chat, *c.logprobs);
+    else w.Null();
+    w.Key("finish_reason");
+    if (c.finish_reason) str(w, *c.finish_reason);
+    else w.Null();
     w.EndObject();
-    w.EndArray();
 }
 
 } // namespace
 
-std::string completion_body(const ResponseMeta &m, const std::string &text, const std::string &finish_reason,
-                            const Usage &u) {
+std::string completion_body(const ResponseMeta &m, const std::vector<Choice> &choices, const Usage &u) {
     rapidjson::StringBuffer sb;
     Writer w(sb);
     w.StartObject();
     head(w, m, m.chat ? "chat.completion" : "text_completion");
-    single_choice(w, m, "message", text, /*with_role=*/true, finish_reason);
+    w.Key("choices");
+    w.StartArray();
+    for (const Choice &c : choices) choice(w, m, "message", c, /*with_role=*/true);
+    w.EndArray();
     usage(w, u);
     w.EndObject();
     return sb.GetString();
 }
 
-std::string chunk_body(const ResponseMeta &m, const std::string &text, bool with_role,
-                       const std::optional<std::string> &finish_reason) {
+std::string chunk_body(const ResponseMeta &m, const Choice &c, bool with_role) {
     rapidjson::StringBuffer sb;
     Writer w(sb);
     w.StartObject();
     head(w, m, m.chat ? "chat.completion.chunk" : "text_completion");
-    single_choice(w, m, "delta", text, with_role, finish_reason);
+    w.Key("choices");
+    w.StartArray();
+    choice(w, m, "delta", c, with_role);
+    w.EndArray();
     w.EndObject();
     return sb.GetString();
 }

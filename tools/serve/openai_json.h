@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "token_logprobs.h"
 
 namespace rf::serve {
 
@@ -17,13 +20,19 @@ struct Usage {
     int64_t prompt_tokens = 0, completion_tokens = 0;
 };
 
-// chat.completion / text_completion.
-std::string completion_body(const ResponseMeta &m, const std::string &text, const std::string &finish_reason,
-                            const Usage &usage);
-// chat.completion.chunk / text_completion chunk: one choice with `text` (chat: the assistant
-// role on the first chunk) and finish_reason (null while absent).
-std::string chunk_body(const ResponseMeta &m, const std::string &text, bool with_role,
-                       const std::optional<std::string> &finish_reason);
+// One entry of "choices".
+struct Choice {
+    int index = 0;
+    std::string text;
+    std::optional<std::string> finish_reason;             // null while absent
+    std::optional<std::vector<TokenLogprob>> logprobs;     // "logprobs": null when absent
+};
+
+// chat.completion / text_completion with every choice.
+std::string completion_body(const ResponseMeta &m, const std::vector<Choice> &choices, const Usage &usage);
+// chat.completion.chunk / text_completion chunk: one choice (chat: the assistant role when
+// with_role, no content key in an empty delta).
+std::string chunk_body(const ResponseMeta &m, const Choice &choice, bool with_role);
 // The final chunk of stream_options.include_usage: no choices, the usage.
 std::string usage_chunk_body(const ResponseMeta &m, const Usage &usage);
 std::string models_body(const std::string &model, int64_t created);

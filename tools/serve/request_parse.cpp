@@ -46,6 +46,9 @@ std::string string(const Value &v, const std::string &field) {
     return {v.GetString(), v.GetStringLength()};
 }
 
+// A member's name, all of it (a NUL inside does not end it: "prompt\u0000x" is not "prompt").
+std::string name(const Value &v) { return {v.GetString(), v.GetStringLength()}; }
+
 // content: a string, or an array of {"type": "text", "text": ...} parts (joined).
 std::string message_content(const Value &v, const std::string &field) {
     if (v.IsString()) return {v.GetString(), v.GetStringLength()};
@@ -72,7 +75,7 @@ std::vector<ChatMessage> messages(const Value &v) {
         if (!m.IsObject()) throw wrong_type(field, "an object", m);
         ChatMessage msg;
         for (auto it = m.MemberBegin(); it != m.MemberEnd(); ++it) {
-            const std::string key = it->name.GetString();
+            const std::string key = name(it->name);
             if (key == "role") msg.role = string(it->value, field + ".role");
             else if (key == "content") msg.content = message_content(it->value, field + ".content");
             else if (key == "name") string(it->value, field + ".name"); // accepted, not used
@@ -101,11 +104,66 @@ std::vector<std::string> stops(const Value &v) {
     return out;
 }
 
+// A token id: an integer in int32's range (the vocabulary's is checked where it is known).
+int64_t token_id(const Value &v, const std::string &field) {
+    if (!v.IsInt64()) throw wrong_type(field, "an integer token id", v);
+    const int64_t id = v.GetInt64();
+    if (id < 0 || id > INT32_MAX) throw bad_request("'" + field + "' is not a token id: " + std::to_string(id), field);
+    return id;
+}
+
+PromptInput token_prompt(const Value &v, const std::string &field) {
+    if (v.Empty()) throw bad_request("'" + field + "' must hold at least one token", field);
+    PromptInput p;
+    p.is_tokens = true;
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) p.tokens.push_back(token_id(v[i], field + "[" + std::to_string(i) + "]"));
+    return p;
+}
+
+// `prompt`: a string, an array of strings, an array of token ids, or an array of token arrays
+// (one kind per request, as OpenAI).
+std::vector<PromptInput> prompts(const Value &v) {
+    const char *want = "a string, an array of strings, an array of token ids or an array of token arrays";
+    if (v.IsString()) return {PromptInput{false, string(v, "prompt"), {}}};
+    if (!v.IsArray()) throw wrong_type("prompt", want, v);
+    if (v.Empty()) throw bad_request("'prompt' must hold at least one prompt", "prompt");
+    if (v[0].IsNumber()) return {token_prompt(v, "prompt")};
+    if (v.Size() > kMaxChoices)
+        throw bad_request("'prompt' holds " + std::to_string(v.Size()) + " prompts, at most " + std::to_string(kMaxChoices),
+                          "prompt");
+    std::vector<PromptInput> out;
+    const bool strings = v[0].IsString();
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+        const std::string field = "prompt[" + std::to_string(i) + "]";
+        if (strings && v[i].IsString()) out.push_back({false, string(v[i], field), {}});
+        else if (strings) throw wrong_type(field, "a string (the prompts of one request are all of one kind)", v[i]);
+        else if (v[i].IsArray()) out.push_back(token_prompt(v[i], field));
+        else throw wrong_type(field, "an array of token ids (the prompts of one request are all of one kind)", v[i]);
+    }
+    return out;
+}
+
+int64_t bounded_integer(const Value &v, const std::string &field, int64_t lo, int64_t hi) {
+    const int64_t n = integer(v, field);
+    if (n < lo || n > hi)
+        throw bad_request("'" + field + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                              std::to_string(n),
+                          field);
+    return n;
+}
+
+bool boolean(const Value &v, const std::string &field) {
+    if (!v.IsBool()) throw wrong_type(field, "a boolean", v);
+    return v.GetBool();
+}
+
 } // namespace
 
 CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     rapidjson::Document doc;
-    doc.Parse(body.data(), body.size());
+    // JSON is UTF-8 (RFC 8259): invalid bytes in a string are refused here rather than echoed
+    // into a response no client could parse.
+    doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
     if (doc.HasParseError())
         throw bad_request(std::string("malformed JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
                           rapidjson::GetParseError_En(doc.GetParseError()));
@@ -114,12 +172,15 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     r.chat = chat;
     const char *input = chat ? "messages" : "prompt";
     if (!doc.HasMember(input)) throw bad_request(std::string("'") + input + "' is required", input);
-    for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
-        const std::string key = it->name.GetString();
+    bool chat_logprobs = false;
+    std::optional<int> top_logprobs;
+    const Value &root = doc;
+    for (auto it = root.MemberBegin(); it != root.MemberEnd(); ++it) {
+        const std::string key = name(it->name);
         const Value &v = it->value;
         if (key == "model") r.model = string(v, key);
         else if (key == input && chat) r.messages = messages(v);
-        else if (key == input) r.prompt = string(v, key); // token arrays and batches are not supported
+        else if (key == input) r.prompts = prompts(v);
         else if (key == "max_tokens" || (chat && key == "max_completion_tokens")) {
             if (v.IsNull()) continue;
             const int64_t n = integer(v, key);
@@ -133,24 +194,39 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
             if (!v.IsNull()) r.seed = (uint32_t)integer(v, key);
         } else if (key == "stop") r.stop = stops(v);
         else if (key == "stream") {
-            if (!v.IsBool() && !v.IsNull()) throw wrong_type(key, "a boolean", v);
-            r.stream = v.IsBool() && v.GetBool();
+            r.stream = !v.IsNull() && boolean(v, key);
         } else if (key == "stream_options") {
             if (v.IsNull()) continue;
             if (!v.IsObject()) throw wrong_type(key, "an object", v);
             for (auto o = v.MemberBegin(); o != v.MemberEnd(); ++o) {
-                if (std::string(o->name.GetString()) != "include_usage")
-                    throw bad_request(std::string("unsupported field 'stream_options.") + o->name.GetString() + "'", key);
+                if (name(o->name) != "include_usage")
+                    throw bad_request("unsupported field 'stream_options." + name(o->name) + "'", key);
                 if (!o->value.IsBool()) throw wrong_type("stream_options.include_usage", "a boolean", o->value);
                 r.include_usage = o->value.GetBool();
             }
         } else if (key == "n") {
-            if (!v.IsNull() && integer(v, key) != 1) throw bad_request("only 'n': 1 is supported", key);
+            if (!v.IsNull()) r.n = bounded_integer(v, key, 1, kMaxChoices);
+        } else if (key == "logprobs" && !chat) {
+            if (!v.IsNull()) r.logprobs = (int)bounded_integer(v, key, 0, kMaxCompletionLogprobs);
+        } else if (key == "logprobs") {
+            chat_logprobs = !v.IsNull() && boolean(v, key);
+        } else if (key == "top_logprobs" && chat) {
+            if (!v.IsNull()) top_logprobs = (int)bounded_integer(v, key, 0, kMaxChatTopLogprobs);
+        } else if (key == "echo" && !chat) {
+            r.echo = !v.IsNull() && boolean(v, key);
         } else if (key == "user") {
             if (!v.IsNull()) string(v, key); // accepted, not used
         } else
             throw bad_request("unsupported field '" + key + "'", key);
     }
+    if (chat) {
+        if (top_logprobs && !chat_logprobs) throw bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+        if (chat_logprobs) r.logprobs = top_logprobs.value_or(0);
+    }
+    if (r.n_choices() > kMaxChoices)
+        throw bad_request("'n' x the number of prompts is " + std::to_string(r.n_choices()) + " choices, at most " +
+                              std::to_string(kMaxChoices),
+                          "n");
     return r;
 }
 

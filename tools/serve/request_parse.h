@@ -12,18 +12,38 @@
 
 namespace rf::serve {
 
+// One prompt of /v1/completions: text, or token ids used as they are (no BOS added).
+struct PromptInput {
+    bool is_tokens = false;
+    std::string text;
+    std::vector<int64_t> tokens; // range against the vocabulary is checked by the caller
+};
+
+constexpr int64_t kMaxChoices = 128;          // prompts x n of one request (OpenAI's n limit)
+constexpr int kMaxCompletionLogprobs = 5;     // /v1/completions `logprobs`, as OpenAI
+constexpr int kMaxChatTopLogprobs = 20;       // /v1/chat/completions `top_logprobs`, as OpenAI
+
 struct CompletionRequest {
     bool chat = false;
     std::string model;
-    std::string prompt;                // /v1/completions
+    std::vector<PromptInput> prompts;  // /v1/completions: a string, strings, tokens or token arrays
     std::vector<ChatMessage> messages; // /v1/chat/completions
     std::optional<int64_t> max_tokens;
     float temperature = 1.0f; // OpenAI's defaults
     float top_p = 1.0f;
     std::optional<uint32_t> seed;
     std::vector<std::string> stop;
+    int64_t n = 1; // choices per prompt
+    // Log probabilities of the sampled tokens with this many alternatives (completions'
+    // `logprobs` N; chat's `logprobs: true` with `top_logprobs` N, 0 when absent); nullopt: none.
+    std::optional<int> logprobs;
+    bool echo = false; // completions: the prompt comes back before the completion (with logprobs:
+                       // the prompt tokens' too)
     bool stream = false;
     bool include_usage = false; // stream_options.include_usage
+
+    // Sequences the request decodes: one per choice.
+    int64_t n_choices() const { return n * (chat ? 1 : (int64_t)prompts.size()); }
 };
 
 // Throws ApiError.

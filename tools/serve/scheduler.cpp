@@ -36,6 +36,17 @@ struct Scheduler::Active {
     int32_t next = -1;     // sampled, to be fed at the next step
     int row = -1;          // its logits row in this step's batch, -1: none
     bool done = false;
+    // Logprobs (when asked for) wait here until the stop matcher releases the text their token
+    // begins: {byte offset of the token in the generated text, entry}. A token that begins in a
+    // stop string is never reported.
+    std::deque<std::pair<int64_t, TokenLogprob>> pending;
+    int64_t piece_bytes = 0, piece_chars = 0; // generated text so far, before the stop matcher
+    int64_t emitted_bytes = 0;                // generated text released to the client
+    // prompt_logprobs: {batch row, prompt position} of this step's prompt tokens, and the
+    // prompt's entries gathered over the prefill chunks.
+    std::vector<std::pair<int, size_t>> prompt_rows;
+    std::vector<TokenLogprob> prompt_lp;
+    bool prompt_lp_sent = false;
 
     // Tokens it may still append to the cache: the rest of its prompt and of its generation.
     int64_t tokens_left() const {
@@ -55,12 +66,13 @@ Scheduler::~Scheduler() {
     join();
 }
 
-std::shared_ptr<RequestChannel> Scheduler::submit(GenerationRequest request) {
+std::shared_ptr<RequestChannel> Scheduler::submit(std::vector<GenerationRequest> sequences) {
     auto channel = std::make_shared<RequestChannel>();
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ || waiting_.size() >= options_.max_queue + (size_t)free_slots_) return nullptr;
-        waiting_.push_back({std::move(request), channel, Clock::now()});
+        if (stopping_ || waiting_.size() + sequences.size() > options_.max_queue + (size_t)free_slots_) return nullptr;
+        const auto now = Clock::now();
+        for (GenerationRequest &r : sequences) waiting_.push_back({std::move(r), channel, now});
         metrics_.queue_depth = (int64_t)waiting_.size();
     }
     cv_.notify_one();
@@ -105,7 +117,7 @@ void Scheduler::run() {
             for (auto it = waiting_.begin(); it != waiting_.end();) {
                 if (stopping_ || it->channel->cancelled() || now > it->request.deadline) {
                     if (it->channel->cancelled()) ++metrics_.cancelled;
-                    StreamEvent e{StreamEvent::Kind::Error};
+                    StreamEvent e{StreamEvent::Kind::Error, it->request.choice};
                     e.error = stopping_ ? ApiError{503, "the server is shutting down", "server_error", ""}
                                         : ApiError{504, "the request timed out while waiting in the queue", "timeout_error", ""};
                     it->channel->push(std::move(e));
@@ -163,10 +175,13 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     for (Active &a : running) {
         if (a.done || a.prefilled == a.request.prompt.size() || budget == 0) continue;
         const size_t n = (size_t)std::min<int64_t>(budget, (int64_t)(a.request.prompt.size() - a.prefilled));
+        a.prompt_rows.clear();
         for (size_t i = 0; i < n; ++i) {
-            const bool last = a.prefilled + i + 1 == a.request.prompt.size();
+            const size_t pos = a.prefilled + i;
+            const bool last = pos + 1 == a.request.prompt.size();
             if (last) a.row = (int)batch.size();
-            batch.add(a.request.prompt[a.prefilled + i], a.seq, last);
+            else if (a.request.prompt_logprobs) a.prompt_rows.emplace_back((int)batch.size(), pos);
+            batch.add(a.request.prompt[pos], a.seq, last || a.request.prompt_logprobs);
         }
         a.prefilled += n;
         budget -= (int64_t)n;
@@ -180,8 +195,11 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
             for (size_t i = 0, r = 0; i < batch.size(); ++i)
                 if (batch.output[i]) out_row[i] = (int)r++;
             for (Active &a : running) {
-                if (a.done || a.row < 0) continue;
-                on_token(a, a.sampler->sample(logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab, n_vocab));
+                if (a.done) continue;
+                prompt_logprobs(a, logits.data(), out_row);
+                if (a.row < 0) continue;
+                const float *row = logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab;
+                on_token(a, a.sampler->sample(row, n_vocab), row);
             }
         } catch (const std::exception &e) {
             // Admission keeps the pool from filling, so this is a backend failure: the requests
@@ -204,7 +222,33 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
 }
 
-void Scheduler::on_token(Active &a, int32_t token) {
+// Echo with logprobs: each prompt token's entry from the row before it (the first has none),
+// sent as one event when the last prompt token is in, before the first generated token.
+void Scheduler::prompt_logprobs(Active &a, const float *logits, const std::vector<int> &out_row) {
+    if (!a.request.prompt_logprobs || a.prompt_lp_sent) return;
+    const std::vector<int32_t> &prompt = a.request.prompt;
+    if (a.prompt_lp.empty()) {
+        TokenLogprob first;
+        first.token = tok_.token_to_piece(prompt[0], /*special=*/true);
+        first.no_logprob = true;
+        a.prompt_lp.push_back(std::move(first));
+    }
+    const int64_t n_vocab = ctx_.model().hparams().n_vocab;
+    for (const auto &[row, pos] : a.prompt_rows)
+        a.prompt_lp.push_back(token_logprob(logits + (size_t)out_row[(size_t)row] * (size_t)n_vocab, n_vocab, prompt[pos + 1],
+                                            a.request.top_logprobs, tok_));
+    a.prompt_rows.clear();
+    if (a.prompt_lp.size() == prompt.size()) { // this step fed the last prompt token
+        StreamEvent e{StreamEvent::Kind::Text, a.request.choice};
+        e.logprobs = std::move(a.prompt_lp);
+        e.prompt = true;
+        a.channel->push(std::move(e));
+        a.prompt_lp.clear();
+        a.prompt_lp_sent = true;
+    }
+}
+
+void Scheduler::on_token(Active &a, int32_t token, const float *logits) {
     const auto now = Clock::now();
     if (a.last_token == Clock::time_point{})
         metrics_.ttft.observe(std::chrono::duration<double>(now - a.submitted).count());
@@ -215,19 +259,37 @@ void Scheduler::on_token(Active &a, int32_t token) {
     if (tok_.is_eog(token)) return finish(a, "stop");
     ++a.generated;
     ++metrics_.completion_tokens;
-    const std::string text = a.stop->push(a.decoder->push(token));
-    if (!text.empty()) a.channel->push({StreamEvent::Kind::Text, text});
+    if (a.request.top_logprobs >= 0) {
+        TokenLogprob lp = token_logprob(logits, ctx_.model().hparams().n_vocab, token, a.request.top_logprobs, tok_);
+        lp.text_offset = a.piece_chars;
+        a.pending.emplace_back(a.piece_bytes, std::move(lp));
+        const std::string piece = tok_.decode_token(token); // what the decoder adds to the text
+        a.piece_bytes += (int64_t)piece.size();
+        a.piece_chars += utf8_chars(piece);
+    }
+    emit(a, a.stop->push(a.decoder->push(token)), false);
     if (a.stop->stopped()) return finish(a, "stop");
     if (a.generated >= a.request.max_tokens) return finish(a, "length");
     a.next = token;
 }
 
+// Sends released text with the logprobs of the tokens it begins (all still held when the text
+// ends without a stop string).
+void Scheduler::emit(Active &a, const std::string &text, bool all_logprobs) {
+    a.emitted_bytes += (int64_t)text.size();
+    StreamEvent e{StreamEvent::Kind::Text, a.request.choice, text};
+    while (!a.pending.empty() && (all_logprobs || a.pending.front().first < a.emitted_bytes)) {
+        e.logprobs.push_back(std::move(a.pending.front().second));
+        a.pending.pop_front();
+    }
+    if (!e.text.empty() || !e.logprobs.empty()) a.channel->push(std::move(e));
+}
+
 void Scheduler::finish(Active &a, const std::string &reason) {
-    std::string tail = a.stop->push(a.decoder->flush());
+    emit(a, a.stop->push(a.decoder->flush()), false);
     const std::string why = a.stop->stopped() ? "stop" : reason;
-    tail += a.stop->flush();
-    if (!tail.empty()) a.channel->push({StreamEvent::Kind::Text, tail});
-    StreamEvent e{StreamEvent::Kind::Done};
+    emit(a, a.stop->flush(), !a.stop->stopped());
+    StreamEvent e{StreamEvent::Kind::Done, a.request.choice};
     e.finish_reason = why;
     e.prompt_tokens = (int64_t)a.request.prompt.size();
     e.completion_tokens = a.generated;
@@ -237,7 +299,7 @@ void Scheduler::finish(Active &a, const std::string &reason) {
 
 void Scheduler::fail(Active &a, const ApiError &error) {
     if (a.done) return;
-    StreamEvent e{StreamEvent::Kind::Error};
+    StreamEvent e{StreamEvent::Kind::Error, a.request.choice};
     e.error = error;
     a.channel->push(std::move(e));
     a.done = true;

@@ -21,6 +21,7 @@
 #include "rocmforge/inference.h"
 #include "rocmforge/sampler.h"
 #include "rocmforge/tokenizer.h"
+#include "token_logprobs.h"
 
 namespace rf::serve {
 
@@ -28,14 +29,18 @@ using Clock = std::chrono::steady_clock;
 
 struct StreamEvent {
     enum class Kind { Text, Done, Error } kind = Kind::Text;
+    int choice = 0;            // GenerationRequest::choice of the sequence it comes from
     std::string text;          // Text
+    std::vector<TokenLogprob> logprobs; // Text: the tokens that text begins (when asked for)
+    bool prompt = false;       // Text: logprobs of the prompt's tokens (echo), text ""
     std::string finish_reason; // Done: "stop" or "length"
     int64_t prompt_tokens = 0, completion_tokens = 0;
     ApiError error; // Error: the request ended without a result
 };
 
-// Events of one request, from the scheduler thread to the connection thread that waits on them;
-// cancel() goes the other way (client gone).
+// Events of one request (all its choices), from the scheduler thread to the connection thread
+// that waits on them; cancel() goes the other way (client gone, or one choice failed) and ends
+// every sequence of the request.
 class RequestChannel {
 public:
     void push(StreamEvent e);
@@ -52,10 +57,13 @@ private:
 };
 
 struct GenerationRequest {
+    int choice = 0; // its index among the request's choices, echoed in its events
     std::vector<int32_t> prompt;
     SamplerParams sampling;
     int64_t max_tokens = 16;
     std::vector<std::string> stop;
+    int top_logprobs = -1; // >= 0: each generated token's logprob with this many alternatives
+    bool prompt_logprobs = false; // and each prompt token's (echo), sent once prefill is done
     Clock::time_point deadline;
 };
 
@@ -69,9 +77,12 @@ public:
     Scheduler(InferenceContext &ctx, const Tokenizer &tokenizer, Metrics &metrics, const SchedulerOptions &options);
     ~Scheduler();
 
-    // Queues the request (prompt + max_tokens must fit the KV cache: the caller checks it
-    // against n_ctx()). nullptr when the wait queue is full.
-    std::shared_ptr<RequestChannel> submit(GenerationRequest request);
+    // Queues the sequences of one request, all or none, sharing one channel (each one's prompt +
+    // max_tokens must fit the KV cache: the caller checks it against n_ctx()). nullptr when the
+    // wait queue cannot take them all.
+    std::shared_ptr<RequestChannel> submit(std::vector<GenerationRequest> sequences);
+    // The most sequences one submit() can ever queue (slots + queue).
+    size_t capacity() const { return options_.max_queue + (size_t)ctx_.params().n_seq_max; }
     // Stops: waiting requests end with a 503 error at once; running ones may finish until
     // `grace` has passed, then end with a 503 error. The thread exits when none is left.
     void shutdown(std::chrono::milliseconds grace);
@@ -83,7 +94,9 @@ private:
     void run();
     void step(std::vector<Active> &running, std::vector<int> &free_seqs);
     bool fits_in_pool(const std::vector<Active> &running, const GenerationRequest &r) const;
-    void on_token(Active &a, int32_t token);
+    void prompt_logprobs(Active &a, const float *logits, const std::vector<int> &out_row);
+    void on_token(Active &a, int32_t token, const float *logits);
+    void emit(Active &a, const std::string &text, bool all_logprobs);
     void finish(Active &a, const std::string &reason);
     void fail(Active &a, const ApiError &error);
 

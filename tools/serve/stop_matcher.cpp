@@ -4,6 +4,11 @@
 
 namespace rf::serve {
 
+StopMatcher::StopMatcher(std::vector<std::string> stops) {
+    for (auto &s : stops)
+        if (!s.empty()) stops_.push_back(std::move(s));
+}
+
 std::string StopMatcher::push(const std::string &text) {
     if (stopped_) return "";
     held_ += text;

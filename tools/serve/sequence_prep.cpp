@@ -1,0 +1,112 @@
+#include "sequence_prep.h"
+
+#include <algorithm>
+
+#include "api_error.h"
+#include "rocmforge/error.h"
+#include "token_logprobs.h"
+
+namespace rf::serve {
+namespace {
+
+struct Prompt {
+    std::vector<int32_t> tokens;
+    std::string text;  // for echo
+    std::string field; // names it in errors
+};
+
+std::vector<Prompt> tokenize(const CompletionRequest &r, const SequenceLimits &limits, const Tokenizer &tok) {
+    std::vector<Prompt> out;
+    if (r.chat) {
+        std::string text;
+        try {
+            text = apply_chat_template(limits.chat_format, r.messages, /*add_assistant=*/true);
+        } catch (const UsageError &e) {
+            throw bad_request(e.what(), "messages");
+        }
+        out.push_back({tok.encode(text, /*add_special=*/true, /*parse_special=*/true), text, "messages"});
+    }
+    for (size_t i = 0; i < r.prompts.size() && !r.chat; ++i) {
+        const PromptInput &p = r.prompts[i];
+        Prompt q;
+        q.field = r.prompts.size() == 1 ? "prompt" : "prompt[" + std::to_string(i) + "]";
+        if (p.is_tokens) {
+            for (size_t k = 0; k < p.tokens.size(); ++k) {
+                if (p.tokens[k] >= tok.n_vocab())
+                    throw bad_request("'" + q.field + "' holds token id " + std::to_string(p.tokens[k]) +
+                                          " but the model's vocabulary has " + std::to_string(tok.n_vocab()) + " tokens",
+                                      q.field);
+                q.tokens.push_back((int32_t)p.tokens[k]);
+            }
+            if (r.echo) q.text = tok.decode(q.tokens);
+        } else {
+            q.tokens = tok.encode(p.text, /*add_special=*/true, /*parse_special=*/true);
+            q.text = p.text;
+        }
+        out.push_back(std::move(q));
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<int64_t> prompt_text_offsets(const std::vector<int32_t> &tokens, const std::string &echo, const Tokenizer &tok) {
+    std::vector<int64_t> starts;
+    std::string pieces;
+    int64_t chars = 0;
+    for (int32_t t : tokens) {
+        starts.push_back(chars);
+        const std::string piece = tok.decode_token(t);
+        chars += utf8_chars(piece);
+        pieces += piece;
+    }
+    const int64_t n_echo = utf8_chars(echo);
+    const bool aligned = pieces.size() >= echo.size() && pieces.compare(pieces.size() - echo.size(), echo.size(), echo) == 0;
+    const int64_t shift = aligned ? chars - n_echo : 0;
+    for (int64_t &s : starts) s = std::clamp<int64_t>(s - shift, 0, n_echo);
+    return starts;
+}
+
+PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLimits &limits, const Tokenizer &tok,
+                                    uint32_t seed, Clock::time_point deadline) {
+    PreparedSequences out;
+    const int64_t limit = limits.n_ctx_request;
+    int choice = 0;
+    const bool prompt_logprobs = r.echo && r.logprobs;
+    for (Prompt &p : tokenize(r, limits, tok)) {
+        const int64_t n_prompt = (int64_t)p.tokens.size();
+        if (n_prompt == 0) throw bad_request("'" + p.field + "' has no tokens", p.field);
+        if (n_prompt >= limit)
+            throw bad_request("'" + p.field + "': the prompt has " + std::to_string(n_prompt) +
+                                  " tokens but a request may hold at most " + std::to_string(limit) + " (prompt + max_tokens)",
+                              p.field);
+        if (r.max_tokens && n_prompt + *r.max_tokens > limit)
+            throw bad_request("max_tokens " + std::to_string(*r.max_tokens) + " + the prompt's " + std::to_string(n_prompt) +
+                                  " tokens exceed the " + std::to_string(limit) + " tokens a request may hold",
+                              "max_tokens");
+        out.prompt_tokens += n_prompt;
+        const std::vector<int64_t> offsets = prompt_logprobs ? prompt_text_offsets(p.tokens, p.text, tok) : std::vector<int64_t>{};
+        for (int64_t j = 0; j < r.n; ++j, ++choice) {
+            GenerationRequest g;
+            g.choice = choice;
+            g.prompt = p.tokens;
+            g.max_tokens = r.max_tokens ? *r.max_tokens : std::min(limits.default_max_tokens, limit - n_prompt);
+            g.sampling.temperature = r.temperature;
+            g.sampling.top_p = r.top_p;
+            g.sampling.top_k = 0; // OpenAI's sampling has neither top-k nor min-p
+            g.sampling.min_p = 0;
+            g.sampling.repeat_penalty = 1;
+            g.sampling.seed = seed + (uint32_t)choice; // wraps: still one seed per choice
+            g.stop = r.stop;
+            g.top_logprobs = r.logprobs ? *r.logprobs : -1;
+            g.prompt_logprobs = prompt_logprobs;
+            g.deadline = deadline;
+            out.sequences.push_back(std::move(g));
+            out.echo.push_back(r.echo ? p.text : "");
+            out.prompt_offsets.push_back(offsets);
+        }
+    }
+    return out;
+}
+
+} // namespace rf::serve
