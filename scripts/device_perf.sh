@@ -11,6 +11,7 @@
 #   m1perf    decode (M = 1) matmul kernel times
 #   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
 #   h16       F16 prefill matmul kernel times, rf_mm_h16 tiles against rf_mm_mma_f16
+#   serveload 16 streaming clients of rocmforge serve (7B Q4_K_M) against bench-inference --batches 16
 #   yard      pp512/tg128 of 7B Q5_K_M, Q6_K, Q8_0, F16 against the yardstick (YARD_TYPES, YARD_REPS)
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
 #   final     the issue's benchmark table with baselines saved in \$OUT
@@ -105,6 +106,13 @@ for step in "$@"; do
       ROCMFORGE_HIP_H16=$h timeout 120 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul f16" > "$OUT/h16-$h.txt" 2>&1
       log "-- F16 matmuls, ROCMFORGE_HIP_H16=$h"; grep -E "M=(128|512|2048)" "$OUT/h16-$h.txt" | tee -a "$S"
     done ;;
+  serveload) # issue 14: 16 streaming clients of `rocmforge serve` on 7B Q4_K_M, against bench-inference's S_TG at 16
+    m=$(model llama2-7b Q4_K_M)
+    timeout 200 $RF bench-inference -m $m --prompts 0 --batches 16 --prompt-len 128 -n 128 -r 1 --backend hip 2>/dev/null \
+      | grep -E "^\|" | tee -a "$S"
+    timeout $(( ${SERVE_SECS:-60} + 120 )) python3 scripts/serve_load.py --rocmforge $RF -m $m --clients ${SERVE_CLIENTS:-16} \
+      --duration ${SERVE_SECS:-60} --server-args "--backend hip --parallel ${SERVE_CLIENTS:-16} -c 16384" > "$OUT/serveload.txt" 2>&1
+    log "serve_load ${SERVE_CLIENTS:-16} clients rc=$?"; tail -14 "$OUT/serveload.txt" | tee -a "$S" ;;
   yard) # pp512/tg128 of the other yardstick formats (7B Q5_K_M, Q6_K, Q8_0, F16) against llama.cpp
     for t in ${YARD_TYPES:-Q5_K_M Q6_K Q8_0 F16}; do
       f=$(model llama2-7b $t)
