@@ -137,3 +137,23 @@ TEST_CASE("repetition penalty pushes recent tokens down as llama.cpp", "[sampler
     s2.accept(0);
     CHECK(s2.sample(neg.data(), 2) == 1);
 }
+
+TEST_CASE("whole-vocabulary draws (no top-k, top-p, min-p) follow softmax(logits / T)", "[sampler]") {
+    SamplerParams p;
+    p.temperature = 0.5f;
+    p.top_k = 0;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    p.seed = 11;
+    Sampler s(p);
+    // p(1) / p(0) = exp((ln 3 / 2) / 0.5) = 3; token 2 can never be drawn.
+    const std::vector<float> logits = {0.0f, 0.5f * std::log(3.0f), -INFINITY};
+    int n1 = 0;
+    for (int i = 0; i < 4000; ++i) {
+        const int32_t t = s.sample(logits.data(), 3);
+        REQUIRE(t != 2);
+        n1 += t == 1;
+    }
+    CHECK(n1 > 2850);
+    CHECK(n1 < 3150);
+}
