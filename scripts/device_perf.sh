@@ -250,7 +250,7 @@ for step in "$@"; do
     timeout 420 $CS --tool memcheck --error-exitcode 9 $D/tests/hip/rocmforge-opcheck > "$OUT/memcheck-opcheck.txt" 2>&1
     log "memcheck opcheck rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-opcheck.txt" | tail -1) $(grep -E 'passed' "$OUT/memcheck-opcheck.txt" | tail -1)"
     P="$(head -c 1500 models/trained/heldout.txt)"
-    for m in $(model tinyllama-1.1b Q4_K_M) $(model tinyllama-1.1b Q4_0); do
+    for m in $(model tinyllama-1.1b Q4_K_M) $(model tinyllama-1.1b Q4_0) $(model tinyllama-1.1b F16); do
       timeout 200 $CS --tool memcheck --error-exitcode 9 $RF generate -m $m -p "$P" -n 16 --temp 0 --backend hip --parallel 2 \
         > "$OUT/memcheck-gen.txt" 2>&1
       log "memcheck generate $(basename $m) (300-token prompt, 2 sequences) rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gen.txt" | tail -1)"
