@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "parallel_for.h"
 #include "rocmforge/kv_cache.h"
 #include "stop_matcher.h"
 
@@ -194,12 +195,20 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
             std::vector<int> out_row(batch.size(), -1);
             for (size_t i = 0, r = 0; i < batch.size(); ++i)
                 if (batch.output[i]) out_row[i] = (int)r++;
-            for (Active &a : running) {
+            const auto row_of = [&](const Active &a) { return logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab; };
+            // Draws first, several sequences at a time (each has its own sampler), then the
+            // tokens go out in order.
+            std::vector<int32_t> drawn(running.size(), -1);
+            const size_t draws = (size_t)std::count_if(running.begin(), running.end(), [](const Active &a) { return !a.done && a.row >= 0; });
+            parallel_for(running.size(), draws >= 4 ? sampling_threads_ : 1, [&](size_t k) { // threads cost ~50 us
+                const Active &a = running[k];
+                if (!a.done && a.row >= 0) drawn[k] = a.sampler->sample(row_of(a), n_vocab);
+            });
+            for (size_t k = 0; k < running.size(); ++k) {
+                Active &a = running[k];
                 if (a.done) continue;
                 prompt_logprobs(a, logits.data(), out_row);
-                if (a.row < 0) continue;
-                const float *row = logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab;
-                on_token(a, a.sampler->sample(row, n_vocab), row);
+                if (a.row >= 0) on_token(a, drawn[k], row_of(a));
             }
         } catch (const std::exception &e) {
             // Admission keeps the pool from filling, so this is a backend failure: the requests
