@@ -1,7 +1,7 @@
 // MATMUL: dst[N,M] = src0[K,N]^T * src1[K,M], src0 any weight type.
 //
 // Phase 0 quantizes every src1 column once into the kernel's activation format (q8_K / q8_32).
-// Phase 1 is cut into parts of consecutive weight rows (rows_per_part, ops_matmul_common.h)
+// Phase 1 is cut into parts of consecutive weight rows (row_block_parts, ops_matmul_common.h)
 // that the pool hands out dynamically; within a part, a weight row is unpacked once per tile of
 // kMaxCols columns. Types without an integer kernel take the generic path: dequantize the row
 // (rf::dequantize_row) and use f32 dots.
@@ -42,8 +42,7 @@ NodeWork plan_matmul(const KernelSet &ks, const rf_node &n, int nth) {
     w.n_phases = 2;
     plan_act_rows(kern, *n.src[1], nth, &w);
     if (!kern.dot) w.per_thread_bytes = size_t(g.K) * sizeof(float);
-    const int64_t rows = rows_per_part(*n.src[0], nth);
-    w.parts[1] = nth <= 1 ? 1 : (g.N + rows - 1) / rows * g.ne12 * g.ne13;
+    w.parts[1] = row_block_parts(*n.src[0], g.ne12 * g.ne13, nth);
     return w;
 }
 
@@ -87,15 +86,10 @@ void run_matmul(const OpContext &ctx, const rf_node &n, int phase, int64_t part,
         return;
     }
     // Phase 1: part -> (slice, block of rows); one part covers everything when single-threaded.
-    // The planned split is n_parts / n_slices row blocks per slice (fewer, larger ones where the
-    // pool capped the part count); rows per block follow from that, covering all N rows.
     const Geometry g(n);
-    const int64_t n_slices = g.ne12 * g.ne13;
-    const int64_t blocks = std::max<int64_t>(1, n_parts / n_slices), rows = (g.N + blocks - 1) / blocks;
-    int64_t c0, c1;
-    split_range(blocks * n_slices, part, n_parts, &c0, &c1);
-    for (int64_t c = c0; c < c1; ++c) {
-        const int64_t slice = c / blocks, n0 = (c % blocks) * rows, n1 = std::min(g.N, n0 + rows);
+    const RowBlocks rb(g.N, g.ne12 * g.ne13, part, n_parts);
+    for (int64_t c = rb.c0; c < rb.c1; ++c) {
+        const int64_t slice = rb.group(c), n0 = rb.row0(c), n1 = rb.row1(c);
         if (kern.dot) dot_rows(ctx, n, kern, slice, n0, n1);
         else generic_rows(ctx, n, slice, n0, n1, tid);
     }

@@ -24,12 +24,14 @@ void quantize_act_rows(const OpContext &ctx, const MatmulKernel &kern, const rf_
     }
 }
 
-// Decode streams every weight once from DRAM, and each part is a new stream: its first
-// kPrefetchBytes are not prefetched and the prefetches past its end fetch rows another thread
-// may take. Parts of about kPartBytes keep that to a few percent (16-row parts of 2048-wide q4_K
-// rows, 18 KiB: 17 GB/s for those matmuls where 64-row parts reach 22-24 GB/s, tinyllama Q4_K_M
-// decode, 2 threads), while at least kMinPartsPerThread parts per thread remain for dynamic
-// balancing (a descheduled thread's parts are taken by the others).
+namespace {
+
+// Weight rows per phase-1 part. Decode streams every weight once from DRAM, and each part is a
+// new stream: its first kPrefetchBytes are not prefetched and the prefetches past its end fetch
+// rows another thread may take. Parts of about kPartBytes keep that to a few percent (16-row
+// parts of 2048-wide q4_K rows, 18 KiB: 17 GB/s for those matmuls where 64-row parts reach
+// 22-24 GB/s, tinyllama Q4_K_M decode, 2 threads), while at least kMinPartsPerThread parts per
+// thread remain for dynamic balancing (a descheduled thread's parts are taken by the others).
 constexpr int64_t kPartBytes = int64_t(64) << 10;
 constexpr int64_t kMinRowsPerPart = 16;
 constexpr int64_t kMinPartsPerThread = 8;
@@ -40,6 +42,13 @@ int64_t rows_per_part(const rf_tensor &w, int nth) {
     while (rows > kMinRowsPerPart && (N + rows - 1) / rows < kMinPartsPerThread * nth)
         rows = std::max(kMinRowsPerPart, rows / 2);
     return rows;
+}
+
+} // namespace
+
+int64_t row_block_parts(const rf_tensor &w, int64_t groups, int nth) {
+    const int64_t rows = rows_per_part(w, nth);
+    return nth <= 1 ? 1 : (w.ne[1] + rows - 1) / rows * groups;
 }
 
 } // namespace rfcpu

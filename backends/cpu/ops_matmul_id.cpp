@@ -64,8 +64,7 @@ NodeWork plan_matmul_id(const KernelSet &ks, const rf_node &n, int nth) {
     w.n_phases = 2;
     plan_act_rows(kern, *n.src[1], nth, &w);
     w.per_thread_bytes = tile_region_bytes(kern, g) + size_t(g.E) + size_t(g.max_chosen()) * sizeof(int32_t) + 64;
-    const int64_t rows = rows_per_part(*n.src[0], nth); // as MATMUL
-    w.parts[1] = nth <= 1 ? 1 : (g.N + rows - 1) / rows * g.max_chosen();
+    w.parts[1] = row_block_parts(*n.src[0], g.max_chosen(), nth);
     return w;
 }
 
@@ -136,11 +135,8 @@ void run_matmul_id(const OpContext &ctx, const rf_node &n, int phase, int64_t pa
     }
     // Part -> (a-th chosen expert, block of rows), as run_matmul splits (slice, block of rows).
     const Geometry g(n);
-    const int64_t groups = g.max_chosen();
-    const int64_t blocks = std::max<int64_t>(1, n_parts / groups), rows = (g.N + blocks - 1) / blocks;
-    int64_t c0, c1;
-    split_range(blocks * groups, part, n_parts, &c0, &c1);
-    if (c0 >= c1) return;
+    const RowBlocks rb(g.N, g.max_chosen(), part, n_parts);
+    if (rb.c0 >= rb.c1) return;
     // The chosen experts in ascending order (the ids scanned once per part; ids out of range are
     // reported by the parts of expert 0's group: columns_of).
     uint8_t *flags = ctx.thread_scratch(tid) + tile_region_bytes(kern, g);
@@ -155,9 +151,9 @@ void run_matmul_id(const OpContext &ctx, const rf_node &n, int phase, int64_t pa
     int64_t n_chosen = 0;
     for (int64_t e = 0; e < g.E; ++e)
         if (flags[e]) chosen[n_chosen++] = (int32_t)e;
-    if (bad && c0 == 0) columns_of_bad(ctx, n, g);
-    for (int64_t c = c0; c < c1; ++c) {
-        const int64_t a = c / blocks, n0 = (c % blocks) * rows, n1 = std::min(g.N, n0 + rows);
+    if (bad && rb.c0 == 0) columns_of_bad(ctx, n, g);
+    for (int64_t c = rb.c0; c < rb.c1; ++c) {
+        const int64_t a = rb.group(c), n0 = rb.row0(c), n1 = rb.row1(c);
         if (a < n_chosen && n0 < n1) expert_rows(ctx, n, g, kern, chosen[a], n0, n1, tid);
     }
 }
