@@ -82,7 +82,7 @@ void generic_rows(const OpContext &ctx, const rf_node &n, int64_t slice, int64_t
 void run_matmul(const OpContext &ctx, const rf_node &n, int phase, int64_t part, int64_t n_parts, int tid) {
     const MatmulKernel &kern = ctx.ks.matmul[n.src[0]->type];
     if (phase == 0) {
-        if (kern.dot && kern.act != ActFormat::F32) quantize_act_rows(ctx, kern, *n.src[1], part, n_parts);
+        quantize_act_rows(ctx, kern, *n.src[1], part, n_parts);
         return;
     }
     // Phase 1: part -> (slice, block of rows); one part covers everything when single-threaded.

@@ -12,6 +12,7 @@ void plan_act_rows(const MatmulKernel &kern, const rf_tensor &x, int nth, NodeWo
 }
 
 void quantize_act_rows(const OpContext &ctx, const MatmulKernel &kern, const rf_tensor &x, int64_t part, int64_t n_parts) {
+    if (!kern.dot || kern.act == ActFormat::F32) return; // nothing planned
     const int64_t K = x.ne[0];
     const size_t arow = act_row_size(kern.act, K);
     const QuantizeFn quant = kern.act == ActFormat::Q8_K ? ctx.ks.quantize_q8_K : ctx.ks.quantize_q8_32;

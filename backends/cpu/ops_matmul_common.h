@@ -13,7 +13,7 @@ namespace rfcpu {
 void plan_act_rows(const MatmulKernel &kern, const rf_tensor &x, int nth, NodeWork *w);
 
 // Phase 0: part `part` of `n_parts` of quantizing every row of x (in unravel_row order) into
-// ctx.shared, laid out as plan_act_rows planned.
+// ctx.shared, laid out as plan_act_rows planned (nothing where the kernel takes f32).
 void quantize_act_rows(const OpContext &ctx, const MatmulKernel &kern, const rf_tensor &x, int64_t part, int64_t n_parts);
 
 // Phase 1 covers `groups` groups (MATMUL: slices, MATMUL_ID: chosen experts) of the N rows of w

@@ -130,7 +130,7 @@ void expert_rows(const OpContext &ctx, const rf_node &n, const Geometry &g, cons
 void run_matmul_id(const OpContext &ctx, const rf_node &n, int phase, int64_t part, int64_t n_parts, int tid) {
     const MatmulKernel &kern = ctx.ks.matmul[n.src[0]->type];
     if (phase == 0) {
-        if (kern.dot && kern.act != ActFormat::F32) quantize_act_rows(ctx, kern, *n.src[1], part, n_parts);
+        quantize_act_rows(ctx, kern, *n.src[1], part, n_parts);
         return;
     }
     // Part -> (a-th chosen expert, block of rows), as run_matmul splits (slice, block of rows).
