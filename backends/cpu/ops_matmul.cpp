@@ -1,12 +1,14 @@
 // MATMUL: dst[N,M] = src0[K,N]^T * src1[K,M], src0 any weight type.
 //
 // Phase 0 quantizes every src1 column once into the kernel's activation format (q8_K / q8_32).
-// Phase 1 is cut into parts of consecutive weight rows (rows_per_part) that the pool hands out
-// dynamically; within a part, a weight row is unpacked once per tile of kMaxCols columns. Types without an integer kernel take the generic path: dequantize the row
+// Phase 1 is cut into parts of consecutive weight rows (row_block_parts, ops_matmul_common.h)
+// that the pool hands out dynamically; within a part, a weight row is unpacked once per tile of
+// kMaxCols columns. Types without an integer kernel take the generic path: dequantize the row
 // (rf::dequantize_row) and use f32 dots.
 #include <algorithm>
 
 #include "ops.h"
+#include "ops_matmul_common.h"
 #include "rocmforge/types.h"
 
 namespace rfcpu {
@@ -33,54 +35,15 @@ struct Geometry {
           ne13(n.src[1]->ne[3]), r2(n.src[1]->ne[2] / n.src[0]->ne[2]), r3(n.src[1]->ne[3] / n.src[0]->ne[3]) {}
 };
 
-// Weight rows per phase-1 part. Decode streams every weight once from DRAM, and each part is a
-// new stream: its first kPrefetchBytes are not prefetched and the prefetches past its end fetch
-// rows another thread may take. Parts of about kPartBytes keep that to a few percent (16-row
-// parts of 2048-wide q4_K rows, 18 KiB: 17 GB/s for those matmuls where 64-row parts reach
-// 22-24 GB/s, tinyllama Q4_K_M decode, 2 threads), while at least kMinPartsPerThread parts per
-// thread remain for dynamic balancing (a descheduled thread's parts are taken by the others).
-constexpr int64_t kPartBytes = int64_t(64) << 10;
-constexpr int64_t kMinRowsPerPart = 16;
-constexpr int64_t kMinPartsPerThread = 8;
-
-int64_t rows_per_part(const rf_node &n, int nth) {
-    const int64_t N = n.src[0]->ne[1], row_bytes = std::max<int64_t>(1, int64_t(n.src[0]->nb[1]));
-    int64_t rows = std::max(kMinRowsPerPart, kPartBytes / row_bytes);
-    while (rows > kMinRowsPerPart && (N + rows - 1) / rows < kMinPartsPerThread * nth)
-        rows = std::max(kMinRowsPerPart, rows / 2);
-    return rows;
-}
-
 NodeWork plan_matmul(const KernelSet &ks, const rf_node &n, int nth) {
     const Geometry g(n);
     const MatmulKernel &kern = ks.matmul[n.src[0]->type];
-    const bool quantized_act = kern.dot && kern.act != ActFormat::F32;
     NodeWork w;
     w.n_phases = 2;
-    if (quantized_act) {
-        w.shared_bytes = act_row_size(kern.act, g.K) * size_t(g.M * g.ne12 * g.ne13);
-        w.parts[0] = parts_for(g.M * g.ne12 * g.ne13, g.K * 4, nth);
-    } else {
-        w.parts[0] = 1; // nothing to prepare
-    }
+    plan_act_rows(kern, *n.src[1], nth, &w);
     if (!kern.dot) w.per_thread_bytes = size_t(g.K) * sizeof(float);
-    const int64_t rows = rows_per_part(n, nth);
-    w.parts[1] = nth <= 1 ? 1 : (g.N + rows - 1) / rows * g.ne12 * g.ne13;
+    w.parts[1] = row_block_parts(*n.src[0], g.ne12 * g.ne13, nth);
     return w;
-}
-
-void quantize_columns(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, int64_t part, int64_t n_parts) {
-    const Geometry g(n);
-    const rf_tensor &x = *n.src[1];
-    const size_t arow = act_row_size(kern.act, g.K);
-    const QuantizeFn quant = kern.act == ActFormat::Q8_K ? ctx.ks.quantize_q8_K : ctx.ks.quantize_q8_32;
-    int64_t r0, r1;
-    split_range(g.M * g.ne12 * g.ne13, part, n_parts, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-        int64_t i1, i2, i3;
-        unravel_row(x, r, &i1, &i2, &i3);
-        quant(row_f32(x, i1, i2, i3), ctx.shared + size_t(r) * arow, g.K);
-    }
 }
 
 // Rows [n0, n1) of slice (i12, i13) against every activation column.
@@ -119,19 +82,14 @@ void generic_rows(const OpContext &ctx, const rf_node &n, int64_t slice, int64_t
 void run_matmul(const OpContext &ctx, const rf_node &n, int phase, int64_t part, int64_t n_parts, int tid) {
     const MatmulKernel &kern = ctx.ks.matmul[n.src[0]->type];
     if (phase == 0) {
-        if (kern.dot && kern.act != ActFormat::F32) quantize_columns(ctx, n, kern, part, n_parts);
+        quantize_act_rows(ctx, kern, *n.src[1], part, n_parts);
         return;
     }
     // Phase 1: part -> (slice, block of rows); one part covers everything when single-threaded.
-    // The planned split is n_parts / n_slices row blocks per slice (fewer, larger ones where the
-    // pool capped the part count); rows per block follow from that, covering all N rows.
     const Geometry g(n);
-    const int64_t n_slices = g.ne12 * g.ne13;
-    const int64_t blocks = std::max<int64_t>(1, n_parts / n_slices), rows = (g.N + blocks - 1) / blocks;
-    int64_t c0, c1;
-    split_range(blocks * n_slices, part, n_parts, &c0, &c1);
-    for (int64_t c = c0; c < c1; ++c) {
-        const int64_t slice = c / blocks, n0 = (c % blocks) * rows, n1 = std::min(g.N, n0 + rows);
+    const RowBlocks rb(g.N, g.ne12 * g.ne13, part, n_parts);
+    for (int64_t c = rb.c0; c < rb.c1; ++c) {
+        const int64_t slice = rb.group(c), n0 = rb.row0(c), n1 = rb.row1(c);
         if (kern.dot) dot_rows(ctx, n, kern, slice, n0, n1);
         else generic_rows(ctx, n, slice, n0, n1, tid);
     }

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "ops.h"
+#include "ops_matmul_common.h"
 #include "rocmforge/types.h"
 
 namespace rfcpu {
@@ -24,7 +25,6 @@ struct Geometry {
     explicit Geometry(const rf_node &n)
         : K(n.src[0]->ne[0]), N(n.src[0]->ne[1]), E(n.src[0]->ne[2]), S(n.src[2]->ne[0]), S1(n.src[1]->ne[1]),
           M(n.src[1]->ne[2]) {}
-    int64_t act_rows() const { return S1 * M; }
     int64_t max_chosen() const { return std::min(E, S * M); } // experts the columns can choose
     int64_t act_row(int64_t s, int64_t m) const { return m * S1 + (S1 == 1 ? 0 : s); }
 };
@@ -46,14 +46,6 @@ bool check_matmul_id(const rf_node &n, std::string *why) {
     return true;
 }
 
-// Weight rows per phase-1 part: as MATMUL, about 64 KiB of rows and several parts per thread.
-int64_t rows_per_part(const rf_node &n, int nth) {
-    const int64_t N = n.src[0]->ne[1], row_bytes = std::max<int64_t>(1, int64_t(n.src[0]->nb[1]));
-    int64_t rows = std::max<int64_t>(16, (int64_t(64) << 10) / row_bytes);
-    while (rows > 16 && (N + rows - 1) / rows < 8 * nth) rows = std::max<int64_t>(16, rows / 2);
-    return rows;
-}
-
 size_t gathered_row_bytes(const MatmulKernel &kern, int64_t K) {
     return kern.act == ActFormat::F32 ? size_t(K) * sizeof(float) : act_row_size(kern.act, K);
 }
@@ -68,27 +60,12 @@ size_t tile_region_bytes(const MatmulKernel &kern, const Geometry &g) {
 NodeWork plan_matmul_id(const KernelSet &ks, const rf_node &n, int nth) {
     const Geometry g(n);
     const MatmulKernel &kern = ks.matmul[n.src[0]->type];
-    const bool quantized_act = kern.dot && kern.act != ActFormat::F32;
     NodeWork w;
     w.n_phases = 2;
-    if (quantized_act) {
-        w.shared_bytes = act_row_size(kern.act, g.K) * size_t(g.act_rows());
-        w.parts[0] = parts_for(g.act_rows(), g.K * 4, nth);
-    }
+    plan_act_rows(kern, *n.src[1], nth, &w);
     w.per_thread_bytes = tile_region_bytes(kern, g) + size_t(g.E) + size_t(g.max_chosen()) * sizeof(int32_t) + 64;
-    const int64_t rows = rows_per_part(n, nth);
-    w.parts[1] = nth <= 1 ? 1 : (g.N + rows - 1) / rows * g.max_chosen();
+    w.parts[1] = row_block_parts(*n.src[0], g.max_chosen(), nth);
     return w;
-}
-
-void quantize_rows(const OpContext &ctx, const rf_node &n, const MatmulKernel &kern, int64_t part, int64_t n_parts) {
-    const Geometry g(n);
-    const rf_tensor &x = *n.src[1];
-    const size_t arow = act_row_size(kern.act, g.K);
-    const QuantizeFn quant = kern.act == ActFormat::Q8_K ? ctx.ks.quantize_q8_K : ctx.ks.quantize_q8_32;
-    int64_t r0, r1;
-    split_range(g.act_rows(), part, n_parts, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) quant(row_f32(x, r % g.S1, r / g.S1), ctx.shared + size_t(r) * arow, g.K);
 }
 
 // The columns (s, m) routed to expert e, as s + S*m, into cols; returns their number.
@@ -153,16 +130,13 @@ void expert_rows(const OpContext &ctx, const rf_node &n, const Geometry &g, cons
 void run_matmul_id(const OpContext &ctx, const rf_node &n, int phase, int64_t part, int64_t n_parts, int tid) {
     const MatmulKernel &kern = ctx.ks.matmul[n.src[0]->type];
     if (phase == 0) {
-        if (kern.dot && kern.act != ActFormat::F32) quantize_rows(ctx, n, kern, part, n_parts);
+        quantize_act_rows(ctx, kern, *n.src[1], part, n_parts);
         return;
     }
     // Part -> (a-th chosen expert, block of rows), as run_matmul splits (slice, block of rows).
     const Geometry g(n);
-    const int64_t groups = g.max_chosen();
-    const int64_t blocks = std::max<int64_t>(1, n_parts / groups), rows = (g.N + blocks - 1) / blocks;
-    int64_t c0, c1;
-    split_range(blocks * groups, part, n_parts, &c0, &c1);
-    if (c0 >= c1) return;
+    const RowBlocks rb(g.N, g.max_chosen(), part, n_parts);
+    if (rb.c0 >= rb.c1) return;
     // The chosen experts in ascending order (the ids scanned once per part; ids out of range are
     // reported by the parts of expert 0's group: columns_of).
     uint8_t *flags = ctx.thread_scratch(tid) + tile_region_bytes(kern, g);
@@ -177,9 +151,9 @@ void run_matmul_id(const OpContext &ctx, const rf_node &n, int phase, int64_t pa
     int64_t n_chosen = 0;
     for (int64_t e = 0; e < g.E; ++e)
         if (flags[e]) chosen[n_chosen++] = (int32_t)e;
-    if (bad && c0 == 0) columns_of_bad(ctx, n, g);
-    for (int64_t c = c0; c < c1; ++c) {
-        const int64_t a = c / blocks, n0 = (c % blocks) * rows, n1 = std::min(g.N, n0 + rows);
+    if (bad && rb.c0 == 0) columns_of_bad(ctx, n, g);
+    for (int64_t c = rb.c0; c < rb.c1; ++c) {
+        const int64_t a = rb.group(c), n0 = rb.row0(c), n1 = rb.row1(c);
         if (a < n_chosen && n0 < n1) expert_rows(ctx, n, g, kern, chosen[a], n0, n1, tid);
     }
 }

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <catch2/catch.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +61,12 @@ std::vector<std::string> simd_configs() {
     return out;
 }
 
+std::vector<std::unique_ptr<Backend>> all_backends() {
+    std::vector<std::unique_ptr<Backend>> out;
+    for (const auto &cfg : simd_configs()) out.push_back(std::make_unique<Backend>(cfg));
+    return out;
+}
+
 Tensor::Tensor(int type, std::vector<int64_t> ne) {
     t.type = type;
     for (int i = 0; i < RF_MAX_DIMS; ++i) t.ne[i] = i < int(ne.size()) ? ne[size_t(i)] : 1;
@@ -98,6 +106,14 @@ rf_node make_node(int op, Tensor &dst, std::initializer_list<Tensor *> srcs) {
     int i = 0;
     for (Tensor *s : srcs) n.src[i++] = s ? &s->t : nullptr;
     return n;
+}
+
+void run_ok(Backend &be, rf_node &node) {
+    REQUIRE(be.supports(node));
+    std::string err;
+    const int rc = be.run(node, &err);
+    INFO(err);
+    REQUIRE(rc == RF_OK);
 }
 
 double nmse(const std::vector<double> &ref, const float *got, int64_t n) {

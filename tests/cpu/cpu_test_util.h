@@ -33,6 +33,8 @@ private:
 
 // Backends to compare: the auto-detected level, scalar, and avx2 if the CPU has a higher level.
 std::vector<std::string> simd_configs();
+// One backend of each of simd_configs(), in that order.
+std::vector<std::unique_ptr<Backend>> all_backends();
 
 // A host tensor with its own storage (contiguous, ne order).
 struct Tensor {
@@ -48,6 +50,8 @@ struct Tensor {
 std::mt19937 &rng();          // seeded once per run (seed printed, $RF_TEST_SEED overrides)
 void fill_normal(float *x, int64_t n, float stddev = 1.f);
 rf_node make_node(int op, Tensor &dst, std::initializer_list<Tensor *> srcs);
+// Runs node on be, REQUIREing that be supports it and that it succeeds (its error shown if not).
+void run_ok(Backend &be, rf_node &node);
 
 double nmse(const std::vector<double> &ref, const float *got, int64_t n);
 bool all_finite(const float *x, int64_t n);

@@ -6,36 +6,12 @@
 #include <cstring>
 
 #include "cpu_test_util.h"
+#include "matmul_weights.h"
 #include "rocmforge/types.h"
 
 using namespace cputest;
 
 namespace {
-
-const int kTypes[] = {RF_TYPE_F32, RF_TYPE_F16, RF_TYPE_BF16, RF_TYPE_Q4_0, RF_TYPE_Q4_1, RF_TYPE_Q5_0,
-                      RF_TYPE_Q5_1, RF_TYPE_Q8_0, RF_TYPE_Q2_K, RF_TYPE_Q3_K, RF_TYPE_Q4_K, RF_TYPE_Q5_K,
-                      RF_TYPE_Q6_K, RF_TYPE_MXFP4, RF_TYPE_MXFP6_E2M3, RF_TYPE_MXFP6_E3M2};
-
-// Activations are quantized to 8 bits per block for quantized weights: ~3e-5 NMSE expected.
-double threshold(int type) {
-    if (type == RF_TYPE_F32 || type == RF_TYPE_F16 || type == RF_TYPE_BF16) return 1e-9;
-    return 1e-3;
-}
-
-// Weight [K, N, ne2] of `type` from normal floats; also returns the dequantized copy.
-Tensor make_weight(int type, int64_t K, int64_t N, int64_t ne2, std::vector<float> *deq) {
-    Tensor w(type, {K, N, ne2});
-    std::vector<float> row(size_t(K), 0.f);
-    deq->assign(size_t(K * N * ne2), 0.f);
-    for (int64_t r = 0; r < N * ne2; ++r) {
-        fill_normal(row.data(), K, 0.5f);
-        uint8_t *dst = static_cast<uint8_t *>(w.t.data) + r * w.t.nb[1];
-        if (type == RF_TYPE_F32) std::memcpy(dst, row.data(), size_t(K) * 4);
-        else rf::quantize_row(type, row.data(), dst, K);
-        rf::dequantize_row(type, dst, deq->data() + r * K, K);
-    }
-    return w;
-}
 
 struct Case { int64_t K, N, M, ne2_w, ne2_x; };
 
@@ -71,7 +47,7 @@ TEST_CASE("cpu matmul: every weight type vs float64 reference", "[cpu][matmul]")
     std::vector<std::unique_ptr<Backend>> backends;
     for (const auto &cfg : configs) backends.push_back(std::make_unique<Backend>(cfg));
 
-    for (int type : kTypes) {
+    for (int type : kMatmulWeightTypes) {
         INFO("type " << rf::type_name(type));
         REQUIRE((type == RF_TYPE_F32 || rf::can_quantize(type)));
         for (const Case &c : cases_for(type)) {
@@ -91,7 +67,7 @@ TEST_CASE("cpu matmul: every weight type vs float64 reference", "[cpu][matmul]")
                 REQUIRE(backends[b]->run(node, &err) == RF_OK);
                 REQUIRE(all_finite(y.f32(), y.n()));
                 const double e = nmse(ref, y.f32(), y.n());
-                CHECK(e < threshold(type));
+                CHECK(e < matmul_threshold(type));
                 outs.push_back(y.as_floats());
             }
             // SIMD levels agree with the scalar path (integer sums are exact; only the float
@@ -135,7 +111,7 @@ TEST_CASE("cpu matmul: multi-part row splits (short last part) equal the one-thr
                 REQUIRE(be->run(node, &err) == RF_OK);
                 outs.push_back(y.as_floats());
             }
-            CHECK(nmse(reference(deq, x, c), outs[0].data(), int64_t(outs[0].size())) < threshold(type));
+            CHECK(nmse(reference(deq, x, c), outs[0].data(), int64_t(outs[0].size())) < matmul_threshold(type));
             CHECK(outs[1] == outs[0]);
             CHECK(outs[2] == outs[0]);
         }

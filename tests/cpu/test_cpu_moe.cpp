@@ -11,34 +11,12 @@
 #include <unistd.h>
 
 #include "cpu_test_util.h"
+#include "matmul_weights.h"
 #include "rocmforge/types.h"
 
 using namespace cputest;
 
 namespace {
-
-const int kTypes[] = {RF_TYPE_F32, RF_TYPE_F16, RF_TYPE_BF16, RF_TYPE_Q4_0, RF_TYPE_Q4_1, RF_TYPE_Q5_0,
-                      RF_TYPE_Q5_1, RF_TYPE_Q8_0, RF_TYPE_Q2_K, RF_TYPE_Q3_K, RF_TYPE_Q4_K, RF_TYPE_Q5_K,
-                      RF_TYPE_Q6_K, RF_TYPE_MXFP4, RF_TYPE_MXFP6_E2M3, RF_TYPE_MXFP6_E3M2};
-
-double threshold(int type) { // 8-bit activations for quantized weights, as MATMUL
-    return type == RF_TYPE_F32 || type == RF_TYPE_F16 || type == RF_TYPE_BF16 ? 1e-9 : 1e-3;
-}
-
-// Weight [K, N, E] of `type` from normal floats, and its dequantized copy.
-Tensor make_experts(int type, int64_t K, int64_t N, int64_t E, std::vector<float> *deq) {
-    Tensor w(type, {K, N, E});
-    std::vector<float> row((size_t)K);
-    deq->assign(size_t(K * N * E), 0.f);
-    for (int64_t r = 0; r < N * E; ++r) {
-        fill_normal(row.data(), K, 0.5f);
-        uint8_t *dst = static_cast<uint8_t *>(w.t.data) + r * w.t.nb[1];
-        if (type == RF_TYPE_F32) std::memcpy(dst, row.data(), size_t(K) * 4);
-        else rf::quantize_row(type, row.data(), dst, K);
-        rf::dequantize_row(type, dst, deq->data() + r * K, K);
-    }
-    return w;
-}
 
 struct IdCase { int64_t K, N, E, S, M; bool shared_x; };
 
@@ -83,31 +61,17 @@ std::vector<IdCase> id_cases(int type) {
             {k_big, 7, 6, 3, 11, false}, {k_small, 9, 16, 1, 20, true}};
 }
 
-void run_ok(Backend &be, rf_node &node) {
-    REQUIRE(be.supports(node));
-    std::string err;
-    const int rc = be.run(node, &err);
-    INFO(err);
-    REQUIRE(rc == RF_OK);
-}
-
-std::vector<std::unique_ptr<Backend>> all_backends() {
-    std::vector<std::unique_ptr<Backend>> out;
-    for (const auto &cfg : simd_configs()) out.push_back(std::make_unique<Backend>(cfg));
-    return out;
-}
-
 } // namespace
 
 TEST_CASE("cpu moe: MATMUL_ID, every weight type vs float64 reference", "[cpu][moe]") {
     const auto configs = simd_configs();
     auto backends = all_backends();
-    for (int type : kTypes) {
+    for (int type : kMatmulWeightTypes) {
         INFO("type " << rf::type_name(type));
         for (const IdCase &c : id_cases(type)) {
             INFO("K=" << c.K << " N=" << c.N << " E=" << c.E << " S=" << c.S << " M=" << c.M << " shared " << c.shared_x);
             std::vector<float> deq;
-            Tensor w = make_experts(type, c.K, c.N, c.E, &deq);
+            Tensor w = make_weight(type, c.K, c.N, c.E, &deq);
             Tensor x(RF_TYPE_F32, {c.K, c.shared_x ? 1 : c.S, c.M});
             fill_normal(x.f32(), x.n());
             Tensor ids = make_ids(c);
@@ -120,7 +84,7 @@ TEST_CASE("cpu moe: MATMUL_ID, every weight type vs float64 reference", "[cpu][m
                 rf_node node = make_node(RF_OP_MATMUL_ID, y, {&w, &x, &ids});
                 run_ok(*backends[b], node);
                 REQUIRE(all_finite(y.f32(), y.n()));
-                CHECK(nmse(ref, y.f32(), y.n()) < threshold(type));
+                CHECK(nmse(ref, y.f32(), y.n()) < matmul_threshold(type));
                 outs.push_back(y.as_floats());
             }
             std::vector<double> scalar_out(outs[1].begin(), outs[1].end());
@@ -135,7 +99,7 @@ TEST_CASE("cpu moe: MATMUL_ID equals MATMUL on each chosen expert's slice bit fo
         INFO(rf::type_name(type));
         const IdCase c{256, 300, 4, 2, 13, false};
         std::vector<float> deq;
-        Tensor w = make_experts(type, c.K, c.N, c.E, &deq);
+        Tensor w = make_weight(type, c.K, c.N, c.E, &deq);
         Tensor x(RF_TYPE_F32, {c.K, c.S, c.M});
         fill_normal(x.f32(), x.n());
         Tensor ids = make_ids(c);
@@ -171,7 +135,7 @@ TEST_CASE("cpu moe: MATMUL_ID reads only the chosen experts' weights (the others
     void *mem = mmap(nullptr, slice * E, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(mem != MAP_FAILED);
     std::vector<float> deq;
-    Tensor host = make_experts(RF_TYPE_Q8_0, K, N, E, &deq);
+    Tensor host = make_weight(RF_TYPE_Q8_0, K, N, E, &deq);
     std::memcpy(mem, host.t.data, slice * E);
     rf_tensor w = host.t;
     w.data = mem;
@@ -186,7 +150,7 @@ TEST_CASE("cpu moe: MATMUL_ID reads only the chosen experts' weights (the others
         node.src[0] = &w;
         run_ok(be, node);
         const IdCase c{K, N, E, S, M, true};
-        CHECK(nmse(reference_id(deq, x, ids, c), y.f32(), y.n()) < threshold(RF_TYPE_Q8_0));
+        CHECK(nmse(reference_id(deq, x, ids, c), y.f32(), y.n()) < matmul_threshold(RF_TYPE_Q8_0));
     }
     munmap(mem, slice * E);
 }

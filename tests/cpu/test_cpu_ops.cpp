@@ -11,20 +11,6 @@ using namespace cputest;
 
 namespace {
 
-std::vector<std::unique_ptr<Backend>> all_backends() {
-    std::vector<std::unique_ptr<Backend>> out;
-    for (const auto &cfg : simd_configs()) out.push_back(std::make_unique<Backend>(cfg));
-    return out;
-}
-
-void run_ok(Backend &be, rf_node &node) {
-    std::string err;
-    REQUIRE(be.supports(node));
-    const int rc = be.run(node, &err);
-    INFO(err);
-    REQUIRE(rc == RF_OK);
-}
-
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 

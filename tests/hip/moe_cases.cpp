@@ -1,5 +1,7 @@
 #include "moe_cases.h"
 
+#include "graph_builder.h"
+
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -105,40 +107,25 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q8_0, RF_TYPE_Q6_K, RF_TYPE_Q5_0, RF_TYPE_F16})
         for (int64_t M : {1, 3, 40}) {
             const int64_t K = 256, F = 512, E = 8, S = 2;
-            GraphCase c;
-            c.name = std::string("moe ffn ") + type_label(type) + dims(K, F, E, S, M);
-            c.max_nmse = 5e-4;
-            auto add = [&](HostTensor t, bool written) {
-                GraphTensor g{std::move(t)};
-                g.written = written;
-                c.tensors.push_back(std::move(g));
-                return (int)c.tensors.size() - 1;
-            };
-            auto node = [&](int op, int dst, std::initializer_list<int> srcs) -> GraphNode & {
-                GraphNode n;
-                n.op = op;
-                n.dst = dst;
-                int i = 0;
-                for (int s : srcs) n.src[i++] = s;
-                c.nodes.push_back(n);
-                return c.nodes.back();
-            };
-            const int logits = add(rnd(rng, RF_TYPE_F32, E, M, 1, 1, 3.f), false);
-            const int x = add(rnd(rng, RF_TYPE_F32, K, 1, M), false);
-            const int wg = add(rnd(rng, type, K, F, E), false), wu = add(rnd(rng, type, K, F, E), false);
-            const int wd = add(rnd(rng, type, F, K, E), false);
-            const int ids = add(make(RF_TYPE_I32, S, M), true), w = add(make(RF_TYPE_F32, S, M), true);
-            const int g = add(make(RF_TYPE_F32, F, S, M), true), u = add(make(RF_TYPE_F32, F, S, M), true);
-            const int a = add(make(RF_TYPE_F32, F, S, M), true), d = add(make(RF_TYPE_F32, K, S, M), true);
-            const int out = add(make(RF_TYPE_F32, K, M), true);
-            node(RF_OP_TOPK, ids, {logits});
-            node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
-            node(RF_OP_MATMUL_ID, g, {wg, x, ids});
-            node(RF_OP_MATMUL_ID, u, {wu, x, ids});
-            node(RF_OP_SWIGLU, a, {g, u});
-            node(RF_OP_MATMUL_ID, d, {wd, a, ids});
-            node(RF_OP_MOE_SUM, out, {d, w});
-            v.push_back(std::move(c));
+            Builder b;
+            b.c.name = std::string("moe ffn ") + type_label(type) + dims(K, F, E, S, M);
+            b.c.max_nmse = 5e-4;
+            const int logits = b.input(rnd(rng, RF_TYPE_F32, E, M, 1, 1, 3.f));
+            const int x = b.input(rnd(rng, RF_TYPE_F32, K, 1, M));
+            const int wg = b.input(rnd(rng, type, K, F, E)), wu = b.input(rnd(rng, type, K, F, E));
+            const int wd = b.input(rnd(rng, type, F, K, E));
+            const int ids = b.output(RF_TYPE_I32, S, M), w = b.output(RF_TYPE_F32, S, M);
+            const int g = b.output(RF_TYPE_F32, F, S, M), u = b.output(RF_TYPE_F32, F, S, M);
+            const int a = b.output(RF_TYPE_F32, F, S, M), d = b.output(RF_TYPE_F32, K, S, M);
+            const int out = b.output(RF_TYPE_F32, K, M);
+            b.node(RF_OP_TOPK, ids, {logits});
+            b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
+            b.node(RF_OP_MATMUL_ID, g, {wg, x, ids});
+            b.node(RF_OP_MATMUL_ID, u, {wu, x, ids});
+            b.node(RF_OP_SWIGLU, a, {g, u});
+            b.node(RF_OP_MATMUL_ID, d, {wd, a, ids});
+            b.node(RF_OP_MOE_SUM, out, {d, w});
+            v.push_back(std::move(b.c));
         }
     return v;
 }

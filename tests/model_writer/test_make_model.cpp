@@ -25,6 +25,23 @@ rf::MakeModelOptions tiny_options(const std::string &out, rf::QuantMix mix, uint
     return opt;
 }
 
+// The tensors of built-in shape `name` (rf::shape_tensors), name -> ne.
+std::map<std::string, std::vector<int64_t>> tensors_of(const char *name) {
+    const rf::ModelShape *s = rf::find_model_shape(name);
+    REQUIRE(s != nullptr);
+    std::map<std::string, std::vector<int64_t>> by_name;
+    for (const auto &t : rf::shape_tensors(*s)) by_name[t.name] = t.ne;
+    return by_name;
+}
+
+// Writes built-in shape `shape` with `mix` (seed 1) to dir/file and opens the result.
+std::unique_ptr<rf::gguf::File> write_shape(const TempDir &dir, const std::string &file, const char *shape, rf::QuantMix mix) {
+    rf::MakeModelOptions opt = tiny_options(dir.file(file), mix, 1);
+    opt.shape = shape;
+    rf::make_model(opt);
+    return rf::gguf::File::open(opt.output_path);
+}
+
 struct Stats {
     double mean = 0, stddev = 0;
     bool finite = true;
@@ -230,13 +247,6 @@ TEST_CASE("qwen2-0.5b shape: biases, tied embeddings, no rope.dimension_count", 
 }
 
 TEST_CASE("qwen3, gemma2, gemma3, phi3 shapes: llama.cpp's tensor names and sizes", "[mkmodel]") {
-    auto tensors_of = [](const char *name) {
-        const rf::ModelShape *s = rf::find_model_shape(name);
-        REQUIRE(s != nullptr);
-        std::map<std::string, std::vector<int64_t>> by_name;
-        for (const auto &t : rf::shape_tensors(*s)) by_name[t.name] = t.ne;
-        return by_name;
-    };
     using V = std::vector<int64_t>;
     const auto q06 = tensors_of("qwen3-0.6b"); // head_dim 128: Q is 2048 wide, n_embd 1024
     CHECK(q06.at("blk.27.attn_q.weight") == V{1024, 2048});
@@ -268,13 +278,6 @@ TEST_CASE("qwen3, gemma2, gemma3, phi3 shapes: llama.cpp's tensor names and size
 }
 
 TEST_CASE("mkmodel: mixture-of-experts shapes have the converter's expert tensors", "[mkmodel]") {
-    auto tensors_of = [](const char *name) {
-        const rf::ModelShape *s = rf::find_model_shape(name);
-        REQUIRE(s != nullptr);
-        std::map<std::string, std::vector<int64_t>> by_name;
-        for (const auto &t : rf::shape_tensors(*s)) by_name[t.name] = t.ne;
-        return by_name;
-    };
     using V = std::vector<int64_t>;
     const auto mx = tensors_of("mixtral-8x7b");
     CHECK(mx.at("blk.31.ffn_gate_inp.weight") == V{4096, 8});
@@ -296,10 +299,7 @@ TEST_CASE("mkmodel: mixture-of-experts shapes have the converter's expert tensor
 
 TEST_CASE("mkmodel tiny-qwen3moe writes the expert keys and every expert's rows", "[mkmodel]") {
     TempDir dir;
-    rf::MakeModelOptions opt = tiny_options(dir.file("q3m.gguf"), rf::QuantMix::Q4_K_M, 1);
-    opt.shape = "tiny-qwen3moe";
-    rf::make_model(opt);
-    auto f = rf::gguf::File::open(opt.output_path);
+    auto f = write_shape(dir, "q3m.gguf", "tiny-qwen3moe", rf::QuantMix::Q4_K_M);
     CHECK(f->get_string("general.architecture") == "qwen3moe");
     CHECK(f->get_int("qwen3moe.expert_count", -1) == 16);
     CHECK(f->get_int("qwen3moe.expert_used_count", -1) == 4);
@@ -320,10 +320,7 @@ TEST_CASE("mkmodel tiny-qwen3moe writes the expert keys and every expert's rows"
 
 TEST_CASE("mkmodel tiny-gemma2 writes the family's keys", "[mkmodel]") {
     TempDir dir;
-    rf::MakeModelOptions opt = tiny_options(dir.file("g2.gguf"), rf::QuantMix::Q8_0, 1);
-    opt.shape = "tiny-gemma2";
-    rf::make_model(opt);
-    auto f = rf::gguf::File::open(opt.output_path);
+    auto f = write_shape(dir, "g2.gguf", "tiny-gemma2", rf::QuantMix::Q8_0);
     CHECK(f->get_string("general.architecture") == "gemma2");
     CHECK(f->get_int("gemma2.attention.key_length", -1) == 64);
     CHECK(f->get_int("gemma2.attention.value_length", -1) == 64);
