@@ -52,6 +52,23 @@ V=tests/data/vocab/ggml-vocab-llama-spm.gguf
 Y=$D/yardstick # scripts/make_dist.sh copies ../shared/yardstick there (../shared does not travel)
 S=$OUT/summary.txt
 log() { echo "$*" | tee -a "$S"; }
+greedy_vs_cpu() { # "SHAPES" "TYPES" TAG: greedy tokens of each tiny model on hip and cpu, logged identical / DIFFER
+  local sh t m b r
+  for sh in $1; do
+    for t in $2; do
+      m=$(model $sh $t)
+      for b in cpu hip; do
+        timeout 120 $RF generate -m $m -p "Once upon a time" -n 24 --temp 0 --backend $b -t 16 2>"$OUT/$3-$b.err" > "$OUT/$3-$b.txt"
+      done
+      cmp -s "$OUT/$3-cpu.txt" "$OUT/$3-hip.txt" && r=identical || r="DIFFER ($(tail -1 "$OUT/$3-hip.err" | cut -c1-160))"
+      log "greedy $sh $t, hip vs cpu: $r"
+    done
+  done
+}
+bench_line() { # model -> "pp512: X  tg128: Y" (bench -p 512 -n 128 -r 2 on hip), or the error
+  timeout ${2:-200} $RF bench -m $1 -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | \
+    awk -F'|' 'NF > 3 {printf "%s: %s  ", $(NF-2), $(NF-1); next} {printf "%s  ", substr($0, 1, 200)}'
+}
 model() { # shape type -> path (made once per machine)
   local f=/tmp/m/$1-$2.gguf
   [ -f "$f" ] || $RF mkmodel --shape $1 --type $2 --vocab $V -o "$f" --seed 7 -t 16 > /dev/null 2>&1 || log "mkmodel $1 $2 FAILED"
@@ -302,43 +319,21 @@ for step in "$@"; do
       done
     done ;;
   families) # qwen3 / gemma2 / gemma3 / phi3: GPU vs CPU greedy tokens on the tiny shapes, then bench of the real shapes
-    for sh in tiny-qwen3 tiny-gemma2 tiny-gemma3 tiny-phi3; do
-      for t in Q8_0 Q4_K_M; do
-        m=$(model $sh $t)
-        for b in cpu hip; do
-          timeout 120 $RF generate -m $m -p "Once upon a time" -n 24 --temp 0 --backend $b -t 16 2>"$OUT/fam-$b.err" > "$OUT/fam-$b.txt"
-        done
-        cmp -s "$OUT/fam-cpu.txt" "$OUT/fam-hip.txt" && r=identical || r="DIFFER ($(tail -1 "$OUT/fam-hip.err" | cut -c1-160))"
-        log "greedy $sh $t, hip vs cpu: $r"
-      done
-    done
+    greedy_vs_cpu "tiny-qwen3 tiny-gemma2 tiny-gemma3 tiny-phi3" "Q8_0 Q4_K_M" fam
     for sh in ${FAM_BENCH:-qwen3-0.6b gemma3-1b gemma2-2b phi3-mini}; do
-      r=$(timeout 200 $RF bench -m $(model $sh Q4_K_M) -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | \
-        awk -F'|' 'NF > 3 {printf "%s: %s  ", $(NF-2), $(NF-1); next} {printf "%s  ", substr($0, 1, 200)}')
-      log "bench $sh Q4_K_M: $r"
+      log "bench $sh Q4_K_M: $(bench_line $(model $sh Q4_K_M))"
     done ;;
   moe) # mixture of experts (docs/MODELS.md): correctness, then speed and bytes per token
     for f in matmul_id topk moe; do
       timeout 300 $D/tests/hip/rocmforge-opcheck --filter $f > "$OUT/moe-op-$f.txt" 2>&1
       log "opcheck --filter $f rc=$? $(tail -1 "$OUT/moe-op-$f.txt")"; grep FAIL "$OUT/moe-op-$f.txt" | head -10 | tee -a "$S"
     done
-    for sh in tiny-mixtral tiny-qwen3moe; do
-      for t in Q8_0 Q4_0 F16; do
-        m=$(model $sh $t)
-        for b in cpu hip; do
-          timeout 120 $RF generate -m $m -p "Once upon a time" -n 24 --temp 0 --backend $b -t 16 2>"$OUT/moe-$b.err" > "$OUT/moe-$b.txt"
-        done
-        cmp -s "$OUT/moe-cpu.txt" "$OUT/moe-hip.txt" && r=identical || r="DIFFER ($(tail -1 "$OUT/moe-hip.err" | cut -c1-160))"
-        log "greedy $sh $t, hip vs cpu: $r"
-      done
-    done
+    greedy_vs_cpu "tiny-mixtral tiny-qwen3moe" "Q8_0 Q4_0 F16" moe
     timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter matmul_id > "$OUT/moe-perf.txt" 2>&1
     log "-- MATMUL_ID kernel times (GB/s over the chosen experts' bytes)"; grep matmul_id "$OUT/moe-perf.txt" | tee -a "$S"
     for sh in ${MOE_BENCH:-qwen3-30b-a3b mixtral-8x7b}; do
       m=$(model $sh Q4_K_M)
-      r=$(timeout 300 $RF bench -m $m -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | \
-        awk -F'|' 'NF > 3 {printf "%s: %s  ", $(NF-2), $(NF-1); next} {printf "%s  ", substr($0, 1, 200)}')
-      log "bench $sh Q4_K_M: $r"
+      log "bench $sh Q4_K_M: $(bench_line $m 300)"
       timeout 200 $RF generate -m $m -p "Once upon a time" -n 16 --temp 0 --backend hip --profile "$OUT/moe-trace-$sh.json" \
         > /dev/null 2> "$OUT/moe-prof-$sh.txt"
       log "-- profile of 16 decode tokens, $sh (ffn_*_exps rows: bytes are the chosen experts')"
