@@ -1,7 +1,6 @@
 // rocmforge-profiler.so: the exported C ABI (rf_plugin_info + rf_profiler_vtable).
 // Config (the profiler's JSON object): {"trace": "file.json", "ceilings": {"cpu": {"gbps": x,
-// "tflops": y}, ...}, "top": 40, "max_events": 4000000, "nvtx": true, "sample_every": 1,
-// "device_node_marks": false}.
+// "tflops": y}, ...}, "top": 40, "max_events": 4000000, "nvtx": true, "sample_every": 1}.
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -31,9 +30,6 @@ struct Options {
     size_t max_events = 4000000;
     bool nvtx = true;
     int sample_every = 1; // 1: every compute() call timed node by node (see call_sampler.h)
-    // Event backends with compute_events(): time nodes inside one compute() (fusion kept) rather
-    // than one compute() per node. Off by default until its overhead is measured on a GPU.
-    bool device_node_marks = false;
 };
 
 // Throws std::runtime_error naming the key.
@@ -61,8 +57,9 @@ Options parse_options(const char *json) {
             if (!v.IsBool()) throw std::runtime_error("profiler.nvtx must be true or false");
             o.nvtx = v.GetBool();
         } else if (k == "device_node_marks") {
-            if (!v.IsBool()) throw std::runtime_error("profiler.device_node_marks must be true or false");
-            o.device_node_marks = v.GetBool();
+            // ABI 2.1: backends with set_observer report their nodes themselves, always.
+            throw std::runtime_error("profiler.device_node_marks was removed: a backend with set_observer (ABI 2.1) "
+                                     "reports its nodes with fusion and graph replay on; drop the key");
         } else if (k == "sample_every") {
             if (!v.IsInt() || v.GetInt() < 1)
                 throw std::runtime_error("profiler.sample_every must be an integer >= 1 (1: time every compute() call "
@@ -79,7 +76,7 @@ Options parse_options(const char *json) {
                 o.ceilings[b->name.GetString()] = {b->value["gbps"].GetDouble(), b->value["tflops"].GetDouble(), "config"};
             }
         } else if (k != "enabled") {
-            throw std::runtime_error("unknown profiler config key \"" + k + "\" (known: enabled, trace, ceilings, top, max_events, nvtx, sample_every, device_node_marks)");
+            throw std::runtime_error("unknown profiler config key \"" + k + "\" (known: enabled, trace, ceilings, top, max_events, nvtx, sample_every)");
         }
     }
     return o;
@@ -152,8 +149,7 @@ int prof_wrap(void *ctx, const char *backend_name, const rf_backend_vtable *inne
     if (!p || !inner || !out_vtable || !out_ctx || !inner->compute) return RF_ERR_INVALID;
     try {
         p->wrapped.push_back(std::make_unique<WrappedBackend>(p->state, p->ranges, backend_name ? backend_name : "?",
-                                                              inner, inner_ctx, p->opts.sample_every,
-                                                              p->opts.device_node_marks));
+                                                              inner, inner_ctx, p->opts.sample_every));
         *out_vtable = p->wrapped.back()->vtable();
         *out_ctx = p->wrapped.back().get();
         return RF_OK;

@@ -28,9 +28,9 @@ bool WrappedBackend::has_slot(size_t offset) const {
 }
 
 WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, const std::string &name,
-                               const rf_backend_vtable *inner, void *inner_ctx, int sample_every,
-                               bool device_node_marks)
-    : state_(state), ranges_(ranges), inner_(inner), inner_ctx_(inner_ctx), sampler_(sample_every) {
+                               const rf_backend_vtable *inner, void *inner_ctx, int sample_every)
+    : state_(state), ranges_(ranges), inner_(inner), inner_ctx_(inner_ctx), observed_calls_(state),
+      sampler_(sample_every) {
     // Optional slots stay NULL when the inner backend lacks them: the core's defaults then apply.
 #define RF_FORWARD(slot) vt_.slot = has_slot(offsetof(rf_backend_vtable, slot)) ? s_##slot : nullptr
     vt_.struct_size = sizeof vt_;
@@ -49,21 +49,25 @@ WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, 
     RF_FORWARD(event_elapsed_ms);
     RF_FORWARD(event_destroy);
     RF_FORWARD(buffer_from_host);
-    RF_FORWARD(compute_timed);
-    RF_FORWARD(compute_events);
 #undef RF_FORWARD
+    // Observing is this wrapper's business: a decorator stacked on it sees no observer slot.
+    vt_.set_observer = nullptr;
     // Queries without a ctx answer the same through the wrapper: the plugin's own functions.
     vt_.option_keys = RF_SLOT(inner_, rf_backend_vtable, option_keys);
     vt_.flags = RF_SLOT(inner_, rf_backend_vtable, flags);
     use_events_ = vt_.event_create && vt_.event_record && vt_.event_elapsed_ms && vt_.event_destroy;
-    device_marks_ = use_events_ && device_node_marks && vt_.compute_events;
+    if (has_slot(offsetof(rf_backend_vtable, set_observer))) {
+        const rf_exec_observer obs = {sizeof(rf_exec_observer), this, s_ran};
+        char err[256] = {0};
+        observed_ = inner_->set_observer(inner_ctx_, &obs, err, sizeof err) == RF_OK;
+    }
     rf_device_info info{};
     if (vt_.device_info) inner_->device_info(inner_ctx_, &info);
-    const char *timing = device_marks_ ? "device events, recorded by the backend between the nodes of one compute() "
-                                         "(a fused kernel's time on its group's first node)"
-                         : use_events_      ? "device events"
-                         : vt_.compute_timed ? "host clock, node marks from the backend"
-                                             : "host clock";
+    const char *timing = observed_ ? (use_events_ ? "device events, reported by the backend per kernel or fused group "
+                                                    "(graph replay and fusion on; a group's time on its first node)"
+                                                  : "host clock, reported by the backend per node (its scheduling unchanged)")
+                         : use_events_ ? "device events"
+                                       : "host clock";
     backend_id_ = state_.add_backend(name, info, timing);
 }
 
@@ -96,27 +100,23 @@ void WrappedBackend::s_event_destroy(void *c, void *ev) { self(c)->inner_->event
 int WrappedBackend::s_buffer_from_host(void *c, void *p, uint64_t n, rf_buffer_desc *o, char *e, size_t l) {
     return self(c)->inner_->buffer_from_host(self(c)->inner_ctx_, p, n, o, e, l);
 }
-// Forwarded as they are (the core calls compute(); only a decorator stacked on this one would).
-int WrappedBackend::s_compute_timed(void *c, const rf_graph *g, uint64_t *marks, char *e, size_t l) {
-    return self(c)->inner_->compute_timed(self(c)->inner_ctx_, g, marks, e, l);
-}
-int WrappedBackend::s_compute_events(void *c, const rf_graph *g, void *const *events, char *e, size_t l) {
-    return self(c)->inner_->compute_events(self(c)->inner_ctx_, g, events, e, l);
+void WrappedBackend::s_ran(void *user, uint64_t call, const rf_exec_unit *units, int32_t n_units) {
+    self(user)->observed_calls_.ran(call, units, n_units);
 }
 
 // ---- timing ----------------------------------------------------------------------------------
 
 int WrappedBackend::compute(const rf_graph *graph, char *err, size_t err_len) {
+    if (observed_ && graph) return compute_observed(graph, err, err_len);
     if (!graph || graph->n_nodes <= 0) return inner_->compute(inner_ctx_, graph, err, err_len);
     const bool per_node = sampler_.per_node(graph->n_nodes);
     state_.count_call(backend_id_, per_node);
-    return use_events_ ? compute_events(graph, per_node, err, err_len)
+    return use_events_ ? compute_with_events(graph, per_node, err, err_len)
                        : compute_host_clock(graph, per_node, err, err_len);
 }
 
 int WrappedBackend::compute_host_clock(const rf_graph *graph, bool per_node, char *err, size_t err_len) {
     if (!per_node) return run_whole_host_clock(graph, err, err_len);
-    if (vt_.compute_timed) return run_marked(graph, err, err_len);
     const bool sync = vt_.synchronize != nullptr;
     for (int32_t i = 0; i < graph->n_nodes; ++i) {
         const rf_node *node = graph->nodes[i];
@@ -134,21 +134,17 @@ int WrappedBackend::compute_host_clock(const rf_graph *graph, bool per_node, cha
     return RF_OK;
 }
 
-// The whole graph in one inner compute_timed(): the backend keeps its own scheduling and says
-// when each node ended. NVTX/ROCTX get one range for the graph (no per-node push is possible).
-int WrappedBackend::run_marked(const rf_graph *graph, char *err, size_t err_len) {
-    marks_.resize(size_t(graph->n_nodes) + 1);
-    if (ranges_.active()) ranges_.push("(graph, node marks)");
-    const int st = inner_->compute_timed(inner_ctx_, graph, marks_.data(), err, err_len);
+// The whole graph in one inner compute(), as without the profiler: the backend reports what it
+// ran to observed_calls_ (now or at a later synchronize). NVTX/ROCTX get one range per graph.
+int WrappedBackend::compute_observed(const rf_graph *graph, char *err, size_t err_len) {
+    const bool per_node = graph->n_nodes > 0 && sampler_.per_node(graph->n_nodes);
+    if (graph->n_nodes > 0) state_.count_call(backend_id_, per_node);
+    observed_calls_.begin(*graph, per_node, backend_id_);
+    if (ranges_.active()) ranges_.push("(graph, observed)");
+    const int st = inner_->compute(inner_ctx_, graph, err, err_len);
     if (ranges_.active()) ranges_.pop();
-    if (st != RF_OK) return st;
-    double start = state_.us_from_steady_ns(marks_[0]);
-    for (int32_t i = 0; i < graph->n_nodes; ++i) {
-        const double end = state_.us_from_steady_ns(marks_[size_t(i) + 1]);
-        state_.record(state_.slot_for(*graph->nodes[i], backend_id_), start, float(end - start));
-        start = end;
-    }
-    return RF_OK;
+    observed_calls_.end(st);
+    return st;
 }
 
 // The whole graph in one inner compute(), timed up to the backend's synchronize: one sample.
@@ -186,7 +182,7 @@ bool WrappedBackend::ensure_anchor(char *err, size_t err_len) {
     return true;
 }
 
-int WrappedBackend::compute_events(const rf_graph *graph, bool per_node, char *err, size_t err_len) {
+int WrappedBackend::compute_with_events(const rf_graph *graph, bool per_node, char *err, size_t err_len) {
     if (!ensure_anchor(err, err_len)) {
         // Events unusable on this device: fall back to the host clock for good.
         use_events_ = false;
@@ -202,9 +198,7 @@ int WrappedBackend::compute_events(const rf_graph *graph, bool per_node, char *e
         return compute_host_clock(graph, per_node, err, err_len);
     }
     b.events.push_back(first);
-    const int st = !per_node      ? run_whole_with_events(graph, b, err, err_len)
-                   : device_marks_ ? run_marked_events(graph, b, err, err_len)
-                                   : run_nodes_with_events(graph, b, err, err_len);
+    const int st = per_node ? run_nodes_with_events(graph, b, err, err_len) : run_whole_with_events(graph, b, err, err_len);
     pending_events_ += b.events.size();
     pending_.push_back(std::move(b));
     if (pending_events_ > kMaxPendingEvents) resolve_pending();
@@ -234,27 +228,6 @@ int WrappedBackend::run_nodes_with_events(const rf_graph *graph, Batch &b, char 
         b.events.push_back(e);
         b.slots.push_back(slot);
     }
-    return st;
-}
-
-// The whole graph in one inner compute_events(): the backend records b.events[i + 1] after
-// node i among its own launches (fusion kept), so b.events[i]..[i+1] bracket node i as above.
-int WrappedBackend::run_marked_events(const rf_graph *graph, Batch &b, char *err, size_t err_len) {
-    b.events.reserve(size_t(graph->n_nodes) + 1);
-    for (int32_t i = 0; i < graph->n_nodes; ++i) {
-        void *e = take_event();
-        if (!e) { // out of events: run it untimed rather than fail the user's work
-            for (size_t k = 1; k < b.events.size(); ++k) free_events_.push_back(b.events[k]);
-            b.events.resize(1);
-            return inner_->compute(inner_ctx_, graph, err, err_len);
-        }
-        b.events.push_back(e);
-    }
-    if (ranges_.active()) ranges_.push("(graph, node marks)");
-    const int st = inner_->compute_events(inner_ctx_, graph, b.events.data(), err, err_len);
-    if (ranges_.active()) ranges_.pop();
-    if (st != RF_OK) return st;
-    for (int32_t i = 0; i < graph->n_nodes; ++i) b.slots.push_back(state_.slot_for(*graph->nodes[i], backend_id_));
     return st;
 }
 
@@ -294,12 +267,17 @@ void WrappedBackend::resolve_batch(Batch &b) {
 }
 
 void WrappedBackend::resolve_pending() {
+    if (observed_ && vt_.synchronize) {
+        char err[256] = {0};
+        inner_->synchronize(inner_ctx_, err, sizeof err); // reports what it ran before returning
+    }
     for (auto &b : pending_) resolve_batch(b);
     pending_.clear();
     pending_events_ = 0;
 }
 
 void WrappedBackend::abandon_pending() {
+    observed_calls_.abandon();
     uint64_t n = 0;
     for (auto &b : pending_) n += b.slots.size();
     if (n) state_.add_dropped(n);

@@ -1,13 +1,12 @@
 // The decorator: a backend vtable that forwards every slot to the real backend, except
 // compute(), which times each node:
-//  - backends with timing events: the graph runs one node at a time, an event is recorded
+//  - backends with set_observer (ABI 2.1; the CPU and HIP backends): compute() is forwarded as
+//    it is, whole, and the backend reports what it ran (kernels and fused groups as units, with
+//    the nodes they cover and their times) to observed_calls.h; execution does not change;
+//  - other backends with timing events: the graph runs one node at a time, an event is recorded
 //    between consecutive nodes and the elapsed times are read later in batches (when the core
 //    synchronizes or downloads, which means the work is done), so the GPU never waits on the
 //    profiler;
-//    With "device_node_marks" and a backend that has compute_events(), the graph runs whole
-//    instead and the backend records the events between its nodes (its fusions kept);
-//  - backends with compute_timed() (synchronous, e.g. the CPU): the graph runs whole, as
-//    without the profiler, and the backend's node end marks give each node's time;
 //  - other backends: host steady clock around each node, after the backend's synchronize.
 // upload() and download() are timed too (host clock), as transfers of their backend.
 // With sample_every N > 1 (CallSampler) the calls not picked run the whole graph in one inner
@@ -19,6 +18,7 @@
 
 #include "call_sampler.h"
 #include "nvtx_ranges.h"
+#include "observed_calls.h"
 #include "profiler_state.h"
 #include "rocmforge/abi.h"
 
@@ -26,11 +26,9 @@ namespace rfprof {
 
 class WrappedBackend {
 public:
-    // device_node_marks: time the nodes of a backend with compute_events() inside one call
-    // (profiler config "device_node_marks"); otherwise one compute() per node.
+    // Sets itself as the inner backend's observer when it has set_observer.
     WrappedBackend(ProfilerState &state, const RangeMarker &ranges, const std::string &name,
-                   const rf_backend_vtable *inner, void *inner_ctx, int sample_every = 1,
-                   bool device_node_marks = false);
+                   const rf_backend_vtable *inner, void *inner_ctx, int sample_every = 1);
     // Does not touch the inner backend: the core shuts it down before the profiler.
     ~WrappedBackend() = default;
     WrappedBackend(const WrappedBackend &) = delete;
@@ -39,7 +37,10 @@ public:
     const rf_backend_vtable *vtable() const { return &vt_; }
     bool uses_events() const { return use_events_; }
 
-    // Reads every pending event (waits for the device if it has not got there yet).
+    bool observed() const { return observed_; }
+
+    // Reads every pending event (waits for the device if it has not got there yet); an observed
+    // backend is synchronized, which makes it report what it ran.
     void resolve_pending();
     // Pending events whose backend is gone: counted as dropped, never read.
     void abandon_pending();
@@ -55,11 +56,10 @@ private:
     int compute(const rf_graph *graph, char *err, size_t err_len);
     int compute_host_clock(const rf_graph *graph, bool per_node, char *err, size_t err_len);
     int run_whole_host_clock(const rf_graph *graph, char *err, size_t err_len);
-    int run_marked(const rf_graph *graph, char *err, size_t err_len);
-    int compute_events(const rf_graph *graph, bool per_node, char *err, size_t err_len);
+    int compute_observed(const rf_graph *graph, char *err, size_t err_len);
+    int compute_with_events(const rf_graph *graph, bool per_node, char *err, size_t err_len);
     int run_nodes_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
     int run_whole_with_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
-    int run_marked_events(const rf_graph *graph, Batch &b, char *err, size_t err_len);
     int synchronize(char *err, size_t err_len);
     int upload(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
     int download(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
@@ -84,8 +84,8 @@ private:
     static int s_event_elapsed_ms(void *, void *, void *, float *);
     static void s_event_destroy(void *, void *);
     static int s_buffer_from_host(void *, void *, uint64_t, rf_buffer_desc *, char *, size_t);
-    static int s_compute_timed(void *, const rf_graph *, uint64_t *, char *, size_t);
-    static int s_compute_events(void *, const rf_graph *, void *const *, char *, size_t);
+    static int s_set_observer(void *, const rf_exec_observer *, char *, size_t);
+    static void s_ran(void *, uint64_t, const rf_exec_unit *, int32_t);
 
     ProfilerState &state_;
     const RangeMarker &ranges_;
@@ -94,12 +94,12 @@ private:
     rf_backend_vtable vt_{};
     int backend_id_ = 0;
     bool use_events_ = false;
-    bool device_marks_ = false; // per-node device timing through compute_events()
+    bool observed_ = false; // the inner backend reports to observed_calls_
+    ObservedCalls observed_calls_;
     CallSampler sampler_;
     std::vector<void *> free_events_;
     std::vector<Batch> pending_;
     size_t pending_events_ = 0;
-    std::vector<uint64_t> marks_; // run_marked()'s node end times
     void *anchor_ = nullptr;     // event recorded when the device was idle, at host time anchor_us_
     double anchor_us_ = 0;
 };

@@ -30,6 +30,11 @@ struct CpuBackend {
     uint8_t *scratch = nullptr;
     size_t scratch_size = 0;
 
+    // set_observer (ABI 2.1): each compute() is reported to it, node by node, before returning.
+    rf_exec_observer observer{};
+    bool observing = false;
+    uint64_t observed_calls = 0; // compute() calls since the observer was set
+
     ~CpuBackend();
     bool ensure_scratch(size_t bytes);
 };
@@ -40,8 +45,12 @@ std::unique_ptr<CpuBackend> create_backend(const char *config_json);
 const char *const *option_keys();
 
 // Runs every node of the graph on the pool. Returns an rf_status and fills *message on error.
-// marks_ns (optional, n_nodes + 1 entries): as rf_backend_vtable::compute_timed describes.
+// marks_ns (optional, n_nodes + 1 entries, steady clock ns): marks_ns[0] when the first node
+// started, marks_ns[i + 1] when node i completed (a node without work: its predecessor's mark).
 int run_graph(CpuBackend &be, const rf_graph &graph, std::string *message, uint64_t *marks_ns = nullptr);
+// run_graph, then (when be.observing) node i reported to be.observer as one unit timed by its
+// marks. Counts the call either way.
+int run_graph_observed(CpuBackend &be, const rf_graph &graph, std::string *message);
 // 1 if the node is supported, else 0 (and *why says why when non-null).
 int node_supported(const CpuBackend &be, const rf_node &node, std::string *why);
 

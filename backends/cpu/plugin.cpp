@@ -135,18 +135,32 @@ int cpu_supports_op(void *ctx, const rf_node *node) {
     try { return node_supported(*be_of(ctx), *node, nullptr); } catch (...) { return 0; }
 }
 
-int cpu_compute_timed(void *ctx, const rf_graph *graph, uint64_t *marks_ns, char *err, size_t len) {
+int cpu_compute(void *ctx, const rf_graph *graph, char *err, size_t len) {
     if (!ctx || !graph) { set_err(err, len, "cpu backend: compute needs ctx and graph"); return RF_ERR_INVALID; }
     return guarded(err, len, [&] {
         std::string msg;
-        const int rc = run_graph(*be_of(ctx), *graph, &msg, marks_ns);
+        const int rc = run_graph_observed(*be_of(ctx), *graph, &msg);
         if (rc != RF_OK) set_err(err, len, msg);
         return rc;
     });
 }
 
-int cpu_compute(void *ctx, const rf_graph *graph, char *err, size_t len) {
-    return cpu_compute_timed(ctx, graph, nullptr, err, len);
+// Nothing is pending between calls (compute() reports before it returns): just swap.
+int cpu_set_observer(void *ctx, const rf_exec_observer *observer, char *err, size_t len) {
+    if (!ctx) { set_err(err, len, "cpu backend: set_observer needs ctx"); return RF_ERR_INVALID; }
+    CpuBackend &be = *be_of(ctx);
+    if (!observer) {
+        be.observing = false;
+        return RF_OK;
+    }
+    if (observer->struct_size < sizeof(rf_exec_observer) || !observer->ran) {
+        set_err(err, len, "cpu backend: set_observer needs an rf_exec_observer with ran()");
+        return RF_ERR_INVALID;
+    }
+    be.observer = *observer;
+    be.observing = true;
+    be.observed_calls = 0;
+    return RF_OK;
 }
 
 int cpu_synchronize(void *, char *, size_t) { return RF_OK; } // compute() is synchronous
@@ -168,11 +182,12 @@ const rf_backend_vtable kVtable = {
     nullptr,
     nullptr,
     cpu_buffer_from_host,
-    cpu_compute_timed,
-    nullptr, // compute_events: no timing events
+    nullptr, // retired_compute_timed
+    nullptr, // retired_compute_events
     option_keys,
     nullptr, // flags: none, so a config naming "cpu" fails when it cannot start
     cpu_list_devices,
+    cpu_set_observer,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "cpu", "0.1.0", &kVtable};

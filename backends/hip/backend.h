@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec_observer.h"
 #include "gpu_runtime.h"
 #include "kernel_pack.h"
 #include "launch_queue.h"
@@ -47,6 +48,7 @@ struct Backend {
     bool attention_mma = true; // prefill attention on the tensor cores (ROCMFORGE_HIP_ATT_MMA=0: off, A/B)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
+    ExecObserver observer;       // set_observer (ABI 2.1): what compute() ran, for a profiler
     // Kernels whose dynamic shared-memory limit was raised (launch() with smem > 48 KB).
     std::vector<std::pair<hipFunction_t, unsigned>> smem_limits;
     // Device scratch owned by the plugin: q8_1 activations of M=1 matmuls, split-attention

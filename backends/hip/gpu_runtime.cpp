@@ -64,6 +64,7 @@ bool load_once(std::string &why) {
          bind(cu, a.cuGraphLaunch, "cuGraphLaunch", nullptr, miss) && bind(cu, a.cuGraphExecDestroy, "cuGraphExecDestroy", nullptr, miss);
     if (!ok) a.cuGraphLaunch = nullptr; // graphs_available() reports false
     if (!bind(cu, a.cuGraphAddDependencies, "cuGraphAddDependencies_v2", nullptr, miss)) a.cuGraphAddDependencies = nullptr;
+    if (!bind(cu, a.cuGraphAddEventRecordNode, "cuGraphAddEventRecordNode", nullptr, miss)) a.cuGraphAddEventRecordNode = nullptr;
     if (!bind(cu, a.cuFuncSetAttribute, "cuFuncSetAttribute", nullptr, miss)) a.cuFuncSetAttribute = nullptr;
     if (!bind(cu, a.cuFuncGetAttribute, "cuFuncGetAttribute", nullptr, miss)) a.cuFuncGetAttribute = nullptr;
     if (!bind(cu, a.cuCtxSetLimit, "cuCtxSetLimit", nullptr, miss)) a.cuCtxSetLimit = nullptr;
@@ -92,10 +93,12 @@ bool gpu_runtime_load(std::string &why) {
 
 bool jit_available() { return rf_cuda::api.nvrtcVersion != nullptr; }
 bool graphs_available() { return rf_cuda::api.cuGraphLaunch != nullptr; }
+bool graph_events_available() { return graphs_available() && rf_cuda::api.cuGraphAddEventRecordNode != nullptr; }
 #else
 bool gpu_runtime_load(std::string &) { return true; }
 bool jit_available() { return true; }
 bool graphs_available() { return false; } // module-function graph nodes untested on ROCm: direct launches
+bool graph_events_available() { return false; }
 #endif
 
 } // namespace rf_hip

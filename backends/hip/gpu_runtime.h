@@ -24,4 +24,6 @@ std::string gpu_error(const char *what, hipError_t e);
 bool jit_available();
 // True when kernel graphs can be built and replayed (NVIDIA flavour with a CUDA 12+ driver).
 bool graphs_available();
+// True when graphs can also hold event records (timing marks of a replayed graph).
+bool graph_events_available();
 } // namespace rf_hip

@@ -87,6 +87,8 @@ struct Api {
     int (*cuGraphExecKernelNodeSetParams)(hipGraphExec_t, hipGraphNode_t, const KernelNodeParams *);
     int (*cuGraphLaunch)(hipGraphExec_t, hipStream_t);
     int (*cuGraphExecDestroy)(hipGraphExec_t);
+    // Optional (CUDA 11.1+ drivers): event records inside a graph (exec_observer.h timing marks)
+    int (*cuGraphAddEventRecordNode)(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, hipEvent_t);
     // Optional (CUDA 12.3+ drivers): typed edges, for programmatic dependent launch
     int (*cuGraphAddDependencies)(hipGraph_t, const hipGraphNode_t *, const hipGraphNode_t *, const GraphEdgeData *, size_t);
     // NVRTC

@@ -34,7 +34,7 @@ int LaunchQueue::launch_all(hipStream_t s, std::string &err) {
 bool LaunchQueue::same_kernels(const std::vector<LaunchRec> &a, const std::vector<LaunchRec> &b) const {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].f != b[i].f || a[i].threads != b[i].threads || a[i].smem != b[i].smem) return false;
+        if (a[i].f != b[i].f || a[i].threads != b[i].threads || a[i].smem != b[i].smem || a[i].event != b[i].event) return false;
     return true;
 }
 
@@ -66,18 +66,30 @@ bool LaunchQueue::build_graph(std::string &err) {
     nodes_.resize(cur_.size());
     const bool typed = programmatic_ && rf_cuda::api.cuGraphAddDependencies;
     const rf_cuda::GraphEdgeData edge = {1, 0, 1, {0, 0, 0, 0, 0}}; // programmatic port and type
+    hipGraphNode_t last_kernel = nullptr; // kernels chain to kernels; event nodes hang off them
     for (size_t i = 0; i < cur_.size(); ++i) {
+        if (!cur_[i].f) { // an event record: after the kernel before it, nothing waits for it
+            if (hipError_t e = rf_cuda::api.cuGraphAddEventRecordNode(&nodes_[i], graph_, last_kernel ? &last_kernel : nullptr,
+                                                                      last_kernel ? 1 : 0, cur_[i].event)) {
+                err = gpu_error("graph add event record node", e);
+                drop_graph();
+                return false;
+            }
+            continue;
+        }
         void *params[] = {&cur_[i].args};
         const auto p = node_params(cur_[i], params);
         const bool programmatic_edge = typed && !cur_[i].plain_edge;
-        const bool chain = i && !programmatic_edge; // plain edge to the previous node
-        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&nodes_[i], graph_, chain ? &nodes_[i - 1] : nullptr, chain ? 1 : 0, &p)) {
+        const bool chain = last_kernel && !programmatic_edge; // plain edge to the previous kernel
+        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&nodes_[i], graph_, chain ? &last_kernel : nullptr, chain ? 1 : 0, &p)) {
             err = gpu_error("graph add kernel node", e);
             drop_graph();
             return false;
         }
-        if (i && programmatic_edge)
-            if (hipError_t e = rf_cuda::api.cuGraphAddDependencies(graph_, &nodes_[i - 1], &nodes_[i], &edge, 1)) {
+        const hipGraphNode_t prev_kernel = last_kernel;
+        last_kernel = nodes_[i];
+        if (prev_kernel && programmatic_edge)
+            if (hipError_t e = rf_cuda::api.cuGraphAddDependencies(graph_, &prev_kernel, &nodes_[i], &edge, 1)) {
                 err = gpu_error("graph add programmatic edge", e);
                 programmatic_ = false; // the next build uses plain edges
                 drop_graph();
@@ -98,6 +110,7 @@ bool LaunchQueue::build_graph(std::string &err) {
 bool LaunchQueue::patch_graph(std::string &err) {
     for (size_t i = 0; i < cur_.size(); ++i) {
         const LaunchRec &c = cur_[i], &p = prev_[i];
+        if (!c.f) continue; // event records: same_kernels() matched their events
         if (c.f == p.f && c.smem == p.smem && std::memcmp(c.grid, p.grid, sizeof c.grid) == 0 && std::memcmp(&c.args, &p.args, sizeof c.args) == 0)
             continue;
         void *params[] = {&cur_[i].args};
@@ -122,19 +135,21 @@ bool LaunchQueue::patch_graph(std::string &err) { err = "graphs not supported"; 
 #endif
 
 int LaunchQueue::flush(hipStream_t s, std::string &err) {
-    if (has_events_) return launch_all(s, err); // profiler marks: direct, graph state untouched
     stats_.launches += cur_.size();
     // Small lists (single ops, tests) gain nothing from a graph.
     constexpr size_t kMinGraphNodes = 16;
     for (const auto &r : cur_)
-        if (!r.grid[0] || !r.grid[1] || !r.grid[2]) { // empty launches are skipped, never graphed
+        if (r.f && (!r.grid[0] || !r.grid[1] || !r.grid[2])) { // empty launches are skipped, never graphed
             std::vector<LaunchRec> keep;
             for (const auto &x : cur_)
-                if (x.grid[0] && x.grid[1] && x.grid[2]) keep.push_back(x);
+                if (!x.f || (x.grid[0] && x.grid[1] && x.grid[2])) keep.push_back(x);
             cur_.swap(keep);
             break;
         }
-    if (!graphs_ || cur_.size() < kMinGraphNodes) return launch_all(s, err);
+    if (has_events_ && !graph_events_available()) return launch_all(s, err); // direct, graph state untouched
+    size_t kernels = 0; // event records do not count: observing must not change what is graphed
+    for (const auto &r : cur_) kernels += r.f != nullptr;
+    if (!graphs_ || kernels < kMinGraphNodes) return launch_all(s, err);
     const bool repeat = same_kernels(cur_, prev_);
     bool replay = false;
     std::string why;

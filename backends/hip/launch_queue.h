@@ -19,7 +19,7 @@ struct LaunchRec {
     unsigned threads = 0;
     unsigned smem = 0; // dynamic shared memory, bytes
     rf_kargs args{};
-    hipEvent_t event = nullptr; // f == nullptr: not a launch but an event record (profiler marks)
+    hipEvent_t event = nullptr; // f == nullptr: not a launch but an event record (exec_observer.h)
     // A kernel that does not begin with rf_kernel_start (a pack without RF_PACK_KERNELS_WAIT):
     // chained to the previous one by a plain edge even when programmatic edges are on.
     bool plain_edge = false;
@@ -46,7 +46,7 @@ public:
     bool graphs() const { return graphs_; }
     void begin() { cur_.clear(), has_events_ = false; }
     void add(const LaunchRec &r) { cur_.push_back(r); }
-    // Records `e` on the stream after the launches added so far (profiler node marks).
+    // Records `e` once the launches added so far are done (exec_observer.h timing marks).
     void add_event(hipEvent_t e) {
         LaunchRec r;
         r.event = e;
@@ -54,9 +54,10 @@ public:
         has_events_ = true;
     }
     // Submits what begin()..add() collected. A list whose kernel sequence equals the previous
-    // call's is replayed as a graph (built on the second sighting, patched afterwards). A list
-    // with event records is launched directly and leaves the graph state as it was, so the
-    // next unmarked call still replays.
+    // call's is replayed as a graph (built on the second sighting, patched afterwards). Event
+    // records are part of the sequence: in a graph they are event-record nodes hanging off the
+    // kernel before them (the kernel chain, programmatic edges included, is unchanged); a driver
+    // without event-record nodes launches a list with events directly, graph state untouched.
     int flush(hipStream_t s, std::string &err);
     const LaunchStats &stats() const { return stats_; }
 

@@ -265,6 +265,7 @@ void shutdown(void *ctx) {
             hipEventDestroy(b->stats.ev[0]);
             hipEventDestroy(b->stats.ev[1]);
         }
+        b->observer.release();
         b->queue.set_graphs(false); // destroys the graph while the context is current
         for (auto *s : {&b->act_scratch, &b->att_scratch})
             if (s->ptr) hipFree(s->ptr);
@@ -294,22 +295,33 @@ int v_buffer_alloc(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, siz
     return buffer_alloc(*static_cast<Backend *>(ctx), size, out, err, len);
 }
 void v_buffer_free(void *ctx, void *handle) { buffer_free(*static_cast<Backend *>(ctx), handle); }
+// Copies synchronize the stream: the step before them is complete and can be reported.
 int v_upload(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
-    return copy(*static_cast<Backend *>(ctx), dst, src, size, true, err, len);
+    auto *b = static_cast<Backend *>(ctx);
+    const int st = copy(*b, dst, src, size, true, err, len);
+    if (st == RF_OK) b->observer.deliver(b->stream);
+    return st;
 }
 int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
-    return copy(*static_cast<Backend *>(ctx), dst, src, size, false, err, len);
+    auto *b = static_cast<Backend *>(ctx);
+    const int st = copy(*b, dst, src, size, false, err, len);
+    if (st == RF_OK) b->observer.deliver(b->stream);
+    return st;
 }
 
 int supports_op(void *, const rf_node *node) { return node && unsupported_reason(*node).empty() ? 1 : 0; }
 
-// compute() and compute_events(): with `events`, node i's event is queued after the launch
-// that completes node i (for a fused group, after the group's kernel).
-int run_graph(void *ctx, const rf_graph *g, void *const *events, char *err, size_t len) {
+// With an observer, an event is queued before the first launch and after each launch group (a
+// node's kernels, or a fused group's): the same launches, the same graph replay (exec_observer.h).
+int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
+    if (!b || !g || (g->n_nodes > 0 && !g->nodes)) return fail(err, len, RF_ERR_INVALID, "hip backend: compute needs ctx and a graph");
     const double t0 = b->stats.on ? now_us() : 0;
     std::string e;
-    if (!make_current(*b, e)) return fail(err, len, RF_ERR_DEVICE, e);
+    if (!make_current(*b, e)) {
+        b->observer.skip_call(); // counted all the same: the observer numbers every call
+        return fail(err, len, RF_ERR_DEVICE, e);
+    }
     if (b->stats.on) {
         collect_gpu_time(*b);
         if (b->stats.last_compute_end >= 0) b->stats.gap_us += t0 - b->stats.last_compute_end;
@@ -320,7 +332,13 @@ int run_graph(void *ctx, const rf_graph *g, void *const *events, char *err, size
     b->queue.begin();
     b->q8 = {};
     b->fq = {};
-    if (events) b->queue.add_event(static_cast<hipEvent_t>(events[0]));
+    const bool observed = b->observer.on();
+    if (observed) b->observer.begin_call(b->stream, b->queue, *g);
+    // Every return below: a failed call reports nothing.
+    struct EndCall {
+        Backend &b; bool on, ok = false;
+        ~EndCall() { if (on) b.observer.end_call(ok); }
+    } end_call{*b, observed};
     for (int i = 0, used = 1; i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
         used = 1;
@@ -335,8 +353,7 @@ int run_graph(void *ctx, const rf_graph *g, void *const *events, char *err, size
             if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);
             used = 1;
         }
-        if (events)
-            for (int k = i; k < i + used; ++k) b->queue.add_event(static_cast<hipEvent_t>(events[k + 1]));
+        if (observed) b->observer.unit(b->queue, *g, i, used);
         // ROCMFORGE_HIP_SYNC=1: wait after every node so a fault names the node that caused it.
         if (b->sync_each_node) {
             if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, label(i) + ": " + e);
@@ -346,6 +363,7 @@ int run_graph(void *ctx, const rf_graph *g, void *const *events, char *err, size
         }
     }
     if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, e);
+    end_call.ok = true;
     if (b->stats.on) {
         hipEventRecord(b->stats.ev[1], b->stream);
         b->stats.ev_pending = true;
@@ -357,10 +375,13 @@ int run_graph(void *ctx, const rf_graph *g, void *const *events, char *err, size
     return RF_OK;
 }
 
-int compute(void *ctx, const rf_graph *g, char *err, size_t len) { return run_graph(ctx, g, nullptr, err, len); }
-int compute_events(void *ctx, const rf_graph *g, void *const *events, char *err, size_t len) {
-    if (!events) return fail(err, len, RF_ERR_INVALID, "compute_events needs an event array");
-    return run_graph(ctx, g, events, err, len);
+int set_observer(void *ctx, const rf_exec_observer *observer, char *err, size_t len) {
+    auto *b = static_cast<Backend *>(ctx);
+    if (!b) return fail(err, len, RF_ERR_INVALID, "hip backend: set_observer needs ctx");
+    std::string e;
+    if (!make_current(*b, e)) return fail(err, len, RF_ERR_DEVICE, e);
+    const int st = b->observer.set(b->stream, observer, e);
+    return st == RF_OK ? st : fail(err, len, st, e);
 }
 
 int synchronize(void *ctx, char *err, size_t len) {
@@ -370,6 +391,7 @@ int synchronize(void *ctx, char *err, size_t len) {
     const double t0 = b->stats.on ? now_us() : 0;
     if (hipError_t r = hipStreamSynchronize(b->stream)) return fail(err, len, RF_ERR_DEVICE, gpu_error("kernel execution", r));
     if (b->stats.on) b->stats.sync_us += now_us() - t0;
+    b->observer.deliver(b->stream); // the step is complete: its timing events can be read
     return RF_OK;
 }
 
@@ -415,11 +437,12 @@ const rf_backend_vtable kVtable = {
     /* .event_elapsed_ms = */ event_elapsed_ms,
     /* .event_destroy    = */ event_destroy,
     /* .buffer_from_host = */ nullptr,
-    /* .compute_timed    = */ nullptr, // compute() is asynchronous: compute_events instead
-    /* .compute_events   = */ compute_events,
+    /* .retired_compute_timed  = */ nullptr,
+    /* .retired_compute_events = */ nullptr,
     /* .option_keys      = */ option_keys,
     /* .flags            = */ backend_flags,
     /* .list_devices     = */ list_devices,
+    /* .set_observer     = */ set_observer,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};

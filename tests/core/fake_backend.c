@@ -152,10 +152,12 @@ static const rf_backend_vtable fake_vtable = {
     .event_elapsed_ms = FAKE_SLOT(event_elapsed_ms, NULL),
     .event_destroy = FAKE_SLOT(event_destroy, NULL),
     .buffer_from_host = FAKE_SLOT(buffer_from_host, NULL),
-    .compute_timed = FAKE_SLOT(compute_timed, NULL),
-    .compute_events = FAKE_SLOT(compute_events, NULL),
+    .retired_compute_timed = FAKE_SLOT(retired_compute_timed, NULL),
+    .retired_compute_events = FAKE_SLOT(retired_compute_events, NULL),
     .option_keys = FAKE_SLOT(option_keys, FAKE_OPTION_KEYS_SLOT),
     .flags = FAKE_SLOT(flags, FAKE_FLAGS_SLOT),
+    .list_devices = FAKE_SLOT(list_devices, NULL),
+    .set_observer = FAKE_SLOT(set_observer, NULL),
 };
 
 static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};

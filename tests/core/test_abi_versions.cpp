@@ -37,7 +37,7 @@ TEST_CASE("abi: RF_SLOT reads a slot only within struct_size") {
 }
 
 // fakehost: a full vtable with every optional slot NULL; fakeold: an older minor version's vtable
-// (it ends where 1.0's did: no compute_timed and later); fakemin: nothing beyond compute (no synchronize, events, buffer_from_host). The last two
+// (it ends where 1.0's did: no 1.1 slots and later); fakemin: nothing beyond compute (no synchronize, events, buffer_from_host). The last two
 // are "device" backends, so the executor copies across and synchronizes them.
 TEST_CASE("abi: plugins without optional slots run graphs, copies and uploads with the defaults") {
     for (const char *name : {"fakehost", "fakeold", "fakemin"}) {

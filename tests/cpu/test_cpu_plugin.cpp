@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cpu_test_util.h"
 
@@ -29,7 +30,9 @@ TEST_CASE("cpu plugin: info and vtable", "[cpu][abi]") {
     CHECK(vt.compute);
     CHECK(vt.synchronize);
     CHECK(vt.buffer_from_host);
-    CHECK(vt.compute_timed);
+    CHECK(vt.set_observer);
+    CHECK(vt.retired_compute_timed == nullptr); // retired in ABI 2.1: never set
+    CHECK(vt.retired_compute_events == nullptr);
 }
 
 TEST_CASE("cpu plugin: list_devices (ABI 1.3) gives the one device init describes", "[cpu][abi]") {
@@ -198,8 +201,30 @@ TEST_CASE("cpu plugin: long graphs on more threads than cores stay exact", "[cpu
     }
 }
 
-TEST_CASE("cpu plugin: compute_timed gives each node's end mark and the same results as compute", "[cpu][threads]") {
-    REQUIRE(vtable().compute_timed != nullptr);
+namespace {
+// What an observer was told: per report, its call number and units (copied: they live only
+// during ran()).
+struct SeenUnit {
+    std::string name;
+    std::vector<int32_t> nodes;
+    uint64_t start_ns, end_ns;
+};
+struct Seen {
+    std::vector<uint64_t> calls;
+    std::vector<std::vector<SeenUnit>> units;
+};
+void seen_ran(void *user, uint64_t call, const rf_exec_unit *units, int32_t n) {
+    auto *s = static_cast<Seen *>(user);
+    s->calls.push_back(call);
+    s->units.emplace_back();
+    for (int32_t i = 0; i < n; ++i)
+        s->units.back().push_back({units[i].name, std::vector<int32_t>(units[i].nodes, units[i].nodes + units[i].n_nodes),
+                                   units[i].start_ns, units[i].end_ns});
+}
+} // namespace
+
+TEST_CASE("cpu plugin: an observer is told every node with its host-clock time, results unchanged", "[cpu][threads]") {
+    REQUIRE(vtable().set_observer != nullptr);
     auto steady_ns = [] {
         return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now().time_since_epoch()).count());
@@ -207,36 +232,59 @@ TEST_CASE("cpu plugin: compute_timed gives each node's end mark and the same res
     for (int threads : {1, 3}) {
         INFO("threads " << threads);
         Backend be("{\"n_threads\": " + std::to_string(threads) + "}");
+        Seen seen;
+        const rf_exec_observer obs = {sizeof(rf_exec_observer), &seen, seen_ran};
+        char err[256] = {0};
+        REQUIRE(vtable().set_observer(be.ctx(), &obs, err, sizeof err) == RF_OK);
         const int64_t n = int64_t(1) << 18;
         Tensor a(RF_TYPE_F32, {n}), b(RF_TYPE_F32, {n}), one(RF_TYPE_F32, {n});
         for (int64_t i = 0; i < n; ++i) { a.f32()[i] = float(i % 7); one.f32()[i] = 1.f; }
-        // add, a no-op node (no work: its mark repeats its predecessor's), add, add.
+        // add, a no-op node (no work: it ends where its predecessor did), add, add.
         std::vector<rf_node> nodes = {make_node(RF_OP_ADD, b, {&a, &one}), rf_node{},
                                       make_node(RF_OP_ADD, a, {&b, &one}), make_node(RF_OP_ADD, b, {&a, &one})};
         std::vector<rf_node *> ptrs;
         for (auto &nd : nodes) ptrs.push_back(&nd);
         const rf_graph g = {int32_t(ptrs.size()), ptrs.data()};
-        std::vector<uint64_t> marks(ptrs.size() + 1, 0);
-        char err[256] = {0};
         const uint64_t before = steady_ns();
-        REQUIRE(vtable().compute_timed(be.ctx(), &g, marks.data(), err, sizeof err) == RF_OK);
+        REQUIRE(vtable().compute(be.ctx(), &g, err, sizeof err) == RF_OK);
         const uint64_t after = steady_ns();
         bool exact = true;
         for (int64_t i = 0; i < n; ++i) exact = exact && b.f32()[i] == float(i % 7 + 3);
         CHECK(exact);
-        CHECK(marks[0] >= before);
-        CHECK(marks.back() <= after);
-        for (size_t i = 1; i < marks.size(); ++i) CHECK(marks[i] >= marks[i - 1]);
-        CHECK(marks[2] == marks[1]); // the no-op node
-        CHECK(marks[1] > marks[0]);  // 2^18 additions take more than a nanosecond
+        // Reported before compute() returned: call 0, one unit per node, back to back.
+        REQUIRE(seen.calls == std::vector<uint64_t>{0});
+        const auto &u = seen.units[0];
+        REQUIRE(u.size() == 4);
+        const char *names[4] = {"add", "none", "add", "add"};
+        for (size_t i = 0; i < u.size(); ++i) {
+            CHECK(u[i].name == names[i]);
+            CHECK(u[i].nodes == std::vector<int32_t>{int32_t(i)});
+            CHECK(u[i].end_ns >= u[i].start_ns);
+            if (i) CHECK(u[i].start_ns == u[i - 1].end_ns);
+        }
+        CHECK(u[0].start_ns >= before);
+        CHECK(u[3].end_ns <= after);
+        CHECK(u[1].end_ns == u[1].start_ns); // the no-op node
+        CHECK(u[0].end_ns > u[0].start_ns);  // 2^18 additions take more than a nanosecond
 
-        // A failing graph reports like compute() does.
+        // A failing graph reports like compute() does, is counted, and reports nothing.
         rf_node bad = make_node(RF_OP_ADD, b, {&a, &one});
         bad.src[1] = nullptr;
         rf_node *bad_ptr = &bad;
         const rf_graph bg = {1, &bad_ptr};
         err[0] = 0;
-        CHECK(vtable().compute_timed(be.ctx(), &bg, marks.data(), err, sizeof err) != RF_OK);
+        CHECK(vtable().compute(be.ctx(), &bg, err, sizeof err) != RF_OK);
         CHECK(std::strlen(err) > 0);
+        REQUIRE(vtable().compute(be.ctx(), &g, err, sizeof err) == RF_OK);
+        CHECK(seen.calls == std::vector<uint64_t>{0, 2});
+
+        // Stopped: nothing more is reported; a bad observer is refused with a message.
+        REQUIRE(vtable().set_observer(be.ctx(), nullptr, err, sizeof err) == RF_OK);
+        REQUIRE(vtable().compute(be.ctx(), &g, err, sizeof err) == RF_OK);
+        CHECK(seen.calls.size() == 2);
+        const rf_exec_observer no_callback = {sizeof(rf_exec_observer), &seen, nullptr};
+        err[0] = 0;
+        CHECK(vtable().set_observer(be.ctx(), &no_callback, err, sizeof err) == RF_ERR_INVALID);
+        CHECK_THAT(std::string(err), Catch::Contains("ran()"));
     }
 }

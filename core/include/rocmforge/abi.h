@@ -20,9 +20,11 @@ extern "C" {
 #endif
 
 /* 2.0: kernel packs became plugins with fusions (rocmforge/pack_abi.h); the backend and profiler
- * vtables are those of 1.3, so a 1.x backend rebuilds against 2.0 without a source change. */
+ * vtables are those of 1.3, so a 1.x backend rebuilds against 2.0 without a source change.
+ * 2.1: set_observer (a profiler observes what the backend ran); compute_timed and compute_events
+ * are retired (their places stay, the host never calls them). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 0
+#define RF_ABI_MINOR 1
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -230,6 +232,32 @@ enum rf_backend_flags {
     RF_BACKEND_OPTIONAL = 1,
 };
 
+/* One unit of work a backend ran: a kernel for one node, or a fused group computing several
+ * nodes at once (then the unit is the smallest thing with a time of its own). */
+typedef struct rf_exec_unit {
+    const char *name;     /* what ran, never NULL: the op ("matmul") or the group ("rms_norm+mul") */
+    const int32_t *nodes; /* the graph nodes it computed: indices into that compute()'s graph */
+    int32_t n_nodes;      /* >= 1 */
+    /* When it started and ended, in nanoseconds of std::chrono::steady_clock (CLOCK_MONOTONIC on
+     * Linux): device timestamps placed on the host's clock by GPU backends. start <= end; a unit
+     * starts when the previous one ends when the backend cannot tell them apart. */
+    uint64_t start_ns;
+    uint64_t end_ns;
+} rf_exec_unit;
+
+/* The callback side of rf_backend_vtable::set_observer (ABI 2.1). ran() is called on the thread
+ * that called into the backend, once per successful compute() with its units in the order they
+ * ran, no later than the next
+ * synchronize(), download(), compute() or set_observer() of that backend returns (a synchronous
+ * backend calls it before compute() returns). `call` counts compute() calls with a non-NULL graph from
+ * 0 since the observer was set, failed ones included (they report nothing). `units` lives only during the
+ * call. */
+typedef struct rf_exec_observer {
+    uint32_t struct_size;
+    void *user;
+    void (*ran)(void *user, uint64_t call, const rf_exec_unit *units, int32_t n_units);
+} rf_exec_observer;
+
 /* Backend vtable. Optional slots may be NULL; the host then uses the documented default. */
 typedef struct rf_backend_vtable {
     uint32_t struct_size;
@@ -263,21 +291,12 @@ typedef struct rf_backend_vtable {
     int (*buffer_from_host)(void *ctx, void *host_ptr, uint64_t size, rf_buffer_desc *out,
                             char *err, size_t err_len);
 
-    /* ---- ABI 1.1 ---- */
-    /* Optional, for backends whose compute() is synchronous (no timing events): runs the graph
-     * exactly as compute() does and says when each node finished, so a profiler times every node
-     * without splitting the graph into one compute() per node (which would cost the backend its
-     * scheduling across nodes). marks_ns has n_nodes + 1 entries, written by the backend:
-     * marks_ns[0] when the first node started, marks_ns[i + 1] when node i completed, in
-     * nanoseconds of std::chrono::steady_clock (CLOCK_MONOTONIC on Linux). A node that did no
-     * work of its own gets its predecessor's mark. */
-    int (*compute_timed)(void *ctx, const rf_graph *graph, uint64_t *marks_ns, char *err, size_t err_len);
-    /* Optional, for backends with timing events: runs the graph as compute() does (the same
-     * kernels and fusions, asynchronously) and records events[0] before the first node's work and
-     * events[i + 1] once node i's work is done, each event made by this backend's event_create.
-     * Nodes that one fused kernel computes together complete with it: their events are recorded
-     * after that kernel, so the group's time lands on its first node and the others read 0. */
-    int (*compute_events)(void *ctx, const rf_graph *graph, void *const *events, char *err, size_t err_len);
+    /* ---- ABI 1.1 (retired in 2.1) ---- */
+    /* Were compute_timed and compute_events (per-node marks for a profiler); set_observer replaced
+     * them. The places stay so later slots keep their offsets; the host never reads them and
+     * plugins leave them NULL. */
+    void *retired_compute_timed;
+    void *retired_compute_events;
 
     /* ---- ABI 1.2 ---- */
     /* Optional: the keys init() accepts in this backend's object of the config's
@@ -297,6 +316,14 @@ typedef struct rf_backend_vtable {
      * config picks one by index ("device": N; --device N on the command line). NULL: one device,
      * the one device_info describes after init. */
     int (*list_devices)(rf_device_info *out, int32_t max, int32_t *count, char *err, size_t err_len);
+
+    /* ---- ABI 2.1 ---- */
+    /* Optional: report what compute() ran to `observer` (rf_exec_observer, above), or stop with
+     * NULL (what is pending is reported first). Observing must not change execution: the same
+     * kernels, fusions and graph replay, the same results; only timing marks are added. The
+     * observer struct is copied; observer->user must outlive the observation. NULL slot or
+     * RF_ERR_UNSUPPORTED: the profiler times the backend from outside (one compute() per node). */
+    int (*set_observer)(void *ctx, const rf_exec_observer *observer, char *err, size_t err_len);
 } rf_backend_vtable;
 
 /* Kernel packs (RF_PLUGIN_KERNEL_PACK): their vtable, rf_kernel_pack_vtable, and the fusion

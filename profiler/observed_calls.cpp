@@ -1,0 +1,73 @@
+#include "observed_calls.h"
+
+namespace rfprof {
+namespace {
+// Calls waiting for their report: bounds memory if a backend never reports.
+constexpr size_t kMaxPendingCalls = 4096;
+} // namespace
+
+void ObservedCalls::begin(const rf_graph &graph, bool per_node, int backend) {
+    Call c{next_++, per_node, {}};
+    if (!per_node) {
+        c.slots.push_back(state_.whole_graph_slot(graph.n_nodes, backend));
+    } else {
+        c.slots.reserve(size_t(graph.n_nodes > 0 ? graph.n_nodes : 0));
+        for (int32_t i = 0; i < graph.n_nodes; ++i) c.slots.push_back(state_.slot_for(*graph.nodes[i], backend));
+    }
+    if (pending_.size() >= kMaxPendingCalls) {
+        state_.add_dropped(pending_.front().slots.size());
+        pending_.pop_front();
+    }
+    pending_.push_back(std::move(c));
+}
+
+void ObservedCalls::end(int status) {
+    if (status != RF_OK && !pending_.empty() && pending_.back().id + 1 == next_) pending_.pop_back();
+}
+
+void ObservedCalls::ran(uint64_t call, const rf_exec_unit *units, int32_t n_units) {
+    // Reports come in call order; an older call never reported is not coming any more.
+    while (!pending_.empty() && pending_.front().id < call) {
+        state_.add_dropped(pending_.front().slots.size());
+        pending_.pop_front();
+    }
+    if (pending_.empty() || pending_.front().id != call) return; // a call we did not see (or failed)
+    const Call c = std::move(pending_.front());
+    pending_.pop_front();
+    if (units && n_units > 0) record_units(c, units, n_units);
+}
+
+void ObservedCalls::record_units(const Call &c, const rf_exec_unit *units, int32_t n_units) {
+    if (!c.per_node) {
+        const uint64_t start = units[0].start_ns, end = units[n_units - 1].end_ns;
+        const double ts = state_.us_from_steady_ns(start);
+        state_.record(c.slots[0], ts, end > start ? float(double(end - start) / 1000.0) : 0.0f);
+        return;
+    }
+    const int32_t n_nodes = int32_t(c.slots.size());
+    for (int32_t u = 0; u < n_units; ++u) {
+        const rf_exec_unit &unit = units[u];
+        bool valid = unit.nodes && unit.n_nodes > 0;
+        for (int32_t k = 0; valid && k < unit.n_nodes; ++k) valid = unit.nodes[k] >= 0 && unit.nodes[k] < n_nodes;
+        if (!valid) {
+            state_.add_dropped(1);
+            continue;
+        }
+        // A fused group's time lands on its first node; the others it computed read 0 at its end,
+        // so every node is counted once and the group's time once.
+        const double start = state_.us_from_steady_ns(unit.start_ns);
+        const double end = state_.us_from_steady_ns(unit.end_ns);
+        const float dur = end > start ? float(end - start) : 0.0f;
+        state_.record(c.slots[size_t(unit.nodes[0])], start, dur);
+        for (int32_t k = 1; k < unit.n_nodes; ++k) state_.record(c.slots[size_t(unit.nodes[k])], start + dur, 0.0f);
+    }
+}
+
+void ObservedCalls::abandon() {
+    uint64_t n = 0;
+    for (const auto &c : pending_) n += c.slots.size();
+    if (n) state_.add_dropped(n);
+    pending_.clear();
+}
+
+} // namespace rfprof

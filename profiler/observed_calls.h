@@ -1,0 +1,42 @@
+// The profiler's side of rf_exec_observer (ABI 2.1): matches what an observed backend reports it
+// ran with the compute() call it came from, and records the units as node samples. A report
+// can come after compute() returned (GPU backends read their timing events after the step's
+// synchronize), when the graph may be gone: each call's node slots are taken before it runs.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "profiler_state.h"
+#include "rocmforge/abi.h"
+
+namespace rfprof {
+
+class ObservedCalls {
+public:
+    explicit ObservedCalls(ProfilerState &state) : state_(state) {}
+
+    // Before the inner compute(): the slots its units will be recorded in. per_node false: the
+    // call is one whole-graph sample (sample_every), from its first unit's start to its last's end.
+    void begin(const rf_graph &graph, bool per_node, int backend);
+    // After the inner compute() returned `status`: a failed call reports nothing.
+    void end(int status);
+    // rf_exec_observer::ran. Units naming nodes outside their graph are counted as dropped.
+    void ran(uint64_t call, const rf_exec_unit *units, int32_t n_units);
+    // Calls never reported (the backend is gone): counted as dropped.
+    void abandon();
+
+private:
+    struct Call {
+        uint64_t id;
+        bool per_node;
+        std::vector<NodeSlot> slots; // per node (per_node), or the one whole-graph slot
+    };
+    void record_units(const Call &c, const rf_exec_unit *units, int32_t n_units);
+
+    ProfilerState &state_;
+    uint64_t next_ = 0; // the backend's count of compute() calls since the observer was set
+    std::deque<Call> pending_;
+};
+
+} // namespace rfprof
