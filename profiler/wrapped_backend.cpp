@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "node_cost.h"
+#include "slow_op.h"
 
 namespace rfprof {
 namespace {
@@ -30,7 +31,7 @@ bool WrappedBackend::has_slot(size_t offset) const {
 WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, const std::string &name,
                                const rf_backend_vtable *inner, void *inner_ctx, int sample_every)
     : state_(state), ranges_(ranges), inner_(inner), inner_ctx_(inner_ctx), observed_calls_(state),
-      sampler_(sample_every) {
+      sampler_(sample_every), slow_op_(slow_op_from_env()) {
     // Optional slots stay NULL when the inner backend lacks them: the core's defaults then apply.
 #define RF_FORWARD(slot) vt_.slot = has_slot(offsetof(rf_backend_vtable, slot)) ? s_##slot : nullptr
     vt_.struct_size = sizeof vt_;
@@ -107,6 +108,12 @@ void WrappedBackend::s_ran(void *user, uint64_t call, const rf_exec_unit *units,
 // ---- timing ----------------------------------------------------------------------------------
 
 int WrappedBackend::compute(const rf_graph *graph, char *err, size_t err_len) {
+    const int st = compute_timed(graph, err, err_len);
+    if (st == RF_OK && graph && slow_op_.active) apply_slow_op(slow_op_, *graph); // outside the node times
+    return st;
+}
+
+int WrappedBackend::compute_timed(const rf_graph *graph, char *err, size_t err_len) {
     if (observed_ && graph) return compute_observed(graph, err, err_len);
     if (!graph || graph->n_nodes <= 0) return inner_->compute(inner_ctx_, graph, err, err_len);
     const bool per_node = sampler_.per_node(graph->n_nodes);

@@ -9,6 +9,7 @@
 //    profiler;
 //  - other backends: host steady clock around each node, after the backend's synchronize.
 // upload() and download() are timed too (host clock), as transfers of their backend.
+// ROCMFORGE_DEBUG_SLOW_OP (slow_op.h) slows matching nodes after the inner compute().
 // With sample_every N > 1 (CallSampler) the calls not picked run the whole graph in one inner
 // compute(), timed the same way as one whole-graph sample.
 #pragma once
@@ -21,6 +22,7 @@
 #include "observed_calls.h"
 #include "profiler_state.h"
 #include "rocmforge/abi.h"
+#include "slow_op.h"
 
 namespace rfprof {
 
@@ -54,6 +56,7 @@ private:
     };
 
     int compute(const rf_graph *graph, char *err, size_t err_len);
+    int compute_timed(const rf_graph *graph, char *err, size_t err_len);
     int compute_host_clock(const rf_graph *graph, bool per_node, char *err, size_t err_len);
     int run_whole_host_clock(const rf_graph *graph, char *err, size_t err_len);
     int compute_observed(const rf_graph *graph, char *err, size_t err_len);
@@ -97,6 +100,7 @@ private:
     bool observed_ = false; // the inner backend reports to observed_calls_
     ObservedCalls observed_calls_;
     CallSampler sampler_;
+    SlowOp slow_op_; // ROCMFORGE_DEBUG_SLOW_OP (slow_op.h)
     std::vector<void *> free_events_;
     std::vector<Batch> pending_;
     size_t pending_events_ = 0;

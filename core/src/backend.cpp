@@ -2,8 +2,6 @@
 // The loader guarantees the required slots (plugin_loader.cpp); optional ones are read through
 // RF_SLOT, so a plugin of an older minor version with a shorter vtable is never read past its end.
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
 
 #include "rocmforge/error.h"
@@ -14,48 +12,6 @@
 namespace rf {
 namespace {
 constexpr size_t kErrLen = 1024;
-
-// ROCMFORGE_DEBUG_SLOW_OP=OP[:TYPE]:MICROSECONDS makes every node of that op (and weight type)
-// cost that much more host time: a deliberate, known regression for checking that baseline
-// comparison reports exactly it (docs/PROFILING_GUIDE.md). Parsed once; unset = no cost.
-struct SlowOp {
-    bool active = false;
-    std::string op, type;
-    double usec = 0;
-};
-
-const SlowOp &slow_op() {
-    static const SlowOp s = [] {
-        SlowOp r;
-        const char *env = std::getenv("ROCMFORGE_DEBUG_SLOW_OP");
-        if (!env || !*env) return r;
-        std::string v = env;
-        size_t a = v.find(':'), b = v.rfind(':');
-        if (a == std::string::npos) return r;
-        r.op = v.substr(0, a);
-        if (b != a) r.type = v.substr(a + 1, b - a - 1);
-        r.usec = std::atof(v.c_str() + b + 1);
-        r.active = r.usec > 0;
-        if (r.active) spdlog::warn("ROCMFORGE_DEBUG_SLOW_OP: {}{}{} nodes cost {} us more", r.op, r.type.empty() ? "" : ":", r.type, r.usec);
-        return r;
-    }();
-    return s;
-}
-
-void apply_slow_op(const rf_graph &graph) {
-    const SlowOp &s = slow_op();
-    int n = 0;
-    for (int i = 0; i < graph.n_nodes; ++i) {
-        const rf_node *node = graph.nodes[i];
-        if (s.op != rf_op_name(node->op)) continue;
-        if (!s.type.empty() && (!node->src[0] || s.type != type_name(node->src[0]->type))) continue;
-        ++n;
-    }
-    if (!n) return;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(s.usec * n);
-    while (std::chrono::steady_clock::now() < until) {
-    }
-}
 
 [[noreturn]] void fail(const std::string &backend, const char *what, int status, const char *msg) {
     std::string m = "backend '" + backend + "': " + what + " failed";
@@ -149,7 +105,6 @@ void Backend::compute(const rf_graph &graph) {
     char err[kErrLen] = {0};
     int st = vt_->compute(ctx_, &graph, err, sizeof err);
     if (st != RF_OK) fail(name_, "compute", st, err);
-    if (slow_op().active) apply_slow_op(graph);
 }
 
 void Backend::synchronize() {
