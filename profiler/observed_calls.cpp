@@ -6,13 +6,30 @@ namespace {
 constexpr size_t kMaxPendingCalls = 4096;
 } // namespace
 
-void ObservedCalls::begin(const rf_graph &graph, bool per_node, int backend) {
-    Call c{next_++, per_node, {}};
+void ObservedCalls::begin() {
+    in_compute_ = true;
+    held_.clear();
+    have_held_ = false;
+    ++next_;
+}
+
+void ObservedCalls::end(int status, const rf_graph &graph, bool per_node, int backend) {
+    in_compute_ = false;
+    if (status != RF_OK) return;
+    Call c{next_ - 1, per_node, {}};
     if (!per_node) {
         c.slots.push_back(state_.whole_graph_slot(graph.n_nodes, backend));
     } else {
         c.slots.reserve(size_t(graph.n_nodes > 0 ? graph.n_nodes : 0));
         for (int32_t i = 0; i < graph.n_nodes; ++i) c.slots.push_back(state_.slot_for(*graph.nodes[i], backend));
+    }
+    if (have_held_) { // reported during compute(): record it now
+        std::vector<rf_exec_unit> units(held_.size());
+        for (size_t u = 0; u < held_.size(); ++u)
+            units[u] = {"", held_[u].nodes.data(), int32_t(held_[u].nodes.size()), held_[u].start_ns, held_[u].end_ns};
+        if (!units.empty()) record_units(c, units.data(), int32_t(units.size()));
+        have_held_ = false;
+        return;
     }
     if (pending_.size() >= kMaxPendingCalls) {
         state_.add_dropped(pending_.front().slots.size());
@@ -21,11 +38,18 @@ void ObservedCalls::begin(const rf_graph &graph, bool per_node, int backend) {
     pending_.push_back(std::move(c));
 }
 
-void ObservedCalls::end(int status) {
-    if (status != RF_OK && !pending_.empty() && pending_.back().id + 1 == next_) pending_.pop_back();
-}
-
 void ObservedCalls::ran(uint64_t call, const rf_exec_unit *units, int32_t n_units) {
+    if (in_compute_ && call + 1 == next_) { // the call in progress: its slots come when it returns
+        held_.clear();
+        for (int32_t u = 0; units && u < n_units; ++u) {
+            const rf_exec_unit &x = units[u];
+            std::vector<int32_t> nodes;
+            if (x.nodes && x.n_nodes > 0) nodes.assign(x.nodes, x.nodes + x.n_nodes);
+            held_.push_back({std::move(nodes), x.start_ns, x.end_ns});
+        }
+        have_held_ = true;
+        return;
+    }
     // Reports come in call order; an older call never reported is not coming any more.
     while (!pending_.empty() && pending_.front().id < call) {
         state_.add_dropped(pending_.front().slots.size());

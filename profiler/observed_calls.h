@@ -1,7 +1,9 @@
 // The profiler's side of rf_exec_observer (ABI 2.1): matches what an observed backend reports it
 // ran with the compute() call it came from, and records the units as node samples. A report
 // can come after compute() returned (GPU backends read their timing events after the step's
-// synchronize), when the graph may be gone: each call's node slots are taken before it runs.
+// synchronize), when the graph may be gone: each call's node slots are taken as soon as its
+// compute() returns, while the device runs it (not before: that would delay the launch). A
+// report made inside compute() (synchronous backends) is held until then.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -16,11 +18,12 @@ class ObservedCalls {
 public:
     explicit ObservedCalls(ProfilerState &state) : state_(state) {}
 
-    // Before the inner compute(): the slots its units will be recorded in. per_node false: the
-    // call is one whole-graph sample (sample_every), from its first unit's start to its last's end.
-    void begin(const rf_graph &graph, bool per_node, int backend);
-    // After the inner compute() returned `status`: a failed call reports nothing.
-    void end(int status);
+    // Before the inner compute(): numbers the call as the backend will.
+    void begin();
+    // After the inner compute() returned `status` (a failed call reports nothing): the slots its
+    // units are recorded in. per_node false: the call is one whole-graph sample (sample_every),
+    // from its first unit's start to its last's end.
+    void end(int status, const rf_graph &graph, bool per_node, int backend);
     // rf_exec_observer::ran. Units naming nodes outside their graph are counted as dropped.
     void ran(uint64_t call, const rf_exec_unit *units, int32_t n_units);
     // Calls never reported (the backend is gone): counted as dropped.
@@ -32,10 +35,17 @@ private:
         bool per_node;
         std::vector<NodeSlot> slots; // per node (per_node), or the one whole-graph slot
     };
+    struct HeldUnit { // a unit reported inside compute(), before its call's slots exist
+        std::vector<int32_t> nodes;
+        uint64_t start_ns, end_ns;
+    };
     void record_units(const Call &c, const rf_exec_unit *units, int32_t n_units);
 
     ProfilerState &state_;
     uint64_t next_ = 0; // the backend's count of compute() calls since the observer was set
+    bool in_compute_ = false;
+    std::vector<HeldUnit> held_;
+    bool have_held_ = false;
     std::deque<Call> pending_;
 };
 

@@ -9,11 +9,10 @@ uint64_t steady_ns() {
     return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
-// "rms_norm+mul": the ops of a fused group, in graph order.
-std::string group_name(const rf_graph &g, int first, int used) {
-    std::string name = rf_op_name(g.nodes[first]->op);
+// "rms_norm+mul": the ops of a fused group, in graph order (into `name`, reusing its storage).
+void group_name(const rf_graph &g, int first, int used, std::string &name) {
+    name.assign(rf_op_name(g.nodes[first]->op));
     for (int k = first + 1; k < first + used; ++k) name.append("+").append(rf_op_name(g.nodes[k]->op));
-    return name;
 }
 
 } // namespace
@@ -61,35 +60,45 @@ int ExecObserver::set(hipStream_t s, const rf_exec_observer *observer, std::stri
 void ExecObserver::begin_call(hipStream_t s, LaunchQueue &q, const rf_graph &g) {
     if (pending_) {
         // Two steps queued without a synchronize: wait for the first before reusing its events.
-        if (!events_.empty()) hipEventSynchronize(events_[units_.size()]);
+        if (!events_.empty()) hipEventSynchronize(events_[n_units_]);
         deliver(s);
     }
     pending_call_ = calls_++;
-    units_.clear();
+    n_units_ = 0;
     if (node_index_.size() < size_t(g.n_nodes)) {
         for (int32_t i = int32_t(node_index_.size()); i < g.n_nodes; ++i) node_index_.push_back(i);
     }
-    if (hipEvent_t e = event_at(0)) q.add_event(e);
+    hipEvent_t start = event_at(0);
+    marking_ = start != nullptr; // no start mark: the call runs unreported, never fails
+    if (marking_) q.add_event(start);
 }
 
 void ExecObserver::unit(LaunchQueue &q, const rf_graph &g, int first, int used) {
-    hipEvent_t e = event_at(units_.size() + 1);
-    if (!e) return; // out of events: the rest of the call goes unreported, never fails
+    hipEvent_t e = marking_ ? event_at(n_units_ + 1) : nullptr;
+    if (!e) { // out of events: the rest of the call goes unreported, never fails
+        marking_ = false;
+        return;
+    }
     q.add_event(e);
-    units_.push_back({used == 1 ? std::string(rf_op_name(g.nodes[first]->op)) : group_name(g, first, used), first, used});
+    if (units_.size() <= n_units_) units_.emplace_back();
+    Unit &u = units_[n_units_++];
+    group_name(g, first, used, u.name);
+    u.first = first;
+    u.used = used;
 }
 
-void ExecObserver::end_call(bool ok) { pending_ = ok && !units_.empty(); }
+void ExecObserver::end_call(bool ok) { pending_ = ok && n_units_ > 0; }
 
 void ExecObserver::deliver(hipStream_t s) {
     if (!pending_) return;
     pending_ = false;
-    const size_t n = units_.size();
+    const size_t n = n_units_;
     // Complete once the stream was synchronized; waits otherwise.
     if (hipEventSynchronize(events_[n]) != hipSuccess) return;
     float start_ms = 0;
     if (hipEventElapsedTime(&start_ms, anchor_, events_[0]) != hipSuccess) start_ms = 0;
-    std::vector<rf_exec_unit> out(n);
+    std::vector<rf_exec_unit> &out = report_;
+    out.resize(n);
     uint64_t t = anchor_ns_ + uint64_t(start_ms > 0 ? double(start_ms) * 1e6 : 0.0);
     for (size_t u = 0; u < n; ++u) {
         float ms = 0;

@@ -52,8 +52,13 @@ private:
     rf_exec_observer observer_{};
     uint64_t calls_ = 0;
     bool pending_ = false; // a successful call whose marks are not reported yet
+    bool marking_ = false; // the call in progress has its marks so far (events were available)
     uint64_t pending_call_ = 0;
-    std::vector<Unit> units_;        // of the call in progress / pending
+    // Of the call in progress / pending: units_[0, n_units_) (kept beyond, so that their names'
+    // storage is reused step after step).
+    std::vector<Unit> units_;
+    size_t n_units_ = 0;
+    std::vector<rf_exec_unit> report_; // deliver()'s output, reused
     std::vector<int32_t> node_index_; // 0..n_nodes-1: rf_exec_unit::nodes points into it
     std::vector<hipEvent_t> events_;  // events_[k] marks the end of unit k - 1 (0: the start)
     hipEvent_t anchor_ = nullptr;     // recorded on an idle stream at host time anchor_ns_
