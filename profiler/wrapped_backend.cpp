@@ -57,7 +57,9 @@ WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, 
     vt_.option_keys = RF_SLOT(inner_, rf_backend_vtable, option_keys);
     vt_.flags = RF_SLOT(inner_, rf_backend_vtable, flags);
     use_events_ = vt_.event_create && vt_.event_record && vt_.event_elapsed_ms && vt_.event_destroy;
-    if (has_slot(offsetof(rf_backend_vtable, set_observer))) {
+    // A range tool (nsys, ncu, rocprof) attached: it wants one range per node, which only
+    // timing from outside gives (one compute() per node), so the backend is not observed.
+    if (!ranges_.active() && has_slot(offsetof(rf_backend_vtable, set_observer))) {
         const rf_exec_observer obs = {sizeof(rf_exec_observer), this, s_ran};
         char err[256] = {0};
         observed_ = inner_->set_observer(inner_ctx_, &obs, err, sizeof err) == RF_OK;

@@ -2,7 +2,8 @@
 // compute(), which times each node:
 //  - backends with set_observer (ABI 2.1; the CPU and HIP backends): compute() is forwarded as
 //    it is, whole, and the backend reports what it ran (kernels and fused groups as units, with
-//    the nodes they cover and their times) to observed_calls.h; execution does not change;
+//    the nodes they cover and their times) to observed_calls.h; execution does not change
+//    (unless an NVTX/ROCTX tool is attached: per-node ranges need the per-node paths below);
 //  - other backends with timing events: the graph runs one node at a time, an event is recorded
 //    between consecutive nodes and the elapsed times are read later in batches (when the core
 //    synchronizes or downloads, which means the work is done), so the GPU never waits on the

@@ -51,22 +51,25 @@ for m in tinyllama-1.1b-Q4_K_M llama2-7b-Q4_K_M llama2-7b-Q4_0; do
 done
 timeout 200 $RF bench -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p 512 -n 128 -r 3 --backend hip --compare-baseline "$OUT/baseline-h100-tinyllama-1.1b-Q4_K_M.json" > "$L/compare.txt" 2>&1; log "compare against own baseline rc=$?"
 
-log "== profiler overhead on decode (TinyLlama Q4_K_M, tg128, alternating; marks = device_node_marks)"
-echo '{"backends": ["hip", "cpu"], "profiler": {"enabled": true, "device_node_marks": true}}' > /tmp/marks.json
-for r in 1 2; do
-  for mode in none every32 full marks; do
-    case $mode in none) extra=();; every32) extra=(--profile-every 32);; full) extra=(--profile /tmp/t.json);;
-      marks) extra=(--config /tmp/marks.json);; esac
-    t=$(timeout 200 $RF bench -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p 0 -n 128 -r 3 --backend hip "${extra[@]}" 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
-    log "round $r $mode: $t"
+log "== profiler overhead on decode (tg128, alternating; full = --profile, the HIP backend observed with graph replay and fusion on)"
+for m in tinyllama-1.1b-Q4_K_M llama2-7b-Q4_K_M; do
+  for r in 1 2 3; do
+    for mode in none full; do
+      case $mode in none) extra=();; full) extra=(--profile);; esac
+      t=$(timeout 200 $RF bench -m /tmp/m/$m.gguf -p 0 -n 128 -r 3 --backend hip "${extra[@]}" 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+      log "$m round $r $mode: $t"
+    done
   done
 done
 
-log "== device_node_marks keeps the arithmetic: greedy tokens with and without the profiler (64 tokens)"
-timeout 120 $RF generate -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p "In the beginning" -n 64 --temp 0 --config /tmp/marks.json > "$L/marks-on.txt" 2> "$L/marks-profile.txt"
-timeout 120 $RF generate -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p "In the beginning" -n 64 --temp 0 --backend hip > "$L/marks-off.txt" 2>/dev/null
-cmp -s "$L/marks-on.txt" "$L/marks-off.txt" && log "device marks: identical tokens" || log "device marks: DIFFER"
-grep -A9 "^phase " "$L/marks-profile.txt" | tee -a "$S"
+log "== --profile keeps the arithmetic: greedy tokens with and without the profiler (64 tokens)"
+for m in tinyllama-1.1b-Q4_K_M llama2-7b-Q4_K_M; do
+  timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip --profile > "$L/prof-$m-on.txt" 2> "$L/prof-$m-profile.txt"
+  timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip > "$L/prof-$m-off.txt" 2>/dev/null
+  cmp -s "$L/prof-$m-on.txt" "$L/prof-$m-off.txt" && log "profile $m: identical tokens" || log "profile $m: DIFFER"
+  grep "timing:" "$L/prof-$m-profile.txt" | tee -a "$S"
+  grep -A9 "^phase " "$L/prof-$m-profile.txt" | tee -a "$S"
+done
 
 log "== profile (hip, TinyLlama Q4_K_M, 64 decode tokens)"
 timeout 200 $RF generate -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p "Hello" -n 64 --temp 0 --backend hip --profile "$OUT/trace-h100.json" > /dev/null 2> "$L/profile.txt"; log "profile rc=$?"
