@@ -15,6 +15,8 @@
 #include <string>
 
 #include "fusion_cases.h"
+#include "graph_binding.h"
+#include "observer_check.h"
 #include "moe_cases.h"
 #include "op_cases.h"
 #include "plugin_handle.h"
@@ -49,17 +51,6 @@ struct Bound {
     std::vector<rf_tensor> t;
     std::vector<std::vector<void *>> copies; // per tensor: device copies (perf mode cycles them)
 };
-
-// A tensor view of h with dense strides (data set by the caller).
-void set_dense(rf_tensor &t, const HostTensor &h) {
-    t.type = h.type;
-    for (int d = 0; d < 4; ++d) t.ne[d] = h.ne[d];
-    t.nb[0] = (int64_t)type_bytes(h.type);
-    t.nb[1] = (int64_t)row_bytes(h.type, h.ne[0]);
-    t.nb[2] = t.nb[1] * h.ne[1];
-    t.nb[3] = t.nb[2] * h.ne[2];
-    t.name = "t";
-}
 
 Bound bind(Plugin &p, const Case &c, bool poison_dst, int n_copies_cap) {
     Bound b;
@@ -114,41 +105,6 @@ double nmse(const std::vector<double> &a, const std::vector<double> &ref) {
 
 // ---- multi-node cases (fusion_cases.h) --------------------------------------------------------
 
-struct BoundGraph {
-    std::vector<rf_tensor> t;
-    std::vector<rf_node> nodes;
-    std::vector<rf_node *> ptrs;
-};
-
-// Device tensors for a graph case (written ones poisoned unless they keep their contents; views
-// on their base's bytes) and its nodes.
-BoundGraph bind_graph(Plugin &p, const GraphCase &c) {
-    BoundGraph b;
-    b.t.resize(c.tensors.size());
-    for (size_t i = 0; i < c.tensors.size(); ++i) {
-        const GraphTensor &g = c.tensors[i];
-        set_dense(b.t[i], g.host);
-        if (g.view_of >= 0) continue;
-        std::vector<uint8_t> poison;
-        if (g.written && !g.keep) poison.assign(g.host.data.size(), 0xFF);
-        b.t[i].data = p.alloc(g.host.data.size(), poison.empty() ? g.host.data.data() : poison.data());
-    }
-    for (size_t i = 0; i < c.tensors.size(); ++i)
-        if (c.tensors[i].view_of >= 0) b.t[i].data = b.t[(size_t)c.tensors[i].view_of].data;
-    for (const GraphNode &gn : c.nodes) {
-        rf_node n{};
-        n.op = gn.op;
-        n.dst = &b.t[(size_t)gn.dst];
-        for (int k = 0; k < RF_MAX_SRC; ++k) n.src[k] = gn.src[k] >= 0 ? &b.t[(size_t)gn.src[k]] : nullptr;
-        std::memcpy(n.iparams, gn.iparams, sizeof n.iparams);
-        std::memcpy(n.fparams, gn.fparams, sizeof n.fparams);
-        n.label = c.name.c_str();
-        b.nodes.push_back(n);
-    }
-    for (rf_node &n : b.nodes) b.ptrs.push_back(&n);
-    return b;
-}
-
 // Empty when the backend supports every node, else the first refusal.
 std::string graph_unsupported(Plugin &p, const GraphCase &c) {
     BoundGraph b = bind_graph(p, c);
@@ -183,6 +139,7 @@ std::vector<std::vector<double>> run_graph(Plugin &p, const GraphCase &c) {
 void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng, int &passed, int &failed, int &skipped) {
     std::vector<GraphCase> graphs = fusion_cases(rng);
     for (GraphCase &c : moe_graph_cases(rng)) graphs.push_back(std::move(c));
+    std::vector<GraphCase> runnable; // for the observer check: every case the GPU runs
     for (const GraphCase &c : graphs) {
         if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
         if (const std::string why = graph_unsupported(gpu, c); !why.empty()) {
@@ -190,6 +147,7 @@ void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng,
             ++failed;
             continue;
         }
+        runnable.push_back(c);
         if (const std::string why = graph_unsupported(ref, c); !why.empty()) {
             std::printf("SKIP  %-52s reference does not support %s\n", c.name.c_str(), why.c_str());
             ++skipped;
@@ -209,6 +167,7 @@ void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng,
         }
         std::fflush(stdout);
     }
+    if (!runnable.empty()) check_observer(gpu, runnable, passed, failed);
 }
 
 int check(Plugin &gpu, Plugin &ref, const Options &o) {

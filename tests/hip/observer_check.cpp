@@ -1,0 +1,116 @@
+#include "observer_check.h"
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "graph_binding.h"
+
+namespace opcheck {
+namespace {
+
+struct Report {
+    uint64_t call;
+    std::vector<int32_t> nodes; // the units' nodes, concatenated in report order
+    std::vector<std::string> names;
+    bool times_ok = true;       // start <= end, units in time order
+    double total_ms = 0;
+};
+
+void on_ran(void *user, uint64_t call, const rf_exec_unit *units, int32_t n) {
+    auto &out = *static_cast<std::vector<Report> *>(user);
+    Report r{call, {}, {}, true, 0};
+    for (int32_t u = 0; u < n; ++u) {
+        const rf_exec_unit &x = units[u];
+        for (int32_t k = 0; k < x.n_nodes; ++k) r.nodes.push_back(x.nodes[k]);
+        r.names.emplace_back(x.name ? x.name : "(null)");
+        if (x.end_ns < x.start_ns || (u > 0 && x.start_ns < units[u - 1].end_ns)) r.times_ok = false;
+        r.total_ms += double(x.end_ns - x.start_ns) / 1e6;
+    }
+    out.push_back(std::move(r));
+}
+
+// Every written tensor's bytes, case after case.
+std::vector<uint8_t> written_bytes(Plugin &p, const std::vector<GraphCase> &cases, const std::vector<BoundGraph> &bound) {
+    std::vector<uint8_t> all;
+    for (size_t c = 0; c < cases.size(); ++c)
+        for (size_t i = 0; i < cases[c].tensors.size(); ++i) {
+            if (!cases[c].tensors[i].written) continue;
+            std::vector<uint8_t> bytes(cases[c].tensors[i].host.data.size());
+            p.download(bytes.data(), bound[c].t[i].data, bytes.size());
+            all.insert(all.end(), bytes.begin(), bytes.end());
+        }
+    return all;
+}
+
+void run(Plugin &p, const rf_graph &g) {
+    char err[1024] = {0};
+    if (p.vt().compute(p.ctx(), &g, err, sizeof err)) throw std::runtime_error(err);
+    p.sync();
+}
+
+void result(bool ok, const char *what, const std::string &detail, int &passed, int &failed) {
+    std::printf("%s  %-52s %s\n", ok ? "ok  " : "FAIL", what, detail.c_str());
+    (ok ? passed : failed)++;
+    std::fflush(stdout);
+}
+
+} // namespace
+
+void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed, int &failed) {
+    const auto set_observer = RF_SLOT(&gpu.vt(), rf_backend_vtable, set_observer);
+    if (!set_observer) {
+        result(false, "observer: set_observer", "the GPU plugin has no set_observer slot", passed, failed);
+        return;
+    }
+    std::vector<BoundGraph> bound;
+    bound.reserve(cases.size());
+    std::vector<rf_node *> ptrs;
+    for (const GraphCase &c : cases) {
+        bound.push_back(bind_graph(gpu, c));
+        ptrs.insert(ptrs.end(), bound.back().ptrs.begin(), bound.back().ptrs.end());
+    }
+    const rf_graph g{int32_t(ptrs.size()), ptrs.data()};
+    std::vector<Report> reports;
+    char err[1024] = {0};
+    try {
+        for (int i = 0; i < 3; ++i) run(gpu, g); // the 2nd builds the replay graph, the 3rd replays it
+        const std::vector<uint8_t> plain = written_bytes(gpu, cases, bound);
+        const rf_exec_observer obs = {sizeof(rf_exec_observer), &reports, on_ran};
+        if (int st = set_observer(gpu.ctx(), &obs, err, sizeof err)) throw std::runtime_error("set_observer: " + std::string(err) + " (" + std::to_string(st) + ")");
+        for (int i = 0; i < 3; ++i) run(gpu, g);
+        const std::vector<uint8_t> observed = written_bytes(gpu, cases, bound);
+        if (int st = set_observer(gpu.ctx(), nullptr, err, sizeof err)) throw std::runtime_error("set_observer(NULL): " + std::string(err) + " (" + std::to_string(st) + ")");
+        run(gpu, g);
+        const std::vector<uint8_t> after = written_bytes(gpu, cases, bound);
+
+        result(plain == observed && plain == after, "observer: same bytes observed and not",
+               std::to_string(plain.size()) + " written bytes over " + std::to_string(g.n_nodes) + " nodes", passed, failed);
+        bool calls_ok = reports.size() == 3, cover_ok = true, times_ok = true;
+        std::string detail = std::to_string(reports.size()) + " reports";
+        for (size_t r = 0; r < reports.size(); ++r) {
+            calls_ok = calls_ok && reports[r].call == r;
+            bool cover = int32_t(reports[r].nodes.size()) == g.n_nodes;
+            for (size_t k = 0; cover && k < reports[r].nodes.size(); ++k) cover = reports[r].nodes[k] == int32_t(k);
+            cover_ok = cover_ok && cover;
+            times_ok = times_ok && reports[r].times_ok && reports[r].total_ms > 0;
+        }
+        if (!reports.empty()) {
+            const Report &last = reports.back();
+            size_t groups = 0;
+            for (const auto &n : last.names) groups += n.find('+') != std::string::npos;
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "; last: %zu units (%zu fused groups), %.3f ms", last.names.size(), groups, last.total_ms);
+            detail += buf;
+        }
+        result(calls_ok && cover_ok && times_ok, "observer: every call reported, every node once", detail +
+               (calls_ok ? "" : "; calls not 0,1,2") + (cover_ok ? "" : "; nodes not covered once in order") +
+               (times_ok ? "" : "; times out of order or zero"), passed, failed);
+    } catch (const std::exception &e) {
+        set_observer(gpu.ctx(), nullptr, err, sizeof err);
+        result(false, "observer", e.what(), passed, failed);
+    }
+    gpu.free_all();
+}
+
+} // namespace opcheck

@@ -1,0 +1,16 @@
+// The GPU backend observed (set_observer, ABI 2.1) must run exactly as it does unobserved: every
+// multi-node case bound together as one graph (enough kernels for graph replay), run three times
+// unobserved and three times observed; the written bytes must be identical, and every observed
+// call reported once, its units covering the graph's nodes in order, each node once, with times.
+#pragma once
+#include <vector>
+
+#include "fusion_cases.h"
+#include "plugin_handle.h"
+
+namespace opcheck {
+
+// Prints one line per check ("ok" / "FAIL"), counts them.
+void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed, int &failed);
+
+} // namespace opcheck
