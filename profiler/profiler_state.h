@@ -75,7 +75,7 @@ public:
     double now_us() const {
         return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_).count();
     }
-    // A steady_clock reading in nanoseconds since its epoch (a backend's node marks) on this
+    // A steady_clock reading in nanoseconds since its epoch (an observed backend's unit times) on this
     // profiler's timeline.
     double us_from_steady_ns(uint64_t ns) const {
         return (double(ns) - double(std::chrono::duration_cast<std::chrono::nanoseconds>(t0_.time_since_epoch()).count())) /

@@ -110,12 +110,12 @@ void WrappedBackend::s_ran(void *user, uint64_t call, const rf_exec_unit *units,
 // ---- timing ----------------------------------------------------------------------------------
 
 int WrappedBackend::compute(const rf_graph *graph, char *err, size_t err_len) {
-    const int st = compute_timed(graph, err, err_len);
+    const int st = time_compute(graph, err, err_len);
     if (st == RF_OK && graph && slow_op_.active) apply_slow_op(slow_op_, *graph); // outside the node times
     return st;
 }
 
-int WrappedBackend::compute_timed(const rf_graph *graph, char *err, size_t err_len) {
+int WrappedBackend::time_compute(const rf_graph *graph, char *err, size_t err_len) {
     if (observed_ && graph) return compute_observed(graph, err, err_len);
     if (!graph || graph->n_nodes <= 0) return inner_->compute(inner_ctx_, graph, err, err_len);
     const bool per_node = sampler_.per_node(graph->n_nodes);

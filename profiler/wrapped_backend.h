@@ -57,7 +57,7 @@ private:
     };
 
     int compute(const rf_graph *graph, char *err, size_t err_len);
-    int compute_timed(const rf_graph *graph, char *err, size_t err_len);
+    int time_compute(const rf_graph *graph, char *err, size_t err_len); // compute() less the slow op
     int compute_host_clock(const rf_graph *graph, bool per_node, char *err, size_t err_len);
     int run_whole_host_clock(const rf_graph *graph, char *err, size_t err_len);
     int compute_observed(const rf_graph *graph, char *err, size_t err_len);

@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -441,6 +443,28 @@ TEST_CASE("profiler observer: a backend refusing the observer is timed from outs
     CHECK(s.device.reports == 0);
     const std::string report = s.report();
     CHECK_THAT(report, Catch::Contains("timing: device events;"));
+}
+
+TEST_CASE("profiler observer: a 2.0 backend (vtable ending before set_observer) is timed from outside") {
+    // Its struct_size stops before the slot; what lies beyond is not a slot and must not be called.
+    FakeDevice device;
+    rf_backend_vtable inner = fake_vtable(true, Observe::Sync);
+    inner.struct_size = uint32_t(offsetof(rf_backend_vtable, set_observer));
+    inner.set_observer = reinterpret_cast<decltype(inner.set_observer)>(uintptr_t(0xdead));
+    const rf_profiler_vtable *pv = profiler_vtable();
+    void *prof = nullptr;
+    char err[512] = {0};
+    REQUIRE(pv->init("{}", &prof, err, sizeof err) == RF_OK);
+    const rf_backend_vtable *vt = nullptr;
+    void *ctx = nullptr;
+    REQUIRE(pv->wrap(prof, "fakeold", &inner, &device, &vt, &ctx) == RF_OK);
+    CHECK(vt->set_observer == nullptr); // the wrapper never offers one itself
+    Chain chain(3);
+    const rf_graph g = chain.graph();
+    REQUIRE(vt->compute(ctx, &g, err, sizeof err) == RF_OK);
+    CHECK(device.compute_sizes == std::vector<int>{1, 1, 1});
+    CHECK(device.reports == 0);
+    proftest::capture_stderr([&] { pv->shutdown(prof); });
 }
 
 TEST_CASE("profiler observer: sample_every makes the calls not picked whole-graph samples, still one inner call each") {
