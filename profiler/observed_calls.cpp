@@ -8,7 +8,6 @@ constexpr size_t kMaxPendingCalls = 4096;
 
 void ObservedCalls::begin() {
     in_compute_ = true;
-    held_.clear();
     have_held_ = false;
     ++next_;
 }
@@ -24,10 +23,12 @@ void ObservedCalls::end(int status, const rf_graph &graph, bool per_node, int ba
         for (int32_t i = 0; i < graph.n_nodes; ++i) c.slots.push_back(state_.slot_for(*graph.nodes[i], backend));
     }
     if (have_held_) { // reported during compute(): record it now
-        std::vector<rf_exec_unit> units(held_.size());
-        for (size_t u = 0; u < held_.size(); ++u)
-            units[u] = {"", held_[u].nodes.data(), int32_t(held_[u].nodes.size()), held_[u].start_ns, held_[u].end_ns};
-        if (!units.empty()) record_units(c, units.data(), int32_t(units.size()));
+        held_units_.resize(held_.size());
+        for (size_t u = 0; u < held_.size(); ++u) {
+            const HeldUnit &h = held_[u];
+            held_units_[u] = {"", h.count ? held_nodes_.data() + h.first : nullptr, h.count, h.start_ns, h.end_ns};
+        }
+        if (!held_units_.empty()) record_units(c, held_units_.data(), int32_t(held_units_.size()));
         have_held_ = false;
         return;
     }
@@ -41,11 +42,12 @@ void ObservedCalls::end(int status, const rf_graph &graph, bool per_node, int ba
 void ObservedCalls::ran(uint64_t call, const rf_exec_unit *units, int32_t n_units) {
     if (in_compute_ && call + 1 == next_) { // the call in progress: its slots come when it returns
         held_.clear();
+        held_nodes_.clear();
         for (int32_t u = 0; units && u < n_units; ++u) {
             const rf_exec_unit &x = units[u];
-            std::vector<int32_t> nodes;
-            if (x.nodes && x.n_nodes > 0) nodes.assign(x.nodes, x.nodes + x.n_nodes);
-            held_.push_back({std::move(nodes), x.start_ns, x.end_ns});
+            const int32_t count = x.nodes && x.n_nodes > 0 ? x.n_nodes : 0; // 0: dropped when recorded
+            held_.push_back({held_nodes_.size(), count, x.start_ns, x.end_ns});
+            held_nodes_.insert(held_nodes_.end(), x.nodes, x.nodes + count);
         }
         have_held_ = true;
         return;

@@ -36,7 +36,8 @@ private:
         std::vector<NodeSlot> slots; // per node (per_node), or the one whole-graph slot
     };
     struct HeldUnit { // a unit reported inside compute(), before its call's slots exist
-        std::vector<int32_t> nodes;
+        size_t first;    // its nodes: held_nodes_[first, first + count)
+        int32_t count;
         uint64_t start_ns, end_ns;
     };
     void record_units(const Call &c, const rf_exec_unit *units, int32_t n_units);
@@ -45,6 +46,8 @@ private:
     uint64_t next_ = 0; // the backend's count of compute() calls since the observer was set
     bool in_compute_ = false;
     std::vector<HeldUnit> held_;
+    std::vector<int32_t> held_nodes_;
+    std::vector<rf_exec_unit> held_units_; // held_ as units, for record_units
     bool have_held_ = false;
     std::deque<Call> pending_;
 };

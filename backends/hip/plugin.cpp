@@ -265,8 +265,8 @@ void shutdown(void *ctx) {
             hipEventDestroy(b->stats.ev[0]);
             hipEventDestroy(b->stats.ev[1]);
         }
-        b->observer.release();
         b->queue.set_graphs(false); // destroys the graph while the context is current
+        b->observer.release();      // after the graph, whose event-record nodes use its events
         for (auto *s : {&b->act_scratch, &b->att_scratch})
             if (s->ptr) hipFree(s->ptr);
         unload_kernels(b->kernels);
