@@ -144,12 +144,11 @@ int WrappedBackend::compute_host_clock(const rf_graph *graph, bool per_node, cha
 }
 
 // The whole graph in one inner compute(), as without the profiler: the backend reports what it
-// ran to observed_calls_ (now or at a later synchronize). NVTX/ROCTX get one range per graph.
+// ran to observed_calls_ (now or at a later synchronize). No NVTX/ROCTX ranges: with a range
+// tool attached the backend is not observed (constructor).
 int WrappedBackend::compute_observed(const rf_graph *graph, char *err, size_t err_len) {
     observed_calls_.begin();
-    if (ranges_.active()) ranges_.push("(graph, observed)");
     const int st = inner_->compute(inner_ctx_, graph, err, err_len);
-    if (ranges_.active()) ranges_.pop();
     // Bookkeeping after the launch, while the device runs the graph.
     const bool per_node = graph->n_nodes > 0 && sampler_.per_node(graph->n_nodes);
     if (graph->n_nodes > 0) state_.count_call(backend_id_, per_node);
