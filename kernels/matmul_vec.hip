@@ -223,6 +223,73 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
     }
 }
 
+// rf_mvq_proj: a token's attention projections in one launch: up to three M = 1 matmuls over
+// the same q8_1 vector (decode: K, V, Q), each optionally followed by its ROPE NORMAL, every row
+// and rotation computed exactly as rf_mvq_multi's forms do (mvq_row, rope_cos_sin, rope_apply):
+// one launch instead of three, so two fewer kernel boundaries per layer, and a grid that covers
+// all three matrices. Arguments (the outputs are raw pointers, rf_kargs has no ktensor left):
+//   src[s], s < iparams[3]: weight of segment s (contiguous rows, rows % 4 == 0, same K);
+//   src[3] = positions (one int32), src[4] = frequency factors (data may be null);
+//   aux[s] = segment s's matmul product (f32; 0: not written, a later output reuses its bytes);
+//   dst.nb[s] = segment s's rotated product (f32; 0: no rope on segment s);
+//   iparams[1] = n_rot, iparams[2] = head size D, fparams[0..1] = freq base, scale;
+//   scratch = the q8_1 vector. Grid: sum over segments of rows / 4 blocks, segment by segment.
+struct ProjRow { const u8 *w; i64 n, stride; int type; float *prod, *rot; };
+RF_DEV ProjRow proj_row(const rf_kargs &a) {
+    const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
+    const int nseg = a.iparams[3];
+    const i64 b0 = w0.ne[1] / 4, b1 = nseg > 1 ? w1.ne[1] / 4 : 0;
+    i64 blk = blockIdx.x;
+    int s = 0;
+    if (blk >= b0 + b1) { s = 2; blk -= b0 + b1; }
+    else if (blk >= b0) { s = 1; blk -= b0; }
+    // Constant indices only (a run-time a.src[s] goes through scratch memory on AMD).
+    ProjRow r;
+    r.w = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
+    r.stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
+    r.type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
+    r.prod = (float *)(s == 0 ? a.aux[0] : s == 1 ? a.aux[1] : a.aux[2]);
+    r.rot = (float *)(s == 0 ? a.dst.nb[0] : s == 1 ? a.dst.nb[1] : a.dst.nb[2]);
+    r.n = blk * RF_MV_WARPS + threadIdx.x / RF_WARP;
+    return r;
+}
+// The block's row and, for a rotated segment, the pair's cos/sin, before rf_kernel_start (as
+// prefetch_rope_multi: positions and factors are never written by a kernel).
+struct ProjStart { ProjRow r; RopeCS rot; };
+RF_DEV ProjStart prefetch_proj(const rf_kargs &a) {
+    ProjStart p{proj_row(a), RopeCS{1.f, 0.f, false}};
+    if (p.r.rot) {
+        const int D = a.iparams[2], n_rot = a.iparams[1], wi = threadIdx.x / RF_WARP;
+        const i64 j = p.r.n % D;
+        p.rot.rotates = j / 2 < n_rot / 2;
+        if (p.rot.rotates && threadIdx.x % RF_WARP == 0 && !(wi & 1))
+            rope_cos_sin(j / 2, ((const int *)a.src[3].data)[0], n_rot, a.fparams[0], a.fparams[1],
+                         (const float *)a.src[4].data, p.rot.c, p.rot.s);
+    }
+    return p;
+}
+RF_KERNEL __launch_bounds__(128) void rf_mvq_proj(rf_kargs a) {
+    const ProjStart ps = prefetch_proj(a);
+    rf_kernel_start();
+    const ProjRow &pr = ps.r;
+    const RopeCS &rot = ps.rot;
+    const int wi = threadIdx.x / RF_WARP;
+    const bool pair_lane = threadIdx.x % RF_WARP == 0 && !(wi & 1); // first row of a rotation pair
+    __shared__ float sh_rows[RF_MV_WARPS];
+    const float v = mvq_row(pr.type, pr.w + pr.n * pr.stride, (const i8 *)a.scratch, a.src[0].ne[0]);
+    if (threadIdx.x % RF_WARP == 0) {
+        if (pr.prod) pr.prod[pr.n] = v;
+        sh_rows[wi] = v;
+    }
+    if (!pr.rot) return; // the whole block: one segment per block
+    __syncthreads();
+    if (!pair_lane) return;
+    float y0 = sh_rows[wi], y1 = sh_rows[wi + 1];
+    if (rot.rotates) rope_apply(sh_rows[wi], sh_rows[wi + 1], rot.c, rot.s, y0, y1);
+    pr.rot[pr.n] = y0;
+    pr.rot[pr.n + 1] = y1;
+}
+
 // ---- several activation columns (batched decode, short batches) ------------------------------
 // NVIDIA packs only: LLVM 15 (Debian's hipcc) spills these on RDNA from 3-4 columns on (gfx1100
 // is capped at 128 VGPRs), so the AMD packs keep rf_mm_generic_* for M > 1.

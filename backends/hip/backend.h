@@ -27,6 +27,9 @@ struct Backend {
     // The patterns other than the norm (matmul+rope, gate/up+SwiGLU, KV append, attention with its
     // q8_1 output): ROCMFORGE_HIP_FUSE=norm turns them off (A/B).
     bool fuse_beyond_norm = true;
+    // A layer's K, V, Q projections (with their ropes) as one launch, rf_mvq_proj
+    // (ROCMFORGE_HIP_FUSE_PROJ=0: each its own, A/B).
+    bool fuse_projections = true;
     bool cpu_like_activations = true; // int8-quantized activations as the CPU's (ROCMFORGE_HIP_ACT=f16: off)
     // Matmuls with 2..mvq_max_cols activation columns run on the dp4a column kernels
     // (rf_mvqn_*, R = mvq_rows_per_warp weight rows per warp); wider ones on the tile kernels.

@@ -180,6 +180,81 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string
     return 2;
 }
 
+// A ROPE NORMAL of one token over the whole product of matmul mm (what rf_mvq_proj and the rope
+// form of rf_mvq_multi rotate): rows in pairs, the rotated rows dense, not on the weights.
+bool rope_of_product(const rf_node *mm, const rf_node *rp) {
+    if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return false;
+    const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
+    const int64_t N = md->ne[0], D = rx->ne[0];
+    return rp->iparams[0] == RF_ROPE_NORMAL && rx->data == md->data && dense_f32(rx) && dense_f32(rd) && same_shape(rx, rd) &&
+           rx->ne[0] * rx->ne[1] == N && rx->ne[2] == 1 && rx->ne[3] == 1 && pos->ne[0] == 1 && N % 4 == 0 && D % 2 == 0 &&
+           (!overlap(rd, md) || rd->data == md->data) && !overlap(rd, mm->src[0]) && !overlap(rd, pos) && !overlap(rd, rp->src[2]);
+}
+
+// MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] over one vector, one token (a layer's K, V, Q
+// projections with their rotations) -> one rf_mvq_proj launch. The ropes must agree (positions,
+// factors, n_rot, head size, base, scale). A product whose bytes a later output of the run
+// reuses is dead (the executor recycles bytes only after a tensor's last reader, and its only
+// reader in the run is its rope, which the kernel feeds from shared memory): it is not written.
+int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
+    struct Seg { const rf_node *mm, *rp; };
+    Seg segs[3];
+    int nseg = 0, j = i;
+    const rf_node *rope0 = nullptr;
+    while (nseg < 3 && j < g.n_nodes) {
+        const rf_node *mm = g.nodes[j];
+        if (mm->op != RF_OP_MATMUL || !vec_matmul(mm) || !same_vector(mm, g.nodes[i]) || mm->dst->ne[0] % 4 ||
+            mm->src[0]->ne[0] != g.nodes[i]->src[0]->ne[0] || act_block(mm->src[0]->type) != act_block(g.nodes[i]->src[0]->type))
+            break;
+        const rf_node *rp = j + 1 < g.n_nodes && rope_of_product(mm, g.nodes[j + 1]) ? g.nodes[j + 1] : nullptr;
+        if (rp && rope0 &&
+            (rp->src[1]->data != rope0->src[1]->data || rp->src[2] != rope0->src[2] ||
+             (rp->src[2] && rp->src[2]->data != rope0->src[2]->data) || rp->iparams[1] != rope0->iparams[1] ||
+             rp->src[0]->ne[0] != rope0->src[0]->ne[0] || rp->fparams[0] != rope0->fparams[0] || rp->fparams[1] != rope0->fparams[1]))
+            break;
+        if (rp && !rope0) rope0 = rp;
+        segs[nseg++] = {mm, rp};
+        j += rp ? 2 : 1;
+    }
+    if (nseg < 2 || !rope0) return 0;
+    // Outputs in node order; inputs the kernel reads (the vector itself only as its q8_1 copy).
+    std::vector<const rf_tensor *> outs, ins = {rope0->src[1], rope0->src[2]};
+    for (int s = 0; s < nseg; ++s) {
+        outs.push_back(segs[s].mm->dst);
+        if (segs[s].rp) outs.push_back(segs[s].rp->dst);
+        ins.push_back(segs[s].mm->src[0]);
+    }
+    for (const rf_tensor *o : outs)
+        for (const rf_tensor *t : ins)
+            if (overlap(o, t)) return 0;
+    auto dead = [&](const rf_tensor *o) {
+        const auto at = std::find(outs.begin(), outs.end(), o);
+        return std::any_of(at + 1, outs.end(), [&](const rf_tensor *l) { return overlap(o, l); });
+    };
+    if (int r = ensure_q8_columns(b, g.nodes[i]->src[1], act_block(g.nodes[i]->src[0]->type), err))
+        return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    rf_kargs a{};
+    int64_t blocks = 0;
+    for (int s = 0; s < nseg; ++s) {
+        a.src[s] = ktensor(segs[s].mm->src[0]);
+        const rf_tensor *prod = segs[s].mm->dst, *rot = segs[s].rp ? segs[s].rp->dst : nullptr;
+        a.aux[s] = dead(prod) ? 0 : (long long)(uintptr_t)prod->data;
+        a.dst.nb[s] = rot ? (long long)(uintptr_t)rot->data : 0;
+        blocks += prod->ne[0] / 4;
+    }
+    a.src[3] = ktensor(rope0->src[1]);
+    if (rope0->src[2]) a.src[4] = ktensor(rope0->src[2]);
+    a.scratch = b.q8.where;
+    a.iparams[1] = rope0->iparams[1];
+    a.iparams[2] = (int)rope0->src[0]->ne[0];
+    a.iparams[3] = nseg;
+    a.fparams[0] = rope0->fparams[0];
+    a.fparams[1] = rope0->fparams[1];
+    if (!add_launch(b, "rf_mvq_proj", (unsigned)blocks, 128, a)) return 0;
+    for (const rf_tensor *o : outs) forget_overwritten(b, o);
+    return j - i;
+}
+
 // M = 1 matmul patterns (gate+up+swiglu, matmul+rope). Later matmuls are never moved ahead of
 // the nodes between them: the executor recycles arena bytes after a tensor's last reader, so a
 // later node's output may sit on an earlier node's input.
@@ -188,6 +263,8 @@ int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
     const int form = fusable_matmul(b, m0);
     if (!form || overlap(m0->dst, m0->src[1])) return 0;
     if (int r = fuse_gate_up(b, g, i, err)) return r;
+    if (form == 1 && b.fuse_projections)
+        if (int r = fuse_projections(b, g, i, err)) return r;
     return fuse_matmul_rope(b, g, i, form, err);
 }
 

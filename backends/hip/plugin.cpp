@@ -201,6 +201,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (const char *s = std::getenv("ROCMFORGE_HIP_PREFETCH"); s && (*s == '0' || *s == '1')) b->prefetch_weights = *s == '1';
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_COLS")) b->mvq_max_cols = std::max(1, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_ROWS"); s && (*s == '1' || *s == '2')) b->mvq_rows_per_warp = *s - '0';
+    if (const char *s = std::getenv("ROCMFORGE_HIP_FUSE_PROJ"); s && *s == '0') b->fuse_projections = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_STATS"); s && *s == '1') {
         b->stats.on = hipEventCreate(&b->stats.ev[0]) == hipSuccess && hipEventCreate(&b->stats.ev[1]) == hipSuccess;
     }

@@ -133,14 +133,18 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
         Tensor *k = project_heads(w.wk, w.bk, w.attn_k_norm, hp.n_head_kv, "k");
         Tensor *v = g.matmul(w.wv, h, "attn_v");
         if (w.bv) v = g.add(v, w.bv, "attn_v_bias");
+        // Q next to K and V (before the appends): a backend can run the three projections of the
+        // same vector as one launch (the HIP backend's rf_mvq_proj). Nothing after the last
+        // layer's appends is needed when no logits are.
+        const bool appends_only = last && !want_logits;
+        Tensor *q = appends_only ? nullptr : project_heads(w.wq, w.bq, w.attn_q_norm, hp.n_head, "q");
         Tensor *k_pool = g.set_rows(cache.k(l), g.reshape(k, {hp.n_embd_kv(), T}), slots, "cache_k_append");
         Tensor *v_pool = g.set_rows(cache.v(l), v, slots, "cache_v_append");
-        if (last && !want_logits) {
+        if (appends_only) {
             g.set_prefix("");
-            return nullptr; // nothing after the last K/V append is needed
+            return nullptr;
         }
 
-        Tensor *q = project_heads(w.wq, w.bq, w.attn_q_norm, hp.n_head, "q");
         const Graph::AttentionLimits limits{local ? hp.n_swa : 0, hp.attn_softcap};
         Tensor *attn = g.attention(q, k_pool, v_pool, slot_table, token_info, kq_scale, limits, "attention");
         attn = g.matmul(w.wo, attn, "attn_output");

@@ -70,6 +70,52 @@ GraphCase matmul_rope(std::mt19937 &rng, int type, int64_t K, int D, int H, int6
     return b.c;
 }
 
+// One token's K, V (and Q) projections: MATMUL ROPE MATMUL [MATMUL ROPE] over one vector, as a
+// layer's decode graph orders them (the HIP backend's rf_mvq_proj). layout 0: every output its
+// own; 1: the ropes in place (rotated rows on their products); 2: V's product on K's product
+// bytes (the executor's reuse after K's rope, its last reader): K's product is dead.
+GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int D, int Hkv, int Hq, int n_rot, bool factors,
+                      int layout) {
+    Builder b;
+    const bool with_q = Hq > 0;
+    b.c.name = std::string("fused projections K ") + type_label(tk) + " V " + type_label(tv) +
+               (with_q ? std::string(" Q ") + type_label(tq) : std::string(" (no Q)")) + " K=" + std::to_string(K) +
+               " D=" + std::to_string(D) + " n_rot=" + std::to_string(n_rot) + (factors ? " +factors" : "") +
+               " layout=" + std::to_string(layout);
+    b.c.max_nmse = 5e-4;
+    const int64_t Nk = (int64_t)D * Hkv, Nq = (int64_t)D * Hq;
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, 1));
+    const int Wk = b.input(rnd(rng, tk, K, Nk)), Wv = b.input(rnd(rng, tv, K, Nk));
+    const int P = b.input(ints({(int32_t)(rng() % 4000)}, 1));
+    int F = -1;
+    if (factors) {
+        HostTensor f = make(RF_TYPE_F32, n_rot / 2);
+        for (int i = 0; i < n_rot / 2; ++i) { const float v = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &v, 4); }
+        F = b.input(std::move(f));
+    }
+    auto rope = [&](int src_heads, int dst) {
+        GraphNode &r = b.node(RF_OP_ROPE, dst, {src_heads, P, F});
+        r.iparams[0] = RF_ROPE_NORMAL;
+        r.iparams[1] = n_rot;
+        r.fparams[0] = 10000.f;
+        r.fparams[1] = 1.f;
+    };
+    const int kd = b.output(RF_TYPE_F32, Nk, 1), kh = b.view(kd, RF_TYPE_F32, D, Hkv, 1);
+    const int kr = layout == 1 ? b.view(kd, RF_TYPE_F32, D, Hkv, 1) : b.output(RF_TYPE_F32, D, Hkv, 1);
+    const int vd = layout == 2 ? b.view(kd, RF_TYPE_F32, Nk, 1, 1) : b.output(RF_TYPE_F32, Nk, 1);
+    b.node(RF_OP_MATMUL, kd, {Wk, x});
+    rope(kh, kr);
+    b.node(RF_OP_MATMUL, vd, {Wv, x});
+    if (with_q) {
+        const int Wq = b.input(rnd(rng, tq, K, Nq));
+        const int qd = b.output(RF_TYPE_F32, Nq, 1), qh = b.view(qd, RF_TYPE_F32, D, Hq, 1);
+        const int qr = layout == 1 ? b.view(qd, RF_TYPE_F32, D, Hq, 1) : b.output(RF_TYPE_F32, D, Hq, 1);
+        b.node(RF_OP_MATMUL, qd, {Wq, x});
+        rope(qh, qr);
+    }
+    return b.c;
+}
+
 // SET_ROWS(K pool) SET_ROWS(V pool): T rows appended at distinct slots.
 GraphCase kv_append(std::mt19937 &rng, int pool, int64_t R, int64_t T) {
     Builder b;
@@ -132,6 +178,12 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         }
         v.push_back(matmul_rope(rng, t, 256, 128, 2, 3, 128, false));
     }
+    for (int layout : {0, 1, 2}) {
+        v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 2, 4, 64, layout == 1, layout));
+        v.push_back(projections(rng, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q4_0, 256, 128, 1, 3, 128, false, layout));
+        v.push_back(projections(rng, RF_TYPE_Q5_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, 768, 64, 2, 2, 32, layout == 2, layout));
+    }
+    v.push_back(projections(rng, RF_TYPE_Q8_0, RF_TYPE_Q4_K, 0, 512, 64, 2, 0, 64, false, 0));
     for (int pool : {RF_TYPE_F16, RF_TYPE_F32}) {
         v.push_back(kv_append(rng, pool, 256, 1));
         v.push_back(kv_append(rng, pool, 128, 6));
