@@ -266,7 +266,7 @@ void shutdown(void *ctx) {
             hipEventDestroy(b->stats.ev[1]);
         }
         b->queue.set_graphs(false); // destroys the graph while the context is current
-        for (auto *s : {&b->act_scratch, &b->att_scratch})
+        for (auto *s : {&b->act_scratch, &b->att_scratch, &b->fq_scratch, &b->moe_scratch})
             if (s->ptr) hipFree(s->ptr);
         unload_kernels(b->kernels);
         hipStreamDestroy(b->stream);
