@@ -8,7 +8,8 @@
 //                                      // entries past head.tiles have cols = 0 (blocks exit)
 //   i64 dst_off[S*M];                  // per sorted column: byte offset of its output column
 //   int src_row[S*M];                  // per sorted column: its q8_1 activation row
-//   (16-byte aligned) q8_1 rows[S*M];  // the activation rows in sorted order (rf_moe_gather_q8)
+//   (16-byte aligned) rows[S*M];       // the activation rows (q8_1 or f16) in sorted order
+//                                      // (rf_moe_gather_rows)
 // Sorted order: columns of expert 0, then 1, ..., then those with an id outside 0..E-1 (their
 // outputs are zeros, as rf_mm_id_*). The order within an expert is that of the atomics; every
 // output column is computed alone with a fixed K order, so the results do not depend on it.
@@ -73,11 +74,11 @@ RF_KERNEL __launch_bounds__(RF_MOE_GROUP_THREADS) void rf_moe_group_ids(rf_kargs
     }
 }
 
-// rf_moe_gather_q8: grid (S*M), 128 threads. Sorted column p < head.good: copies its q8_1
-// activation row (aux[0] bytes, a multiple of 16) from a.scratch into the sorted rows; the
+// rf_moe_gather_rows: grid (S*M), 128 threads. Sorted column p < head.good: copies its
+// activation row (q8_1 or f16: aux[0] bytes, a multiple of 16) from a.scratch into the sorted rows; the
 // columns of bad ids instead write zeros to their output column (dst.ne[0] floats).
 // src[0] = group scratch, aux[1] = tile entries, aux[2] = byte offset of the sorted rows.
-RF_KERNEL __launch_bounds__(128) void rf_moe_gather_q8(rf_kargs a) {
+RF_KERNEL __launch_bounds__(128) void rf_moe_gather_rows(rf_kargs a) {
     rf_kernel_start();
     const u8 *g = (const u8 *)a.src[0].data;
     const int p = blockIdx.x, total = (int)gridDim.x;

@@ -88,8 +88,8 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
     }
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K})
         v.push_back(matmul_id(rng, t, 512, 130, 4, 2, 16, false)); // 32 columns: the last dp4a-sized case
-    // Prefill-sized MATMUL_ID (S*M >= 64 columns): the grouped integer tensor-core path on
-    // NVIDIA for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0 (moe_grouped.cpp), rf_mm_id_* for F16 and on AMD.
+    // Prefill-sized MATMUL_ID (S*M >= 64 columns): grouped by expert on NVIDIA (moe_grouped.cpp;
+    // rf_mmqp_id_* for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, rf_mm_h16_id_64 for F16), rf_mm_id_* on AMD.
     // Odd N (partial 128-row tiles), K with a partial last K step (Q4_0 / Q8_0 step 128).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0, RF_TYPE_F16}) {
         const bool k256 = type_block(t) == 256;
