@@ -18,6 +18,7 @@
 #include "quantize_act.hip"
 #include "matmul_vec.hip"
 #include "matmul_mmq.hip"
+#include "moe_group.hip"
 #include "matmul_mmq_prefill.hip"
 #include "matmul_h16.hip"
 #include "attention_prefill_mma.hip"

@@ -15,8 +15,13 @@
 // rank order: deterministic, no global scratch, no zeroing (the mmq kernels' scheme).
 // Host (ops.cpp): K % 32 == 0, weight and activation rows 16-byte aligned, activations dense f16
 // in scratch; dynamic shared memory RF_H16_SMEM(BM).
+//
+// rf_mm_h16_id_64: MATMUL_ID prefill of F16 experts on the same tiles, columns grouped by
+// expert (moe_group.hip, as rf_mmqp_id_*): grid x walks the group's tile list, a block takes its
+// tile's expert weights and sorted f16 activation rows and stores each column at its offset.
 #include "compat.h"
 #include "matmul_h16_layout.h"
+#include "moe_group.hip"
 
 #if RF_NVIDIA
 
@@ -36,21 +41,41 @@ RF_DEV void h16_cp(u32 dst, const void *src) { // 16 bytes, L2 only (each tile i
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
 
-template <int BM, int KS> RF_DEV void mm_h16_impl(const rf_kargs &a) {
+// GROUPED (KS = 1): MATMUL_ID form; src[0] = the weights [K, N, E], src[1].data = the group
+// scratch, aux[0] = bytes per sorted f16 row, aux[1] = tile entries, aux[2] = byte offset of the
+// sorted rows.
+template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &a) {
     typedef h16_cfg<BM> C;
     typedef u16 WTile[RF_H16_BN][RF_H16_LD];
     typedef u16 XTile[BM][RF_H16_LD];
     WTile *Ws = (WTile *)rf_h16_smem;
     XTile *Xs = (XTile *)(rf_h16_smem + RF_H16_STAGES * sizeof(WTile));
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
-    const i64 K = w.ne[0], N = w.ne[1], M = x.ne[1];
-    const i64 m0 = (i64)(blockIdx.x / KS) * BM, n0 = (i64)blockIdx.y * RF_H16_BN;
+    const i64 K = w.ne[0], N = w.ne[1];
+    i64 M = x.ne[1], m0 = (i64)(blockIdx.x / KS) * BM;
+    const i64 n0 = (i64)blockIdx.y * RF_H16_BN;
     const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
-    const int z = blockIdx.z;
-    const i64 i2 = z % x.ne[2], i3 = z / x.ne[2];
-    const u8 *wb = (const u8 *)w.data + (i2 / (x.ne[2] / w.ne[2])) * w.nb[2] + (i3 / (x.ne[3] / w.ne[3])) * w.nb[3];
-    const u8 *xb = (const u8 *)x.data + i2 * x.nb[2] + i3 * x.nb[3];
-    u8 *db = (u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3];
+    const u8 *wb, *xb;
+    u8 *db;
+    i64 xnb1 = x.nb[1];
+    const MoeTile *tile = GROUPED ? (const MoeTile *)((const u8 *)x.data + 16) + blockIdx.x : nullptr;
+    if (GROUPED) {
+        static_assert(!GROUPED || KS == 1, "grouped tiles are not split over K");
+        const MoeTile tl = *tile;
+        if (tl.cols == 0) return; // past the used tiles (the whole block: before any barrier)
+        xnb1 = a.aux[0];
+        wb = (const u8 *)w.data + tl.expert * w.nb[2];
+        xb = (const u8 *)x.data + a.aux[2] + (i64)tl.first * xnb1;
+        db = (u8 *)d.data;
+        M = tl.cols;
+        m0 = 0;
+    } else {
+        const int z = blockIdx.z;
+        const i64 i2 = z % x.ne[2], i3 = z / x.ne[2];
+        wb = (const u8 *)w.data + (i2 / (x.ne[2] / w.ne[2])) * w.nb[2] + (i3 / (x.ne[3] / w.ne[3])) * w.nb[3];
+        xb = (const u8 *)x.data + i2 * x.nb[2] + i3 * x.nb[3];
+        db = (u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3];
+    }
 
     const int tid = threadIdx.x, lane = tid % RF_WARP, wid = tid / RF_WARP;
     const int wn = (wid % C::WARPS_N) * C::WTN, wm = (wid / C::WARPS_N) * C::WTM;
@@ -68,7 +93,7 @@ template <int BM, int KS> RF_DEV void mm_h16_impl(const rf_kargs &a) {
 #pragma unroll
     for (int i = 0; i < C::XG; ++i) {
         const int g = tid + RF_H16_THREADS * i, r = g >> 2, p = g & 3;
-        xsrc[i] = xb + (m0 + r < M ? m0 + r : M - 1) * x.nb[1] + 16 * p;
+        xsrc[i] = xb + (m0 + r < M ? m0 + r : M - 1) * xnb1 + 16 * p;
         xdst[i] = smem_addr(&Xs[0][r][8 * p]);
     }
     auto load_stage = [&](int s, i64 kt) {
@@ -137,6 +162,9 @@ template <int BM, int KS> RF_DEV void mm_h16_impl(const rf_kargs &a) {
         mmq_cluster_sync();
     }
     const int g = lane >> 2, t4 = lane & 3;
+    // GROUPED: per sorted column of this tile, its output offset (read here, not kept live).
+    const i64 *dst_off = nullptr;
+    if (GROUPED) dst_off = (const i64 *)((const u8 *)x.data + moe_group_dst_off_at(a.aux[1])) + tile->first;
 #pragma unroll
     for (int i = 0; i < C::MI; ++i)
 #pragma unroll
@@ -152,7 +180,7 @@ template <int BM, int KS> RF_DEV void mm_h16_impl(const rf_kargs &a) {
 #pragma unroll
                     for (int q = 0; q < KS; ++q) v += mmq_ld_cluster(red_at + 4u * (u32)(e * RF_H16_THREADS), (u32)q);
                 }
-                if (n < N && m < M) ((float *)(db + m * d.nb[1]))[n] = v;
+                if (n < N && m < M) ((float *)(db + (GROUPED ? dst_off[m] : m * d.nb[1])))[n] = v;
             }
     if (KS > 1) mmq_cluster_sync(); // no block leaves while the others read its shared memory
 }
@@ -162,17 +190,22 @@ template <int BM, int KS> RF_DEV void mm_h16_impl(const rf_kargs &a) {
 #define RF_MM_H16(BM, MINB)                                                                                          \
     RF_KERNEL __launch_bounds__(RF_H16_THREADS, MINB) void rf_mm_h16_##BM##_k1(rf_kargs a) {                         \
         rf_kernel_start();                                                                                         \
-        mm_h16_impl<BM, 1>(a);                                                                                     \
+        mm_h16_impl<BM, 1, false>(a);                                                                                     \
     }                                                                                                              \
     RF_KERNEL __launch_bounds__(RF_H16_THREADS, MINB) RF_MMQ_CLUSTER(2) void rf_mm_h16_##BM##_k2(rf_kargs a) {      \
         rf_kernel_start();                                                                                         \
-        mm_h16_impl<BM, 2>(a);                                                                                     \
+        mm_h16_impl<BM, 2, false>(a);                                                                                     \
     }                                                                                                              \
     RF_KERNEL __launch_bounds__(RF_H16_THREADS, MINB) RF_MMQ_CLUSTER(4) void rf_mm_h16_##BM##_k4(rf_kargs a) {      \
         rf_kernel_start();                                                                                         \
-        mm_h16_impl<BM, 4>(a);                                                                                     \
+        mm_h16_impl<BM, 4, false>(a);                                                                                     \
     }
 RF_MM_H16(128, 2)
 RF_MM_H16(64, 3)
+// Grouped MATMUL_ID tiles: 64 tokens (one expert's tokens rarely fill 128), no K split.
+RF_KERNEL __launch_bounds__(RF_H16_THREADS, 3) void rf_mm_h16_id_64(rf_kargs a) {
+    rf_kernel_start();
+    mm_h16_impl<64, 1, true>(a);
+}
 
 #endif // RF_NVIDIA

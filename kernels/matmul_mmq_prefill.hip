@@ -11,14 +11,23 @@
 //  - K steps through RF_MMQP_STAGES stages of dynamic shared memory (the host passes
 //    RF_MMQP_STAGES x RF_MMQ_STAGE_BYTES; ~130..205 KB, one block per multiprocessor), filled
 //    with cp.async; one barrier per step.
+//
+// rf_mmqp_id_<type>_<C>: the same tiles for MATMUL_ID prefill, columns grouped by expert
+// (moe_group.hip): grid y walks the group's tile list (expert, first sorted column, columns);
+// a block takes its expert's weights, reads its sorted q8_1 rows and writes each output
+// column at the offset the group recorded. Entries past the used tiles exit at once, so the
+// host launches an upper bound of tiles without reading the routing back.
 #include "compat.h"
 #include "mmq_layout.h"
+#include "moe_group.hip"
 
 #if RF_NVIDIA
 
 extern __shared__ __align__(16) u8 rf_mmqp_smem[];
 
-template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
+// GROUPED: MATMUL_ID form; src[0] = the weights [K, N, E], src[1].data = the group scratch,
+// aux[1] = its tile entries, aux[2] = byte offset of its sorted q8_1 rows.
+template <int T, int NT, bool GROUPED> RF_DEV void mmqp_run(const rf_kargs &a) {
     typedef MmqFmt<T> F;
     enum {
         WR = 2, WROW = 4, ROWS = RF_MMQP_ROWS, C = 16 * NT, NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS,
@@ -31,9 +40,9 @@ template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
     if (dyn < (u32)(P * STAGE)) __trap();
 
     const rf_ktensor &w = a.src[0], &dst = a.dst;
-    const i64 K = w.ne[0], N = w.ne[1], M = a.src[1].ne[1];
+    const i64 K = w.ne[0], N = w.ne[1];
     const int tid = threadIdx.x, lane = tid % RF_WARP, wid = tid / RF_WARP, g = lane >> 2, t = lane & 3;
-    const i64 n0 = (i64)blockIdx.x * ROWS, c0 = (i64)blockIdx.y * C;
+    const i64 n0 = (i64)blockIdx.x * ROWS;
     const int col = (wid / WROW) * 8 * NT; // the warp's first column in the stage
     // Every column tile is computed (columns past M hold the clamped last column and are not
     // stored): no run-time bound in the unrolled mma loops.
@@ -42,11 +51,24 @@ template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
     const i64 wnb = w.nb[1];
     const i8 *xq = (const i8 *)a.scratch;
     const i64 xs = a.aux[0];
+    i64 M = a.src[1].ne[1], c0 = (i64)blockIdx.y * C;
+    const MoeTile *tile = GROUPED ? (const MoeTile *)((const u8 *)a.src[1].data + 16) + blockIdx.y : nullptr;
+    if (GROUPED) {
+        const MoeTile tl = *tile;
+        if (tl.cols == 0) return; // past the used tiles (the whole block: before any barrier)
+        wbase += tl.expert * w.nb[2];
+        xq = (const i8 *)a.src[1].data + a.aux[2] + (i64)tl.first * xs;
+        M = tl.cols;
+        c0 = 0;
+    }
     const i64 nst = (K + F::STEP - 1) / F::STEP;
     const u32 sbase = mmq_saddr(rf_mmqp_smem);
 
     int rr[2 * WR];     // stage rows: row tile i holds rr[2i] (its row g) and rr[2i + 1] (g + 8)
-    const u8 *row[2 * WR]; // their global rows (clamped), for the misalignment of 2-byte formats
+    // Their global rows (clamped), for the misalignment of 2-byte formats. GROUPED keeps only
+    // the rows' low 4 address bits (the same misalignment, fewer registers: its per-expert
+    // pointers are live through the K loop and the 64-column Q4_0 kernel spilled).
+    const u8 *row[2 * WR];
 #pragma unroll
     for (int r = 0; r < 2 * WR; ++r) {
         rr[r] = 32 * (wid % WROW) + 8 * r + g;
@@ -81,7 +103,9 @@ template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
         } else {
             int mis[2 * WR];
 #pragma unroll
-            for (int r = 0; r < 2 * WR; ++r) mis[r] = (int)((unsigned long long)(row[r] + st * F::SB) & 15);
+            for (int r = 0; r < 2 * WR; ++r)
+                mis[r] = GROUPED ? (int)(((unsigned)(unsigned long long)row[r] + (unsigned)st * F::SB) & 15)
+                                 : (int)((unsigned long long)(row[r] + st * F::SB) & 15);
             if (T == T_Q6_K) {
                 MmqStep<T, WR, NT>::q6k(sw, sx, sd, rr, mis, col, g, t, ntv, acc);
             } else {
@@ -95,6 +119,10 @@ template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
         }
     }
 
+    // GROUPED: per sorted column of this tile, its output offset (the tile is read again here
+    // rather than kept in registers through the K loop).
+    const i64 *dst_off = nullptr;
+    if (GROUPED) dst_off = (const i64 *)((const u8 *)a.src[1].data + moe_group_dst_off_at(a.aux[1])) + tile->first;
 #pragma unroll
     for (int i = 0; i < WR; ++i)
 #pragma unroll
@@ -103,7 +131,8 @@ template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const i64 n = n0 + rr[2 * i + (e >> 1)], m = c0 + col + 8 * nt + 2 * t + (e & 1);
-                if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = acc[i][nt][e];
+                if (n < N && m < M)
+                    ((float *)((u8 *)dst.data + (GROUPED ? dst_off[m] : m * dst.nb[1])))[n] = acc[i][nt][e];
             }
         }
 }
@@ -115,13 +144,23 @@ template <int T, int NT> RF_DEV void mmqp_run(const rf_kargs &a) {
 #define RF_MMQP(t, T, C)                                                                                       \
     RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, C)) void rf_mmqp_##t##_##C(rf_kargs a) {     \
         rf_kernel_start();                                                                                  \
-        mmqp_run<T, C / 16>(a);                                                                             \
+        mmqp_run<T, C / 16, false>(a);                                                                      \
     }
-#define RF_MMQP_TYPE(t, T) RF_MMQP(t, T, 64) RF_MMQP(t, T, 128)
+#define RF_MMQP_ID(t, T, C)                                                                                    \
+    RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, C)) void rf_mmqp_id_##t##_##C(rf_kargs a) {  \
+        rf_kernel_start();                                                                                  \
+        mmqp_run<T, C / 16, true>(a);                                                                       \
+    }
+#define RF_MMQP_TYPE(t, T) RF_MMQP(t, T, 64) RF_MMQP(t, T, 128) RF_MMQP_ID(t, T, 64)
 RF_MMQP_TYPE(q4_k, T_Q4_K)
 RF_MMQP_TYPE(q5_k, T_Q5_K)
 RF_MMQP_TYPE(q6_k, T_Q6_K)
 RF_MMQP_TYPE(q4_0, T_Q4_0)
 RF_MMQP_TYPE(q8_0, T_Q8_0)
+// The grouped 128-column tiles only where they do not spill on sm_90 (Q5_K spilled 4 bytes,
+// Q6_K 40; matmul_mmq.cpp's mmqp_id_cols keeps those at 64).
+RF_MMQP_ID(q4_k, T_Q4_K, 128)
+RF_MMQP_ID(q4_0, T_Q4_0, 128)
+RF_MMQP_ID(q8_0, T_Q8_0, 128)
 
 #endif // RF_NVIDIA

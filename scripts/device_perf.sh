@@ -41,7 +41,8 @@
 #   families  qwen3/gemma2/gemma3/phi3: GPU vs CPU greedy tokens (tiny shapes), pp512/tg128 (real shapes)
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
 #   moe       mixture of experts: opcheck of the MoE cases, GPU vs CPU greedy tokens on tiny-mixtral /
-#             tiny-qwen3moe, MATMUL_ID kernel times (GB/s of the chosen experts' bytes), pp512/tg128
+#             tiny-qwen3moe, MATMUL_ID kernel times (GB/s of the chosen experts' bytes; prefill also
+#             with the grouped path off, ROCMFORGE_HIP_MOE_GROUP_MIN=0), pp512/tg128 (both ways)
 #             and the profiler's per-op bytes of a decode run on mixtral-8x7b / qwen3-30b-a3b Q4_K_M
 set -u
 failed=0 # set by checks whose failure must fail the call (fusecmp); the exit status at the end
@@ -332,9 +333,13 @@ for step in "$@"; do
     greedy_vs_cpu "tiny-mixtral tiny-qwen3moe" "Q8_0 Q4_0 F16" moe
     timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter matmul_id > "$OUT/moe-perf.txt" 2>&1
     log "-- MATMUL_ID kernel times (GB/s over the chosen experts' bytes)"; grep matmul_id "$OUT/moe-perf.txt" | tee -a "$S"
+    ROCMFORGE_HIP_MOE_GROUP_MIN=0 timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter matmul_id > "$OUT/moe-perf-ungrouped.txt" 2>&1
+    log "-- prefill MATMUL_ID with ROCMFORGE_HIP_MOE_GROUP_MIN=0 (rf_mm_id_*, not grouped by expert)"
+    grep "matmul_id.*M=512" "$OUT/moe-perf-ungrouped.txt" | tee -a "$S"
     for sh in ${MOE_BENCH:-qwen3-30b-a3b mixtral-8x7b}; do
       m=$(model $sh Q4_K_M)
       log "bench $sh Q4_K_M: $(bench_line $m 300)"
+      log "bench $sh Q4_K_M, ROCMFORGE_HIP_MOE_GROUP_MIN=0: $(ROCMFORGE_HIP_MOE_GROUP_MIN=0 bench_line $m 300)"
       timeout 200 $RF generate -m $m -p "Once upon a time" -n 16 --temp 0 --backend hip --profile "$OUT/moe-trace-$sh.json" \
         > /dev/null 2> "$OUT/moe-prof-$sh.txt"
       log "-- profile of 16 decode tokens, $sh (ffn_*_exps rows: bytes are the chosen experts')"

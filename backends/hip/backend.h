@@ -59,6 +59,7 @@ struct Backend {
     // Grown (never shrunk) by ensure_scratch(); the attention counters part is zeroed.
     struct Scratch { void *ptr = nullptr; uint64_t size = 0; };
     Scratch act_scratch, att_scratch, fq_scratch;
+    Scratch moe_scratch; // MATMUL_ID prefill: columns grouped by expert (moe_grouped.cpp)
     // An activation quantized in this compute() the way the CPU backend quantizes it
     // (kernels/quantize_act.hip): reused by the next matmuls that read the same tensor with the
     // same block size (Q, K, V / gate, up) until a node writes over its source bytes.

@@ -55,10 +55,22 @@ int matmul_h16(Backend &b, const rf_node &n, std::string &err) {
                   (unsigned)RF_H16_SMEM(l.bm));
 }
 
+bool h16_id_usable(const Backend &b, const rf_tensor *w) {
+    if (b.h16_tokens == 0 || !w || w->type != RF_TYPE_F16) return false;
+    if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
+    return w->ne[0] % RF_H16_BK == 0 && (w->ne[1] + RF_H16_BN - 1) / RF_H16_BN <= 65535 && aligned(w, 16);
+}
+
+int launch_h16_id(Backend &b, const rf_tensor *w, int64_t tiles, rf_kargs &a, std::string &err) {
+    return launch(b, "rf_mm_h16_id_64", (unsigned)tiles, (unsigned)((w->ne[1] + RF_H16_BN - 1) / RF_H16_BN), 1, RF_H16_THREADS, a,
+                  err, (unsigned)RF_H16_SMEM(64));
+}
+
 std::vector<std::string> h16_kernel_names() {
     std::vector<std::string> v;
     for (int bm : {64, 128})
         for (int ks : {1, 2, 4}) v.push_back("rf_mm_h16_" + std::to_string(bm) + "_k" + std::to_string(ks));
+    v.push_back("rf_mm_h16_id_64");
     return v;
 }
 
@@ -67,6 +79,11 @@ std::vector<std::string> h16_kernel_names() {
 bool h16_usable(const Backend &, const rf_node &) { return false; }
 int matmul_h16(Backend &, const rf_node &, std::string &err) {
     err = "matmul_h16: NVIDIA only";
+    return RF_ERR_UNSUPPORTED;
+}
+bool h16_id_usable(const Backend &, const rf_tensor *) { return false; }
+int launch_h16_id(Backend &, const rf_tensor *, int64_t, rf_kargs &, std::string &err) {
+    err = "matmul_h16_id: NVIDIA only";
     return RF_ERR_UNSUPPORTED;
 }
 std::vector<std::string> h16_kernel_names() { return {}; }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "kernel_args.h"
 
 namespace rf_hip {
 
@@ -14,7 +15,15 @@ bool h16_usable(const Backend &b, const rf_node &n);
 // Converts the activations to f16 rows once per source (cached like the quantized copies) and
 // launches rf_mm_h16_<BM>.
 int matmul_h16(Backend &b, const rf_node &n, std::string &err);
-// The kernels matmul_h16 may launch (the pack must hold them); empty where it never runs.
+// MATMUL_ID prefill of F16 experts on the same tiles, columns grouped by expert
+// (rf_mm_h16_id_64; the grouping: moe_grouped.cpp). True where the kernel takes weights w
+// [K, N, E] (K % 32 == 0, 16-byte aligned rows, arch); always false on AMD.
+bool h16_id_usable(const Backend &b, const rf_tensor *w);
+// Launches rf_mm_h16_id_64 over `tiles` tile entries (grid x) with the caller's arguments
+// (src[0] the weights, src[1].data the group scratch, aux[0..2]).
+int launch_h16_id(Backend &b, const rf_tensor *w, int64_t tiles, rf_kargs &a, std::string &err);
+// The kernels matmul_h16 and launch_h16_id may launch (the pack must hold them); empty where
+// they never run.
 std::vector<std::string> h16_kernel_names();
 
 } // namespace rf_hip

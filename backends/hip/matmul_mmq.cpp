@@ -108,6 +108,9 @@ bool rows_aligned(const rf_tensor *w) {
     return aligned(w, wide ? 16 : 2);
 }
 
+// rf_mmqp_id_<type>_128 exists for these (the Q5_K / Q6_K forms spilled registers).
+bool has_id_128(int type) { return type == RF_TYPE_Q4_K || type == RF_TYPE_Q4_0 || type == RF_TYPE_Q8_0; }
+
 } // namespace
 
 bool mmq_usable(const Backend &, const rf_node &n) {
@@ -150,6 +153,26 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
                   (unsigned)((M + cols - 1) / cols), 1, RF_MMQP_THREADS, a, err, prefill_smem(w->type, cols));
 }
 
+bool mmqp_id_usable(const Backend &b, const rf_tensor *w) {
+    if (!prefill_on() || !w || !suffix(w->type)) return false;
+    if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
+    return rows_aligned(w);
+}
+
+int mmqp_id_cols(int type, int64_t pairs, int64_t experts) {
+    if (!has_id_128(type)) return 64;
+    if (forced_prefill_cols()) return forced_prefill_cols();
+    // Each expert's last tile is partly empty: 128-column tiles (1.74x the cost of 64) only when
+    // the experts average two of them (Mixtral pp512: 128 pairs per expert -> 64). Not measured.
+    return pairs / std::max<int64_t>(1, std::min(experts, pairs)) >= 256 ? 128 : 64;
+}
+
+int launch_mmqp_id(Backend &b, const rf_tensor *w, int cols, int64_t tiles, rf_kargs &a, std::string &err) {
+    return launch(b, std::string("rf_mmqp_id_") + suffix(w->type) + "_" + std::to_string(cols),
+                  (unsigned)((w->ne[1] + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS), (unsigned)tiles, 1, RF_MMQP_THREADS, a, err,
+                  prefill_smem(w->type, cols));
+}
+
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
@@ -181,7 +204,10 @@ std::vector<std::string> mmq_kernel_names() {
         for (int c : {8, 16, 32})
             for (int k : {1, 2, 4}) v.push_back(std::string("rf_mmq_") + suffix(t) + "_" + std::to_string(c) + "_k" + std::to_string(k));
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
-        for (int c : {64, 128}) v.push_back(std::string("rf_mmqp_") + suffix(t) + "_" + std::to_string(c));
+        for (int c : {64, 128}) {
+            v.push_back(std::string("rf_mmqp_") + suffix(t) + "_" + std::to_string(c));
+            if (c == 64 || has_id_128(t)) v.push_back(std::string("rf_mmqp_id_") + suffix(t) + "_" + std::to_string(c));
+        }
     return v;
 }
 
@@ -189,6 +215,12 @@ std::vector<std::string> mmq_kernel_names() {
 
 bool mmq_usable(const Backend &, const rf_node &) { return false; }
 bool mmqp_usable(const Backend &, const rf_node &) { return false; }
+bool mmqp_id_usable(const Backend &, const rf_tensor *) { return false; }
+int mmqp_id_cols(int, int64_t, int64_t) { return 64; }
+int launch_mmqp_id(Backend &, const rf_tensor *, int, int64_t, rf_kargs &, std::string &err) {
+    err = "matmul_mmqp_id: NVIDIA only";
+    return RF_ERR_UNSUPPORTED;
+}
 
 int matmul_mmq(Backend &, const rf_node &, std::string &err) {
     err = "matmul_mmq: NVIDIA only";

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "kernel_args.h"
 
 namespace rf_hip {
 
@@ -16,7 +17,17 @@ int matmul_mmq(Backend &b, const rf_node &n, std::string &err);
 // The same for prefill-sized column counts (more than 64): rf_mmqp_* (matmul_mmq_prefill.hip).
 bool mmqp_usable(const Backend &b, const rf_node &n);
 int matmul_mmqp(Backend &b, const rf_node &n, std::string &err);
-// The kernels matmul_mmq and matmul_mmqp may launch (the pack must hold them).
+// MATMUL_ID prefill on the same tiles with columns grouped by expert (rf_mmqp_id_*; the
+// grouping: moe_grouped.cpp). True where the kernels take weights w [K, N, E] (type, alignment,
+// arch); always false on AMD.
+bool mmqp_id_usable(const Backend &b, const rf_tensor *w);
+// Columns per tile (64 or 128) for weight type `type` and `pairs` (token, slot) columns routed
+// over `experts` experts.
+int mmqp_id_cols(int type, int64_t pairs, int64_t experts);
+// Launches rf_mmqp_id_<type>_<cols> over `tiles` tile entries (grid y) with the caller's
+// arguments (src[0] the weights, src[1].data the group scratch, scratch unused, aux[0..2]).
+int launch_mmqp_id(Backend &b, const rf_tensor *w, int cols, int64_t tiles, rf_kargs &a, std::string &err);
+// The kernels matmul_mmq, matmul_mmqp and launch_mmqp_id may launch (the pack must hold them).
 std::vector<std::string> mmq_kernel_names();
 
 } // namespace rf_hip

@@ -6,11 +6,15 @@
 // Q5_K, Q6_K (NVIDIA), Q4_0, Q8_0 weights take the dp4a kernels on q8_1 activations (the decode matmuls'
 // row functions); every other case the decode-to-f32 kernels, on activations quantized and
 // dequantized like the CPU backend's for quantized weights (as ops.cpp's other matmuls), so the
-// GPU agrees with the CPU to float rounding.
+// GPU agrees with the CPU to float rounding. Prefill-sized column counts (S*M >= 64) of
+// Q4_K/Q5_K/Q6_K/Q4_0/Q8_0/F16 experts on NVIDIA sm_80+ go to moe_grouped.cpp instead: columns
+// sorted by expert on the GPU, one grouped launch of the tensor-core prefill tiles. AMD and the
+// other types keep rf_mm_id_* (it too reads each expert row once per tile of its tokens).
 #include "moe.h"
 
 #include <algorithm>
 
+#include "moe_grouped.h"
 #include "ops.h"
 #include "weight_types.h"
 
@@ -99,6 +103,7 @@ int matmul_id(Backend &b, const rf_node &n, std::string &err) {
         a.aux[0] = q8_column_bytes(w->ne[0]);
         return launch(b, mvq, gx, gy, 1, 32 * kRowsPerBlock, a, err);
     }
+    if (matmul_id_grouped_usable(b, n)) return matmul_id_grouped(b, n, err);
     if (block)
         if (int r = f32_quantized_rows(b, x, block, a.src[1], err)) return r;
     return launch(b, std::string("rf_mm_id_") + weight_type(w->type)->suffix, gx, gy, 1, 32 * kRowsPerBlock, a, err);
@@ -150,6 +155,7 @@ std::vector<std::string> moe_kernel_names() {
 #if defined(RF_HIP_NVIDIA)
     v.push_back("rf_mvq_id_q6_k");
 #endif
+    for (const std::string &k : moe_group_kernel_names()) v.push_back(k);
     return v;
 }
 

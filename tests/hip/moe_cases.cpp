@@ -88,6 +88,22 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
     }
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K})
         v.push_back(matmul_id(rng, t, 512, 130, 4, 2, 16, false)); // 32 columns: the last dp4a-sized case
+    // Prefill-sized MATMUL_ID (S*M >= 64 columns): grouped by expert on NVIDIA (moe_grouped.cpp;
+    // rf_mmqp_id_* for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, rf_mm_h16_id_64 for F16), rf_mm_id_* on AMD.
+    // Odd N (partial 128-row tiles), K with a partial last K step (Q4_0 / Q8_0 step 128).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0, RF_TYPE_F16}) {
+        const bool k256 = type_block(t) == 256;
+        const int64_t K = k256 ? 512 : 160, K2 = k256 ? 256 : 224;
+        v.push_back(matmul_id(rng, t, K, 200, 8, 2, 64, true));        // Mixtral-like gate/up, 64 tokens
+        v.push_back(matmul_id(rng, t, K2, 67, 8, 2, 300, false));      // down, 300 tokens
+        v.push_back(matmul_id(rng, t, K2, 131, 8, 2, 300, true, 5));   // experts 5..7 get no token
+        v.push_back(matmul_id(rng, t, K, 96, 128, 8, 64, true, 128));  // Qwen3-MoE-like, ~4 per expert
+        v.push_back(matmul_id(rng, t, K2, 130, 128, 8, 512, false, 128)); // Qwen3-MoE-like pp512 down
+        v.push_back(matmul_id(rng, t, K2, 70, 128, 8, 300, true, 40)); // 88 experts get no token
+        v.push_back(matmul_id(rng, t, K, 45, 8, 1, 300, true, 1));     // every token to expert 0
+        v.push_back(matmul_id(rng, t, K2, 257, 2, 1, 600, false, 2));  // 300 per expert: 128-column tiles
+        v.push_back(matmul_id(rng, t, K, 33, 16, 4, 70, false, 16));   // 280 columns, top-4
+    }
     const int64_t topk_shapes[][3] = {{8, 2, 1}, {8, 2, 37}, {128, 8, 5}, {60, 60, 3}, {512, 9, 2}, {3, 1, 70}}; // E, k, M
     for (const auto &s : topk_shapes) v.push_back(topk(rng, s[0], s[1], s[2]));
     for (int mode : {0, 1}) {
@@ -140,6 +156,8 @@ std::vector<Case> moe_perf_cases(std::mt19937 &rng) {
     }
     v.push_back(matmul_id(rng, RF_TYPE_Q4_K, 4096, 14336, 8, 2, 512, true, 8)); // Mixtral prefill, 512 tokens
     v.push_back(matmul_id(rng, RF_TYPE_Q4_K, 2048, 768, 128, 8, 512, true, 128)); // Qwen3-30B-A3B prefill
+    v.push_back(matmul_id(rng, RF_TYPE_Q6_K, 14336, 4096, 8, 2, 512, false, 8));  // Mixtral prefill down
+    v.push_back(matmul_id(rng, RF_TYPE_Q6_K, 768, 2048, 128, 8, 512, false, 128)); // Qwen3-30B-A3B prefill down
     v.push_back(topk(rng, 128, 8, 512));
     v.push_back(moe_sum(rng, 4096, 2, 512));
     return v;
