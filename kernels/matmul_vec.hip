@@ -163,14 +163,20 @@ RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
 // dependent launch the double-precision trigonometry (~3 us on the H100, measured as the cost of
 // the fused rope) overlaps the previous kernel, as rope.hip's prefetch_rope_table does.
 struct RopeCS { float c, s; bool rotates; };
-RF_DEV RopeCS rope_cs_at(const rf_kargs &a, i64 row, int pos_index, bool active) {
+// positions / factors: where the kernel's arguments keep them (src[1], src[2] in the rope form of
+// rf_mvq_multi and rf_mvqn_*f; src[3], src[4] in rf_mvq_proj).
+RF_DEV RopeCS rope_cs_of(const rf_kargs &a, const rf_ktensor &positions, const rf_ktensor &factors, i64 row, int pos_index,
+                         bool active) {
     const int D = a.iparams[2], n_rot = a.iparams[1];
     const i64 j = row % D; // even: the pair (j, j + 1) of head row / D
     RopeCS r{1.f, 0.f, j / 2 < n_rot / 2};
     if (r.rotates && active)
-        rope_cos_sin(j / 2, ((const int *)a.src[1].data)[pos_index], n_rot, a.fparams[0], a.fparams[1],
-                     (const float *)a.src[2].data, r.c, r.s);
+        rope_cos_sin(j / 2, ((const int *)positions.data)[pos_index], n_rot, a.fparams[0], a.fparams[1],
+                     (const float *)factors.data, r.c, r.s);
     return r;
+}
+RF_DEV RopeCS rope_cs_at(const rf_kargs &a, i64 row, int pos_index, bool active) {
+    return rope_cs_of(a, a.src[1], a.src[2], row, pos_index, active);
 }
 // rf_mvq_multi in rope form: lane 0 of the block's even warps (the pair's first row).
 RF_DEV RopeCS prefetch_rope_multi(const rf_kargs &a) {
@@ -227,45 +233,47 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
 // the same q8_1 vector (decode: K, V, Q), each optionally followed by its ROPE NORMAL, every row
 // and rotation computed exactly as rf_mvq_multi's forms do (mvq_row, rope_cos_sin, rope_apply):
 // one launch instead of three, so two fewer kernel boundaries per layer, and a grid that covers
-// all three matrices. Arguments (the outputs are raw pointers, rf_kargs has no ktensor left):
-//   src[s], s < iparams[3]: weight of segment s (contiguous rows, rows % 4 == 0, same K);
+// all three matrices. (A column form for several sequences, one launch per run of same-type
+// segments, measured no faster on the H100 for 2-8 sequences of 7B Q4_K_M: not kept.) Arguments:
+//   src[s], s < iparams[3]: weight of segment s (rows % 4 == 0, same K);
 //   src[3] = positions (one int32), src[4] = frequency factors (data may be null);
-//   aux[s] = segment s's matmul product (f32; 0: not written, a later output reuses its bytes);
-//   dst.nb[s] = segment s's rotated product (f32; 0: no rope on segment s);
+//   outputs as raw pointers (rf_kargs has no ktensor left for them), f32, dense:
+//   dst.ne[s] = segment s's matmul product (0: not written, a later output reuses its bytes),
+//   dst.nb[s] = its rotated product (0: no rope on segment s);
 //   iparams[1] = n_rot, iparams[2] = head size D, fparams[0..1] = freq base, scale;
-//   scratch = the q8_1 vector. Grid: sum over segments of rows / 4 blocks, segment by segment.
-struct ProjRow { const u8 *w; i64 n, stride; int type; float *prod, *rot; };
-RF_DEV ProjRow proj_row(const rf_kargs &a) {
+//   scratch = the q8_1 vector. Grid: the segments' rows / 4 blocks, segment by segment.
+struct ProjSeg { const u8 *w; i64 stride, rows, blk; int s, type; float *prod, *rot; };
+RF_DEV ProjSeg proj_seg(const rf_kargs &a, int rows_per_block) {
     const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
     const int nseg = a.iparams[3];
-    const i64 b0 = w0.ne[1] / 4, b1 = nseg > 1 ? w1.ne[1] / 4 : 0;
-    i64 blk = blockIdx.x;
-    int s = 0;
-    if (blk >= b0 + b1) { s = 2; blk -= b0 + b1; }
-    else if (blk >= b0) { s = 1; blk -= b0; }
+    const i64 b0 = w0.ne[1] / rows_per_block, b1 = nseg > 1 ? w1.ne[1] / rows_per_block : 0;
+    ProjSeg p;
+    p.blk = blockIdx.x;
+    p.s = 0;
+    if (p.blk >= b0 + b1) { p.s = 2; p.blk -= b0 + b1; }
+    else if (p.blk >= b0) { p.s = 1; p.blk -= b0; }
     // Constant indices only (a run-time a.src[s] goes through scratch memory on AMD).
-    ProjRow r;
-    r.w = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
-    r.stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
-    r.type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
-    r.prod = (float *)(s == 0 ? a.aux[0] : s == 1 ? a.aux[1] : a.aux[2]);
-    r.rot = (float *)(s == 0 ? a.dst.nb[0] : s == 1 ? a.dst.nb[1] : a.dst.nb[2]);
-    r.n = blk * RF_MV_WARPS + threadIdx.x / RF_WARP;
-    return r;
+    const int s = p.s;
+    p.w = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
+    p.stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
+    p.rows = s == 0 ? w0.ne[1] : s == 1 ? w1.ne[1] : w2.ne[1];
+    p.type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
+    p.prod = (float *)(s == 0 ? a.dst.ne[0] : s == 1 ? a.dst.ne[1] : a.dst.ne[2]);
+    p.rot = (float *)(s == 0 ? a.dst.nb[0] : s == 1 ? a.dst.nb[1] : a.dst.nb[2]);
+    return p;
+}
+struct ProjRow { const u8 *w; i64 n, stride; int type; float *prod, *rot; };
+RF_DEV ProjRow proj_row(const rf_kargs &a) {
+    const ProjSeg p = proj_seg(a, RF_MV_WARPS);
+    return ProjRow{p.w, p.blk * RF_MV_WARPS + threadIdx.x / RF_WARP, p.stride, p.type, p.prod, p.rot};
 }
 // The block's row and, for a rotated segment, the pair's cos/sin, before rf_kernel_start (as
 // prefetch_rope_multi: positions and factors are never written by a kernel).
 struct ProjStart { ProjRow r; RopeCS rot; };
 RF_DEV ProjStart prefetch_proj(const rf_kargs &a) {
     ProjStart p{proj_row(a), RopeCS{1.f, 0.f, false}};
-    if (p.r.rot) {
-        const int D = a.iparams[2], n_rot = a.iparams[1], wi = threadIdx.x / RF_WARP;
-        const i64 j = p.r.n % D;
-        p.rot.rotates = j / 2 < n_rot / 2;
-        if (p.rot.rotates && threadIdx.x % RF_WARP == 0 && !(wi & 1))
-            rope_cos_sin(j / 2, ((const int *)a.src[3].data)[0], n_rot, a.fparams[0], a.fparams[1],
-                         (const float *)a.src[4].data, p.rot.c, p.rot.s);
-    }
+    const int wi = threadIdx.x / RF_WARP;
+    if (p.r.rot) p.rot = rope_cs_of(a, a.src[3], a.src[4], p.r.n, 0, threadIdx.x % RF_WARP == 0 && !(wi & 1));
     return p;
 }
 RF_KERNEL __launch_bounds__(128) void rf_mvq_proj(rf_kargs a) {

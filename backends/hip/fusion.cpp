@@ -132,21 +132,27 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     return 3;
 }
 
+// A ROPE NORMAL over the whole product of matmul mm, one token per column (what rf_mvq_proj and
+// the rope forms rotate): rows in pairs, dense. The rotated rows may replace the product exactly,
+// or lie on the matmul's input vector (the kernels read only its q8_1 copy, made before the
+// launch); no other overlap.
+bool rope_of_product(const rf_node *mm, const rf_node *rp) {
+    if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return false;
+    const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
+    const int64_t N = md->ne[0], D = rx->ne[0], M = md->ne[1];
+    return rp->iparams[0] == RF_ROPE_NORMAL && rx->data == md->data && dense_f32(rx) && dense_f32(rd) && same_shape(rx, rd) &&
+           rx->ne[0] * rx->ne[1] == N && rx->ne[2] == M && rx->ne[3] == 1 && pos->ne[0] == M && N % 4 == 0 && D % 2 == 0 &&
+           (!overlap(rd, md) || rd->data == md->data) && !overlap(rd, mm->src[0]) && !overlap(rd, pos) && !overlap(rd, rp->src[2]);
+}
+
 // MATMUL ROPE(NORMAL) over its output (decode K and Q projections), of one token or of M tokens
 // (one column each: sequences decoding together).
 int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string &err) {
     if (i + 1 >= g.n_nodes) return 0;
     const rf_node *mm = g.nodes[i], *rp = g.nodes[i + 1];
-    if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return 0;
+    if (!rope_of_product(mm, rp)) return 0;
     const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
     const int64_t N = md->ne[0], D = rx->ne[0], M = md->ne[1];
-    if (rp->iparams[0] != RF_ROPE_NORMAL || rx->data != md->data || !dense_f32(rx) || !dense_f32(rd) || !same_shape(rx, rd) ||
-        rx->ne[0] * rx->ne[1] != N || rx->ne[2] != M || rx->ne[3] != 1 || pos->ne[0] != M || N % 4 || D % 2)
-        return 0;
-    // The rotated rows may replace the product exactly, or lie on the matmul's input vector (the
-    // kernel reads only its q8_1 copy, made before the launch); no other overlap.
-    if ((overlap(rd, md) && rd->data != md->data) || overlap(rd, mm->src[0]) || overlap(rd, pos) || overlap(rd, rp->src[2]))
-        return 0;
     if (int r = ensure_q8_columns(b, mm->src[1], act_block(mm->src[0]->type), err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
     a.src[0] = ktensor(mm->src[0]);
@@ -180,17 +186,6 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string
     return 2;
 }
 
-// A ROPE NORMAL of one token over the whole product of matmul mm (what rf_mvq_proj and the rope
-// form of rf_mvq_multi rotate): rows in pairs, the rotated rows dense, not on the weights.
-bool rope_of_product(const rf_node *mm, const rf_node *rp) {
-    if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return false;
-    const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
-    const int64_t N = md->ne[0], D = rx->ne[0];
-    return rp->iparams[0] == RF_ROPE_NORMAL && rx->data == md->data && dense_f32(rx) && dense_f32(rd) && same_shape(rx, rd) &&
-           rx->ne[0] * rx->ne[1] == N && rx->ne[2] == 1 && rx->ne[3] == 1 && pos->ne[0] == 1 && N % 4 == 0 && D % 2 == 0 &&
-           (!overlap(rd, md) || rd->data == md->data) && !overlap(rd, mm->src[0]) && !overlap(rd, pos) && !overlap(rd, rp->src[2]);
-}
-
 // MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] over one vector, one token (a layer's K, V, Q
 // projections with their rotations) -> one rf_mvq_proj launch. The ropes must agree (positions,
 // factors, n_rot, head size, base, scale). A product whose bytes a later output of the run
@@ -200,11 +195,11 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     struct Seg { const rf_node *mm, *rp; };
     Seg segs[3];
     int nseg = 0, j = i;
-    const rf_node *rope0 = nullptr;
+    const rf_node *rope0 = nullptr, *first = g.nodes[i];
     while (nseg < 3 && j < g.n_nodes) {
         const rf_node *mm = g.nodes[j];
-        if (mm->op != RF_OP_MATMUL || !vec_matmul(mm) || !same_vector(mm, g.nodes[i]) || mm->dst->ne[0] % 4 ||
-            mm->src[0]->ne[0] != g.nodes[i]->src[0]->ne[0] || act_block(mm->src[0]->type) != act_block(g.nodes[i]->src[0]->type))
+        if (mm->op != RF_OP_MATMUL || !vec_matmul(mm) || !same_vector(mm, first) || mm->dst->ne[0] % 4 ||
+            mm->src[0]->ne[0] != first->src[0]->ne[0] || act_block(mm->src[0]->type) != act_block(first->src[0]->type))
             break;
         const rf_node *rp = j + 1 < g.n_nodes && rope_of_product(mm, g.nodes[j + 1]) ? g.nodes[j + 1] : nullptr;
         if (rp && rope0 &&
@@ -231,14 +226,14 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
         const auto at = std::find(outs.begin(), outs.end(), o);
         return std::any_of(at + 1, outs.end(), [&](const rf_tensor *l) { return overlap(o, l); });
     };
-    if (int r = ensure_q8_columns(b, g.nodes[i]->src[1], act_block(g.nodes[i]->src[0]->type), err))
-        return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    const rf_tensor *x = first->src[1];
+    if (int r = ensure_q8_columns(b, x, act_block(first->src[0]->type), err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
     int64_t blocks = 0;
     for (int s = 0; s < nseg; ++s) {
         a.src[s] = ktensor(segs[s].mm->src[0]);
         const rf_tensor *prod = segs[s].mm->dst, *rot = segs[s].rp ? segs[s].rp->dst : nullptr;
-        a.aux[s] = dead(prod) ? 0 : (long long)(uintptr_t)prod->data;
+        a.dst.ne[s] = dead(prod) ? 0 : (long long)(uintptr_t)prod->data;
         a.dst.nb[s] = rot ? (long long)(uintptr_t)rot->data : 0;
         blocks += prod->ne[0] / 4;
     }

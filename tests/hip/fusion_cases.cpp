@@ -75,18 +75,20 @@ GraphCase matmul_rope(std::mt19937 &rng, int type, int64_t K, int D, int H, int6
 // own; 1: the ropes in place (rotated rows on their products); 2: V's product on K's product
 // bytes (the executor's reuse after K's rope, its last reader): K's product is dead.
 GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int D, int Hkv, int Hq, int n_rot, bool factors,
-                      int layout) {
+                      int layout, int64_t M = 1) {
     Builder b;
     const bool with_q = Hq > 0;
     b.c.name = std::string("fused projections K ") + type_label(tk) + " V " + type_label(tv) +
                (with_q ? std::string(" Q ") + type_label(tq) : std::string(" (no Q)")) + " K=" + std::to_string(K) +
                " D=" + std::to_string(D) + " n_rot=" + std::to_string(n_rot) + (factors ? " +factors" : "") +
-               " layout=" + std::to_string(layout);
+               " layout=" + std::to_string(layout) + cols(M);
     b.c.max_nmse = 5e-4;
     const int64_t Nk = (int64_t)D * Hkv, Nq = (int64_t)D * Hq;
-    const int x = b.input(rnd(rng, RF_TYPE_F32, K, 1));
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M));
     const int Wk = b.input(rnd(rng, tk, K, Nk)), Wv = b.input(rnd(rng, tv, K, Nk));
-    const int P = b.input(ints({(int32_t)(rng() % 4000)}, 1));
+    std::vector<int32_t> pos(M);
+    for (auto &p : pos) p = (int32_t)(rng() % 4000);
+    const int P = b.input(ints(pos, M));
     int F = -1;
     if (factors) {
         HostTensor f = make(RF_TYPE_F32, n_rot / 2);
@@ -100,16 +102,16 @@ GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int 
         r.fparams[0] = 10000.f;
         r.fparams[1] = 1.f;
     };
-    const int kd = b.output(RF_TYPE_F32, Nk, 1), kh = b.view(kd, RF_TYPE_F32, D, Hkv, 1);
-    const int kr = layout == 1 ? b.view(kd, RF_TYPE_F32, D, Hkv, 1) : b.output(RF_TYPE_F32, D, Hkv, 1);
-    const int vd = layout == 2 ? b.view(kd, RF_TYPE_F32, Nk, 1, 1) : b.output(RF_TYPE_F32, Nk, 1);
+    const int kd = b.output(RF_TYPE_F32, Nk, M), kh = b.view(kd, RF_TYPE_F32, D, Hkv, M);
+    const int kr = layout == 1 ? b.view(kd, RF_TYPE_F32, D, Hkv, M) : b.output(RF_TYPE_F32, D, Hkv, M);
+    const int vd = layout == 2 ? b.view(kd, RF_TYPE_F32, Nk, M, 1) : b.output(RF_TYPE_F32, Nk, M);
     b.node(RF_OP_MATMUL, kd, {Wk, x});
     rope(kh, kr);
     b.node(RF_OP_MATMUL, vd, {Wv, x});
     if (with_q) {
         const int Wq = b.input(rnd(rng, tq, K, Nq));
-        const int qd = b.output(RF_TYPE_F32, Nq, 1), qh = b.view(qd, RF_TYPE_F32, D, Hq, 1);
-        const int qr = layout == 1 ? b.view(qd, RF_TYPE_F32, D, Hq, 1) : b.output(RF_TYPE_F32, D, Hq, 1);
+        const int qd = b.output(RF_TYPE_F32, Nq, M), qh = b.view(qd, RF_TYPE_F32, D, Hq, M);
+        const int qr = layout == 1 ? b.view(qd, RF_TYPE_F32, D, Hq, M) : b.output(RF_TYPE_F32, D, Hq, M);
         b.node(RF_OP_MATMUL, qd, {Wq, x});
         rope(qh, qr);
     }
@@ -184,6 +186,13 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(projections(rng, RF_TYPE_Q5_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, 768, 64, 2, 2, 32, layout == 2, layout));
     }
     v.push_back(projections(rng, RF_TYPE_Q8_0, RF_TYPE_Q4_K, 0, 512, 64, 2, 0, 64, false, 0));
+    // Several sequences (one token each): each projection on its own column kernels.
+    for (int64_t M : {2, 3, 8, 11}) {
+        const int t = M == 2 ? RF_TYPE_Q4_K : M == 3 ? RF_TYPE_Q6_K : M == 8 ? RF_TYPE_Q4_0 : RF_TYPE_Q8_0;
+        v.push_back(projections(rng, t, t, t, 512, 64, 2, 4, 64, M == 3, (int)(M % 3), M));
+        v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q6_K, 512, 64, 2, 2, 32, false, 0, M));
+    }
+    v.push_back(projections(rng, RF_TYPE_Q5_K, RF_TYPE_Q5_K, 0, 256, 128, 1, 0, 128, true, 1, 5));
     for (int pool : {RF_TYPE_F16, RF_TYPE_F32}) {
         v.push_back(kv_append(rng, pool, 256, 1));
         v.push_back(kv_append(rng, pool, 128, 6));
