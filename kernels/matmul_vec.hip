@@ -242,6 +242,11 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
 //   dst.nb[s] = its rotated product (0: no rope on segment s);
 //   iparams[1] = n_rot, iparams[2] = head size D, fparams[0..1] = freq base, scale;
 //   scratch = the q8_1 vector. Grid: the segments' rows / 4 blocks, segment by segment.
+// KV appends (the SET_ROWS of K and V into their pools, fused too): pool A gets segment
+// iparams[4] - 1's final output (rotated, else product) as row slots_A[0] (iparams[4] = 0: no
+// pool A): pool at aux[0], slots at aux[2], row stride dst.ne[3] bytes, type iparams[6] (f16 or
+// f32, stored as rf_set_rows2 does); pool B likewise with iparams[5], aux[1], aux[3], dst.nb[3],
+// iparams[7].
 struct ProjSeg { const u8 *w; i64 stride, rows, blk; int s, type; float *prod, *rot; };
 RF_DEV ProjSeg proj_seg(const rf_kargs &a, int rows_per_block) {
     const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
@@ -262,10 +267,17 @@ RF_DEV ProjSeg proj_seg(const rf_kargs &a, int rows_per_block) {
     p.rot = (float *)(s == 0 ? a.dst.nb[0] : s == 1 ? a.dst.nb[1] : a.dst.nb[2]);
     return p;
 }
-struct ProjRow { const u8 *w; i64 n, stride; int type; float *prod, *rot; };
+// Element n of segment s's final output into the pools that append it (see above).
+RF_DEV void proj_append(const rf_kargs &a, int s, i64 n, float v) {
+    if (a.iparams[4] == s + 1)
+        store_pool_elem((u8 *)a.aux[0] + (i64)((const int *)a.aux[2])[0] * a.dst.ne[3], a.iparams[6], n, v);
+    if (a.iparams[5] == s + 1)
+        store_pool_elem((u8 *)a.aux[1] + (i64)((const int *)a.aux[3])[0] * a.dst.nb[3], a.iparams[7], n, v);
+}
+struct ProjRow { const u8 *w; i64 n, stride; int s, type; float *prod, *rot; };
 RF_DEV ProjRow proj_row(const rf_kargs &a) {
     const ProjSeg p = proj_seg(a, RF_MV_WARPS);
-    return ProjRow{p.w, p.blk * RF_MV_WARPS + threadIdx.x / RF_WARP, p.stride, p.type, p.prod, p.rot};
+    return ProjRow{p.w, p.blk * RF_MV_WARPS + threadIdx.x / RF_WARP, p.stride, p.s, p.type, p.prod, p.rot};
 }
 // The block's row and, for a rotated segment, the pair's cos/sin, before rf_kernel_start (as
 // prefetch_rope_multi: positions and factors are never written by a kernel).
@@ -288,6 +300,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_proj(rf_kargs a) {
     if (threadIdx.x % RF_WARP == 0) {
         if (pr.prod) pr.prod[pr.n] = v;
         sh_rows[wi] = v;
+        if (!pr.rot) proj_append(a, pr.s, pr.n, v);
     }
     if (!pr.rot) return; // the whole block: one segment per block
     __syncthreads();
@@ -296,6 +309,8 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_proj(rf_kargs a) {
     if (rot.rotates) rope_apply(sh_rows[wi], sh_rows[wi + 1], rot.c, rot.s, y0, y1);
     pr.rot[pr.n] = y0;
     pr.rot[pr.n + 1] = y1;
+    proj_append(a, pr.s, pr.n, y0);
+    proj_append(a, pr.s, pr.n + 1, y1);
 }
 
 // ---- several activation columns (batched decode, short batches) ------------------------------

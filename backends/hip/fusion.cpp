@@ -186,9 +186,12 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string
     return 2;
 }
 
+bool pool_append(const rf_node *n);
+
 // MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] over one vector, one token (a layer's K, V, Q
-// projections with their rotations) -> one rf_mvq_proj launch. The ropes must agree (positions,
-// factors, n_rot, head size, base, scale). A product whose bytes a later output of the run
+// projections with their rotations) -> one rf_mvq_proj launch, with up to two SET_ROWS that
+// follow and append a segment's final output to a pool (the K and V appends). The ropes must
+// agree (positions, factors, n_rot, head size, base, scale). A product whose bytes a later output of the run
 // reuses is dead (the executor recycles bytes only after a tensor's last reader, and its only
 // reader in the run is its rope, which the kernel feeds from shared memory): it is not written.
 int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
@@ -222,6 +225,26 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     for (const rf_tensor *o : outs)
         for (const rf_tensor *t : ins)
             if (overlap(o, t)) return 0;
+    // The appends: a pool (persistent, never an arena tensor) overlaps nothing the launch reads or
+    // writes; the slots are read only.
+    struct Append { const rf_node *n; int seg; };
+    std::vector<Append> apps;
+    while (apps.size() < 2 && j < g.n_nodes && pool_append(g.nodes[j])) {
+        const rf_node *ap = g.nodes[j];
+        const rf_tensor *src = ap->src[0], *pool = ap->dst, *slots = ap->src[1];
+        int seg = -1;
+        for (int s = 0; s < nseg; ++s) {
+            const rf_tensor *fin = segs[s].rp ? segs[s].rp->dst : segs[s].mm->dst;
+            if (src->data == fin->data && src->ne[1] == 1 && src->ne[0] == segs[s].mm->dst->ne[0]) seg = s;
+        }
+        bool ok = seg >= 0 && pool->ne[0] >= src->ne[0] && !overlap(pool, slots);
+        for (const rf_tensor *t : outs) ok = ok && !overlap(pool, t) && !overlap(slots, t);
+        for (const rf_tensor *t : ins) ok = ok && !overlap(pool, t);
+        for (const Append &o : apps) ok = ok && !overlap(pool, o.n->dst) && !overlap(pool, o.n->src[1]) && !overlap(o.n->dst, slots);
+        if (!ok) break;
+        apps.push_back({ap, seg});
+        ++j;
+    }
     auto dead = [&](const rf_tensor *o) {
         const auto at = std::find(outs.begin(), outs.end(), o);
         return std::any_of(at + 1, outs.end(), [&](const rf_tensor *l) { return overlap(o, l); });
@@ -245,8 +268,17 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.iparams[3] = nseg;
     a.fparams[0] = rope0->fparams[0];
     a.fparams[1] = rope0->fparams[1];
+    for (size_t k = 0; k < apps.size(); ++k) {
+        const rf_tensor *pool = apps[k].n->dst, *slots = apps[k].n->src[1];
+        a.aux[k] = (long long)(uintptr_t)pool->data;
+        a.aux[2 + k] = (long long)(uintptr_t)slots->data;
+        (k == 0 ? a.dst.ne[3] : a.dst.nb[3]) = pool->nb[1];
+        a.iparams[4 + k] = apps[k].seg + 1;
+        a.iparams[6 + k] = pool->type;
+    }
     if (!add_launch(b, "rf_mvq_proj", (unsigned)blocks, 128, a)) return 0;
     for (const rf_tensor *o : outs) forget_overwritten(b, o);
+    for (const Append &o : apps) forget_overwritten(b, o.n->dst);
     return j - i;
 }
 

@@ -75,13 +75,14 @@ GraphCase matmul_rope(std::mt19937 &rng, int type, int64_t K, int D, int H, int6
 // own; 1: the ropes in place (rotated rows on their products); 2: V's product on K's product
 // bytes (the executor's reuse after K's rope, its last reader): K's product is dead.
 GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int D, int Hkv, int Hq, int n_rot, bool factors,
-                      int layout, int64_t M = 1) {
+                      int layout, int64_t M = 1, int append_pool = -1) {
     Builder b;
     const bool with_q = Hq > 0;
     b.c.name = std::string("fused projections K ") + type_label(tk) + " V " + type_label(tv) +
                (with_q ? std::string(" Q ") + type_label(tq) : std::string(" (no Q)")) + " K=" + std::to_string(K) +
                " D=" + std::to_string(D) + " n_rot=" + std::to_string(n_rot) + (factors ? " +factors" : "") +
-               " layout=" + std::to_string(layout) + cols(M);
+               " layout=" + std::to_string(layout) + cols(M) +
+               (append_pool >= 0 ? std::string(" +kv append ") + type_label(append_pool) : std::string());
     b.c.max_nmse = 5e-4;
     const int64_t Nk = (int64_t)D * Hkv, Nq = (int64_t)D * Hq;
     const int x = b.input(rnd(rng, RF_TYPE_F32, K, M));
@@ -114,6 +115,12 @@ GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int 
         const int qr = layout == 1 ? b.view(qd, RF_TYPE_F32, D, Hq, M) : b.output(RF_TYPE_F32, D, Hq, M);
         b.node(RF_OP_MATMUL, qd, {Wq, x});
         rope(qh, qr);
+    }
+    if (append_pool >= 0) { // the K and V appends of the token at slot 3 of 7 (one token only)
+        const int kp = b.pool(rnd(rng, append_pool, Nk, 7)), vp = b.pool(rnd(rng, append_pool, Nk, 7));
+        const int sl = b.input(ints({3}, 1));
+        b.node(RF_OP_SET_ROWS, kp, {b.view(layout == 1 ? kd : kr, RF_TYPE_F32, Nk, 1, 1), sl});
+        b.node(RF_OP_SET_ROWS, vp, {layout == 2 ? b.view(kd, RF_TYPE_F32, Nk, 1, 1) : vd, sl});
     }
     return b.c;
 }
@@ -186,6 +193,10 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(projections(rng, RF_TYPE_Q5_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, 768, 64, 2, 2, 32, layout == 2, layout));
     }
     v.push_back(projections(rng, RF_TYPE_Q8_0, RF_TYPE_Q4_K, 0, 512, 64, 2, 0, 64, false, 0));
+    for (int layout : {0, 1, 2})
+        v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 2, 4, 64, layout == 0, layout, 1,
+                                layout == 1 ? RF_TYPE_F32 : RF_TYPE_F16));
+    v.push_back(projections(rng, RF_TYPE_Q4_0, RF_TYPE_Q4_0, 0, 256, 128, 2, 0, 128, false, 0, 1, RF_TYPE_F16));
     // Several sequences (one token each): each projection on its own column kernels.
     for (int64_t M : {2, 3, 8, 11}) {
         const int t = M == 2 ? RF_TYPE_Q4_K : M == 3 ? RF_TYPE_Q6_K : M == 8 ? RF_TYPE_Q4_0 : RF_TYPE_Q8_0;
