@@ -96,4 +96,11 @@ void ObservedCalls::abandon() {
     pending_.clear();
 }
 
+void ObservedCalls::restart() {
+    abandon();
+    next_ = 0;
+    in_compute_ = false;
+    have_held_ = false;
+}
+
 } // namespace rfprof
