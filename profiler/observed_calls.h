@@ -45,6 +45,7 @@ private:
         uint64_t start_ns, end_ns;
     };
     void record_units(const Call &c, const rf_exec_unit *units, int32_t n_units);
+    void recycle(Call &c); // keeps its slot vector's storage for a later call
 
     ProfilerState &state_;
     uint64_t next_ = 0; // the backend's count of compute() calls since the observer was set
@@ -54,6 +55,8 @@ private:
     std::vector<rf_exec_unit> held_units_; // held_ as units, for record_units
     bool have_held_ = false;
     std::deque<Call> pending_;
+    std::vector<std::vector<NodeSlot>> spare_slots_; // recorded calls' slot vectors, for reuse
+    std::vector<ProfilerState::Timed> timed_;        // record_units' batch, reused
 };
 
 } // namespace rfprof

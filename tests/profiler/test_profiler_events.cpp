@@ -802,3 +802,44 @@ TEST_CASE("profiler observer: late reports of several calls per step (two comput
     CHECK_THAT(report, Catch::Contains("timed 20 nodes, 36.000 ms in total"));
     CHECK(report.find("dropped") == std::string::npos);
 }
+
+// Not run by default (hidden tag): the profiler's host time per reported unit on the observed
+// path, HIP-style late reports, a 400-node graph (about a decode step): the wrapper's
+// compute() + download() against the fake's own, called directly with an observer that does
+// nothing. `test-profiler "[.bench]"`.
+TEST_CASE("profiler observer: host cost per unit (bench)", "[.bench]") {
+    constexpr int kNodes = 400, kCalls = 2000;
+    Chain chain(kNodes);
+    for (int i = 0; i < kNodes; i += 7) chain.nodes[size_t(i)].iparams[2] = 1; // some fused pairs
+    auto time_ns = [&](auto &&step) {
+        for (int k = 0; k < 50; ++k) step(); // warm up
+        const uint64_t t0 = steady_ns();
+        for (int k = 0; k < kCalls; ++k) step();
+        return double(steady_ns() - t0) / double(kCalls);
+    };
+    float host = 0;
+    double bare = 0;
+    {
+        FakeDevice d;
+        d.observe = Observe::Late;
+        const rf_backend_vtable v = fake_vtable(true, Observe::Late);
+        const rf_exec_observer obs = {sizeof(rf_exec_observer), nullptr, [](void *, uint64_t, const rf_exec_unit *, int32_t) {}};
+        char err[256] = {0};
+        REQUIRE(v.set_observer(&d, &obs, err, sizeof err) == RF_OK);
+        const rf_graph g = chain.graph();
+        bare = time_ns([&] {
+            REQUIRE(v.compute(&d, &g, err, sizeof err) == RF_OK);
+            REQUIRE(v.download(&d, &host, &host, sizeof host, err, sizeof err) == RF_OK);
+        });
+    }
+    Session s("{}", true, "fakeob", Observe::Late);
+    s.pv->phase(s.prof, "decode");
+    const double wrapped = time_ns([&] {
+        s.compute(chain);
+        REQUIRE(s.vt->download(s.ctx, &host, &host, sizeof host, s.err, sizeof s.err) == RF_OK);
+    });
+    std::printf("observed path, %d nodes per call: fake alone %.1f us/call, through the profiler %.1f us/call: "
+                "profiler %.1f us/call, %.0f ns per node\n",
+                kNodes, bare / 1e3, wrapped / 1e3, (wrapped - bare) / 1e3, (wrapped - bare) / kNodes);
+    s.report();
+}
