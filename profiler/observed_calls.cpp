@@ -16,11 +16,15 @@ void ObservedCalls::end(int status, const rf_graph &graph, bool per_node, int ba
     in_compute_ = false;
     if (status != RF_OK) return;
     Call c{next_ - 1, per_node, {}};
+    if (!spare_slots_.empty()) {
+        c.slots.swap(spare_slots_.back());
+        spare_slots_.pop_back();
+    }
     if (!per_node) {
-        c.slots.push_back(state_.whole_graph_slot(graph.n_nodes, backend));
+        c.slots.assign(1, state_.whole_graph_slot(graph.n_nodes, backend));
     } else {
-        c.slots.reserve(size_t(graph.n_nodes > 0 ? graph.n_nodes : 0));
-        for (int32_t i = 0; i < graph.n_nodes; ++i) c.slots.push_back(state_.slot_for(*graph.nodes[i], backend));
+        c.slots.resize(size_t(graph.n_nodes > 0 ? graph.n_nodes : 0));
+        state_.slots_for(graph.nodes, graph.n_nodes, backend, c.slots.data());
     }
     if (have_held_) { // reported during compute(): record it now
         held_units_.resize(held_.size());
@@ -30,6 +34,7 @@ void ObservedCalls::end(int status, const rf_graph &graph, bool per_node, int ba
         }
         if (!held_units_.empty()) record_units(c, held_units_.data(), int32_t(held_units_.size()));
         have_held_ = false;
+        recycle(c);
         return;
     }
     if (pending_.size() >= kMaxPendingCalls) {
@@ -58,9 +63,14 @@ void ObservedCalls::ran(uint64_t call, const rf_exec_unit *units, int32_t n_unit
         pending_.pop_front();
     }
     if (pending_.empty() || pending_.front().id != call) return; // a call we did not see (or failed)
-    const Call c = std::move(pending_.front());
+    Call c = std::move(pending_.front());
     pending_.pop_front();
     if (units && n_units > 0) record_units(c, units, n_units);
+    recycle(c);
+}
+
+void ObservedCalls::recycle(Call &c) {
+    if (spare_slots_.size() < 4) spare_slots_.push_back(std::move(c.slots));
 }
 
 void ObservedCalls::record_units(const Call &c, const rf_exec_unit *units, int32_t n_units) {
@@ -71,6 +81,7 @@ void ObservedCalls::record_units(const Call &c, const rf_exec_unit *units, int32
         return;
     }
     const int32_t n_nodes = int32_t(c.slots.size());
+    timed_.clear();
     for (int32_t u = 0; u < n_units; ++u) {
         const rf_exec_unit &unit = units[u];
         bool valid = unit.nodes && unit.n_nodes > 0;
@@ -84,9 +95,10 @@ void ObservedCalls::record_units(const Call &c, const rf_exec_unit *units, int32
         const double start = state_.us_from_steady_ns(unit.start_ns);
         const double end = state_.us_from_steady_ns(unit.end_ns);
         const float dur = end > start ? float(end - start) : 0.0f;
-        state_.record(c.slots[size_t(unit.nodes[0])], start, dur);
-        for (int32_t k = 1; k < unit.n_nodes; ++k) state_.record(c.slots[size_t(unit.nodes[k])], start + dur, 0.0f);
+        timed_.push_back({c.slots[size_t(unit.nodes[0])], start, dur});
+        for (int32_t k = 1; k < unit.n_nodes; ++k) timed_.push_back({c.slots[size_t(unit.nodes[k])], start + dur, 0.0f});
     }
+    state_.record_all(timed_.data(), timed_.size());
 }
 
 void ObservedCalls::abandon() {
@@ -94,6 +106,13 @@ void ObservedCalls::abandon() {
     for (const auto &c : pending_) n += c.slots.size();
     if (n) state_.add_dropped(n);
     pending_.clear();
+}
+
+void ObservedCalls::restart() {
+    abandon();
+    next_ = 0;
+    in_compute_ = false;
+    have_held_ = false;
 }
 
 } // namespace rfprof

@@ -1,7 +1,8 @@
 // The profiler's side of rf_exec_observer (ABI 2.1): matches what an observed backend reports it
 // ran with the compute() call it came from, and records the units as node samples. A report
-// can come after compute() returned (GPU backends read their timing events after the step's
-// synchronize), when the graph may be gone: each call's node slots are taken as soon as its
+// can come after compute() returned (the HIP backend reads a step's timing events during a later
+// compute(), after that one's launch; WrappedBackend::resolve_pending collects the rest by setting
+// the observer again), when the graph may be gone: each call's node slots are taken as soon as its
 // compute() returns, while the device runs it (not before: that would delay the launch). A
 // report made inside compute() (synchronous backends) is held until then.
 #pragma once
@@ -28,6 +29,9 @@ public:
     void ran(uint64_t call, const rf_exec_unit *units, int32_t n_units);
     // Calls never reported (the backend is gone): counted as dropped.
     void abandon();
+    // The observer was set again (after the backend reported everything pending): calls not
+    // reported are dropped and the numbering starts from 0 again, as the backend's does.
+    void restart();
 
 private:
     struct Call {
@@ -41,6 +45,7 @@ private:
         uint64_t start_ns, end_ns;
     };
     void record_units(const Call &c, const rf_exec_unit *units, int32_t n_units);
+    void recycle(Call &c); // keeps its slot vector's storage for a later call
 
     ProfilerState &state_;
     uint64_t next_ = 0; // the backend's count of compute() calls since the observer was set
@@ -50,6 +55,8 @@ private:
     std::vector<rf_exec_unit> held_units_; // held_ as units, for record_units
     bool have_held_ = false;
     std::deque<Call> pending_;
+    std::vector<std::vector<NodeSlot>> spare_slots_; // recorded calls' slot vectors, for reuse
+    std::vector<ProfilerState::Timed> timed_;        // record_units' batch, reused
 };
 
 } // namespace rfprof

@@ -49,6 +49,16 @@ int ProfilerState::intern_label(std::string_view s) {
 }
 
 NodeSlot ProfilerState::slot_for(const rf_node &node, int backend) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return slot_for_locked(node, backend);
+}
+
+void ProfilerState::slots_for(const rf_node *const *nodes, int32_t n, int backend, NodeSlot *out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int32_t i = 0; i < n; ++i) out[i] = slot_for_locked(*nodes[i], backend);
+}
+
+NodeSlot ProfilerState::slot_for_locked(const rf_node &node, int backend) {
     GroupKey key;
     std::memset(&key, 0, sizeof key);
     key.op = node.op;
@@ -59,7 +69,6 @@ NodeSlot ProfilerState::slot_for(const rf_node &node, int backend) {
         key.types[i] = ts[i]->type;
         std::memcpy(key.ne[i], ts[i]->ne, sizeof key.ne[i]);
     }
-    std::lock_guard<std::mutex> lock(mu_);
     const NodeCost cost = node_cost(node);
     NodeSlot slot;
     slot.bytes = float(cost.bytes);
@@ -139,6 +148,15 @@ void ProfilerState::count_call(int backend, bool per_node) {
 
 void ProfilerState::record(const NodeSlot &slot, double ts_us, float dur_us) {
     std::lock_guard<std::mutex> lock(mu_);
+    record_locked(slot, ts_us, dur_us);
+}
+
+void ProfilerState::record_all(const Timed *samples, size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < n; ++i) record_locked(samples[i].slot, samples[i].ts_us, samples[i].dur_us);
+}
+
+void ProfilerState::record_locked(const NodeSlot &slot, double ts_us, float dur_us) {
     OpGroup &g = groups_[size_t(slot.group)];
     g.total_us += dur_us;
     g.bytes += slot.bytes;

@@ -85,12 +85,21 @@ public:
     int add_backend(const std::string &name, const rf_device_info &info, const std::string &timing);
     // Group and label ids for a node about to run (labels are copied: the graph may die first).
     NodeSlot slot_for(const rf_node &node, int backend);
+    // slot_for of nodes[0, n) into out[0, n), under one lock (an observed call's nodes).
+    void slots_for(const rf_node *const *nodes, int32_t n, int backend, NodeSlot *out);
     // The slot of a whole-graph sample: one pseudo-group per backend and node count.
     NodeSlot whole_graph_slot(int32_t n_nodes, int backend);
     // The slot of a host<->backend copy of `bytes` (direction kUpload or kDownload).
     NodeSlot transfer_slot(int backend, int direction, uint64_t bytes);
     void count_call(int backend, bool per_node);
     void record(const NodeSlot &slot, double ts_us, float dur_us);
+    struct Timed {
+        NodeSlot slot;
+        double ts_us;
+        float dur_us;
+    };
+    // record() of each, under one lock.
+    void record_all(const Timed *samples, size_t n);
     void mark_phase(const char *name);
 
     // Unresolved device events (the backend was gone before they could be read).
@@ -118,6 +127,8 @@ private:
         size_t operator()(const GroupKey &k) const;
     };
     int intern_label(std::string_view s);
+    NodeSlot slot_for_locked(const rf_node &node, int backend);
+    void record_locked(const NodeSlot &slot, double ts_us, float dur_us);
     template <class Make>
     int pseudo_group(std::unordered_map<int64_t, int> &index, int64_t key, Make make);
 

@@ -59,11 +59,7 @@ WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, 
     use_events_ = vt_.event_create && vt_.event_record && vt_.event_elapsed_ms && vt_.event_destroy;
     // A range tool (nsys, ncu, rocprof) attached: it wants one range per node, which only
     // timing from outside gives (one compute() per node), so the backend is not observed.
-    if (!ranges_.active() && has_slot(offsetof(rf_backend_vtable, set_observer))) {
-        const rf_exec_observer obs = {sizeof(rf_exec_observer), this, s_ran};
-        char err[256] = {0};
-        observed_ = inner_->set_observer(inner_ctx_, &obs, err, sizeof err) == RF_OK;
-    }
+    if (!ranges_.active() && has_slot(offsetof(rf_backend_vtable, set_observer))) observed_ = observe();
     rf_device_info info{};
     if (vt_.device_info) inner_->device_info(inner_ctx_, &info);
     const char *timing = observed_ ? (use_events_ ? "device events, reported by the backend per kernel or fused group "
@@ -275,10 +271,19 @@ void WrappedBackend::resolve_batch(Batch &b) {
     for (void *e : b.events) free_events_.push_back(e);
 }
 
+bool WrappedBackend::observe() {
+    const rf_exec_observer obs = {sizeof(rf_exec_observer), this, s_ran};
+    char err[256] = {0};
+    return inner_->set_observer(inner_ctx_, &obs, err, sizeof err) == RF_OK;
+}
+
 void WrappedBackend::resolve_pending() {
-    if (observed_ && vt_.synchronize) {
-        char err[256] = {0};
-        inner_->synchronize(inner_ctx_, err, sizeof err); // reports what it ran before returning
+    if (observed_) {
+        // A backend may report a call late (the HIP backend: during a later compute()); setting
+        // the observer again makes it report everything pending before returning (ABI 2.1), and
+        // numbers calls from 0 again.
+        observed_ = observe();
+        observed_calls_.restart();
     }
     for (auto &b : pending_) resolve_batch(b);
     pending_.clear();

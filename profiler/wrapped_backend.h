@@ -43,7 +43,7 @@ public:
     bool observed() const { return observed_; }
 
     // Reads every pending event (waits for the device if it has not got there yet); an observed
-    // backend is synchronized, which makes it report what it ran.
+    // backend gets its observer set again, which makes it report everything it ran.
     void resolve_pending();
     // Pending events whose backend is gone: counted as dropped, never read.
     void abandon_pending();
@@ -68,6 +68,7 @@ private:
     int upload(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
     int download(void *dst, const void *src, uint64_t size, char *err, size_t err_len);
     bool ensure_anchor(char *err, size_t err_len);
+    bool observe(); // set_observer(this): true when the backend accepted it
     void *take_event();
     void resolve_batch(Batch &b);
     bool has_slot(size_t offset) const; // inner vtable is long enough and the slot is set

@@ -65,6 +65,7 @@ bool load_once(std::string &why) {
     if (!ok) a.cuGraphLaunch = nullptr; // graphs_available() reports false
     if (!bind(cu, a.cuGraphAddDependencies, "cuGraphAddDependencies_v2", nullptr, miss)) a.cuGraphAddDependencies = nullptr;
     if (!bind(cu, a.cuGraphAddEventRecordNode, "cuGraphAddEventRecordNode", nullptr, miss)) a.cuGraphAddEventRecordNode = nullptr;
+    if (!bind(cu, a.cuEventQuery, "cuEventQuery", nullptr, miss)) a.cuEventQuery = nullptr;
     if (!bind(cu, a.cuFuncSetAttribute, "cuFuncSetAttribute", nullptr, miss)) a.cuFuncSetAttribute = nullptr;
     if (!bind(cu, a.cuFuncGetAttribute, "cuFuncGetAttribute", nullptr, miss)) a.cuFuncGetAttribute = nullptr;
     if (!bind(cu, a.cuCtxSetLimit, "cuCtxSetLimit", nullptr, miss)) a.cuCtxSetLimit = nullptr;

@@ -66,6 +66,8 @@ struct Api {
     int (*cuEventSynchronize)(hipEvent_t);
     int (*cuEventElapsedTime)(float *, hipEvent_t, hipEvent_t);
     int (*cuEventDestroy)(hipEvent_t);
+    // Optional (null: an event reads as not complete yet; exec_observer.h then reports later)
+    int (*cuEventQuery)(hipEvent_t);
     int (*cuModuleLoadData)(hipModule_t *, const void *);
     int (*cuModuleUnload)(hipModule_t);
     int (*cuModuleGetFunction)(hipFunction_t *, hipModule_t, const char *);
@@ -149,6 +151,8 @@ inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return rf_cuda::
 inline hipError_t hipEventSynchronize(hipEvent_t e) { return rf_cuda::api.cuEventSynchronize(e); }
 inline hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b) { return rf_cuda::api.cuEventElapsedTime(ms, a, b); }
 inline hipError_t hipEventDestroy(hipEvent_t e) { return rf_cuda::api.cuEventDestroy(e); }
+// hipSuccess once the work before the record is done; CUDA_ERROR_NOT_READY (600) until then.
+inline hipError_t hipEventQuery(hipEvent_t e) { return rf_cuda::api.cuEventQuery ? rf_cuda::api.cuEventQuery(e) : 600; }
 inline hipError_t hipModuleLoadData(hipModule_t *m, const void *image) { return rf_cuda::api.cuModuleLoadData(m, image); }
 inline hipError_t hipModuleUnload(hipModule_t m) { return rf_cuda::api.cuModuleUnload(m); }
 inline hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {

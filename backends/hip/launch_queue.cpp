@@ -31,6 +31,17 @@ int LaunchQueue::launch_all(hipStream_t s, std::string &err) {
     return RF_OK;
 }
 
+uint64_t LaunchQueue::kernel_signature(const std::vector<LaunchRec> &list) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t w) { h = (h ^ w) * 0x9E3779B97F4A7C15ull, h ^= h >> 29; };
+    for (const auto &r : list) {
+        if (!r.f) continue; // event records: not part of the kernel sequence
+        mix(uint64_t(reinterpret_cast<uintptr_t>(r.f)));
+        mix(uint64_t(r.threads) << 32 | r.smem);
+    }
+    return h;
+}
+
 bool LaunchQueue::same_kernels(const std::vector<LaunchRec> &a, const std::vector<LaunchRec> &b) const {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
@@ -52,24 +63,26 @@ rf_cuda::KernelNodeParams node_params(const LaunchRec &r, void **params) {
 } // namespace
 
 void LaunchQueue::drop_graph() {
-    if (exec_) hipGraphExecDestroy(exec_);
-    if (graph_) hipGraphDestroy(graph_);
-    exec_ = nullptr;
-    graph_ = nullptr;
-    nodes_.clear();
-    have_graph_ = false;
+    Slot &sl = slots_[slot_];
+    if (sl.exec) hipGraphExecDestroy(sl.exec);
+    if (sl.graph) hipGraphDestroy(sl.graph);
+    sl.exec = nullptr;
+    sl.graph = nullptr;
+    sl.nodes.clear();
+    sl.have_graph = false;
 }
 
 bool LaunchQueue::build_graph(std::string &err) {
     drop_graph();
-    if (hipError_t e = hipGraphCreate(&graph_, 0)) { err = gpu_error("graph create", e); return false; }
-    nodes_.resize(cur_.size());
+    Slot &sl = slots_[slot_];
+    if (hipError_t e = hipGraphCreate(&sl.graph, 0)) { err = gpu_error("graph create", e); return false; }
+    sl.nodes.resize(cur_.size());
     const bool typed = programmatic_ && rf_cuda::api.cuGraphAddDependencies;
     const rf_cuda::GraphEdgeData edge = {1, 0, 1, {0, 0, 0, 0, 0}}; // programmatic port and type
     hipGraphNode_t last_kernel = nullptr; // kernels chain to kernels; event nodes hang off them
     for (size_t i = 0; i < cur_.size(); ++i) {
         if (!cur_[i].f) { // an event record: after the kernel before it, nothing waits for it
-            if (hipError_t e = rf_cuda::api.cuGraphAddEventRecordNode(&nodes_[i], graph_, last_kernel ? &last_kernel : nullptr,
+            if (hipError_t e = rf_cuda::api.cuGraphAddEventRecordNode(&sl.nodes[i], sl.graph, last_kernel ? &last_kernel : nullptr,
                                                                       last_kernel ? 1 : 0, cur_[i].event)) {
                 err = gpu_error("graph add event record node", e);
                 drop_graph();
@@ -81,41 +94,42 @@ bool LaunchQueue::build_graph(std::string &err) {
         const auto p = node_params(cur_[i], params);
         const bool programmatic_edge = typed && !cur_[i].plain_edge;
         const bool chain = last_kernel && !programmatic_edge; // plain edge to the previous kernel
-        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&nodes_[i], graph_, chain ? &last_kernel : nullptr, chain ? 1 : 0, &p)) {
+        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&sl.nodes[i], sl.graph, chain ? &last_kernel : nullptr, chain ? 1 : 0, &p)) {
             err = gpu_error("graph add kernel node", e);
             drop_graph();
             return false;
         }
         const hipGraphNode_t prev_kernel = last_kernel;
-        last_kernel = nodes_[i];
+        last_kernel = sl.nodes[i];
         if (prev_kernel && programmatic_edge)
-            if (hipError_t e = rf_cuda::api.cuGraphAddDependencies(graph_, &prev_kernel, &nodes_[i], &edge, 1)) {
+            if (hipError_t e = rf_cuda::api.cuGraphAddDependencies(sl.graph, &prev_kernel, &sl.nodes[i], &edge, 1)) {
                 err = gpu_error("graph add programmatic edge", e);
                 programmatic_ = false; // the next build uses plain edges
                 drop_graph();
                 return false;
             }
     }
-    if (hipError_t e = hipGraphInstantiateWithFlags(&exec_, graph_, 0)) {
+    if (hipError_t e = hipGraphInstantiateWithFlags(&sl.exec, sl.graph, 0)) {
         err = gpu_error("graph instantiate", e);
         programmatic_ = false;
         drop_graph();
         return false;
     }
-    have_graph_ = true;
+    sl.have_graph = true;
     ++stats_.graph_builds;
     return true;
 }
 
 bool LaunchQueue::patch_graph(std::string &err) {
+    Slot &sl = slots_[slot_];
     for (size_t i = 0; i < cur_.size(); ++i) {
-        const LaunchRec &c = cur_[i], &p = prev_[i];
+        const LaunchRec &c = cur_[i], &p = sl.prev[i];
         if (!c.f) continue; // event records: same_kernels() matched their events
         if (c.f == p.f && c.smem == p.smem && std::memcmp(c.grid, p.grid, sizeof c.grid) == 0 && std::memcmp(&c.args, &p.args, sizeof c.args) == 0)
             continue;
         void *params[] = {&cur_[i].args};
         const auto np = node_params(c, params);
-        if (hipError_t e = rf_cuda::api.cuGraphExecKernelNodeSetParams(exec_, nodes_[i], &np)) {
+        if (hipError_t e = rf_cuda::api.cuGraphExecKernelNodeSetParams(sl.exec, sl.nodes[i], &np)) {
             err = gpu_error("graph node update", e);
             return false;
         }
@@ -124,17 +138,24 @@ bool LaunchQueue::patch_graph(std::string &err) {
     return true;
 }
 bool LaunchQueue::launch_graph(hipStream_t s, std::string &err) {
-    if (hipError_t e = hipGraphLaunch(exec_, s)) { err = gpu_error("graph launch", e); return false; }
+    if (hipError_t e = hipGraphLaunch(slots_[slot_].exec, s)) { err = gpu_error("graph launch", e); return false; }
     return true;
 }
 #else
-void LaunchQueue::drop_graph() { have_graph_ = false; }
+void LaunchQueue::drop_graph() { slots_[slot_].have_graph = false; }
 bool LaunchQueue::launch_graph(hipStream_t, std::string &err) { err = "graphs not supported"; return false; }
 bool LaunchQueue::build_graph(std::string &err) { err = "graphs not supported"; return false; }
 bool LaunchQueue::patch_graph(std::string &err) { err = "graphs not supported"; return false; }
 #endif
 
+void LaunchQueue::drop_graphs() {
+    const int keep = slot_;
+    for (slot_ = 0; slot_ < kSlots; ++slot_) drop_graph();
+    slot_ = keep;
+}
+
 int LaunchQueue::flush(hipStream_t s, std::string &err) {
+    Slot &sl = slots_[slot_];
     stats_.launches += cur_.size();
     // Small lists (single ops, tests) gain nothing from a graph.
     constexpr size_t kMinGraphNodes = 16;
@@ -150,10 +171,16 @@ int LaunchQueue::flush(hipStream_t s, std::string &err) {
     size_t kernels = 0; // event records do not count: observing must not change what is graphed
     for (const auto &r : cur_) kernels += r.f != nullptr;
     if (!graphs_ || kernels < kMinGraphNodes) return launch_all(s, err);
-    const bool repeat = same_kernels(cur_, prev_);
+    // A slot replays only what one slot would (observing must not change what is replayed): the
+    // kernel sequence must also be the previous graphed list's, whichever slot that was.
+    const uint64_t sig = kernel_signature(cur_);
+    const bool same_as_last = have_last_sig_ && sig == last_sig_;
+    last_sig_ = sig;
+    have_last_sig_ = true;
+    const bool repeat = same_as_last && same_kernels(cur_, sl.prev);
     bool replay = false;
     std::string why;
-    if (repeat && have_graph_) {
+    if (repeat && sl.have_graph) {
         replay = patch_graph(why);
         if (!replay) drop_graph();
     } else if (repeat) {
@@ -167,12 +194,15 @@ int LaunchQueue::flush(hipStream_t s, std::string &err) {
             return RF_ERR_DEVICE;
         }
         ++stats_.graph_replays;
-        prev_.swap(cur_);
+        sl.prev.swap(cur_);
         return RF_OK;
     }
-    if (!why.empty()) graphs_ = false; // a graph call failed: launch directly from now on
+    if (!why.empty()) { // a graph call failed: launch directly from now on
+        graphs_ = false;
+        drop_graphs();
+    }
     const int rc = launch_all(s, err);
-    prev_.swap(cur_);
+    sl.prev.swap(cur_);
     return rc;
 }
 

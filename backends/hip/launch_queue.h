@@ -2,6 +2,8 @@
 // replayed graph. Decode steps submit the same list of kernels every step with a few changed
 // arguments (context length, arena pointers after growth); replaying an instantiated graph and
 // patching only the nodes whose arguments changed removes most per-launch CPU and GPU overhead.
+// An observed backend alternates its timing events between sets (exec_observer.h): each set's
+// lists go to a graph slot of their own (set_slot), so both replay; unobserved, only slot 0 is used.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -37,24 +39,26 @@ public:
     LaunchQueue() = default;
     LaunchQueue(const LaunchQueue &) = delete;
     LaunchQueue &operator=(const LaunchQueue &) = delete;
-    ~LaunchQueue() { drop_graph(); }
+    ~LaunchQueue() { drop_graphs(); }
 
-    void set_graphs(bool on) { graphs_ = on; if (!on) drop_graph(); }
+    static constexpr int kSlots = 2;
+    void set_graphs(bool on) { graphs_ = on; if (!on) drop_graphs(); }
     // Chain graph kernels with programmatic edges (Hopper+; kernels/compat.h rf_kernel_start).
-    void set_programmatic(bool on) { programmatic_ = on; drop_graph(); }
+    void set_programmatic(bool on) { programmatic_ = on; drop_graphs(); }
+    // The graph slot the next flush() compares with and replays (0 <= slot < kSlots).
+    void set_slot(int slot) { slot_ = slot >= 0 && slot < kSlots ? slot : 0; }
     bool programmatic() const { return programmatic_; }
     bool graphs() const { return graphs_; }
     void begin() { cur_.clear(), has_events_ = false; }
     void add(const LaunchRec &r) { cur_.push_back(r); }
     // Records `e` once the launches added so far are done (exec_observer.h timing marks).
     void add_event(hipEvent_t e) {
-        LaunchRec r;
-        r.event = e;
-        cur_.push_back(r);
+        cur_.emplace_back().event = e; // built in place: a LaunchRec is ~600 bytes
         has_events_ = true;
     }
     // Submits what begin()..add() collected. A list whose kernel sequence equals the previous
-    // call's is replayed as a graph (built on the second sighting, patched afterwards). Event
+    // call's of the same slot is replayed as a graph (built on the second sighting, patched
+    // afterwards). Event
     // records are part of the sequence: in a graph they are event-record nodes hanging off the
     // kernel before them (the kernel chain, programmatic edges included, is unchanged); a driver
     // without event-record nodes launches a list with events directly, graph state untouched.
@@ -64,21 +68,32 @@ public:
 private:
     int launch_all(hipStream_t s, std::string &err);
     bool same_kernels(const std::vector<LaunchRec> &a, const std::vector<LaunchRec> &b) const;
+    // The kernels of a list (function, block, shared memory; event records left out), hashed.
+    static uint64_t kernel_signature(const std::vector<LaunchRec> &list);
     bool build_graph(std::string &err);
     bool patch_graph(std::string &err);
     bool launch_graph(hipStream_t s, std::string &err);
-    void drop_graph();
+    void drop_graph(); // the current slot's
+    void drop_graphs();
+
+    struct Slot {
+        std::vector<LaunchRec> prev; // the list the graph (if any) currently holds
+        bool have_graph = false;
+#if defined(RF_HIP_NVIDIA)
+        hipGraph_t graph = nullptr;
+        hipGraphExec_t exec = nullptr;
+        std::vector<hipGraphNode_t> nodes;
+#endif
+    };
 
     bool graphs_ = false;
     bool programmatic_ = false;
     bool has_events_ = false;
-    std::vector<LaunchRec> cur_, prev_; // prev_: the list the graph (if any) currently holds
-    bool have_graph_ = false;
-#if defined(RF_HIP_NVIDIA)
-    hipGraph_t graph_ = nullptr;
-    hipGraphExec_t exec_ = nullptr;
-    std::vector<hipGraphNode_t> nodes_;
-#endif
+    std::vector<LaunchRec> cur_;
+    Slot slots_[kSlots];
+    int slot_ = 0;
+    uint64_t last_sig_ = 0; // kernel_signature of the last list that reached the graph path
+    bool have_last_sig_ = false;
     LaunchStats stats_;
 };
 

@@ -261,6 +261,7 @@ void shutdown(void *ctx) {
     std::string e;
     if (make_current(*b, e)) {
         hipStreamSynchronize(b->stream);
+        b->observer.flush();        // what is still pending goes to the observer
         if (b->stats.on) {
             print_stats(*b);
             hipEventDestroy(b->stats.ev[0]);
@@ -296,24 +297,27 @@ int v_buffer_alloc(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, siz
     return buffer_alloc(*static_cast<Backend *>(ctx), size, out, err, len);
 }
 void v_buffer_free(void *ctx, void *handle) { buffer_free(*static_cast<Backend *>(ctx), handle); }
-// Copies synchronize the stream: the step before them is complete and can be reported.
+// Copies synchronize the stream: the steps before them are complete (and are reported by the
+// next compute(), after its launch).
 int v_upload(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     const int st = copy(*b, dst, src, size, true, err, len);
-    if (st == RF_OK) b->observer.deliver(b->stream);
+    if (st == RF_OK) b->observer.idle(b->stream);
     return st;
 }
 int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     const int st = copy(*b, dst, src, size, false, err, len);
-    if (st == RF_OK) b->observer.deliver(b->stream);
+    if (st == RF_OK) b->observer.idle(b->stream);
     return st;
 }
 
 int supports_op(void *, const rf_node *node) { return node && unsupported_reason(*node).empty() ? 1 : 0; }
 
 // With an observer, an event is queued before the first launch and after each launch group (a
-// node's kernels, or a fused group's): the same launches, the same graph replay (exec_observer.h).
+// node's kernels, or a fused group's): the same launches, the same graph replay (exec_observer.h;
+// the event sets alternate between calls, each with its graph slot). After the launch, the
+// earlier calls that are complete are reported while the device runs this one.
 int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     if (!b || !g || (g->n_nodes > 0 && !g->nodes)) return fail(err, len, RF_ERR_INVALID, "hip backend: compute needs ctx and a graph");
@@ -334,11 +338,15 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     b->q8 = {};
     b->fq = {};
     const bool observed = b->observer.on();
-    if (observed) b->observer.begin_call(b->stream, b->queue, *g);
+    b->queue.set_slot(observed ? b->observer.begin_call(b->stream, b->queue, *g) : 0);
     // Every return below: a failed call reports nothing.
     struct EndCall {
-        Backend &b; bool on, ok = false;
-        ~EndCall() { if (on) b.observer.end_call(ok); }
+        Backend &b; bool on;
+        void done(bool ok) {
+            if (on) b.observer.end_call(ok);
+            on = false;
+        }
+        ~EndCall() { done(false); }
     } end_call{*b, observed};
     for (int i = 0, used = 1; i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
@@ -364,7 +372,7 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         }
     }
     if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, e);
-    end_call.ok = true;
+    end_call.done(true); // reports earlier calls now, while the device runs this one
     if (b->stats.on) {
         hipEventRecord(b->stats.ev[1], b->stream);
         b->stats.ev_pending = true;
@@ -392,7 +400,9 @@ int synchronize(void *ctx, char *err, size_t len) {
     const double t0 = b->stats.on ? now_us() : 0;
     if (hipError_t r = hipStreamSynchronize(b->stream)) return fail(err, len, RF_ERR_DEVICE, gpu_error("kernel execution", r));
     if (b->stats.on) b->stats.sync_us += now_us() - t0;
-    b->observer.deliver(b->stream); // the step is complete: its timing events can be read
+    // The step is complete; its timing events are read by the next compute(), after its launch
+    // (exec_observer.h): reading them here would delay that launch.
+    b->observer.idle(b->stream);
     return RF_OK;
 }
 

@@ -43,10 +43,26 @@ std::vector<uint8_t> written_bytes(Plugin &p, const std::vector<GraphCase> &case
     return all;
 }
 
-void run(Plugin &p, const rf_graph &g) {
+void run(Plugin &p, const rf_graph &g, bool sync = true) {
     char err[1024] = {0};
     if (p.vt().compute(p.ctx(), &g, err, sizeof err)) throw std::runtime_error(err);
-    p.sync();
+    if (sync) p.sync();
+}
+
+// Reports [from, to) exist, number their calls 0..to-from-1, each covering the graph's nodes once in
+// order, with times; `what` says what failed.
+bool reports_ok(const std::vector<Report> &reports, size_t from, size_t to, int32_t n_nodes, std::string &what) {
+    bool calls_ok = reports.size() >= to, cover_ok = true, times_ok = true;
+    for (size_t r = from; r < reports.size() && r < to; ++r) {
+        calls_ok = calls_ok && reports[r].call == r - from;
+        bool cover = int32_t(reports[r].nodes.size()) == n_nodes;
+        for (size_t k = 0; cover && k < reports[r].nodes.size(); ++k) cover = reports[r].nodes[k] == int32_t(k);
+        cover_ok = cover_ok && cover;
+        times_ok = times_ok && reports[r].times_ok && reports[r].total_ms > 0;
+    }
+    what = (calls_ok ? "" : "; calls not numbered 0.." + std::to_string(to - from - 1)) + (cover_ok ? "" : "; nodes not covered once in order") +
+           (times_ok ? "" : "; times out of order or zero");
+    return calls_ok && cover_ok && times_ok;
 }
 
 void result(bool ok, const char *what, const std::string &detail, int &passed, int &failed) {
@@ -78,23 +94,22 @@ void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passe
         const std::vector<uint8_t> plain = written_bytes(gpu, cases, bound);
         const rf_exec_observer obs = {sizeof(rf_exec_observer), &reports, on_ran};
         if (int st = set_observer(gpu.ctx(), &obs, err, sizeof err)) throw std::runtime_error("set_observer: " + std::string(err) + " (" + std::to_string(st) + ")");
-        for (int i = 0; i < 3; ++i) run(gpu, g);
+        std::vector<size_t> seen; // reports after each observed call (a call is reported during a later compute())
+        for (int i = 0; i < 3; ++i) {
+            run(gpu, g);
+            seen.push_back(reports.size());
+        }
         const std::vector<uint8_t> observed = written_bytes(gpu, cases, bound);
         if (int st = set_observer(gpu.ctx(), nullptr, err, sizeof err)) throw std::runtime_error("set_observer(NULL): " + std::string(err) + " (" + std::to_string(st) + ")");
+        const size_t after_unset = reports.size();
         run(gpu, g);
         const std::vector<uint8_t> after = written_bytes(gpu, cases, bound);
 
         result(plain == observed && plain == after, "observer: same bytes observed and not",
                std::to_string(plain.size()) + " written bytes over " + std::to_string(g.n_nodes) + " nodes", passed, failed);
-        bool calls_ok = reports.size() == 3, cover_ok = true, times_ok = true;
+        std::string why;
+        const bool all_ok = reports_ok(reports, 0, 3, g.n_nodes, why);
         std::string detail = std::to_string(reports.size()) + " reports";
-        for (size_t r = 0; r < reports.size(); ++r) {
-            calls_ok = calls_ok && reports[r].call == r;
-            bool cover = int32_t(reports[r].nodes.size()) == g.n_nodes;
-            for (size_t k = 0; cover && k < reports[r].nodes.size(); ++k) cover = reports[r].nodes[k] == int32_t(k);
-            cover_ok = cover_ok && cover;
-            times_ok = times_ok && reports[r].times_ok && reports[r].total_ms > 0;
-        }
         if (!reports.empty()) {
             const Report &last = reports.back();
             size_t groups = 0;
@@ -103,9 +118,35 @@ void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passe
             std::snprintf(buf, sizeof buf, "; last: %zu units (%zu fused groups), %.3f ms", last.names.size(), groups, last.total_ms);
             detail += buf;
         }
-        result(calls_ok && cover_ok && times_ok, "observer: every call reported, every node once", detail +
-               (calls_ok ? "" : "; calls not 0,1,2") + (cover_ok ? "" : "; nodes not covered once in order") +
-               (times_ok ? "" : "; times out of order or zero"), passed, failed);
+        result(all_ok && after_unset == 3, "observer: every call reported, every node once", detail + why, passed, failed);
+        // Each call's events are read during the next compute(), after its launch (the reading
+        // overlaps the device); the last comes when the observer is removed.
+        const bool late_ok = seen == std::vector<size_t>{0, 1, 2} && after_unset == 3;
+        result(late_ok, "observer: a call reported by the next compute()",
+               "reports after calls 1..3: " + std::to_string(seen[0]) + ", " + std::to_string(seen[1]) + ", " + std::to_string(seen[2]) +
+                   " (want 0, 1, 2); after set_observer(NULL): " + std::to_string(after_unset) + " (want 3)",
+               passed, failed);
+
+        // Calls queued without a synchronize (more than there are event sets: the oldest is
+        // waited for and reported first), then the same observer set again, which reports what
+        // is pending and numbers calls from 0 again.
+        reports.clear();
+        if (int st = set_observer(gpu.ctx(), &obs, err, sizeof err)) throw std::runtime_error("set_observer: " + std::string(err) + " (" + std::to_string(st) + ")");
+        for (int i = 0; i < 4; ++i) run(gpu, g, false);
+        gpu.sync();
+        const std::vector<uint8_t> queued = written_bytes(gpu, cases, bound);
+        if (int st = set_observer(gpu.ctx(), &obs, err, sizeof err)) throw std::runtime_error("set_observer again: " + std::string(err) + " (" + std::to_string(st) + ")");
+        const size_t after_reset = reports.size();
+        run(gpu, g);
+        run(gpu, g);
+        if (int st = set_observer(gpu.ctx(), nullptr, err, sizeof err)) throw std::runtime_error("set_observer(NULL): " + std::string(err) + " (" + std::to_string(st) + ")");
+        std::string why1, why2;
+        const bool q_ok = reports_ok(reports, 0, 4, g.n_nodes, why1);
+        const bool r_ok = reports_ok(reports, 4, 6, g.n_nodes, why2);
+        result(queued == plain && after_reset == 4 && q_ok && r_ok, "observer: queued calls, observer set again",
+               std::to_string(reports.size()) + " reports (want 6), " + std::to_string(after_reset) + " when set again (want 4)" +
+                   (queued == plain ? "" : "; bytes differ") + why1 + why2,
+               passed, failed);
     } catch (const std::exception &e) {
         set_observer(gpu.ctx(), nullptr, err, sizeof err);
         result(false, "observer", e.what(), passed, failed);

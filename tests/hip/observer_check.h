@@ -1,7 +1,10 @@
 // The GPU backend observed (set_observer, ABI 2.1) must run exactly as it does unobserved: every
 // multi-node case bound together as one graph (enough kernels for graph replay), run three times
 // unobserved and three times observed; the written bytes must be identical, and every observed
-// call reported once, its units covering the graph's nodes in order, each node once, with times.
+// call reported once, its units covering the graph's nodes in order, each node once, with times;
+// reported one call late (during the next compute(), the last when the observer is removed);
+// calls queued without a synchronize and an observer set again (which reports what is pending)
+// lose nothing.
 #pragma once
 #include <vector>
 

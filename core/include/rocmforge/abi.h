@@ -247,9 +247,13 @@ typedef struct rf_exec_unit {
 
 /* The callback side of rf_backend_vtable::set_observer (ABI 2.1). ran() is called on the thread
  * that called into the backend, once per successful compute() with its units in the order they
- * ran, no later than the next
- * synchronize(), download(), compute() or set_observer() of that backend returns (a synchronous
- * backend calls it before compute() returns). `call` counts compute() calls with a non-NULL graph from
+ * ran, calls in order. A synchronous backend calls it before compute() returns; an asynchronous
+ * one may report a call late, so that reading its timings overlaps the device running later work
+ * (the HIP backend reports a call during a later compute(), after that call's launch, once the
+ * first call is complete), and reports everything still pending at the latest when
+ * set_observer() returns (setting the same observer again is how a host collects everything
+ * pending; the numbering then starts again) or during shutdown() (the observer must outlive the
+ * backend, or be removed first). `call` counts compute() calls with a non-NULL graph from
  * 0 since the observer was set, failed ones included (they report nothing). `units` lives only during the
  * call. */
 typedef struct rf_exec_observer {
