@@ -42,6 +42,29 @@ GraphCase gate_up(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M) 
     return b.c;
 }
 
+// The ROPE inputs of M tokens at random positions (one int32 each) and, optionally, n_rot / 2
+// frequency factors (-1: none), added to b.
+struct RopeInputs { int positions, factors; };
+RopeInputs rope_inputs(Builder &b, std::mt19937 &rng, int64_t M, int n_rot, bool factors) {
+    std::vector<int32_t> pos(M);
+    for (auto &p : pos) p = (int32_t)(rng() % 4000);
+    RopeInputs r{b.input(ints(pos, M)), -1};
+    if (factors) {
+        HostTensor f = make(RF_TYPE_F32, n_rot / 2);
+        for (int i = 0; i < n_rot / 2; ++i) { const float v = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &v, 4); }
+        r.factors = b.input(std::move(f));
+    }
+    return r;
+}
+// ROPE(NORMAL) of `heads` into dst, base 10000, no scaling.
+void rope_normal(Builder &b, int heads, int dst, RopeInputs in, int n_rot) {
+    GraphNode &r = b.node(RF_OP_ROPE, dst, {heads, in.positions, in.factors});
+    r.iparams[0] = RF_ROPE_NORMAL;
+    r.iparams[1] = n_rot;
+    r.fparams[0] = 10000.f;
+    r.fparams[1] = 1.f;
+}
+
 // MATMUL then ROPE(NORMAL) of its output seen as [D, H, M] (the K and Q projections), M tokens at
 // random positions, optionally with frequency factors and n_rot < D.
 GraphCase matmul_rope(std::mt19937 &rng, int type, int64_t K, int D, int H, int64_t M, int n_rot, bool factors) {
@@ -51,22 +74,10 @@ GraphCase matmul_rope(std::mt19937 &rng, int type, int64_t K, int D, int H, int6
     b.c.max_nmse = 5e-4;
     const int64_t N = (int64_t)D * H;
     const int x = b.input(rnd(rng, RF_TYPE_F32, K, M)), W = b.input(rnd(rng, type, K, N));
-    std::vector<int32_t> pos(M);
-    for (auto &p : pos) p = (int32_t)(rng() % 4000);
-    const int P = b.input(ints(pos, M));
-    int F = -1;
-    if (factors) {
-        HostTensor f = make(RF_TYPE_F32, n_rot / 2);
-        for (int i = 0; i < n_rot / 2; ++i) { const float v = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &v, 4); }
-        F = b.input(std::move(f));
-    }
+    const RopeInputs ri = rope_inputs(b, rng, M, n_rot, factors);
     const int md = b.output(RF_TYPE_F32, N, M), heads = b.view(md, RF_TYPE_F32, D, H, M), rd = b.output(RF_TYPE_F32, D, H, M);
     b.node(RF_OP_MATMUL, md, {W, x});
-    GraphNode &r = b.node(RF_OP_ROPE, rd, {heads, P, F});
-    r.iparams[0] = RF_ROPE_NORMAL;
-    r.iparams[1] = n_rot;
-    r.fparams[0] = 10000.f;
-    r.fparams[1] = 1.f;
+    rope_normal(b, heads, rd, ri, n_rot);
     return b.c;
 }
 
@@ -87,22 +98,8 @@ GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int 
     const int64_t Nk = (int64_t)D * Hkv, Nq = (int64_t)D * Hq;
     const int x = b.input(rnd(rng, RF_TYPE_F32, K, M));
     const int Wk = b.input(rnd(rng, tk, K, Nk)), Wv = b.input(rnd(rng, tv, K, Nk));
-    std::vector<int32_t> pos(M);
-    for (auto &p : pos) p = (int32_t)(rng() % 4000);
-    const int P = b.input(ints(pos, M));
-    int F = -1;
-    if (factors) {
-        HostTensor f = make(RF_TYPE_F32, n_rot / 2);
-        for (int i = 0; i < n_rot / 2; ++i) { const float v = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &v, 4); }
-        F = b.input(std::move(f));
-    }
-    auto rope = [&](int src_heads, int dst) {
-        GraphNode &r = b.node(RF_OP_ROPE, dst, {src_heads, P, F});
-        r.iparams[0] = RF_ROPE_NORMAL;
-        r.iparams[1] = n_rot;
-        r.fparams[0] = 10000.f;
-        r.fparams[1] = 1.f;
-    };
+    const RopeInputs ri = rope_inputs(b, rng, M, n_rot, factors);
+    auto rope = [&](int src_heads, int dst) { rope_normal(b, src_heads, dst, ri, n_rot); };
     const int kd = b.output(RF_TYPE_F32, Nk, M), kh = b.view(kd, RF_TYPE_F32, D, Hkv, M);
     const int kr = layout == 1 ? b.view(kd, RF_TYPE_F32, D, Hkv, M) : b.output(RF_TYPE_F32, D, Hkv, M);
     const int vd = layout == 2 ? b.view(kd, RF_TYPE_F32, Nk, M, 1) : b.output(RF_TYPE_F32, Nk, M);
