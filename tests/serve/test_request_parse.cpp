@@ -72,6 +72,7 @@ TEST_CASE("every field read, nulls meaning the default", "[serve][parse]") {
         "stop":["a","b"],"n":3,"logprobs":2,"echo":false,"stream":true,"stream_options":{"include_usage":true},"user":"u"})");
     CHECK(r.model == "m");
     CHECK(*r.max_tokens == 7);
+    CHECK(*completion(R"({"prompt":"x","max_tokens":0,"echo":true,"logprobs":1})").max_tokens == 0); // scores the prompt
     CHECK(r.temperature == 0.5f);
     CHECK(r.top_p == Approx(0.9f));
     CHECK(*r.seed == 42u);
@@ -153,6 +154,7 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
     CHECK(*chat("{" + kMsgs + R"(,"logprobs":true,"top_logprobs":20})").logprobs == 20);
     CHECK_FALSE(chat("{" + kMsgs + R"(,"logprobs":false})").logprobs);
     CHECK(chat("{" + kMsgs + R"(,"n":4})").n_choices() == 4);
+    CHECK_THROWS_AS(chat("{" + kMsgs + R"(,"max_tokens":0})"), ApiError); // scoring is echo's, a completions field
 
     check_refusals({
         {R"({"messages":[]})", "messages", "at least one message"},
@@ -190,7 +192,8 @@ TEST_CASE("unknown and unsupported fields are refused, never ignored", "[serve][
 TEST_CASE("values out of range are refused", "[serve][parse]") {
     const std::string five_stops = R"(["a","b","c","d","e"])";
     check_refusals({
-        {R"({"prompt":"x","max_tokens":0})", "max_tokens", "at least 1"},
+        {R"({"prompt":"x","max_tokens":0})", "max_tokens", "0 only with 'echo': true"},
+        {R"({"prompt":"x","max_tokens":0,"echo":false})", "max_tokens", "0 only with 'echo': true"},
         {R"({"prompt":"x","max_tokens":-5})", "max_tokens", "at least 1"},
         {R"({"prompt":"x","temperature":2.5})", "temperature", "between"},
         {R"({"prompt":"x","temperature":-0.1})", "temperature", "between"},

@@ -184,8 +184,8 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
         else if (key == "max_tokens" || (chat && key == "max_completion_tokens")) {
             if (v.IsNull()) continue;
             const int64_t n = integer(v, key);
-            if (n < 1) throw bad_request("'" + key + "' must be at least 1", key);
-            r.max_tokens = n;
+            if (n < (chat ? 1 : 0)) throw bad_request("'" + key + "' must be at least 1", key);
+            r.max_tokens = n; // 0: only with echo (below)
         } else if (key == "temperature") r.temperature = v.IsNull() ? 1.0f : (float)number(v, key, 0, 2);
         else if (key == "top_p") {
             r.top_p = v.IsNull() ? 1.0f : (float)number(v, key, 0, 1);
@@ -219,6 +219,10 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
         } else
             throw bad_request("unsupported field '" + key + "'", key);
     }
+    // max_tokens 0 scores a prompt without generating (echo, usually with logprobs: what
+    // evaluation harnesses send); anything else would return nothing.
+    if (r.max_tokens && *r.max_tokens == 0 && !r.echo)
+        throw bad_request("'max_tokens' must be at least 1 (0 only with 'echo': true, to score the prompt)", "max_tokens");
     if (chat) {
         if (top_logprobs && !chat_logprobs) throw bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
         if (chat_logprobs) r.logprobs = top_logprobs.value_or(0);

@@ -258,6 +258,7 @@ void Scheduler::prompt_logprobs(Active &a, const float *logits, const std::vecto
 }
 
 void Scheduler::on_token(Active &a, int32_t token, const float *logits) {
+    if (a.request.max_tokens == 0) return finish(a, "length"); // echo only: the prompt is scored, nothing drawn
     const auto now = Clock::now();
     if (a.last_token == Clock::time_point{})
         metrics_.ttft.observe(std::chrono::duration<double>(now - a.submitted).count());
