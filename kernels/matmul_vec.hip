@@ -48,23 +48,28 @@ RF_DEV float sum16(const float *x) {
     return s;
 }
 
-// F16: 8 halves per 16-byte load (host guarantees K % 8 == 0 and 16-byte aligned rows).
+// F16: 8 halves per 16-byte load (host guarantees K % 8 == 0 and 16-byte aligned rows); the
+// warp's dot product of row w with the f32 vector x (every lane gets it). Also the F16 rows of the
+// fused decode launches (mvq_row), so fused and unfused give the same floats.
+RF_DEV float mv_f16_dot(const u8 *w, const float *x, i64 K) {
+    const int lane = threadIdx.x % RF_WARP;
+    const i64 n8 = K / 8;
+    float acc = 0.f;
+#pragma unroll 4
+    for (i64 i = lane; i < n8; i += RF_WARP) {
+        const uint4 q = *(const uint4 *)(w + 16 * i);
+        const float4 x0 = *(const float4 *)(x + 8 * i), x1 = *(const float4 *)(x + 8 * i + 4);
+        acc += h2f((u16)q.x) * x0.x + h2f((u16)(q.x >> 16)) * x0.y + h2f((u16)q.y) * x0.z + h2f((u16)(q.y >> 16)) * x0.w +
+               h2f((u16)q.z) * x1.x + h2f((u16)(q.z >> 16)) * x1.y + h2f((u16)q.w) * x1.z + h2f((u16)(q.w >> 16)) * x1.w;
+    }
+    return warp_sum(acc);
+}
 RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
     rf_kernel_start();
     MvRow r;
     if (!mv_setup(a, r)) return;
-    const int lane = threadIdx.x % RF_WARP;
-    const i64 n8 = r.K / 8;
-    float acc = 0.f;
-#pragma unroll 4
-    for (i64 i = lane; i < n8; i += RF_WARP) {
-        const uint4 q = *(const uint4 *)(r.w + 16 * i);
-        const float4 x0 = *(const float4 *)(r.x + 8 * i), x1 = *(const float4 *)(r.x + 8 * i + 4);
-        acc += h2f((u16)q.x) * x0.x + h2f((u16)(q.x >> 16)) * x0.y + h2f((u16)q.y) * x0.z + h2f((u16)(q.y >> 16)) * x0.w +
-               h2f((u16)q.z) * x1.x + h2f((u16)(q.z >> 16)) * x1.y + h2f((u16)q.w) * x1.z + h2f((u16)(q.w >> 16)) * x1.w;
-    }
-    acc = warp_sum(acc);
-    if (lane == 0) *r.y = acc;
+    const float acc = mv_f16_dot(r.w, r.x, r.K);
+    if (threadIdx.x % RF_WARP == 0) *r.y = acc;
 }
 
 // ---- q8_1 activations (written by quantize_act.hip or the fused norm) ----------------------
@@ -102,8 +107,10 @@ RF_MVQ_ONE(q6_k, MvqQ6K)
 RF_MVQ_ONE(q4_0, MvqQ4_0)
 RF_MVQ_ONE(q8_0, MvqQ8_0)
 
+// xq: the q8_1 vector, or for F16 weights the f32 vector itself (a launch is all F16 or none).
 RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
     switch (type) {
+    case T_F16: return mv_f16_dot(w, (const float *)xq, K);
     case T_Q4_K: return mvq_dot_row<MvqK4<T_Q4_K>>(w, xq, K);
     case T_Q5_K: return mvq_dot_row<MvqK4<T_Q5_K>>(w, xq, K);
     case T_Q6_K: return mvq_dot_row<MvqQ6K>(w, xq, K);
@@ -116,7 +123,8 @@ RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
 // launch; each row is computed exactly as by its single-matmul kernel. Weight s = src[s] (s < 3),
 // output s: dst, src[3], src[4]; segment s covers blocks [start(s), start(s+1)) with start(0) = 0,
 // start(1) = aux[1], start(2) = aux[2], start(n) = gridDim.x (aux[3] = n segments). Weight rows are
-// contiguous (nb[1] = row bytes), outputs contiguous f32, batch 1, scratch = the q8_1 vector.
+// contiguous (nb[1] = row bytes), outputs contiguous f32, batch 1, scratch = the q8_1 vector (F16
+// weights: the f32 vector).
 // iparams[0] = 1 (SwiGLU form): two segments of equal N in blocks [0, aux[1]); each warp computes
 // row n of both, writes both, and dst2 (src[4]) [n] = silu(gate) * up as rf_swiglu_f32 does.
 // iparams[0] = 2 (matmul + ROPE NORMAL, one token): one segment, N % 4 == 0; the block's rows
@@ -241,7 +249,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
 //   dst.ne[s] = segment s's matmul product (0: not written, a later output reuses its bytes),
 //   dst.nb[s] = its rotated product (0: no rope on segment s);
 //   iparams[1] = n_rot, iparams[2] = head size D, fparams[0..1] = freq base, scale;
-//   scratch = the q8_1 vector. Grid: the segments' rows / 4 blocks, segment by segment.
+//   scratch = the q8_1 vector (F16 weights: the f32 vector). Grid: the segments' rows / 4 blocks.
 // KV appends (the SET_ROWS of K and V into their pools, fused too): pool A gets segment
 // iparams[4] - 1's final output (rotated, else product) as row slots_A[0] (iparams[4] = 0: no
 // pool A): pool at aux[0], slots at aux[2], row stride dst.ne[3] bytes, type iparams[6] (f16 or

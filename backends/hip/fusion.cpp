@@ -30,11 +30,32 @@ bool dense_f32(const rf_tensor *t) {
 }
 
 // An M = 1 q8_1 matmul with one weight matrix and one vector (what rf_mvq_multi covers).
+// An M = 1 matmul of F16 weights that runs on rf_mv_f16 (ops.cpp's mv_kernel): K % 8 == 0,
+// 16-byte aligned rows and vector.
+bool f16_vec_matmul(const rf_node *n) {
+    if (n->op != RF_OP_MATMUL || !n->src[0] || !n->src[1] || !unsupported_reason(*n).empty()) return false;
+    const rf_tensor *w = n->src[0], *x = n->src[1];
+    return w->type == RF_TYPE_F16 && x->type == RF_TYPE_F32 && x->ne[1] == 1 && w->ne[0] % 8 == 0 && aligned(w, 16) &&
+           aligned(x, 16);
+}
+// F16 weights qualify too: those rows are dotted with the f32 vector itself (rf_mv_f16's
+// mv_f16_dot), which the launch then reads.
 bool vec_matmul(const rf_node *n) {
-    if (!matmul_reads_q8(*n)) return false;
+    if (!matmul_reads_q8(*n) && !f16_vec_matmul(n)) return false;
     const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
     return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
            w->ne[1] <= (int64_t)1 << 30;
+}
+// The vector a fused M = 1 launch reads (rf_kargs.scratch): the q8_1 copy of x (made now if
+// needed), or x itself for F16 weights. 0 on success, else ensure_q8_columns' status.
+int fused_vector(Backend &b, const rf_node *mm, const void *&where, std::string &err) {
+    if (mm->src[0]->type == RF_TYPE_F16) {
+        where = mm->src[1]->data;
+        return RF_OK;
+    }
+    const int r = ensure_q8_columns(b, mm->src[1], act_block(mm->src[0]->type), err);
+    where = b.q8.where;
+    return r;
 }
 // A matmul of M = 2..kMvqCols* columns on the dp4a column kernels, what rf_mvqn_<type>_<NC>f covers
 // (*wider ones run as chunks of kMvqCols).
@@ -109,7 +130,8 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     // One q8_1 vector serves both: their CPU quantization blocks must agree.
     const int block = act_block(mg->src[0]->type);
     if (act_block(mu->src[0]->type) != block) return 0;
-    if (int r = ensure_q8_columns(b, x, block, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    const void *vec = nullptr;
+    if (int r = fused_vector(b, mg, vec, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     const int64_t N = gd->ne[0];
     rf_kargs a{};
     a.src[0] = ktensor(mg->src[0]);
@@ -117,7 +139,7 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.dst = ktensor(gd);
     a.src[3] = ktensor(ud);
     a.src[4] = ktensor(sd);
-    a.scratch = b.q8.where;
+    a.scratch = const_cast<void *>(vec);
     a.iparams[0] = 1;
     a.iparams[7] = b.prefetch_weights ? 0 : 1;
     if (form == 2) {
@@ -142,7 +164,8 @@ bool rope_of_product(const rf_node *mm, const rf_node *rp) {
     const int64_t N = md->ne[0], D = rx->ne[0], M = md->ne[1];
     return rp->iparams[0] == RF_ROPE_NORMAL && rx->data == md->data && dense_f32(rx) && dense_f32(rd) && same_shape(rx, rd) &&
            rx->ne[0] * rx->ne[1] == N && rx->ne[2] == M && rx->ne[3] == 1 && pos->ne[0] == M && N % 4 == 0 && D % 2 == 0 &&
-           (!overlap(rd, md) || rd->data == md->data) && !overlap(rd, mm->src[0]) && !overlap(rd, pos) && !overlap(rd, rp->src[2]);
+           (!overlap(rd, md) || rd->data == md->data) && !overlap(rd, mm->src[0]) && !overlap(rd, pos) && !overlap(rd, rp->src[2]) &&
+           (mm->src[0]->type != RF_TYPE_F16 || !overlap(rd, mm->src[1])); // F16: the kernel reads x itself
 }
 
 // MATMUL ROPE(NORMAL) over its output (decode K and Q projections), of one token or of M tokens
@@ -153,14 +176,15 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string
     if (!rope_of_product(mm, rp)) return 0;
     const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
     const int64_t N = md->ne[0], D = rx->ne[0], M = md->ne[1];
-    if (int r = ensure_q8_columns(b, mm->src[1], act_block(mm->src[0]->type), err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    const void *vec = nullptr;
+    if (int r = fused_vector(b, mm, vec, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
     a.src[0] = ktensor(mm->src[0]);
     a.src[1] = ktensor(pos);
     a.src[2] = ktensor(rp->src[2]);
     a.src[3] = ktensor(rd);
     a.dst = ktensor(md);
-    a.scratch = b.q8.where;
+    a.scratch = const_cast<void *>(vec);
     a.aux[3] = 1;
     a.iparams[0] = 2;
     a.iparams[7] = b.prefetch_weights ? 0 : 1;
@@ -217,6 +241,7 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (nseg < 2 || !rope0) return 0;
     // Outputs in node order; inputs the kernel reads (the vector itself only as its q8_1 copy).
     std::vector<const rf_tensor *> outs, ins = {rope0->src[1], rope0->src[2]};
+    if (first->src[0]->type == RF_TYPE_F16) ins.push_back(first->src[1]); // read by the kernel itself
     for (int s = 0; s < nseg; ++s) {
         outs.push_back(segs[s].mm->dst);
         if (segs[s].rp) outs.push_back(segs[s].rp->dst);
@@ -249,8 +274,8 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
         const auto at = std::find(outs.begin(), outs.end(), o);
         return std::any_of(at + 1, outs.end(), [&](const rf_tensor *l) { return overlap(o, l); });
     };
-    const rf_tensor *x = first->src[1];
-    if (int r = ensure_q8_columns(b, x, act_block(first->src[0]->type), err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+    const void *vec = nullptr;
+    if (int r = fused_vector(b, first, vec, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
     int64_t blocks = 0;
     for (int s = 0; s < nseg; ++s) {
@@ -262,7 +287,7 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     }
     a.src[3] = ktensor(rope0->src[1]);
     if (rope0->src[2]) a.src[4] = ktensor(rope0->src[2]);
-    a.scratch = b.q8.where;
+    a.scratch = const_cast<void *>(vec);
     a.iparams[1] = rope0->iparams[1];
     a.iparams[2] = (int)rope0->src[0]->ne[0];
     a.iparams[3] = nseg;
@@ -330,7 +355,7 @@ int fuse_kv_append(Backend &b, const rf_graph &g, int i) {
 int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (i + 1 >= g.n_nodes) return 0;
     const rf_node *at = g.nodes[i], *mm = g.nodes[i + 1];
-    if (!vec_matmul(mm) || mm->src[1]->data != at->dst->data || mm->src[1]->ne[0] != at->dst->ne[0]) return 0;
+    if (!matmul_reads_q8(*mm) || !vec_matmul(mm) || mm->src[1]->data != at->dst->data || mm->src[1]->ne[0] != at->dst->ne[0]) return 0;
     const int r = attention_with_q8(b, *at, act_block(mm->src[0]->type), err);
     return r == RF_OK ? 1 : r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
 }
