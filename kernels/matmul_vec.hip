@@ -255,26 +255,6 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
 // pool A): pool at aux[0], slots at aux[2], row stride dst.ne[3] bytes, type iparams[6] (f16 or
 // f32, stored as rf_set_rows2 does); pool B likewise with iparams[5], aux[1], aux[3], dst.nb[3],
 // iparams[7].
-struct ProjSeg { const u8 *w; i64 stride, rows, blk; int s, type; float *prod, *rot; };
-RF_DEV ProjSeg proj_seg(const rf_kargs &a, int rows_per_block) {
-    const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
-    const int nseg = a.iparams[3];
-    const i64 b0 = w0.ne[1] / rows_per_block, b1 = nseg > 1 ? w1.ne[1] / rows_per_block : 0;
-    ProjSeg p;
-    p.blk = blockIdx.x;
-    p.s = 0;
-    if (p.blk >= b0 + b1) { p.s = 2; p.blk -= b0 + b1; }
-    else if (p.blk >= b0) { p.s = 1; p.blk -= b0; }
-    // Constant indices only (a run-time a.src[s] goes through scratch memory on AMD).
-    const int s = p.s;
-    p.w = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
-    p.stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
-    p.rows = s == 0 ? w0.ne[1] : s == 1 ? w1.ne[1] : w2.ne[1];
-    p.type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
-    p.prod = (float *)(s == 0 ? a.dst.ne[0] : s == 1 ? a.dst.ne[1] : a.dst.ne[2]);
-    p.rot = (float *)(s == 0 ? a.dst.nb[0] : s == 1 ? a.dst.nb[1] : a.dst.nb[2]);
-    return p;
-}
 // Element n of segment s's final output into the pools that append it (see above).
 RF_DEV void proj_append(const rf_kargs &a, int s, i64 n, float v) {
     if (a.iparams[4] == s + 1)
@@ -282,10 +262,26 @@ RF_DEV void proj_append(const rf_kargs &a, int s, i64 n, float v) {
     if (a.iparams[5] == s + 1)
         store_pool_elem((u8 *)a.aux[1] + (i64)((const int *)a.aux[3])[0] * a.dst.nb[3], a.iparams[7], n, v);
 }
+// The block's segment s and this warp's row n in it, with the segment's weight and outputs.
 struct ProjRow { const u8 *w; i64 n, stride; int s, type; float *prod, *rot; };
 RF_DEV ProjRow proj_row(const rf_kargs &a) {
-    const ProjSeg p = proj_seg(a, RF_MV_WARPS);
-    return ProjRow{p.w, p.blk * RF_MV_WARPS + threadIdx.x / RF_WARP, p.stride, p.s, p.type, p.prod, p.rot};
+    const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
+    const int nseg = a.iparams[3];
+    const i64 b0 = w0.ne[1] / RF_MV_WARPS, b1 = nseg > 1 ? w1.ne[1] / RF_MV_WARPS : 0;
+    i64 blk = blockIdx.x;
+    int s = 0;
+    if (blk >= b0 + b1) { s = 2; blk -= b0 + b1; }
+    else if (blk >= b0) { s = 1; blk -= b0; }
+    // Constant indices only (a run-time a.src[s] goes through scratch memory on AMD).
+    ProjRow r;
+    r.s = s;
+    r.n = blk * RF_MV_WARPS + threadIdx.x / RF_WARP;
+    r.w = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
+    r.stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
+    r.type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
+    r.prod = (float *)(s == 0 ? a.dst.ne[0] : s == 1 ? a.dst.ne[1] : a.dst.ne[2]);
+    r.rot = (float *)(s == 0 ? a.dst.nb[0] : s == 1 ? a.dst.nb[1] : a.dst.nb[2]);
+    return r;
 }
 // The block's row and, for a rotated segment, the pair's cos/sin, before rf_kernel_start (as
 // prefetch_rope_multi: positions and factors are never written by a kernel).

@@ -29,26 +29,18 @@ bool dense_f32(const rf_tensor *t) {
     return plain_f32(t) && t->nb[1] == 4 * t->ne[0] && t->nb[2] == t->nb[1] * t->ne[1] && t->nb[3] == t->nb[2] * t->ne[2];
 }
 
-// An M = 1 q8_1 matmul with one weight matrix and one vector (what rf_mvq_multi covers).
-// An M = 1 matmul of F16 weights that runs on rf_mv_f16 (ops.cpp's mv_kernel): K % 8 == 0,
-// 16-byte aligned rows and vector.
-bool f16_vec_matmul(const rf_node *n) {
-    if (n->op != RF_OP_MATMUL || !n->src[0] || !n->src[1] || !unsupported_reason(*n).empty()) return false;
-    const rf_tensor *w = n->src[0], *x = n->src[1];
-    return w->type == RF_TYPE_F16 && x->type == RF_TYPE_F32 && x->ne[1] == 1 && w->ne[0] % 8 == 0 && aligned(w, 16) &&
-           aligned(x, 16);
-}
-// F16 weights qualify too: those rows are dotted with the f32 vector itself (rf_mv_f16's
-// mv_f16_dot), which the launch then reads.
+// An M = 1 matmul with one weight matrix and one vector (what rf_mvq_multi and rf_mvq_proj
+// cover): q8_1 weights, or F16 weights whose rows are dotted with the f32 vector itself
+// (rf_mv_f16's mv_f16_dot), which the launch then reads.
 bool vec_matmul(const rf_node *n) {
-    if (!matmul_reads_q8(*n) && !f16_vec_matmul(n)) return false;
+    if (!matmul_reads_q8(*n) && !matmul_on_mv_f16(*n)) return false;
     const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
     return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
            w->ne[1] <= (int64_t)1 << 30;
 }
 // The vector a fused M = 1 launch reads (rf_kargs.scratch): the q8_1 copy of x (made now if
 // needed), or x itself for F16 weights. 0 on success, else ensure_q8_columns' status.
-int fused_vector(Backend &b, const rf_node *mm, const void *&where, std::string &err) {
+int fused_vector(Backend &b, const rf_node *mm, void *&where, std::string &err) {
     if (mm->src[0]->type == RF_TYPE_F16) {
         where = mm->src[1]->data;
         return RF_OK;
@@ -130,7 +122,7 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     // One q8_1 vector serves both: their CPU quantization blocks must agree.
     const int block = act_block(mg->src[0]->type);
     if (act_block(mu->src[0]->type) != block) return 0;
-    const void *vec = nullptr;
+    void *vec = nullptr;
     if (int r = fused_vector(b, mg, vec, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     const int64_t N = gd->ne[0];
     rf_kargs a{};
@@ -139,7 +131,7 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.dst = ktensor(gd);
     a.src[3] = ktensor(ud);
     a.src[4] = ktensor(sd);
-    a.scratch = const_cast<void *>(vec);
+    a.scratch = vec;
     a.iparams[0] = 1;
     a.iparams[7] = b.prefetch_weights ? 0 : 1;
     if (form == 2) {
@@ -156,8 +148,8 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
 
 // A ROPE NORMAL over the whole product of matmul mm, one token per column (what rf_mvq_proj and
 // the rope forms rotate): rows in pairs, dense. The rotated rows may replace the product exactly,
-// or lie on the matmul's input vector (the kernels read only its q8_1 copy, made before the
-// launch); no other overlap.
+// or lie on a q8_1 matmul's input vector (the kernels read only its q8_1 copy, made before the
+// launch; an F16 matmul's launch reads the vector itself); no other overlap.
 bool rope_of_product(const rf_node *mm, const rf_node *rp) {
     if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return false;
     const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
@@ -176,7 +168,7 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string
     if (!rope_of_product(mm, rp)) return 0;
     const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
     const int64_t N = md->ne[0], D = rx->ne[0], M = md->ne[1];
-    const void *vec = nullptr;
+    void *vec = nullptr;
     if (int r = fused_vector(b, mm, vec, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
     a.src[0] = ktensor(mm->src[0]);
@@ -184,7 +176,7 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string
     a.src[2] = ktensor(rp->src[2]);
     a.src[3] = ktensor(rd);
     a.dst = ktensor(md);
-    a.scratch = const_cast<void *>(vec);
+    a.scratch = vec;
     a.aux[3] = 1;
     a.iparams[0] = 2;
     a.iparams[7] = b.prefetch_weights ? 0 : 1;
@@ -210,14 +202,20 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string
     return 2;
 }
 
-bool pool_append(const rf_node *n);
+// A SET_ROWS of f32 rows into an f16/f32 pool (a KV append).
+bool pool_append(const rf_node *n) {
+    const rf_tensor *x = n->src[0], *s = n->src[1], *p = n->dst;
+    return n->op == RF_OP_SET_ROWS && unsupported_reason(*n).empty() && plain_f32(x) && x->ne[2] * x->ne[3] == 1 &&
+           s->ne[0] == x->ne[1] && (p->type == RF_TYPE_F16 || p->type == RF_TYPE_F32);
+}
 
 // MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] over one vector, one token (a layer's K, V, Q
 // projections with their rotations) -> one rf_mvq_proj launch, with up to two SET_ROWS that
 // follow and append a segment's final output to a pool (the K and V appends). The ropes must
-// agree (positions, factors, n_rot, head size, base, scale). A product whose bytes a later output of the run
-// reuses is dead (the executor recycles bytes only after a tensor's last reader, and its only
-// reader in the run is its rope, which the kernel feeds from shared memory): it is not written.
+// agree (positions, factors, n_rot, head size, base, scale). A product whose bytes a later output
+// of the run reuses is dead (the executor recycles bytes only after a tensor's last reader, and
+// its only reader in the run is its rope, which the kernel feeds from shared memory): it is not
+// written.
 int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     struct Seg { const rf_node *mm, *rp; };
     Seg segs[3];
@@ -239,9 +237,9 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
         j += rp ? 2 : 1;
     }
     if (nseg < 2 || !rope0) return 0;
-    // Outputs in node order; inputs the kernel reads (the vector itself only as its q8_1 copy).
+    // Outputs in node order; inputs the kernel reads (the vector only for F16, else its q8_1 copy).
     std::vector<const rf_tensor *> outs, ins = {rope0->src[1], rope0->src[2]};
-    if (first->src[0]->type == RF_TYPE_F16) ins.push_back(first->src[1]); // read by the kernel itself
+    if (first->src[0]->type == RF_TYPE_F16) ins.push_back(first->src[1]);
     for (int s = 0; s < nseg; ++s) {
         outs.push_back(segs[s].mm->dst);
         if (segs[s].rp) outs.push_back(segs[s].rp->dst);
@@ -274,7 +272,7 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
         const auto at = std::find(outs.begin(), outs.end(), o);
         return std::any_of(at + 1, outs.end(), [&](const rf_tensor *l) { return overlap(o, l); });
     };
-    const void *vec = nullptr;
+    void *vec = nullptr;
     if (int r = fused_vector(b, first, vec, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     rf_kargs a{};
     int64_t blocks = 0;
@@ -287,7 +285,7 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     }
     a.src[3] = ktensor(rope0->src[1]);
     if (rope0->src[2]) a.src[4] = ktensor(rope0->src[2]);
-    a.scratch = const_cast<void *>(vec);
+    a.scratch = vec;
     a.iparams[1] = rope0->iparams[1];
     a.iparams[2] = (int)rope0->src[0]->ne[0];
     a.iparams[3] = nseg;
@@ -318,12 +316,6 @@ int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (form == 1 && b.fuse_projections)
         if (int r = fuse_projections(b, g, i, err)) return r;
     return fuse_matmul_rope(b, g, i, form, err);
-}
-
-bool pool_append(const rf_node *n) {
-    const rf_tensor *x = n->src[0], *s = n->src[1], *p = n->dst;
-    return n->op == RF_OP_SET_ROWS && unsupported_reason(*n).empty() && plain_f32(x) && x->ne[2] * x->ne[3] == 1 &&
-           s->ne[0] == x->ne[1] && (p->type == RF_TYPE_F16 || p->type == RF_TYPE_F32);
 }
 
 // SET_ROWS(K pool) SET_ROWS(V pool) into f16/f32 pools.

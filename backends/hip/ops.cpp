@@ -467,6 +467,11 @@ bool matmul_reads_q8(const rf_node &n) {
            mvq_kernel(n.src[0]) != nullptr && unsupported_reason(n).empty();
 }
 
+bool matmul_on_mv_f16(const rf_node &n) {
+    return n.op == RF_OP_MATMUL && n.src[0] && n.src[1] && n.src[1]->ne[1] == 1 && n.src[1]->type == RF_TYPE_F32 &&
+           mv_kernel(n.src[0], n.src[1]) != nullptr && unsupported_reason(n).empty();
+}
+
 bool matmul_on_mvq_cols(const Backend &b, const rf_node &n) {
     if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
     return !mmq_usable(b, n) && !mmqp_usable(b, n) && uses_mvq_cols(b, n); // dispatch_node's order

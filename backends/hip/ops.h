@@ -34,6 +34,8 @@ std::string unsupported_reason(const rf_node &n);
 int run_node(Backend &b, const rf_node &n, std::string &err);
 // True for an M = 1 matmul that runs on q8_1 activations (fusion may prepare them).
 bool matmul_reads_q8(const rf_node &n);
+// True for an M = 1 matmul that runs on rf_mv_f16 (F16 weights, the f32 vector read as is).
+bool matmul_on_mv_f16(const rf_node &n);
 // True for a matmul of M > 1 columns that runs on q8_1 columns of its activations (dp4a column
 // kernels, integer tensor cores): a fused norm may prepare them.
 bool matmul_reads_q8_columns(const Backend &b, const rf_node &n);
