@@ -24,6 +24,16 @@ std::set<int32_t> ids(const std::vector<TokenProb> &c) {
 
 const std::vector<float> kLogits = {0.5f, 2.0f, -1.0f, 3.5f, 3.0f, 0.0f, 1.0f, -2.0f};
 
+// Sampling at `temperature` over the whole vocabulary: no top-k, top-p or min-p cut.
+SamplerParams whole_vocabulary(float temperature) {
+    SamplerParams p;
+    p.temperature = temperature;
+    p.top_k = 0;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    return p;
+}
+
 } // namespace
 
 TEST_CASE("greedy sampling is the argmax", "[sampler]") {
@@ -47,11 +57,7 @@ TEST_CASE("top-k = 1 equals greedy whatever the seed", "[sampler]") {
 }
 
 TEST_CASE("same seed gives the same tokens, another seed differs", "[sampler]") {
-    SamplerParams p;
-    p.temperature = 1.0f;
-    p.top_k = 0;
-    p.top_p = 1.0f;
-    p.min_p = 0.0f;
+    SamplerParams p = whole_vocabulary(1.0f);
     std::vector<float> flat(50, 0.0f); // uniform: any token possible
     auto run = [&](uint32_t seed) {
         p.seed = seed;
@@ -99,11 +105,8 @@ TEST_CASE("top-k keeps the k largest logits", "[sampler]") {
 }
 
 TEST_CASE("chain: filters then temperature, probabilities renormalized", "[sampler]") {
-    SamplerParams p;
-    p.temperature = 0.5f;
+    SamplerParams p = whole_vocabulary(0.5f);
     p.top_k = 3;
-    p.top_p = 1.0f;
-    p.min_p = 0.0f;
     Sampler s(p);
     auto c = s.filtered(kLogits.data(), (int64_t)kLogits.size());
     REQUIRE(c.size() == 3);
@@ -139,11 +142,7 @@ TEST_CASE("repetition penalty pushes recent tokens down as llama.cpp", "[sampler
 }
 
 TEST_CASE("whole-vocabulary draws (no top-k, top-p, min-p) follow softmax(logits / T)", "[sampler]") {
-    SamplerParams p;
-    p.temperature = 0.5f;
-    p.top_k = 0;
-    p.top_p = 1.0f;
-    p.min_p = 0.0f;
+    SamplerParams p = whole_vocabulary(0.5f);
     p.seed = 11;
     Sampler s(p);
     // p(1) / p(0) = exp((ln 3 / 2) / 0.5) = 3; token 2 can never be drawn.

@@ -115,7 +115,6 @@ check "max_tokens 0 + echo: the prompt's entries alone, as with generation" test
   "$(body_of /v1/completions '{"prompt":"In the beginning","max_tokens":12,"temperature":0,"echo":true,"logprobs":2}' | jq -c "[\"In the beginning\", \"length\", 0, $lp.tokens[:$n_prompt]]")"
 s=$("${C[@]}" -N "$URL/v1/completions" -d '{"prompt":"In the beginning","max_tokens":0,"echo":true,"logprobs":1,"stream":true}')
 check "max_tokens 0 + echo streamed: the prompt's chunk, then length, then [DONE]" test "$(grep '^data: {' <<<"$s" | sed 's/^data: //' | jq -s -c '[.[0].choices[0].text, ([.[].choices[0].logprobs // empty | .tokens[]] | length), .[-1].choices[0].finish_reason]')" = "[\"In the beginning\",$n_prompt,\"length\"]"
-check "max_tokens 0 without echo: 400" test "$(status_of /v1/completions '{"prompt":"x","max_tokens":0}')" = 400
 
 # logprobs (chat): content entries with bytes and top_logprobs, one per token.
 r=$(body_of /v1/chat/completions '{"messages":[{"role":"user","content":"Who made the heaven?"}],"max_tokens":8,"temperature":0,"logprobs":true,"top_logprobs":2}')
