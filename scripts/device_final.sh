@@ -51,25 +51,9 @@ for m in tinyllama-1.1b-Q4_K_M llama2-7b-Q4_K_M llama2-7b-Q4_0; do
 done
 timeout 200 $RF bench -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p 512 -n 128 -r 3 --backend hip --compare-baseline "$OUT/baseline-h100-tinyllama-1.1b-Q4_K_M.json" > "$L/compare.txt" 2>&1; log "compare against own baseline rc=$?"
 
-log "== profiler overhead on decode (tg128, alternating; full = --profile, the HIP backend observed with graph replay and fusion on)"
-for m in tinyllama-1.1b-Q4_K_M llama2-7b-Q4_K_M; do
-  for r in 1 2 3; do
-    for mode in none full; do
-      case $mode in none) extra=();; full) extra=(--profile);; esac
-      t=$(timeout 200 $RF bench -m /tmp/m/$m.gguf -p 0 -n 128 -r 3 --backend hip "${extra[@]}" 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
-      log "$m round $r $mode: $t"
-    done
-  done
-done
-
-log "== --profile keeps the arithmetic: greedy tokens with and without the profiler (64 tokens)"
-for m in tinyllama-1.1b-Q4_K_M llama2-7b-Q4_K_M; do
-  timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip --profile > "$L/prof-$m-on.txt" 2> "$L/prof-$m-profile.txt"
-  timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip > "$L/prof-$m-off.txt" 2>/dev/null
-  cmp -s "$L/prof-$m-on.txt" "$L/prof-$m-off.txt" && log "profile $m: identical tokens" || log "profile $m: DIFFER"
-  grep "timing:" "$L/prof-$m-profile.txt" | tee -a "$S"
-  grep -A9 "^phase " "$L/prof-$m-profile.txt" | tee -a "$S"
-done
+log "== profiler overhead on decode and token identity (scripts/device_perf.sh profov: tg128 with and without --profile, interleaved)"
+DIST=$D OUT=$L/profov scripts/device_perf.sh profov > "$L/profov.txt" 2>&1 || log "profov: greedy tokens DIFFER with --profile"
+sed '1,/^=================== summary$/d' "$L/profov.txt" | tee -a "$S"
 
 log "== profile (hip, TinyLlama Q4_K_M, 64 decode tokens)"
 timeout 200 $RF generate -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p "Hello" -n 64 --temp 0 --backend hip --profile "$OUT/trace-h100.json" > /dev/null 2> "$L/profile.txt"; log "profile rc=$?"
