@@ -167,8 +167,27 @@ RF_DEV u32 mmq_tf32(float v) {
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
     return r;
 }
-// |v| < 2^22 as float without the quarter-rate I2F: integer add + float subtract.
-RF_DEV float mmq_i2f(int v) { return __int_as_float(0x4B400000 + v) - 12582912.f; }
+// The legacy formats' int->float without an I2F or an add per output: the mma starts its s32
+// accumulators at the bits of 1.5 * 2^23 (MMQ_MAGIC), so an output's bits read as a float are
+// exactly MMQ_MAGIC_F + dot (|dot| < 2^22: Q8_0's largest is 32 * 127 * 127). Scaled by the
+// weight's d in one FMA with the addend -MMQ_MAGIC_F * d (exact: d has an f16's 11-bit
+// significand), that is round(dot * d), the same value as converting first.
+#define MMQ_MAGIC 0x4B400000
+#define MMQ_MAGIC_F 12582912.f
+// c = A (16x32 s8, a[0..3]) * B (32x8 s8, b0/b1) + MMQ_MAGIC.
+RF_DEV void mmq_mma_s8_magic(int (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+    const int m = MMQ_MAGIC;
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+        : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(m));
+}
+// acc + dot * d * x for an output of mmq_mma_s8_magic, dm = -MMQ_MAGIC_F * d: two FMAs.
+RF_DEV float mmq_scaled_add(float acc, int c, float d, float dm, float x) {
+    return fmaf(fmaf(__int_as_float(c), d, dm), x, acc);
+}
+// |v| < 2^22 as float without the quarter-rate I2F: integer add + float subtract (the epilogue
+// of kernels with no register to spare for the per-row dm above).
+RF_DEV float mmq_i2f(int v) { return __int_as_float(MMQ_MAGIC + v) - MMQ_MAGIC_F; }
 
 // 4 bytes at a 2-byte aligned offset `o` of shared bytes s (16-byte aligned base).
 RF_DEV u32 mmq_lds4_a2(const u8 *s, int o) {
@@ -372,6 +391,9 @@ template <int T, int WR, int NT> struct MmqStep {
 
     // Q4_0 / Q8_0: 4 blocks of 32 from misalignment mis; lane t's quants: Q8_0 bytes 8t + [0,8),
     // Q4_0 bytes 8(t & 1) + [0,8) (low nibbles for t < 2, high for t >= 2: elements 8t..8t+7).
+    // MAGIC: two FMAs per output (mmq_mma_s8_magic, mmq_scaled_add: 4 more live registers);
+    // else four instructions (mmq_i2f, the scale product, the FMA).
+    template <bool MAGIC = true>
     RF_DEV static void legacy(const u8 *sw, const u8 *sx, const float *sd, const int (&rr)[R], const int (&mis)[R], int col,
                               int g, int t, int ntv, int nsub, float (&acc)[WR][NT][4]) {
         const int BY = T == T_Q4_0 ? 18 : 34, piece = T == T_Q4_0 ? 8 * (t & 1) : 8 * t;
@@ -382,11 +404,12 @@ template <int T, int WR, int NT> struct MmqStep {
         for (int s = 0; s < 4; ++s) {
             if (s >= nsub) break;
             u32 a[WR][4];
-            float dw[R];
+            float dw[R], dm[R];
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 const int o = mis[r] + BY * s;
                 dw[r] = h2f(*(const u16 *)(w[r] + o));
+                dm[r] = MAGIC ? -MMQ_MAGIC_F * dw[r] : 0.f;
                 uint2 q = mmq_lds8_a2(w[r], o + 2 + piece);
                 if (T == T_Q4_0) {
                     const int ns = 4 * (t >> 1);
@@ -404,11 +427,19 @@ template <int T, int WR, int NT> struct MmqStep {
 #pragma unroll
                 for (int i = 0; i < WR; ++i) {
                     int c[4];
-                    mmq_mma_s8(c, a[i], b.x, b.y);
-                    acc[i][nt][0] += mmq_i2f(c[0]) * (dw[2 * i] * x0);
-                    acc[i][nt][1] += mmq_i2f(c[1]) * (dw[2 * i] * x1);
-                    acc[i][nt][2] += mmq_i2f(c[2]) * (dw[2 * i + 1] * x0);
-                    acc[i][nt][3] += mmq_i2f(c[3]) * (dw[2 * i + 1] * x1);
+                    if (MAGIC) {
+                        mmq_mma_s8_magic(c, a[i], b.x, b.y);
+                        acc[i][nt][0] = mmq_scaled_add(acc[i][nt][0], c[0], dw[2 * i], dm[2 * i], x0);
+                        acc[i][nt][1] = mmq_scaled_add(acc[i][nt][1], c[1], dw[2 * i], dm[2 * i], x1);
+                        acc[i][nt][2] = mmq_scaled_add(acc[i][nt][2], c[2], dw[2 * i + 1], dm[2 * i + 1], x0);
+                        acc[i][nt][3] = mmq_scaled_add(acc[i][nt][3], c[3], dw[2 * i + 1], dm[2 * i + 1], x1);
+                    } else {
+                        mmq_mma_s8(c, a[i], b.x, b.y);
+                        acc[i][nt][0] += mmq_i2f(c[0]) * (dw[2 * i] * x0);
+                        acc[i][nt][1] += mmq_i2f(c[1]) * (dw[2 * i] * x1);
+                        acc[i][nt][2] += mmq_i2f(c[2]) * (dw[2 * i + 1] * x0);
+                        acc[i][nt][3] += mmq_i2f(c[3]) * (dw[2 * i + 1] * x1);
+                    }
                 }
             }
         }

@@ -27,7 +27,8 @@ extern __shared__ __align__(16) u8 rf_mmqp_smem[];
 
 // GROUPED: MATMUL_ID form; src[0] = the weights [K, N, E], src[1].data = the group scratch,
 // aux[1] = its tile entries, aux[2] = byte offset of its sorted q8_1 rows.
-template <int T, int NT, bool GROUPED> RF_DEV void mmqp_run(const rf_kargs &a) {
+// MAGIC: the legacy formats' two-FMA epilogue (MmqStep::legacy), where the registers allow it.
+template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf_kargs &a) {
     typedef MmqFmt<T> F;
     enum {
         WR = 2, WROW = 4, ROWS = RF_MMQP_ROWS, C = 16 * NT, NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS,
@@ -113,8 +114,9 @@ template <int T, int NT, bool GROUPED> RF_DEV void mmqp_run(const rf_kargs &a) {
                 const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
                 // Full steps with a compile-time sub-block count (no run-time bound in the
                 // unrolled loop); only a partial last step takes the other copy.
-                if (nsub == NSUB) MmqStep<T, WR, NT>::legacy(sw, sx, sd, rr, mis, col, g, t, ntv, NSUB, acc);
-                else MmqStep<T, WR, NT>::legacy(sw, sx, sd, rr, mis, col, g, t, ntv, nsub, acc);
+                typedef MmqStep<T, WR, NT> St;
+                if (nsub == NSUB) St::template legacy<MAGIC>(sw, sx, sd, rr, mis, col, g, t, ntv, NSUB, acc);
+                else St::template legacy<MAGIC>(sw, sx, sd, rr, mis, col, g, t, ntv, nsub, acc);
             }
         }
     }
@@ -139,17 +141,20 @@ template <int T, int NT, bool GROUPED> RF_DEV void mmqp_run(const rf_kargs &a) {
 
 // Blocks per multiprocessor the registers must allow: 2 for the 64-column Q4_0 / Q8_0 kernels
 // (their float epilogue per 32-element block makes them latency-bound at 8 warps per SM; two
-// blocks of ~74-98 KB of stages fit the shared memory), else 1.
+// blocks of ~74-98 KB of stages fit the shared memory), else 1. Within the 128 registers of two
+// blocks the two-FMA epilogue spills: those kernels keep the four-instruction one (measured at
+// M = 512, 4096 x 4096: 123.5 us as is, 129 us with the two-FMA epilogue at one block per SM).
 #define RF_MMQP_MINB(T, C) ((C) == 64 && ((T) == T_Q4_0 || (T) == T_Q8_0) ? 2 : 1)
+#define RF_MMQP_MAGIC(T, C) (RF_MMQP_MINB(T, C) == 1)
 #define RF_MMQP(t, T, C)                                                                                       \
     RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, C)) void rf_mmqp_##t##_##C(rf_kargs a) {     \
         rf_kernel_start();                                                                                  \
-        mmqp_run<T, C / 16, false>(a);                                                                      \
+        mmqp_run<T, C / 16, false, RF_MMQP_MAGIC(T, C)>(a);                                                                      \
     }
 #define RF_MMQP_ID(t, T, C)                                                                                    \
     RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, C)) void rf_mmqp_id_##t##_##C(rf_kargs a) {  \
         rf_kernel_start();                                                                                  \
-        mmqp_run<T, C / 16, true>(a);                                                                       \
+        mmqp_run<T, C / 16, true, RF_MMQP_MAGIC(T, C)>(a);                                                                       \
     }
 #define RF_MMQP_TYPE(t, T) RF_MMQP(t, T, 64) RF_MMQP(t, T, 128) RF_MMQP_ID(t, T, 64)
 RF_MMQP_TYPE(q4_k, T_Q4_K)
