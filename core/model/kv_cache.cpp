@@ -144,11 +144,13 @@ KvCache::KvCache(Backend &backend, int64_t n_layer, int64_t n_embd_kv, const KvC
     check_cache_type(type_k_, n_embd_kv, "K");
     check_cache_type(type_v_, n_embd_kv, "V");
     const int64_t n_slots = pages_.n_slots();
+    slab_ = std::make_unique<BufferSlab>(backend, (uint64_t)n_layer * (BufferSlab::slice_bytes(row_size(type_k_, n_embd_kv) * n_slots) +
+                                                                        BufferSlab::slice_bytes(row_size(type_v_, n_embd_kv) * n_slots)));
     for (int64_t l = 0; l < n_layer; ++l) {
         k_.push_back(std::make_unique<PersistentTensor>(backend, "cache_k_l" + std::to_string(l), type_k_,
-                                                        std::initializer_list<int64_t>{n_embd_kv, n_slots}));
+                                                        std::initializer_list<int64_t>{n_embd_kv, n_slots}, slab_.get()));
         v_.push_back(std::make_unique<PersistentTensor>(backend, "cache_v_l" + std::to_string(l), type_v_,
-                                                        std::initializer_list<int64_t>{n_embd_kv, n_slots}));
+                                                        std::initializer_list<int64_t>{n_embd_kv, n_slots}, slab_.get()));
     }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "rocmforge/buffer_slab.h"
 #include "rocmforge/error.h"
 #include "rocmforge/quant_mix.h"
 #include "rocmforge/types.h"
@@ -15,7 +16,8 @@
 namespace rf {
 
 Model::~Model() {
-    storage_.clear(); // tensors before the mapping they may point into
+    storage_.clear(); // tensors before the slab and the mapping they may point into
+    slab_.reset();
     file_.reset();
 }
 
@@ -52,9 +54,10 @@ static const gguf::TensorInfo *find_checked(const gguf::File &f, const std::stri
 // backend can use them (use_mmap), else a copy.
 Tensor *Model::store(const std::string &name, int type, const int64_t *ne, const void *bytes, uint64_t nbytes) {
     if (options_.use_mmap) {
-        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, type, ne, bytes));
+        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, type, ne, bytes, slab_.get()));
     } else {
-        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, type, std::initializer_list<int64_t>{ne[0], ne[1], ne[2], ne[3]}));
+        storage_.push_back(std::make_unique<PersistentTensor>(*backend_, name, type, std::initializer_list<int64_t>{ne[0], ne[1], ne[2], ne[3]},
+                                                              slab_.get()));
         backend_->upload(storage_.back()->get()->t.data, bytes, nbytes);
     }
     weight_bytes_ += nbytes;
@@ -136,10 +139,15 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, co
     std::unique_ptr<Model> m(new Model());
     m->options_ = options;
     m->file_ = gguf::File::open(path);
-    for (const auto &t : m->file_->tensors()) m->file_weight_bytes_ += t.nbytes;
+    uint64_t slab_bytes = 0;
+    for (const auto &t : m->file_->tensors()) {
+        m->file_weight_bytes_ += t.nbytes;
+        slab_bytes += BufferSlab::slice_bytes(t.nbytes);
+    }
     m->hp_ = read_hparams(*m->file_);
     m->backend_ = runtime.primary();
     if (!m->backend_) throw Error("cannot load " + path + ": no backend is available");
+    m->slab_ = std::make_unique<BufferSlab>(*m->backend_, slab_bytes);
 
     // The weights go to the backend from here on (a copy to the device, or to the CPU backend's
     // own pages): a phase of its own in the profiler's TTFT breakdown.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "rocmforge/buffer_slab.h"
 #include "rocmforge/error.h"
 #include "rocmforge/log.h"
 #include "rocmforge/runtime.h"
@@ -60,7 +61,7 @@ rf_buffer_desc Backend::alloc(uint64_t bytes) {
     return d;
 }
 
-rf_buffer_desc Backend::wrap_or_upload(void *host, uint64_t bytes) {
+rf_buffer_desc Backend::wrap_or_upload(void *host, uint64_t bytes, BufferSlab *slab) {
     if (auto from_host = RF_SLOT(vt_, rf_backend_vtable, buffer_from_host)) {
         rf_buffer_desc d{};
         char err[kErrLen] = {0};
@@ -72,7 +73,7 @@ rf_buffer_desc Backend::wrap_or_upload(void *host, uint64_t bytes) {
             return d;
         }
     }
-    rf_buffer_desc d = alloc(bytes);
+    rf_buffer_desc d = slab ? slab->take(bytes) : alloc(bytes);
     upload(d.base, host, bytes);
     return d;
 }

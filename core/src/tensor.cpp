@@ -1,4 +1,5 @@
 // Tensor layout helpers and persistent (backend-owned) tensors.
+#include "rocmforge/buffer_slab.h"
 #include "rocmforge/error.h"
 #include "rocmforge/graph.h"
 #include "rocmforge/types.h"
@@ -37,25 +38,25 @@ bool Tensor::contiguous() const {
 }
 
 PersistentTensor::PersistentTensor(Backend &backend, std::string name, int type,
-                                   std::initializer_list<int64_t> ne) {
+                                   std::initializer_list<int64_t> ne, BufferSlab *slab) {
     init_tensor_layout(tensor_.t, type, ne);
     tensor_.kind = TensorKind::Persistent;
     tensor_.home = &backend;
     tensor_.name = std::move(name);
-    buffer_ = backend.alloc(tensor_.nbytes());
+    buffer_ = slab ? slab->take(tensor_.nbytes()) : backend.alloc(tensor_.nbytes());
     tensor_.t.data = buffer_.base;
     tensor_.t.buffer = buffer_.handle;
     tensor_.t.name = tensor_.name.c_str();
 }
 
 PersistentTensor::PersistentTensor(Backend &backend, std::string name, int type, const int64_t ne[4],
-                                   const void *host_bytes) {
+                                   const void *host_bytes, BufferSlab *slab) {
     init_tensor_layout(tensor_.t, type, ne);
     tensor_.kind = TensorKind::Persistent;
     tensor_.home = &backend;
     tensor_.name = std::move(name);
     tensor_.t.flags = RF_TENSOR_WEIGHT;
-    buffer_ = backend.wrap_or_upload(const_cast<void *>(host_bytes), tensor_.nbytes());
+    buffer_ = backend.wrap_or_upload(const_cast<void *>(host_bytes), tensor_.nbytes(), slab);
     tensor_.t.data = buffer_.base;
     tensor_.t.buffer = buffer_.handle;
     tensor_.t.name = tensor_.name.c_str();

@@ -15,6 +15,8 @@
 
 namespace rf {
 
+class BufferSlab; // buffer_slab.h
+
 enum class TensorKind {
     Persistent,   // weights, KV pools: allocated by their owner, live across graphs
     Input,        // host data uploaded by the executor before the graph runs
@@ -58,10 +60,12 @@ void init_tensor_layout(rf_tensor &t, int type, const int64_t ne[4]);
 // A persistent tensor with its own buffer on a backend (weights, KV pools). Frees on destruction.
 class PersistentTensor {
 public:
-    PersistentTensor(Backend &backend, std::string name, int type, std::initializer_list<int64_t> ne);
+    // Its bytes from `slab` when given (freed with the slab), else an allocation of its own.
+    PersistentTensor(Backend &backend, std::string name, int type, std::initializer_list<int64_t> ne,
+                     BufferSlab *slab = nullptr);
     // Places existing host bytes (e.g. mmap'd GGUF data): wrapped without a copy when possible.
     PersistentTensor(Backend &backend, std::string name, int type, const int64_t ne[4],
-                     const void *host_bytes);
+                     const void *host_bytes, BufferSlab *slab = nullptr);
     ~PersistentTensor();
     PersistentTensor(const PersistentTensor &) = delete;
     PersistentTensor &operator=(const PersistentTensor &) = delete;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rocmforge/error.h"
+#include "rocmforge/buffer_slab.h"
 #include "rocmforge/graph.h"
 
 namespace rf {
@@ -116,6 +117,7 @@ private:
     int64_t n_ctx_;
     int64_t n_layer_, n_embd_kv_;
     int type_k_, type_v_;
+    std::unique_ptr<BufferSlab> slab_; // every layer's K and V pool in one allocation (before k_, v_)
     std::vector<std::unique_ptr<PersistentTensor>> k_, v_;
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rocmforge/gguf.h"
+#include "rocmforge/buffer_slab.h"
 #include "rocmforge/graph.h"
 #include "rocmforge/runtime.h"
 
@@ -143,6 +144,9 @@ private:
     uint64_t file_weight_bytes_ = 0; // all tensor bytes in the file: the progress denominator
     std::unique_ptr<gguf::File> file_;
     Backend *backend_ = nullptr;
+    // The weights' device bytes in one allocation (sized for every tensor of the file); declared
+    // before storage_ so that it outlives the tensors carved from it.
+    std::unique_ptr<BufferSlab> slab_;
     std::vector<std::unique_ptr<PersistentTensor>> storage_;
     uint64_t weight_bytes_ = 0;
     uint64_t n_params_ = 0;

@@ -48,6 +48,8 @@ struct Config {
 };
 
 // One loaded backend instance.
+class BufferSlab; // buffer_slab.h
+
 class Backend {
 public:
     Backend(std::string name, std::string plugin_path, const rf_backend_vtable *vt, void *ctx,
@@ -68,8 +70,9 @@ public:
 
     // Throws rf::Error with the backend's message (OOM says requested and free bytes).
     rf_buffer_desc alloc(uint64_t bytes);
-    // Wraps host memory without copying when the backend can; otherwise allocates + uploads.
-    rf_buffer_desc wrap_or_upload(void *host, uint64_t bytes);
+    // Wraps host memory without copying when the backend can; otherwise allocates (from `slab`
+    // when given) + uploads.
+    rf_buffer_desc wrap_or_upload(void *host, uint64_t bytes, BufferSlab *slab = nullptr);
     void free(const rf_buffer_desc &b);
     void upload(void *dst, const void *src, uint64_t bytes);
     void download(void *dst, const void *src, uint64_t bytes);
