@@ -132,6 +132,7 @@ def main():
     ap.add_argument("--prompt-words", type=int, nargs=2, default=(4, 120))
     ap.add_argument("--max-tokens", type=int, nargs=2, default=(16, 256))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--server-log", help="write the started server's stderr after its start line to this file")
     args = ap.parse_args()
     args.duration = min(args.duration, 3600)
     server = None
@@ -151,7 +152,12 @@ def main():
                 break
         if port is None:
             sys.exit("the server did not start")
-        threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+        def drain(log):  # the pipe must not fill; the lines go to --server-log when given
+            with open(log, "w") if log else open(os.devnull, "w") as f:
+                for line in server.stderr:
+                    f.write(line)
+                    f.flush()
+        threading.Thread(target=drain, args=(args.server_log,), daemon=True).start()
     else:
         sys.exit("give --url or --rocmforge")
     try:

@@ -17,6 +17,7 @@
 #include "rocmforge/error.h"
 #include "rocmforge/inference.h"
 #include "rocmforge/model.h"
+#include "rocmforge/parallel_for.h"
 #include "rocmforge/sampler.h"
 
 namespace {
@@ -85,12 +86,13 @@ struct Workload {
         return ctx.decode(b);
     }
 
-    // Draws each sequence's next token from its row of the logits with its own sampler.
+    // Draws each sequence's next token from its row of the logits with its own sampler (on
+    // several threads from 4 sequences on, as the server and generate do).
     void sample_each(const std::vector<float> &logits, std::vector<rf::Sampler> &samplers, std::vector<int32_t> &next) {
-        for (size_t s = 0; s < next.size(); ++s) {
+        rf::parallel_for(next.size(), rf::draw_threads(next.size()), [&](size_t s) {
             next[s] = samplers[s].sample(logits.data() + s * size_t(n_vocab), n_vocab);
             samplers[s].accept(next[s]);
-        }
+        });
     }
 
     // llama-batched-bench's PP and TG phases for `batch` sequences: the prefill (timed only

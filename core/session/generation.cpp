@@ -7,6 +7,7 @@
 
 #include "rocmforge/error.h"
 #include "rocmforge/kv_cache.h"
+#include "rocmforge/parallel_for.h"
 
 namespace rf {
 namespace {
@@ -67,17 +68,26 @@ GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std:
     const auto t_gen = std::chrono::steady_clock::now();
     std::vector<int> rows((size_t)n_seq); // row of each live sequence in *logits
     for (int s = 0; s < n_seq; ++s) rows[(size_t)s] = s;
+    std::vector<int32_t> drawn((size_t)n_seq, -1);
     for (bool first = true;; first = false) {
         batch.clear();
+        size_t live = 0;
+        for (Sequence &q : seqs) {
+            if (!q.done && params.n_predict >= 0 && q.n_generated >= params.n_predict) q.done = true;
+            live += !q.done;
+        }
+        // The draws first (each sequence has its own sampler: several threads from 4 sequences
+        // on), then the tokens are handed on in sequence order.
+        parallel_for((size_t)n_seq, draw_threads(live), [&](size_t s) {
+            Sequence &q = seqs[s];
+            if (q.done) return;
+            drawn[s] = q.sampler->sample(logits->data() + (size_t)rows[s] * (size_t)n_vocab, n_vocab);
+            q.sampler->accept(drawn[s]);
+        });
         for (int s = 0; s < n_seq; ++s) {
             Sequence &q = seqs[(size_t)s];
             if (q.done) continue;
-            if (params.n_predict >= 0 && q.n_generated >= params.n_predict) {
-                q.done = true;
-                continue;
-            }
-            const int32_t t = q.sampler->sample(logits->data() + (size_t)rows[(size_t)s] * (size_t)n_vocab, n_vocab);
-            q.sampler->accept(t);
+            const int32_t t = drawn[(size_t)s];
             ++q.n_generated;
             ++stats.n_generated;
             if (!params.ignore_eos && tok.is_eog(t)) {

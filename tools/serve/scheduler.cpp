@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "parallel_for.h"
+#include "rocmforge/parallel_for.h"
 #include "rocmforge/kv_cache.h"
 #include "stop_matcher.h"
 
@@ -200,7 +200,7 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
             // tokens go out in order.
             std::vector<int32_t> drawn(running.size(), -1);
             const size_t draws = (size_t)std::count_if(running.begin(), running.end(), [](const Active &a) { return !a.done && a.row >= 0; });
-            parallel_for(running.size(), draws >= 4 ? sampling_threads_ : 1, [&](size_t k) { // threads cost ~50 us
+            rf::parallel_for(running.size(), rf::draw_threads(draws), [&](size_t k) {
                 const Active &a = running[k];
                 if (!a.done && a.row >= 0) drawn[k] = a.sampler->sample(row_of(a), n_vocab);
             });

@@ -115,8 +115,6 @@ private:
     std::deque<Waiting> waiting_;
     bool stopping_ = false;
     int free_slots_ = 0; // sequence slots not running a request (the queue limit comes on top)
-    // Threads that draw a step's tokens (parallel_for.h): up to 8, at most the machine's cores.
-    size_t sampling_threads_ = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
     Clock::time_point grace_end_;
     std::thread thread_;
 };

@@ -1,6 +1,7 @@
-// A small fork-join over indices for the scheduler's per-sequence host work (sampling): the
+// A small fork-join over indices for per-sequence host work between decode steps (sampling): the
 // sequences' samplers are independent objects, and drawing 16 of them one after another kept the
-// GPU idle for ~3 ms a step (a whole-vocabulary draw costs ~0.2 ms of host time).
+// GPU idle for ~1-3 ms a step (a draw costs 0.05-0.2 ms of host time; the server, generate and
+// bench-inference all draw this way).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -8,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace rf::serve {
+namespace rf {
 
 // Calls f(i) for i in [0, n), on up to max_threads threads (the caller's included), in contiguous
 // chunks; returns when all are done. The first exception thrown by f is rethrown here.
@@ -35,4 +36,11 @@ template <class F> void parallel_for(size_t n, size_t max_threads, F &&f) {
         if (e) std::rethrow_exception(e);
 }
 
-} // namespace rf::serve
+// Threads for a step's draws over n sequences: one below 4 of them (starting threads costs ~50
+// us), else up to 8, at most the machine's hardware threads.
+inline size_t draw_threads(size_t n) {
+    if (n < 4) return 1;
+    return std::max<size_t>(1, std::min<size_t>(8, std::thread::hardware_concurrency()));
+}
+
+} // namespace rf
