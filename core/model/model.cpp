@@ -138,7 +138,13 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, co
     m->file_ = gguf::File::open(path);
     for (const auto &t : m->file_->tensors()) m->file_weight_bytes_ += t.nbytes;
     m->hp_ = read_hparams(*m->file_);
-    m->backend_ = runtime.primary();
+    m->backend_ = options.backend.empty() ? runtime.primary() : runtime.find(options.backend);
+    if (!m->backend_ && !options.backend.empty()) {
+        std::string started;
+        for (const auto *b : runtime.backends()) started += (started.empty() ? "" : ", ") + b->name();
+        throw UsageError("cannot load " + path + " on backend '" + options.backend + "': no such backend started (started: " +
+                         (started.empty() ? "none" : started) + ")");
+    }
     if (!m->backend_) throw Error("cannot load " + path + ": no backend is available");
 
     // The weights go to the backend from here on (a copy to the device, or to the CPU backend's
