@@ -29,7 +29,8 @@ namespace {
 
 const char *kUsage =
     "usage: rocmforge bench-memory [-m MODEL] [-c N] [--parallel P] [--requests R] [options]\n\n"
-    "KV bytes per token, memory per backend, and page-pool occupancy under a serving workload.\n\n"
+    "KV bytes per token, memory per backend instance (one device each: \"hip:0\", \"hip:1\"), and\n"
+    "page-pool occupancy under a serving workload.\n\n"
     "  --parallel P       most sequences decoding together (default 8)\n"
     "  --requests R       requests served in the workload (default 24; 0 = no workload)\n"
     "  --prompt-range A:B prompt lengths, uniform in [A, B] (default 16:256)\n"
@@ -254,12 +255,13 @@ int cmd_bench_memory(int argc, char **argv) {
     for (const Backend *b : lm.runtime->backends()) {
         const Backend::MemoryUse &m = b->memory_use();
         if (m.peak_allocated) add("peak_allocated", {{"backend", b->name()}}, "MiB", mib(m.peak_allocated));
-        rf_device_info now{};
-        const auto device_info = RF_SLOT(b->vtable(), rf_backend_vtable, device_info);
-        if (!b->host_memory() && device_info && device_info(b->context(), &now) == RF_OK &&
-            now.total_memory >= now.free_memory && now.total_memory)
-            std::fprintf(stderr, "%s: device reports %.1f MiB in use of %.1f MiB (all processes and the runtime)\n",
-                         b->name().c_str(), mib(now.total_memory - now.free_memory), mib(now.total_memory));
+        // Each backend instance is one device (several of one plugin: "hip:0", "hip:1"), so these
+        // are per device.
+        const rf_device_info now = b->current_info();
+        if (!b->host_memory() && now.total_memory >= now.free_memory && now.total_memory)
+            std::fprintf(stderr, "%s: device %d (%s) reports %.1f MiB in use of %.1f MiB (all processes and the runtime)\n",
+                         b->name().c_str(), b->device_index(), now.name, mib(now.total_memory - now.free_memory),
+                         mib(now.total_memory));
     }
     if (const uint64_t hwm = proc_status_bytes("VmHWM")) add("peak_host_rss", {}, "MiB", mib(hwm));
     return finish_bench_report(report, results, bench::collect_hardware(lm.runtime.get()));

@@ -1,11 +1,10 @@
 // `rocmforge info`: plugins found, devices and their archs, the config in force.
 #include "cmd_info.h"
 
-#include <rapidjson/document.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "rocmforge/error.h"
 #include "rocmforge/plugin_loader.h"
@@ -16,7 +15,8 @@ using namespace rf;
 
 namespace {
 const char *kHelp = "usage: rocmforge info [options]\n"
-                    "Lists the plugins found (and why any was refused), the devices and their archs,\n"
+                    "Lists the plugins found (and why any was refused), the backends started, every\n"
+                    "device of every backend plugin (arch, total and free memory, the backend using it),\n"
                     "and the config in force.\n";
 
 std::string gib(uint64_t b) {
@@ -25,29 +25,47 @@ std::string gib(uint64_t b) {
     return s;
 }
 
-// The index the backend's "device" option names (--device N, backend_options.<name>.device); 0 unset.
-int device_in_use(const Config &cfg, const std::string &backend) {
-    rapidjson::Document d;
-    d.Parse(cfg.backend_config_json(backend).c_str());
-    return d.IsObject() && d.HasMember("device") && d["device"].IsInt() ? d["device"].GetInt() : 0;
-}
-
-void print_backend(const Backend &b, const Config &cfg) {
+void print_backend(const Backend &b) {
     const auto &d = b.info();
     std::printf("  %s: %s, arch %s, %s total, %s free%s\n", b.name().c_str(), d.name, d.arch, gib(d.total_memory).c_str(),
                 gib(d.free_memory).c_str(), d.kind == RF_DEVICE_GPU ? " (GPU)" : "");
     if (d.details[0]) std::printf("    %s\n", d.details);
-    if (d.kind != RF_DEVICE_GPU) return; // one device: the line above
-    std::string why;
-    const auto devs = b.devices(why);
-    if (devs.empty()) {
-        std::printf("    devices: %s\n", why.empty() ? "none listed" : why.c_str());
-        return;
+}
+
+// Every device of every backend plugin, with its memory now and the backend instance on it. Free
+// memory comes from the instance running there, else the plugin's device_memory (ABI 2.2; the HIP
+// plugin creates the device's context for it), else the listing.
+void print_devices(const std::vector<LoadedPlugin> &plugins, const Runtime *rt) {
+    std::printf("devices (\"backends\": [\"NAME:N\"] runs backend NAME on its device N; --device N picks the GPU of \"hip\"):\n");
+    for (const auto &p : plugins) {
+        if (!p.info || p.info->kind != RF_PLUGIN_BACKEND) continue;
+        const auto *vt = static_cast<const rf_backend_vtable *>(p.info->vtable);
+        const std::string file = std::filesystem::path(p.record.path).filename().string();
+        std::string why;
+        const auto devs = plugin_devices(vt, why);
+        if (devs.empty()) {
+            std::printf("  %s (%s): no devices: %s\n", p.info->name, file.c_str(), why.c_str());
+            continue;
+        }
+        for (size_t i = 0; i < devs.size(); ++i) {
+            const rf_device_info &d = devs[i];
+            const Backend *user = nullptr;
+            if (rt)
+                for (const Backend *b : rt->backends())
+                    if (b->plugin_path() == p.record.path && b->device_index() == int(i)) user = b;
+            std::string free_s;
+            uint64_t free_b = 0, total = 0;
+            std::string no_free;
+            if (user) free_s = gib(user->current_info().free_memory) + " free";
+            else if (plugin_device_memory(vt, int(i), free_b, total, no_free)) free_s = gib(free_b) + " free";
+            else if (d.free_memory) free_s = gib(d.free_memory) + " free";
+            else free_s = "free unknown until it starts";
+            std::string use = user ? "used by backend '" + user->name() + "'" + (user == rt->primary() ? " (the model goes here)" : "")
+                                   : std::string("not used");
+            std::printf("  %s %zu: %s, arch %s, %s, %s total, %s; %s\n", p.info->name, i, d.name, d.arch,
+                        d.kind == RF_DEVICE_GPU ? "GPU" : "CPU", gib(d.total_memory).c_str(), free_s.c_str(), use.c_str());
+        }
     }
-    const int used = device_in_use(cfg, b.name());
-    for (size_t i = 0; i < devs.size(); ++i)
-        std::printf("    device %zu: %s, arch %s, %s%s\n", i, devs[i].name, devs[i].arch, gib(devs[i].total_memory).c_str(),
-                    (int)i == used ? " (in use; --device N picks another)" : "");
 }
 
 } // namespace
@@ -94,20 +112,22 @@ int cmd_info(int argc, char **argv) {
     for (const auto &name : cfg.backends) order += (order.empty() ? "" : ", ") + name;
     std::printf("backends (priority order: %s):\n", order.c_str());
     if (!rt) {
-        std::printf("  none started:\n");
+        std::printf("  none started\n");
+        print_devices(discover_plugins(run_cfg), nullptr);
         std::fflush(stdout);
         throw Error(failure, failure_code);
     }
     // In the config's order, each either started or with the reason it did not.
     for (const auto &name : cfg.backends) {
         if (const Backend *b = rt->find(name)) {
-            print_backend(*b, cfg);
+            print_backend(*b);
             continue;
         }
         const auto &un = rt->unavailable();
         const auto it = std::find_if(un.begin(), un.end(), [&](const auto &u) { return u.first == name; });
         if (it != un.end()) std::printf("  %s: unavailable: %s\n", name.c_str(), it->second.c_str());
     }
+    print_devices(discover_plugins(run_cfg), rt.get());
     bool gpu = false;
     for (const auto *b : rt->backends()) gpu |= b->info().kind == RF_DEVICE_GPU;
     if (!gpu) std::printf("no GPU backend available: running on the CPU backend\n");

@@ -101,6 +101,19 @@ int cpu_list_devices(rf_device_info *out, int32_t max, int32_t *count, char *err
     });
 }
 
+// The one device's memory: the system's total and what it has available now (MemAvailable), as
+// device_info reports them.
+int cpu_device_memory(int32_t index, uint64_t *free_bytes, uint64_t *total_bytes, char *err, size_t len) {
+    if (!free_bytes || !total_bytes) { set_err(err, len, "cpu backend: device_memory needs free and total"); return RF_ERR_INVALID; }
+    if (index != 0) { set_err(err, len, "cpu backend: no device " + std::to_string(index) + " (1 found)"); return RF_ERR_INVALID; }
+    rf_device_info d{};
+    int32_t n = 0;
+    if (const int st = cpu_list_devices(&d, 1, &n, err, len); st != RF_OK) return st;
+    *total_bytes = d.total_memory;
+    *free_bytes = d.free_memory;
+    return RF_OK;
+}
+
 int cpu_buffer_alloc(void *, uint64_t size, rf_buffer_desc *out, char *err, size_t len) {
     if (!out) { set_err(err, len, "cpu backend: buffer_alloc output is null"); return RF_ERR_INVALID; }
     return guarded(err, len, [&] { return fill_owned(size, nullptr, 1, out, err, len); });
@@ -188,6 +201,7 @@ const rf_backend_vtable kVtable = {
     nullptr, // flags: none, so a config naming "cpu" fails when it cannot start
     cpu_list_devices,
     cpu_set_observer,
+    cpu_device_memory,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "cpu", "0.1.0", &kVtable};

@@ -41,6 +41,7 @@ struct KernelNodeParams {
 // CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC (the upstream kernel's blocks have all started and
 // triggered; the downstream kernel orders itself with griddepcontrol.wait).
 struct GraphEdgeData { unsigned char from_port, to_port, type, reserved[5]; };
+constexpr int kMaxDevices = 64;
 // One pointer per driver / NVRTC entry point we call (filled by gpu_runtime_load).
 struct Api {
     int (*cuInit)(unsigned);
@@ -104,7 +105,9 @@ struct Api {
     int (*nvrtcGetCUBIN)(hiprtcProgram, char *);
     int (*nvrtcDestroyProgram)(hiprtcProgram *);
     const char *(*nvrtcGetErrorString)(int);
-    CUcontext ctx;
+    // Each device's primary context, retained at its first hipSetDevice (index: the ordinal), so
+    // that backend instances on different GPUs in one process each run in their own device's.
+    CUcontext ctx[kMaxDevices];
 };
 extern Api api;
 inline CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(size_t)p; }
@@ -120,11 +123,13 @@ inline hipError_t hipDeviceGetAttribute(int *v, hipDeviceAttribute_t a, int d) {
 inline hipError_t hipDeviceTotalMem(size_t *b, hipDevice_t d) { return rf_cuda::api.cuDeviceTotalMem(b, d); }
 // HIP's hipSetDevice makes the device current; the driver-API equivalent is its primary context.
 inline hipError_t hipSetDevice(int ordinal) {
+    if (ordinal < 0 || ordinal >= rf_cuda::kMaxDevices) return 101; // CUDA_ERROR_INVALID_DEVICE
     int dev = 0;
     if (int e = rf_cuda::api.cuDeviceGet(&dev, ordinal)) return e;
-    if (!rf_cuda::api.ctx)
-        if (int e = rf_cuda::api.cuDevicePrimaryCtxRetain(&rf_cuda::api.ctx, dev)) return e;
-    return rf_cuda::api.cuCtxSetCurrent(rf_cuda::api.ctx);
+    rf_cuda::CUcontext &ctx = rf_cuda::api.ctx[ordinal];
+    if (!ctx)
+        if (int e = rf_cuda::api.cuDevicePrimaryCtxRetain(&ctx, dev)) return e;
+    return rf_cuda::api.cuCtxSetCurrent(ctx);
 }
 inline hipError_t hipMemGetInfo(size_t *free_b, size_t *total) { return rf_cuda::api.cuMemGetInfo(free_b, total); }
 inline hipError_t hipMalloc(void **p, size_t n) {

@@ -91,6 +91,26 @@ int list_devices(rf_device_info *out, int32_t max, int32_t *count, char *err, si
     return RF_OK;
 }
 
+// A listed device's memory now (ABI 2.2), for `rocmforge info`: makes the device current on this
+// thread, creating its context if no instance did (every slot with a ctx makes its own device
+// current first, so instances are not disturbed).
+int device_memory(int32_t index, uint64_t *free_bytes, uint64_t *total_bytes, char *err, size_t len) {
+    if (!free_bytes || !total_bytes) return fail(err, len, RF_ERR_INVALID, "hip backend: device_memory needs free and total");
+    std::string e;
+    if (!gpu_runtime_load(e)) return fail(err, len, RF_ERR_NO_DEVICE, e);
+    if (hipError_t r = hipInit(0)) return fail(err, len, RF_ERR_NO_DEVICE, gpu_error("hipInit (no usable GPU driver?)", r));
+    int n = 0;
+    if (hipGetDeviceCount(&n) != hipSuccess) n = 0;
+    if (index < 0 || index >= n)
+        return fail(err, len, RF_ERR_INVALID, "hip backend: no device " + std::to_string(index) + " (" + std::to_string(n) + " found)");
+    if (hipError_t r = hipSetDevice(index)) return fail(err, len, RF_ERR_DEVICE, gpu_error("hipSetDevice", r));
+    size_t free_b = 0, total = 0;
+    if (hipError_t r = hipMemGetInfo(&free_b, &total)) return fail(err, len, RF_ERR_DEVICE, gpu_error("hipMemGetInfo", r));
+    *free_bytes = free_b;
+    *total_bytes = total;
+    return RF_OK;
+}
+
 struct Config {
     int device = 0;
     std::vector<std::string> pack_dirs, packs;
@@ -454,6 +474,7 @@ const rf_backend_vtable kVtable = {
     /* .flags            = */ backend_flags,
     /* .list_devices     = */ list_devices,
     /* .set_observer     = */ set_observer,
+    /* .device_memory    = */ device_memory,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};

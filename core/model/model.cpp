@@ -145,7 +145,13 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, co
         slab_bytes += BufferSlab::slice_bytes(t.nbytes);
     }
     m->hp_ = read_hparams(*m->file_);
-    m->backend_ = runtime.primary();
+    m->backend_ = options.backend.empty() ? runtime.primary() : runtime.find(options.backend);
+    if (!m->backend_ && !options.backend.empty()) {
+        std::string started;
+        for (const auto *b : runtime.backends()) started += (started.empty() ? "" : ", ") + b->name();
+        throw UsageError("cannot load " + path + " on backend '" + options.backend + "': no such backend started (started: " +
+                         (started.empty() ? "none" : started) + ")");
+    }
     if (!m->backend_) throw Error("cannot load " + path + ": no backend is available");
     m->slab_ = std::make_unique<BufferSlab>(*m->backend_, slab_bytes);
 

@@ -33,8 +33,8 @@ Backend::~Backend() {
     if (auto shutdown = RF_SLOT(plugin_vt_, rf_backend_vtable, shutdown)) shutdown(plugin_ctx_);
 }
 
-std::vector<rf_device_info> Backend::devices(std::string &why) const {
-    const auto list = RF_SLOT(plugin_vt_, rf_backend_vtable, list_devices);
+std::vector<rf_device_info> plugin_devices(const rf_backend_vtable *vt, std::string &why) {
+    const auto list = RF_SLOT(vt, rf_backend_vtable, list_devices);
     if (!list) { why = "the plugin does not list its devices (ABI before 1.3)"; return {}; }
     constexpr int32_t kMax = 64;
     std::vector<rf_device_info> out(kMax);
@@ -45,7 +45,27 @@ std::vector<rf_device_info> Backend::devices(std::string &why) const {
         return {};
     }
     out.resize((size_t)std::clamp<int32_t>(n, 0, kMax));
+    if (out.empty()) why = "the plugin finds no device on this machine";
     return out;
+}
+
+bool plugin_device_memory(const rf_backend_vtable *vt, int index, uint64_t &free_bytes, uint64_t &total_bytes,
+                          std::string &why) {
+    const auto memory = RF_SLOT(vt, rf_backend_vtable, device_memory);
+    if (!memory) { why = "the plugin cannot report a device's memory before it starts (ABI before 2.2)"; return false; }
+    char err[512] = {0};
+    if (int st = memory(index, &free_bytes, &total_bytes, err, sizeof err); st != RF_OK) {
+        why = err[0] ? err : "device_memory failed with status " + std::to_string(st);
+        return false;
+    }
+    return true;
+}
+
+rf_device_info Backend::current_info() const {
+    rf_device_info now{};
+    const auto device_info = RF_SLOT(plugin_vt_, rf_backend_vtable, device_info);
+    if (device_info && device_info(plugin_ctx_, &now) == RF_OK) return now;
+    return info_;
 }
 
 rf_buffer_desc Backend::alloc(uint64_t bytes) {

@@ -12,10 +12,16 @@ namespace rf {
 
 void check_backend_options(const Config &config, const std::vector<LoadedPlugin> &plugins) {
     for (const auto &[backend, text] : config.backend_json) {
+        // "hip:1": the options of one instance of plugin "hip", checked against that plugin's keys.
+        const BackendRef ref = parse_backend_ref(backend, config.source);
+        const std::string &plugin = ref.plugin;
+        if (ref.device >= 0 && std::find(config.backends.begin(), config.backends.end(), backend) == config.backends.end())
+            throw UsageError(config.source + ": backend_options names instance '" + backend +
+                             "', which \"backends\" does not list (backends: " + join(config.backends) + ")");
         std::vector<std::string> known;
         bool provided = false, listed = false;
         for (const auto &p : plugins) {
-            if (!p.info || p.info->kind != RF_PLUGIN_BACKEND || backend != p.info->name) continue;
+            if (!p.info || p.info->kind != RF_PLUGIN_BACKEND || plugin != p.info->name) continue;
             provided = true;
             const auto option_keys = RF_SLOT(static_cast<const rf_backend_vtable *>(p.info->vtable), rf_backend_vtable, option_keys);
             if (!option_keys) continue;
@@ -25,7 +31,9 @@ void check_backend_options(const Config &config, const std::vector<LoadedPlugin>
         }
         if (!provided) {
             // A backend the config lists: starting it reports the missing plugin (or skips it).
-            if (std::find(config.backends.begin(), config.backends.end(), backend) != config.backends.end()) continue;
+            if (std::any_of(config.backends.begin(), config.backends.end(),
+                            [&](const std::string &b) { return parse_backend_ref(b, config.source).plugin == plugin; }))
+                continue;
             throw UsageError(config.source + ": backend_options names backend '" + backend +
                              "', which no plugin provides and \"backends\" does not list (backends found: " +
                              backends_found(plugins) + ")");

@@ -57,6 +57,19 @@ void check_op_name(const std::string &op, const std::string &source) {
 
 } // namespace
 
+BackendRef parse_backend_ref(const std::string &name, const std::string &source) {
+    const size_t colon = name.find(':');
+    if (colon == std::string::npos) return {name, -1};
+    BackendRef r{name.substr(0, colon), -1};
+    const std::string index = name.substr(colon + 1);
+    const bool digits = !index.empty() && index.size() <= 4 &&
+                        std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (r.plugin.empty() || !digits)
+        throw UsageError(source + ": backend '" + name + "' is neither a backend name nor NAME:DEVICE (\"hip:1\": device 1 of backend hip)");
+    r.device = std::stoi(index);
+    return r;
+}
+
 Config Config::from_file(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw UsageError("cannot open config file '" + path + "'");
@@ -73,10 +86,13 @@ Config Config::resolve(const std::string &path) {
 }
 
 void Config::require_backends(const std::vector<std::string> &names) {
+    for (const auto &n : names) parse_backend_ref(n, "--backend");
     backends = names;
     required = names;
     backends_explicit = true;
-    if (std::find(backends.begin(), backends.end(), "cpu") == backends.end()) backends.push_back("cpu");
+    // CPU stays last as the fallback, unless an instance of it is named ("cpu:0").
+    if (std::none_of(backends.begin(), backends.end(), [](const std::string &b) { return parse_backend_ref(b, "").plugin == "cpu"; }))
+        backends.push_back("cpu");
 }
 
 Config Config::from_json(const std::string &text, const std::string &source) {
@@ -99,12 +115,13 @@ Config Config::from_json(const std::string &text, const std::string &source) {
         if (!kTopLevelKeys.count(key))
             throw UsageError(source + ": unknown key \"" + key +
                              "\" (known: backends, plugin_dirs, kernel_pack_dirs, profiler, "
-                             "op_overrides, n_threads, backend_options)");
+                             "op_overrides, n_threads, device, backend_options)");
     }
     if (doc.HasMember("backends")) {
         c.backends = string_list(doc["backends"], "backends", source);
         if (c.backends.empty()) throw UsageError(source + ": \"backends\" is empty");
         c.backends_explicit = true;
+        for (const auto &b : c.backends) parse_backend_ref(b, source); // a name listed twice starts once
     }
     if (doc.HasMember("plugin_dirs")) c.plugin_dirs = string_list(doc["plugin_dirs"], "plugin_dirs", source);
     if (doc.HasMember("kernel_pack_dirs"))
@@ -153,6 +170,10 @@ Config Config::from_json(const std::string &text, const std::string &source) {
         for (auto it = o.MemberBegin(); it != o.MemberEnd(); ++it) {
             if (!it->value.IsObject())
                 throw UsageError(source + ": backend_options." + it->name.GetString() + " must be an object");
+            const BackendRef ref = parse_backend_ref(it->name.GetString(), source);
+            if (ref.device >= 0 && it->value.HasMember("device") &&
+                !(it->value["device"].IsInt() && it->value["device"].GetInt() == ref.device))
+                throw UsageError(source + ": backend_options." + it->name.GetString() + ".device contradicts the device in its name");
             c.backend_json[it->name.GetString()] = json_text(it->value);
         }
     }
@@ -160,14 +181,26 @@ Config Config::from_json(const std::string &text, const std::string &source) {
 }
 
 std::string Config::backend_config_json(const std::string &backend) const {
+    const BackendRef ref = parse_backend_ref(backend, source);
     rapidjson::Document d;
-    auto it = backend_json.find(backend);
+    auto it = backend_json.find(ref.plugin);
     d.Parse(it == backend_json.end() ? "{}" : it->second.c_str());
     auto &a = d.GetAllocator();
+    if (ref.device >= 0) // "hip:1": backend_options."hip:1" over backend_options.hip
+        if (auto inst = backend_json.find(backend); inst != backend_json.end()) {
+            rapidjson::Document o(&a);
+            o.Parse(inst->second.c_str());
+            for (auto m = o.MemberBegin(); m != o.MemberEnd(); ++m) {
+                d.RemoveMember(m->name);
+                d.AddMember(rapidjson::Value(m->name, a), rapidjson::Value(m->value, a), a);
+            }
+        }
     if (n_threads > 0 && !d.HasMember("n_threads")) d.AddMember("n_threads", n_threads, a);
-    if (device >= 0) { // --device N wins over the file's backend_options.<name>.device
+    // The device: the instance's own ("hip:1"), else --device N, which wins over the file's
+    // backend_options.<name>.device.
+    if (const int dev = ref.device >= 0 ? ref.device : device; dev >= 0) {
         d.RemoveMember("device");
-        d.AddMember("device", device, a);
+        d.AddMember("device", dev, a);
     }
     if (!kernel_pack_dirs.empty() && !d.HasMember("kernel_pack_dirs")) {
         rapidjson::Value arr(rapidjson::kArrayType);

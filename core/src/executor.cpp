@@ -41,6 +41,7 @@ struct Executor::Step {
 
 struct Executor::Impl {
     Runtime &rt;
+    Backend *home = nullptr; // before the priority order for nodes without weights (not the first backend)
     struct Arena {
         rf_buffer_desc buf{};
     };
@@ -165,6 +166,10 @@ struct Executor::Impl {
                 return s->home;
             }
         }
+        if (home && home->supports(n)) {
+            why = "the model's backend";
+            return home;
+        }
         for (Backend *b : rt.backends())
             if (b->supports(n)) {
                 why = "first backend in priority order that supports it";
@@ -217,7 +222,10 @@ static void graph_signature(const Graph &g, std::vector<int64_t> &sig) {
     }
 }
 
-Executor::Executor(Runtime &runtime) : impl_(std::make_unique<Impl>(runtime)) {}
+Executor::Executor(Runtime &runtime, Backend *home) : impl_(std::make_unique<Impl>(runtime)) {
+    // The first backend already comes first: only another one needs the extra check per node.
+    if (home != runtime.primary()) impl_->home = home;
+}
 Executor::~Executor() = default;
 
 uint64_t Executor::arena_bytes(const Backend *b) const {

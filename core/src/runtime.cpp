@@ -1,5 +1,8 @@
 // Runtime::create: discover plugins, start the configured backends in order, load the profiler.
 #include <algorithm>
+#include <cstdio>
+
+#include <rapidjson/document.h>
 
 #include "rocmforge/error.h"
 #include "rocmforge/log.h"
@@ -9,6 +12,44 @@
 #include "rocmforge/runtime.h"
 
 namespace rf {
+namespace {
+
+std::string gib(uint64_t bytes) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f GiB", double(bytes) / 1073741824.0);
+    return s;
+}
+
+// The device index instance `name` will be handed at init (0 where none: a plugin's default
+// device), checked against the devices its plugin lists (when it lists them): an index out of
+// range is a usage error naming the count and the devices. --device N (Config::device) is for
+// GPUs: a plugin whose devices are CPUs ignores it, as it always did; an index the config gave
+// this backend itself ("cpu:1", backend_options.cpu.device) is checked whatever the kind.
+int check_device_index(const Config &config, const std::string &name, const BackendRef &ref, const std::string &init_json,
+                       const rf_backend_vtable *vt, const std::string &plugin_path) {
+    rapidjson::Document d;
+    d.Parse(init_json.c_str());
+    const int device = d.IsObject() && d.HasMember("device") && d["device"].IsInt() ? d["device"].GetInt() : 0;
+    if (!RF_SLOT(vt, rf_backend_vtable, list_devices)) return device; // the plugin's init checks it
+    std::string why;
+    const auto devices = plugin_devices(vt, why);
+    // None listed (no driver here, or the listing failed): init says why, and an optional
+    // backend is skipped for it.
+    if (devices.empty() || device < int(devices.size())) return device;
+    const auto keys = config.backend_option_keys(ref.plugin);
+    const bool own = ref.device >= 0 || std::find(keys.begin(), keys.end(), "device") != keys.end();
+    const bool gpus = std::any_of(devices.begin(), devices.end(), [](const rf_device_info &i) { return i.kind == RF_DEVICE_GPU; });
+    if (!own && !gpus) return 0; // --device N on a backend of CPUs: it has its one device
+    std::string list;
+    for (size_t i = 0; i < devices.size(); ++i)
+        list += std::string(i ? "; " : "") + std::to_string(i) + ": " + devices[i].name + " (" + devices[i].arch + ", " +
+                gib(devices[i].total_memory) + ")";
+    throw UsageError("backend '" + name + "': device " + std::to_string(device) + " is out of range: plugin " + plugin_path +
+                     " has " + std::to_string(devices.size()) + (devices.size() == 1 ? " device" : " devices") + " (" + list +
+                     "); `rocmforge info` lists them");
+}
+
+} // namespace
 
 Runtime::~Runtime() {
     // The report reads the backends' pending device events, so it comes while they still exist.
@@ -50,14 +91,18 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
     };
     check_backend_options(config, plugins);
 
+    // (plugin name, device index) of the instances started, so that two names for one device
+    // ("hip" and "hip:0") are refused instead of holding the device twice.
+    std::vector<std::pair<std::string, int>> devices_in_use;
     for (const auto &name : config.backends) {
         if (rt->find(name)) continue;
-        const LoadedPlugin *p = find_plugin(RF_PLUGIN_BACKEND, name);
+        const BackendRef ref = parse_backend_ref(name, config.source);
+        const LoadedPlugin *p = find_plugin(RF_PLUGIN_BACKEND, ref.plugin);
         if (!p) {
-            std::string why = "no plugin provides backend '" + name + "' (backends found: " + backends_found(plugins) + ")";
+            std::string why = "no plugin provides backend '" + ref.plugin + "' (backends found: " + backends_found(plugins) + ")";
             // A refused plugin of that name says more than "not found".
             for (const auto &r : rt->records_)
-                if (r.name == name && !r.loaded) why = "plugin " + r.path + " for backend '" + name + "' was refused: " + r.status;
+                if (r.name == ref.plugin && !r.loaded) why = "plugin " + r.path + " for backend '" + ref.plugin + "' was refused: " + r.status;
             // Only the built-in list may name backends this installation lacks: with no plugin
             // there is nobody to declare the backend optional.
             if (required(name)) throw UsageError(why);
@@ -66,21 +111,32 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
             rt->unavailable_.emplace_back(name, why);
             continue;
         }
+        const std::string init_json = config.backend_config_json(name);
         // Several plugins may provide one name (the NVIDIA and AMD flavours of "hip"): the first
         // in search order that starts on this machine wins; every refusal is reported. Failing to
         // start is skipped only when the user did not require the backend, every plugin of that
         // name declares it optional (RF_BACKEND_OPTIONAL) and every one failed for lack of a
-        // device: a bad option is an error even for an optional backend.
+        // device: a bad option (a device index out of range included) is an error even for an
+        // optional backend.
         std::string why_all;
         bool started = false, optional = !required(name);
         for (const auto &cand : plugins) {
-            if (!cand.info || cand.info->kind != RF_PLUGIN_BACKEND || name != cand.info->name) continue;
+            if (!cand.info || cand.info->kind != RF_PLUGIN_BACKEND || ref.plugin != cand.info->name) continue;
             const auto *vt = static_cast<const rf_backend_vtable *>(cand.info->vtable); // complete: the loader checked
             const auto flags = RF_SLOT(vt, rf_backend_vtable, flags);
             optional = optional && flags && (flags() & RF_BACKEND_OPTIONAL);
+            const int device = check_device_index(config, name, ref, init_json, vt, cand.record.path);
+            for (const auto &[plugin, index] : devices_in_use)
+                if (plugin == ref.plugin && index == device) {
+                    std::string other;
+                    for (const auto *b : rt->order_)
+                        if (b->plugin_name() == plugin && b->device_index() == index) other = b->name();
+                    throw UsageError(config.source + ": backends '" + other + "' and '" + name + "' both name device " +
+                                     std::to_string(device) + " of backend '" + plugin + "'; list each device once");
+                }
             void *ctx = nullptr;
             char err[1024] = {0};
-            int st = vt->init(config.backend_config_json(name).c_str(), &ctx, err, sizeof err);
+            int st = vt->init(init_json.c_str(), &ctx, err, sizeof err);
             if (st != RF_OK) {
                 optional = optional && st == RF_ERR_NO_DEVICE;
                 why_all += std::string(why_all.empty() ? "" : "; ") + cand.record.path + ": " +
@@ -88,9 +144,12 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
                 continue;
             }
             rt->owned_.push_back(std::make_unique<Backend>(name, cand.record.path, vt, ctx, cand.library));
-            rt->order_.push_back(rt->owned_.back().get());
-            spdlog::info("backend '{}' ready: {} ({})", name, rt->order_.back()->info().name,
-                         rt->order_.back()->info().arch);
+            Backend *b = rt->owned_.back().get();
+            b->set_device(ref.plugin, device);
+            rt->order_.push_back(b);
+            devices_in_use.emplace_back(ref.plugin, device);
+            spdlog::info("backend '{}' ready: {} ({}), device {} of plugin {}", name, b->info().name, b->info().arch, device,
+                         cand.record.path);
             started = true;
             break;
         }
@@ -113,7 +172,12 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
     }
     for (const auto &[op, backend] : config.op_overrides)
         if (!rt->find(backend))
-            throw UsageError(config.source + ": op_overrides." + op + " names backend '" + backend + "', which is not available");
+            throw UsageError(config.source + ": op_overrides." + op + " names backend '" + backend +
+                             "', which is not available (backends started: " + [&] {
+                                 std::string s;
+                                 for (const auto *b : rt->order_) s += (s.empty() ? "" : ", ") + b->name();
+                                 return s;
+                             }() + ")");
 
     if (config.profiler_enabled) {
         // The trace is written at exit: an unwritable path must fail now, not after the run.

@@ -22,6 +22,11 @@ expect 2 "option --repeat-penalty must be > 0" -- "${gen[@]}" --repeat-penalty -
 expect 2 "bad --device 'x'" -- "${gen[@]}" --device x
 expect 2 "bad --device '-1'" -- "${gen[@]}" --device -1
 expect 0 "^generation:" -- "${gen[@]}" --device 0 --backend cpu
+expect 0 "^generation:" -- "${gen[@]}" --device 3 --backend cpu
+# NAME:N runs backend NAME on its device N; an index beyond the plugin's devices names them.
+expect 0 "^generation:" -- "${gen[@]}" --backend cpu:0
+expect 2 "backend 'cpu:1': device 1 is out of range: plugin .* has 1 device \(0: " -- "${gen[@]}" --backend cpu:1
+expect 2 "is neither a backend name nor NAME:DEVICE" -- "${gen[@]}" --backend cpu:x
 # The edges of each range are accepted.
 expect 0 "^generation:" -- "${gen[@]}" --top-p 1 --temp 0 --min-p 0 --top-k 0 --repeat-penalty 1.1
 

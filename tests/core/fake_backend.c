@@ -8,6 +8,11 @@
  *   FAKE_ABI_MINOR   ABI minor version to report
  *   FAKE_OPTION_KEYS the backend_options keys it lists (ABI 1.2 option_keys), e.g. "a", "b"
  *   FAKE_FLAGS       its RF_BACKEND_* flags (ABI 1.2 flags)
+ *   FAKE_DEVICES     how many devices it serves (list_devices, ABI 1.3; device_memory, ABI 2.2;
+ *                    init's "device" picks one, out of range is refused). Each has
+ *                    FAKE_DEVICE_MEMORY bytes, counted across all instances on it like a real
+ *                    device's: buffer_alloc beyond what is free fails with RF_ERR_OUT_OF_MEMORY.
+ *                    Unset: no list_devices and device_memory slots, one device of unknown size.
  *   FAKE_STRUCT_END  the first vtable slot beyond struct_size, as a plugin built against an older
  *                    minor version (a shorter struct) has it. The slots from there on are filled
  *                    with a poison address: a host reading past struct_size calls it and crashes.
@@ -15,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rocmforge/abi.h"
@@ -35,7 +41,18 @@
     (offsetof(rf_backend_vtable, slot) < FAKE_STRUCT_SIZE ? (impl)      \
                                                           : (__typeof__(((rf_backend_vtable *)0)->slot))(uintptr_t)0xdead)
 
-typedef struct { int computes; } fake_ctx;
+typedef struct { int computes; int device; } fake_ctx;
+
+#ifndef FAKE_DEVICE_MEMORY
+#define FAKE_DEVICE_MEMORY (64ull << 20)
+#endif
+#ifdef FAKE_DEVICES
+/* Bytes allocated on each device by all instances (a device's memory is shared by its users). */
+static uint64_t fake_used[FAKE_DEVICES];
+#endif
+/* A buffer: this header, then the data (aligned to 256). */
+typedef struct { uint64_t size; int device; } fake_buffer_head;
+#define FAKE_HEAD 256
 
 /* A "device" backend hands out addresses the host cannot dereference (shifted by DEV_OFF):
  * if the executor forgot a copy, the other backend would fault instead of silently working. */
@@ -54,30 +71,93 @@ static int fake_init(const char *cfg, void **ctx, char *err, size_t n) {
     (void)ctx;
     return RF_ERR_NO_DEVICE;
 #endif
+    int device = 0;
+    const char *d = cfg ? strstr(cfg, "\"device\":") : NULL;
+    if (d) device = atoi(d + strlen("\"device\":"));
+#ifdef FAKE_DEVICES
+    if (device < 0 || device >= FAKE_DEVICES) {
+        snprintf(err, n, "fake: device %d but %d devices", device, FAKE_DEVICES);
+        return RF_ERR_INVALID;
+    }
+#endif
     (void)err; (void)n;
-    *ctx = calloc(1, sizeof(fake_ctx));
+    fake_ctx *c = (fake_ctx *)calloc(1, sizeof(fake_ctx));
+    c->device = device;
+    *ctx = c;
     return RF_OK;
 }
 static void fake_shutdown(void *ctx) { free(ctx); }
-static int fake_device_info(void *ctx, rf_device_info *out) {
-    (void)ctx;
+static void fake_describe(int device, rf_device_info *out) {
     memset(out, 0, sizeof *out);
+#ifdef FAKE_DEVICES
+    snprintf(out->name, sizeof out->name, "fake " FAKE_NAME " device %d", device);
+    out->total_memory = FAKE_DEVICE_MEMORY;
+    out->free_memory = FAKE_DEVICE_MEMORY - fake_used[device];
+#else
+    (void)device;
     strcpy(out->name, "fake " FAKE_NAME);
+#endif
     strcpy(out->arch, "fake");
     out->kind = FAKE_HOST_MEMORY ? RF_DEVICE_CPU : RF_DEVICE_GPU;
     out->host_memory = FAKE_HOST_MEMORY;
+}
+static int fake_device_info(void *ctx, rf_device_info *out) {
+    fake_describe(((fake_ctx *)ctx)->device, out);
     return RF_OK;
 }
-static int fake_alloc(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, size_t n) {
-    (void)ctx; (void)err; (void)n;
-    void *p = aligned_alloc(256, (size + 255) / 256 * 256 + 256);
+static int fake_alloc(void *vctx, uint64_t size, rf_buffer_desc *out, char *err, size_t n) {
+    fake_ctx *ctx = (fake_ctx *)vctx;
+#ifdef FAKE_DEVICES
+    if (size > FAKE_DEVICE_MEMORY - fake_used[ctx->device]) {
+        snprintf(err, n, "fake: %llu bytes requested on device %d, %llu free", (unsigned long long)size, ctx->device,
+                 (unsigned long long)(FAKE_DEVICE_MEMORY - fake_used[ctx->device]));
+        return RF_ERR_OUT_OF_MEMORY;
+    }
+    fake_used[ctx->device] += size;
+#endif
+    (void)err; (void)n;
+    char *p = (char *)aligned_alloc(256, (size + 255) / 256 * 256 + 256 + FAKE_HEAD);
     if (!p) return RF_ERR_OUT_OF_MEMORY;
+    fake_buffer_head head = {size, ctx->device};
+    memcpy(p, &head, sizeof head);
     out->handle = p;
-    out->base = (void *)((uintptr_t)p + DEV_OFF);
+    out->base = (void *)((uintptr_t)(p + FAKE_HEAD) + DEV_OFF);
     out->size = size;
     return RF_OK;
 }
-static void fake_free(void *ctx, void *h) { (void)ctx; free(h); }
+static void fake_free(void *ctx, void *h) {
+    (void)ctx;
+    if (!h) return;
+#ifdef FAKE_DEVICES
+    fake_buffer_head head;
+    memcpy(&head, h, sizeof head);
+    fake_used[head.device] -= head.size;
+#endif
+    free(h);
+}
+
+#ifdef FAKE_DEVICES
+static int fake_list_devices(rf_device_info *out, int32_t max, int32_t *count, char *err, size_t n) {
+    (void)err; (void)n;
+    *count = FAKE_DEVICES;
+    for (int i = 0; i < FAKE_DEVICES && i < max; ++i) fake_describe(i, &out[i]);
+    return RF_OK;
+}
+static int fake_device_memory(int32_t index, uint64_t *free_bytes, uint64_t *total_bytes, char *err, size_t n) {
+    if (index < 0 || index >= FAKE_DEVICES) {
+        snprintf(err, n, "fake: no device %d", (int)index);
+        return RF_ERR_INVALID;
+    }
+    *total_bytes = FAKE_DEVICE_MEMORY;
+    *free_bytes = FAKE_DEVICE_MEMORY - fake_used[index];
+    return RF_OK;
+}
+#define FAKE_LIST_DEVICES_SLOT fake_list_devices
+#define FAKE_DEVICE_MEMORY_SLOT fake_device_memory
+#else
+#define FAKE_LIST_DEVICES_SLOT NULL
+#define FAKE_DEVICE_MEMORY_SLOT NULL
+#endif
 static int fake_upload(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t n) {
     (void)ctx; (void)err; (void)n;
     memcpy(to_host(dst), src, size);
@@ -156,8 +236,9 @@ static const rf_backend_vtable fake_vtable = {
     .retired_compute_events = FAKE_SLOT(retired_compute_events, NULL),
     .option_keys = FAKE_SLOT(option_keys, FAKE_OPTION_KEYS_SLOT),
     .flags = FAKE_SLOT(flags, FAKE_FLAGS_SLOT),
-    .list_devices = FAKE_SLOT(list_devices, NULL),
+    .list_devices = FAKE_SLOT(list_devices, FAKE_LIST_DEVICES_SLOT),
     .set_observer = FAKE_SLOT(set_observer, NULL),
+    .device_memory = FAKE_SLOT(device_memory, FAKE_DEVICE_MEMORY_SLOT),
 };
 
 static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};

@@ -81,4 +81,8 @@ TEST_CASE("abi: devices listed through list_devices, or why not") {
     std::string why;
     CHECK(rt->find("fakeold")->devices(why).empty());
     CHECK_THAT(why, Catch::Contains("does not list"));
+    // Nor device_memory (ABI 2.2): the slot lies past its struct_size, where fakeold has poison.
+    uint64_t free_b = 0, total = 0;
+    CHECK_FALSE(rf::plugin_device_memory(rt->find("fakeold")->plugin_vtable(), 0, free_b, total, why));
+    CHECK_THAT(why, Catch::Contains("before 2.2"));
 }

@@ -31,6 +31,7 @@ TEST_CASE("cpu plugin: info and vtable", "[cpu][abi]") {
     CHECK(vt.synchronize);
     CHECK(vt.buffer_from_host);
     CHECK(vt.set_observer);
+    CHECK(vt.device_memory);
     CHECK(vt.retired_compute_timed == nullptr); // retired in ABI 2.1: never set
     CHECK(vt.retired_compute_events == nullptr);
 }
@@ -54,6 +55,19 @@ TEST_CASE("cpu plugin: list_devices (ABI 1.3) gives the one device init describe
     CHECK(listed[0].total_memory == info.total_memory);
     CHECK(list(listed, 2, nullptr, err, sizeof err) == RF_ERR_INVALID);
     CHECK(std::string(err).find("list_devices") != std::string::npos);
+}
+
+TEST_CASE("cpu plugin: device_memory (ABI 2.2) of its one device, none beyond", "[cpu][abi]") {
+    const auto memory = RF_SLOT(&vtable(), rf_backend_vtable, device_memory);
+    REQUIRE(memory);
+    uint64_t free_b = 0, total = 0;
+    char err[256] = {0};
+    REQUIRE(memory(0, &free_b, &total, err, sizeof err) == RF_OK);
+    CHECK(total > 0);
+    CHECK(free_b > 0);
+    CHECK(free_b <= total);
+    CHECK(memory(1, &free_b, &total, err, sizeof err) == RF_ERR_INVALID);
+    CHECK(std::string(err).find("no device 1 (1 found)") != std::string::npos);
 }
 
 TEST_CASE("cpu plugin: config and device info", "[cpu][abi]") {

@@ -22,9 +22,11 @@ extern "C" {
 /* 2.0: kernel packs became plugins with fusions (rocmforge/pack_abi.h); the backend and profiler
  * vtables are those of 1.3, so a 1.x backend rebuilds against 2.0 without a source change.
  * 2.1: set_observer (a profiler observes what the backend ran); compute_timed and compute_events
- * are retired (their places stay, the host never calls them). */
+ * are retired (their places stay, the host never calls them).
+ * 2.2: device_memory (a device's free and total memory without init, for every device a plugin
+ * lists). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 1
+#define RF_ABI_MINOR 2
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -317,8 +319,13 @@ typedef struct rf_backend_vtable {
     /* Optional: the devices this plugin can run on, without init (no ctx): up to `max` entries
      * written to `out` (name, arch, total memory, kind; free memory and details may be 0/empty),
      * their number in *count (which may exceed max; 0 with RF_OK: none on this machine). init's
-     * config picks one by index ("device": N; --device N on the command line). NULL: one device,
-     * the one device_info describes after init. */
+     * config picks one by index ("device": N; --device N on the command line; "hip:N" in the
+     * config's backends). init may be called several times with different devices: each ctx is an
+     * instance of its own, on its own device, and instances live side by side in one process
+     * (each slot call with a ctx acts on that ctx's device, whichever device another ctx made
+     * current). An index out of range fails init with RF_ERR_INVALID and a message naming the
+     * count (the host checks it first when list_devices is there). NULL: one device, the one
+     * device_info describes after init. */
     int (*list_devices)(rf_device_info *out, int32_t max, int32_t *count, char *err, size_t err_len);
 
     /* ---- ABI 2.1 ---- */
@@ -328,6 +335,15 @@ typedef struct rf_backend_vtable {
      * observer struct is copied; observer->user must outlive the observation. NULL slot or
      * RF_ERR_UNSUPPORTED: the profiler times the backend from outside (one compute() per node). */
     int (*set_observer)(void *ctx, const rf_exec_observer *observer, char *err, size_t err_len);
+
+    /* ---- ABI 2.2 ---- */
+    /* Optional: device `index`'s (list_devices' numbering) memory now, without init (no ctx):
+     * bytes free for new allocations, all processes and instances counted, and the total. It may
+     * cost what a first use of the device costs (the HIP plugin makes the device's context
+     * current), so the host calls it only to report (`rocmforge info`), never on a run's path.
+     * An index out of range: RF_ERR_INVALID. NULL: the host shows free memory only for devices
+     * with an instance started (device_info). */
+    int (*device_memory)(int32_t index, uint64_t *free_bytes, uint64_t *total_bytes, char *err, size_t err_len);
 } rf_backend_vtable;
 
 /* Kernel packs (RF_PLUGIN_KERNEL_PACK): their vtable, rf_kernel_pack_vtable, and the fusion

@@ -238,7 +238,9 @@ private:
 // and runs the node sequence backend by backend. Throws rf::Error when no backend can run a node.
 class Executor {
 public:
-    explicit Executor(Runtime &runtime);
+    // home: where nodes without weights run when it supports them, before the priority order
+    // (the backend holding the model's weights); nullptr: the runtime's first.
+    explicit Executor(Runtime &runtime, Backend *home = nullptr);
     ~Executor();
     void run(Graph &graph);
     // Copies a tensor's bytes (any backend) into host memory. The tensor must be contiguous.

@@ -94,11 +94,15 @@ struct ModelLoadOptions {
     // Called after each tensor with the share of weight bytes placed (0..1]; returning false
     // stops the load (rf::Error "model load cancelled").
     std::function<bool(float)> progress;
+    // The backend instance the weights go to ("hip:1", "cpu"); empty: runtime.primary(), the
+    // config's first. Nodes without weights then run there too, before the priority order.
+    std::string backend;
 };
 
 class Model {
 public:
-    // Opens `path`, reads the hyperparameters and places every weight on runtime.primary().
+    // Opens `path`, reads the hyperparameters and places every weight on options.backend, else
+    // runtime.primary() (UsageError naming the backends started when options.backend is none).
     // Throws rf::Error for an unknown architecture or a missing / misshapen tensor (by name).
     static std::unique_ptr<Model> load(const std::string &path, Runtime &runtime,
                                        const ModelLoadOptions &options = {});

@@ -71,8 +71,9 @@ typedef bool (*rocmforge_progress_callback)(float progress, void *user_data);
 typedef struct rocmforge_model_params {
     /* JSON config file (docs/CONFIG.md); NULL: $ROCMFORGE_CONFIG, else built-in defaults. */
     const char *config_path;
-    /* Backends in priority order, comma-separated ("hip,cpu"); NULL: the config's. Naming one
-     * makes it required: the load fails if it cannot start. */
+    /* Backends in priority order, comma-separated ("hip,cpu"; "hip:1,cpu": device 1 of hip); NULL:
+     * the config's. Naming one makes it required: the load fails if it cannot start. The model
+     * goes on the first. */
     const char *backends;
     int32_t device;          /* GPU index for the hip backend; -1: the backend's default */
     int32_t n_threads;       /* CPU threads; 0: all cores */

@@ -10,8 +10,18 @@
 
 namespace rf {
 
+// A backend instance as a config names it: "hip" (plugin "hip" on the device its options pick,
+// 0 by default) or "hip:1" (plugin "hip" on device 1). One plugin may serve several devices, each
+// through an instance of its own ("hip:0" and "hip:1" in one runtime).
+struct BackendRef {
+    std::string plugin;
+    int device = -1; // the index after ':'; -1: none written
+};
+// Throws rf::UsageError (naming `source`) for "hip:", ":1", "hip:x", "hip:-1".
+BackendRef parse_backend_ref(const std::string &name, const std::string &source);
+
 struct Config {
-    std::vector<std::string> backends{"hip", "cpu"}; // priority order
+    std::vector<std::string> backends{"hip", "cpu"}; // priority order; "hip:1" names a device
     bool backends_explicit = false;                   // named by the user: a missing one is an error
     std::vector<std::string> required;                // must start (e.g. --backend hip) or fail
     std::vector<std::string> plugin_dirs;
@@ -20,11 +30,13 @@ struct Config {
     std::string profiler_trace;                       // Chrome trace path ("" = none)
     std::string profiler_json = "{}";                 // the config's whole "profiler" object
     std::map<std::string, std::string> op_overrides;  // op name ("matmul") -> backend name
-    std::map<std::string, std::string> backend_json;  // backend name -> its JSON object text
+    // backend_options: plugin name ("hip", for all its instances) or instance name ("hip:1", on
+    // top of the plugin's object for that instance only) -> its JSON object text
+    std::map<std::string, std::string> backend_json;
     int n_threads = 0;                                // 0 = backend default
-    // Device index handed to every backend's init as "device" (--device N); -1: each backend's
-    // own option or default. The GPU backend runs on that GPU; the CPU backend has one device
-    // and ignores it.
+    // Device index handed to the init of every backend instance the config names without one
+    // ("hip", not "hip:1") as "device" (--device N); -1: each backend's own option or default.
+    // The GPU backend runs on that GPU; a backend whose devices are CPUs ignores it.
     int device = -1;
     std::string source = "<built-in defaults>";
 
@@ -37,7 +49,8 @@ struct Config {
     // Makes `names` the backends in priority order, each required to start; CPU stays last as
     // the fallback for what the named backends cannot run.
     void require_backends(const std::vector<std::string> &names);
-    // The JSON object handed to a backend's init (its own object + n_threads, device, pack dirs).
+    // The JSON object handed to a backend instance's init: the plugin's object, the instance's
+    // ("hip:1") merged over it, n_threads, device (the instance's index, else --device), pack dirs.
     std::string backend_config_json(const std::string &backend) const;
     // The keys of the backend's object in backend_options, as the user wrote them.
     std::vector<std::string> backend_option_keys(const std::string &backend) const;
@@ -47,9 +60,17 @@ struct Config {
     std::string profiler_config_json() const;
 };
 
-// One loaded backend instance.
 class BufferSlab; // buffer_slab.h
 
+// The devices a backend plugin lists (ABI 1.3 list_devices), no init needed; empty with `why` set
+// when the plugin does not list them or the listing failed.
+std::vector<rf_device_info> plugin_devices(const rf_backend_vtable *vt, std::string &why);
+// Device `index`'s free and total memory now, no init needed (ABI 2.2 device_memory): false with
+// `why` set when the plugin cannot say. May create the device's context: for reports only.
+bool plugin_device_memory(const rf_backend_vtable *vt, int index, uint64_t &free_bytes, uint64_t &total_bytes,
+                          std::string &why);
+
+// One loaded backend instance: one plugin's ctx on one device.
 class Backend {
 public:
     Backend(std::string name, std::string plugin_path, const rf_backend_vtable *vt, void *ctx,
@@ -58,15 +79,26 @@ public:
     Backend(const Backend &) = delete;
     Backend &operator=(const Backend &) = delete;
 
+    // The instance's name as the config wrote it ("hip", "hip:1"): unique within a runtime.
     const std::string &name() const { return name_; }
+    // The plugin's backend name ("hip") and the index of the device this instance runs on (the
+    // "device" handed to init; 0 where none was: a plugin's default device).
+    const std::string &plugin_name() const { return plugin_name_; }
+    int device_index() const { return device_index_; }
+    void set_device(std::string plugin_name, int index) { plugin_name_ = std::move(plugin_name); device_index_ = index; }
     const std::string &plugin_path() const { return plugin_path_; }
+    // The device as init described it (free memory as it was then).
     const rf_device_info &info() const { return info_; }
+    // The device as it is now (device_info asked again: free memory after this and other
+    // instances allocated); info() where the plugin cannot say.
+    rf_device_info current_info() const;
     bool host_memory() const { return info_.host_memory != 0; }
-    const rf_backend_vtable *vtable() const { return vt_; }
+    const rf_backend_vtable *vtable() const { return vt_; } // the profiler's in front when it wraps
+    const rf_backend_vtable *plugin_vtable() const { return plugin_vt_; }
     void *context() const { return ctx_; }
     // The devices the plugin can run on (ABI 1.3 list_devices); empty with `why` set when the
     // plugin does not list them or the listing failed.
-    std::vector<rf_device_info> devices(std::string &why) const;
+    std::vector<rf_device_info> devices(std::string &why) const { return plugin_devices(plugin_vt_, why); }
 
     // Throws rf::Error with the backend's message (OOM says requested and free bytes).
     rf_buffer_desc alloc(uint64_t bytes);
@@ -92,7 +124,8 @@ public:
     const MemoryUse &memory_use() const { return mem_; }
 
 private:
-    std::string name_, plugin_path_;
+    std::string name_, plugin_path_, plugin_name_;
+    int device_index_ = 0;
     const rf_backend_vtable *vt_;
     const rf_backend_vtable *plugin_vt_;
     void *ctx_;
@@ -130,6 +163,7 @@ public:
     const Config &config() const { return config_; }
     const std::vector<Backend *> &backends() const { return order_; } // available, in order
     Backend *primary() const { return order_.empty() ? nullptr : order_.front(); }
+    // The instance of that name ("cpu", "hip:1"), or nullptr.
     Backend *find(const std::string &name) const;
     // The backend op_overrides puts op (enum rf_op) on, or nullptr (create() checked it started).
     Backend *override_backend(int op) const;
