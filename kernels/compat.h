@@ -24,8 +24,9 @@ typedef unsigned int u32;
 typedef long long i64;
 
 #include "kernel_args.h"
+#include "stamps.h"
 
-// ---- programmatic dependent launch (Hopper) ---------------------------------------------------
+// ---- programmatic dependent launch (Hopper) and timestamps ----------------------------------
 // Decode graphs chain their kernels with programmatic edges (backends/hip/launch_queue.cpp).
 // Every kernel calls rf_kernel_start() first, before touching memory: it waits until the
 // previous kernel has completed and its writes are visible, then lets the next kernel's grid
@@ -35,10 +36,52 @@ typedef long long i64;
 // one has started, so waiting blocks never hold resources this grid still needs.) Without such
 // an edge (other launches, other archs) both instructions do nothing.
 // kernels/pack_tool.py refuses a kernel whose body does not start with it.
+//
+// Timestamps (stamps.h; an observed backend, exec_observer.h): while rf_stamp_ctl_v1.on, the
+// first thread of block (0,0,0) takes the next ring index before the wait (the previous kernel
+// took its own before it let this grid launch: in block 0 only that thread lets the next grid
+// launch, after its atomic returned; so the order is the launch order, and the atomic's latency
+// overlaps the wait) and writes the clock right after the wait, i.e. when the previous kernel had
+// completed. Off (the host never wrote the constant): one branch in that thread, nothing in the
+// others.
+extern "C" {
+__constant__ rf_stamp_ctl rf_stamp_ctl_v1;
+}
+
+RF_DEV unsigned long long rf_clock() {
+#if RF_NVIDIA
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#elif defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
+    // RDNA3 has no s_memrealtime; LLVM 15 has no builtin for its replacement
+    unsigned long long t;
+    asm volatile("s_sendmsg_rtn_b64 %0, sendmsg(MSG_RTN_GET_REALTIME)\n\ts_waitcnt lgkmcnt(0)" : "=s"(t));
+    return t;
+#else
+    return __builtin_amdgcn_s_memrealtime();
+#endif
+}
+
 RF_DEV void rf_kernel_start() {
+    const bool first = (threadIdx.x | threadIdx.y | threadIdx.z | blockIdx.x | blockIdx.y | blockIdx.z) == 0;
+    const bool stamp = first && rf_stamp_ctl_v1.on;
+    unsigned int idx = 0;
+    if (stamp) idx = atomicAdd(rf_stamp_ctl_v1.counter, 1u);
 #if RF_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+    if (stamp) {
+        const unsigned long long t = rf_clock();
+        rf_stamp *e = rf_stamp_ctl_v1.ring + (idx & rf_stamp_ctl_v1.mask);
+        e->t = t;
+        e->idx = idx;
+        e->tag = RF_STAMP_TAG;
+    }
+#if RF_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // A block lets the next grid launch at the first of its threads that gets here; in block 0
+    // that is the first thread, after its atomic has returned: the next kernel's index comes after.
+    if (first || (blockIdx.x | blockIdx.y | blockIdx.z) != 0) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
