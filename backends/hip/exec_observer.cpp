@@ -97,7 +97,7 @@ bool ExecObserver::launch_anchor(hipStream_t s) {
     r.threads = 32;
     r.args.dst.data = anchor_dev_;
     r.args.iparams[0] = 1;
-    anchor_host_->tag = 0;
+    static_cast<volatile rf_stamp *>(anchor_host_)->tag = 0;
     std::string e;
     if (launch_now(s, r, "stamp kernel", e) != RF_OK) return false;
     // The stream was idle: the kernel stamps right after it is launched, at about this host time.
@@ -135,13 +135,13 @@ bool ExecObserver::start_stamps(hipStream_t s, std::string &why) {
         write_ctls(false);
         return why = "cannot write the stamp constants", false;
     }
-    if (!launch_anchor(s) || hipStreamSynchronize(s) != hipSuccess || anchor_host_->tag != RF_STAMP_TAG ||
-        anchor_host_->idx != anchor_idx_) {
+    const volatile rf_stamp *a = anchor_host_; // written by the device
+    if (!launch_anchor(s) || hipStreamSynchronize(s) != hipSuccess || a->tag != RF_STAMP_TAG || a->idx != anchor_idx_) {
         write_ctls(false);
         anchor_pending_ = false;
         return why = "the stamp kernel wrote no stamp", false;
     }
-    clock_ = {anchor_host_->t, anchor_ns_, setup_.ns_per_tick};
+    clock_ = {a->t, anchor_ns_, setup_.ns_per_tick};
     clock_set_ns_ = anchor_ns_;
     anchor_pending_ = false;
     return true;
@@ -177,8 +177,10 @@ int ExecObserver::set(hipStream_t s, LaunchQueue &q, const rf_exec_observer *obs
     // (=1: events; =0: timestamps also where they are not the default).
     const char *env = std::getenv("ROCMFORGE_HIP_OBS_EVENTS");
     const bool want = setup_.mark && !setup_.ctls.empty() && (env && *env ? *env == '0' : setup_.by_default);
-    std::string why;
-    if (want && start_stamps(s, why)) {
+    why_events_ = !setup_.mark || setup_.ctls.empty() ? "the base kernels have no stamp constant"
+                  : env && *env            ? "ROCMFORGE_HIP_OBS_EVENTS=" + std::string(env)
+                                           : "the default on this device";
+    if (want && start_stamps(s, why_events_)) {
         stamps_ = true;
         LaunchRec mark;
         mark.f = setup_.mark;
@@ -372,7 +374,8 @@ void ExecObserver::report_stamps(Set &set) {
     set.done = false;
     // A newer anchor, launched before this call began: complete now.
     if (anchor_pending_ && set.call >= anchor_call_) {
-        if (anchor_host_->tag == RF_STAMP_TAG && anchor_host_->idx == anchor_idx_) clock_ = {anchor_host_->t, anchor_ns_, setup_.ns_per_tick};
+        const volatile rf_stamp *a = anchor_host_; // written by the device
+        if (a->tag == RF_STAMP_TAG && a->idx == anchor_idx_) clock_ = {a->t, anchor_ns_, setup_.ns_per_tick};
         anchor_pending_ = false;
     }
     const size_t n = set.n_units;

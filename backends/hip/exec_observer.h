@@ -92,8 +92,8 @@ public:
     void release();
     // Observed calls not reported because their stamps failed the check (ROCMFORGE_HIP_STATS).
     uint64_t lost() const { return lost_; }
-    // "kernel timestamps" or "events" (ROCMFORGE_HIP_STATS).
-    const char *mode() const { return stamps_ ? "kernel timestamps" : "events"; }
+    // "kernel timestamps", or "events" and why not timestamps (ROCMFORGE_HIP_STATS).
+    std::string mode() const { return stamps_ ? "kernel timestamps" : "events (" + why_events_ + ")"; }
 
 private:
     struct Unit {
@@ -167,6 +167,7 @@ private:
     bool closed_ = false;           // close_call() ran for the call in progress
     uint64_t call_stamps_ = 0;      // the stamps its launches write (the end mark's included)
     uint64_t lost_ = 0;
+    std::string why_events_;        // why the observer set last uses events
 };
 
 } // namespace rf_hip

@@ -263,7 +263,7 @@ void print_stats(Backend &b) {
                  (unsigned long long)s.computes, s.nodes / n, q.launches / n, s.compute_host_us / n, s.gpu_us / n, s.gap_us / n,
                  s.sync_us / n, s.upload_us / n, s.uploads / n, s.download_us / n, s.downloads / n, (unsigned long long)q.graph_builds,
                  (unsigned long long)q.graph_replays, q.graph_replays ? (double)q.node_updates / q.graph_replays : 0.0,
-                 (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims, b.observer.on() ? b.observer.mode() : "off",
+                 (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims, b.observer.on() ? b.observer.mode().c_str() : "off",
                  (unsigned long long)b.observer.lost());
 }
 
