@@ -42,8 +42,9 @@ typedef long long i64;
 // took its own before it let this grid launch: in block 0 only that thread lets the next grid
 // launch, after its atomic returned; so the order is the launch order, and the atomic's latency
 // overlaps the wait) and writes the clock right after the wait, i.e. when the previous kernel had
-// completed. Off (the host never wrote the constant): one branch in that thread, nothing in the
-// others.
+// completed. Without programmatic launch (other archs) kernels do not overlap: the same without
+// the wait. Off (the host never wrote the constant): one load of a constant and a predicate in
+// that thread, nothing in the others.
 extern "C" {
 __constant__ rf_stamp_ctl rf_stamp_ctl_v1;
 }
@@ -64,26 +65,63 @@ RF_DEV unsigned long long rf_clock() {
 }
 
 RF_DEV void rf_kernel_start() {
-    const bool first = (threadIdx.x | threadIdx.y | threadIdx.z | blockIdx.x | blockIdx.y | blockIdx.z) == 0;
-    const bool stamp = first && rf_stamp_ctl_v1.on;
-    unsigned int idx = 0;
-    if (stamp) idx = atomicAdd(rf_stamp_ctl_v1.counter, 1u);
 #if RF_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+    // One block of predicated PTX, without operands (so '%' is written once): nothing for the
+    // compiler to schedule around or keep in registers, so a kernel's code stays as without
+    // timestamps (C++ here, even only the block-0 test for the trigger, changed the register
+    // counts of hot decode kernels, e.g. rf_mvq_multi 56 -> 64); the other threads skip every
+    // instruction of the stamp (their predicate is false: no load).
+    asm volatile("{\n\t"
+                 ".reg .pred p, q;\n\t"
+                 ".reg .u32 a, b, on, idx, m;\n\t"
+                 ".reg .u64 cnt, ring, t, off;\n\t"
+                 "mov.u32 a, %ctaid.x;\n\t"
+                 "mov.u32 b, %ctaid.y;\n\t"
+                 "or.b32 a, a, b;\n\t"
+                 "mov.u32 b, %ctaid.z;\n\t"
+                 "or.b32 a, a, b;\n\t"                 // a: block index bits
+                 "mov.u32 b, %tid.x;\n\t"
+                 "mov.u32 m, %tid.y;\n\t"
+                 "or.b32 b, b, m;\n\t"
+                 "mov.u32 m, %tid.z;\n\t"
+                 "or.b32 b, b, m;\n\t"                 // b: thread index bits
+                 "or.b32 m, a, b;\n\t"
+                 "setp.eq.u32 p, m, 0;\n\t"            // p: first thread of block 0
+                 "setp.ne.or.u32 q, a, 0, p;\n\t"      // q: another block, or that thread
+                 "@p ld.const.u32 on, [rf_stamp_ctl_v1+20];\n\t" // rf_stamp_ctl.on
+                 "@p setp.ne.and.u32 p, on, 0, p;\n\t"
+                 "@p ld.const.u64 cnt, [rf_stamp_ctl_v1+8];\n\t" // .counter
+                 "@p cvta.to.global.u64 cnt, cnt;\n\t"
+                 "@p atom.global.add.u32 idx, [cnt], 1;\n\t"
+                 "griddepcontrol.wait;\n\t"
+                 "@p mov.u64 t, %globaltimer;\n\t"
+                 "@p ld.const.u64 ring, [rf_stamp_ctl_v1];\n\t" // .ring
+                 "@p ld.const.u32 m, [rf_stamp_ctl_v1+16];\n\t" // .mask
+                 "@p cvta.to.global.u64 ring, ring;\n\t"
+                 "@p and.b32 m, idx, m;\n\t"
+                 "@p mul.wide.u32 off, m, 16;\n\t"
+                 "@p add.u64 ring, ring, off;\n\t"
+                 "@p st.global.u64 [ring], t;\n\t"
+                 "@p st.global.v2.u32 [ring+8], {idx, 0x54534652};\n\t" // .idx, .tag = RF_STAMP_TAG
+                 "@q griddepcontrol.launch_dependents;\n\t"
+                 "}" ::: "memory");
+#else
+    const bool stamp = (threadIdx.x | threadIdx.y | threadIdx.z | blockIdx.x | blockIdx.y | blockIdx.z) == 0 && rf_stamp_ctl_v1.on;
     if (stamp) {
+        const unsigned int idx = atomicAdd(rf_stamp_ctl_v1.counter, 1u);
         const unsigned long long t = rf_clock();
         rf_stamp *e = rf_stamp_ctl_v1.ring + (idx & rf_stamp_ctl_v1.mask);
         e->t = t;
         e->idx = idx;
         e->tag = RF_STAMP_TAG;
     }
-#if RF_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    // A block lets the next grid launch at the first of its threads that gets here; in block 0
-    // that is the first thread, after its atomic has returned: the next kernel's index comes after.
-    if (first || (blockIdx.x | blockIdx.y | blockIdx.z) != 0) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+
+// The PTX above reads rf_stamp_ctl at fixed offsets (ring 0, counter 8, mask 16, on 20) and
+// writes rf_stamp's idx and tag at 8 (tag = RF_STAMP_TAG): a change of stamps.h must follow there.
+// (NVRTC has no offsetof: the sizes at least.)
+static_assert(sizeof(rf_stamp_ctl) == 24 && sizeof(rf_stamp) == 16 && RF_STAMP_TAG == 0x54534652u, "rf_stamp_ctl / rf_stamp layout");
 
 // ---- warp shuffles ----------------------------------------------------------------------
 // Sum over the warp (float or double: the norms accumulate squares in double).
