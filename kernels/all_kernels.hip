@@ -23,3 +23,4 @@
 #include "matmul_h16.hip"
 #include "attention_prefill_mma.hip"
 #include "matmul_id.hip"
+#include "stamp.hip"

@@ -24,8 +24,9 @@ typedef unsigned int u32;
 typedef long long i64;
 
 #include "kernel_args.h"
+#include "stamps.h"
 
-// ---- programmatic dependent launch (Hopper) ---------------------------------------------------
+// ---- programmatic dependent launch (Hopper) and timestamps ----------------------------------
 // Decode graphs chain their kernels with programmatic edges (backends/hip/launch_queue.cpp).
 // Every kernel calls rf_kernel_start() first, before touching memory: it waits until the
 // previous kernel has completed and its writes are visible, then lets the next kernel's grid
@@ -35,12 +36,92 @@ typedef long long i64;
 // one has started, so waiting blocks never hold resources this grid still needs.) Without such
 // an edge (other launches, other archs) both instructions do nothing.
 // kernels/pack_tool.py refuses a kernel whose body does not start with it.
-RF_DEV void rf_kernel_start() {
-#if RF_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+//
+// Timestamps (stamps.h; an observed backend, exec_observer.h): while rf_stamp_ctl_v1.on, the
+// first thread of block (0,0,0) takes the next ring index before the wait (the previous kernel
+// took its own before it let this grid launch: in block 0 only that thread lets the next grid
+// launch, after its atomic returned; so the order is the launch order, and the atomic's latency
+// overlaps the wait) and writes the clock right after the wait, i.e. when the previous kernel had
+// completed. Without programmatic launch (other archs) kernels do not overlap: the same without
+// the wait. Off (the host never wrote the constant): one load of a constant and a predicate in
+// that thread, nothing in the others.
+extern "C" {
+__constant__ rf_stamp_ctl rf_stamp_ctl_v1;
+}
+
+RF_DEV unsigned long long rf_clock() {
+#if RF_NVIDIA
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#elif defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
+    // RDNA3 has no s_memrealtime; LLVM 15 has no builtin for its replacement
+    unsigned long long t;
+    asm volatile("s_sendmsg_rtn_b64 %0, sendmsg(MSG_RTN_GET_REALTIME)\n\ts_waitcnt lgkmcnt(0)" : "=s"(t));
+    return t;
+#else
+    return __builtin_amdgcn_s_memrealtime();
 #endif
 }
+
+RF_DEV void rf_kernel_start() {
+#if RF_NVIDIA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // One block of predicated PTX, without operands (so '%' is written once): nothing for the
+    // compiler to schedule around or keep in registers, so a kernel's code stays as without
+    // timestamps (C++ here, even only the block-0 test for the trigger, changed the register
+    // counts of hot decode kernels, e.g. rf_mvq_multi 56 -> 64); the other threads skip every
+    // instruction of the stamp (their predicate is false: no load).
+    asm volatile("{\n\t"
+                 ".reg .pred p, q;\n\t"
+                 ".reg .u32 a, b, on, idx, m;\n\t"
+                 ".reg .u64 cnt, ring, t, off;\n\t"
+                 "mov.u32 a, %ctaid.x;\n\t"
+                 "mov.u32 b, %ctaid.y;\n\t"
+                 "or.b32 a, a, b;\n\t"
+                 "mov.u32 b, %ctaid.z;\n\t"
+                 "or.b32 a, a, b;\n\t"                 // a: block index bits
+                 "mov.u32 b, %tid.x;\n\t"
+                 "mov.u32 m, %tid.y;\n\t"
+                 "or.b32 b, b, m;\n\t"
+                 "mov.u32 m, %tid.z;\n\t"
+                 "or.b32 b, b, m;\n\t"                 // b: thread index bits
+                 "or.b32 m, a, b;\n\t"
+                 "setp.eq.u32 p, m, 0;\n\t"            // p: first thread of block 0
+                 "setp.ne.or.u32 q, a, 0, p;\n\t"      // q: another block, or that thread
+                 "@p ld.const.u32 on, [rf_stamp_ctl_v1+20];\n\t" // rf_stamp_ctl.on
+                 "@p setp.ne.and.u32 p, on, 0, p;\n\t"
+                 "@p ld.const.u64 cnt, [rf_stamp_ctl_v1+8];\n\t" // .counter
+                 "@p cvta.to.global.u64 cnt, cnt;\n\t"
+                 "@p atom.global.add.u32 idx, [cnt], 1;\n\t"
+                 "griddepcontrol.wait;\n\t"
+                 "@p mov.u64 t, %globaltimer;\n\t"
+                 "@p ld.const.u64 ring, [rf_stamp_ctl_v1];\n\t" // .ring
+                 "@p ld.const.u32 m, [rf_stamp_ctl_v1+16];\n\t" // .mask
+                 "@p cvta.to.global.u64 ring, ring;\n\t"
+                 "@p and.b32 m, idx, m;\n\t"
+                 "@p mul.wide.u32 off, m, 16;\n\t"
+                 "@p add.u64 ring, ring, off;\n\t"
+                 "@p st.global.u64 [ring], t;\n\t"
+                 "@p st.global.v2.u32 [ring+8], {idx, 0x54534652};\n\t" // .idx, .tag = RF_STAMP_TAG
+                 "@q griddepcontrol.launch_dependents;\n\t"
+                 "}" ::: "memory");
+#else
+    const bool stamp = (threadIdx.x | threadIdx.y | threadIdx.z | blockIdx.x | blockIdx.y | blockIdx.z) == 0 && rf_stamp_ctl_v1.on;
+    if (stamp) {
+        const unsigned int idx = atomicAdd(rf_stamp_ctl_v1.counter, 1u);
+        const unsigned long long t = rf_clock();
+        rf_stamp *e = rf_stamp_ctl_v1.ring + (idx & rf_stamp_ctl_v1.mask);
+        e->t = t;
+        e->idx = idx;
+        e->tag = RF_STAMP_TAG;
+    }
+#endif
+}
+
+// The PTX above reads rf_stamp_ctl at fixed offsets (ring 0, counter 8, mask 16, on 20) and
+// writes rf_stamp's idx and tag at 8 (tag = RF_STAMP_TAG): a change of stamps.h must follow there.
+// (NVRTC has no offsetof: the sizes at least.)
+static_assert(sizeof(rf_stamp_ctl) == 24 && sizeof(rf_stamp) == 16 && RF_STAMP_TAG == 0x54534652u, "rf_stamp_ctl / rf_stamp layout");
 
 // ---- warp shuffles ----------------------------------------------------------------------
 // Sum over the warp (float or double: the norms accumulate squares in double).

@@ -62,7 +62,7 @@ WrappedBackend::WrappedBackend(ProfilerState &state, const RangeMarker &ranges, 
     if (!ranges_.active() && has_slot(offsetof(rf_backend_vtable, set_observer))) observed_ = observe();
     rf_device_info info{};
     if (vt_.device_info) inner_->device_info(inner_ctx_, &info);
-    const char *timing = observed_ ? (use_events_ ? "device events, reported by the backend per kernel or fused group "
+    const char *timing = observed_ ? (use_events_ ? "device clock (events or kernel timestamps), reported by the backend per kernel or fused group "
                                                     "(graph replay and fusion on; a group's time on its first node)"
                                                   : "host clock, reported by the backend per node (its scheduling unchanged)")
                          : use_events_ ? "device events"

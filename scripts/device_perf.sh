@@ -19,7 +19,8 @@
 #   abpp      pp512 A/B of AB_VAR (1 against 0)
 #   pdl       decode with programmatic dependent launch on and off (ROCMFORGE_HIP_PDL), tokens compared
 #   kprof     Nsight Compute per-kernel times of a decode step (TinyLlama Q4_K_M, 7B Q4_0)
-#   profov    --profile (observer) against no profiler: decode speed and greedy tokens
+#   profov    --profile (observer; kernel timestamps and, ROCMFORGE_HIP_OBS_EVENTS=1, events) against
+#             no profiler: decode speed and greedy tokens, GPU time per step, per-op table of both
 #   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
 #   mmqp      prefill matmul kernel times (M = 512, 2048): integer tensor-core kernels
@@ -400,21 +401,28 @@ for step in "$@"; do
       python3 scripts/kernel_profile_summary.py "$OUT/kprofpp-$1-$2.csv" --all > "$OUT/kprofpp-$1-$2.txt"
       log "-- prefill kernel totals $1 $2 (bench -p 512 -r 2, warm-up included)"; head -16 "$OUT/kprofpp-$1-$2.txt" | tee -a "$S"
     done ;;
-  profov) # issue 12: --profile (the observer) against no profiler: tg128 interleaved, same greedy tokens
+  profov) # issue 12: --profile (the observer) against no profiler: tg128 interleaved, same greedy tokens;
+          # the observer with kernel timestamps (the default) and with events (ROCMFORGE_HIP_OBS_EVENTS=1)
     for sh in tinyllama-1.1b llama2-7b; do
       m=$(model $sh Q4_K_M)
       for r in 1 2 3; do
-        for mode in none full; do
-          extra=""; [ $mode = full ] && extra=--profile
-          t=$(timeout 200 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip $extra 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+        for mode in none stamps events; do
+          extra=""; ev=0; [ $mode != none ] && extra=--profile; [ $mode = events ] && ev=1
+          t=$(ROCMFORGE_HIP_OBS_EVENTS=$ev timeout 200 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip $extra 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
           log "profile overhead $sh Q4_K_M round $r $mode: tg128 $t"
         done
       done
-      timeout 120 $RF generate -m $m -p "In the beginning" -n 64 --temp 0 --backend hip --profile > "$OUT/prof-$sh-on.txt" 2> "$OUT/prof-$sh.txt"
       timeout 120 $RF generate -m $m -p "In the beginning" -n 64 --temp 0 --backend hip > "$OUT/prof-$sh-off.txt" 2>/dev/null
-      cmp -s "$OUT/prof-$sh-on.txt" "$OUT/prof-$sh-off.txt" && log "profile $sh: identical tokens" || { log "profile $sh: DIFFER"; failed=1; }
-      grep "timing:" "$OUT/prof-$sh.txt" | tee -a "$S"; grep -A9 "^phase " "$OUT/prof-$sh.txt" | head -10 | tee -a "$S"
-      ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 64 -r 1 --backend hip --profile 2>&1 | grep "hip stats" | tail -1 | cut -c1-300 | tee -a "$S"
+      for ev in 0 1; do
+        ROCMFORGE_HIP_OBS_EVENTS=$ev timeout 120 $RF generate -m $m -p "In the beginning" -n 64 --temp 0 --backend hip --profile > "$OUT/prof-$sh-on$ev.txt" 2> "$OUT/prof-$sh-$ev.txt"
+        cmp -s "$OUT/prof-$sh-on$ev.txt" "$OUT/prof-$sh-off.txt" && log "profile $sh (OBS_EVENTS=$ev): identical tokens" || { log "profile $sh (OBS_EVENTS=$ev): DIFFER"; failed=1; }
+        grep -E "timing:|unread device timings" "$OUT/prof-$sh-$ev.txt" | tee -a "$S"; grep -A9 "^phase " "$OUT/prof-$sh-$ev.txt" | head -10 | tee -a "$S"
+        ROCMFORGE_HIP_OBS_EVENTS=$ev ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 64 -r 1 --backend hip --profile 2>&1 | grep "hip stats" | tail -1 |
+          sed -E 's/.*(GPU [0-9.]+ us).*(observer: .*)$/OBS_EVENTS='$ev' \1; \2/' | tee -a "$S"
+      done
+      grep -A12 "^per op (all shapes)" "$OUT/prof-$sh-0.txt" | head -13 > "$OUT/prof-$sh-ops0.txt"
+      grep -A12 "^per op (all shapes)" "$OUT/prof-$sh-1.txt" | head -13 > "$OUT/prof-$sh-ops1.txt"
+      log "per op, timestamps | events ($sh):"; paste -d'|' "$OUT/prof-$sh-ops0.txt" "$OUT/prof-$sh-ops1.txt" | tee -a "$S"
     done ;;
   stats)
     m=$(model llama2-7b Q4_K_M)

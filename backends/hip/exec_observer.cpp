@@ -1,6 +1,7 @@
 #include "exec_observer.h"
 
 #include <chrono>
+#include <cstdlib>
 
 namespace rf_hip {
 namespace {
@@ -61,7 +62,100 @@ ExecObserver::Set *ExecObserver::oldest_pending() {
     return oldest;
 }
 
-int ExecObserver::set(hipStream_t s, const rf_exec_observer *observer, std::string &err) {
+// ---- timestamps ----------------------------------------------------------------------------
+
+bool ExecObserver::write_ctls(bool on) {
+    const rf_stamp_ctl c = {static_cast<rf_stamp *>(ring_), counter_, kRingEntries - 1, on ? 1u : 0u};
+    bool ok = true;
+    for (void *ctl : setup_.ctls) ok = hipMemcpy(ctl, &c, sizeof c, hipMemcpyHostToDevice) == hipSuccess && ok;
+    return ok;
+}
+
+bool ExecObserver::host_buffer(Set &set, uint32_t n) {
+    if (set.capacity >= n) return true;
+    uint32_t cap = 1024;
+    while (cap < n) cap *= 2;
+    if (set.host) hipHostFree(set.host); // its last call was reported: nothing writes it
+    set.host = nullptr;
+    set.host_dev = nullptr;
+    set.capacity = 0;
+    void *p = nullptr, *d = nullptr;
+    if (hipHostMalloc(&p, size_t(cap) * sizeof(rf_stamp), hipHostMallocMapped) != hipSuccess || !p) return false;
+    if (hipHostGetDevicePointer(&d, p, 0) != hipSuccess || !d) {
+        hipHostFree(p);
+        return false;
+    }
+    set.host = static_cast<rf_stamp *>(p);
+    set.host_dev = d;
+    set.capacity = cap;
+    return true;
+}
+
+bool ExecObserver::launch_anchor(hipStream_t s) {
+    LaunchRec r;
+    r.f = setup_.mark;
+    r.threads = 32;
+    r.args.dst.data = anchor_dev_;
+    r.args.iparams[0] = 1;
+    static_cast<volatile rf_stamp *>(anchor_host_)->tag = 0;
+    std::string e;
+    if (launch_now(s, r, "stamp kernel", e) != RF_OK) return false;
+    // The stream was idle: the kernel stamps right after it is launched, at about this host time.
+    anchor_ns_ = steady_ns();
+    anchor_idx_ = next_++;
+    anchor_call_ = calls_;
+    anchor_pending_ = true;
+    return true;
+}
+
+bool ExecObserver::start_stamps(hipStream_t s, std::string &why) {
+    constexpr size_t kRingBytes = size_t(kRingEntries) * sizeof(rf_stamp);
+    if (!ring_) {
+        void *p = nullptr;
+        if (hipMalloc(&p, kRingBytes + 256) != hipSuccess || !p) return why = "no device memory for the stamp ring", false;
+        ring_ = p;
+        counter_ = reinterpret_cast<unsigned int *>(static_cast<char *>(p) + kRingBytes);
+    }
+    if (!anchor_host_) {
+        void *p = nullptr, *d = nullptr;
+        if (hipHostMalloc(&p, sizeof(rf_stamp), hipHostMallocMapped) != hipSuccess || !p) return why = "no mapped host memory", false;
+        if (hipHostGetDevicePointer(&d, p, 0) != hipSuccess || !d) {
+            hipHostFree(p);
+            return why = "no device address for mapped host memory", false;
+        }
+        anchor_host_ = static_cast<rf_stamp *>(p);
+        anchor_dev_ = d;
+    }
+    // A clear ring (no entry tagged) and counter, then the constants on, then the anchor.
+    if (hipMemsetAsync(ring_, 0, kRingBytes + 256, s) != hipSuccess || hipStreamSynchronize(s) != hipSuccess)
+        return why = "cannot clear the stamp ring", false;
+    next_ = 0;
+    resync_ = false;
+    if (!write_ctls(true)) {
+        write_ctls(false);
+        return why = "cannot write the stamp constants", false;
+    }
+    const volatile rf_stamp *a = anchor_host_; // written by the device
+    if (!launch_anchor(s) || hipStreamSynchronize(s) != hipSuccess || a->tag != RF_STAMP_TAG || a->idx != anchor_idx_) {
+        write_ctls(false);
+        anchor_pending_ = false;
+        return why = "the stamp kernel wrote no stamp", false;
+    }
+    clock_ = {a->t, anchor_ns_, setup_.ns_per_tick};
+    clock_set_ns_ = anchor_ns_;
+    anchor_pending_ = false;
+    return true;
+}
+
+void ExecObserver::stop_stamps(LaunchQueue &q) {
+    if (stamps_) write_ctls(false); // the stream is idle (set() synchronized)
+    q.set_stamping(false, LaunchRec{});
+    stamps_ = false;
+}
+
+// ---- observing -----------------------------------------------------------------------------
+
+int ExecObserver::set(hipStream_t s, LaunchQueue &q, const rf_exec_observer *observer, std::string &err) {
     if (observer && (observer->struct_size < sizeof(rf_exec_observer) || !observer->ran)) {
         err = "hip backend: set_observer needs an rf_exec_observer with ran()";
         return RF_ERR_INVALID;
@@ -74,10 +168,27 @@ int ExecObserver::set(hipStream_t s, const rf_exec_observer *observer, std::stri
     for (Set &set : sets_)
         if (set.state == State::Pending) set.done = true;
     flush();
+    stop_stamps(q);
     on_ = observer != nullptr;
     if (!on_) return RF_OK;
     observer_ = *observer;
     calls_ = 0;
+    // Timestamps where the kernels write them, unless ROCMFORGE_HIP_OBS_EVENTS says otherwise
+    // (=1: events; =0: timestamps also where they are not the default).
+    const char *env = std::getenv("ROCMFORGE_HIP_OBS_EVENTS");
+    const bool want = setup_.mark && !setup_.ctls.empty() && (env && *env ? *env == '0' : setup_.by_default);
+    why_events_ = !setup_.mark || setup_.ctls.empty() ? "the base kernels have no stamp constant"
+                  : env && *env            ? "ROCMFORGE_HIP_OBS_EVENTS=" + std::string(env)
+                                           : "the default on this device";
+    if (want && start_stamps(s, why_events_)) {
+        stamps_ = true;
+        LaunchRec mark;
+        mark.f = setup_.mark;
+        mark.threads = 32;
+        mark.mark = true; // iparams[0] = 0: a stamp only
+        q.set_stamping(true, mark);
+        return RF_OK;
+    }
     for (Set &set : sets_)
         if (!anchor(s, set)) {
             on_ = false;
@@ -87,7 +198,7 @@ int ExecObserver::set(hipStream_t s, const rf_exec_observer *observer, std::stri
     return RF_OK;
 }
 
-int ExecObserver::begin_call(hipStream_t, LaunchQueue &q, const rf_graph &g) {
+int ExecObserver::begin_call(hipStream_t s, LaunchQueue &q, const rf_graph &g) {
     Set *set = nullptr;
     for (Set &x : sets_)
         if (x.state == State::Free) {
@@ -110,21 +221,30 @@ int ExecObserver::begin_call(hipStream_t, LaunchQueue &q, const rf_graph &g) {
     if (node_index_.size() < size_t(g.n_nodes)) {
         for (int32_t i = int32_t(node_index_.size()); i < g.n_nodes; ++i) node_index_.push_back(i);
     }
+    if (stamps_) {
+        if (resync_) { // stream-ordered: the calls before it have copied their stamps out
+            resync_ = hipMemsetAsync(counter_, 0, sizeof(unsigned int), s) != hipSuccess;
+            if (!resync_) next_ = 0;
+        }
+        set->marks.begin(q.stamps());
+        set->base = next_;
+        set->n_stamps = 0;
+        set->stamped = false;
+        closed_ = false;
+        call_stamps_ = 0;
+        q.unit_start();
+        // No end event: the call runs unreported (its stamps are still counted), never fails.
+        marking_ = !resync_ && (set->end || hipEventCreate(&set->end) == hipSuccess);
+        if (!marking_) set->end = nullptr;
+        return int(set - sets_);
+    }
     hipEvent_t start = set->anchor ? event_at(*set, 0) : nullptr;
     marking_ = start != nullptr; // no start mark: the call runs unreported, never fails
     if (marking_) q.add_event(start);
     return int(set - sets_);
 }
 
-void ExecObserver::unit(LaunchQueue &q, const rf_graph &g, int first, int used) {
-    if (!marking_ || !cur_) return;
-    Set &set = *cur_;
-    hipEvent_t e = event_at(set, set.n_units + 1);
-    if (!e) { // out of events: the rest of the call goes unreported, never fails
-        marking_ = false;
-        return;
-    }
-    q.add_event(e);
+void ExecObserver::name_unit(Set &set, const rf_graph &g, int first, int used) {
     if (set.units.size() <= set.n_units) set.units.emplace_back();
     Unit &u = set.units[set.n_units++];
     // A decode step has the same groups step after step: their names are built once.
@@ -135,16 +255,65 @@ void ExecObserver::unit(LaunchQueue &q, const rf_graph &g, int first, int used) 
     u.used = used;
 }
 
+void ExecObserver::unit(LaunchQueue &q, const rf_graph &g, int first, int used) {
+    if (!cur_) return;
+    Set &set = *cur_;
+    if (stamps_) {
+        // The unit's first stamp: the first taken after the previous unit's (add() queued the
+        // stamp kernel first where its first launch writes none).
+        set.marks.end_unit(q.stamps());
+        q.unit_start();
+        name_unit(set, g, first, used);
+        return;
+    }
+    if (!marking_) return;
+    hipEvent_t e = event_at(set, set.n_units + 1);
+    if (!e) { // out of events: the rest of the call goes unreported, never fails
+        marking_ = false;
+        return;
+    }
+    q.add_event(e);
+    name_unit(set, g, first, used);
+}
+
+void ExecObserver::close_call(LaunchQueue &q) {
+    if (!stamps_ || !cur_) return;
+    Set &set = *cur_;
+    const uint64_t n = set.marks.count(q.stamps()) + 1; // with the end mark's
+    if (marking_ && set.n_units > 0 && n <= kRingEntries && host_buffer(set, uint32_t(n))) {
+        LaunchRec m;
+        m.f = setup_.mark;
+        m.threads = 128;
+        m.mark = true;
+        m.args.dst.data = set.host_dev; // the same for every call of this set (graph slot): no patch
+        m.args.iparams[0] = int(n);
+        q.add(m);
+        q.add_event(set.end);
+        set.n_stamps = uint32_t(n);
+        set.stamped = true;
+    }
+    call_stamps_ = set.marks.count(q.stamps());
+    closed_ = true;
+}
+
 void ExecObserver::end_call(bool ok) {
     Set *ended = cur_;
     cur_ = nullptr;
-    if (ended) ended->state = ok && ended->n_units > 0 ? State::Pending : State::Free;
+    if (stamps_) {
+        // The host's count of the device counter: exact when the call's launches all went out.
+        if (ended && ok && closed_) next_ += uint32_t(call_stamps_);
+        else if (ended) resync_ = true;
+    }
+    if (ended) {
+        const bool reportable = ok && ended->n_units > 0 && (!stamps_ || ended->stamped);
+        ended->state = reportable ? State::Pending : State::Free;
+    }
     // Earlier calls whose work is complete: read and reported now, while the device runs this
     // one (its launches are submitted). In call order; this call waits for a later point.
     while (Set *o = oldest_pending()) {
         if (o == ended) break;
         if (!o->done) {
-            if (hipEventQuery(o->events[o->n_units]) != hipSuccess) break; // still running
+            if (hipEventQuery(stamps_ ? o->end : o->events[o->n_units]) != hipSuccess) break; // still running
             o->done = true;
         }
         report(*o);
@@ -156,10 +325,13 @@ void ExecObserver::idle(hipStream_t s) {
     uint64_t now = 0;
     for (Set &set : sets_) {
         if (set.state == State::Pending) set.done = true;
-        if (set.state != State::Free) continue;
+        if (stamps_ || set.state != State::Free) continue;
         if (!now) now = steady_ns();
         if (now - set.anchor_ns > kReanchorNs) anchor(s, set);
     }
+    // Timestamps: one clock; a new anchor is read once a call begun after it is reported.
+    if (stamps_ && !anchor_pending_ && !resync_ && steady_ns() - clock_set_ns_ > kReanchorNs && launch_anchor(s))
+        clock_set_ns_ = anchor_ns_;
 }
 
 void ExecObserver::flush() {
@@ -167,6 +339,10 @@ void ExecObserver::flush() {
 }
 
 void ExecObserver::report(Set &set) {
+    if (stamps_) {
+        report_stamps(set);
+        return;
+    }
     set.state = State::Free;
     const size_t n = set.n_units;
     // Complete when known done; waits otherwise.
@@ -188,6 +364,42 @@ void ExecObserver::report(Set &set) {
     observer_.ran(observer_.user, set.call, out.data(), int32_t(n));
 }
 
+void ExecObserver::report_stamps(Set &set) {
+    set.state = State::Free;
+    if (!set.done && hipEventSynchronize(set.end) != hipSuccess) {
+        ++lost_;
+        resync_ = true;
+        return;
+    }
+    set.done = false;
+    // A newer anchor, launched before this call began: complete now.
+    if (anchor_pending_ && set.call >= anchor_call_) {
+        const volatile rf_stamp *a = anchor_host_; // written by the device
+        if (a->tag == RF_STAMP_TAG && a->idx == anchor_idx_) clock_ = {a->t, anchor_ns_, setup_.ns_per_tick};
+        anchor_pending_ = false;
+    }
+    const size_t n = set.n_units;
+    // Not reported (the profiler counts the nodes as lost) rather than reported wrong.
+    if (!check_stamps(set.host, set.n_stamps, set.base).empty()) {
+        ++lost_;
+        resync_ = true;
+        return;
+    }
+    start_ns_.resize(n);
+    end_ns_.resize(n);
+    if (!unit_times(set.host, set.n_stamps, set.marks.first.data(), n, clock_, start_ns_.data(), end_ns_.data())) {
+        ++lost_;
+        return;
+    }
+    std::vector<rf_exec_unit> &out = report_;
+    out.resize(n);
+    for (size_t u = 0; u < n; ++u) {
+        const Unit &x = set.units[u];
+        out[u] = {x.name.c_str(), node_index_.data() + x.first, x.used, start_ns_[u], end_ns_[u]};
+    }
+    observer_.ran(observer_.user, set.call, out.data(), int32_t(n));
+}
+
 void ExecObserver::release() {
     for (Set &set : sets_) {
         for (hipEvent_t e : set.events) hipEventDestroy(e);
@@ -195,9 +407,24 @@ void ExecObserver::release() {
         if (set.anchor) hipEventDestroy(set.anchor);
         set.anchor = nullptr;
         set.anchor_ns = 0;
+        if (set.end) hipEventDestroy(set.end);
+        set.end = nullptr;
+        if (set.host) hipHostFree(set.host);
+        set.host = nullptr;
+        set.host_dev = nullptr;
+        set.capacity = 0;
         set.state = State::Free;
         set.done = false;
     }
+    if (stamps_) write_ctls(false);
+    stamps_ = false;
+    if (ring_) hipFree(ring_);
+    ring_ = nullptr;
+    counter_ = nullptr;
+    if (anchor_host_) hipHostFree(anchor_host_);
+    anchor_host_ = nullptr;
+    anchor_dev_ = nullptr;
+    anchor_pending_ = false;
     cur_ = nullptr;
     on_ = false;
 }

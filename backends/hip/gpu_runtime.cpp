@@ -69,6 +69,10 @@ bool load_once(std::string &why) {
     if (!bind(cu, a.cuFuncSetAttribute, "cuFuncSetAttribute", nullptr, miss)) a.cuFuncSetAttribute = nullptr;
     if (!bind(cu, a.cuFuncGetAttribute, "cuFuncGetAttribute", nullptr, miss)) a.cuFuncGetAttribute = nullptr;
     if (!bind(cu, a.cuCtxSetLimit, "cuCtxSetLimit", nullptr, miss)) a.cuCtxSetLimit = nullptr;
+    if (!bind(cu, a.cuModuleGetGlobal, "cuModuleGetGlobal_v2", nullptr, miss)) a.cuModuleGetGlobal = nullptr;
+    if (!bind(cu, a.cuMemHostAlloc, "cuMemHostAlloc", nullptr, miss)) a.cuMemHostAlloc = nullptr;
+    if (!bind(cu, a.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", nullptr, miss)) a.cuMemHostGetDevicePointer = nullptr;
+    if (!bind(cu, a.cuMemFreeHost, "cuMemFreeHost", nullptr, miss)) a.cuMemFreeHost = nullptr;
     if (rtc) { // optional: only the JIT fallback needs it
         ok = bind(rtc, a.nvrtcVersion, "nvrtcVersion", nullptr, miss) && bind(rtc, a.nvrtcCreateProgram, "nvrtcCreateProgram", nullptr, miss) &&
              bind(rtc, a.nvrtcCompileProgram, "nvrtcCompileProgram", nullptr, miss) &&

@@ -82,6 +82,12 @@ struct Api {
     // reservation stays the driver's default)
     int (*cuFuncGetAttribute)(int *, int, hipFunction_t);
     int (*cuCtxSetLimit)(int, size_t);
+    // Optional: a module's global variable, and mapped pinned host memory (kernel timestamps,
+    // exec_observer.h; null: the observer times with events)
+    int (*cuModuleGetGlobal)(CUdeviceptr *, size_t *, hipModule_t, const char *);
+    int (*cuMemHostAlloc)(void **, size_t, unsigned);
+    int (*cuMemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+    int (*cuMemFreeHost)(void *);
     // Graphs (optional: null when the driver lacks them; the backend then launches directly)
     int (*cuGraphCreate)(hipGraph_t *, unsigned);
     int (*cuGraphDestroy)(hipGraph_t);
@@ -189,6 +195,29 @@ inline hipError_t rf_set_thread_stack(size_t bytes) {
     if (!rf_cuda::api.cuCtxSetLimit) return 1;
     return rf_cuda::api.cuCtxSetLimit(0, bytes);
 }
+// A module's global variable (its device address and size). CUDA_ERROR_NOT_FOUND (500) when absent.
+inline hipError_t hipModuleGetGlobal(void **dptr, size_t *bytes, hipModule_t m, const char *name) {
+    if (!rf_cuda::api.cuModuleGetGlobal) return 500;
+    rf_cuda::CUdeviceptr d = 0;
+    const int e = rf_cuda::api.cuModuleGetGlobal(&d, bytes, m, name);
+    *dptr = (void *)(size_t)d;
+    return e;
+}
+// Pinned host memory; hipHostMallocMapped = CU_MEMHOSTALLOC_DEVICEMAP: kernels may write it.
+enum { hipHostMallocMapped = 2 };
+inline bool rf_host_alloc_available() { return rf_cuda::api.cuMemHostAlloc && rf_cuda::api.cuMemHostGetDevicePointer && rf_cuda::api.cuMemFreeHost; }
+inline hipError_t hipHostMalloc(void **p, size_t n, unsigned flags) {
+    if (!rf_host_alloc_available()) return 1;
+    return rf_cuda::api.cuMemHostAlloc(p, n, flags);
+}
+inline hipError_t hipHostGetDevicePointer(void **dev, void *host, unsigned flags) {
+    if (!rf_host_alloc_available()) return 1;
+    rf_cuda::CUdeviceptr d = 0;
+    const int e = rf_cuda::api.cuMemHostGetDevicePointer(&d, host, flags);
+    *dev = (void *)(size_t)d;
+    return e;
+}
+inline hipError_t hipHostFree(void *p) { return rf_host_alloc_available() ? rf_cuda::api.cuMemFreeHost(p) : 1; }
 inline const char *hipGetErrorString(hipError_t e) {
     const char *s = nullptr;
     if (rf_cuda::api.cuGetErrorString) rf_cuda::api.cuGetErrorString(e, &s);

@@ -9,6 +9,7 @@
 
 #include "embedded_kernels.h" // generated: kEmbeddedKernelSource, kEmbeddedKernelSourceSha256
 #include "sha256.h"
+#include "stamps.h"
 
 namespace fs = std::filesystem;
 
@@ -50,6 +51,25 @@ bool load_code(const void *code, const std::vector<std::string> &required, Kerne
         return false;
     }
     return true;
+}
+
+// The module's stamp constant (kernels/stamps.h), or null when it has none (an older or an
+// out-of-tree pack: its kernels write no timestamps) or one of another size.
+void *stamp_ctl(hipModule_t mod) {
+    void *p = nullptr;
+    size_t bytes = 0;
+    if (hipModuleGetGlobal(&p, &bytes, mod, RF_STAMP_CTL_SYMBOL) != hipSuccess || bytes != sizeof(rf_stamp_ctl)) return nullptr;
+    return p;
+}
+
+// The base module's stamp constant and kernel (both or neither).
+void find_base_stamps(KernelModule &out) {
+    void *ctl = stamp_ctl(out.module);
+    hipFunction_t mark = nullptr;
+    if (!ctl || hipModuleGetFunction(&mark, out.module, RF_STAMP_MARK_KERNEL) != hipSuccess || !mark) return;
+    out.stamp_ctls.push_back(ctl);
+    out.stamp_mark = mark;
+    out.base_stamps = true;
 }
 
 std::vector<std::string> kernel_list(const rf_kernel_pack_vtable &vt) {
@@ -94,15 +114,17 @@ bool load_pack_fusions(const PackPlugin *base, KernelModule &out, std::string &e
     for (const PackPlugin &p : out.packs) {
         if (&p == base) { // load_base_pack listed its fusions in the origin
             for (const rf_fusion *f : p.fusions)
-                out.fusions.push_back({f, out.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, &p});
+                out.fusions.push_back({f, out.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, out.base_stamps, &p});
             continue;
         }
         KernelModule own;
         if (!load_code(p.vt->code, kernel_list(*p.vt), own, "kernel pack " + p.path, err)) return false;
         out.pack_modules.push_back(own.module); // resolving the whole list verified it
+        void *ctl = stamp_ctl(own.module);
+        if (ctl) out.stamp_ctls.push_back(ctl);
         std::string names;
         for (const rf_fusion *f : p.fusions) {
-            out.fusions.push_back({f, own.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, &p});
+            out.fusions.push_back({f, own.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, ctl != nullptr, &p});
             names += (names.empty() ? "" : ", ") + std::string(f->name);
         }
         listed += "; fusion pack " + p.path + " (" + p.name + " " + p.version + ", sha256 verified): " +
@@ -210,6 +232,7 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
         if (!base && p.base()) base = &p;
     if (base) {
         if (!load_base_pack(*base, required, out, err)) return false;
+        find_base_stamps(out);
     } else {
         const std::string why = opt.jit == "force" ? "jit=force in config" : set.looked_for + "; none carries the base kernels";
         if (opt.jit == "off") {
@@ -217,6 +240,7 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
             return false;
         }
         if (!load_jit(opt, required, out, why, err)) return false;
+        find_base_stamps(out);
     }
     if (!load_pack_fusions(base, out, err)) {
         unload_kernels(out);
@@ -227,6 +251,9 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
 
 void unload_kernels(KernelModule &m) {
     m.fusions.clear();
+    m.stamp_ctls.clear();
+    m.stamp_mark = nullptr;
+    m.base_stamps = false;
     for (hipModule_t mod : m.pack_modules) hipModuleUnload(mod);
     m.pack_modules.clear();
     if (m.module) hipModuleUnload(m.module);

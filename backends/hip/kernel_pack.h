@@ -25,6 +25,7 @@ struct PackFusion {
     const rf_fusion *fusion = nullptr;
     hipFunction_t function = nullptr;
     bool programmatic = false; // the pack's kernels begin with rf_pack_kernel_start (RF_PACK_KERNELS_WAIT)
+    bool stamps = false;       // its code object has the stamp constant (kernels/stamps.h)
     const PackPlugin *pack = nullptr;
 };
 
@@ -35,6 +36,12 @@ struct KernelModule {
     std::vector<PackPlugin> packs;          // kept open while their code and claims are in use
     std::vector<hipModule_t> pack_modules;  // code objects of the packs other than the base one
     std::vector<PackFusion> fusions;        // claimed before the backend's own kernels, in order
+    // Timestamps (kernels/stamps.h, exec_observer.h): the device address of the stamp constant of
+    // every loaded module that has one, and the base module's stamp kernel. base_stamps: the base
+    // kernels write stamps (their module has both; an older base pack has neither).
+    std::vector<void *> stamp_ctls;
+    hipFunction_t stamp_mark = nullptr;
+    bool base_stamps = false;
 };
 
 // Loads and resolves every name in `required` and every kernel each pack lists. False with a

@@ -157,19 +157,12 @@ void LaunchQueue::drop_graphs() {
 int LaunchQueue::flush(hipStream_t s, std::string &err) {
     Slot &sl = slots_[slot_];
     stats_.launches += cur_.size();
-    // Small lists (single ops, tests) gain nothing from a graph.
+    // Small lists (single ops, tests) gain nothing from a graph. (Empty launches never get
+    // here: add() drops them.)
     constexpr size_t kMinGraphNodes = 16;
-    for (const auto &r : cur_)
-        if (r.f && (!r.grid[0] || !r.grid[1] || !r.grid[2])) { // empty launches are skipped, never graphed
-            std::vector<LaunchRec> keep;
-            for (const auto &x : cur_)
-                if (!x.f || (x.grid[0] && x.grid[1] && x.grid[2])) keep.push_back(x);
-            cur_.swap(keep);
-            break;
-        }
     if (has_events_ && !graph_events_available()) return launch_all(s, err); // direct, graph state untouched
-    size_t kernels = 0; // event records do not count: observing must not change what is graphed
-    for (const auto &r : cur_) kernels += r.f != nullptr;
+    size_t kernels = 0; // event records and stamp kernels do not count: observing must not change what is graphed
+    for (const auto &r : cur_) kernels += r.f != nullptr && !r.mark;
     if (!graphs_ || kernels < kMinGraphNodes) return launch_all(s, err);
     // A slot replays only what one slot would (observing must not change what is replayed): the
     // kernel sequence must also be the previous graphed list's, whichever slot that was.

@@ -25,6 +25,12 @@ struct LaunchRec {
     // A kernel that does not begin with rf_kernel_start (a pack without RF_PACK_KERNELS_WAIT):
     // chained to the previous one by a plain edge even when programmatic edges are on.
     bool plain_edge = false;
+    // Its module writes timestamps (kernels/stamps.h): a base kernel, or one of a pack whose code
+    // object has the stamp constant. Counted by LaunchQueue while stamping (exec_observer.h).
+    bool stamps = true;
+    // The observer's own kernel (rf_stamp_mark): not counted where observing must not change
+    // what is graphed.
+    bool mark = false;
 };
 
 // Launches one kernel on `s` (the argument block is copied by the driver at launch).
@@ -50,7 +56,32 @@ public:
     bool programmatic() const { return programmatic_; }
     bool graphs() const { return graphs_; }
     void begin() { cur_.clear(), has_events_ = false; }
-    void add(const LaunchRec &r) { cur_.push_back(r); }
+    // Queues a launch; one with an empty grid is dropped (it would do nothing, and never reaches
+    // the device, so it writes no stamp).
+    void add(const LaunchRec &r) {
+        if (r.f && (!r.grid[0] || !r.grid[1] || !r.grid[2])) return;
+        if (stamping_ && r.f) {
+            // A launch group must start with a stamp: before one whose kernel writes none, the
+            // observer's stamp kernel (its stamp is the group's start).
+            if (unit_start_ && !r.stamps && mark_.f) {
+                cur_.push_back(mark_);
+                ++stamps_;
+            }
+            unit_start_ = false;
+            stamps_ += r.stamps ? 1 : 0;
+        }
+        cur_.push_back(r);
+    }
+    // Timestamps (exec_observer.h): while on, add() counts the launches that write a stamp
+    // (stamps(): a running count, never reset) and puts `mark` (a stamp kernel launch; f null:
+    // none) before the first launch of a group when that launch writes no stamp. A group starts
+    // at unit_start().
+    void set_stamping(bool on, const LaunchRec &mark) { stamping_ = on, mark_ = mark, unit_start_ = true; }
+    bool stamping() const { return stamping_; }
+    void unit_start() { unit_start_ = true; }
+    uint64_t stamps() const { return stamps_; }
+    // What begin()..add() collected so far (tests).
+    const std::vector<LaunchRec> &pending() const { return cur_; }
     // Records `e` once the launches added so far are done (exec_observer.h timing marks).
     void add_event(hipEvent_t e) {
         cur_.emplace_back().event = e; // built in place: a LaunchRec is ~600 bytes
@@ -89,6 +120,9 @@ private:
     bool graphs_ = false;
     bool programmatic_ = false;
     bool has_events_ = false;
+    bool stamping_ = false, unit_start_ = false;
+    LaunchRec mark_{};
+    uint64_t stamps_ = 0;
     std::vector<LaunchRec> cur_;
     Slot slots_[kSlots];
     int slot_ = 0;

@@ -24,6 +24,7 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
         r.threads = l.threads;
         r.smem = l.shared_bytes;
         r.plain_edge = !pf.programmatic;
+        r.stamps = pf.stamps; // else the observer puts its stamp kernel before the launch (launch_queue.h)
         b.queue.add(r);
         ++b.stats.pack_claims;
         // The launch wrote every covered node's result: activation copies of those bytes are stale.

@@ -235,6 +235,16 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (!load_kernels(opt, required_kernel_names(), b->kernels, e))
         return bail(RF_ERR_DEVICE, "hip backend on " + b->name + " (device arch " + b->device_arch +
                                           (cfg.arch_override.empty() ? "" : ", arch_override " + cfg.arch_override) + "): " + e);
+    // Kernel timestamps for an observer (exec_observer.h): where the base kernels have the stamp
+    // constant. NVIDIA: %globaltimer in ns, the default. AMD: the 100 MHz wall clock of RDNA
+    // (s_memrealtime), untested on hardware: only with ROCMFORGE_HIP_OBS_EVENTS=0.
+    if (b->kernels.base_stamps) {
+#if defined(RF_HIP_NVIDIA)
+        b->observer.configure({b->kernels.stamp_ctls, b->kernels.stamp_mark, 1.0, rf_host_alloc_available()});
+#else
+        b->observer.configure({b->kernels.stamp_ctls, b->kernels.stamp_mark, 10.0, false});
+#endif
+    }
     // Threads per wave: 64 on GCN/CDNA (gfx9xx), 32 on RDNA and NVIDIA.
     b->pack_device = {sizeof(rf_pack_device), b->arch.c_str(), b->multiprocessors, b->arch.rfind("gfx9", 0) == 0 ? 64 : 32};
     trim_thread_stack(*b);
@@ -268,11 +278,13 @@ void print_stats(Backend &b) {
     std::fprintf(stderr,
                  "hip stats: %llu compute() calls, %.1f nodes and %.1f launches each; per call: host in compute %.1f us, "
                  "GPU %.1f us, host gap before it %.1f us (of which synchronize() %.1f us, uploads %.1f us in %.1f calls, downloads %.1f us in %.1f calls); "
-                 "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes; %llu pack fusion claims\n",
+                 "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes; %llu pack fusion claims; "
+                 "observer: %s, %llu calls lost\n",
                  (unsigned long long)s.computes, s.nodes / n, q.launches / n, s.compute_host_us / n, s.gpu_us / n, s.gap_us / n,
                  s.sync_us / n, s.upload_us / n, s.uploads / n, s.download_us / n, s.downloads / n, (unsigned long long)q.graph_builds,
                  (unsigned long long)q.graph_replays, q.graph_replays ? (double)q.node_updates / q.graph_replays : 0.0,
-                 (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims);
+                 (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims, b.observer.on() ? b.observer.mode().c_str() : "off",
+                 (unsigned long long)b.observer.lost());
 }
 
 void shutdown(void *ctx) {
@@ -334,10 +346,11 @@ int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, 
 
 int supports_op(void *, const rf_node *node) { return node && unsupported_reason(*node).empty() ? 1 : 0; }
 
-// With an observer, an event is queued before the first launch and after each launch group (a
-// node's kernels, or a fused group's): the same launches, the same graph replay (exec_observer.h;
-// the event sets alternate between calls, each with its graph slot). After the launch, the
-// earlier calls that are complete are reported while the device runs this one.
+// With an observer, the same launches and the same graph replay: the kernels write timestamps
+// (or, with events, an event is queued before the first launch and after each launch group),
+// and the observer's stamp kernel and one event end the call (exec_observer.h; the per-call sets
+// alternate between calls, each with its graph slot). After the launch, the earlier calls that
+// are complete are reported while the device runs this one.
 int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     if (!b || !g || (g->n_nodes > 0 && !g->nodes)) return fail(err, len, RF_ERR_INVALID, "hip backend: compute needs ctx and a graph");
@@ -391,6 +404,7 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
                 return fail(err, len, RF_ERR_DEVICE, label(i) + ": " + gpu_error("kernel execution", r));
         }
     }
+    if (observed) b->observer.close_call(b->queue); // the end of the call (timestamps: its stamp kernel)
     if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, e);
     end_call.done(true); // reports earlier calls now, while the device runs this one
     if (b->stats.on) {
@@ -409,7 +423,7 @@ int set_observer(void *ctx, const rf_exec_observer *observer, char *err, size_t 
     if (!b) return fail(err, len, RF_ERR_INVALID, "hip backend: set_observer needs ctx");
     std::string e;
     if (!make_current(*b, e)) return fail(err, len, RF_ERR_DEVICE, e);
-    const int st = b->observer.set(b->stream, observer, e);
+    const int st = b->observer.set(b->stream, b->queue, observer, e);
     return st == RF_OK ? st : fail(err, len, st, e);
 }
 

@@ -1,6 +1,8 @@
 #include "observer_check.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -13,22 +15,28 @@ struct Report {
     uint64_t call;
     std::vector<int32_t> nodes; // the units' nodes, concatenated in report order
     std::vector<std::string> names;
-    bool times_ok = true;       // start <= end, units in time order
-    double total_ms = 0;
+    bool times_ok = true;       // every unit start <= end (a time >= 0), units in time order
+    double total_ms = 0;        // the units' times summed
+    double span_ms = 0;         // first unit's start to last unit's end
 };
 
 void on_ran(void *user, uint64_t call, const rf_exec_unit *units, int32_t n) {
     auto &out = *static_cast<std::vector<Report> *>(user);
-    Report r{call, {}, {}, true, 0};
+    Report r{call, {}, {}, true, 0, 0};
     for (int32_t u = 0; u < n; ++u) {
         const rf_exec_unit &x = units[u];
         for (int32_t k = 0; k < x.n_nodes; ++k) r.nodes.push_back(x.nodes[k]);
         r.names.emplace_back(x.name ? x.name : "(null)");
         if (x.end_ns < x.start_ns || (u > 0 && x.start_ns < units[u - 1].end_ns)) r.times_ok = false;
-        r.total_ms += double(x.end_ns - x.start_ns) / 1e6;
+        if (x.end_ns >= x.start_ns) r.total_ms += double(x.end_ns - x.start_ns) / 1e6;
     }
+    if (n > 0 && units[n - 1].end_ns >= units[0].start_ns) r.span_ms = double(units[n - 1].end_ns - units[0].start_ns) / 1e6;
     out.push_back(std::move(r));
 }
+
+// The units' times sum to about the step's span: the backend reports back-to-back units (each
+// ends where the next starts), so the gaps are rounding only (1% or 1 us).
+bool sums_to_span(const Report &r) { return std::fabs(r.total_ms - r.span_ms) <= 0.01 * r.span_ms + 1e-3; }
 
 // Every written tensor's bytes, case after case.
 std::vector<uint8_t> written_bytes(Plugin &p, const std::vector<GraphCase> &cases, const std::vector<BoundGraph> &bound) {
@@ -52,32 +60,60 @@ void run(Plugin &p, const rf_graph &g, bool sync = true) {
 // Reports [from, to) exist, number their calls 0..to-from-1, each covering the graph's nodes once in
 // order, with times; `what` says what failed.
 bool reports_ok(const std::vector<Report> &reports, size_t from, size_t to, int32_t n_nodes, std::string &what) {
-    bool calls_ok = reports.size() >= to, cover_ok = true, times_ok = true;
+    bool calls_ok = reports.size() >= to, cover_ok = true, times_ok = true, span_ok = true;
     for (size_t r = from; r < reports.size() && r < to; ++r) {
         calls_ok = calls_ok && reports[r].call == r - from;
         bool cover = int32_t(reports[r].nodes.size()) == n_nodes;
         for (size_t k = 0; cover && k < reports[r].nodes.size(); ++k) cover = reports[r].nodes[k] == int32_t(k);
         cover_ok = cover_ok && cover;
         times_ok = times_ok && reports[r].times_ok && reports[r].total_ms > 0;
+        span_ok = span_ok && sums_to_span(reports[r]);
     }
     what = (calls_ok ? "" : "; calls not numbered 0.." + std::to_string(to - from - 1)) + (cover_ok ? "" : "; nodes not covered once in order") +
-           (times_ok ? "" : "; times out of order or zero");
-    return calls_ok && cover_ok && times_ok;
+           (times_ok ? "" : "; times negative, out of order or zero") + (span_ok ? "" : "; unit times do not sum to the step's span");
+    return calls_ok && cover_ok && times_ok && span_ok;
 }
 
+std::string mode_label; // " (timestamps)" / " (events)": the timing mode under check
+
 void result(bool ok, const char *what, const std::string &detail, int &passed, int &failed) {
-    std::printf("%s  %-52s %s\n", ok ? "ok  " : "FAIL", what, detail.c_str());
+    std::printf("%s  %-52s %s\n", ok ? "ok  " : "FAIL", (what + mode_label).c_str(), detail.c_str());
     (ok ? passed : failed)++;
     std::fflush(stdout);
 }
 
+// One timing mode; returns the span of the last observed call (ms, 0: none).
+double check_mode(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed, int &failed);
+
 } // namespace
 
+// Both timing modes of the HIP backend (exec_observer.h): kernel timestamps
+// (ROCMFORGE_HIP_OBS_EVENTS=0: where the kernels have them) and events (=1), read at
+// set_observer(); the caller's setting is restored.
 void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed, int &failed) {
+    const char *env = std::getenv("ROCMFORGE_HIP_OBS_EVENTS");
+    const std::string saved = env ? env : "";
+    setenv("ROCMFORGE_HIP_OBS_EVENTS", "0", 1);
+    mode_label = " (timestamps)";
+    const double stamps_ms = check_mode(gpu, cases, passed, failed);
+    setenv("ROCMFORGE_HIP_OBS_EVENTS", "1", 1);
+    mode_label = " (events)";
+    const double events_ms = check_mode(gpu, cases, passed, failed);
+    mode_label.clear();
+    if (env) setenv("ROCMFORGE_HIP_OBS_EVENTS", saved.c_str(), 1);
+    else unsetenv("ROCMFORGE_HIP_OBS_EVENTS");
+    // Not a check (the two runs differ by the events' own cost and by noise): both spans side
+    // by side, for the eye.
+    std::printf("info  observer: last call's span, timestamps %.3f ms, events %.3f ms\n", stamps_ms, events_ms);
+}
+
+namespace {
+double check_mode(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed, int &failed) {
+    double last_span = 0;
     const auto set_observer = RF_SLOT(&gpu.vt(), rf_backend_vtable, set_observer);
     if (!set_observer) {
         result(false, "observer: set_observer", "the GPU plugin has no set_observer slot", passed, failed);
-        return;
+        return 0;
     }
     std::vector<BoundGraph> bound;
     bound.reserve(cases.size());
@@ -115,8 +151,10 @@ void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passe
             size_t groups = 0;
             for (const auto &n : last.names) groups += n.find('+') != std::string::npos;
             char buf[160];
-            std::snprintf(buf, sizeof buf, "; last: %zu units (%zu fused groups), %.3f ms", last.names.size(), groups, last.total_ms);
+            std::snprintf(buf, sizeof buf, "; last: %zu units (%zu fused groups), %.3f ms of a %.3f ms span", last.names.size(), groups,
+                          last.total_ms, last.span_ms);
             detail += buf;
+            last_span = last.span_ms;
         }
         result(all_ok && after_unset == 3, "observer: every call reported, every node once", detail + why, passed, failed);
         // Each call's events are read during the next compute(), after its launch (the reading
@@ -152,6 +190,8 @@ void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passe
         result(false, "observer", e.what(), passed, failed);
     }
     gpu.free_all();
+    return last_span;
 }
+} // namespace
 
 } // namespace opcheck

@@ -421,7 +421,7 @@ TEST_CASE("profiler observer: each graph runs whole, as without the profiler, an
             const std::string report = s.report();
             INFO(report);
             CHECK(s.device.reports == 3);
-            CHECK_THAT(report, Catch::Contains(with_events ? "timing: device events, reported by the backend per kernel or fused group"
+            CHECK_THAT(report, Catch::Contains(with_events ? "timing: device clock (events or kernel timestamps), reported by the backend per kernel or fused group"
                                                            : "timing: host clock, reported by the backend per node"));
             CHECK_THAT(report, Catch::Contains("  fakeob   3 timed node by node, 0 whole\n"));
             CHECK_THAT(report, Catch::Contains("timed 15 nodes, 45.000 ms in total"));
