@@ -485,52 +485,72 @@ RF_DEV void prefetch_mmq(const rf_kargs &a, int T, int KS) {
     }
 }
 
-// Stage fill with 16-byte cp.async, K step st of a tile of ROWS weight rows from n0: each row's
-// raw bytes of the step (granules from the 16-byte aligned address at or below its start) at
-// sp + r * WS. Rows >= N are clamped (loaded, never stored); a partial last step copies only its
-// valid sub-blocks.
-template <int T, int ROWS, int THREADS>
-RF_DEV void mmq_issue_w(u32 sp, i64 st, i64 K, i64 N, i64 n0, const u8 *wbase, i64 wnb, int tid) {
+// Stage fill with 16-byte cp.async: a tile of ROWS weight rows from n0 and C q8_1 activation
+// columns from c0, set up once per block; issue(sp, st) fills the stage at shared address sp
+// with K step st:
+//  - each row's raw bytes of the step (granules from the 16-byte aligned address at or below its
+//    start) at sp + r * WS; rows >= N are clamped (loaded, never stored); a partial last step
+//    copies only its valid sub-blocks;
+//  - per column its quants of the step (padded to STEP + 32 bytes), then after all columns their
+//    (d, sum) pairs; columns >= M are clamped.
+// A thread's granules are i = tid + THREADS * j (coalesced: a warp's copies are consecutive
+// granules). Per step a copy's address is the step's base plus a 32 x 32 -> 64-bit product of
+// its clamped row (column) offset and the stride (the host keeps strides under 4 GiB): the
+// 64-bit row arithmetic per granule and step (clamp, 64 x 64 multiply, division) was about a
+// fifth of the 16-column decode kernel's instructions.
+template <int T, int ROWS, int C, int THREADS> struct MmqCopies {
     typedef MmqFmt<T> F;
-    enum { NSUB = F::STEP / 32 };
-    const i64 e0 = st * F::STEP;
-    const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
-    const int bytes = nsub == NSUB ? F::SB : F::SB / NSUB * nsub; // weight bytes of the valid sub-blocks
-    for (int i = tid; i < ROWS * F::G; i += THREADS) {
-        const int r = i / F::G, gr = i % F::G;
-        const i64 n = n0 + r < N ? n0 + r : N - 1;
-        const u8 *src = wbase + n * wnb + st * F::SB;
-        const u8 *al = (const u8 *)((unsigned long long)src & ~15ull);
-        if (16 * gr < (int)(src - al) + bytes) mmq_cp_w(sp + r * F::WS + 16 * gr, al + 16 * gr);
+    enum {
+        NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS, XQ = C * XS, GW = ROWS * F::G, GX = C * NSUB * 2,
+        GD = C * F::XDG, ALIGNED = T == T_Q4_K || T == T_Q5_K // rows 16-byte aligned, K a multiple of the step
+    };
+    const u8 *w; // the tile's first weight row
+    const i8 *x; // its first q8_1 column
+    i64 K;
+    u32 wnb, xs, wlast, xlast; // row and column strides; last valid row / column from the first
+
+    RF_DEV MmqCopies(const u8 *wbase, i64 wnb_, i64 N, i64 n0, const i8 *xq, i64 xs_, i64 M, i64 c0, i64 K_)
+        : w(wbase + n0 * wnb_), x(xq + c0 * xs_), K(K_), wnb((u32)wnb_), xs((u32)xs_), wlast((u32)(N - 1 - n0)),
+          xlast((u32)(M - 1 - c0)) {}
+
+    RF_DEV void issue(u32 sp, i64 st, int tid) const {
+        const i64 e0 = st * F::STEP;
+        const int nsub = ALIGNED ? NSUB : (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
+        const int bytes = nsub == NSUB ? F::SB : F::SB / NSUB * nsub; // weight bytes of the valid sub-blocks
+        const unsigned long long ws = (unsigned long long)(w + st * F::SB);
+#pragma unroll
+        for (int j = 0; j < (GW + THREADS - 1) / THREADS; ++j) {
+            const u32 i = (u32)tid + THREADS * j;
+            if (GW % THREADS && i >= GW) break;
+            const u32 r = i / F::G, gr = i - r * F::G;
+            const unsigned long long row = ws + (unsigned long long)(r < wlast ? r : wlast) * wnb;
+            const u32 d = sp + r * F::WS + 16 * gr;
+            if (ALIGNED) {
+                mmq_cp_w(d, (const void *)(row + 16 * gr));
+            } else {
+                const unsigned long long al = row & ~15ull;
+                if (16 * gr < (u32)(row - al) + (u32)bytes) mmq_cp_w(d, (const void *)(al + 16 * gr));
+            }
+        }
+        const unsigned long long xq = (unsigned long long)(x + e0), xd = (unsigned long long)(x + K + 8 * (e0 / 32));
+#pragma unroll
+        for (int j = 0; j < (GX + THREADS - 1) / THREADS; ++j) {
+            const u32 i = (u32)tid + THREADS * j;
+            if (GX % THREADS && i >= GX) break;
+            const u32 c = i / (NSUB * 2), g = i % (NSUB * 2);
+            if (!ALIGNED && (int)(g >> 1) >= nsub) continue;
+            mmq_cp_x(sp + WB + c * XS + 16 * g, (const void *)(xq + (unsigned long long)(c < xlast ? c : xlast) * xs + 16 * g));
+        }
+#pragma unroll
+        for (int j = 0; j < (GD + THREADS - 1) / THREADS; ++j) {
+            const u32 i = (u32)tid + THREADS * j;
+            if (GD % THREADS && i >= GD) break;
+            const u32 c = i / F::XDG, g = i % F::XDG;
+            if (!ALIGNED && (int)(2 * g) >= nsub) continue;
+            mmq_cp_x(sp + WB + XQ + c * F::XDG * 16 + 16 * g, (const void *)(xd + (unsigned long long)(c < xlast ? c : xlast) * xs + 16 * g));
+        }
     }
-}
-// The same step of C q8_1 activation columns from c0 at sp + WB: per column its quants of the
-// step (padded to STEP + 32 bytes), then after all columns their (d, sum) pairs. Columns >= M are
-// clamped.
-template <int T, int ROWS, int C, int THREADS>
-RF_DEV void mmq_issue_x(u32 sp, i64 st, i64 K, i64 M, i64 c0, const i8 *xq, i64 xs, int tid) {
-    typedef MmqFmt<T> F;
-    enum { NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS, XQ = C * XS };
-    const i64 e0 = st * F::STEP;
-    const int nsub = (int)((K - e0) / 32 < NSUB ? (K - e0) / 32 : NSUB);
-    for (int i = tid; i < C * NSUB * 2; i += THREADS) {
-        const int c = i / (NSUB * 2), j = i % (NSUB * 2);
-        if ((j >> 1) >= nsub) continue;
-        const i64 col = c0 + c < M ? c0 + c : M - 1;
-        mmq_cp_x(sp + WB + c * XS + 16 * j, xq + col * xs + e0 + 16 * j);
-    }
-    for (int i = tid; i < C * F::XDG; i += THREADS) {
-        const int c = i / F::XDG, j = i % F::XDG;
-        if (2 * j >= nsub) continue;
-        const i64 col = c0 + c < M ? c0 + c : M - 1;
-        mmq_cp_x(sp + WB + XQ + c * F::XDG * 16 + 16 * j, xq + col * xs + K + 8 * (e0 / 32) + 16 * j);
-    }
-}
-template <int T, int ROWS, int C, int THREADS>
-RF_DEV void mmq_issue(u32 sp, i64 st, i64 K, i64 N, i64 M, i64 n0, i64 c0, const u8 *wbase, i64 wnb, const i8 *xq, i64 xs, int tid) {
-    mmq_issue_w<T, ROWS, THREADS>(sp, st, K, N, n0, wbase, wnb, tid);
-    mmq_issue_x<T, ROWS, C, THREADS>(sp, st, K, M, c0, xq, xs, tid);
-}
+};
 
 template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     typedef MmqFmt<T> F;
@@ -557,9 +577,8 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     const u32 sbase = mmq_saddr(sm);
     const int win = mmq_window<T>(a);
 
-    auto issue = [&](i64 st, int p) {
-        mmq_issue<T, RF_MMQ_ROWS, C, RF_MMQ_THREADS>(sbase + p * STAGE, st, K, N, M, n0, c0, wbase, wnb, xq, xs, tid);
-    };
+    const MmqCopies<T, RF_MMQ_ROWS, C, RF_MMQ_THREADS> copies(wbase, wnb, N, n0, xq, xs, M, c0, K);
+    auto issue = [&](i64 st, int p) { copies.issue(sbase + p * STAGE, st, tid); };
 
     // Bulk-copy path (iparams[3] = 1, sm_90): per step, thread r < 64 copies row r's bytes, the
     // next C threads one column's quants each, the next C its (d, sum) pairs; every thread
@@ -688,7 +707,8 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
 #define RF_MMQ_CLUSTER(S) __cluster_dims__(S, 1, 1)
 #endif
 // Blocks per multiprocessor the register allocation must allow (shared memory allows 4-5): 3 for
-// 16 columns, where 128 registers spilled.
+// 16 columns (with 4, i.e. 128 registers, Q5_K spills and the others ran slower: H100, 7B Q4_K_M,
+// 16 sequences S_TG 2,245-2,313 against 2,461-2,495 with 3, interleaved).
 #define RF_MMQ_MINB(C) ((C) == 16 ? 3 : 4)
 #define RF_MMQ1(t, T, C)                                                                              \
     RF_KERNEL __launch_bounds__(RF_MMQ_THREADS, RF_MMQ_MINB(C)) void rf_mmq_##t##_##C##_k1(rf_kargs a) {                \

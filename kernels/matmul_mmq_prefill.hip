@@ -1,6 +1,6 @@
 // MATMUL of quantized weights with many activation columns (prompt prefill, batches of more than
 // 64 columns) on the integer tensor cores: the per-format math of matmul_mmq.hip (MmqStep, its
-// stage fill mmq_issue) on tiles large enough to be bound by the tensor cores rather than by
+// stage fill MmqCopies) on tiles large enough to be bound by the tensor cores rather than by
 // the weight stream. NVIDIA packs only; all_kernels.hip includes matmul_mmq.hip before this.
 //
 // rf_mmqp_<type>_<C>: type q4_k, q5_k, q6_k, q4_0, q8_0; C = 64 or 128 activation columns.
@@ -84,9 +84,10 @@ template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][nt][e] = 0.f;
 
+    const MmqCopies<T, ROWS, C, RF_MMQP_THREADS> copies(wbase, wnb, N, n0, xq, xs, M, c0, K);
 #pragma unroll
     for (int i = 0; i < P - 1; ++i) {
-        if (i < nst) mmq_issue<T, ROWS, C, RF_MMQP_THREADS>(sbase + i * STAGE, i, K, N, M, n0, c0, wbase, wnb, xq, xs, tid);
+        if (i < nst) copies.issue(sbase + i * STAGE, i, tid);
         mmq_commit();
     }
     for (i64 st = 0; st < nst; ++st) {
@@ -94,8 +95,7 @@ template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf
         mmq_wait<P - 2>(); // this thread's copies of step st have landed
         __syncthreads();   // everyone's have, and everyone is done with the stage refilled next
         if (st + P - 1 < nst)
-            mmq_issue<T, ROWS, C, RF_MMQP_THREADS>(sbase + ((p + P - 1) % P) * STAGE, st + P - 1, K, N, M, n0, c0, wbase, wnb, xq,
-                                                   xs, tid);
+            copies.issue(sbase + ((p + P - 1) % P) * STAGE, st + P - 1, tid);
         mmq_commit();
         const u8 *sw = rf_mmqp_smem + p * STAGE, *sx = sw + WB;
         const float *sd = (const float *)(sx + XQ);

@@ -102,10 +102,13 @@ unsigned prefill_smem(int type, int cols) {
     return (unsigned)(RF_MMQP_STAGES * stage);
 }
 
-// Weight rows 16-byte aligned for Q4_K/Q5_K (16-byte loads of their blocks), 2-byte otherwise.
+// Weight rows 16-byte aligned for Q4_K/Q5_K (16-byte loads of their blocks), 2-byte otherwise;
+// the row stride and the q8_1 column stride under 4 GiB (the kernels' stage copies take them as
+// 32-bit factors, MmqCopies).
 bool rows_aligned(const rf_tensor *w) {
     const bool wide = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
-    return aligned(w, wide ? 16 : 2);
+    constexpr uint64_t k4G = uint64_t(1) << 32;
+    return aligned(w, wide ? 16 : 2) && uint64_t(w->nb[1]) < k4G && uint64_t(q8_column_bytes(w->ne[0])) < k4G;
 }
 
 // rf_mmqp_id_<type>_128 exists for these (the Q5_K / Q6_K forms spilled registers).
