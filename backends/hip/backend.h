@@ -9,6 +9,7 @@
 #include "gpu_runtime.h"
 #include "kernel_pack.h"
 #include "launch_queue.h"
+#include "walk_cache.h"
 #include "rocmforge/abi.h"
 
 namespace rf_hip {
@@ -51,6 +52,10 @@ struct Backend {
     bool attention_mma = true; // prefill attention on the tensor cores (ROCMFORGE_HIP_ATT_MMA=0: off, A/B)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
+    // The last unobserved call's launch list, reused for the same graph (walk_cache.h);
+    // ROCMFORGE_HIP_REUSE=0: every call walks its graph (A/B).
+    WalkCache walk_cache;
+    bool reuse_walks = true;
     ExecObserver observer;       // set_observer (ABI 2.1): what compute() ran, for a profiler
     // Kernels whose dynamic shared-memory limit was raised (launch() with smem > 48 KB).
     std::vector<std::pair<hipFunction_t, unsigned>> smem_limits;
@@ -60,6 +65,7 @@ struct Backend {
     struct Scratch { void *ptr = nullptr; uint64_t size = 0; };
     Scratch act_scratch, att_scratch, fq_scratch;
     Scratch moe_scratch; // MATMUL_ID prefill: columns grouped by expert (moe_grouped.cpp)
+    uint64_t scratch_gen = 0; // bumped by every (re)allocation of a scratch buffer (walk_cache.h)
     // An activation quantized in this compute() the way the CPU backend quantizes it
     // (kernels/quantize_act.hip): reused by the next matmuls that read the same tensor with the
     // same block size (Q, K, V / gate, up) until a node writes over its source bytes.
@@ -75,8 +81,8 @@ struct Backend {
     ActCopy fq; // f32 or f16 rows in fq_scratch (tensor-core, tile and small-M kernels)
     struct Stats { // ROCMFORGE_HIP_STATS=1: printed at shutdown
         bool on = false;
-        uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0, pack_claims = 0;
-        double compute_host_us = 0, gap_us = 0, sync_us = 0, upload_us = 0, download_us = 0, gpu_us = 0;
+        uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0, pack_claims = 0, reused_walks = 0;
+        double compute_host_us = 0, walk_us = 0, gap_us = 0, sync_us = 0, upload_us = 0, download_us = 0, gpu_us = 0;
         double last_compute_end = -1; // host clock (us) when the previous compute() returned
         hipEvent_t ev[2] = {nullptr, nullptr};
         bool ev_pending = false;

@@ -56,6 +56,8 @@ public:
     bool programmatic() const { return programmatic_; }
     bool graphs() const { return graphs_; }
     void begin() { cur_.clear(), has_events_ = false; }
+    // Queues a list collected earlier (walk_cache.h) in place of begin()..add(); no event records.
+    void repeat(const std::vector<LaunchRec> &list) { cur_ = list, has_events_ = false; }
     // Queues a launch; one with an empty grid is dropped (it would do nothing, and never reaches
     // the device, so it writes no stamp).
     void add(const LaunchRec &r) {

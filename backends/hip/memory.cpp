@@ -60,6 +60,7 @@ bool ensure_scratch(Backend &b, Backend::Scratch &s, uint64_t bytes, bool zero, 
         if (hipError_t r = hipMemsetAsync(p, 0, want, b.stream)) { hipFree(p); err = gpu_error("scratch clear", r); return false; }
     s.ptr = p;
     s.size = want;
+    ++b.scratch_gen;
     return true;
 }
 
