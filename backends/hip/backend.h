@@ -56,6 +56,8 @@ struct Backend {
     // ROCMFORGE_HIP_REUSE=0: every call walks its graph (A/B).
     WalkCache walk_cache;
     bool reuse_walks = true;
+    std::vector<LaunchRec> walk_launches; // what the walk in progress adds (LaunchQueue::record)
+    std::vector<WalkCache::Unit> walk_units;
     ExecObserver observer;       // set_observer (ABI 2.1): what compute() ran, for a profiler
     // Kernels whose dynamic shared-memory limit was raised (launch() with smem > 48 KB).
     std::vector<std::pair<hipFunction_t, unsigned>> smem_limits;

@@ -154,7 +154,21 @@ void LaunchQueue::drop_graphs() {
     slot_ = keep;
 }
 
-int LaunchQueue::flush(hipStream_t s, std::string &err) {
+int LaunchQueue::replay_tagged(hipStream_t s, uint64_t tag, bool &done, std::string &err) {
+    Slot &sl = slots_[slot_];
+    done = false;
+    if (!graphs_ || tag == 0 || sl.tag != tag || !sl.have_graph) return RF_OK;
+    if (!launch_graph(s, err)) {
+        drop_graph();
+        return RF_ERR_DEVICE;
+    }
+    stats_.launches += sl.prev.size();
+    ++stats_.graph_replays;
+    done = true;
+    return RF_OK;
+}
+
+int LaunchQueue::flush(hipStream_t s, std::string &err, uint64_t tag) {
     Slot &sl = slots_[slot_];
     stats_.launches += cur_.size();
     // Small lists (single ops, tests) gain nothing from a graph. (Empty launches never get
@@ -188,6 +202,7 @@ int LaunchQueue::flush(hipStream_t s, std::string &err) {
         }
         ++stats_.graph_replays;
         sl.prev.swap(cur_);
+        sl.tag = tag;
         return RF_OK;
     }
     if (!why.empty()) { // a graph call failed: launch directly from now on
@@ -196,6 +211,7 @@ int LaunchQueue::flush(hipStream_t s, std::string &err) {
     }
     const int rc = launch_all(s, err);
     sl.prev.swap(cur_);
+    sl.tag = tag;
     return rc;
 }
 

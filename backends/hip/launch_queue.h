@@ -58,10 +58,14 @@ public:
     void begin() { cur_.clear(), has_events_ = false; }
     // Queues a list collected earlier (walk_cache.h) in place of begin()..add(); no event records.
     void repeat(const std::vector<LaunchRec> &list) { cur_ = list, has_events_ = false; }
+    // While set, add() also appends each launch it queues to *sink as given (before any stamp
+    // kernel it puts in front): what a later call may queue again (walk_cache.h).
+    void record(std::vector<LaunchRec> *sink) { raw_ = sink; }
     // Queues a launch; one with an empty grid is dropped (it would do nothing, and never reaches
     // the device, so it writes no stamp).
     void add(const LaunchRec &r) {
         if (r.f && (!r.grid[0] || !r.grid[1] || !r.grid[2])) return;
+        if (raw_) raw_->push_back(r);
         if (stamping_ && r.f) {
             // A launch group must start with a stamp: before one whose kernel writes none, the
             // observer's stamp kernel (its stamp is the group's start).
@@ -95,7 +99,12 @@ public:
     // records are part of the sequence: in a graph they are event-record nodes hanging off the
     // kernel before them (the kernel chain, programmatic edges included, is unchanged); a driver
     // without event-record nodes launches a list with events directly, graph state untouched.
-    int flush(hipStream_t s, std::string &err);
+    // `tag` (non-zero): the caller's name for this list (walk_cache.h), kept with the slot's list.
+    int flush(hipStream_t s, std::string &err, uint64_t tag = 0);
+    // Submits the current slot's graph again, unpatched, when it holds the list flushed under
+    // `tag` (non-zero): done = true. Otherwise nothing happens (done = false) and the caller queues
+    // the list and flushes. Returns RF_OK, or a device error (the graph is dropped).
+    int replay_tagged(hipStream_t s, uint64_t tag, bool &done, std::string &err);
     const LaunchStats &stats() const { return stats_; }
 
 private:
@@ -111,6 +120,7 @@ private:
 
     struct Slot {
         std::vector<LaunchRec> prev; // the list the graph (if any) currently holds
+        uint64_t tag = 0;            // its flush() tag
         bool have_graph = false;
 #if defined(RF_HIP_NVIDIA)
         hipGraph_t graph = nullptr;
@@ -126,6 +136,7 @@ private:
     LaunchRec mark_{};
     uint64_t stamps_ = 0;
     std::vector<LaunchRec> cur_;
+    std::vector<LaunchRec> *raw_ = nullptr; // record()
     Slot slots_[kSlots];
     int slot_ = 0;
     uint64_t last_sig_ = 0; // kernel_signature of the last list that reached the graph path

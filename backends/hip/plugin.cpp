@@ -384,17 +384,35 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         }
         ~EndCall() { done(false); }
     } end_call{*b, observed};
-    // The same graph as the last unobserved call: its launch list again (walk_cache.h).
-    const bool reuse = b->reuse_walks && !observed && !b->sync_each_node;
+    // The same graph as a recent call: its launches again, unit by unit when observed (walk_cache.h).
+    const bool reuse = b->reuse_walks && !b->sync_each_node;
     const double tw = b->stats.on ? now_us() : 0;
-    const std::vector<LaunchRec> *saved = reuse ? b->walk_cache.lookup(*g, b->scratch_gen) : nullptr;
-    const bool hit = saved != nullptr;
+    const WalkCache::Entry *saved = reuse ? b->walk_cache.lookup(*g, b->scratch_gen) : nullptr;
     const uint64_t gen0 = b->scratch_gen;
-    if (hit) {
-        b->queue.repeat(*saved);
-        ++b->stats.reused_walks;
+    uint64_t tag = 0;       // the list's name for the launch queue (unobserved calls)
+    bool submitted = false; // the slot's graph replayed as it is: nothing to queue or flush
+    if (saved && !observed) {
+        if (int r = b->queue.replay_tagged(b->stream, saved->tag, submitted, e)) return fail(err, len, r, e);
+        if (!submitted) b->queue.repeat(saved->launches);
+        tag = saved->tag;
+    } else if (saved) {
+        size_t k = 0;
+        for (const WalkCache::Unit &u : saved->units) {
+            for (; k < u.end; ++k) b->queue.add(saved->launches[k]);
+            b->observer.unit(b->queue, *g, u.first, u.used);
+        }
     }
-    for (int i = 0, used = 1; !hit && i < g->n_nodes; i += used) {
+    if (saved) ++b->stats.reused_walks;
+    struct Recording { // every return below stops it
+        LaunchQueue &q; bool on;
+        ~Recording() { if (on) q.record(nullptr); }
+    } recording{b->queue, reuse && !saved};
+    if (recording.on) {
+        b->walk_launches.clear();
+        b->walk_units.clear();
+        b->queue.record(&b->walk_launches);
+    }
+    for (int i = 0, used = 1; !saved && i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
         used = 1;
         const std::string why = unsupported_reason(*n);
@@ -408,6 +426,7 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
             if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);
             used = 1;
         }
+        if (recording.on) b->walk_units.push_back({i, used, (uint32_t)b->walk_launches.size()});
         if (observed) b->observer.unit(b->queue, *g, i, used);
         // ROCMFORGE_HIP_SYNC=1: wait after every node so a fault names the node that caused it.
         if (b->sync_each_node) {
@@ -417,14 +436,21 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
                 return fail(err, len, RF_ERR_DEVICE, label(i) + ": " + gpu_error("kernel execution", r));
         }
     }
-    if (reuse && !hit) {
+    if (recording.on) {
+        b->queue.record(nullptr);
+        recording.on = false;
         // A reallocated scratch buffer flushed part of the list mid-walk: nothing to reuse.
-        if (b->scratch_gen == gen0) b->walk_cache.store(gen0, b->queue.pending());
-        else b->walk_cache.clear();
+        if (b->scratch_gen == gen0) {
+            const uint64_t t = b->walk_cache.store(*g, gen0, b->walk_launches, b->walk_units);
+            if (!observed) tag = t; // an observed list also holds its events or stamp kernels
+        } else {
+            b->walk_cache.clear();
+        }
     }
     if (b->stats.on) b->stats.walk_us += now_us() - tw;
     if (observed) b->observer.close_call(b->queue); // the end of the call (timestamps: its stamp kernel)
-    if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, e);
+    if (!submitted)
+        if (int r = b->queue.flush(b->stream, e, tag)) return fail(err, len, r, e);
     end_call.done(true); // reports earlier calls now, while the device runs this one
     if (b->stats.on) {
         hipEventRecord(b->stats.ev[1], b->stream);

@@ -1,54 +1,70 @@
 // See walk_cache.h.
 #include "walk_cache.h"
 
+#include <cstddef>
 #include <cstring>
 
 namespace rf_hip {
 namespace {
 
-void put_tensor(std::vector<uint64_t> &k, const rf_tensor *t) {
-    if (!t) {
-        k.push_back(0);
-        return;
+// A tensor's fields the launches depend on, contiguous in rf_tensor: type, flags, ne, nb, data.
+constexpr size_t kTensorBytes = offsetof(rf_tensor, data) + sizeof(void *) - offsetof(rf_tensor, type);
+static_assert(offsetof(rf_tensor, type) == 0 && offsetof(rf_tensor, data) == 72, "rf_tensor layout (abi.h)");
+constexpr size_t kParamBytes = sizeof(((rf_node *)nullptr)->iparams) + sizeof(((rf_node *)nullptr)->fparams);
+static_assert(offsetof(rf_node, fparams) == offsetof(rf_node, iparams) + sizeof(((rf_node *)nullptr)->iparams), "rf_node layout");
+
+// Visits g's key as byte runs; put(p, n) returns false to stop (then visit returns false).
+template <class Put> bool visit(const rf_graph &g, Put &&put) {
+    const int32_t n_nodes = g.n_nodes;
+    if (!put(&n_nodes, sizeof n_nodes)) return false;
+    for (int i = 0; i < g.n_nodes; ++i) {
+        const rf_node *n = g.nodes[i];
+        int32_t head[2] = {n->op, n->dst ? 1 : 0}; // op, presence of dst and each source
+        for (int s = 0; s < RF_MAX_SRC; ++s) head[1] |= n->src[s] ? 2 << s : 0;
+        if (!put(head, sizeof head) || !put(n->iparams, kParamBytes)) return false; // float bits: -0.0, NaN as they are
+        if (n->dst && !put(n->dst, kTensorBytes)) return false;
+        for (int s = 0; s < RF_MAX_SRC; ++s)
+            if (n->src[s] && !put(n->src[s], kTensorBytes)) return false;
     }
-    k.push_back(1 | (uint64_t)(uint32_t)t->type << 8 | (uint64_t)(uint32_t)t->flags << 32);
-    for (int d = 0; d < RF_MAX_DIMS; ++d) k.push_back((uint64_t)t->ne[d]);
-    for (int d = 0; d < RF_MAX_DIMS; ++d) k.push_back((uint64_t)t->nb[d]);
-    k.push_back((uint64_t)(uintptr_t)t->data);
+    return true;
 }
 
 } // namespace
 
-void WalkCache::encode(const rf_graph &g, std::vector<uint64_t> &key) {
+void WalkCache::encode(const rf_graph &g, std::vector<unsigned char> &key) {
     key.clear();
-    key.push_back((uint64_t)(uint32_t)g.n_nodes);
-    for (int i = 0; i < g.n_nodes; ++i) {
-        const rf_node *n = g.nodes[i];
-        uint32_t p[2 * RF_MAX_PARAMS];
-        static_assert(sizeof(n->iparams) + sizeof(n->fparams) == sizeof p, "node parameters");
-        std::memcpy(p, n->iparams, sizeof n->iparams);
-        std::memcpy(p + RF_MAX_PARAMS, n->fparams, sizeof n->fparams); // bit patterns: -0.0 and NaN as they are
-        key.push_back((uint64_t)(uint32_t)n->op);
-        for (int j = 0; j < 2 * RF_MAX_PARAMS; j += 2) key.push_back(p[j] | (uint64_t)p[j + 1] << 32);
-        put_tensor(key, n->dst);
-        for (int s = 0; s < RF_MAX_SRC; ++s) put_tensor(key, n->src[s]);
-    }
+    visit(g, [&](const void *p, size_t n) {
+        key.insert(key.end(), (const unsigned char *)p, (const unsigned char *)p + n);
+        return true;
+    });
 }
 
-const std::vector<LaunchRec> *WalkCache::lookup(const rf_graph &g, uint64_t scratch_gen) {
-    encode(g, cur_);
+bool WalkCache::matches(const rf_graph &g, const std::vector<unsigned char> &key) {
+    size_t at = 0;
+    const bool same = visit(g, [&](const void *p, size_t n) {
+        if (at + n > key.size() || std::memcmp(key.data() + at, p, n) != 0) return false;
+        at += n;
+        return true;
+    });
+    return same && at == key.size();
+}
+
+const WalkCache::Entry *WalkCache::lookup(const rf_graph &g, uint64_t scratch_gen) const {
     for (const Entry &e : entries_)
-        if (e.valid && e.gen == scratch_gen && e.key == cur_) return &e.launches;
+        if (e.valid && e.gen == scratch_gen && matches(g, e.key)) return &e;
     return nullptr;
 }
 
-void WalkCache::store(uint64_t scratch_gen, const std::vector<LaunchRec> &launches) {
+uint64_t WalkCache::store(const rf_graph &g, uint64_t scratch_gen, std::vector<LaunchRec> &launches, std::vector<Unit> &units) {
     Entry &e = entries_[next_];
     next_ = (next_ + 1) % kEntries;
-    e.key.swap(cur_);
-    e.launches = launches;
+    encode(g, e.key);
+    e.launches.swap(launches);
+    e.units.swap(units);
     e.gen = scratch_gen;
+    e.tag = ++last_tag_;
     e.valid = true;
+    return e.tag;
 }
 
 void WalkCache::clear() {

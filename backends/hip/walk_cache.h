@@ -1,14 +1,16 @@
-// The launch list of the last unobserved compute() and the graph it was made from, so that a call
-// with the same graph (every node's op, parameters and tensors: type, flags, shape, strides, data)
-// reuses the list instead of walking the graph again. The walk (fusion matching, argument blocks,
-// kernel lookups by name) runs before anything is submitted, while the device sits idle: on the
-// H100 host ~0.4 ms of a 7B decode step of 2.6-6 ms. A decode step repeats its graph (the core
-// keeps it and re-points only the input tensors, whose addresses stay the same).
-// A few lists are kept (kEntries, the oldest replaced first): a step split over backends calls
-// compute() with several graphs in turn.
+// The launches of a recent compute() and the graph they were made from, so that a call with the
+// same graph (every node's op, parameters and tensors: type, flags, shape, strides, data) queues
+// them again instead of walking the graph. The walk (fusion matching, argument blocks, kernel
+// lookups by name) runs before anything is submitted, while the device sits idle: ~0.4 ms of host
+// time per 7B decode step on the H100 machine. A decode step repeats its graph (the core keeps it
+// and re-points only the input tensors, whose addresses stay the same).
+// The launches are kept as the walk added them, with the launch units it reported (a node or a
+// fused group: exec_observer.h), so an observed call replays them unit by unit and the observer
+// sees what it would have seen from the walk. A few graphs are kept (kEntries, the oldest
+// replaced first): a step split over backends calls compute() with several graphs in turn.
 // Not reused: a list made while a scratch buffer was reallocated (that flushes part of the list
-// mid-walk), or any once one has been since (scratch_gen), observed calls (the observer records
-// units during the walk) and per-node sync (ROCMFORGE_HIP_SYNC).
+// mid-walk), or any once one has been since (scratch_gen), and with per-node sync
+// (ROCMFORGE_HIP_SYNC).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -21,27 +23,35 @@ namespace rf_hip {
 class WalkCache {
 public:
     static constexpr int kEntries = 4;
-    // Encodes g as this call's key; the list saved for an equal key, null when there is none or a
-    // scratch buffer was reallocated since it was made.
-    const std::vector<LaunchRec> *lookup(const rf_graph &g, uint64_t scratch_gen);
-    // Saves the list the walk of this call's graph (the last lookup()) made.
-    void store(uint64_t scratch_gen, const std::vector<LaunchRec> &launches);
-    void clear();
-
-    // The key of a graph (exposed for tests): per node its op, parameters and, for dst and each
-    // source, presence, type, flags, ne, nb and data address.
-    static void encode(const rf_graph &g, std::vector<uint64_t> &key);
-
-private:
+    struct Unit {
+        int first, used; // the nodes it covers
+        uint32_t end;    // launches [previous unit's end, end) are its own
+    };
     struct Entry {
-        std::vector<uint64_t> key;
+        std::vector<unsigned char> key;
         std::vector<LaunchRec> launches;
+        std::vector<Unit> units;
         uint64_t gen = 0;
+        uint64_t tag = 0; // unique per store(): LaunchQueue::flush / replay_tagged know the list by it
         bool valid = false;
     };
+    // The entry saved for g (compared in place, node by node), null when there is none or a
+    // scratch buffer was reallocated since it was made.
+    const Entry *lookup(const rf_graph &g, uint64_t scratch_gen) const;
+    // Saves what the walk of g made; takes the vectors' contents (they come back holding an older
+    // entry's, to be cleared and reused). Returns the new entry's tag.
+    uint64_t store(const rf_graph &g, uint64_t scratch_gen, std::vector<LaunchRec> &launches, std::vector<Unit> &units);
+    void clear();
+
+    // The key of a graph: per node its op, which of dst and the sources are present, its
+    // parameters and, per present tensor, type, flags, ne, nb and data address as bytes.
+    static void encode(const rf_graph &g, std::vector<unsigned char> &key);
+    static bool matches(const rf_graph &g, const std::vector<unsigned char> &key);
+
+private:
     Entry entries_[kEntries];
-    int next_ = 0; // the entry store() replaces
-    std::vector<uint64_t> cur_;
+    int next_ = 0;         // the entry store() replaces
+    uint64_t last_tag_ = 0;
 };
 
 } // namespace rf_hip

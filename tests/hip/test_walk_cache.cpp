@@ -35,10 +35,15 @@ struct TinyGraph {
     }
 };
 
-std::vector<LaunchRec> launches(int n) {
+// Stores n launches for graph g as one unit per launch; returns the entry's tag.
+uint64_t store(WalkCache &c, const rf_graph &g, uint64_t gen, int n) {
     std::vector<LaunchRec> v(n);
-    for (int i = 0; i < n; ++i) v[i].grid[0] = 1 + i, v[i].args.aux[0] = 100 + i;
-    return v;
+    std::vector<WalkCache::Unit> u;
+    for (int i = 0; i < n; ++i) {
+        v[i].grid[0] = 1 + i, v[i].args.aux[0] = 100 + i;
+        u.push_back({i, 1, uint32_t(i + 1)});
+    }
+    return c.store(g, gen, v, u);
 }
 
 } // namespace
@@ -47,11 +52,15 @@ TEST_CASE("walk cache: the same graph reuses the saved launches", "[walk_cache]"
     TinyGraph t;
     WalkCache c;
     REQUIRE_FALSE(c.lookup(t.g, 0)); // nothing saved yet
-    c.store(0, launches(3));
-    const std::vector<LaunchRec> *l = c.lookup(t.g, 0);
-    REQUIRE(l);
-    REQUIRE(l->size() == 3);
-    CHECK((*l)[2].args.aux[0] == 102);
+    const uint64_t tag = store(c, t.g, 0, 3);
+    CHECK(tag != 0);
+    const WalkCache::Entry *e = c.lookup(t.g, 0);
+    REQUIRE(e);
+    REQUIRE(e->launches.size() == 3);
+    CHECK(e->launches[2].args.aux[0] == 102);
+    REQUIRE(e->units.size() == 3);
+    CHECK(e->units[2].end == 3);
+    CHECK(e->tag == tag);
     // A copy of the graph with its own node and tensor objects but the same contents: reused
     // (the key is what the nodes say, not where they live).
     TinyGraph u;
@@ -66,13 +75,14 @@ TEST_CASE("walk cache: graphs called in turn keep their own lists, the oldest go
     for (int i = 0; i <= WalkCache::kEntries; ++i) { // distinct graphs: each its own input address
         t[i].x.data = t[i].buf + 40 + i;
         REQUIRE_FALSE(c.lookup(t[i].g, 0));
-        c.store(0, launches(1 + i));
+        store(c, t[i].g, 0, 1 + i);
     }
     CHECK_FALSE(c.lookup(t[0].g, 0)); // replaced by the fifth
     for (int i = 1; i <= WalkCache::kEntries; ++i) {
-        const std::vector<LaunchRec> *l = c.lookup(t[i].g, 0);
-        REQUIRE(l);
-        CHECK(l->size() == size_t(1 + i));
+        const WalkCache::Entry *e = c.lookup(t[i].g, 0);
+        REQUIRE(e);
+        CHECK(e->launches.size() == size_t(1 + i));
+        CHECK(e->tag == uint64_t(1 + i)); // a new tag per store
     }
 }
 
@@ -80,8 +90,7 @@ TEST_CASE("walk cache: any change of the graph makes compute() walk it again", "
     auto changed = [](void (*edit)(TinyGraph &)) {
         TinyGraph t;
         WalkCache c;
-        c.lookup(t.g, 7);
-        c.store(7, launches(2));
+        store(c, t.g, 7, 2);
         REQUIRE(c.lookup(t.g, 7));
         edit(t);
         return !c.lookup(t.g, 7);
@@ -103,26 +112,45 @@ TEST_CASE("walk cache: any change of the graph makes compute() walk it again", "
 TEST_CASE("walk cache: a scratch reallocation since the save, or a cleared cache, is a miss", "[walk_cache]") {
     TinyGraph t;
     WalkCache c;
-    c.lookup(t.g, 1);
-    c.store(1, launches(1));
+    store(c, t.g, 1, 1);
     CHECK_FALSE(c.lookup(t.g, 2)); // a scratch buffer was reallocated: its old address may be in the list
     CHECK(c.lookup(t.g, 1) != nullptr);
     c.clear();
     CHECK_FALSE(c.lookup(t.g, 1));
 }
 
-TEST_CASE("launch queue: repeat() queues a saved list in place of begin()..add()", "[walk_cache]") {
+TEST_CASE("launch queue: record() keeps the launches as added, repeat() queues them again", "[walk_cache]") {
     LaunchQueue q;
+    std::vector<LaunchRec> sink;
+    LaunchRec stamp_kernel, plain, empty;
+    stamp_kernel.f = reinterpret_cast<hipFunction_t>(&stamp_kernel);
+    stamp_kernel.mark = true;
+    plain.f = reinterpret_cast<hipFunction_t>(&plain);
+    plain.grid[0] = 5;
+    plain.stamps = false; // a pack kernel without stamps: the queue puts the stamp kernel before it
+    empty.f = plain.f;
+    empty.grid[1] = 0; // dropped by add(): never recorded either
     q.begin();
-    LaunchRec r;
-    r.f = reinterpret_cast<hipFunction_t>(&r);
-    r.grid[0] = 5;
-    q.add(r);
-    const std::vector<LaunchRec> saved = q.pending();
+    q.set_stamping(true, stamp_kernel);
+    q.record(&sink);
+    q.add(plain);
+    q.add(empty);
+    q.record(nullptr);
+    q.add(plain); // not recorded any more
+    REQUIRE(q.pending().size() == 3); // stamp kernel, plain, plain
+    CHECK(q.pending()[0].mark);
+    REQUIRE(sink.size() == 1);
+    CHECK(sink[0].grid[0] == 5);
+    CHECK_FALSE(sink[0].mark);
+    q.set_stamping(false, LaunchRec{});
     q.begin();
     REQUIRE(q.pending().empty());
-    q.repeat(saved);
+    q.repeat(sink);
     REQUIRE(q.pending().size() == 1);
-    CHECK(q.pending()[0].grid[0] == 5);
-    CHECK(q.pending()[0].f == r.f);
+    CHECK(q.pending()[0].f == plain.f);
+    // Without graphs (or before a tagged flush) there is nothing to replay: the caller flushes.
+    bool done = true;
+    std::string err;
+    CHECK(q.replay_tagged(nullptr, 1, done, err) == RF_OK);
+    CHECK_FALSE(done);
 }
