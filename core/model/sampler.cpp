@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "rocmforge/error.h"
+#include "softmax_draw.h"
 
 namespace rf {
 
@@ -194,24 +195,15 @@ std::vector<TokenProb> Sampler::filtered(const float *logits, int64_t n_vocab) {
 }
 
 // A draw over the whole vocabulary at temperature t (no top-k, top-p or min-p): the inverse CDF
-// walked in token-id order, as llama.cpp's dist sampler walks its candidates, in O(n). Sorting
-// the vocabulary first (what filtered() returns) cost ~2 ms per token for 32k tokens, the largest
-// host cost of a 16-sequence server step (OpenAI requests have no top-k). -1: NaN logits (the
-// sorted path handles them).
+// walked in token-id order, as llama.cpp's dist sampler walks its candidates, in O(n)
+// (softmax_draw.h). Sorting the vocabulary first (what filtered() returns) cost ~2 ms per token
+// for 32k tokens, the largest host cost of a 16-sequence server step (OpenAI requests have no
+// top-k). -1: NaN logits (the sorted path handles them).
 int32_t Sampler::sample_whole_vocabulary(const float *l, int64_t n, float t) {
-    if (any_nan(l, n)) return -1;
-    const float mx = *std::max_element(l, l + n);
-    weights_.resize((size_t)n);
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += weights_[(size_t)i] = std::exp((double)(l[i] - mx) / t);
+    SoftmaxWeights w{weights_, blocks_};
+    if (!softmax_weigh(l, n, t, w)) return -1;
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    const double u = uniform(rng_) * sum;
-    double cum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        cum += weights_[(size_t)i];
-        if (u < cum) return (int32_t)i;
-    }
-    return (int32_t)(n - 1);
+    return (int32_t)softmax_pick(w, uniform(rng_));
 }
 
 int32_t Sampler::sample(const float *logits, int64_t n_vocab) {

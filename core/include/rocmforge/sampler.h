@@ -48,7 +48,8 @@ private:
     std::mt19937 rng_;
     std::deque<int32_t> history_;
     std::vector<float> scratch_;
-    std::vector<double> weights_; // sample_whole_vocabulary's exp(logit / T) per token
+    std::vector<float> weights_; // sample_whole_vocabulary's exp((logit - max) / T) per token
+    std::vector<double> blocks_; // and their sums per block (core/model/softmax_draw.h)
     int32_t sample_whole_vocabulary(const float *logits, int64_t n_vocab, float temperature);
     std::vector<int32_t> penalty_ids_;
 };
