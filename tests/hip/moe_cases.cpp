@@ -33,12 +33,15 @@ std::string dims(int64_t K, int64_t N, int64_t E, int64_t S, int64_t M) {
 }
 
 // MATMUL_ID of `type`: x shared by the S experts of a token (gate/up) or one row per slot (down).
+std::string matmul_id_label(int type, int64_t K, int64_t N, int64_t E, int64_t S, int64_t M, bool shared) {
+    return std::string("matmul_id ") + type_label(type) + dims(K, N, E, S, M) + (shared ? " shared-x" : "");
+}
+
 Case matmul_id(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t E, int64_t S, int64_t M, bool shared,
                int64_t used = 0) {
     if (used == 0) used = std::max(S, E - 1);
     const std::vector<int32_t> ids = expert_ids(rng, E, S, M, used);
-    Case c = base(std::string("matmul_id ") + type_label(type) + dims(K, N, E, S, M) + (shared ? " shared-x" : ""),
-                  RF_OP_MATMUL_ID,
+    Case c = base(matmul_id_label(type, K, N, E, S, M, shared), RF_OP_MATMUL_ID,
                   {make(RF_TYPE_F32, N, S, M), rnd(rng, type, K, N, E), rnd(rng, RF_TYPE_F32, K, shared ? 1 : S, M), ints(ids, S, M)},
                   5e-4);
     const std::set<int32_t> chosen(ids.begin(), ids.end());
@@ -146,20 +149,24 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     return v;
 }
 
-std::vector<Case> moe_perf_cases(std::mt19937 &rng) {
+std::vector<Case> moe_perf_cases(std::mt19937 &rng, const std::string &filter) {
     std::vector<Case> v;
+    auto mid = [&](int t, int64_t K, int64_t N, int64_t E, int64_t S, int64_t M, bool shared, int64_t used) {
+        if (wanted(matmul_id_label(t, K, N, E, S, M, shared), filter)) v.push_back(matmul_id(rng, t, K, N, E, S, M, shared, used));
+    };
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0}) {
-        v.push_back(matmul_id(rng, t, 4096, 14336, 8, 2, 1, true, 8));   // Mixtral 8x7B decode gate/up
-        v.push_back(matmul_id(rng, t, 14336, 4096, 8, 2, 1, false, 8));  // Mixtral 8x7B decode down
-        v.push_back(matmul_id(rng, t, 2048, 768, 128, 8, 1, true, 128)); // Qwen3-30B-A3B decode gate/up
-        v.push_back(matmul_id(rng, t, 768, 2048, 128, 8, 1, false, 128)); // Qwen3-30B-A3B decode down
+        mid(t, 4096, 14336, 8, 2, 1, true, 8);     // Mixtral 8x7B decode gate/up
+        mid(t, 14336, 4096, 8, 2, 1, false, 8);    // Mixtral 8x7B decode down
+        mid(t, 2048, 768, 128, 8, 1, true, 128);   // Qwen3-30B-A3B decode gate/up
+        mid(t, 768, 2048, 128, 8, 1, false, 128);  // Qwen3-30B-A3B decode down
     }
-    v.push_back(matmul_id(rng, RF_TYPE_Q4_K, 4096, 14336, 8, 2, 512, true, 8)); // Mixtral prefill, 512 tokens
-    v.push_back(matmul_id(rng, RF_TYPE_Q4_K, 2048, 768, 128, 8, 512, true, 128)); // Qwen3-30B-A3B prefill
-    v.push_back(matmul_id(rng, RF_TYPE_Q6_K, 14336, 4096, 8, 2, 512, false, 8));  // Mixtral prefill down
-    v.push_back(matmul_id(rng, RF_TYPE_Q6_K, 768, 2048, 128, 8, 512, false, 128)); // Qwen3-30B-A3B prefill down
-    v.push_back(topk(rng, 128, 8, 512));
-    v.push_back(moe_sum(rng, 4096, 2, 512));
+    mid(RF_TYPE_Q4_K, 4096, 14336, 8, 2, 512, true, 8);    // Mixtral prefill, 512 tokens
+    mid(RF_TYPE_Q4_K, 2048, 768, 128, 8, 512, true, 128);  // Qwen3-30B-A3B prefill
+    mid(RF_TYPE_Q6_K, 14336, 4096, 8, 2, 512, false, 8);   // Mixtral prefill down
+    mid(RF_TYPE_Q6_K, 768, 2048, 128, 8, 512, false, 128); // Qwen3-30B-A3B prefill down
+    Case tk = topk(rng, 128, 8, 512), ms = moe_sum(rng, 4096, 2, 512); // small: made, then filtered
+    for (Case *c : {&tk, &ms})
+        if (wanted(c->name, filter)) v.push_back(std::move(*c));
     return v;
 }
 

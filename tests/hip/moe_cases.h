@@ -13,6 +13,7 @@ namespace opcheck {
 
 std::vector<Case> moe_cases(std::mt19937 &rng);
 std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng);
-std::vector<Case> moe_perf_cases(std::mt19937 &rng);
+// The --perf cases whose names pass `filter` (op_cases.h wanted()).
+std::vector<Case> moe_perf_cases(std::mt19937 &rng, const std::string &filter);
 
 } // namespace opcheck

@@ -94,14 +94,23 @@ Case base(const std::string &name, int op, std::vector<HostTensor> t, double nms
     return c;
 }
 
+std::string matmul_label(int type, int64_t K, int64_t N, int64_t M, int64_t b2, int64_t bw2) {
+    return std::string("matmul ") + type_label(type) + " K=" + std::to_string(K) + " N=" + std::to_string(N) + " M=" +
+           std::to_string(M) + (b2 > 1 ? " batch=" + std::to_string(b2) + "/" + std::to_string(bw2) : "");
+}
+
 Case matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int64_t b2, int64_t bw2) {
     auto w = rnd(rng, type, K, N, bw2);
     auto x = rnd(rng, RF_TYPE_F32, K, M, b2);
-    Case c = base(std::string("matmul ") + type_label(type) + " K=" + std::to_string(K) + " N=" + std::to_string(N) +
-                      " M=" + std::to_string(M) + (b2 > 1 ? " batch=" + std::to_string(b2) + "/" + std::to_string(bw2) : ""),
-                  RF_OP_MATMUL, {make(RF_TYPE_F32, N, M, b2), w, x}, 5e-4);
+    Case c = base(matmul_label(type, K, N, M, b2, bw2), RF_OP_MATMUL, {make(RF_TYPE_F32, N, M, b2), w, x}, 5e-4);
     c.flops = 2.0 * K * N * M * b2;
     return c;
+}
+
+std::string attention_label(int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq) {
+    const int T = (int)seq_len.size() * T_per_seq, n_kv_max = *std::max_element(seq_len.begin(), seq_len.end());
+    return std::string("attention pool=") + type_label(pool) + " D=" + std::to_string(D) + " Hq=" + std::to_string(Hq) +
+           " Hkv=" + std::to_string(Hkv) + " T=" + std::to_string(T) + " ctx=" + std::to_string(n_kv_max);
 }
 
 Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq,
@@ -117,9 +126,7 @@ Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::v
     for (int s = 0; s < n_seq; ++s)
         for (int i = 0; i < T_per_seq; ++i) { info.push_back(s); info.push_back(seq_len[s] - T_per_seq + i); }
     const int T = n_seq * T_per_seq;
-    Case c = base(std::string("attention pool=") + type_label(pool) + " D=" + std::to_string(D) + " Hq=" + std::to_string(Hq) +
-                      " Hkv=" + std::to_string(Hkv) + " T=" + std::to_string(T) + " ctx=" + std::to_string(n_kv_max),
-                  RF_OP_ATTENTION,
+    Case c = base(attention_label(pool, D, Hq, Hkv, seq_len, T_per_seq), RF_OP_ATTENTION,
                   {make(RF_TYPE_F32, (int64_t)D * Hq, T), rnd(rng, RF_TYPE_F32, D, Hq, T), rnd(rng, pool, (int64_t)D * Hkv, S),
                    rnd(rng, pool, (int64_t)D * Hkv, S), ints(table, n_kv_max, n_seq), ints(info, 2, T)},
                   nmse);
@@ -338,80 +345,77 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     return v;
 }
 
-std::vector<Case> perf_cases(std::mt19937 &rng) {
+bool wanted(const std::string &name, const std::string &filter) { return filter.empty() || name.find(filter) != std::string::npos; }
+
+std::vector<Case> perf_cases(std::mt19937 &rng, const std::string &filter) {
     std::vector<Case> v;
-    // Decode-shaped matmuls (weights cycled over 4 copies so they come from HBM, not L2).
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) {
-        Case c = matmul(rng, t, 4096, 14336, 1);
-        c.tensors[1].copies = 4;
+    // A case's data only when its name passes the filter: making all of them (quantizing ~1 G
+    // random weights) took over a minute of host time before the first kernel was timed.
+    auto mm = [&](int t, int64_t K, int64_t N, int64_t M, int copies) {
+        if (!wanted(matmul_label(t, K, N, M), filter)) return;
+        Case c = matmul(rng, t, K, N, M);
+        c.tensors[1].copies = copies;
         v.push_back(std::move(c));
-    }
+    };
+    auto att = [&](int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq) {
+        if (wanted(attention_label(pool, D, Hq, Hkv, seq_len, T_per_seq), filter))
+            v.push_back(attention(rng, pool, D, Hq, Hkv, seq_len, T_per_seq, 1e-5));
+    };
+    // Decode-shaped matmuls (weights cycled over 4 copies so they come from HBM, not L2).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) mm(t, 4096, 14336, 1, 4);
     // Narrow decode matmuls (Llama-2-7B O and down projections).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q4_0, RF_TYPE_Q6_K})
-        for (auto [K, N] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}}) {
-            Case c = matmul(rng, t, K, N, 1);
-            c.tensors[1].copies = 4;
-            v.push_back(std::move(c));
-        }
+        for (auto [K, N] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}}) mm(t, K, N, 1, 4);
     // Batched decode: 2..16 columns against Llama-2-7B's attention and FFN shapes.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
-        for (int64_t M : {2, 4, 8, 16}) {
-            Case c = matmul(rng, t, 4096, 11008, M);
-            c.tensors[1].copies = 4;
-            v.push_back(std::move(c));
-        }
+        for (int64_t M : {2, 4, 8, 16}) mm(t, 4096, 11008, M, 4);
     // Batched decode of 8..64 sequences (matmul_mmq), all three Llama-2-7B matmul shapes; 8
     // weight copies for the 4096x4096 one (so they come from HBM, not L2).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         for (auto [K, N] : {std::pair<int64_t, int64_t>{4096, 11008}, {4096, 4096}, {11008, 4096}})
             for (int64_t M : {8, 16, 32, 64}) {
                 if (K == 4096 && N == 11008 && M <= 16 && t != RF_TYPE_Q5_K) continue; // above
-                Case c = matmul(rng, t, K, N, M);
-                c.tensors[1].copies = N == 4096 && K == 4096 ? 8 : 4;
-                v.push_back(std::move(c));
+                mm(t, K, N, M, N == 4096 && K == 4096 ? 8 : 4);
             }
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) {
-        Case c = matmul(rng, t, 4096, 4096, 512);
-        v.push_back(std::move(c));
-    }
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) mm(t, 4096, 4096, 512, 1);
     // Prefill shapes: larger batches, TinyLlama (2048 / 5632) and Llama-2-7B FFN (11008).
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_F16}) v.push_back(matmul(rng, t, 4096, 4096, 2048));
-    v.push_back(matmul(rng, RF_TYPE_F16, 4096, 11008, 512)); // Llama-2-7B F16 FFN (gate / up, down)
-    v.push_back(matmul(rng, RF_TYPE_F16, 11008, 4096, 512));
-    v.push_back(matmul(rng, RF_TYPE_Q4_K, 2048, 2048, 512));
-    v.push_back(matmul(rng, RF_TYPE_Q4_K, 2048, 5632, 512));
-    v.push_back(matmul(rng, RF_TYPE_Q6_K, 5632, 2048, 512));
-    v.push_back(matmul(rng, RF_TYPE_Q4_K, 4096, 11008, 512));
-    for (int t : {RF_TYPE_Q4_0, RF_TYPE_Q6_K, RF_TYPE_Q8_0}) v.push_back(matmul(rng, t, 4096, 11008, 512));
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q4_0, RF_TYPE_Q6_K}) v.push_back(matmul(rng, t, 11008, 4096, 512));
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_F16}) mm(t, 4096, 4096, 2048, 1);
+    mm(RF_TYPE_F16, 4096, 11008, 512, 1); // Llama-2-7B F16 FFN (gate / up, down)
+    mm(RF_TYPE_F16, 11008, 4096, 512, 1);
+    mm(RF_TYPE_Q4_K, 2048, 2048, 512, 1);
+    mm(RF_TYPE_Q4_K, 2048, 5632, 512, 1);
+    mm(RF_TYPE_Q6_K, 5632, 2048, 512, 1);
+    mm(RF_TYPE_Q4_K, 4096, 11008, 512, 1);
+    for (int t : {RF_TYPE_Q4_0, RF_TYPE_Q6_K, RF_TYPE_Q8_0}) mm(t, 4096, 11008, 512, 1);
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q4_0, RF_TYPE_Q6_K}) mm(t, 11008, 4096, 512, 1);
     // Decode shapes of TinyLlama (2048 / 5632) and Llama-2-7B attention at a long context.
-    for (auto [K, N] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 5632}, {5632, 2048}}) {
-        Case c = matmul(rng, RF_TYPE_Q4_K, K, N, 1);
-        c.tensors[1].copies = 8;
-        v.push_back(std::move(c));
-    }
-    v.push_back(attention(rng, RF_TYPE_F16, 64, 32, 4, {4096}, 1, 1e-5));
-    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {4096}, 1, 1e-5));
-    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 8, {4096}, 1, 1e-5));
-    v.push_back(attention(rng, RF_TYPE_Q8_0, 128, 32, 8, {4096}, 1, 1e-5));
-    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 8, {512}, 512, 1e-5));
-    v.push_back(attention(rng, RF_TYPE_F16, 64, 32, 4, {512}, 512, 1e-5));
-    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {2048}, 2048, 1e-5));
-    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {512}, 512, 1e-5)); // Llama-2-7B prefill
-    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {2560}, 512, 1e-5)); // 512 more at depth 2048
-    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, {8192}, 1, 1e-5)); // 7B decode at 8k context
-    v.push_back(attention(rng, RF_TYPE_F16, 128, 32, 32, std::vector<int>(16, 256), 1, 1e-5)); // 16 sequences
+    for (auto [K, N] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 5632}, {5632, 2048}}) mm(RF_TYPE_Q4_K, K, N, 1, 8);
+    att(RF_TYPE_F16, 64, 32, 4, {4096}, 1);
+    att(RF_TYPE_F16, 128, 32, 32, {4096}, 1);
+    att(RF_TYPE_F16, 128, 32, 8, {4096}, 1);
+    att(RF_TYPE_Q8_0, 128, 32, 8, {4096}, 1);
+    att(RF_TYPE_F16, 128, 32, 8, {512}, 512);
+    att(RF_TYPE_F16, 64, 32, 4, {512}, 512);
+    att(RF_TYPE_F16, 128, 32, 32, {2048}, 2048);
+    att(RF_TYPE_F16, 128, 32, 32, {512}, 512);         // Llama-2-7B prefill
+    att(RF_TYPE_F16, 128, 32, 32, {2560}, 512);        // 512 more at depth 2048
+    att(RF_TYPE_F16, 128, 32, 32, {8192}, 1);          // 7B decode at 8k context
+    att(RF_TYPE_F16, 128, 32, 32, std::vector<int>(16, 256), 1); // 16 sequences
 
-    {
+    if (wanted("rms_norm [4096,512]", filter)) {
         Case c = base("rms_norm [4096,512]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, 4096, 512), rnd(rng, RF_TYPE_F32, 4096, 512)}, 1e-10);
         c.fparams[0] = 1e-5f;
         v.push_back(c);
     }
-    v.push_back(base("swiglu [14336,512]", RF_OP_SWIGLU,
-                     {make(RF_TYPE_F32, 14336, 512), rnd(rng, RF_TYPE_F32, 14336, 512), rnd(rng, RF_TYPE_F32, 14336, 512)}, 1e-10));
-    v.push_back(base("get_rows q4_K [4096] x512", RF_OP_GET_ROWS,
-                     {make(RF_TYPE_F32, 4096, 512), rnd(rng, RF_TYPE_Q4_K, 4096, 32000), ints(random_ids(rng, 512, 32000), 512)}, 1e-10));
-    v.back().bytes = 512.0 * (row_bytes(RF_TYPE_Q4_K, 4096) + 4096 * 4);
+    if (wanted("swiglu [14336,512]", filter))
+        v.push_back(base("swiglu [14336,512]", RF_OP_SWIGLU,
+                         {make(RF_TYPE_F32, 14336, 512), rnd(rng, RF_TYPE_F32, 14336, 512), rnd(rng, RF_TYPE_F32, 14336, 512)}, 1e-10));
+    if (wanted("get_rows q4_K [4096] x512", filter)) {
+        v.push_back(base("get_rows q4_K [4096] x512", RF_OP_GET_ROWS,
+                         {make(RF_TYPE_F32, 4096, 512), rnd(rng, RF_TYPE_Q4_K, 4096, 32000), ints(random_ids(rng, 512, 32000), 512)},
+                         1e-10));
+        v.back().bytes = 512.0 * (row_bytes(RF_TYPE_Q4_K, 4096) + 4096 * 4);
+    }
     return v;
 }
 

@@ -46,10 +46,15 @@ HostTensor rnd(std::mt19937 &rng, int type, int64_t n0, int64_t n1 = 1, int64_t 
 HostTensor ints(const std::vector<int32_t> &v, int64_t n0, int64_t n1 = 1);
 Case base(const std::string &name, int op, std::vector<HostTensor> t, double nmse);
 Case matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int64_t b2 = 1, int64_t bw2 = 1);
+std::string matmul_label(int type, int64_t K, int64_t N, int64_t M, int64_t b2 = 1, int64_t bw2 = 1); // its name
 // Decode or prefill attention: seq_len[s] positions in sequence s, the last T_per_seq of each new.
 Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq, double nmse);
+std::string attention_label(int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq); // its name
+// Whether a case called `name` passes opcheck's --filter (empty: every case).
+bool wanted(const std::string &name, const std::string &filter);
 
 std::vector<Case> correctness_cases(std::mt19937 &rng);
-std::vector<Case> perf_cases(std::mt19937 &rng);
+// The --perf cases whose names pass `filter` (the others are not made: their data is large).
+std::vector<Case> perf_cases(std::mt19937 &rng, const std::string &filter);
 
 } // namespace opcheck

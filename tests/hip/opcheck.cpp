@@ -247,8 +247,8 @@ int perf(Plugin &gpu, const Options &o) {
     std::mt19937 rng(o.seed);
     std::printf("%-52s %10s %9s %9s\n", "op", "us/op", "GB/s", "TFLOP/s");
     const auto &vt = gpu.vt();
-    std::vector<Case> cases = perf_cases(rng);
-    for (Case &c : moe_perf_cases(rng)) cases.push_back(std::move(c));
+    std::vector<Case> cases = perf_cases(rng, o.filter);
+    for (Case &c : moe_perf_cases(rng, o.filter)) cases.push_back(std::move(c));
     for (Case &c : cases) {
         if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
         try {
