@@ -36,6 +36,8 @@
 #             prefill (mmqp, tensor-core attention) and decode paths
 #   kdetail8k Nsight Compute details of the decode attention at 8k context
 #   kdetailb  Nsight Compute details of the kernels in KERNELS while KB sequences decode (7B Q4_K_M)
+#   mmq16     the 16-column decode matmuls (rf_mmq_*_16_k*): kernel times of the M=16 shapes under each
+#             ROCMFORGE_HIP_MMQ_KSPLIT, then Nsight Compute details of the Q4_K and Q6_K kernels in decode
 #   bsweep    batched decode S_TG for each environment in CONFIGS, interleaved
 #   fusecmp   greedy tokens of 2..12 sequences with the decode fusions on and off
 #   binab     tg128 (BINAB_PP=1: also pp512) of the bench models for each binary in BINS, interleaved
@@ -265,6 +267,13 @@ for step in "$@"; do
       log "-- ncu $k (${KB:-2} sequences)"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit|Issue Slots Busy|Compute \(SM\) Throughput)" "$OUT/kdetailb-$k.txt" | tee -a "$S"
       grep -iE "stall|est. speedup" "$OUT/kdetailb-$k.txt" | head -8 | cut -c1-240 | tee -a "$S"
     done ;;
+  mmq16) # what bounds the 16-column decode matmuls (docs/notes/mmq.md): times per K split, then details
+    for ks in 0 1 2 4; do
+      ROCMFORGE_HIP_MMQ_KSPLIT=$ks timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=16" > "$OUT/mmq16-ks$ks.txt" 2>&1
+      log "-- M=16 matmuls, ROCMFORGE_HIP_MMQ_KSPLIT=$ks (0: the shape rule)"; grep -E "^matmul" "$OUT/mmq16-ks$ks.txt" | tee -a "$S"
+    done
+    # (the kdetailb step logs its lines into the same summary)
+    KB=16 SKIP=${SKIP:-40} KERNELS=${KERNELS:-"rf_mmq_q4_k_16_k4 rf_mmq_q6_k_16_k4"} "$0" kdetailb > /dev/null 2>&1 ;;
   memcheck)
     CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
     timeout 420 $CS --tool memcheck --error-exitcode 9 $D/tests/hip/rocmforge-opcheck > "$OUT/memcheck-opcheck.txt" 2>&1
