@@ -51,7 +51,12 @@ void check_sequences(const rf::serve::CompletionRequest &req, bool small) {
     for (size_t k = 0; k < p.sequences.size(); ++k) {
         const rf::serve::GenerationRequest &g = p.sequences[k];
         RF_FUZZ_CHECK(g.choice == (int)k && g.sampling.seed == 7u + (uint32_t)k);
-        RF_FUZZ_CHECK(!g.prompt.empty() && g.max_tokens >= 1 && (int64_t)g.prompt.size() + g.max_tokens <= limits.n_ctx_request);
+        // max_tokens 0 only where the request asked for it, which the parser allows with echo on
+        // completions alone (the prompt scored without generating).
+        const bool score_only = req.max_tokens && *req.max_tokens == 0;
+        RF_FUZZ_CHECK(!score_only || (req.echo && !req.chat));
+        RF_FUZZ_CHECK(!g.prompt.empty() && g.max_tokens >= (score_only ? 0 : 1) &&
+                      (int64_t)g.prompt.size() + g.max_tokens <= limits.n_ctx_request);
         for (int32_t t : g.prompt) RF_FUZZ_CHECK(t >= 0 && t < vocab().n_vocab());
         const auto &offsets = p.prompt_offsets[k];
         RF_FUZZ_CHECK(offsets.empty() || offsets.size() == g.prompt.size());
