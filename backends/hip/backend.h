@@ -52,7 +52,7 @@ struct Backend {
     bool attention_mma = true; // prefill attention on the tensor cores (ROCMFORGE_HIP_ATT_MMA=0: off, A/B)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)
-    // The last unobserved call's launch list, reused for the same graph (walk_cache.h);
+    // The launch lists of recent calls by graph, queued again for an equal one (walk_cache.h);
     // ROCMFORGE_HIP_REUSE=0: every call walks its graph (A/B).
     WalkCache walk_cache;
     bool reuse_walks = true;

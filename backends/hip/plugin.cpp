@@ -278,7 +278,7 @@ void print_stats(Backend &b) {
     const double n = s.computes ? (double)s.computes : 1.0;
     std::fprintf(stderr,
                  "hip stats: %llu compute() calls, %.1f nodes and %.1f launches each; per call: host in compute %.1f us (graph walk %.1f us; "
-                 "%llu calls reused the last launch list), "
+                 "%llu calls reused a saved launch list), "
                  "GPU %.1f us, host gap before it %.1f us (of which synchronize() %.1f us, uploads %.1f us in %.1f calls, downloads %.1f us in %.1f calls); "
                  "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes; %llu pack fusion claims; "
                  "observer: %s, %llu calls lost\n",

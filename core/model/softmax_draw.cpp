@@ -5,7 +5,6 @@
 #include <bit>
 #include <climits>
 #include <cmath>
-#include <cstring>
 
 namespace rf {
 
