@@ -1,7 +1,8 @@
 // MATMUL of quantized weights with many activation columns (prompt prefill, batches of more than
-// 64 columns) on the integer tensor cores: the per-format math of matmul_mmq.hip (MmqStep, its
-// stage fill MmqCopies) on tiles large enough to be bound by the tensor cores rather than by
-// the weight stream. NVIDIA packs only; all_kernels.hip includes matmul_mmq.hip before this.
+// 64 columns) on the integer tensor cores: the per-format math of mmq_step.h (MmqStep) and the
+// stage fill of matmul_mmq.hip (MmqCopies) on tiles large enough to be bound by the tensor cores
+// rather than by the weight stream. NVIDIA packs only; all_kernels.hip includes matmul_mmq.hip
+// before this.
 //
 // rf_mmqp_<type>_<C>: type q4_k, q5_k, q6_k, q4_0, q8_0; C = 64 or 128 activation columns.
 //  - Block: 256 threads, 128 weight rows (RF_MMQP_ROWS) x C columns; warp w takes rows
