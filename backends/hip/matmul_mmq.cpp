@@ -105,7 +105,7 @@ unsigned prefill_smem(int type, int cols) {
 // Weight rows 16-byte aligned for Q4_K/Q5_K (16-byte loads of their blocks), 2-byte otherwise;
 // the row stride and the q8_1 column stride under 4 GiB (the kernels' stage copies take them as
 // 32-bit factors, MmqCopies).
-bool rows_aligned(const rf_tensor *w) {
+bool rows_usable(const rf_tensor *w) {
     const bool wide = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
     constexpr uint64_t k4G = uint64_t(1) << 32;
     return aligned(w, wide ? 16 : 2) && uint64_t(w->nb[1]) < k4G && uint64_t(q8_column_bytes(w->ne[0])) < k4G;
@@ -121,7 +121,7 @@ bool mmq_usable(const Backend &, const rf_node &n) {
     if (!w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
     const int64_t M = x->ne[1], N = w->ne[1];
     if (x->ne[2] * x->ne[3] != 1 || M < min_cols() || M > kMaxCols || N < 1) return false;
-    return rows_aligned(w);
+    return rows_usable(w);
 }
 
 bool mmqp_usable(const Backend &b, const rf_node &n) {
@@ -130,7 +130,7 @@ bool mmqp_usable(const Backend &b, const rf_node &n) {
     const int64_t M = x->ne[1], N = w->ne[1];
     // mma.sync s8 needs sm_80; more than 48 KB of shared memory needs the driver's attribute call.
     if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
-    return x->ne[2] * x->ne[3] == 1 && M > kMaxCols && M <= 65535 && N >= 1 && rows_aligned(w);
+    return x->ne[2] * x->ne[3] == 1 && M > kMaxCols && M <= 65535 && N >= 1 && rows_usable(w);
 }
 
 int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
@@ -159,7 +159,7 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
 bool mmqp_id_usable(const Backend &b, const rf_tensor *w) {
     if (!prefill_on() || !w || !suffix(w->type)) return false;
     if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
-    return rows_aligned(w);
+    return rows_usable(w);
 }
 
 int mmqp_id_cols(int type, int64_t pairs, int64_t experts) {
