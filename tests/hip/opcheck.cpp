@@ -148,7 +148,7 @@ void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng,
             if (graph_unsupported(gpu, c).empty()) runnable.push_back(c);
             continue;
         }
-        if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
+        if (!wanted(c.name, o.filter)) continue;
         if (const std::string why = graph_unsupported(gpu, c); !why.empty()) {
             std::printf("FAIL  %-52s GPU backend does not support %s\n", c.name.c_str(), why.c_str());
             ++failed;
@@ -183,7 +183,7 @@ int check(Plugin &gpu, Plugin &ref, const Options &o) {
     std::vector<Case> cases = correctness_cases(rng);
     for (Case &c : moe_cases(rng)) cases.push_back(std::move(c));
     for (Case &c : cases) {
-        if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
+        if (!wanted(c.name, o.filter)) continue;
         Bound probe_g = bind(gpu, c, false, 1);
         rf_node pn = make_node(c, probe_g);
         const bool gpu_ok = gpu.vt().supports_op(gpu.ctx(), &pn);
@@ -250,7 +250,6 @@ int perf(Plugin &gpu, const Options &o) {
     std::vector<Case> cases = perf_cases(rng, o.filter);
     for (Case &c : moe_perf_cases(rng, o.filter)) cases.push_back(std::move(c));
     for (Case &c : cases) {
-        if (!o.filter.empty() && c.name.find(o.filter) == std::string::npos) continue;
         try {
             Bound b = bind(gpu, c, false, 8);
             std::vector<rf_node> nodes(o.iters);
