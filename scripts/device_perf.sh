@@ -22,6 +22,7 @@
 #   profov    --profile (observer; kernel timestamps and, ROCMFORGE_HIP_OBS_EVENTS=1, events) against
 #             no profiler: decode speed and greedy tokens, GPU time per step, per-op table of both
 #   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
+#   bstats    the same while KB (default 16) sequences decode together
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
 #   mmqp      prefill matmul kernel times (M = 512, 2048): integer tensor-core kernels
 #             (rf_mmqp_*) against the f16 ones (ROCMFORGE_HIP_MMQP=0)
@@ -439,6 +440,10 @@ for step in "$@"; do
       ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 128 -r 2 --backend hip > "$OUT/stats.txt" 2>&1
       log "-- stats tg128 $(basename $m)"; grep -iE "tg128|hip stats" "$OUT/stats.txt" | tail -3 | tee -a "$S"
     done ;;
+  bstats) # ROCMFORGE_HIP_STATS=1 while KB sequences decode (7B Q4_K_M): GPU time and host gap per step
+    ROCMFORGE_HIP_STATS=1 timeout 200 $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} \
+      --prompt-len 128 -n 128 -r 1 --backend hip > "$OUT/bstats.txt" 2>&1
+    log "-- stats, ${KB:-16} sequences"; grep -iE "^\|\s+128 |hip stats" "$OUT/bstats.txt" | tail -4 | tee -a "$S" ;;
   esac
   log "   [$step: $(( $(date +%s) - t0 )) s]"
 done
