@@ -149,6 +149,24 @@ template <int T, int ROWS, int C, int THREADS> struct MmqCopies {
     }
 };
 
+// The weight matrix and output of the launch's segment blockIdx.z (iparams[4] segments, 0 = 1):
+// one launch may cover up to three matrices of the same type and K read with the same activation
+// columns (a layer's K / V / Q or gate / up projections): segment 0 is src[0] -> dst, 1 is src[2]
+// -> aux[1], 2 is src[3] -> aux[2], the outputs' column strides (bytes) in dst.nb[1],
+// iparams[5], iparams[6]. The grid covers the tallest; blocks past a segment's rows leave.
+struct MmqSegment {
+    const u8 *w;
+    i64 N, wnb;
+    u8 *out;
+    i64 onb;
+};
+RF_DEV MmqSegment mmq_segment(const rf_kargs &a) {
+    const unsigned z = blockIdx.z;
+    if (z == 0) return {(const u8 *)a.src[0].data, a.src[0].ne[1], a.src[0].nb[1], (u8 *)a.dst.data, a.dst.nb[1]};
+    const rf_ktensor &w = z == 1 ? a.src[2] : a.src[3];
+    return {(const u8 *)w.data, w.ne[1], w.nb[1], (u8 *)a.aux[z], (i64)a.iparams[4 + z]};
+}
+
 template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     typedef MmqFmt<T> F;
     enum {
@@ -158,14 +176,15 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     };
     __shared__ __align__(16) u8 sm[P * STAGE];
     __shared__ __align__(8) unsigned long long mbar[P]; // bulk-copy path: one per stage
-    const rf_ktensor &w = a.src[0], &dst = a.dst;
-    const i64 K = w.ne[0], N = w.ne[1], M = a.src[1].ne[1];
+    const MmqSegment seg = mmq_segment(a);
+    const i64 K = a.src[0].ne[0], N = seg.N, M = a.src[1].ne[1];
     const int tid = threadIdx.x, lane = tid % RF_WARP, wid = tid / RF_WARP, g = lane >> 2, t = lane & 3;
-    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
     const i64 n0 = (i64)(blockIdx.x / KS) * RF_MMQ_ROWS, c0 = (i64)blockIdx.y * C;
+    if (n0 >= N) return; // a shorter segment's tile (the whole cluster leaves: same n0)
+    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
     const int ntv = (int)((M - c0 + 7) / 8 < NT ? (M - c0 + 7) / 8 : NT);
-    const u8 *wbase = (const u8 *)w.data;
-    const i64 wnb = w.nb[1];
+    const u8 *wbase = seg.w;
+    const i64 wnb = seg.wnb;
     const i8 *xq = (const i8 *)a.scratch;
     const i64 xs = a.aux[0];
     // This block's K steps: [s0, s1).
@@ -281,7 +300,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
 #pragma unroll
             for (int q = 0; q < KS; ++q) v += mmq_ld_cluster(at, (u32)q);
             const i64 n = n0 + 16 * wv + (ln >> 2) + 8 * ((i & 3) >> 1), m = c0 + 8 * nt + 2 * (ln & 3) + (i & 1);
-            if (nt < ntv && n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = v;
+            if (nt < ntv && n < N && m < M) ((float *)(seg.out + m * seg.onb))[n] = v;
         }
         mmq_cluster_sync(); // no block leaves while the others read its shared memory
     } else {
@@ -291,7 +310,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 const i64 n = n0 + r0 + 8 * (i >> 1), m = c0 + 8 * nt + 2 * t + (i & 1);
-                if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = acc[0][nt][i];
+                if (n < N && m < M) ((float *)(seg.out + m * seg.onb))[n] = acc[0][nt][i];
             }
         }
     }

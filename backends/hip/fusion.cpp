@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "fusion_match.h"
+#include "fusion_mmq.h"
 #include "ops.h"
 
 namespace rf_hip {
@@ -16,18 +18,7 @@ constexpr int64_t kNormMaxRow = 1024 * 4 * 2; // norm_fused.hip's RF_NORM_THREAD
 constexpr unsigned kNormThreads = 1024;
 bool rows16(const rf_tensor *t) { return !t || ((size_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0); }
 
-bool plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb[0] == 4; }
-bool same_shape(const rf_tensor *a, const rf_tensor *b) { return std::memcmp(a->ne, b->ne, sizeof a->ne) == 0; }
 bool is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
-
-bool overlap(const rf_tensor *a, const rf_tensor *b) {
-    if (!a || !b || !a->data || !b->data) return false;
-    const auto x = (uintptr_t)a->data, y = (uintptr_t)b->data;
-    return x < y + byte_extent(b) && y < x + byte_extent(a);
-}
-bool dense_f32(const rf_tensor *t) {
-    return plain_f32(t) && t->nb[1] == 4 * t->ne[0] && t->nb[2] == t->nb[1] * t->ne[1] && t->nb[3] == t->nb[2] * t->ne[2];
-}
 
 // An M = 1 matmul with one weight matrix and one vector (what rf_mvq_multi and rf_mvq_proj
 // cover): q8_1 weights, or F16 weights whose rows are dotted with the f32 vector itself
@@ -144,20 +135,6 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     }
     for (const rf_tensor *t : {gd, ud, sd}) forget_overwritten(b, t);
     return 3;
-}
-
-// A ROPE NORMAL over the whole product of matmul mm, one token per column (what rf_mvq_proj and
-// the rope forms rotate): rows in pairs, dense. The rotated rows may replace the product exactly,
-// or lie on a q8_1 matmul's input vector (the kernels read only its q8_1 copy, made before the
-// launch; an F16 matmul's launch reads the vector itself); no other overlap.
-bool rope_of_product(const rf_node *mm, const rf_node *rp) {
-    if (rp->op != RF_OP_ROPE || !unsupported_reason(*rp).empty()) return false;
-    const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
-    const int64_t N = md->ne[0], D = rx->ne[0], M = md->ne[1];
-    return rp->iparams[0] == RF_ROPE_NORMAL && rx->data == md->data && dense_f32(rx) && dense_f32(rd) && same_shape(rx, rd) &&
-           rx->ne[0] * rx->ne[1] == N && rx->ne[2] == M && rx->ne[3] == 1 && pos->ne[0] == M && N % 4 == 0 && D % 2 == 0 &&
-           (!overlap(rd, md) || rd->data == md->data) && !overlap(rd, mm->src[0]) && !overlap(rd, pos) && !overlap(rd, rp->src[2]) &&
-           (mm->src[0]->type != RF_TYPE_F16 || !overlap(rd, mm->src[1])); // F16: the kernel reads x itself
 }
 
 // MATMUL ROPE(NORMAL) over its output (decode K and Q projections), of one token or of M tokens
@@ -311,7 +288,8 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
 int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
     const rf_node *m0 = g.nodes[i];
     const int form = fusable_matmul(b, m0);
-    if (!form || overlap(m0->dst, m0->src[1])) return 0;
+    if (!form) return fuse_mmq_run(b, g, i, err); // M >= 8 columns on the tensor cores
+    if (overlap(m0->dst, m0->src[1])) return 0;
     if (int r = fuse_gate_up(b, g, i, err)) return r;
     if (form == 1 && b.fuse_projections)
         if (int r = fuse_projections(b, g, i, err)) return r;

@@ -3,7 +3,9 @@
 #include "matmul_mmq.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "mmq_layout.h"
 #include "ops.h"
@@ -114,6 +116,22 @@ bool rows_usable(const rf_tensor *w) {
 // rf_mmqp_id_<type>_128 exists for these (the Q5_K / Q6_K forms spilled registers).
 bool has_id_128(int type) { return type == RF_TYPE_Q4_K || type == RF_TYPE_Q4_0 || type == RF_TYPE_Q8_0; }
 
+int mmq_cols(int64_t M) { return M <= 8 ? 8 : M <= 16 ? 16 : 32; }
+
+// Blocks of a cluster splitting K for matmul n on its own: the fewest that give four blocks per
+// multiprocessor (the loads in flight), keeping at least two K steps per block. A joined launch
+// keeps each matrix's split (mmq_joinable), so joining changes no result bit.
+int ksplit(const Backend &b, const rf_node &n) {
+    if (!has_clusters(b)) return 1;
+    if (forced_ksplit()) return forced_ksplit();
+    const rf_tensor *w = n.src[0];
+    const int64_t M = n.src[1]->ne[1], tiles = (w->ne[1] + 63) / 64 * ((M + mmq_cols(M) - 1) / mmq_cols(M));
+    const int64_t steps = w->ne[0] / (w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0 ? 128 : 256);
+    int ks = 1;
+    while (ks < 4 && tiles * ks < 4 * std::max(1, b.multiprocessors) && steps >= 4 * ks) ks *= 2;
+    return ks;
+}
+
 } // namespace
 
 bool mmq_usable(const Backend &, const rf_node &n) {
@@ -176,29 +194,50 @@ int launch_mmqp_id(Backend &b, const rf_tensor *w, int cols, int64_t tiles, rf_k
                   prefill_smem(w->type, cols));
 }
 
-int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
-    const rf_tensor *w = n.src[0], *x = n.src[1];
-    const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
-    if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
-    const int cols = M <= 8 ? 8 : M <= 16 ? 16 : 32;
-    const int64_t chunks = (M + cols - 1) / cols, tiles = (N + 63) / 64 * chunks;
-    // Fewest K splits that give four blocks per multiprocessor (the loads in flight), keeping at
-    // least two K steps per block.
-    const int64_t steps = K / (w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0 ? 128 : 256);
-    int ks = forced_ksplit();
-    if (!ks) {
-        ks = 1;
-        while (ks < 4 && tiles * ks < 4 * std::max(1, b.multiprocessors) && steps >= 4 * ks) ks *= 2;
+bool mmq_segments_on() {
+    static const bool v = env_int("ROCMFORGE_HIP_MMQ_SEGMENTS", 1) != 0;
+    return v;
+}
+
+bool mmq_joinable(const Backend &be, const rf_node &a, const rf_node &b) {
+    const rf_tensor *wa = a.src[0], *wb = b.src[0], *d = b.dst;
+    return wa->type == wb->type && ksplit(be, a) == ksplit(be, b) && wa->ne[0] == wb->ne[0] && a.src[1]->data == b.src[1]->data &&
+           std::memcmp(a.src[1]->ne, b.src[1]->ne, sizeof a.src[1]->ne) == 0 && std::memcmp(a.src[1]->nb, b.src[1]->nb, sizeof a.src[1]->nb) == 0 &&
+           d->type == RF_TYPE_F32 && d->nb[0] == 4 && d->nb[1] > 0 && d->nb[1] <= INT32_MAX;
+}
+
+int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::string &err) {
+    if (count < 1 || count > kMmqMaxSegments) {
+        err = "matmul_mmq: 1 to 3 matrices per launch";
+        return RF_ERR_INVALID;
     }
-    if (!has_clusters(b)) ks = 1;
+    const rf_node &n = *mm[0];
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const int64_t K = w->ne[0], M = x->ne[1];
+    int64_t N = 0; // the tallest segment's rows: the grid covers it
+    for (int s = 0; s < count; ++s) N = std::max(N, mm[s]->src[0]->ne[1]);
+    if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
+    const int cols = mmq_cols(M), ks = ksplit(b, n);
+    const int64_t chunks = (M + cols - 1) / cols;
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(K);
-    a.iparams[1] = prefetch_off() ? 1 : 0;
+    // The L2 prefetch reads src[0]'s rows: one segment only.
+    a.iparams[1] = prefetch_off() || count > 1 ? 1 : 0;
     a.iparams[2] = prefetch_steps();
     a.iparams[3] = use_tma() && has_clusters(b) ? 1 : 0;
+    for (int s = 1; s < count; ++s) { // kernels/matmul_mmq.hip, mmq_segment()
+        a.src[1 + s] = ktensor(mm[s]->src[0]);
+        a.aux[s] = (long long)(uintptr_t)mm[s]->dst->data;
+        a.iparams[4 + s] = (int)mm[s]->dst->nb[1];
+    }
     return launch(b, std::string("rf_mmq_") + suffix(w->type) + "_" + std::to_string(cols) + "_k" + std::to_string(ks),
-                  (unsigned)((N + 63) / 64 * ks), (unsigned)chunks, 1, 128, a, err);
+                  (unsigned)((N + 63) / 64 * ks), (unsigned)chunks, (unsigned)count, 128, a, err);
+}
+
+int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
+    const rf_node *one = &n;
+    return matmul_mmq_segments(b, &one, 1, err);
 }
 
 std::vector<std::string> mmq_kernel_names() {
@@ -226,6 +265,12 @@ int launch_mmqp_id(Backend &, const rf_tensor *, int, int64_t, rf_kargs &, std::
 }
 
 int matmul_mmq(Backend &, const rf_node &, std::string &err) {
+    err = "matmul_mmq: NVIDIA only";
+    return RF_ERR_UNSUPPORTED;
+}
+bool mmq_segments_on() { return false; }
+bool mmq_joinable(const Backend &, const rf_node &, const rf_node &) { return false; }
+int matmul_mmq_segments(Backend &, const rf_node *const *, int, std::string &err) {
     err = "matmul_mmq: NVIDIA only";
     return RF_ERR_UNSUPPORTED;
 }

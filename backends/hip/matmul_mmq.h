@@ -14,6 +14,18 @@ bool mmq_usable(const Backend &b, const rf_node &n);
 // Quantizes the activation columns (q8_1, shared with the dp4a kernels) and launches the
 // integer tensor-core kernel(s).
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err);
+// One launch over up to kMmqMaxSegments matmuls that mmq_usable takes (a layer's K / V / Q or
+// gate / up projections), each pair mmq_joinable: fewer launches and one grid for all. The
+// caller checks that no output overlaps another or any input (the order of the products is
+// then free).
+constexpr int kMmqMaxSegments = 3;
+int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::string &err);
+// Same weight type, K and K split (so the joined launch computes every output bit as separate
+// ones would), the same activation tensor, an f32 output of `c` with 4-byte elements and a
+// column stride below 2 GiB (the kernel takes it as a 32-bit parameter).
+bool mmq_joinable(const Backend &b, const rf_node &a, const rf_node &c);
+// ROCMFORGE_HIP_MMQ_SEGMENTS=0 turns the joined launches off (A/B); on by default.
+bool mmq_segments_on();
 // The same for prefill-sized column counts (more than 64): rf_mmqp_* (matmul_mmq_prefill.hip).
 bool mmqp_usable(const Backend &b, const rf_node &n);
 int matmul_mmqp(Backend &b, const rf_node &n, std::string &err);

@@ -208,6 +208,18 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q6_K, 512, 64, 2, 2, 32, false, 0, M));
     }
     v.push_back(projections(rng, RF_TYPE_Q5_K, RF_TYPE_Q5_K, 0, 256, 128, 1, 0, 128, true, 1, 5));
+    // 8+ sequences: the projections of one weight type as one tensor-core launch (segments of
+    // unequal rows under GQA; a Q6_K V between Q4_K K and Q: two launches), then the ropes. Layout
+    // 2 (V's product on K's) must stay unjoined.
+    for (int64_t M : {16, 33}) {
+        for (int layout : {0, 1, 2})
+            v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 2, 4, 64, layout == 1, layout, M));
+        v.push_back(projections(rng, RF_TYPE_Q5_K, RF_TYPE_Q5_K, RF_TYPE_Q5_K, 768, 64, 1, 4, 32, false, (int)(M % 2), M));
+        v.push_back(projections(rng, RF_TYPE_Q8_0, RF_TYPE_Q8_0, RF_TYPE_Q8_0, 256, 128, 1, 3, 128, true, 0, M));
+        v.push_back(projections(rng, RF_TYPE_Q4_0, RF_TYPE_Q4_0, 0, 256, 128, 2, 0, 128, false, 0, M));
+        v.push_back(gate_up(rng, M == 16 ? RF_TYPE_Q6_K : RF_TYPE_Q4_0, 512, 100, M));
+    }
+    v.push_back(gate_up(rng, RF_TYPE_Q4_K, 1024, 130, 64));
     for (int pool : {RF_TYPE_F16, RF_TYPE_F32}) {
         v.push_back(kv_append(rng, pool, 256, 1));
         v.push_back(kv_append(rng, pool, 128, 6));
