@@ -257,7 +257,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
         if (tma) mmq_bar_wait(bbase + 8 * p, (u32)(((st - s0) / P) & 1)); // the stage's bytes have landed
         else mmq_wait<P - 2>(); // this step's copies (this thread's) have landed
         __syncthreads();   // everyone's have, and everyone is done with the stage refilled next
-        if ((st - s0) % win == 0) { // the next window into L2
+        if (!a.iparams[1] && (st - s0) % win == 0) { // the next window into L2 (off: no division per step)
             const i64 pa = st + win, pb = pa + win;
             mmq_prefetch_rows<T>(a, n0, pa, pb < s1 ? pb : s1);
         }

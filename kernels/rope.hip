@@ -56,16 +56,20 @@ RF_DEV void prefetch_rope_table(const rf_kargs &a) {
 // Grid (min(T, 65535), ceil(H / 8)), 256 threads: block (x, y) rotates heads 8y..8y+7 of tokens
 // x, x + gridDim.x, ..; the cos/sin of each rotated pair (double precision, as the CPU backend)
 // are computed once per token and block into shared memory instead of once per head.
+// aux[0] = G > 0: two ropes of the same tokens, positions and parameters in one launch (a
+// layer's K and Q rotations): head groups y >= G rotate src[3] into src[4] (same T, its own D, H).
 RF_KERNEL void rf_rope_f32(rf_kargs a) {
     prefetch_rope_table(a);
     rf_kernel_start();
-    const rf_ktensor &x = a.src[0], &d = a.dst;
+    const i64 G = a.aux[0];
+    const bool second = G > 0 && (i64)blockIdx.y >= G;
+    const rf_ktensor &x = second ? a.src[3] : a.src[0], &d = second ? a.src[4] : a.dst;
     const i64 D = x.ne[0], H = x.ne[1], T = x.ne[2];
     const int mode = a.iparams[0], n_rot = a.iparams[1];
     const float base = a.fparams[0], fscale = a.fparams[1];
     const int *pos = (const int *)a.src[1].data;
     const float *factors = (const float *)a.src[2].data; // may be null
-    const i64 half = D / 2, h0 = (i64)blockIdx.y * 8, nh = H - h0 < 8 ? H - h0 : 8;
+    const i64 half = D / 2, h0 = ((i64)blockIdx.y - (second ? G : 0)) * 8, nh = H - h0 < 8 ? H - h0 : 8;
     const int nr = rope_table_pairs(a);
     for (i64 t = blockIdx.x; t < T; t += gridDim.x) {
         if (t != (i64)blockIdx.x) {

@@ -304,7 +304,7 @@ void shutdown(void *ctx) {
         }
         b->queue.set_graphs(false); // destroys the graph while the context is current
         b->observer.release();      // after the graph, whose event-record nodes use its events
-        for (auto *s : {&b->act_scratch, &b->att_scratch, &b->fq_scratch, &b->moe_scratch})
+        for (auto *s : {&b->act_scratch, &b->att_scratch, &b->fq_scratch, &b->moe_scratch, &b->proj_scratch})
             if (s->ptr) hipFree(s->ptr);
         unload_kernels(b->kernels);
         hipStreamDestroy(b->stream);

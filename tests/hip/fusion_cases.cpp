@@ -84,7 +84,8 @@ GraphCase matmul_rope(std::mt19937 &rng, int type, int64_t K, int D, int H, int6
 // One token's K, V (and Q) projections: MATMUL ROPE MATMUL [MATMUL ROPE] over one vector, as a
 // layer's decode graph orders them (the HIP backend's rf_mvq_proj). layout 0: every output its
 // own; 1: the ropes in place (rotated rows on their products); 2: V's product on K's product
-// bytes (the executor's reuse after K's rope, its last reader): K's product is dead.
+// bytes (the executor's reuse after K's rope, its last reader): K's product is dead; 3: Q's
+// rotation on K's product bytes (the same reuse; needs Hq == Hkv).
 GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int D, int Hkv, int Hq, int n_rot, bool factors,
                       int layout, int64_t M = 1, int append_pool = -1) {
     Builder b;
@@ -109,7 +110,9 @@ GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int 
     if (with_q) {
         const int Wq = b.input(rnd(rng, tq, K, Nq));
         const int qd = b.output(RF_TYPE_F32, Nq, M), qh = b.view(qd, RF_TYPE_F32, D, Hq, M);
-        const int qr = layout == 1 ? b.view(qd, RF_TYPE_F32, D, Hq, M) : b.output(RF_TYPE_F32, D, Hq, M);
+        const int qr = layout == 1   ? b.view(qd, RF_TYPE_F32, D, Hq, M)
+                       : layout == 3 ? b.view(kd, RF_TYPE_F32, D, Hq, M)
+                                     : b.output(RF_TYPE_F32, D, Hq, M);
         b.node(RF_OP_MATMUL, qd, {Wq, x});
         rope(qh, qr);
     }
@@ -218,7 +221,9 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(projections(rng, RF_TYPE_Q8_0, RF_TYPE_Q8_0, RF_TYPE_Q8_0, 256, 128, 1, 3, 128, true, 0, M));
         v.push_back(projections(rng, RF_TYPE_Q4_0, RF_TYPE_Q4_0, 0, 256, 128, 2, 0, 128, false, 0, M));
         v.push_back(gate_up(rng, M == 16 ? RF_TYPE_Q6_K : RF_TYPE_Q4_0, 512, 100, M));
+        v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 64, 4, 4, 64, false, 3, M));
     }
+    v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 4, 4, 64, false, 3));
     v.push_back(gate_up(rng, RF_TYPE_Q4_K, 1024, 130, 64));
     for (int pool : {RF_TYPE_F16, RF_TYPE_F32}) {
         v.push_back(kv_append(rng, pool, 256, 1));
