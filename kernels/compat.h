@@ -209,6 +209,9 @@ RF_DEV double block_sum_d(double v, double *sh) {
 }
 RF_DEV float rms_scale(double sum_sq, i64 K, float eps) { return (float)(1.0 / sqrt(sum_sq / (double)K + (double)eps)); }
 
+// SWIGLU of one element: silu(u) * v (rf_swiglu_f32 and the fused rf_swiglu_q8_1: same bits).
+RF_DEV float swiglu_f(float u, float v) { return (u / (1.f + __expf(-u))) * v; }
+
 // ---- int8 activations as the CPU backend quantizes them (quantize_act.hip) -------------------
 // Scale and quant of one element given its block's absolute maximum.
 RF_DEV float act_scale(float amax) { return amax / 127.f; }

@@ -37,7 +37,7 @@ RF_DEV bool same_shape(const rf_ktensor &a, const rf_ktensor &b) {
 template <int OP> RF_DEV float binary_op(float u, float v) {
     if (OP == 0) return u + v;
     if (OP == 1) return u * v;
-    return (u / (1.f + __expf(-u))) * v; // SWIGLU
+    return swiglu_f(u, v);
 }
 
 template <int OP> RF_DEV void binary_impl(const rf_kargs &a) {

@@ -30,26 +30,44 @@ RF_DEV float act_block_amax(float v, int block, float *sh) {
     return block == 256 ? max_of_8_warps(amax, sh) : amax;
 }
 
-// Grid (ceil(K/2048), 1, rows), 256 threads: row z of x (ne1*ne2*ne3 rows) -> column z. Each
-// warp quantizes 256 consecutive elements, 8 per lane (lane l: 8l..8l+7, two 16-byte loads
-// where the row is 16-byte aligned): a 32-element block spans 4 lanes, a 256 block the warp, so
-// the block maxima and sums are shuffles, with no barrier (K is a multiple of 32).
-RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
-    rf_kernel_start();
-    const rf_ktensor &x = a.src[0];
-    const i64 K = x.ne[0];
-    const int lane = threadIdx.x % RF_WARP, z = blockIdx.z;
-    const i64 e0 = ((i64)blockIdx.x * 8 + threadIdx.x / RF_WARP) * 256 + 8 * lane; // this lane's first element
-    if (e0 - 8 * lane >= K) return; // the whole warp is past the row
-    const bool in = e0 < K;
-    const float *xr = (const float *)row_ptr(x, z) + e0;
-    float v[8];
+// 8 floats of row z from element e (zeros where `in` is false): two 16-byte loads when aligned.
+RF_DEV void load8(const rf_ktensor &x, int z, i64 e, bool in, float (&v)[8]) {
+    const float *xr = (const float *)row_ptr(x, z) + e;
     if (in && ((unsigned long long)xr & 15) == 0) {
         const float4 p = ((const float4 *)xr)[0], q = ((const float4 *)xr)[1];
         v[0] = p.x; v[1] = p.y; v[2] = p.z; v[3] = p.w; v[4] = q.x; v[5] = q.y; v[6] = q.z; v[7] = q.w;
     } else {
 #pragma unroll
         for (int i = 0; i < 8; ++i) v[i] = in ? xr[i] : 0.f;
+    }
+}
+
+// Grid (ceil(K/2048), 1, rows), 256 threads: row z of x (ne1*ne2*ne3 rows) -> column z. Each
+// warp quantizes 256 consecutive elements, 8 per lane (lane l: 8l..8l+7, two 16-byte loads
+// where the row is 16-byte aligned): a 32-element block spans 4 lanes, a 256 block the warp, so
+// the block maxima and sums are shuffles, with no barrier (K is a multiple of 32).
+// SWIGLU: x = swiglu(src[0], src[1]) of the gate and up rows, written to dst as rf_swiglu_f32
+// would (rf_swiglu_q8_1: the down projection's q8_1 columns in the SWIGLU's launch; all three
+// f32 with 16-byte aligned rows, dst on neither input or exactly on one).
+template <bool SWIGLU> RF_DEV void quantize_q8_1(const rf_kargs &a) {
+    const rf_ktensor &x = a.src[0];
+    const i64 K = x.ne[0];
+    const int lane = threadIdx.x % RF_WARP, z = blockIdx.z;
+    const i64 e0 = ((i64)blockIdx.x * 8 + threadIdx.x / RF_WARP) * 256 + 8 * lane; // this lane's first element
+    if (e0 - 8 * lane >= K) return; // the whole warp is past the row
+    const bool in = e0 < K;
+    float v[8];
+    load8(x, z, e0, in, v);
+    if (SWIGLU) {
+        float u[8];
+        load8(a.src[1], z, e0, in, u);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[i] = swiglu_f(v[i], u[i]);
+        if (in) {
+            float4 *d = (float4 *)((float *)row_ptr(a.dst, z) + e0);
+            d[0] = float4{v[0], v[1], v[2], v[3]};
+            d[1] = float4{v[4], v[5], v[6], v[7]};
+        }
     }
     float amax = 0.f;
 #pragma unroll
@@ -79,6 +97,14 @@ RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
         const float d = act_scale(amax);
         *(float2 *)((float *)(col + K) + 2 * (e0 / 32)) = float2{d, d * (float)qs};
     }
+}
+RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
+    rf_kernel_start();
+    quantize_q8_1<false>(a);
+}
+RF_KERNEL __launch_bounds__(256) void rf_swiglu_q8_1(rf_kargs a) {
+    rf_kernel_start();
+    quantize_q8_1<true>(a);
 }
 
 // Grid (ceil(K/256), min(rows, 65535)), 256 threads; rows = ne1*ne2*ne3 of src0, walked with

@@ -330,10 +330,51 @@ int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
     return r == RF_OK ? 1 : r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
 }
 
+// SWIGLU whose product the next node, a matmul of M > 1 columns on q8_1 activations (the down
+// projection of sequences decoding together, or of a prompt), reads: rf_swiglu_q8_1 writes the
+// product and its q8_1 columns in one launch (quantize_act.hip).
+int fuse_swiglu_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
+    if (i + 1 >= g.n_nodes) return 0;
+    const rf_node *sw = g.nodes[i], *mm = g.nodes[i + 1];
+    const rf_tensor *u = sw->src[0], *v = sw->src[1], *s = sw->dst;
+    if (mm->op != RF_OP_MATMUL || !unsupported_reason(*sw).empty() || !matmul_reads_q8_columns(b, *mm) || mm->src[1]->data != s->data ||
+        !same_shape(mm->src[1], s) || mm->src[1]->nb[1] != s->nb[1])
+        return 0;
+    const int64_t K = s->ne[0], rows = s->ne[1];
+    if (!plain_f32(u) || !plain_f32(v) || !plain_f32(s) || !same_shape(u, s) || !same_shape(v, s) || s->ne[2] * s->ne[3] != 1 ||
+        K % 32 || rows < 1 || rows > 65535 || !rows16(u) || !rows16(v) || !rows16(s))
+        return 0;
+    // Each lane reads its eight elements of both inputs before writing them: the product may
+    // replace an input exactly (same rows), nothing else may overlap.
+    for (const rf_tensor *in : {u, v})
+        if (overlap(s, in) && (s->data != in->data || s->nb[1] != in->nb[1])) return 0;
+    auto f = b.kernels.functions.find("rf_swiglu_q8_1");
+    if (f == b.kernels.functions.end()) return 0;
+    const int block = act_block(mm->src[0]->type);
+    const int64_t col = q8_column_bytes(K);
+    if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>((uint64_t)(col * rows), 1 << 20), false, err)) return -1;
+    LaunchRec r;
+    r.f = f->second;
+    r.grid[0] = (unsigned)((K + 2047) / 2048);
+    r.grid[2] = (unsigned)rows;
+    r.threads = 256;
+    r.args.src[0] = ktensor(u);
+    r.args.src[1] = ktensor(v);
+    r.args.dst = ktensor(s);
+    r.args.scratch = b.act_scratch.ptr;
+    r.args.aux[0] = col;
+    r.args.aux[1] = block;
+    b.queue.add(r);
+    forget_overwritten(b, s);
+    b.q8 = {s->data, byte_extent(s), K, rows, block, b.act_scratch.ptr};
+    return 1;
+}
+
 } // namespace
 
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (g.nodes[i]->op == RF_OP_MATMUL) return b.fuse_beyond_norm ? fuse_matmuls(b, g, i, err) : 0;
+    if (g.nodes[i]->op == RF_OP_SWIGLU) return b.fuse_beyond_norm ? fuse_swiglu_q8(b, g, i, err) : 0;
     if (g.nodes[i]->op == RF_OP_ATTENTION) return b.fuse_beyond_norm ? fuse_attention_q8(b, g, i, err) : 0;
     if (g.nodes[i]->op == RF_OP_SET_ROWS) return b.fuse_beyond_norm ? fuse_kv_append(b, g, i) : 0;
     const rf_node *add = nullptr, *norm = nullptr, *mul = nullptr;

@@ -42,6 +42,25 @@ GraphCase gate_up(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M) 
     return b.c;
 }
 
+// A feed-forward block: MATMUL(gate) MATMUL(up) SWIGLU MATMUL(down) of the product; from 8
+// columns the SWIGLU also writes the down projection's q8_1 columns (rf_swiglu_q8_1). in_place:
+// the product on the gate's bytes.
+GraphCase ffn(std::mt19937 &rng, int type, int down_type, int64_t K, int64_t N, int64_t M, bool in_place) {
+    Builder b;
+    b.c.name = std::string("fused ffn ") + type_label(type) + " down " + type_label(down_type) + " K=" + std::to_string(K) +
+               " N=" + std::to_string(N) + (in_place ? " in place" : "") + cols(M);
+    b.c.max_nmse = 5e-4;
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M)), Wg = b.input(rnd(rng, type, K, N)), Wu = b.input(rnd(rng, type, K, N));
+    const int Wd = b.input(rnd(rng, down_type, N, K));
+    const int g = b.output(RF_TYPE_F32, N, M), u = b.output(RF_TYPE_F32, N, M);
+    const int s = in_place ? b.view(g, RF_TYPE_F32, N, M, 1) : b.output(RF_TYPE_F32, N, M), y = b.output(RF_TYPE_F32, K, M);
+    b.node(RF_OP_MATMUL, g, {Wg, x});
+    b.node(RF_OP_MATMUL, u, {Wu, x});
+    b.node(RF_OP_SWIGLU, s, {g, u});
+    b.node(RF_OP_MATMUL, y, {Wd, s});
+    return b.c;
+}
+
 // The ROPE inputs of M tokens at random positions (one int32 each) and, optionally, n_rot / 2
 // frequency factors (-1: none), added to b.
 struct RopeInputs { int positions, factors; };
@@ -225,6 +244,9 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     }
     v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 4, 4, 64, false, 3));
     v.push_back(gate_up(rng, RF_TYPE_Q4_K, 1024, 130, 64));
+    for (int64_t M : {1, 5, 8, 16, 33, 100})
+        v.push_back(ffn(rng, RF_TYPE_Q4_K, M % 2 ? RF_TYPE_Q6_K : RF_TYPE_Q4_0, 256, 512, M, M == 16 || M == 100));
+    v.push_back(ffn(rng, RF_TYPE_Q8_0, RF_TYPE_Q5_K, 512, 768, 24, false));
     for (int pool : {RF_TYPE_F16, RF_TYPE_F32}) {
         v.push_back(kv_append(rng, pool, 256, 1));
         v.push_back(kv_append(rng, pool, 128, 6));
