@@ -288,7 +288,7 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
 int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
     const rf_node *m0 = g.nodes[i];
     const int form = fusable_matmul(b, m0);
-    if (!form) return fuse_mmq_run(b, g, i, err); // M >= 8 columns on the tensor cores
+    if (!form) return fuse_mmq_run(b, g, i, err); // several columns on the tensor cores
     if (overlap(m0->dst, m0->src[1])) return 0;
     if (int r = fuse_gate_up(b, g, i, err)) return r;
     if (form == 1 && b.fuse_projections)

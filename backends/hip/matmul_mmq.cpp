@@ -15,11 +15,14 @@ namespace rf_hip {
 #if defined(RF_HIP_NVIDIA)
 namespace {
 
-// Column counts the kernels take: from ROCMFORGE_HIP_MMQ_MIN_COLS (default 8, where they beat the
-// dp4a column kernels on the H100: Llama-2-7B Q4_K_M batch 8 decode 920 -> 1287 t/s, while at
-// batch 4 the dp4a kernels stay ahead, 723 vs 585; docs/notes/mmq.md) up to kMaxCols (at 64
-// columns still 1.8-4.5x faster than the f16 prefill tensor-core kernels; wider not measured).
-constexpr int64_t kDefaultMinCols = 8;
+// Column counts the kernels take: from ROCMFORGE_HIP_MMQ_MIN_COLS (default 4) up to kMaxCols (at
+// 64 columns still 1.8-4.5x faster than the f16 prefill tensor-core kernels; wider not
+// measured). When they came (8 columns) the dp4a column kernels were ahead below 8 (7B Q4_K_M, 4
+// sequences 723 vs 585 t/s); with the stage copies' 32-bit offsets and the joined projections
+// (fusion_mmq.h) the 8-column kernel wins from 4 (H100, S_TG of 4 / 5 / 6 sequences 863-871 /
+// 917-927 / 963-969 with the dp4a kernels, 939-948 / 1,158-1,171 / 1,378-1,380 here; 3 sequences
+// equal, 2 slower: 487-491 against 510-515). docs/notes/mmq.md.
+constexpr int64_t kDefaultMinCols = 4;
 constexpr int64_t kMaxCols = 64;
 
 // An A/B knob from the environment: its integer value, `fallback` when unset or empty. Each

@@ -197,9 +197,9 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     std::vector<GraphCase> v;
     const int types[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0};
     for (int t : types) {
-        // 1: one sequence; 2..7: the dp4a column kernels; 11: chunks of 8 + 3; 24: integer tensor
-        // cores (no gate/up or rope fusion there, the norm's q8_1 columns still); 100: prefill.
-        for (int64_t M : {1, 2, 5, 7, 11, 24, 100}) {
+        // 1: one sequence; 2, 3: the dp4a column kernels; 5..24: integer tensor cores on NVIDIA
+        // (the dp4a column kernels on AMD: 5, 7, 11 = chunks of 8 + 3); 100: prefill.
+        for (int64_t M : {1, 2, 3, 5, 7, 11, 24, 100}) {
             v.push_back(norm_matmul(rng, t, 512, 67, M, M % 2 == 1));
             v.push_back(gate_up(rng, t, 512, M == 1 ? 67 : 37, M));
             v.push_back(matmul_rope(rng, t, 512, 64, 4, M, M == 5 ? 32 : 64, M == 7));
