@@ -277,13 +277,15 @@ for step in "$@"; do
     KB=16 SKIP=${SKIP:-40} KERNELS=${KERNELS:-"rf_mmq_q4_k_16_k4 rf_mmq_q6_k_16_k4"} "$0" kdetailb > /dev/null 2>&1 ;;
   memcheck)
     CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-    timeout 420 $CS --tool memcheck --error-exitcode 9 $D/tests/hip/rocmforge-opcheck > "$OUT/memcheck-opcheck.txt" 2>&1
+    # MC_FILTER: only the opcheck cases whose name contains it; MC_PAR: sequences of the generate runs
+    timeout 420 $CS --tool memcheck --error-exitcode 9 $D/tests/hip/rocmforge-opcheck ${MC_FILTER:+--filter "$MC_FILTER"} \
+      > "$OUT/memcheck-opcheck.txt" 2>&1
     log "memcheck opcheck rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-opcheck.txt" | tail -1) $(grep -E 'passed' "$OUT/memcheck-opcheck.txt" | tail -1)"
     P="$(head -c 1500 models/trained/heldout.txt)"
     for m in $(model tinyllama-1.1b Q4_K_M) $(model tinyllama-1.1b Q4_0) $(model tinyllama-1.1b F16); do
-      timeout 200 $CS --tool memcheck --error-exitcode 9 $RF generate -m $m -p "$P" -n 16 --temp 0 --backend hip --parallel 2 \
+      timeout 200 $CS --tool memcheck --error-exitcode 9 $RF generate -m $m -p "$P" -n 16 --temp 0 --backend hip --parallel ${MC_PAR:-2} \
         > "$OUT/memcheck-gen.txt" 2>&1
-      log "memcheck generate $(basename $m) (300-token prompt, 2 sequences) rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gen.txt" | tail -1)"
+      log "memcheck generate $(basename $m) (300-token prompt, ${MC_PAR:-2} sequences) rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gen.txt" | tail -1)"
     done ;;
   kdetailpp) # Nsight Compute details of one prefill matmul launch of each kernel in KERNELS (pp512)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
