@@ -121,6 +121,8 @@ def cmd_pack_source(code, manifest_json, out_c, version):
  * plugin carrying ROCmForge's base kernels for {m['arch']} (rocmforge/pack_abi.h). */
 #include "rocmforge/pack_abi.h"
 
+#include "pack_fusions.h" /* plugins/packs: the fusions every ROCmForge pack provides */
+
 /* The code object, embedded as is (sha256 {m['sha256']}). */
 __asm__(".section .rodata.rf_pack_code,\\"a\\",@progbits\\n"
         ".balign 64\\n"
@@ -145,8 +147,8 @@ static const rf_kernel_pack_vtable pack = {{
     /* .code_sha256   = */ {c_string(m['sha256'])},
     /* .n_kernels     = */ {len(m['kernels'])},
     /* .kernel_names  = */ kernel_names,
-    /* .n_fusions     = */ 0, /* the decode fusions are still built into the backend (backends/hip/fusion.cpp) */
-    /* .fusions       = */ 0,
+    /* .n_fusions     = */ RF_PACK_N_FUSIONS,
+    /* .fusions       = */ rf_pack_fusions,
 }};
 
 static const rf_plugin_info info = {{RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_KERNEL_PACK, "rocmforge-kernels", {c_string(version)}, &pack}};

@@ -23,6 +23,7 @@
 #             no profiler: decode speed and greedy tokens, GPU time per step, per-op table of both
 #   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
 #   bstats    the same while KB (default 16) sequences decode together
+#   packab    the sm_90 pack against none (JIT base kernels): info, opcheck, tokens, ab, batched decode
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
 #   mmqp      prefill matmul kernel times (M = 512, 2048): integer tensor-core kernels
 #             (rf_mmqp_*) against the f16 ones (ROCMFORGE_HIP_MMQP=0)
@@ -442,6 +443,24 @@ for step in "$@"; do
       ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 128 -r 2 --backend hip > "$OUT/stats.txt" 2>&1
       log "-- stats tg128 $(basename $m)"; grep -iE "tg128|hip stats" "$OUT/stats.txt" | tail -3 | tee -a "$S"
     done ;;
+  packab) # issue 12: the sm_90 pack (base kernels + its fusions) against none ({"jit": "force"}: the base
+    # kernels compiled by NVRTC, no pack fusion): rocmforge info, opcheck and greedy tokens without it, then
+    # rocmforge ab (one sequence) and batched decode with and without, interleaved
+    echo '{}' > /tmp/pack.json
+    echo '{"backend_options": {"hip": {"jit": "force"}}}' > /tmp/nopack.json
+    for c in pack nopack; do log "-- rocmforge info ($c)"; $RF info --config /tmp/$c.json 2>&1 | grep -iE "pack|jit|fusion" | head -6 | cut -c1-220 | tee -a "$S"; done
+    timeout 300 $D/tests/hip/rocmforge-opcheck --gpu-config '{"jit": "force"}' > "$OUT/packab-opcheck.txt" 2>&1
+    log "opcheck without the pack: $(grep -E 'passed' "$OUT/packab-opcheck.txt" | tail -1)"
+    m=$(model llama2-7b Q4_K_M)
+    P=""; for i in $(seq 6); do P="$P -p \"Once upon a time $i\""; done
+    for c in pack nopack; do
+      eval timeout 200 $RF generate -m $m $P -n 24 --temp 0 --backend hip --config /tmp/$c.json 2>/dev/null > "$OUT/packab-$c.txt"
+    done
+    cmp -s "$OUT/packab-pack.txt" "$OUT/packab-nopack.txt" && r=identical || r=DIFFER
+    log "greedy tokens of 6 sequences (7B Q4_K_M) with and without the pack: $r"
+    timeout 300 $RF ab -m $m --config /tmp/pack.json --config /tmp/nopack.json -p 128 -n 128 -r 5 --no-profile > "$OUT/packab-ab.txt" 2>&1
+    grep -iE "ratio|B/A|tg|pp|agree" "$OUT/packab-ab.txt" | head -8 | tee -a "$S"
+    CONFIGS="ROCMFORGE_CONFIG=/tmp/pack.json ROCMFORGE_CONFIG=/tmp/nopack.json" BATCHES=${BATCHES:-4,16} "$0" bsweep > /dev/null 2>&1 ;;
   bstats) # ROCMFORGE_HIP_STATS=1 while KB sequences decode (7B Q4_K_M): GPU time and host gap per step
     ROCMFORGE_HIP_STATS=1 timeout 200 $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} \
       --prompt-len 128 -n 128 -r 1 --backend hip > "$OUT/bstats.txt" 2>&1

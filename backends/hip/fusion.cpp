@@ -296,30 +296,6 @@ int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
     return fuse_matmul_rope(b, g, i, form, err);
 }
 
-// SET_ROWS(K pool) SET_ROWS(V pool) into f16/f32 pools.
-int fuse_kv_append(Backend &b, const rf_graph &g, int i) {
-    if (i + 1 >= g.n_nodes) return 0;
-    const rf_node *k = g.nodes[i], *v = g.nodes[i + 1];
-    if (!pool_append(k) || !pool_append(v)) return 0;
-    const rf_tensor *rdk[2] = {k->src[0], k->src[1]}, *rdv[2] = {v->src[0], v->src[1]};
-    if (overlap(k->dst, v->dst)) return 0;
-    for (int j = 0; j < 2; ++j)
-        if (overlap(k->dst, rdk[j]) || overlap(k->dst, rdv[j]) || overlap(v->dst, rdk[j]) || overlap(v->dst, rdv[j])) return 0;
-    const int64_t total = k->src[0]->ne[0] * k->src[0]->ne[1] + v->src[0]->ne[0] * v->src[0]->ne[1];
-    rf_kargs a{};
-    a.src[0] = ktensor(k->src[0]);
-    a.src[1] = ktensor(k->src[1]);
-    a.dst = ktensor(k->dst);
-    a.src[2] = ktensor(v->src[0]);
-    a.src[3] = ktensor(v->src[1]);
-    a.src[4] = ktensor(v->dst);
-    if (total <= 0) return 0;
-    if (!add_launch(b, "rf_set_rows2", (unsigned)std::min<int64_t>((total + 255) / 256, 1 << 16), 256, a)) return 0;
-    forget_overwritten(b, k->dst);
-    forget_overwritten(b, v->dst);
-    return 2;
-}
-
 // ATTENTION (decode, one token) whose output an M = 1 matmul reads next: the attention kernel
 // also writes the q8_1 copy (no separate quantize launch); the matmul then finds it cached.
 int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
@@ -376,7 +352,6 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (g.nodes[i]->op == RF_OP_MATMUL) return b.fuse_beyond_norm ? fuse_matmuls(b, g, i, err) : 0;
     if (g.nodes[i]->op == RF_OP_SWIGLU) return b.fuse_beyond_norm ? fuse_swiglu_q8(b, g, i, err) : 0;
     if (g.nodes[i]->op == RF_OP_ATTENTION) return b.fuse_beyond_norm ? fuse_attention_q8(b, g, i, err) : 0;
-    if (g.nodes[i]->op == RF_OP_SET_ROWS) return b.fuse_beyond_norm ? fuse_kv_append(b, g, i) : 0;
     const rf_node *add = nullptr, *norm = nullptr, *mul = nullptr;
     int at = i;
     const rf_node *n0 = g.nodes[at];

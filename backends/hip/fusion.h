@@ -14,7 +14,10 @@ namespace rf_hip {
 //    columns on the dp4a column kernels (sequences decoding together) -> rf_mvqn_<type>_<NC>f;
 //  - MATMUL ROPE(NORMAL) over its output (K, Q), one token -> rf_mvq_multi in rope form, one
 //    token per column on the column kernels -> rf_mvqn_<type>_<NC>f;
-//  - SET_ROWS SET_ROWS into f16/f32 pools (K, V append) -> rf_set_rows2.
+//  - several columns on the integer tensor cores: the joined projections of fusion_mmq.h; a SWIGLU
+//    before such a matmul -> rf_swiglu_q8_1.
+// (SET_ROWS SET_ROWS into f16/f32 pools -> rf_set_rows2 is a fusion of ROCmForge's kernel packs:
+// plugins/packs/kv_append.c.)
 // Every pattern covers consecutive nodes only (none is launched ahead of its turn).
 // Returns the number of consecutive nodes consumed (0: no pattern here, run nodes[i] alone),
 // or -1 with `err` set.

@@ -7,11 +7,13 @@ set -u
 check=$1 example=$2 fakes=$3 cpu=$4 rocmforge=$5
 source "$(dirname "$0")/../cli/lib.sh"
 
-config() { # PACKS_JSON_ARRAY -> a config file naming them for the HIP backend
+config() { # PACKS_JSON_ARRAY -> a config file naming them (and no pack folder) for the HIP backend
   local f=$tmp/config-$RANDOM.json
-  printf '{"plugin_dirs": ["%s"], "backend_options": {"hip": {"packs": %s, "arch_override": "sm_90"}}}\n' "$cpu" "$1" >"$f"
+  printf '{"plugin_dirs": ["%s"], "backend_options": {"hip": {"packs": %s, "kernel_pack_dirs": ["%s"], "arch_override": "sm_90"}}}\n' \
+    "$cpu" "$1" "$tmp/no-packs" >"$f"
   echo "$f"
 }
+mkdir -p "$tmp/no-packs"
 
 # The mul+add cases (four of the graphs) are claimed, every node equals the CPU backend's.
 expect 0 "4 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\"]")" --expect-claims 4
@@ -29,6 +31,13 @@ expect 1 "cannot be checked without a GPU" -- "$check" --config "$(config "[\"$f
 # The example first: its claims win over the fake's (load order = claim order); the fake still
 # claims the mul+add of other tensors, which the example declines, and cannot be checked there.
 expect 1 "5 claim\(s\), 1 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\", \"$fakes/rocmforge-pack-fake-sm_90.so\"]")"
+# ROCmForge's own sm_90 pack (where this build has one, found in its default folder): its
+# kv_append fusion claims the two K/V append cases and matches the CPU backend bit for bit.
+if [ -f "$(dirname "$check")/../plugins/packs/rocmforge-pack-sm_90.so" ]; then
+  printf '{"plugin_dirs": ["%s"], "backend_options": {"hip": {"arch_override": "sm_90"}}}\n' "$cpu" >"$tmp/own.json"
+  expect 0 "fusions: kv_append" -- "$check" --config "$tmp/own.json"
+  expect 0 "2 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own.json" --expect-claims 2
+fi
 # A pack among the core's plugins is listed as such, not used by the core.
 printf '{"plugin_dirs": ["%s"]}\n' "$(dirname "$example")" >"$tmp/plugins.json"
 expect 0 "kernel pack for sm_90, not used from here" -- "$rocmforge" info --config "$tmp/plugins.json"

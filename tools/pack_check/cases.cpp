@@ -3,17 +3,18 @@
 namespace pack_check {
 namespace {
 
-rf_tensor *f32(Case &c, std::initializer_list<int64_t> ne) {
+rf_tensor *dense(Case &c, int type, std::initializer_list<int64_t> ne) {
     rf_tensor t{};
-    t.type = RF_TYPE_F32;
+    t.type = type;
     int d = 0;
     for (int64_t n : ne) t.ne[d++] = n;
     for (; d < RF_MAX_DIMS; ++d) t.ne[d] = 1;
-    t.nb[0] = 4;
+    t.nb[0] = type == RF_TYPE_F16 ? 2 : 4;
     for (d = 1; d < RF_MAX_DIMS; ++d) t.nb[d] = t.nb[d - 1] * t.ne[d - 1];
     c.tensors.push_back(t);
     return &c.tensors.back();
 }
+rf_tensor *f32(Case &c, std::initializer_list<int64_t> ne) { return dense(c, RF_TYPE_F32, ne); }
 rf_tensor *input(Case &c, std::initializer_list<int64_t> ne) {
     rf_tensor *t = f32(c, ne);
     c.inputs.push_back(t);
@@ -47,6 +48,24 @@ Case mul_add(const std::string &name, std::initializer_list<int64_t> shape, std:
     rf_tensor *d = result_in_place ? in_place(c, a) : f32(c, shape);
     node(c, RF_OP_MUL, t, {a, b});
     node(c, RF_OP_ADD, d, {t, cc});
+    return c;
+}
+
+// SET_ROWS(K pool) SET_ROWS(V pool): T rows of E elements appended at `slots` of pools of `rows`
+// rows (the K and V appends of T tokens; the in-tree packs' kv_append). shared_pool: both into one
+// pool (must not be claimed: the appends would race).
+Case kv_append(const std::string &name, int pool_type, int64_t E, std::vector<int32_t> slots, int64_t rows, bool shared_pool) {
+    Case c{name};
+    const int64_t T = (int64_t)slots.size();
+    rf_tensor *k = input(c, {E, T}), *v = input(c, {E, T});
+    rf_tensor *s = dense(c, RF_TYPE_I32, {T});
+    c.int_inputs.push_back({s, slots});
+    rf_tensor *kp = dense(c, pool_type, {E, rows});
+    c.inputs.push_back(kp);
+    rf_tensor *vp = shared_pool ? in_place(c, kp) : dense(c, pool_type, {E, rows});
+    if (!shared_pool) c.inputs.push_back(vp);
+    node(c, RF_OP_SET_ROWS, kp, {k, s});
+    node(c, RF_OP_SET_ROWS, vp, {v, s});
     return c;
 }
 
@@ -107,6 +126,9 @@ std::deque<Case> make_cases() {
         node(c, RF_OP_SWIGLU, y, {g, u});
         cases.push_back(std::move(c));
     }
+    cases.push_back(kv_append("kv append f16 pools, 3 tokens", RF_TYPE_F16, 64, {5, 0, 2}, 8, false));
+    cases.push_back(kv_append("kv append f32 pools, 1 token", RF_TYPE_F32, 128, {3}, 4, false));
+    cases.push_back(kv_append("kv append f16, both into one pool (not one launch)", RF_TYPE_F16, 32, {1, 6}, 8, true));
     return cases;
 }
 

@@ -1,4 +1,4 @@
-// The graphs rocmforge-pack-check offers a pack's fusions: small f32 runs of the node patterns
+// The graphs rocmforge-pack-check offers a pack's fusions: small runs of the node patterns
 // ROCmForge's models produce (and some that look alike but must not be claimed), with the
 // shapes, broadcasts and in-place results the executor creates.
 #pragma once
@@ -14,7 +14,9 @@ struct Case {
     std::string name;
     std::deque<rf_tensor> tensors; // stable addresses: nodes point at them
     std::vector<rf_node> nodes;
-    std::vector<rf_tensor *> inputs; // filled with random values
+    std::vector<rf_tensor *> inputs; // filled with random values (f32), random bytes (other types)
+    // Inputs with these exact i32 values instead (the slots of a SET_ROWS).
+    std::vector<std::pair<rf_tensor *, std::vector<int32_t>>> int_inputs;
     // Tensors that share another's bytes (an in-place result): index into tensors -> index of the owner.
     std::vector<std::pair<size_t, size_t>> aliases;
 };

@@ -7,6 +7,8 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -82,15 +84,23 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
     for (auto [alias, owner] : c.aliases) c.tensors[alias].data = c.tensors[owner].data;
     std::mt19937 rng(1234);
     std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-    std::vector<std::vector<float>> inputs;
+    std::vector<std::vector<uint8_t>> inputs; // f32: uniform in [-2, 2]; f16: finite halves of that range
     for (rf_tensor *t : c.inputs) {
-        std::vector<float> v(bytes_of(*t) / 4);
-        for (float &x : v) x = dist(rng);
+        std::vector<uint8_t> v(bytes_of(*t));
+        for (size_t j = 0; j + 4 <= v.size(); j += 4) {
+            float x = dist(rng);
+            if (t->type == RF_TYPE_F16) { // two halves: sign, exponent 14..15, a random mantissa
+                const uint32_t h = 0x38003800u | (std::bit_cast<uint32_t>(x) & 0x83ff83ffu);
+                std::memcpy(&x, &h, 4);
+            }
+            std::memcpy(&v[j], &x, 4);
+        }
         inputs.push_back(v);
     }
     auto reset = [&] {
         for (auto &t : c.tensors) std::fill_n(static_cast<float *>(t.data), bytes_of(t) / 4, std::nanf(""));
         for (size_t i = 0; i < c.inputs.size(); ++i) std::memcpy(c.inputs[i]->data, inputs[i].data(), bytes_of(*c.inputs[i]));
+        for (auto &[t, vals] : c.int_inputs) std::memcpy(t->data, vals.data(), vals.size() * 4);
     };
     std::vector<rf_node *> nodes;
     for (auto &n : c.nodes) nodes.push_back(&n);
@@ -99,7 +109,12 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
     reset();
     cpu.run(nodes.data(), g.n_nodes);
     std::vector<std::vector<float>> want;
-    for (auto *n : nodes) want.push_back(values(*n->dst));
+    std::vector<std::vector<uint8_t>> want_bytes;
+    for (auto *n : nodes) {
+        want.push_back(values(*n->dst));
+        const auto *p = static_cast<const uint8_t *>(n->dst->data);
+        want_bytes.emplace_back(p, p + bytes_of(*n->dst));
+    }
 
     reset();
     std::string log;
@@ -144,6 +159,13 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
     // Every node's result, the intermediate ones too: a fused kernel must leave them as written.
     bool ok = true;
     for (int i = 0; i < g.n_nodes; ++i) {
+        if (nodes[i]->dst->type != RF_TYPE_F32) { // f16 pools: the same bits
+            if (std::memcmp(want_bytes[i].data(), nodes[i]->dst->data, want_bytes[i].size()) != 0) {
+                log += "    FAIL node " + std::to_string(i) + " (" + rf_op_name(nodes[i]->op) + "): bytes differ from the unfused graph's\n";
+                ok = false;
+            }
+            continue;
+        }
         const std::vector<float> got = values(*nodes[i]->dst);
         double worst = 0;
         size_t at = 0;
