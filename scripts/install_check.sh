@@ -73,9 +73,17 @@ if [ -x "$nvcc" ]; then
   if meson setup --native-file pkgconfig.ini -Dcuda="$(dirname "$(dirname "$nvcc")")" pack-build "$src/examples/pack" >pack-setup.log 2>&1 &&
      ninja -C pack-build >pack-build.log 2>&1; then
     echo "ok: examples/pack builds against the install"
-    printf '{"backend_options": {"hip": {"packs": ["%s"], "arch_override": "sm_90"}}}\n' "$PWD/pack-build/rocmforge-pack-example-sm_90.so" >pack.json
+    # Only the example (an empty pack folder): the installed packs' own fusions are checked next.
+    mkdir -p no-packs
+    printf '{"backend_options": {"hip": {"packs": ["%s"], "kernel_pack_dirs": ["%s"], "arch_override": "sm_90"}}}\n' \
+      "$PWD/pack-build/rocmforge-pack-example-sm_90.so" "$PWD/no-packs" >pack.json
     run "installed rocmforge-pack-check on examples/pack" "4 claim\(s\), 0 unchecked, 0 failure" -- \
       "$root/bin/rocmforge-pack-check" --config pack.json --expect-claims 4
+    if [ -n "$(find "$root" -name rocmforge-pack-sm_90.so -path '*rocmforge/packs/*' | head -1)" ]; then
+      printf '{"backend_options": {"hip": {"arch_override": "sm_90"}}}\n' >own-pack.json
+      run "installed rocmforge-pack-check on the installed sm_90 pack (kv_append)" "2 claim\(s\), 0 unchecked, 0 failure" -- \
+        "$root/bin/rocmforge-pack-check" --config own-pack.json --expect-claims 2
+    fi
   else
     fail "examples/pack does not build against the install"; tail -5 pack-setup.log pack-build.log 2>/dev/null
   fi
