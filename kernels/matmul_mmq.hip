@@ -1,4 +1,4 @@
-// MATMUL of quantized weights with a few dozen activation columns (batched decode of 8..64
+// MATMUL of quantized weights with a few dozen activation columns (batched decode of 4..64
 // sequences, short prompts) on the integer tensor cores: mma.sync m16n8k32 s8 x s8 -> s32.
 // Here: the decode kernels, their stage fill (MmqCopies, shared with the prefill kernels) and
 // launch; mmq_ops.h has the copy and tensor-core primitives, mmq_step.h one K step per format.
