@@ -30,11 +30,6 @@ RF_KERNEL void rf_set_rows(rf_kargs a) {
     }
 }
 
-RF_DEV void store_pool_elem(u8 *row, int type, i64 e, float v) { // f16 or f32 pool row, as rf_set_rows
-    if (type == T_F16) ((u16 *)row)[e] = f2h(v);
-    else ((float *)row)[e] = v;
-}
-
 // Two SET_ROWS into f16/f32 pools in one launch (decode: the K and V appends, fusion.cpp),
 // one thread per element: src0 rows -> dst pool at slots src1; src2 rows -> pool src4 at slots src3.
 RF_KERNEL void rf_set_rows2(rf_kargs a) {

@@ -149,8 +149,8 @@ template <int T, int ROWS, int C, int THREADS> struct MmqCopies {
     }
 };
 
-// The weight matrix and output of the launch's segment blockIdx.z (iparams[4] segments, 0 = 1):
-// one launch may cover up to three matrices of the same type and K read with the same activation
+// The weight matrix and output of the launch's segment blockIdx.z (grid z = the segments): one
+// launch may cover up to three matrices of the same type and K read with the same activation
 // columns (a layer's K / V / Q or gate / up projections): segment 0 is src[0] -> dst, 1 is src[2]
 // -> aux[1], 2 is src[3] -> aux[2], the outputs' column strides (bytes) in dst.nb[1],
 // iparams[5], iparams[6]. The grid covers the tallest; blocks past a segment's rows leave.
@@ -165,6 +165,15 @@ RF_DEV MmqSegment mmq_segment(const rf_kargs &a) {
     if (z == 0) return {(const u8 *)a.src[0].data, a.src[0].ne[1], a.src[0].nb[1], (u8 *)a.dst.data, a.dst.nb[1]};
     const rf_ktensor &w = z == 1 ? a.src[2] : a.src[3];
     return {(const u8 *)w.data, w.ne[1], w.nb[1], (u8 *)a.aux[z], (i64)a.iparams[4 + z]};
+}
+
+// Output (n, m) of the segment; iparams[7] = s + 1: segment s's outputs also go to an f16/f32 cache
+// pool as SET_ROWS would append them (the V append): column m into pool row slots[m] (aux[3] = the
+// pool, src[4].data = the i32 slots, iparams[0] = the pool's row stride in bytes, iparams[4] = its type).
+RF_DEV void mmq_store(const rf_kargs &a, const MmqSegment &seg, i64 n, i64 m, float v) {
+    ((float *)(seg.out + m * seg.onb))[n] = v;
+    if (a.iparams[7] == (int)blockIdx.z + 1)
+        store_pool_elem((u8 *)a.aux[3] + (i64)((const int *)a.src[4].data)[m] * a.iparams[0], a.iparams[4], n, v);
 }
 
 template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
@@ -300,7 +309,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
 #pragma unroll
             for (int q = 0; q < KS; ++q) v += mmq_ld_cluster(at, (u32)q);
             const i64 n = n0 + 16 * wv + (ln >> 2) + 8 * ((i & 3) >> 1), m = c0 + 8 * nt + 2 * (ln & 3) + (i & 1);
-            if (nt < ntv && n < N && m < M) ((float *)(seg.out + m * seg.onb))[n] = v;
+            if (nt < ntv && n < N && m < M) mmq_store(a, seg, n, m, v);
         }
         mmq_cluster_sync(); // no block leaves while the others read its shared memory
     } else {
@@ -310,7 +319,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 const i64 n = n0 + r0 + 8 * (i >> 1), m = c0 + 8 * nt + 2 * t + (i & 1);
-                if (n < N && m < M) ((float *)(seg.out + m * seg.onb))[n] = acc[0][nt][i];
+                if (n < N && m < M) mmq_store(a, seg, n, m, acc[0][nt][i]);
             }
         }
     }

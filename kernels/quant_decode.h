@@ -28,6 +28,13 @@ template <> struct qtraits<T_MXFP4> { enum { bs = 32, bytes = 17, scalar = 0 }; 
 template <> struct qtraits<T_MXFP6_E2M3> { enum { bs = 32, bytes = 25, scalar = 0 }; };
 template <> struct qtraits<T_MXFP6_E3M2> { enum { bs = 32, bytes = 25, scalar = 0 }; };
 
+// Element e of an f16 or f32 cache pool row, as rf_set_rows writes it (the K/V appends of
+// rf_set_rows2, the joined projections' rope and matmul epilogue: the same bits).
+RF_DEV void store_pool_elem(u8 *row, int type, i64 e, float v) {
+    if (type == T_F16) ((u16 *)row)[e] = f2h(v);
+    else ((float *)row)[e] = v;
+}
+
 // Scalar element i of a row of a scalar type.
 template <int T> RF_DEV float load_scalar(const u8 *row, i64 i) {
     if (T == T_F32) return ((const float *)row)[i];

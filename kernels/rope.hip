@@ -1,6 +1,7 @@
 // ROPE: rotates pairs of src0[D, H, T] by position-dependent angles (abi.h semantics).
 // One thread per output pair slot i in [0, D/2); dims >= n_rot are copied unchanged.
 #include "compat.h"
+#include "quant_decode.h"
 
 // cos and sin of rotation r (< n_rot/2) at position pos. The angle, its cosine and sine are
 // computed in double and rounded to float once, as the CPU backend does (a float angle at
@@ -58,6 +59,9 @@ RF_DEV void prefetch_rope_table(const rf_kargs &a) {
 // are computed once per token and block into shared memory instead of once per head.
 // aux[0] = G > 0: two ropes of the same tokens, positions and parameters in one launch (a
 // layer's K and Q rotations): head groups y >= G rotate src[3] into src[4] (same T, its own D, H).
+// aux[1] != 0: the first tensor's rotated rows also go to an f16/f32 cache pool, as SET_ROWS would
+// append them (the K append): token t's [D * H] row into pool row slots[t] (aux[1] = the pool,
+// aux[2] = the i32 slots, aux[3] = the pool's row stride in bytes, iparams[2] = its type).
 RF_KERNEL void rf_rope_f32(rf_kargs a) {
     prefetch_rope_table(a);
     rf_kernel_start();
@@ -92,6 +96,11 @@ RF_KERNEL void rf_rope_f32(rf_kargs a) {
             }
             yr[j0] = y0;
             yr[j1] = y1;
+            if (!second && a.aux[1]) {
+                u8 *prow = (u8 *)a.aux[1] + (i64)((const int *)a.aux[2])[t] * a.aux[3];
+                store_pool_elem(prow, a.iparams[2], h * D + j0, y0);
+                store_pool_elem(prow, a.iparams[2], h * D + j1, y1);
+            }
         }
     }
 }

@@ -179,13 +179,6 @@ int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string
     return 2;
 }
 
-// A SET_ROWS of f32 rows into an f16/f32 pool (a KV append).
-bool pool_append(const rf_node *n) {
-    const rf_tensor *x = n->src[0], *s = n->src[1], *p = n->dst;
-    return n->op == RF_OP_SET_ROWS && unsupported_reason(*n).empty() && plain_f32(x) && x->ne[2] * x->ne[3] == 1 &&
-           s->ne[0] == x->ne[1] && (p->type == RF_TYPE_F16 || p->type == RF_TYPE_F32);
-}
-
 // MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] over one vector, one token (a layer's K, V, Q
 // projections with their rotations) -> one rf_mvq_proj launch, with up to two SET_ROWS that
 // follow and append a segment's final output to a pool (the K and V appends). The ropes must

@@ -28,4 +28,10 @@ bool rope_of_product(const rf_node *mm, const rf_node *rp) {
            (mm->src[0]->type != RF_TYPE_F16 || !overlap(rd, mm->src[1])); // F16: the kernel reads x itself
 }
 
+bool pool_append(const rf_node *n) {
+    const rf_tensor *x = n->src[0], *s = n->src[1], *p = n->dst;
+    return n->op == RF_OP_SET_ROWS && unsupported_reason(*n).empty() && plain_f32(x) && x->ne[2] * x->ne[3] == 1 &&
+           s->ne[0] == x->ne[1] && (p->type == RF_TYPE_F16 || p->type == RF_TYPE_F32);
+}
+
 } // namespace rf_hip

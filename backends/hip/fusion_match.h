@@ -17,5 +17,7 @@ bool overlap(const rf_tensor *a, const rf_tensor *b);
 // or lie on a q8_1 matmul's input vector (the kernels read only its q8_1 copy, made before the
 // launch; an F16 matmul's launch reads the vector itself); no other overlap.
 bool rope_of_product(const rf_node *mm, const rf_node *rp);
+// A SET_ROWS of f32 rows into an f16/f32 pool (a KV append).
+bool pool_append(const rf_node *n);
 
 } // namespace rf_hip

@@ -2,6 +2,8 @@
 #include "fusion_mmq.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "fusion_match.h"
@@ -20,12 +22,32 @@ bool same_rotation(const rf_node &p, const rf_node &q) {
            p.src[0]->ne[2] == q.src[0]->ne[2] && p.src[0]->ne[3] == 1 && q.src[0]->ne[3] == 1;
 }
 
-// Both in one launch (kernels/rope.hip, aux[0]): p's head groups, then q's, p reading `px`
-// (its product, or that product's scratch copy). Neither writes what the other reads
-// (fuse_mmq_run's checks), so the order between them is free.
-int rope_pair(Backend &b, const rf_node &p, const rf_ktensor &px, const rf_node &q, const rf_ktensor &qx, std::string &err) {
+// A SET_ROWS the run's launches take over: `pool` row slots[m] = column m of the segment's final
+// output (its rotation when it has a rope: the K append; its product otherwise: the V append).
+struct PoolAppend {
+    const rf_node *n = nullptr;
+    int seg = -1;
+};
+
+// rf_rope_f32 of rope p reading `px` (its product, or that product's scratch copy), its rotated rows
+// also appended to a pool when `app` is given (kernels/rope.hip, aux[1..3]).
+rf_kargs rope_args(const rf_node &p, const rf_ktensor &px, const rf_node *app) {
     rf_kargs a = make_args(p);
     a.src[0] = px;
+    if (app) {
+        a.aux[1] = (long long)(uintptr_t)app->dst->data;
+        a.aux[2] = (long long)(uintptr_t)app->src[1]->data;
+        a.aux[3] = app->dst->nb[1];
+        a.iparams[2] = app->dst->type;
+    }
+    return a;
+}
+
+// Both in one launch (kernels/rope.hip, aux[0]): p's head groups, then q's. Neither writes what
+// the other reads (fuse_mmq_run's checks), so the order between them is free.
+int rope_pair(Backend &b, const rf_node &p, const rf_ktensor &px, const rf_node *app, const rf_node &q, const rf_ktensor &qx,
+              std::string &err) {
+    rf_kargs a = rope_args(p, px, app);
     a.src[3] = qx;
     a.src[4] = ktensor(q.dst);
     const int64_t gp = (p.src[0]->ne[1] + 7) / 8, gq = (q.src[0]->ne[1] + 7) / 8;
@@ -33,11 +55,55 @@ int rope_pair(Backend &b, const rf_node &p, const rf_ktensor &px, const rf_node 
     return launch(b, "rf_rope_f32", (unsigned)std::min<int64_t>(p.src[0]->ne[2], 65535), (unsigned)(gp + gq), 1, 256, a, err);
 }
 
-int rope_one(Backend &b, const rf_node &p, const rf_ktensor &px, std::string &err) {
-    rf_kargs a = make_args(p);
-    a.src[0] = px;
+int rope_one(Backend &b, const rf_node &p, const rf_ktensor &px, const rf_node *app, std::string &err) {
+    rf_kargs a = rope_args(p, px, app);
     return launch(b, "rf_rope_f32", (unsigned)std::min<int64_t>(p.src[0]->ne[2], 65535), (unsigned)((p.src[0]->ne[1] + 7) / 8), 1,
                   256, a, err);
+}
+
+// What a run reads and writes, for find_appends.
+struct RunTensors {
+    std::vector<const rf_tensor *> finals; // per segment: its rotation, or its product
+    std::vector<bool> rotated;
+    std::vector<const rf_tensor *> outputs, reads;
+    int64_t M = 0; // columns (tokens)
+};
+
+// The two SET_ROWS after the run, when they are the K append of a segment's rotation and the V
+// append of another's product without rope (either order): each source is that whole output seen as
+// [N, M] dense rows, into f16/f32 pools. The pools overlap each other, the slots and everything the
+// run reads or writes in no byte; the slots overlap none of the run's outputs (they are read while
+// those are written). found[0]: the rotation's append, found[1]: the product's.
+bool find_appends(const rf_graph &g, int j, const RunTensors &run, PoolAppend (&found)[2]) {
+    if (j + 1 >= g.n_nodes) return false;
+    for (int k = 0; k < 2; ++k) {
+        const rf_node *n = g.nodes[j + k];
+        if (!pool_append(n) || n->dst->nb[1] > INT32_MAX) return false;
+        const rf_tensor *x = n->src[0];
+        int seg = -1;
+        for (size_t s = 0; s < run.finals.size(); ++s) {
+            const rf_tensor *f = run.finals[s];
+            const int64_t N = f->ne[0] * f->ne[1] * f->ne[2] / run.M; // the product's rows
+            if (x->data == f->data && x->ne[0] == N && x->ne[1] == run.M && x->nb[1] == 4 * N) seg = (int)s;
+        }
+        if (seg < 0) return false;
+        PoolAppend &slot = found[run.rotated[(size_t)seg] ? 0 : 1];
+        if (slot.n) return false; // two of one kind
+        slot = {n, seg};
+    }
+    const rf_tensor *pools[2] = {found[0].n->dst, found[1].n->dst}, *slots[2] = {found[0].n->src[1], found[1].n->src[1]};
+    if (overlap(pools[0], pools[1])) return false;
+    for (const rf_tensor *p : pools) {
+        for (const rf_tensor *sl : slots)
+            if (overlap(p, sl)) return false;
+        for (const auto *list : {&run.outputs, &run.reads})
+            for (const rf_tensor *t : *list)
+                if (overlap(p, t)) return false;
+    }
+    for (const rf_tensor *sl : slots)
+        for (const rf_tensor *t : run.outputs)
+            if (overlap(sl, t)) return false;
+    return true;
 }
 
 struct Seg {
@@ -49,6 +115,15 @@ struct Seg {
 
 // The run's outputs in node order (products and rotations) and whether each is a product.
 struct Output { const rf_tensor *t; int seg; bool product; };
+
+// ROCMFORGE_HIP_MMQ_APPEND=0: the K/V appends after a joined run stay separate launches (A/B).
+bool appends_on() {
+    static const bool v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_MMQ_APPEND");
+        return !(s && *s == '0');
+    }();
+    return v;
+}
 
 } // namespace
 
@@ -62,6 +137,8 @@ struct Output { const rf_tensor *t; int seg; bool product; };
 //  - no output overlaps a weight or a rope's positions / factors, and no product written in place
 //    overlaps the activations. A rotation may lie on them: every launch reads their q8_1 copy,
 //    made before the first one (one copy: the same activation block for all weight types).
+// The K and V appends that follow (SET_ROWS of K's rotation and of V's product) are written by the
+// rope and by V's matmul epilogue when find_appends allows it: one launch fewer per layer.
 int fuse_mmq_run(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (!mmq_segments_on()) return 0;
     std::vector<Seg> segs;
@@ -125,6 +202,25 @@ int fuse_mmq_run(Backend &b, const rf_graph &g, int i, std::string &err) {
             return 0;
         }
     }
+    // The K and V appends that follow: the rope writes the K rows to their pool, the matmul epilogue
+    // the V rows (the same conversions as rf_set_rows2): one launch fewer per layer.
+    RunTensors run;
+    run.M = first->src[1]->ne[1];
+    run.reads.push_back(first->src[1]);
+    for (const Seg &s : segs) {
+        run.finals.push_back(s.rp ? s.rp->dst : s.mm->dst);
+        run.rotated.push_back(s.rp != nullptr);
+        run.outputs.push_back(s.mm->dst);
+        run.reads.push_back(s.mm->src[0]);
+        if (s.rp) {
+            run.outputs.push_back(s.rp->dst);
+            run.reads.push_back(s.rp->src[1]);
+            run.reads.push_back(s.rp->src[2]);
+        }
+    }
+    PoolAppend apps[2];
+    const bool appends = appends_on() && find_appends(g, j, run, apps);
+
     if (scratch && !ensure_scratch(b, b.proj_scratch, scratch, false, err)) return -1;
     uint64_t at = 0;
     for (Seg &s : segs) {
@@ -138,32 +234,41 @@ int fuse_mmq_run(Backend &b, const rf_graph &g, int i, std::string &err) {
 
     for (const auto &grp : groups) {
         std::vector<const rf_node *> mm;
-        for (int s : grp) mm.push_back(segs[s].dead ? &segs[s].shadow : segs[s].mm);
-        if (int r = matmul_mmq_segments(b, mm.data(), (int)mm.size(), err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
+        MmqAppend v_append;
+        for (int s : grp) {
+            if (appends && s == apps[1].seg) v_append = {apps[1].n->dst, apps[1].n->src[1], (int)mm.size()};
+            mm.push_back(segs[s].dead ? &segs[s].shadow : segs[s].mm);
+        }
+        if (int r = matmul_mmq_segments(b, mm.data(), (int)mm.size(), err, &v_append)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
     }
     for (const Seg &s : segs)
         if (!s.dead) forget_overwritten(b, s.mm->dst);
-    // A rope reads its product (or the scratch copy) as the rope's own [D, H, T] view of it.
-    std::vector<std::pair<const rf_node *, rf_ktensor>> ropes;
-    for (const Seg &s : segs)
-        if (s.rp) {
-            rf_ktensor x = ktensor(s.rp->src[0]);
-            if (s.dead) x.data = s.out.data;
-            ropes.push_back({s.rp, x});
+    // A rope reads its product (or the scratch copy) as the rope's own [D, H, T] view of it; the
+    // one that appends its rows goes first (the kernel appends for its first tensor only).
+    struct Rope { const rf_node *rp; rf_ktensor x; const rf_node *app; };
+    std::vector<Rope> ropes;
+    for (int s = 0; s < (int)segs.size(); ++s)
+        if (const rf_node *rp = segs[s].rp) {
+            rf_ktensor x = ktensor(rp->src[0]);
+            if (segs[s].dead) x.data = segs[s].out.data;
+            const rf_node *app = appends && s == apps[0].seg ? apps[0].n : nullptr;
+            ropes.insert(app ? ropes.begin() : ropes.end(), {rp, x, app});
         }
     int r = RF_OK;
-    if (ropes.size() == 2 && same_rotation(*ropes[0].first, *ropes[1].first)) {
-        r = rope_pair(b, *ropes[0].first, ropes[0].second, *ropes[1].first, ropes[1].second, err);
+    if (ropes.size() == 2 && same_rotation(*ropes[0].rp, *ropes[1].rp)) {
+        r = rope_pair(b, *ropes[0].rp, ropes[0].x, ropes[0].app, *ropes[1].rp, ropes[1].x, err);
     } else {
-        for (const auto &[rp, x] : ropes)
-            if (!r) r = rope_one(b, *rp, x, err);
+        for (const Rope &o : ropes)
+            if (!r) r = rope_one(b, *o.rp, o.x, o.app, err);
     }
     if (r) return -1;
-    for (const auto &[rp, x] : ropes) forget_overwritten(b, rp->dst);
+    for (const Rope &o : ropes) forget_overwritten(b, o.rp->dst);
     // A dead product's bytes were not written, but a later output of the run covers them.
     for (const Seg &s : segs)
         if (s.dead) forget_overwritten(b, s.mm->dst);
-    return j - i;
+    if (!appends) return j - i;
+    for (const PoolAppend &p : apps) forget_overwritten(b, p.n->dst);
+    return j + 2 - i;
 }
 
 } // namespace rf_hip

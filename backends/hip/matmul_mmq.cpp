@@ -209,7 +209,7 @@ bool mmq_joinable(const Backend &be, const rf_node &a, const rf_node &b) {
            d->type == RF_TYPE_F32 && d->nb[0] == 4 && d->nb[1] > 0 && d->nb[1] <= INT32_MAX;
 }
 
-int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::string &err) {
+int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::string &err, const MmqAppend *append) {
     if (count < 1 || count > kMmqMaxSegments) {
         err = "matmul_mmq: 1 to 3 matrices per launch";
         return RF_ERR_INVALID;
@@ -233,6 +233,14 @@ int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::st
         a.src[1 + s] = ktensor(mm[s]->src[0]);
         a.aux[s] = (long long)(uintptr_t)mm[s]->dst->data;
         a.iparams[4 + s] = (int)mm[s]->dst->nb[1];
+    }
+    a.iparams[0] = a.iparams[4] = a.iparams[7] = 0;
+    if (append && append->segment >= 0 && append->segment < count) { // mmq_store()
+        a.aux[3] = (long long)(uintptr_t)append->pool->data;
+        a.src[4] = ktensor(append->slots);
+        a.iparams[0] = (int)append->pool->nb[1];
+        a.iparams[4] = append->pool->type;
+        a.iparams[7] = append->segment + 1;
     }
     return launch(b, std::string("rf_mmq_") + suffix(w->type) + "_" + std::to_string(cols) + "_k" + std::to_string(ks),
                   (unsigned)((N + 63) / 64 * ks), (unsigned)chunks, (unsigned)count, 128, a, err);
@@ -273,7 +281,7 @@ int matmul_mmq(Backend &, const rf_node &, std::string &err) {
 }
 bool mmq_segments_on() { return false; }
 bool mmq_joinable(const Backend &, const rf_node &, const rf_node &) { return false; }
-int matmul_mmq_segments(Backend &, const rf_node *const *, int, std::string &err) {
+int matmul_mmq_segments(Backend &, const rf_node *const *, int, std::string &err, const MmqAppend *) {
     err = "matmul_mmq: NVIDIA only";
     return RF_ERR_UNSUPPORTED;
 }

@@ -19,7 +19,13 @@ int matmul_mmq(Backend &b, const rf_node &n, std::string &err);
 // caller checks that no output overlaps another or any input (the order of the products is
 // then free).
 constexpr int kMmqMaxSegments = 3;
-int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::string &err);
+// Optionally one segment's outputs are also appended to an f16/f32 cache pool as SET_ROWS(pool,
+// product, slots) would (the V append of sequences decoding together): column m into row slots[m].
+struct MmqAppend {
+    const rf_tensor *pool = nullptr, *slots = nullptr;
+    int segment = -1;
+};
+int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::string &err, const MmqAppend *append = nullptr);
 // Same weight type, K and K split (so the joined launch computes every output bit as separate
 // ones would), the same activation tensor, an f32 output of `c` with 4-byte elements and a
 // column stride below 2 GiB (the kernel takes it as a 32-bit parameter).

@@ -135,11 +135,14 @@ GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int 
         b.node(RF_OP_MATMUL, qd, {Wq, x});
         rope(qh, qr);
     }
-    if (append_pool >= 0) { // the K and V appends of the token at slot 3 of 7 (one token only)
-        const int kp = b.pool(rnd(rng, append_pool, Nk, 7)), vp = b.pool(rnd(rng, append_pool, Nk, 7));
-        const int sl = b.input(ints({3}, 1));
-        b.node(RF_OP_SET_ROWS, kp, {b.view(layout == 1 ? kd : kr, RF_TYPE_F32, Nk, 1, 1), sl});
-        b.node(RF_OP_SET_ROWS, vp, {layout == 2 ? b.view(kd, RF_TYPE_F32, Nk, 1, 1) : vd, sl});
+    if (append_pool >= 0) { // the K and V appends of the M tokens: slots 3, 5, 7, .. of 2M + 5
+        const int64_t S = 2 * M + 5;
+        const int kp = b.pool(rnd(rng, append_pool, Nk, S)), vp = b.pool(rnd(rng, append_pool, Nk, S));
+        std::vector<int32_t> slots(M);
+        for (int64_t t = 0; t < M; ++t) slots[t] = (int32_t)(3 + 2 * t);
+        const int sl = b.input(ints(slots, M));
+        b.node(RF_OP_SET_ROWS, kp, {b.view(layout == 1 ? kd : kr, RF_TYPE_F32, Nk, M, 1), sl});
+        b.node(RF_OP_SET_ROWS, vp, {layout == 2 ? b.view(kd, RF_TYPE_F32, Nk, M, 1) : vd, sl});
     }
     return b.c;
 }
@@ -241,6 +244,10 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(projections(rng, RF_TYPE_Q4_0, RF_TYPE_Q4_0, 0, 256, 128, 2, 0, 128, false, 0, M));
         v.push_back(gate_up(rng, M == 16 ? RF_TYPE_Q6_K : RF_TYPE_Q4_0, 512, 100, M));
         v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 64, 4, 4, 64, false, 3, M));
+        // With the K and V appends: the rope and the matmul epilogue write the pools.
+        for (int layout : {0, 1, 2, 3})
+            v.push_back(projections(rng, RF_TYPE_Q4_K, layout == 0 ? RF_TYPE_Q6_K : RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 64, 2,
+                                    layout == 3 ? 2 : 4, 64, layout == 1, layout, M, layout % 2 ? RF_TYPE_F32 : RF_TYPE_F16));
     }
     v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 4, 4, 64, false, 3));
     v.push_back(gate_up(rng, RF_TYPE_Q4_K, 1024, 130, 64));
