@@ -115,6 +115,21 @@ def metric(host, port, key, name):
     return float(m.group(1)) if m else None
 
 
+def scheduler_steps(host, port, key):
+    """The server's step counters by kind (decode / mixed): steps, seconds, decode rows, prompt tokens."""
+    conn = http.client.HTTPConnection(host, port, timeout=10)
+    conn.request("GET", "/metrics", headers={"Authorization": "Bearer " + key} if key else {})
+    text = conn.getresponse().read().decode()
+    out = {}
+    for kind in ("decode", "mixed"):
+        row = []
+        for name in ("steps", "step_seconds", "decode_rows", "prompt_tokens"):
+            m = re.search(r"^rocmforge_scheduler_" + name + r'_total\{kind="' + kind + r'"\} (\S+)$', text, re.M)
+            row.append(float(m.group(1)) if m else 0.0)
+        out[kind] = row
+    return out
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
@@ -173,6 +188,7 @@ def main():
             t.join()
         wall = time.perf_counter() - t0
         pages = metric(host, port, args.api_key, "rocmforge_kv_pages_used")
+        steps = scheduler_steps(host, port, args.api_key)
         rss1 = rss_kib(server.pid) if server else None
     finally:
         if server:
@@ -184,6 +200,10 @@ def main():
     print(f"output tokens {stats.tokens} ({stats.tokens / wall:.1f}/s)")
     print(f"TTFT p50 {percentile(stats.ttft, 50) * 1e3:.1f} ms, p99 {percentile(stats.ttft, 99) * 1e3:.1f} ms")
     print(f"inter-token p50 {percentile(stats.itl, 50) * 1e3:.2f} ms, p99 {percentile(stats.itl, 99) * 1e3:.2f} ms")
+    for kind, (n, sec, rows, prompt) in steps.items():
+        if n:
+            print(f"scheduler {kind} steps {n:.0f}: {sec:.1f} s ({100 * sec / wall:.0f}% of the wall), "
+                  f"{1e3 * sec / n:.2f} ms each, {rows / n:.1f} decode rows and {prompt / n:.1f} prompt tokens each")
     print(f"KV pages in use after the load: {pages:.0f}")
     if server:
         print(f"server RSS {rss0 / 1024:.1f} MiB at start, {rss1 / 1024:.1f} MiB at the end; exit status {rc}")

@@ -39,6 +39,23 @@ std::string Histogram::prometheus(const std::string &name, const std::string &he
     return out;
 }
 
+// The step counters of both kinds, grouped by metric as the text format wants.
+void Metrics::scheduler_steps(std::string &out) const {
+    struct Family { const char *name, *help; };
+    static const Family families[] = {
+        {"rocmforge_scheduler_steps_total", "forward passes: kind decode (only decoding requests) or mixed (with prompt tokens)"},
+        {"rocmforge_scheduler_step_seconds_total", "wall time of those steps (forward pass and draws)"},
+        {"rocmforge_scheduler_decode_rows_total", "tokens decoded in those steps (one per decoding request)"},
+        {"rocmforge_scheduler_prompt_tokens_total", "prompt tokens fed in those steps"}};
+    for (int f = 0; f < 4; ++f) {
+        out += std::string("# HELP ") + families[f].name + " " + families[f].help + "\n# TYPE " + families[f].name + " counter\n";
+        for (const auto &[kind, c] : {std::pair<const char *, const StepCounts *>{"decode", &decode_steps}, {"mixed", &mixed_steps}}) {
+            const double v = f == 0 ? (double)c->steps : f == 1 ? c->seconds.load() : f == 2 ? (double)c->decode_rows : (double)c->prompt_tokens;
+            out += std::string(families[f].name) + "{kind=\"" + kind + "\"} " + num(v) + "\n";
+        }
+    }
+}
+
 void Metrics::count_request(const std::string &endpoint, int status) {
     std::lock_guard lock(requests_mutex_);
     ++requests_[{endpoint, status}];
@@ -60,6 +77,7 @@ std::string Metrics::prometheus() const {
     scalar(out, "rocmforge_running_sequences", "gauge", "requests in the decode batch", (double)running);
     scalar(out, "rocmforge_kv_pages_used", "gauge", "KV cache pages in use", (double)kv_pages_used);
     scalar(out, "rocmforge_kv_pages_total", "gauge", "KV cache pages in the pool", (double)kv_pages_total);
+    scheduler_steps(out);
     out += ttft.prometheus("rocmforge_time_to_first_token_seconds", "from admission to the queue until the first token");
     out += inter_token.prometheus("rocmforge_inter_token_seconds", "between consecutive tokens of one request");
     return out;

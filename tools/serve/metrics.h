@@ -32,6 +32,14 @@ struct Metrics {
     std::atomic<int64_t> cancelled{0}; // requests dropped because their client left
     std::atomic<int64_t> queue_depth{0}, running{0};
     std::atomic<int64_t> kv_pages_used{0}, kv_pages_total{0};
+    // Scheduler steps (one forward pass each): those that only decode and those that also feed
+    // prompt tokens, their wall time (the forward pass and the draws), the decode rows they ran
+    // and the prompt tokens they fed: where a server's throughput goes against a decode benchmark.
+    struct StepCounts {
+        std::atomic<int64_t> steps{0}, decode_rows{0}, prompt_tokens{0};
+        std::atomic<double> seconds{0};
+    };
+    StepCounts decode_steps, mixed_steps;
     Histogram ttft{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
     Histogram inter_token{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}};
 
@@ -39,6 +47,7 @@ struct Metrics {
     std::string prometheus() const;
 
 private:
+    void scheduler_steps(std::string &out) const;
     mutable std::mutex requests_mutex_;
     std::map<std::pair<std::string, int>, uint64_t> requests_; // (endpoint, status) -> count
 };

@@ -172,6 +172,7 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         a.row = (int)batch.size();
         batch.add(a.next, a.seq, true);
     }
+    const int64_t decode_rows = (int64_t)batch.size();
     int64_t budget = options_.prefill_chunk;
     for (Active &a : running) {
         if (a.done || a.prefilled == a.request.prompt.size() || budget == 0) continue;
@@ -188,6 +189,7 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         budget -= (int64_t)n;
     }
     if (batch.size() > 0) {
+        const auto t0 = Clock::now();
         try {
             // Rows come back in batch order of the tokens marked for output.
             const std::vector<float> &logits = ctx_.decode(batch);
@@ -216,6 +218,12 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
             for (Active &a : running)
                 if (!a.done) fail(a, {500, std::string("inference failed: ") + e.what(), "server_error", ""});
         }
+        const int64_t prompt_tokens = (int64_t)batch.size() - decode_rows;
+        Metrics::StepCounts &c = prompt_tokens > 0 ? metrics_.mixed_steps : metrics_.decode_steps;
+        ++c.steps;
+        c.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        c.decode_rows += decode_rows;
+        c.prompt_tokens += prompt_tokens;
     }
     for (size_t k = running.size(); k-- > 0;) {
         if (!running[k].done) continue;
