@@ -172,6 +172,11 @@ together=$(body_of /v1/completions "$req" | jq -r '.choices[0].text')
 wait "${others[@]}" # not a bare wait: the server is a child too
 check "seeded request alone = among 8 others" test "$alone" = "$together"
 check "KV pages back to 0 when idle" test "$(metric rocmforge_kv_pages_used)" = 0
+# The scheduler's step counters saw both kinds of step and every token those requests decoded.
+check "decode-only steps counted" test "$(metric 'rocmforge_scheduler_steps_total{kind="decode"}')" -gt 0
+check "mixed steps counted with their prompt tokens" test "$(metric 'rocmforge_scheduler_prompt_tokens_total{kind="mixed"}')" -gt 0
+check "decode rows <= completion tokens" test "$(( $(metric 'rocmforge_scheduler_decode_rows_total{kind="decode"}') + \
+  $(metric 'rocmforge_scheduler_decode_rows_total{kind="mixed"}') ))" -le "$(metric rocmforge_completion_tokens_total)"
 
 # Cancellation: a streaming client that leaves after the first event.
 before=$(metric rocmforge_requests_cancelled_total)

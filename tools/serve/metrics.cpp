@@ -50,8 +50,9 @@ void Metrics::scheduler_steps(std::string &out) const {
     for (int f = 0; f < 4; ++f) {
         out += std::string("# HELP ") + families[f].name + " " + families[f].help + "\n# TYPE " + families[f].name + " counter\n";
         for (const auto &[kind, c] : {std::pair<const char *, const StepCounts *>{"decode", &decode_steps}, {"mixed", &mixed_steps}}) {
-            const double v = f == 0 ? (double)c->steps : f == 1 ? c->seconds.load() : f == 2 ? (double)c->decode_rows : (double)c->prompt_tokens;
-            out += std::string(families[f].name) + "{kind=\"" + kind + "\"} " + num(v) + "\n";
+            const std::string v = f == 1 ? num(c->seconds.load())
+                                         : std::to_string(f == 0 ? c->steps.load() : f == 2 ? c->decode_rows.load() : c->prompt_tokens.load());
+            out += std::string(families[f].name) + "{kind=\"" + kind + "\"} " + v + "\n";
         }
     }
 }
