@@ -107,27 +107,23 @@ def client(host, port, key, seed, args, stats, deadline):
             stats.error(f"{type(e).__name__}: {e}")
 
 
-def metric(host, port, key, name):
+def metrics_text(host, port, key):
     conn = http.client.HTTPConnection(host, port, timeout=10)
     conn.request("GET", "/metrics", headers={"Authorization": "Bearer " + key} if key else {})
-    text = conn.getresponse().read().decode()
+    return conn.getresponse().read().decode()
+
+
+def metric(text, name):
+    """The value of sample `name` (with its labels, if any) in a /metrics text, or None."""
     m = re.search(r"^" + re.escape(name) + r" (\S+)$", text, re.M)
     return float(m.group(1)) if m else None
 
 
-def scheduler_steps(host, port, key):
+def scheduler_steps(text):
     """The server's step counters by kind (decode / mixed): steps, seconds, decode rows, prompt tokens."""
-    conn = http.client.HTTPConnection(host, port, timeout=10)
-    conn.request("GET", "/metrics", headers={"Authorization": "Bearer " + key} if key else {})
-    text = conn.getresponse().read().decode()
-    out = {}
-    for kind in ("decode", "mixed"):
-        row = []
-        for name in ("steps", "step_seconds", "decode_rows", "prompt_tokens"):
-            m = re.search(r"^rocmforge_scheduler_" + name + r'_total\{kind="' + kind + r'"\} (\S+)$', text, re.M)
-            row.append(float(m.group(1)) if m else 0.0)
-        out[kind] = row
-    return out
+    return {kind: [metric(text, f'rocmforge_scheduler_{name}_total{{kind="{kind}"}}') or 0.0
+                   for name in ("steps", "step_seconds", "decode_rows", "prompt_tokens")]
+            for kind in ("decode", "mixed")}
 
 
 def rss_kib(pid):
@@ -187,8 +183,9 @@ def main():
         for t in threads:
             t.join()
         wall = time.perf_counter() - t0
-        pages = metric(host, port, args.api_key, "rocmforge_kv_pages_used")
-        steps = scheduler_steps(host, port, args.api_key)
+        text = metrics_text(host, port, args.api_key)
+        pages = metric(text, "rocmforge_kv_pages_used")
+        steps = scheduler_steps(text)
         rss1 = rss_kib(server.pid) if server else None
     finally:
         if server:

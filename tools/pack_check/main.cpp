@@ -66,9 +66,13 @@ struct Cpu {
 };
 
 uint64_t bytes_of(const rf_tensor &t) { return (uint64_t)(t.nb[3] * t.ne[3]); }
-std::vector<float> values(const rf_tensor &t) {
-    std::vector<float> v(bytes_of(t) / 4);
-    std::memcpy(v.data(), t.data, bytes_of(t));
+std::vector<uint8_t> bytes(const rf_tensor &t) {
+    const auto *p = static_cast<const uint8_t *>(t.data);
+    return {p, p + bytes_of(t)};
+}
+std::vector<float> floats(const std::vector<uint8_t> &b) {
+    std::vector<float> v(b.size() / 4);
+    std::memcpy(v.data(), b.data(), v.size() * 4);
     return v;
 }
 
@@ -108,13 +112,8 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
 
     reset();
     cpu.run(nodes.data(), g.n_nodes);
-    std::vector<std::vector<float>> want;
-    std::vector<std::vector<uint8_t>> want_bytes;
-    for (auto *n : nodes) {
-        want.push_back(values(*n->dst));
-        const auto *p = static_cast<const uint8_t *>(n->dst->data);
-        want_bytes.emplace_back(p, p + bytes_of(*n->dst));
-    }
+    std::vector<std::vector<uint8_t>> want; // every node's result, as its bytes
+    for (auto *n : nodes) want.push_back(bytes(*n->dst));
 
     reset();
     std::string log;
@@ -160,24 +159,24 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
     bool ok = true;
     for (int i = 0; i < g.n_nodes; ++i) {
         if (nodes[i]->dst->type != RF_TYPE_F32) { // f16 pools: the same bits
-            if (std::memcmp(want_bytes[i].data(), nodes[i]->dst->data, want_bytes[i].size()) != 0) {
+            if (bytes(*nodes[i]->dst) != want[i]) {
                 log += "    FAIL node " + std::to_string(i) + " (" + rf_op_name(nodes[i]->op) + "): bytes differ from the unfused graph's\n";
                 ok = false;
             }
             continue;
         }
-        const std::vector<float> got = values(*nodes[i]->dst);
+        const std::vector<float> got = floats(bytes(*nodes[i]->dst)), w = floats(want[i]);
         double worst = 0;
         size_t at = 0;
         for (size_t j = 0; j < got.size(); ++j) {
-            const double err = std::isnan(got[j]) != std::isnan(want[i][j]) ? INFINITY : std::fabs((double)got[j] - want[i][j]);
-            const double rel = err / std::max(1.0, std::fabs((double)want[i][j]));
+            const double err = std::isnan(got[j]) != std::isnan(w[j]) ? INFINITY : std::fabs((double)got[j] - w[j]);
+            const double rel = err / std::max(1.0, std::fabs((double)w[j]));
             if (!(rel <= worst)) worst = rel, at = j;
         }
         if (worst > 1e-6) {
             char line[256];
             std::snprintf(line, sizeof line, "    FAIL node %d (%s): element %zu is %g, the unfused graph gives %g\n", i,
-                          rf_op_name(nodes[i]->op), at, got[at], want[i][at]);
+                          rf_op_name(nodes[i]->op), at, got[at], w[at]);
             log += line;
             ok = false;
         }
