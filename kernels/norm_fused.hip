@@ -13,11 +13,15 @@
 
 RF_DEV const float *fused_row(const rf_ktensor &t, i64 r) { return (const float *)row_ptr(t, r); }
 
-// 1024 threads per row, each holding up to RF_NORM_CHUNKS float4 pieces of it in registers
-// between the passes (host: K % 4 == 0, K <= 1024 * 4 * RF_NORM_CHUNKS, 16-byte aligned rows).
-// Piece c = tid + 1024 j covers elements [4c, 4c + 4): a q8_1 block of 32 is 8 lanes of one
-// warp. Decode normalises one row: the block's threads work in parallel on short chains (with
-// 256 threads and 8 pieces each, a 4096-wide row took ~7 us of serial latency on the H100).
+// Up to 1024 threads per row, each holding C float4 pieces of it in registers between the
+// passes (host: K % 4 == 0, K <= blockDim.x * 4 * C, 16-byte aligned rows, blockDim.x a multiple
+// of 64). Piece c = tid + blockDim.x j covers elements [4c, 4c + 4): a q8_1 block of 32 is 8
+// lanes of one warp. Decode normalises one row: the block's threads work in parallel on short
+// chains (with 256 threads and 8 pieces each, a 4096-wide row took ~7 us of serial latency on the
+// H100). The row sits on one SM, whose four schedulers issue every instruction of the block: a
+// piece slot past the row's end still costs its instructions (predicated), so the host picks the
+// fewest pieces per thread (C = 1: rf_add_rms_norm_mul_1, up to 4096 elements) and the block size
+// that covers the row.
 #define RF_NORM_THREADS 1024
 #define RF_NORM_CHUNKS 2
 
@@ -35,12 +39,11 @@ RF_DEV float sum8_lanes(float v) {
     return v + shfl_xor_f(v, 4);
 }
 
-RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a) {
-    rf_kernel_start();
+template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a) {
     __shared__ double sh[RF_WARP];
-    __shared__ float sh_amax[RF_NORM_CHUNKS * RF_NORM_THREADS / RF_WARP];
+    __shared__ float sh_amax[C * RF_NORM_THREADS / RF_WARP];
     const i64 r = blockIdx.x;
-    const int K = (int)a.src[0].ne[0], tid = threadIdx.x, n4 = K / 4;
+    const int K = (int)a.src[0].ne[0], tid = threadIdx.x, n4 = K / 4, T = (int)blockDim.x;
     const bool add = a.src[1].data != 0;
     const float *x = fused_row(a.src[0], r);
     const float *xb = add ? fused_row(a.src[1], r) : x;
@@ -49,10 +52,10 @@ RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a
     float *y = (float *)fused_row(a.dst, r);
     const float *w = (const float *)a.src[2].data;
     // Every load first (x, the addend, the norm weight), then the arithmetic.
-    float4 v[RF_NORM_CHUNKS], wv[RF_NORM_CHUNKS];
+    float4 v[C], wv[C];
 #pragma unroll
-    for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
-        const int c = tid + j * RF_NORM_THREADS;
+    for (int j = 0; j < C; ++j) {
+        const int c = tid + j * T;
         v[j] = wv[j] = f4(0.f, 0.f, 0.f, 0.f);
         if (c < n4) {
             v[j] = ld4(x + 4 * c);
@@ -65,15 +68,15 @@ RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a
     }
     double s = 0.0;
 #pragma unroll
-    for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
-        const int c = tid + j * RF_NORM_THREADS;
+    for (int j = 0; j < C; ++j) {
+        const int c = tid + j * T;
         if (add && c < n4) st4(sum_out + 4 * c, v[j]); // same thread read x there: in-place safe
         s += (double)v[j].x * v[j].x + (double)v[j].y * v[j].y + (double)v[j].z * v[j].z + (double)v[j].w * v[j].w;
     }
     const float inv = rms_scale(block_sum_d(s, sh), K, a.fparams[0]);
 #pragma unroll
-    for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
-        const int c = tid + j * RF_NORM_THREADS;
+    for (int j = 0; j < C; ++j) {
+        const int c = tid + j * T;
         const float4 n = f4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
         v[j] = f4(n.x * wv[j].x, n.y * wv[j].y, n.z * wv[j].z, n.w * wv[j].w);
         if (c < n4) { st4(norm_out + 4 * c, n); st4(y + 4 * c, v[j]); }
@@ -84,27 +87,27 @@ RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a
     if (a.aux[0] == 0) return;
     u8 *q8 = (u8 *)a.scratch + r * a.aux[0];
     const int lane = tid % RF_WARP, wi = tid / RF_WARP;
-    float amax[RF_NORM_CHUNKS];
+    float amax[C];
 #pragma unroll
-    for (int j = 0; j < RF_NORM_CHUNKS; ++j)
+    for (int j = 0; j < C; ++j)
         amax[j] = max8_lanes(fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
     if (a.aux[1] == 256) {
 #pragma unroll
-        for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
+        for (int j = 0; j < C; ++j) {
             float m = fmaxf(amax[j], shfl_xor_f(amax[j], 8)); // butterfly over the warp's four 8-lane groups
             m = fmaxf(m, shfl_xor_f(m, 16));
             if (lane == 0) sh_amax[j * (RF_NORM_THREADS / RF_WARP) + wi] = m;
         }
         __syncthreads();
 #pragma unroll
-        for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
+        for (int j = 0; j < C; ++j) {
             const float *g = sh_amax + j * (RF_NORM_THREADS / RF_WARP) + (wi & ~1);
             amax[j] = fmaxf(g[0], g[1]);
         }
     }
 #pragma unroll
-    for (int j = 0; j < RF_NORM_CHUNKS; ++j) {
-        const int c = tid + j * RF_NORM_THREADS;
+    for (int j = 0; j < C; ++j) {
+        const int c = tid + j * T;
         const bool in = 4 * c < K; // whole 8-lane groups are in or out (K % 32 == 0); all lanes shuffle
         const int q0 = act_quant(v[j].x, amax[j]), q1 = act_quant(v[j].y, amax[j]), q2 = act_quant(v[j].z, amax[j]),
                   q3 = act_quant(v[j].w, amax[j]);
@@ -117,4 +120,13 @@ RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a
             ds[1] = ds[0] * qsum;
         }
     }
+}
+
+RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a) {
+    rf_kernel_start();
+    add_rms_norm_mul_row<RF_NORM_CHUNKS>(a);
+}
+RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul_1(rf_kargs a) {
+    rf_kernel_start();
+    add_rms_norm_mul_row<1>(a);
 }

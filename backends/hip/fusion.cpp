@@ -2,7 +2,9 @@
 #include "fusion.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "fusion_match.h"
@@ -12,10 +14,25 @@
 namespace rf_hip {
 namespace {
 
-// rf_add_rms_norm_mul keeps a row in registers as float4 pieces: 256 threads x RF_NORM_CHUNKS
-// (norm_fused.hip); rows 16-byte aligned.
+// rf_add_rms_norm_mul keeps a row in registers as float4 pieces: up to 1024 threads x
+// RF_NORM_CHUNKS (norm_fused.hip); rows 16-byte aligned.
 constexpr int64_t kNormMaxRow = 1024 * 4 * 2; // norm_fused.hip's RF_NORM_THREADS * 4 * RF_NORM_CHUNKS
 constexpr unsigned kNormThreads = 1024;
+
+// The fused norm's kernel and block size for rows of K elements: one float4 piece per thread
+// (rf_add_rms_norm_mul_1) up to 4096 elements, with as many threads as the row has pieces (a
+// multiple of 64: the q8_1 blocks of 256 pair warps); two (1024 threads) beyond. The row is one
+// SM's work, and a piece slot past the row still costs its (predicated) instructions: 1024 x 2
+// slots for a 4096-wide row took 6.3 us on the H100. ROCMFORGE_HIP_NORM_FIT=0: always 1024 x 2 (A/B).
+std::pair<const char *, unsigned> norm_kernel(int64_t K) {
+    static const bool fit = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_NORM_FIT");
+        return !(s && *s == '0');
+    }();
+    const int64_t pieces = K / 4;
+    if (!fit || pieces > 1024) return {"rf_add_rms_norm_mul", kNormThreads};
+    return {"rf_add_rms_norm_mul_1", (unsigned)((pieces + 63) / 64 * 64)};
+}
 bool rows16(const rf_tensor *t) { return !t || ((size_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0); }
 
 bool is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
@@ -392,12 +409,13 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     const int64_t col = q8_column_bytes(K);
     if (quantize && !ensure_scratch(b, b.act_scratch, std::max<uint64_t>((uint64_t)(col * rows), 1 << 20), false, err)) return -1;
 
-    auto f = b.kernels.functions.find("rf_add_rms_norm_mul");
+    const auto [kernel, threads] = norm_kernel(K);
+    auto f = b.kernels.functions.find(kernel);
     if (f == b.kernels.functions.end()) return 0;
     LaunchRec r;
     r.f = f->second;
     r.grid[0] = (unsigned)rows;
-    r.threads = kNormThreads;
+    r.threads = threads;
     rf_kargs &a = r.args;
     a.src[0] = ktensor(add ? add->src[0] : x);
     a.src[1] = ktensor(add ? add->src[1] : nullptr);

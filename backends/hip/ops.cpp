@@ -87,7 +87,7 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0",
-                               "rf_add_rms_norm_mul", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
+                               "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
                                "rf_geglu_f32", "rf_softcap_f32"};
 
 
@@ -526,6 +526,30 @@ int attention_with_q8(Backend &b, const rf_node &n, int block, std::string &err)
 
 namespace {
 int dispatch_node(Backend &b, const rf_node &n, std::string &err);
+
+// ATTENTION with its split hint (abi.h iparams[1] = d): tokens 0..d-1 are decode rows of as many
+// sequences, the rest a prompt chunk. As one node the prefill tiles would hold both, and each
+// tile makes a pass over the cache of every sequence present (a server's mixed step of 15
+// decode rows and a 77-token chunk: ~240 us per layer on the H100); as two, the decode rows take
+// the decode kernels and the chunk the prefill tiles. Each part is a view of the node's rows
+// (Q's tokens, the token info, the result); both kernels compute any row exactly as alone.
+int attention_in_two_parts(Backend &b, const rf_node &n, std::string &err) {
+    const int64_t d = n.iparams[1], T = n.src[0]->ne[2];
+    for (const auto [first, count] : {std::pair<int64_t, int64_t>{0, d}, {d, T - d}}) {
+        rf_tensor q = *n.src[0], info = *n.src[4], dst = *n.dst;
+        q.data = static_cast<uint8_t *>(q.data) + first * q.nb[2];
+        info.data = static_cast<uint8_t *>(info.data) + first * info.nb[1];
+        dst.data = static_cast<uint8_t *>(dst.data) + first * dst.nb[1];
+        q.ne[2] = info.ne[1] = dst.ne[1] = count;
+        rf_node part = n;
+        part.src[0] = &q;
+        part.src[4] = &info;
+        part.dst = &dst;
+        part.iparams[1] = 0;
+        if (int r = dispatch_node(b, part, err)) return r;
+    }
+    return RF_OK;
+}
 }
 
 int run_node(Backend &b, const rf_node &n, std::string &err) {
@@ -582,6 +606,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         return launch(b, "rf_set_rows", (unsigned)s0->ne[1], 1, 1, s0->ne[1] <= 4 ? 512 : 128, a, err);
     case RF_OP_ATTENTION:
         if (s0->ne[2] > 65535) { err = "attention: too many tokens in one node"; return RF_ERR_INVALID; }
+        if (n.iparams[1] > 0 && n.iparams[1] < s0->ne[2]) return attention_in_two_parts(b, n, err);
         if (int r = attention_decode(b, n, err); r != -1) return r;
         if (!attention_limited(n)) {
             const char *pname = nullptr;

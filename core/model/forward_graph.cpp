@@ -34,11 +34,21 @@ ForwardKey forward_key(const ForwardInputs &in) {
     k.n_kv_max = in.n_kv_max;
     k.n_seq = in.n_seq;
     k.n_outputs = (int64_t)in.output_rows.size();
+    k.single_rows = in.single_rows;
     if (in.output_rows.empty()) k.out_mode = 0;
     else if (k.n_outputs == k.n_tokens) k.out_mode = 1;
     else if (is_contiguous_range(in.output_rows)) k.out_mode = 2, k.out_first = in.output_rows.front();
     else k.out_mode = 3;
     return k;
+}
+
+int64_t leading_single_rows(const std::vector<int32_t> &token_info, int64_t n_seq) {
+    const int64_t T = (int64_t)token_info.size() / 2;
+    std::vector<int32_t> tokens_of(n_seq, 0);
+    for (int64_t t = 0; t < T; ++t) ++tokens_of[(size_t)token_info[2 * t]];
+    int64_t n = 0;
+    while (n < T && tokens_of[(size_t)token_info[2 * n]] == 1) ++n;
+    return n == T ? 0 : n;
 }
 
 void ForwardGraphInputs::bind(const ForwardInputs &in) const {
@@ -146,7 +156,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
         }
 
         const Graph::AttentionLimits limits{local ? hp.n_swa : 0, hp.attn_softcap};
-        Tensor *attn = g.attention(q, k_pool, v_pool, slot_table, token_info, kq_scale, limits, "attention");
+        Tensor *attn = g.attention(q, k_pool, v_pool, slot_table, token_info, kq_scale, limits, "attention", in.single_rows);
         attn = g.matmul(w.wo, attn, "attn_output");
         if (last) {
             // As llama.cpp: the last layer's FFN only runs for the rows whose logits are wanted.

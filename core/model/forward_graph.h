@@ -19,17 +19,26 @@ struct ForwardInputs {
     std::vector<int32_t> output_rows; // batch rows whose logits are wanted, ascending
     int64_t n_kv_max = 0;
     int64_t n_seq = 0;
+    // Tokens at the front that are each the only token of their sequence here (decode rows
+    // ahead of prompt rows, as a server's mixed step lays them out); 0 when that is all of
+    // them or none. Passed to ATTENTION as its split hint (abi.h): speed only, never results.
+    int64_t single_rows = 0;
 };
 
 // Everything of ForwardInputs the graph's structure depends on: inputs with equal keys give
 // identical graphs (the same nodes, shapes and names), differing only in the input bytes.
 struct ForwardKey {
-    int64_t n_tokens = -1, n_kv_max = -1, n_seq = -1, n_outputs = -1;
+    int64_t n_tokens = -1, n_kv_max = -1, n_seq = -1, n_outputs = -1, single_rows = -1;
     int out_mode = -1;      // 0: no logits, 1: all rows, 2: a contiguous range, 3: gathered rows
     int64_t out_first = -1; // first row of a contiguous range
     bool operator==(const ForwardKey &) const = default;
 };
 ForwardKey forward_key(const ForwardInputs &in);
+
+// ForwardInputs::single_rows of a token_info ([2, T]: batch sequence index in 0..n_seq-1,
+// position): how many tokens at the front are each the only token of their sequence, 0 when
+// all are (a decode step: no split) or the first is not.
+int64_t leading_single_rows(const std::vector<int32_t> &token_info, int64_t n_seq);
 
 // The graph's input tensors, whose host_data point into a ForwardInputs (out_ids: nullptr unless
 // the output rows are gathered).

@@ -154,6 +154,7 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
     }
     int64_t n_kv_max = 0;
     for (int s : batch_seqs) n_kv_max = std::max(n_kv_max, next_pos[(size_t)s]);
+    in.single_rows = leading_single_rows(in.token_info, (int64_t)batch_seqs.size());
     // Rounded up so consecutive decode steps build graphs of the same shape, which lets the
     // executor reuse its plan (and the GPU backend its captured graph). Entries past a
     // sequence's length are never read: attention stops at each token's position.

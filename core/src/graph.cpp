@@ -214,8 +214,9 @@ Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot
 }
 
 Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
-                         Tensor *token_info, float s, AttentionLimits limits, const char *label) {
+                         Tensor *token_info, float s, AttentionLimits limits, const char *label, int64_t single_rows) {
     if (!(limits.window >= 0 && limits.window <= INT32_MAX && limits.softcap >= 0)) fail("attention: bad window or soft cap");
+    if (!(single_rows >= 0 && single_rows < q->ne(2))) fail("attention: split hint outside 0..T-1");
     if (!(k_pool->ne(0) % q->ne(0) == 0)) fail("attention: K pool row is not a multiple of the head size");
     if (!(q->ne(1) % (k_pool->ne(0) / q->ne(0)) == 0)) fail("attention: query heads not a multiple of kv heads");
     if (!(token_info->type() == RF_TYPE_I32 && token_info->ne(0) == 2 && token_info->ne(1) == q->ne(2))) fail("attention token_info must be i32[2, T]");
@@ -225,6 +226,7 @@ Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot
     n.fparams[0] = s;
     n.fparams[1] = limits.softcap;
     n.iparams[0] = (int32_t)limits.window;
+    n.iparams[1] = (int32_t)single_rows;
     return d;
 }
 

@@ -209,6 +209,14 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         }
         v.push_back(matmul_rope(rng, t, 256, 128, 2, 3, 128, false));
     }
+    // The fused norm's block size follows the row (backends/hip/fusion.cpp norm_kernel): 1,024
+    // and 768 threads of one piece each, 64 threads (K = 256), two pieces per thread (K = 5120),
+    // with the q8_1 columns of 256 (Q4_K) and 32 (Q8_0) blocks, one row and several.
+    for (int64_t K : {4096, 3072, 256, 5120})
+        for (int64_t M : {1, 3}) {
+            v.push_back(norm_matmul(rng, RF_TYPE_Q4_K, K, 19, M, M == 1));
+            v.push_back(norm_matmul(rng, RF_TYPE_Q8_0, K, 19, M, M == 3));
+        }
     for (int layout : {0, 1, 2}) {
         v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 2, 4, 64, layout == 1, layout));
         v.push_back(projections(rng, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q4_0, 256, 128, 1, 3, 128, false, layout));

@@ -151,6 +151,36 @@ Case limited_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, cons
     return c;
 }
 
+// A server's mixed step: one token of each of n_dec sequences (contexts 1..), then a P-token
+// chunk of a sequence with `chunk_ctx` positions, with the split hint (abi.h iparams[1]) at
+// `hint` (n_dec: true; other values test that the hint never changes the result).
+Case mixed_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, int n_dec, int P, int chunk_ctx, int hint) {
+    std::vector<int> seq_len;
+    for (int s = 0; s < n_dec; ++s) seq_len.push_back(1 + (int)(rng() % 300));
+    seq_len.push_back(chunk_ctx);
+    const int n_seq = (int)seq_len.size(), n_kv_max = *std::max_element(seq_len.begin(), seq_len.end());
+    const int S = n_kv_max * n_seq + 7;
+    std::vector<int32_t> perm(S);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<int32_t> table((size_t)n_kv_max * n_seq, 0), info;
+    for (int s = 0; s < n_seq; ++s)
+        for (int p = 0; p < seq_len[s]; ++p) table[(size_t)s * n_kv_max + p] = perm[(size_t)s * n_kv_max + p];
+    for (int s = 0; s < n_dec; ++s) { info.push_back(s); info.push_back(seq_len[s] - 1); }
+    for (int i = 0; i < P; ++i) { info.push_back(n_dec); info.push_back(chunk_ctx - P + i); }
+    const int T = n_dec + P;
+    Case c = base(std::string("attention mixed pool=") + type_label(pool) + " D=" + std::to_string(D) + " Hq=" + std::to_string(Hq) +
+                      " Hkv=" + std::to_string(Hkv) + " decode=" + std::to_string(n_dec) + " chunk=" + std::to_string(P) +
+                      " ctx=" + std::to_string(chunk_ctx) + " hint=" + std::to_string(hint),
+                  RF_OP_ATTENTION,
+                  {make(RF_TYPE_F32, (int64_t)D * Hq, T), rnd(rng, RF_TYPE_F32, D, Hq, T), rnd(rng, pool, (int64_t)D * Hkv, S),
+                   rnd(rng, pool, (int64_t)D * Hkv, S), ints(table, n_kv_max, n_seq), ints(info, 2, T)},
+                  1e-5);
+    c.fparams[0] = 1.f / std::sqrt((float)D);
+    c.iparams[1] = hint;
+    return c;
+}
+
 std::vector<int32_t> random_ids(std::mt19937 &rng, int n, int range) {
     std::vector<int32_t> v(n);
     for (auto &x : v) x = (int32_t)(rng() % range);
@@ -317,6 +347,15 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
             v.push_back(attention(rng, pool, D, 4, 1, {812}, 512, 1e-5));
             v.push_back(attention(rng, pool, D, 6, 3, {45, 70}, 20, 1e-5));
         }
+    }
+    // Decode rows and a prompt chunk in one node, with the split hint (true, inside the chunk,
+    // none) and without a chunk long enough for the prefill tiles.
+    for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0}) {
+        v.push_back(mixed_attention(rng, pool, 128, 8, 2, 15, 77, 120, 15));
+        v.push_back(mixed_attention(rng, pool, 64, 8, 8, 5, 40, 40, 5));
+        v.push_back(mixed_attention(rng, pool, 128, 8, 2, 15, 77, 120, 20));
+        v.push_back(mixed_attention(rng, pool, 128, 8, 2, 15, 77, 120, 0));
+        v.push_back(mixed_attention(rng, pool, 128, 4, 4, 3, 6, 300, 3));
     }
     // Sliding window and soft cap (Gemma): decode and prefill, head sizes 256 (Gemma 2/3) and 64.
     for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0}) {

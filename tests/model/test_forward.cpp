@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rocmforge/inference.h"
+#include "forward_graph.h"
 #include "rocmforge/model.h"
 #include "tiny_model.h"
 
@@ -515,3 +516,14 @@ TEST_CASE("bad files and bad batches are rejected by name", "[model]") {
     CHECK_THROWS_WITH(prefill(ctx, {5}, 1), Catch::Contains("sequence id 1"));
     CHECK(ctx.seq_length(0) == 0);
 }
+
+TEST_CASE("attention split hint: the decode rows ahead of a prompt chunk", "[model]") {
+    // token_info pairs (batch sequence, position)
+    CHECK(leading_single_rows({0, 7, 1, 3, 2, 0, 2, 1, 2, 2}, 3) == 2); // two decode rows, a 3-token chunk
+    CHECK(leading_single_rows({0, 7, 1, 3, 2, 5}, 3) == 0);             // all decode rows: no split
+    CHECK(leading_single_rows({0, 0, 0, 1, 1, 9}, 2) == 0);             // a chunk first
+    CHECK(leading_single_rows({0, 4, 1, 0, 1, 1, 0, 5}, 2) == 0);       // sequence 0 again later
+    CHECK(leading_single_rows({0, 4, 1, 0, 1, 1, 2, 6}, 3) == 1);       // a single row after the chunk is not counted
+    CHECK(leading_single_rows({}, 0) == 0);
+}
+

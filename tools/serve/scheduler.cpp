@@ -4,6 +4,7 @@
 
 #include "rocmforge/parallel_for.h"
 #include "rocmforge/kv_cache.h"
+#include "rocmforge/runtime.h"
 #include "stop_matcher.h"
 
 namespace rf::serve {
@@ -110,6 +111,7 @@ void Scheduler::run() {
     std::vector<int> free_seqs;
     for (int s = ctx_.params().n_seq_max - 1; s >= 0; --s) free_seqs.push_back(s);
     for (;;) {
+        if (running.empty()) ctx_.runtime().phase("idle");
         {
             std::unique_lock lock(mutex_);
             cv_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !running.empty(); });
@@ -190,9 +192,13 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     }
     if (batch.size() > 0) {
         const auto t0 = Clock::now();
+        // Profiler phases (serve --profile): what decode-only steps, steps with prompt chunks and
+        // the host's work between them (draws, streaming, admission) each cost.
+        ctx_.runtime().phase((int64_t)batch.size() > decode_rows ? "mixed step" : "decode step");
         try {
             // Rows come back in batch order of the tokens marked for output.
             const std::vector<float> &logits = ctx_.decode(batch);
+            ctx_.runtime().phase("draw+stream");
             const int64_t n_vocab = ctx_.model().hparams().n_vocab;
             std::vector<int> out_row(batch.size(), -1);
             for (size_t i = 0, r = 0; i < batch.size(); ++i)

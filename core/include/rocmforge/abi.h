@@ -133,6 +133,9 @@ typedef struct rf_tensor {
  *            with iparams[0] = W > 0 (sliding window) only positions pos(t)-W+1..pos(t).
  *            fparams[0] = scale (usually 1/sqrt(D)). Head h uses kv head h / (Hq/Hkv).
  *            fparams[1] = c > 0: scores soft-capped, s = c * tanh(scale * q.k / c) (Gemma 2).
+ *            iparams[1] = n > 0: a hint, never a change of the result: each of tokens 0..n-1
+ *            is the only token of its sequence in this node (decode rows ahead of a prompt
+ *            chunk); a backend may run those rows and the rest as two parts. 0: no hint.
  * ARGMAX     dst[M] i32 = index of the max of each row of src0[K,M] (first on ties).
  * COPY       dst = src0 converted to dst's type (same element count).
  * GEGLU      dst = gelu(src0) * src1, f32, same shapes; gelu is the tanh approximation

@@ -180,8 +180,10 @@ public:
         int64_t window = 0;
         float softcap = 0.0f;
     };
+    // single_rows: ATTENTION's split hint (abi.h iparams[1]; 0: none).
     Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
-                      Tensor *token_info, float scale, AttentionLimits limits, const char *label);
+                      Tensor *token_info, float scale, AttentionLimits limits, const char *label,
+                      int64_t single_rows = 0);
     Tensor *argmax(Tensor *a, const char *label = "argmax");
     // Mixture of experts (abi.h): the k largest router logits of each token, their gating
     // weights (over_chosen: softmax over the k chosen; else the chosen of the softmax over all),

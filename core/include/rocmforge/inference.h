@@ -53,6 +53,7 @@ public:
     const Model &model() const { return model_; }
     const ContextParams &params() const { return params_; }
     Executor &executor() { return *executor_; }
+    Runtime &runtime() { return runtime_; }
 
 private:
     void run_graph(const Batch &batch, size_t first, size_t count, float *logits_out);
