@@ -164,11 +164,14 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     // forced 64 against the earlier "128 where it fills every SM, legacy types 64" rule: 7B Q4_K_M
     // 13,800 / 12,650 vs 13,280 (128 wins at N = 4096 although its 128 blocks leave 4 SMs idle),
     // 7B Q4_0 9,800 / 9,120 vs 9,150, TinyLlama Q4_K_M 40k / 54.5k vs 52.5k (64 wins at N = 5632:
-    // 176 blocks of 128 columns make 1.3 waves). ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
+    // 176 blocks of 128 columns make 1.3 waves). Up to 128 columns (a server step with a prompt
+    // chunk, short prompts) Q4_0 / Q8_0 take 64 as well: 4096 x 4096 Q4_0 at M = 80 / 101 / 128
+    // 62.6 / 62.7 / 62.5 us against 84.6 / 84.6 / 85.2 with 128 (at 192 and 256: 114.7 / 113.4
+    // against 84.5 / 84.8). ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
     const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS, sms = std::max(1, b.multiprocessors);
     const auto waves = [&](int64_t c) { return (row_tiles * ((M + c - 1) / c) + sms - 1) / sms; };
     const bool legacy = w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0;
-    int cols = legacy || 1.74 * (double)waves(128) < (double)waves(64) ? 128 : 64;
+    int cols = legacy ? (M <= 128 ? 64 : 128) : 1.74 * (double)waves(128) < (double)waves(64) ? 128 : 64;
     if (forced_prefill_cols()) cols = forced_prefill_cols();
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;

@@ -417,6 +417,13 @@ std::vector<Case> perf_cases(std::mt19937 &rng, const std::string &filter) {
                 mm(t, K, N, M, N == 4096 && K == 4096 ? 8 : 4);
             }
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_F16, RF_TYPE_Q4_0, RF_TYPE_Q5_K}) mm(t, 4096, 4096, 512, 1);
+    // A few dozen columns past the decode kernels (a server step: decode rows and a prompt
+    // chunk; short prompts): the prefill kernels' tile width (matmul_mmq.cpp's choice).
+    for (int64_t M : {80, 101, 128, 192, 256}) {
+        for (auto [K, N] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 11008}, {11008, 4096}}) mm(RF_TYPE_Q4_K, K, N, M, 2);
+        mm(RF_TYPE_Q6_K, 11008, 4096, M, 2);
+        mm(RF_TYPE_Q4_0, 4096, 4096, M, 2);
+    }
     // Prefill shapes: larger batches, TinyLlama (2048 / 5632) and Llama-2-7B FFN (11008).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_F16}) mm(t, 4096, 4096, 2048, 1);
     mm(RF_TYPE_F16, 4096, 11008, 512, 1); // Llama-2-7B F16 FFN (gate / up, down)
