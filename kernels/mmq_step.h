@@ -41,13 +41,7 @@ template <int T, int WR, int NT> struct MmqStep {
             dd[r] = h2f((u16)hd.x);
             dm[r] = h2f((u16)(hd.x >> 16));
         }
-        int ai[WR][NT][4];
-#pragma unroll
-        for (int i = 0; i < WR; ++i)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) ai[i][nt][e] = 0;
+        int ai[WR][NT][4] = {};
 #pragma unroll
         for (int s = 0; s < 8; ++s) {
             const int j = s >> 1, sh = 4 * (s & 1);
@@ -127,13 +121,7 @@ template <int T, int WR, int NT> struct MmqStep {
             w[r] = sw + rr[r] * F::WS;
             dw[r] = h2f(*(const u16 *)(w[r] + mis[r] + 208));
         }
-        int ai[WR][NT][4];
-#pragma unroll
-        for (int i = 0; i < WR; ++i)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) ai[i][nt][e] = 0;
+        int ai[WR][NT][4] = {};
 #pragma unroll
         for (int n = 0; n < 2; ++n) {
             u32 ql[R][2][2], qh[R][2];

@@ -113,24 +113,37 @@ std::string attention_label(int pool, int D, int Hq, int Hkv, const std::vector<
            " Hkv=" + std::to_string(Hkv) + " T=" + std::to_string(T) + " ctx=" + std::to_string(n_kv_max);
 }
 
-Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq,
-               double nmse) {
+namespace {
+
+// An ATTENTION case over sequences of seq_len positions, each in randomly placed pool slots, with
+// the tokens' (batch sequence, position) pairs `info`; scale 1/sqrt(D).
+Case attention_case(std::mt19937 &rng, const std::string &name, int pool, int D, int Hq, int Hkv,
+                    const std::vector<int> &seq_len, const std::vector<int32_t> &info, double nmse) {
     const int n_seq = (int)seq_len.size(), n_kv_max = *std::max_element(seq_len.begin(), seq_len.end());
-    const int S = n_kv_max * n_seq + 7;
+    const int S = n_kv_max * n_seq + 7, T = (int)info.size() / 2;
     std::vector<int32_t> perm(S);
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), rng);
-    std::vector<int32_t> table((size_t)n_kv_max * n_seq, 0), info;
+    std::vector<int32_t> table((size_t)n_kv_max * n_seq, 0);
     for (int s = 0; s < n_seq; ++s)
         for (int p = 0; p < seq_len[s]; ++p) table[(size_t)s * n_kv_max + p] = perm[(size_t)s * n_kv_max + p];
-    for (int s = 0; s < n_seq; ++s)
-        for (int i = 0; i < T_per_seq; ++i) { info.push_back(s); info.push_back(seq_len[s] - T_per_seq + i); }
-    const int T = n_seq * T_per_seq;
-    Case c = base(attention_label(pool, D, Hq, Hkv, seq_len, T_per_seq), RF_OP_ATTENTION,
+    Case c = base(name, RF_OP_ATTENTION,
                   {make(RF_TYPE_F32, (int64_t)D * Hq, T), rnd(rng, RF_TYPE_F32, D, Hq, T), rnd(rng, pool, (int64_t)D * Hkv, S),
                    rnd(rng, pool, (int64_t)D * Hkv, S), ints(table, n_kv_max, n_seq), ints(info, 2, T)},
                   nmse);
     c.fparams[0] = 1.f / std::sqrt((float)D);
+    return c;
+}
+
+} // namespace
+
+Case attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq,
+               double nmse) {
+    const int n_seq = (int)seq_len.size(), T = n_seq * T_per_seq;
+    std::vector<int32_t> info;
+    for (int s = 0; s < n_seq; ++s)
+        for (int i = 0; i < T_per_seq; ++i) { info.push_back(s); info.push_back(seq_len[s] - T_per_seq + i); }
+    Case c = attention_case(rng, attention_label(pool, D, Hq, Hkv, seq_len, T_per_seq), pool, D, Hq, Hkv, seq_len, info, nmse);
     double ctx_sum = 0;
     for (int s = 0; s < n_seq; ++s) ctx_sum += (double)T_per_seq * seq_len[s];
     c.flops = 4.0 * D * Hq * ctx_sum;
@@ -158,25 +171,14 @@ Case mixed_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, int n_
     std::vector<int> seq_len;
     for (int s = 0; s < n_dec; ++s) seq_len.push_back(1 + (int)(rng() % 300));
     seq_len.push_back(chunk_ctx);
-    const int n_seq = (int)seq_len.size(), n_kv_max = *std::max_element(seq_len.begin(), seq_len.end());
-    const int S = n_kv_max * n_seq + 7;
-    std::vector<int32_t> perm(S);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    std::vector<int32_t> table((size_t)n_kv_max * n_seq, 0), info;
-    for (int s = 0; s < n_seq; ++s)
-        for (int p = 0; p < seq_len[s]; ++p) table[(size_t)s * n_kv_max + p] = perm[(size_t)s * n_kv_max + p];
+    std::vector<int32_t> info;
     for (int s = 0; s < n_dec; ++s) { info.push_back(s); info.push_back(seq_len[s] - 1); }
     for (int i = 0; i < P; ++i) { info.push_back(n_dec); info.push_back(chunk_ctx - P + i); }
-    const int T = n_dec + P;
-    Case c = base(std::string("attention mixed pool=") + type_label(pool) + " D=" + std::to_string(D) + " Hq=" + std::to_string(Hq) +
-                      " Hkv=" + std::to_string(Hkv) + " decode=" + std::to_string(n_dec) + " chunk=" + std::to_string(P) +
-                      " ctx=" + std::to_string(chunk_ctx) + " hint=" + std::to_string(hint),
-                  RF_OP_ATTENTION,
-                  {make(RF_TYPE_F32, (int64_t)D * Hq, T), rnd(rng, RF_TYPE_F32, D, Hq, T), rnd(rng, pool, (int64_t)D * Hkv, S),
-                   rnd(rng, pool, (int64_t)D * Hkv, S), ints(table, n_kv_max, n_seq), ints(info, 2, T)},
-                  1e-5);
-    c.fparams[0] = 1.f / std::sqrt((float)D);
+    Case c = attention_case(rng,
+                            std::string("attention mixed pool=") + type_label(pool) + " D=" + std::to_string(D) + " Hq=" +
+                                std::to_string(Hq) + " Hkv=" + std::to_string(Hkv) + " decode=" + std::to_string(n_dec) +
+                                " chunk=" + std::to_string(P) + " ctx=" + std::to_string(chunk_ctx) + " hint=" + std::to_string(hint),
+                            pool, D, Hq, Hkv, seq_len, info, 1e-5);
     c.iparams[1] = hint;
     return c;
 }
