@@ -338,7 +338,7 @@ int fuse_swiglu_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (f == b.kernels.functions.end()) return 0;
     const int block = act_block(mm->src[0]->type);
     const int64_t col = q8_column_bytes(K);
-    if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>((uint64_t)(col * rows), 1 << 20), false, err)) return -1;
+    if (!ensure_q8_scratch(b, K, rows, err)) return -1;
     LaunchRec r;
     r.f = f->second;
     r.grid[0] = (unsigned)((K + 2047) / 2048);
@@ -407,7 +407,7 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
                           next->src[1]->ne[1] == rows && (rows == 1 ? matmul_reads_q8(*next) : matmul_reads_q8_columns(b, *next));
     const int block = quantize ? act_block(next->src[0]->type) : 0;
     const int64_t col = q8_column_bytes(K);
-    if (quantize && !ensure_scratch(b, b.act_scratch, std::max<uint64_t>((uint64_t)(col * rows), 1 << 20), false, err)) return -1;
+    if (quantize && !ensure_q8_scratch(b, K, rows, err)) return -1;
 
     const auto [kernel, threads] = norm_kernel(K);
     auto f = b.kernels.functions.find(kernel);

@@ -61,11 +61,15 @@ int rope_one(Backend &b, const rf_node &p, const rf_ktensor &px, const rf_node *
                   256, a, err);
 }
 
-// What a run reads and writes, for find_appends.
+// One output of a run (a product or a rotation) and its segment.
+struct Output { const rf_tensor *t; int seg; bool product; };
+
+// What a run reads and writes: the overlap rules of fuse_mmq_run and find_appends.
 struct RunTensors {
     std::vector<const rf_tensor *> finals; // per segment: its rotation, or its product
     std::vector<bool> rotated;
-    std::vector<const rf_tensor *> outputs, reads;
+    std::vector<Output> outputs;           // in node order
+    std::vector<const rf_tensor *> reads;  // the activations, then weights, positions, factors
     int64_t M = 0; // columns (tokens)
 };
 
@@ -96,13 +100,14 @@ bool find_appends(const rf_graph &g, int j, const RunTensors &run, PoolAppend (&
     for (const rf_tensor *p : pools) {
         for (const rf_tensor *sl : slots)
             if (overlap(p, sl)) return false;
-        for (const auto *list : {&run.outputs, &run.reads})
-            for (const rf_tensor *t : *list)
-                if (overlap(p, t)) return false;
+        for (const Output &o : run.outputs)
+            if (overlap(p, o.t)) return false;
+        for (const rf_tensor *t : run.reads)
+            if (overlap(p, t)) return false;
     }
     for (const rf_tensor *sl : slots)
-        for (const rf_tensor *t : run.outputs)
-            if (overlap(sl, t)) return false;
+        for (const Output &o : run.outputs)
+            if (overlap(sl, o.t)) return false;
     return true;
 }
 
@@ -112,9 +117,6 @@ struct Seg {
     rf_node shadow{};   // mm with its product in proj_scratch (dead only)
     rf_tensor out{};    // that product
 };
-
-// The run's outputs in node order (products and rotations) and whether each is a product.
-struct Output { const rf_tensor *t; int seg; bool product; };
 
 // ROCMFORGE_HIP_MMQ_APPEND=0: the K/V appends after a joined run stay separate launches (A/B).
 bool appends_on() {
@@ -170,21 +172,26 @@ int fuse_mmq_run(Backend &b, const rf_graph &g, int i, std::string &err) {
     }
     if (!joined) return 0;
 
-    std::vector<Output> outs;
-    std::vector<const rf_tensor *> fixed; // weights, positions, factors
+    RunTensors run;
+    run.M = first->src[1]->ne[1];
+    run.reads.push_back(first->src[1]);
     for (int s = 0; s < (int)segs.size(); ++s) {
-        outs.push_back({segs[s].mm->dst, s, true});
-        fixed.push_back(segs[s].mm->src[0]);
-        if (const rf_node *rp = segs[s].rp) {
-            outs.push_back({rp->dst, s, false});
-            fixed.push_back(rp->src[1]);
-            fixed.push_back(rp->src[2]);
+        const rf_node *mm = segs[s].mm, *rp = segs[s].rp;
+        run.finals.push_back(rp ? rp->dst : mm->dst);
+        run.rotated.push_back(rp != nullptr);
+        run.outputs.push_back({mm->dst, s, true});
+        run.reads.push_back(mm->src[0]);
+        if (rp) {
+            run.outputs.push_back({rp->dst, s, false});
+            run.reads.push_back(rp->src[1]);
+            run.reads.push_back(rp->src[2]);
         }
     }
+    const std::vector<Output> &outs = run.outputs;
     for (size_t k = 0; k < outs.size(); ++k) {
         const Output &o = outs[k];
-        for (const rf_tensor *f : fixed)
-            if (overlap(o.t, f)) return 0;
+        for (size_t f = 1; f < run.reads.size(); ++f) // weights, positions, factors (not the activations: below)
+            if (overlap(o.t, run.reads[f])) return 0;
         for (size_t l = k + 1; l < outs.size(); ++l) {
             const Output &later = outs[l];
             if (!overlap(o.t, later.t)) continue;
@@ -204,20 +211,6 @@ int fuse_mmq_run(Backend &b, const rf_graph &g, int i, std::string &err) {
     }
     // The K and V appends that follow: the rope writes the K rows to their pool, the matmul epilogue
     // the V rows (the same conversions as rf_set_rows2): one launch fewer per layer.
-    RunTensors run;
-    run.M = first->src[1]->ne[1];
-    run.reads.push_back(first->src[1]);
-    for (const Seg &s : segs) {
-        run.finals.push_back(s.rp ? s.rp->dst : s.mm->dst);
-        run.rotated.push_back(s.rp != nullptr);
-        run.outputs.push_back(s.mm->dst);
-        run.reads.push_back(s.mm->src[0]);
-        if (s.rp) {
-            run.outputs.push_back(s.rp->dst);
-            run.reads.push_back(s.rp->src[1]);
-            run.reads.push_back(s.rp->src[2]);
-        }
-    }
     PoolAppend apps[2];
     const bool appends = appends_on() && find_appends(g, j, run, apps);
 

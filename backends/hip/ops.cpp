@@ -492,12 +492,15 @@ int act_block(int type) {
 
 int64_t q8_column_bytes(int64_t K) { return (K + K / 32 * 8 + 15) / 16 * 16; } // int8 quants + (d, d*sum) per 32
 
+bool ensure_q8_scratch(Backend &b, int64_t K, int64_t rows, std::string &err) {
+    return ensure_scratch(b, b.act_scratch, std::max<uint64_t>((uint64_t)(q8_column_bytes(K) * rows), 1 << 20), false, err);
+}
+
 int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &err) {
     const int64_t K = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3], col = q8_column_bytes(K);
     if (b.q8.src == x->data && b.q8.k == K && b.q8.rows == rows && b.q8.block == block) return RF_OK;
     if (rows > 65535) { err = "matmul: too many activation columns"; return RF_ERR_INVALID; }
-    if (!ensure_scratch(b, b.act_scratch, std::max<uint64_t>((uint64_t)(col * rows), 1 << 20), false, err))
-        return RF_ERR_OUT_OF_MEMORY;
+    if (!ensure_q8_scratch(b, K, rows, err)) return RF_ERR_OUT_OF_MEMORY;
     rf_kargs qa{};
     qa.src[0] = ktensor(x);
     qa.scratch = b.act_scratch.ptr;
@@ -535,7 +538,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err);
 // (Q's tokens, the token info, the result); both kernels compute any row exactly as alone.
 int attention_in_two_parts(Backend &b, const rf_node &n, std::string &err) {
     const int64_t d = n.iparams[1], T = n.src[0]->ne[2];
-    for (const auto [first, count] : {std::pair<int64_t, int64_t>{0, d}, {d, T - d}}) {
+    for (const auto &[first, count] : {std::pair<int64_t, int64_t>{0, d}, {d, T - d}}) {
         rf_tensor q = *n.src[0], info = *n.src[4], dst = *n.dst;
         q.data = static_cast<uint8_t *>(q.data) + first * q.nb[2];
         info.data = static_cast<uint8_t *>(info.data) + first * info.nb[1];

@@ -53,6 +53,9 @@ int act_block(int type);
 int quantized_activations(Backend &b, const rf_tensor *x, int block, bool half, rf_ktensor &kx, std::string &err);
 // Bytes of one q8_1 column of K elements in act_scratch.
 int64_t q8_column_bytes(int64_t K);
+// act_scratch grown to hold `rows` q8_1 columns of K elements (at least 1 MiB): for every kernel
+// that writes them (rf_quantize_q8_1, the fused norm, rf_swiglu_q8_1).
+bool ensure_q8_scratch(Backend &b, int64_t K, int64_t rows, std::string &err);
 // Quantizes the rows of x (K elements each; ne1*ne2*ne3 columns, q8_column_bytes(K) apart) into
 // act_scratch as q8_1 unless they are already there (b.q8).
 int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &err);

@@ -44,6 +44,7 @@ ForwardKey forward_key(const ForwardInputs &in) {
 
 int64_t leading_single_rows(const std::vector<int32_t> &token_info, int64_t n_seq) {
     const int64_t T = (int64_t)token_info.size() / 2;
+    if (T == n_seq) return 0; // one token per sequence (a decode step): no count needed on this hot path
     std::vector<int32_t> tokens_of(n_seq, 0);
     for (int64_t t = 0; t < T; ++t) ++tokens_of[(size_t)token_info[2 * t]];
     int64_t n = 0;
