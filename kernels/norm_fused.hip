@@ -4,26 +4,26 @@
 // Every intermediate is still written (the sum, the normalised row, the product) with the same
 // arithmetic and reduction order as rf_add_f32 / rf_rms_norm_f32 / rf_mul_f32 /
 // rf_quantize_q8_1 (the norm scale as compat.h's rms_scale: same floats as the CPU backend). The
-// row is held in registers as float4 pieces (at most 8192 elements, checked by the host).
+// row is held in registers as float4 pieces (at most 16384 elements, checked by the host).
 // src0 = x (the add's first operand), src1 = the add's second operand (data null: no add),
 // src2 = norm weight [K], src3 = add result, src4 = rms_norm result, dst = product;
-// fparams[0] = eps; aux[0] = q8_1 column stride into scratch (0: no quantization; row r is
-// column r), aux[1] = its block size (32 or 256, see quantize_act.hip).
+// fparams[0] = eps; iparams[0] = 1: src2 is a model weight (read before the previous kernel
+// ends); aux[0] = q8_1 column stride into scratch (0: no quantization; row r is column r),
+// aux[1] = its block size (32 or 256, see quantize_act.hip).
 #include "compat.h"
-
-RF_DEV const float *fused_row(const rf_ktensor &t, i64 r) { return (const float *)row_ptr(t, r); }
 
 // Up to 1024 threads per row, each holding C float4 pieces of it in registers between the
 // passes (host: K % 4 == 0, K <= blockDim.x * 4 * C, 16-byte aligned rows, blockDim.x a multiple
 // of 64). Piece c = tid + blockDim.x j covers elements [4c, 4c + 4): a q8_1 block of 32 is 8
-// lanes of one warp. Decode normalises one row: the block's threads work in parallel on short
-// chains (with 256 threads and 8 pieces each, a 4096-wide row took ~7 us of serial latency on the
-// H100). The row sits on one SM, whose four schedulers issue every instruction of the block: a
-// piece slot past the row's end still costs its instructions (predicated), so the host picks the
-// fewest pieces per thread (C = 1: rf_add_rms_norm_mul_1, up to 4096 elements) and the block size
-// that covers the row.
+// lanes of one warp. A row is one block on one SM, whose four schedulers issue every instruction
+// of every thread: the kernel is bound by the instructions per row, not by memory (Nsight Compute,
+// 16 rows of 4096 with 1024 threads: ~810 instructions per warp, 6 us per SM at 2.1 per cycle).
+// So what is the same for the whole row is done once, not by every thread: the row's coordinates
+// (one set for all six tensors, which have the same shape), the norm scale (warp 0 finishes the
+// sum in double and shares the float), the quantization factor 127 / amax (once per piece, not per
+// element). The host picks C (rf_add_rms_norm_mul_1 / _2 / _4) and the block size that covers
+// the row; a piece slot past the row's end still costs its (predicated) instructions.
 #define RF_NORM_THREADS 1024
-#define RF_NORM_CHUNKS 2
 
 RF_DEV float4 f4(float x, float y, float z, float w) { float4 r; r.x = x; r.y = y; r.z = z; r.w = w; return r; }
 RF_DEV float4 ld4(const float *p) { return *(const float4 *)p; }
@@ -39,27 +39,59 @@ RF_DEV float sum8_lanes(float v) {
     return v + shfl_xor_f(v, 4);
 }
 
-template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a) {
+
+// The norm weight's pieces of this thread. iparams[0] = 1 (the host saw a model weight, never
+// written): loaded before rf_kernel_start(), overlapping the previous kernel (compat.h); otherwise
+// (a weight computed in the graph) after it.
+template <int C> struct NormWeight { float4 v[C]; };
+typedef NormWeight<1> NormWeight1;
+typedef NormWeight<2> NormWeight2;
+typedef NormWeight<4> NormWeight4;
+template <int C> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
+    NormWeight<C> w;
+    const bool load = started || a.iparams[0] == 1;
+    const int n4 = (int)(a.src[0].ne[0] / 4), T = (int)blockDim.x;
+    const float *p = (const float *)a.src[2].data;
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        const int c = (int)threadIdx.x + j * T;
+        w.v[j] = load && c < n4 ? ld4(p + 4 * c) : f4(0.f, 0.f, 0.f, 0.f);
+    }
+    return w;
+}
+
+template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early) {
+    const NormWeight<C> wv = a.iparams[0] == 1 ? early : prefetch_norm_weight<C>(a, true);
     __shared__ double sh[RF_WARP];
+    __shared__ float sh_inv;
     __shared__ float sh_amax[C * RF_NORM_THREADS / RF_WARP];
-    const i64 r = blockIdx.x;
-    const int K = (int)a.src[0].ne[0], tid = threadIdx.x, n4 = K / 4, T = (int)blockDim.x;
+    const rf_ktensor &s0 = a.src[0];
+    const int K = (int)s0.ne[0], tid = threadIdx.x, n4 = K / 4, T = (int)blockDim.x;
+    const int lane = tid % RF_WARP, wi = tid / RF_WARP;
+    // Row blockIdx.x's coordinates, once for all tensors (the host checked equal shapes).
+    i64 i1 = blockIdx.x, i2 = 0, i3 = 0;
+    if (s0.ne[2] * s0.ne[3] != 1) {
+        const i64 r = blockIdx.x;
+        i1 = r % s0.ne[1];
+        i2 = (r / s0.ne[1]) % s0.ne[2];
+        i3 = r / (s0.ne[1] * s0.ne[2]);
+    }
+#define RF_NORM_ROW(t) ((float *)((u8 *)(t).data + i1 * (t).nb[1] + i2 * (t).nb[2] + i3 * (t).nb[3]))
     const bool add = a.src[1].data != 0;
-    const float *x = fused_row(a.src[0], r);
-    const float *xb = add ? fused_row(a.src[1], r) : x;
-    float *sum_out = add ? (float *)fused_row(a.src[3], r) : (float *)0;
-    float *norm_out = (float *)fused_row(a.src[4], r);
-    float *y = (float *)fused_row(a.dst, r);
-    const float *w = (const float *)a.src[2].data;
-    // Every load first (x, the addend, the norm weight), then the arithmetic.
-    float4 v[C], wv[C];
+    const float *x = RF_NORM_ROW(s0);
+    const float *xb = add ? RF_NORM_ROW(a.src[1]) : x;
+    float *sum_out = add ? RF_NORM_ROW(a.src[3]) : (float *)0;
+    float *norm_out = RF_NORM_ROW(a.src[4]);
+    float *y = RF_NORM_ROW(a.dst);
+#undef RF_NORM_ROW
+    // Every load first (x, the addend), then the arithmetic.
+    float4 v[C];
 #pragma unroll
     for (int j = 0; j < C; ++j) {
         const int c = tid + j * T;
-        v[j] = wv[j] = f4(0.f, 0.f, 0.f, 0.f);
+        v[j] = f4(0.f, 0.f, 0.f, 0.f);
         if (c < n4) {
             v[j] = ld4(x + 4 * c);
-            wv[j] = ld4(w + 4 * c);
             if (add) {
                 const float4 b = ld4(xb + 4 * c);
                 v[j].x += b.x; v[j].y += b.y; v[j].z += b.z; v[j].w += b.w;
@@ -73,20 +105,29 @@ template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a) {
         if (add && c < n4) st4(sum_out + 4 * c, v[j]); // same thread read x there: in-place safe
         s += (double)v[j].x * v[j].x + (double)v[j].y * v[j].y + (double)v[j].z * v[j].z + (double)v[j].w * v[j].w;
     }
-    const float inv = rms_scale(block_sum_d(s, sh), K, a.fparams[0]);
+    // block_sum_d's order (each warp's butterfly, then warp 0's over the warp sums), and the
+    // scale computed once.
+    s = warp_sum(s);
+    if (lane == 0) sh[wi] = s;
+    __syncthreads();
+    if (wi == 0) {
+        const double t = warp_sum(lane < T / RF_WARP ? sh[lane] : 0.0);
+        if (lane == 0) sh_inv = rms_scale(t, K, a.fparams[0]);
+    }
+    __syncthreads();
+    const float inv = sh_inv;
 #pragma unroll
     for (int j = 0; j < C; ++j) {
         const int c = tid + j * T;
         const float4 n = f4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
-        v[j] = f4(n.x * wv[j].x, n.y * wv[j].y, n.z * wv[j].z, n.w * wv[j].w);
+        v[j] = f4(n.x * wv.v[j].x, n.y * wv.v[j].y, n.z * wv.v[j].z, n.w * wv.v[j].w);
         if (c < n4) { st4(norm_out + 4 * c, n); st4(y + 4 * c, v[j]); }
     }
     // q8_1 form of the row (column r of the scratch), quantized like rf_quantize_q8_1 (aux[1] =
     // block 32 or 256): block 32 = 8 lanes; block 256 = two warps (the warp maxima meet in
     // shared memory).
     if (a.aux[0] == 0) return;
-    u8 *q8 = (u8 *)a.scratch + r * a.aux[0];
-    const int lane = tid % RF_WARP, wi = tid / RF_WARP;
+    u8 *q8 = (u8 *)a.scratch + (i64)blockIdx.x * a.aux[0];
     float amax[C];
 #pragma unroll
     for (int j = 0; j < C; ++j)
@@ -109,8 +150,11 @@ template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a) {
     for (int j = 0; j < C; ++j) {
         const int c = tid + j * T;
         const bool in = 4 * c < K; // whole 8-lane groups are in or out (K % 32 == 0); all lanes shuffle
-        const int q0 = act_quant(v[j].x, amax[j]), q1 = act_quant(v[j].y, amax[j]), q2 = act_quant(v[j].z, amax[j]),
-                  q3 = act_quant(v[j].w, amax[j]);
+        // act_quant's v * (127 / amax), the quotient taken once for the four elements
+        const bool nz = amax[j] > 0.f;
+        const float m = nz ? 127.f / amax[j] : 0.f;
+        const int q0 = nz ? (int)rintf(v[j].x * m) : 0, q1 = nz ? (int)rintf(v[j].y * m) : 0,
+                  q2 = nz ? (int)rintf(v[j].z * m) : 0, q3 = nz ? (int)rintf(v[j].w * m) : 0;
         const float qsum = sum8_lanes((float)(q0 + q1 + q2 + q3));
         if (!in) continue;
         *(u32 *)(q8 + 4 * c) = (u32)(u8)q0 | ((u32)(u8)q1 << 8) | ((u32)(u8)q2 << 16) | ((u32)(u8)q3 << 24);
@@ -123,10 +167,17 @@ template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a) {
 }
 
 RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a) {
+    const NormWeight2 w = prefetch_norm_weight<2>(a);
     rf_kernel_start();
-    add_rms_norm_mul_row<RF_NORM_CHUNKS>(a);
+    add_rms_norm_mul_row<2>(a, w);
 }
 RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul_1(rf_kargs a) {
+    const NormWeight1 w = prefetch_norm_weight<1>(a);
     rf_kernel_start();
-    add_rms_norm_mul_row<1>(a);
+    add_rms_norm_mul_row<1>(a, w);
+}
+RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul_4(rf_kargs a) {
+    const NormWeight4 w = prefetch_norm_weight<4>(a);
+    rf_kernel_start();
+    add_rms_norm_mul_row<4>(a, w);
 }

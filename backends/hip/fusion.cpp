@@ -14,24 +14,34 @@
 namespace rf_hip {
 namespace {
 
-// rf_add_rms_norm_mul keeps a row in registers as float4 pieces: up to 1024 threads x
-// RF_NORM_CHUNKS (norm_fused.hip); rows 16-byte aligned.
-constexpr int64_t kNormMaxRow = 1024 * 4 * 2; // norm_fused.hip's RF_NORM_THREADS * 4 * RF_NORM_CHUNKS
-constexpr unsigned kNormThreads = 1024;
+// The fused norm keeps a row in registers as float4 pieces, 1, 2 or 4 per thread
+// (rf_add_rms_norm_mul_1, rf_add_rms_norm_mul, rf_add_rms_norm_mul_4), up to 1024 threads;
+// rows 16-byte aligned.
+constexpr int64_t kNormMaxRow = 1024 * 4 * 4;
 
-// The fused norm's kernel and block size for rows of K elements: one float4 piece per thread
-// (rf_add_rms_norm_mul_1) up to 4096 elements, with as many threads as the row has pieces (a
-// multiple of 64: the q8_1 blocks of 256 pair warps); two (1024 threads) beyond. The row is one
-// SM's work, and a piece slot past the row still costs its (predicated) instructions: 1024 x 2
-// slots for a 4096-wide row took 6.3 us on the H100. ROCMFORGE_HIP_NORM_FIT=0: always 1024 x 2 (A/B).
-std::pair<const char *, unsigned> norm_kernel(int64_t K) {
+// The fused norm's kernel and block size for `rows` rows of K elements: C pieces per thread, as
+// many threads as that needs (a multiple of 64: the q8_1 blocks of 256 pair warps). A row is one
+// SM's work and every thread's instructions are issued there (norm_fused.hip): fewer threads with
+// more pieces each issue fewer instructions per row, more threads have shorter chains. H100, 7B
+// Q4_K_M: 16 sequences decode at 3,079-3,124 t/s with C = 2 against 2,912-3,049 (C = 1) and
+// 2,921-3,003 (C = 4); one sequence 330.5 (C = 1), 329.2 (2), 320.5 (4). So C = 1 for a single row,
+// 2 for several; ROCMFORGE_HIP_NORM_PIECES=1|2|4 sets it for all (A/B), raised where the row
+// needs more. ROCMFORGE_HIP_NORM_FIT=0: 1024 threads x 2 pieces whatever the row (A/B).
+std::pair<const char *, unsigned> norm_kernel(int64_t K, int64_t rows) {
     static const bool fit = [] {
         const char *s = std::getenv("ROCMFORGE_HIP_NORM_FIT");
         return !(s && *s == '0');
     }();
+    static const int pieces_set = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_NORM_PIECES");
+        return s && (*s == '1' || *s == '2' || *s == '4') ? *s - '0' : 0;
+    }();
     const int64_t pieces = K / 4;
-    if (!fit || pieces > 1024) return {"rf_add_rms_norm_mul", kNormThreads};
-    return {"rf_add_rms_norm_mul_1", (unsigned)((pieces + 63) / 64 * 64)};
+    if (!fit && pieces <= 2048) return {"rf_add_rms_norm_mul", 1024};
+    int c = pieces_set ? pieces_set : rows == 1 ? 1 : 2;
+    while (c < 4 && pieces > 1024 * c) c *= 2;
+    const unsigned threads = (unsigned)((pieces + c - 1) / c + 63) / 64 * 64;
+    return {c == 1 ? "rf_add_rms_norm_mul_1" : c == 2 ? "rf_add_rms_norm_mul" : "rf_add_rms_norm_mul_4", threads};
 }
 bool rows16(const rf_tensor *t) { return !t || ((size_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0); }
 
@@ -409,7 +419,7 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     const int64_t col = q8_column_bytes(K);
     if (quantize && !ensure_q8_scratch(b, K, rows, err)) return -1;
 
-    const auto [kernel, threads] = norm_kernel(K);
+    const auto [kernel, threads] = norm_kernel(K, rows);
     auto f = b.kernels.functions.find(kernel);
     if (f == b.kernels.functions.end()) return 0;
     LaunchRec r;
@@ -424,6 +434,7 @@ int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.src[4] = ktensor(nd);
     a.dst = ktensor(mul->dst);
     a.fparams[0] = norm->fparams[0];
+    a.iparams[0] = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0;
     if (quantize) {
         a.aux[0] = col;
         a.aux[1] = block;

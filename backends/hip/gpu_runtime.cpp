@@ -73,6 +73,8 @@ bool load_once(std::string &why) {
     if (!bind(cu, a.cuMemHostAlloc, "cuMemHostAlloc", nullptr, miss)) a.cuMemHostAlloc = nullptr;
     if (!bind(cu, a.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", nullptr, miss)) a.cuMemHostGetDevicePointer = nullptr;
     if (!bind(cu, a.cuMemFreeHost, "cuMemFreeHost", nullptr, miss)) a.cuMemFreeHost = nullptr;
+    if (!bind(cu, a.cuMemHostRegister, "cuMemHostRegister_v2", "cuMemHostRegister", miss)) a.cuMemHostRegister = nullptr;
+    if (!bind(cu, a.cuMemHostUnregister, "cuMemHostUnregister", nullptr, miss)) a.cuMemHostUnregister = nullptr;
     if (rtc) { // optional: only the JIT fallback needs it
         ok = bind(rtc, a.nvrtcVersion, "nvrtcVersion", nullptr, miss) && bind(rtc, a.nvrtcCreateProgram, "nvrtcCreateProgram", nullptr, miss) &&
              bind(rtc, a.nvrtcCompileProgram, "nvrtcCompileProgram", nullptr, miss) &&

@@ -88,6 +88,9 @@ struct Api {
     int (*cuMemHostAlloc)(void **, size_t, unsigned);
     int (*cuMemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
     int (*cuMemFreeHost)(void *);
+    // Optional: page-locking memory the host allocated (the logits buffer, ABI host_pin)
+    int (*cuMemHostRegister)(void *, size_t, unsigned);
+    int (*cuMemHostUnregister)(void *);
     // Graphs (optional: null when the driver lacks them; the backend then launches directly)
     int (*cuGraphCreate)(hipGraph_t *, unsigned);
     int (*cuGraphDestroy)(hipGraph_t);
@@ -217,6 +220,13 @@ inline hipError_t hipHostGetDevicePointer(void **dev, void *host, unsigned flags
     *dev = (void *)(size_t)d;
     return e;
 }
+// Page-locks existing host memory; hipHostRegisterPortable = CU_MEMHOSTREGISTER_PORTABLE (pinned
+// for every context, so an instance on another device may copy into it too).
+enum { hipHostRegisterPortable = 1 };
+inline hipError_t hipHostRegister(void *p, size_t n, unsigned flags) {
+    return rf_cuda::api.cuMemHostRegister ? rf_cuda::api.cuMemHostRegister(p, n, flags) : 1;
+}
+inline hipError_t hipHostUnregister(void *p) { return rf_cuda::api.cuMemHostUnregister ? rf_cuda::api.cuMemHostUnregister(p) : 1; }
 inline hipError_t hipHostFree(void *p) { return rf_host_alloc_available() ? rf_cuda::api.cuMemFreeHost(p) : 1; }
 inline const char *hipGetErrorString(hipError_t e) {
     const char *s = nullptr;

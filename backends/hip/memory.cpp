@@ -85,4 +85,18 @@ int copy(Backend &b, void *dst, const void *src, uint64_t size, bool to_device, 
     return RF_OK;
 }
 
+int host_pin(Backend &b, void *ptr, uint64_t size, char *err, size_t len) {
+    std::string e;
+    if (!make_current(b, e)) return fail(err, len, RF_ERR_DEVICE, e);
+    if (!ptr || size == 0) return fail(err, len, RF_ERR_INVALID, "host_pin: no memory given");
+    if (hipError_t r = hipHostRegister(ptr, size, hipHostRegisterPortable))
+        return fail(err, len, RF_ERR_UNSUPPORTED, gpu_error("host_pin", r) + " (" + std::to_string(size) + " bytes)");
+    return RF_OK;
+}
+
+void host_unpin(Backend &b, void *ptr) {
+    std::string e;
+    if (ptr && make_current(b, e)) hipHostUnregister(ptr);
+}
+
 } // namespace rf_hip

@@ -6,4 +6,8 @@ int buffer_alloc(Backend &b, uint64_t size, rf_buffer_desc *out, char *err, size
 void buffer_free(Backend &b, void *handle);
 // Blocking copy between host memory and a device address.
 int copy(Backend &b, void *dst, const void *src, uint64_t size, bool to_device, char *err, size_t len);
+// ABI host_pin / host_unpin: page-lock host memory the core copies into (its logits buffer), so
+// that copy() runs as one DMA instead of through the runtime's pageable staging.
+int host_pin(Backend &b, void *ptr, uint64_t size, char *err, size_t len);
+void host_unpin(Backend &b, void *ptr);
 } // namespace rf_hip

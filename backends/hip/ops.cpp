@@ -87,7 +87,7 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0",
-                               "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
+                               "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_add_rms_norm_mul_4", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
                                "rf_geglu_f32", "rf_softcap_f32"};
 
 

@@ -347,6 +347,14 @@ int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, 
     return st;
 }
 
+// ROCMFORGE_HIP_HOST_PIN=0: refuses (the core then downloads into pageable memory; A/B).
+int v_host_pin(void *ctx, void *ptr, uint64_t size, char *err, size_t len) {
+    static const bool off = [] { const char *s = std::getenv("ROCMFORGE_HIP_HOST_PIN"); return s && *s == '0'; }();
+    if (off) return fail(err, len, RF_ERR_UNSUPPORTED, "host_pin off (ROCMFORGE_HIP_HOST_PIN=0)");
+    return host_pin(*static_cast<Backend *>(ctx), ptr, size, err, len);
+}
+void v_host_unpin(void *ctx, void *ptr) { host_unpin(*static_cast<Backend *>(ctx), ptr); }
+
 int supports_op(void *, const rf_node *node) { return node && unsupported_reason(*node).empty() ? 1 : 0; }
 
 // With an observer, the same launches and the same graph replay: the kernels write timestamps
@@ -534,6 +542,8 @@ const rf_backend_vtable kVtable = {
     /* .list_devices     = */ list_devices,
     /* .set_observer     = */ set_observer,
     /* .device_memory    = */ device_memory,
+    /* .host_pin         = */ v_host_pin,
+    /* .host_unpin       = */ v_host_unpin,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};

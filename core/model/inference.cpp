@@ -6,6 +6,7 @@
 #include <string>
 
 #include "forward_graph.h"
+#include "host_pin.h"
 #include "rocmforge/types.h"
 
 namespace rf {
@@ -32,6 +33,7 @@ struct InferenceContext::Step {
     std::vector<int> seq_index;      // run_graph(): index in order of first appearance, -1: absent
     std::vector<int64_t> next_pos;   // run_graph(): next position of each sequence present
     std::vector<int> batch_seqs;     // run_graph(): sequences in order of first appearance
+    HostPin logits_pin;              // logits_ page-locked for the model's backend (host_pin.h)
 };
 
 InferenceContext::InferenceContext(Model &model, Runtime &runtime, const ContextParams &params)
@@ -51,6 +53,9 @@ InferenceContext::InferenceContext(Model &model, Runtime &runtime, const Context
     step_->new_tokens.resize(n_seq);
     step_->seq_index.resize(n_seq);
     step_->next_pos.resize(n_seq);
+    // Room for one row per sequence from the start: decode steps then never move the buffer
+    // (which would unpin and pin it again).
+    logits_.reserve(n_seq * (size_t)model.hparams().n_vocab);
 }
 
 InferenceContext::~InferenceContext() = default;
@@ -110,7 +115,15 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
         if (new_tokens[(size_t)seq] > 0) pages.reserve(seq, new_tokens[(size_t)seq]);
 
     // Every float is written below (each graph reads all its output rows): no zero fill needed.
-    logits_.resize(n_outputs * (size_t)hp.n_vocab);
+    // A buffer that must grow is unpinned before it moves.
+    const size_t n_logits = n_outputs * (size_t)hp.n_vocab;
+    if (n_logits > logits_.capacity()) step_->logits_pin.release();
+    logits_.resize(n_logits);
+    // (Not beyond 256 MiB: page-locked memory is the whole machine's, and a buffer that large is a
+    // prompt's every logit, read once.)
+    const uint64_t pin_bytes = logits_.capacity() * sizeof(float);
+    if (pin_bytes <= (256ull << 20)) step_->logits_pin.ensure(&model_.backend(), logits_.data(), pin_bytes);
+    else step_->logits_pin.release();
     float *out = logits_.data();
     for (size_t first = 0; first < batch.size(); first += (size_t)params_.n_batch) {
         const size_t count = std::min(batch.size() - first, (size_t)params_.n_batch);

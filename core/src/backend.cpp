@@ -120,6 +120,22 @@ void Backend::download(void *dst, const void *src, uint64_t bytes) {
     if (st != RF_OK) fail(name_, "download", st, err);
 }
 
+bool Backend::pin_host(void *p, uint64_t bytes, std::string &why) {
+    const auto pin = RF_SLOT(plugin_vt_, rf_backend_vtable, host_pin);
+    const auto unpin = RF_SLOT(plugin_vt_, rf_backend_vtable, host_unpin);
+    if (!pin || !unpin) { why = "the plugin cannot pin host memory (ABI before 2.3, or no host_pin)"; return false; }
+    char err[kErrLen] = {0};
+    if (int st = pin(plugin_ctx_, p, bytes, err, sizeof err); st != RF_OK) {
+        why = err[0] ? err : "host_pin failed with status " + std::to_string(st);
+        return false;
+    }
+    return true;
+}
+
+void Backend::unpin_host(void *p) {
+    if (auto unpin = RF_SLOT(plugin_vt_, rf_backend_vtable, host_unpin)) unpin(plugin_ctx_, p);
+}
+
 bool Backend::supports(const rf_node &node) const { return vt_->supports_op(ctx_, &node) != 0; }
 
 void Backend::compute(const rf_graph &graph) {

@@ -16,6 +16,8 @@
  *   FAKE_STRUCT_END  the first vtable slot beyond struct_size, as a plugin built against an older
  *                    minor version (a shorter struct) has it. The slots from there on are filled
  *                    with a poison address: a host reading past struct_size calls it and crashes.
+ * Every variant has host_pin / host_unpin (ABI 2.3) within its struct_size: they count calls and
+ * pinned bytes, read by the tests through fake_pin_stats().
  * Ops: ADD, MUL, SCALE on contiguous f32, with FAKE_OPS_MASK selecting which. */
 #include <stddef.h>
 #include <stdint.h>
@@ -168,6 +170,38 @@ static int fake_download(void *ctx, void *dst, const void *src, uint64_t size, c
     memcpy(dst, to_host(src), size);
     return RF_OK;
 }
+/* ABI 2.3 pinning: no pages are locked, the calls are counted. A second pin of the same address
+ * without an unpin in between, or an unpin of an address not pinned, counts as an error. */
+#define FAKE_MAX_PINS 8
+static struct { void *p[FAKE_MAX_PINS]; uint64_t bytes[FAKE_MAX_PINS]; int pins, unpins, errors; } fake_pin;
+static int fake_host_pin(void *ctx, void *ptr, uint64_t size, char *err, size_t n) {
+    (void)ctx; (void)err; (void)n;
+    int slot = -1;
+    for (int i = 0; i < FAKE_MAX_PINS; ++i) {
+        if (fake_pin.p[i] == ptr) ++fake_pin.errors;
+        if (!fake_pin.p[i] && slot < 0) slot = i;
+    }
+    if (slot < 0) { snprintf(err, n, "fake: too many pinned ranges"); return RF_ERR_OUT_OF_MEMORY; }
+    fake_pin.p[slot] = ptr;
+    fake_pin.bytes[slot] = size;
+    ++fake_pin.pins;
+    return RF_OK;
+}
+static void fake_host_unpin(void *ctx, void *ptr) {
+    (void)ctx;
+    for (int i = 0; i < FAKE_MAX_PINS; ++i)
+        if (fake_pin.p[i] == ptr) { fake_pin.p[i] = NULL; fake_pin.bytes[i] = 0; ++fake_pin.unpins; return; }
+    ++fake_pin.errors;
+}
+/* Calls so far and the bytes pinned now. */
+RF_PLUGIN_EXPORT void fake_pin_stats(int *pins, int *unpins, int *errors, uint64_t *bytes) {
+    *pins = fake_pin.pins;
+    *unpins = fake_pin.unpins;
+    *errors = fake_pin.errors;
+    *bytes = 0;
+    for (int i = 0; i < FAKE_MAX_PINS; ++i) *bytes += fake_pin.bytes[i];
+}
+
 static int fake_supports(void *ctx, const rf_node *node) {
     (void)ctx;
     if (!((FAKE_OPS_MASK >> node->op) & 1)) return 0;
@@ -239,6 +273,8 @@ static const rf_backend_vtable fake_vtable = {
     .list_devices = FAKE_SLOT(list_devices, FAKE_LIST_DEVICES_SLOT),
     .set_observer = FAKE_SLOT(set_observer, NULL),
     .device_memory = FAKE_SLOT(device_memory, FAKE_DEVICE_MEMORY_SLOT),
+    .host_pin = FAKE_SLOT(host_pin, fake_host_pin),
+    .host_unpin = FAKE_SLOT(host_unpin, fake_host_unpin),
 };
 
 static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};

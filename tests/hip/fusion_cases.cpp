@@ -10,12 +10,16 @@ namespace {
 std::string cols(int64_t M) { return " M=" + std::to_string(M); }
 
 // [ADD] RMS_NORM MUL(norm weight) MATMUL: the fused norm also writes the matmul's q8_1 columns.
-GraphCase norm_matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, bool add) {
+// weight_flag: the norm weight is flagged a model weight (the kernel then reads it before the
+// previous kernel ends); otherwise it is an input like the others.
+GraphCase norm_matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, bool add, bool weight_flag = false) {
     Builder b;
     b.c.name = std::string("fused ") + (add ? "add+" : "") + "norm+matmul " + type_label(type) + " K=" + std::to_string(K) +
                " N=" + std::to_string(N) + cols(M);
     b.c.max_nmse = 5e-4;
-    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M)), w = b.input(rnd(rng, RF_TYPE_F32, K)), W = b.input(rnd(rng, type, K, N));
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M));
+    const int w = weight_flag ? b.weight(rnd(rng, RF_TYPE_F32, K)) : b.input(rnd(rng, RF_TYPE_F32, K));
+    const int W = b.input(rnd(rng, type, K, N));
     int normed_in = x;
     if (add) {
         const int r = b.input(rnd(rng, RF_TYPE_F32, K, M));
@@ -209,13 +213,16 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         }
         v.push_back(matmul_rope(rng, t, 256, 128, 2, 3, 128, false));
     }
-    // The fused norm's block size follows the row (backends/hip/fusion.cpp norm_kernel): 1,024
-    // and 768 threads of one piece each, 64 threads (K = 256), two pieces per thread (K = 5120),
-    // with the q8_1 columns of 256 (Q4_K) and 32 (Q8_0) blocks, one row and several.
-    for (int64_t K : {4096, 3072, 256, 5120})
+    // The fused norm's block size follows the row (backends/hip/fusion.cpp norm_kernel): one
+    // row with one piece per thread (1,024 and 768 threads, 64 for K = 256), several rows with
+    // two (for K = 256 half of the 64 threads hold nothing), K = 5120 with two and K = 16384 with
+    // four whatever the rows; q8_1 columns of 256 (Q4_K) and 32 (Q8_0) blocks; the norm weight
+    // flagged a model weight or not. (ROCMFORGE_HIP_NORM_PIECES=1 / 2 / 4 runs them all with
+    // that many.)
+    for (int64_t K : {4096, 3072, 256, 5120, 16384})
         for (int64_t M : {1, 3}) {
-            v.push_back(norm_matmul(rng, RF_TYPE_Q4_K, K, 19, M, M == 1));
-            v.push_back(norm_matmul(rng, RF_TYPE_Q8_0, K, 19, M, M == 3));
+            v.push_back(norm_matmul(rng, RF_TYPE_Q4_K, K, 19, M, M == 1, K != 3072));
+            v.push_back(norm_matmul(rng, RF_TYPE_Q8_0, K, 19, M, M == 3, M == 1));
         }
     for (int layout : {0, 1, 2}) {
         v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 2, 4, 64, layout == 1, layout));

@@ -15,6 +15,7 @@ struct GraphTensor {
     int view_of = -1;   // >= 0: same bytes as that tensor, this shape (dense strides)
     bool written = false; // compared after the run; poisoned first unless `keep`
     bool keep = false;    // a written tensor that starts with its contents (KV pools)
+    bool weight = false;  // flagged RF_TENSOR_WEIGHT (a model weight: never written)
 };
 
 struct GraphNode {

@@ -20,6 +20,7 @@ BoundGraph bind_graph(Plugin &p, const GraphCase &c) {
     for (size_t i = 0; i < c.tensors.size(); ++i) {
         const GraphTensor &g = c.tensors[i];
         set_dense(b.t[i], g.host);
+        b.t[i].flags = g.weight ? RF_TENSOR_WEIGHT : 0;
         if (g.view_of >= 0) continue;
         std::vector<uint8_t> poison;
         if (g.written && !g.keep) poison.assign(g.host.data.size(), 0xFF);

@@ -11,6 +11,12 @@ namespace opcheck {
 struct Builder {
     GraphCase c;
     int input(HostTensor t) { c.tensors.push_back({std::move(t)}); return (int)c.tensors.size() - 1; }
+    int weight(HostTensor t) { // a model weight (RF_TENSOR_WEIGHT)
+        GraphTensor g{std::move(t)};
+        g.weight = true;
+        c.tensors.push_back(std::move(g));
+        return (int)c.tensors.size() - 1;
+    }
     int output(int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1) {
         GraphTensor g{make(type, n0, n1, n2)};
         g.written = true;

@@ -26,7 +26,7 @@ extern "C" {
  * 2.2: device_memory (a device's free and total memory without init, for every device a plugin
  * lists). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 2
+#define RF_ABI_MINOR 3
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -347,6 +347,16 @@ typedef struct rf_backend_vtable {
      * An index out of range: RF_ERR_INVALID. NULL: the host shows free memory only for devices
      * with an instance started (device_info). */
     int (*device_memory)(int32_t index, uint64_t *free_bytes, uint64_t *total_bytes, char *err, size_t err_len);
+
+    /* ---- ABI 2.3 ---- */
+    /* Optional: page-lock `size` bytes of host memory at `ptr` (the host pins the buffer it reads
+     * logits into), so that download() into it and upload() from it run at the bus's speed
+     * instead of through the runtime's staging of pageable memory; host_unpin(ptr) undoes it, and
+     * the host calls it before it frees or moves that memory. Only a speed hint: copies to and
+     * from memory not pinned work the same, and the host goes on without when the slot is NULL
+     * or returns an error. */
+    int (*host_pin)(void *ctx, void *ptr, uint64_t size, char *err, size_t err_len);
+    void (*host_unpin)(void *ctx, void *ptr);
 } rf_backend_vtable;
 
 /* Kernel packs (RF_PLUGIN_KERNEL_PACK): their vtable, rf_kernel_pack_vtable, and the fusion

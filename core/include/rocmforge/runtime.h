@@ -108,6 +108,11 @@ public:
     void free(const rf_buffer_desc &b);
     void upload(void *dst, const void *src, uint64_t bytes);
     void download(void *dst, const void *src, uint64_t bytes);
+    // Page-locks host memory for this backend's copies (ABI 2.3 host_pin, on the plugin itself,
+    // not through the profiler): false with `why` where the plugin cannot (no slot, refused);
+    // copies then work as before. unpin_host before that memory is freed.
+    bool pin_host(void *p, uint64_t bytes, std::string &why);
+    void unpin_host(void *p);
     bool supports(const rf_node &node) const;
     void compute(const rf_graph &graph);
     void synchronize();
