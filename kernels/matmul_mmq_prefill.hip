@@ -13,6 +13,12 @@
 //    RF_MMQP_STAGES x RF_MMQ_STAGE_BYTES; ~130..205 KB, one block per multiprocessor), filled
 //    with cp.async; one barrier per step.
 //
+// rf_mmqp_<type>_64_k2: the 64-column tiles with K split over a cluster of two blocks (sm_90),
+// for grids that fill less than a wave (a server step's ~100 columns, short prompts: a 4096-row
+// matrix is 32 row tiles): each block takes half the K steps, and rank r adds both blocks'
+// partial sums (rank order: deterministic) for half of the tile and stores them, as the decode
+// kernels' split does (matmul_mmq.hip).
+//
 // rf_mmqp_id_<type>_<C>: the same tiles for MATMUL_ID prefill, columns grouped by expert
 // (moe_group.hip): grid y walks the group's tile list (expert, first sorted column, columns);
 // a block takes its expert's weights, reads its sorted q8_1 rows and writes each output
@@ -29,7 +35,8 @@ extern __shared__ __align__(16) u8 rf_mmqp_smem[];
 // GROUPED: MATMUL_ID form; src[0] = the weights [K, N, E], src[1].data = the group scratch,
 // aux[1] = its tile entries, aux[2] = byte offset of its sorted q8_1 rows.
 // MAGIC: the legacy formats' two-FMA epilogue (MmqStep::legacy), where the registers allow it.
-template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf_kargs &a) {
+// KS: blocks of a cluster splitting the K steps (1: none).
+template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_run(const rf_kargs &a) {
     typedef MmqFmt<T> F;
     enum {
         WR = 2, WROW = 4, ROWS = RF_MMQP_ROWS, C = 16 * NT, NSUB = F::STEP / 32, XS = F::STEP + 32, WB = ROWS * F::WS,
@@ -44,7 +51,8 @@ template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf
     const rf_ktensor &w = a.src[0], &dst = a.dst;
     const i64 K = w.ne[0], N = w.ne[1];
     const int tid = threadIdx.x, lane = tid % RF_WARP, wid = tid / RF_WARP, g = lane >> 2, t = lane & 3;
-    const i64 n0 = (i64)blockIdx.x * ROWS;
+    const i64 n0 = (i64)(blockIdx.x / KS) * ROWS;
+    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
     const int col = (wid / WROW) * 8 * NT; // the warp's first column in the stage
     // Every column tile is computed (columns past M hold the clamped last column and are not
     // stored): no run-time bound in the unrolled mma loops.
@@ -63,7 +71,7 @@ template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf
         M = tl.cols;
         c0 = 0;
     }
-    const i64 nst = (K + F::STEP - 1) / F::STEP;
+    const i64 nst = (K + F::STEP - 1) / F::STEP, s0 = nst * rank / KS, s1 = nst * (rank + 1) / KS;
     const u32 sbase = mmq_saddr(rf_mmqp_smem);
 
     int rr[2 * WR];     // stage rows: row tile i holds rr[2i] (its row g) and rr[2i + 1] (g + 8)
@@ -88,14 +96,14 @@ template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf
     const MmqCopies<T, ROWS, C, RF_MMQP_THREADS> copies(wbase, wnb, N, n0, xq, xs, M, c0, K);
 #pragma unroll
     for (int i = 0; i < P - 1; ++i) {
-        if (i < nst) copies.issue(sbase + i * STAGE, i, tid);
+        if (s0 + i < s1) copies.issue(sbase + i * STAGE, s0 + i, tid);
         mmq_commit();
     }
-    for (i64 st = 0; st < nst; ++st) {
-        const int p = (int)(st % P);
+    for (i64 st = s0; st < s1; ++st) {
+        const int p = (int)((st - s0) % P);
         mmq_wait<P - 2>(); // this thread's copies of step st have landed
         __syncthreads();   // everyone's have, and everyone is done with the stage refilled next
-        if (st + P - 1 < nst)
+        if (st + P - 1 < s1)
             copies.issue(sbase + ((p + P - 1) % P) * STAGE, st + P - 1, tid);
         mmq_commit();
         const u8 *sw = rf_mmqp_smem + p * STAGE, *sx = sw + WB;
@@ -122,6 +130,39 @@ template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf
         }
     }
 
+    if (KS > 1) {
+        // Partial sums in each block's stages: red[k][tid] (k = the accumulator's index); rank r
+        // adds entries [r NE / KS, (r + 1) NE / KS) of every thread over the cluster, in rank order.
+        enum { NE = WR * NT * 4 };
+        mmq_wait<0>();
+        __syncthreads(); // the last step's reads of the stages are done
+        float *red = (float *)rf_mmqp_smem;
+#pragma unroll
+        for (int i = 0; i < WR; ++i)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) red[((i * NT + nt) * 4 + e) * RF_MMQP_THREADS + tid] = acc[i][nt][e];
+        mmq_cluster_sync();
+        const int k0 = (int)rank * NE / KS, k1 = ((int)rank + 1) * NE / KS;
+#pragma unroll
+        for (int i = 0; i < WR; ++i)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int k = (i * NT + nt) * 4 + e;
+                    if (k < k0 || k >= k1) continue;
+                    const u32 at = sbase + 4u * (u32)(k * RF_MMQP_THREADS + tid);
+                    float v = 0.f;
+#pragma unroll
+                    for (int q = 0; q < KS; ++q) v += mmq_ld_cluster(at, (u32)q);
+                    const i64 n = n0 + rr[2 * i + (e >> 1)], m = c0 + col + 8 * nt + 2 * t + (e & 1);
+                    if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = v;
+                }
+        mmq_cluster_sync(); // no block leaves while the others read its shared memory
+        return;
+    }
     // GROUPED: per sorted column of this tile, its output offset (the tile is read again here
     // rather than kept in registers through the K loop).
     const i64 *dst_off = nullptr;
@@ -157,7 +198,12 @@ template <int T, int NT, bool GROUPED, bool MAGIC> RF_DEV void mmqp_run(const rf
         rf_kernel_start();                                                                                  \
         mmqp_run<T, C / 16, true, RF_MMQP_MAGIC(T, C)>(a);                                                                       \
     }
-#define RF_MMQP_TYPE(t, T) RF_MMQP(t, T, 64) RF_MMQP(t, T, 128) RF_MMQP_ID(t, T, 64)
+#define RF_MMQP_K2(t, T)                                                                                       \
+    RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, 64)) RF_MMQ_CLUSTER(2) void rf_mmqp_##t##_64_k2(rf_kargs a) { \
+        rf_kernel_start();                                                                                  \
+        mmqp_run<T, 4, false, RF_MMQP_MAGIC(T, 64), 2>(a);                                                  \
+    }
+#define RF_MMQP_TYPE(t, T) RF_MMQP(t, T, 64) RF_MMQP(t, T, 128) RF_MMQP_ID(t, T, 64) RF_MMQP_K2(t, T)
 RF_MMQP_TYPE(q4_k, T_Q4_K)
 RF_MMQP_TYPE(q5_k, T_Q5_K)
 RF_MMQP_TYPE(q6_k, T_Q6_K)

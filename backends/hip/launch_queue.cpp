@@ -150,14 +150,44 @@ bool LaunchQueue::patch_graph(std::string &err) { err = "graphs not supported"; 
 
 void LaunchQueue::drop_graphs() {
     const int keep = slot_;
-    for (slot_ = 0; slot_ < kSlots; ++slot_) drop_graph();
+    for (slot_ = 0; slot_ < kSlots; ++slot_) {
+        drop_graph();
+        slots_[slot_].set = -1;
+        slots_[slot_].prev.clear();
+        slots_[slot_].tag = 0;
+    }
     slot_ = keep;
 }
 
+int LaunchQueue::find_slot(uint64_t sig) const {
+    for (int i = 0; i < kept_; ++i) {
+        const Slot &sl = slots_[i];
+        if (sl.set == set_ && sl.sig == sig && same_kernels(cur_, sl.prev)) return i;
+    }
+    return -1;
+}
+
+int LaunchQueue::take_slot() {
+    int pick = 0;
+    for (int i = 0; i < kept_; ++i) {
+        if (slots_[i].set < 0) { pick = i; break; }
+        if (slots_[i].used < slots_[pick].used) pick = i;
+    }
+    slot_ = pick;
+    drop_graph();
+    return pick;
+}
+
 int LaunchQueue::replay_tagged(hipStream_t s, uint64_t tag, bool &done, std::string &err) {
-    Slot &sl = slots_[slot_];
     done = false;
-    if (!graphs_ || tag == 0 || sl.tag != tag || !sl.have_graph) return RF_OK;
+    if (!graphs_ || tag == 0) return RF_OK;
+    int at = -1;
+    for (int i = 0; i < kept_ && at < 0; ++i)
+        if (slots_[i].set == set_ && slots_[i].tag == tag && slots_[i].have_graph) at = i;
+    if (at < 0) return RF_OK;
+    slot_ = at;
+    Slot &sl = slots_[slot_];
+    sl.used = ++use_clock_;
     if (!launch_graph(s, err)) {
         drop_graph();
         return RF_ERR_DEVICE;
@@ -169,7 +199,6 @@ int LaunchQueue::replay_tagged(hipStream_t s, uint64_t tag, bool &done, std::str
 }
 
 int LaunchQueue::flush(hipStream_t s, std::string &err, uint64_t tag) {
-    Slot &sl = slots_[slot_];
     stats_.launches += cur_.size();
     // Small lists (single ops, tests) gain nothing from a graph. (Empty launches never get
     // here: add() drops them.)
@@ -178,13 +207,16 @@ int LaunchQueue::flush(hipStream_t s, std::string &err, uint64_t tag) {
     size_t kernels = 0; // event records and stamp kernels do not count: observing must not change what is graphed
     for (const auto &r : cur_) kernels += r.f != nullptr && !r.mark;
     if (!graphs_ || kernels < kMinGraphNodes) return launch_all(s, err);
-    // A slot replays only what one slot would (observing must not change what is replayed): the
-    // kernel sequence must also be the previous graphed list's, whichever slot that was.
+    // The slot of this kernel sequence (its second sighting or later), else a new one.
     const uint64_t sig = kernel_signature(cur_);
-    const bool same_as_last = have_last_sig_ && sig == last_sig_;
-    last_sig_ = sig;
-    have_last_sig_ = true;
-    const bool repeat = same_as_last && same_kernels(cur_, sl.prev);
+    const int found = find_slot(sig);
+    const bool repeat = found >= 0;
+    if (repeat) slot_ = found;
+    else take_slot();
+    Slot &sl = slots_[slot_];
+    sl.set = set_;
+    sl.sig = sig;
+    sl.used = ++use_clock_;
     bool replay = false;
     std::string why;
     if (repeat && sl.have_graph) {

@@ -2,8 +2,12 @@
 // replayed graph. Decode steps submit the same list of kernels every step with a few changed
 // arguments (context length, arena pointers after growth); replaying an instantiated graph and
 // patching only the nodes whose arguments changed removes most per-launch CPU and GPU overhead.
-// An observed backend alternates its timing events between sets (exec_observer.h): each set's
-// lists go to a graph slot of their own (set_slot), so both replay; unobserved, only slot 0 is used.
+// Graphs are kept per kernel sequence, several at once (kSlots, the least recently used
+// replaced): a server alternates decode steps with steps that also take a prompt chunk, and the
+// decode shape's graph must survive the chunk's (one slot, as before, rebuilt it after every
+// chunk: launched directly once, built the next step; on the H100, ~0.5 ms of host time per step
+// of a 16-client server). An observed backend alternates its timing events between sets
+// (exec_observer.h): each set's lists have graphs of their own (set_slot), so both replay.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -47,12 +51,16 @@ public:
     LaunchQueue &operator=(const LaunchQueue &) = delete;
     ~LaunchQueue() { drop_graphs(); }
 
-    static constexpr int kSlots = 2;
+    static constexpr int kSlots = 8; // graphs kept (kernel sequences x observer sets)
+    static constexpr int kSets = 2;
     void set_graphs(bool on) { graphs_ = on; if (!on) drop_graphs(); }
     // Chain graph kernels with programmatic edges (Hopper+; kernels/compat.h rf_kernel_start).
     void set_programmatic(bool on) { programmatic_ = on; drop_graphs(); }
-    // The graph slot the next flush() compares with and replays (0 <= slot < kSlots).
-    void set_slot(int slot) { slot_ = slot >= 0 && slot < kSlots ? slot : 0; }
+    // How many of the slots are used (1..kSlots; ROCMFORGE_HIP_GRAPHS_KEPT, A/B): with 1, every
+    // new kernel sequence replaces the graph of the one before.
+    void set_kept(int n) { kept_ = n < 1 ? 1 : n > kSlots ? kSlots : n; drop_graphs(); }
+    // The observer set (0 <= set < kSets) whose graphs the next flush() compares with and replays.
+    void set_slot(int set) { set_ = set >= 0 && set < kSets ? set : 0; }
     bool programmatic() const { return programmatic_; }
     bool graphs() const { return graphs_; }
     void begin() { cur_.clear(), has_events_ = false; }
@@ -93,16 +101,15 @@ public:
         cur_.emplace_back().event = e; // built in place: a LaunchRec is ~600 bytes
         has_events_ = true;
     }
-    // Submits what begin()..add() collected. A list whose kernel sequence equals the previous
-    // call's of the same slot is replayed as a graph (built on the second sighting, patched
-    // afterwards). Event
+    // Submits what begin()..add() collected. A list whose kernel sequence equals a kept one of the
+    // same set is replayed as a graph (built on the second sighting, patched afterwards). Event
     // records are part of the sequence: in a graph they are event-record nodes hanging off the
     // kernel before them (the kernel chain, programmatic edges included, is unchanged); a driver
     // without event-record nodes launches a list with events directly, graph state untouched.
     // `tag` (non-zero): the caller's name for this list (walk_cache.h), kept with the slot's list.
     int flush(hipStream_t s, std::string &err, uint64_t tag = 0);
-    // Submits the current slot's graph again, unpatched, when it holds the list flushed under
-    // `tag` (non-zero): done = true. Otherwise nothing happens (done = false) and the caller queues
+    // Submits a kept graph of the current set again, unpatched, when it holds the list flushed
+    // under `tag` (non-zero): done = true. Otherwise nothing happens (done = false) and the caller queues
     // the list and flushes. Returns RF_OK, or a device error (the graph is dropped).
     int replay_tagged(hipStream_t s, uint64_t tag, bool &done, std::string &err);
     const LaunchStats &stats() const { return stats_; }
@@ -117,10 +124,17 @@ private:
     bool launch_graph(hipStream_t s, std::string &err);
     void drop_graph(); // the current slot's
     void drop_graphs();
+    // The slot holding `cur_`'s kernel sequence for the current set, or -1.
+    int find_slot(uint64_t sig) const;
+    // A slot for a new sequence: an unused one, else the least recently used (its graph dropped).
+    int take_slot();
 
     struct Slot {
         std::vector<LaunchRec> prev; // the list the graph (if any) currently holds
         uint64_t tag = 0;            // its flush() tag
+        uint64_t sig = 0;            // kernel_signature(prev)
+        int set = -1;                // the observer set; -1: unused
+        uint64_t used = 0;           // when it was last flushed or replayed (use_clock_)
         bool have_graph = false;
 #if defined(RF_HIP_NVIDIA)
         hipGraph_t graph = nullptr;
@@ -138,9 +152,10 @@ private:
     std::vector<LaunchRec> cur_;
     std::vector<LaunchRec> *raw_ = nullptr; // record()
     Slot slots_[kSlots];
-    int slot_ = 0;
-    uint64_t last_sig_ = 0; // kernel_signature of the last list that reached the graph path
-    bool have_last_sig_ = false;
+    int slot_ = 0; // the slot of the list being flushed or replayed
+    int set_ = 0;
+    int kept_ = kSlots;
+    uint64_t use_clock_ = 0;
     LaunchStats stats_;
 };
 

@@ -91,6 +91,15 @@ int forced_prefill_cols() {
     return v;
 }
 
+// ROCMFORGE_HIP_MMQP_KSPLIT=1|2: the 64-column prefill tiles' K split (A/B); 0 / unset: chosen.
+int forced_prefill_ksplit() {
+    static const int v = [] {
+        const int r = env_int("ROCMFORGE_HIP_MMQP_KSPLIT", 0);
+        return r == 1 || r == 2 ? r : 0;
+    }();
+    return v;
+}
+
 // Dynamic shared memory of rf_mmqp_<type>_<cols> (kernels/mmq_layout.h; the kernel checks it).
 unsigned prefill_smem(int type, int cols) {
 #define RF_STAGE(P) RF_MMQ_STAGE_BYTES(P##_STEP, P##_WS, P##_XDG, RF_MMQP_ROWS, cols)
@@ -173,11 +182,20 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     const bool legacy = w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0;
     int cols = legacy ? (M <= 128 ? 64 : 128) : 1.74 * (double)waves(128) < (double)waves(64) ? 128 : 64;
     if (forced_prefill_cols()) cols = forced_prefill_cols();
+    // 64-column tiles whose grid leaves SMs idle or ends in a part-filled wave (a server step's
+    // ~100 columns: a 4096-row matrix makes 64 blocks) split K over a cluster of two blocks
+    // (sm_90) where that takes fewer block-time units: waves(2 x tiles) / 2 against
+    // waves(tiles), with a margin for the partial sums' exchange; at least 8 K steps per block.
+    const int64_t tiles = row_tiles * ((M + cols - 1) / cols), steps = (K + 255) / 256;
+    const auto waves_of = [&](int64_t blocks) { return (blocks + sms - 1) / sms; };
+    int ks = cols == 64 && has_clusters(b) && steps >= 16 && 0.5 * (double)waves_of(2 * tiles) < 0.85 * (double)waves_of(tiles) ? 2 : 1;
+    if (cols == 64 && has_clusters(b) && forced_prefill_ksplit()) ks = forced_prefill_ksplit();
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(K);
-    return launch(b, std::string("rf_mmqp_") + suffix(w->type) + "_" + std::to_string(cols), (unsigned)row_tiles,
-                  (unsigned)((M + cols - 1) / cols), 1, RF_MMQP_THREADS, a, err, prefill_smem(w->type, cols));
+    return launch(b, std::string("rf_mmqp_") + suffix(w->type) + "_" + std::to_string(cols) + (ks == 2 ? "_k2" : ""),
+                  (unsigned)(row_tiles * ks), (unsigned)((M + cols - 1) / cols), 1, RF_MMQP_THREADS, a, err,
+                  prefill_smem(w->type, cols));
 }
 
 bool mmqp_id_usable(const Backend &b, const rf_tensor *w) {
@@ -262,6 +280,7 @@ std::vector<std::string> mmq_kernel_names() {
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         for (int c : {64, 128}) {
             v.push_back(std::string("rf_mmqp_") + suffix(t) + "_" + std::to_string(c));
+            if (c == 64) v.push_back(std::string("rf_mmqp_") + suffix(t) + "_64_k2");
             if (c == 64 || has_id_128(t)) v.push_back(std::string("rf_mmqp_id_") + suffix(t) + "_" + std::to_string(c));
         }
     return v;

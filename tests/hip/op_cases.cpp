@@ -281,6 +281,15 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     }
     v.push_back(matmul(rng, RF_TYPE_Q4_0, 96, 50, 100));
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 160, 50, 300));
+    // 64-column tiles with K split over a cluster of two (sm_90; small grids, at least 16 K
+    // steps of 256): an even and an odd step count (K = 4352: 8 + 9), partial column tiles, and
+    // the legacy formats' partial last step (K = 4128).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+        v.push_back(matmul(rng, t, 4096, 200, 100));
+        v.push_back(matmul(rng, t, 4352, 131, 77));
+    }
+    v.push_back(matmul(rng, RF_TYPE_Q4_0, 4128, 70, 90));
+    v.push_back(matmul(rng, RF_TYPE_Q8_0, 4128, 70, 90));
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 512, 200, 100, 3, 1)); // batch broadcast through the tiles
     for (int op : {RF_OP_ADD, RF_OP_MUL}) {
         const char *nm = op == RF_OP_ADD ? "add" : "mul";
