@@ -34,6 +34,9 @@ struct InferenceContext::Step {
     std::vector<int64_t> next_pos;   // run_graph(): next position of each sequence present
     std::vector<int> batch_seqs;     // run_graph(): sequences in order of first appearance
     HostPin logits_pin;              // logits_ page-locked for the model's backend (host_pin.h)
+    // submit() / collect(): the submitted batch's state and its output rows.
+    enum class Pending { None, Running, Done } pending = Pending::None;
+    size_t pending_outputs = 0;
 };
 
 InferenceContext::InferenceContext(Model &model, Runtime &runtime, const ContextParams &params)
@@ -61,6 +64,58 @@ InferenceContext::InferenceContext(Model &model, Runtime &runtime, const Context
 InferenceContext::~InferenceContext() = default;
 
 const std::vector<float> &InferenceContext::decode(const Batch &batch) {
+    if (step_->pending != Step::Pending::None) throw Error("decode: a submitted batch was not collected");
+    const size_t n_outputs = reserve(batch);
+    size_logits(n_outputs);
+    float *out = logits_.data();
+    for (size_t first = 0; first < batch.size(); first += (size_t)params_.n_batch) {
+        const size_t count = std::min(batch.size() - first, (size_t)params_.n_batch);
+        size_t sub_outputs = 0;
+        for (size_t i = first; i < first + count; ++i) sub_outputs += batch.output[i] ? 1 : 0;
+        run_graph(batch, first, count, out);
+        out += sub_outputs * (size_t)model_.hparams().n_vocab;
+    }
+    return logits_;
+}
+
+void InferenceContext::submit(const Batch &batch) {
+    if (step_->pending != Step::Pending::None) throw Error("decode: a submitted batch was not collected");
+    if (batch.size() == 0 || batch.size() > (size_t)params_.n_batch) { // several graphs (or none): decode() as it is, collect() returns it
+        decode(batch);
+        step_->pending = Step::Pending::Done;
+        return;
+    }
+    step_->pending_outputs = reserve(batch);
+    run_graph(batch, 0, batch.size(), nullptr);
+    step_->pending = Step::Pending::Running;
+}
+
+const std::vector<float> &InferenceContext::collect() {
+    Step &st = *step_;
+    if (st.pending == Step::Pending::None) throw Error("decode: collect() without a submitted batch");
+    const Step::Pending p = st.pending;
+    st.pending = Step::Pending::None;
+    if (p == Step::Pending::Done) return logits_;
+    size_logits(st.pending_outputs);
+    if (st.logits && st.pending_outputs > 0)
+        executor_->read(st.logits, logits_.data(), (uint64_t)st.pending_outputs * (uint64_t)model_.hparams().n_vocab * sizeof(float));
+    return logits_;
+}
+
+// Every float is written by the reads that follow (each graph reads all its output rows): no
+// zero fill. A buffer that must grow is unpinned before it moves. (Not pinned beyond 256 MiB:
+// page-locked memory is the whole machine's, and a buffer that large is a prompt's every logit,
+// read once.)
+void InferenceContext::size_logits(size_t n_outputs) {
+    const size_t n_logits = n_outputs * (size_t)model_.hparams().n_vocab;
+    if (n_logits > logits_.capacity()) step_->logits_pin.release();
+    logits_.resize(n_logits);
+    const uint64_t pin_bytes = logits_.capacity() * sizeof(float);
+    if (pin_bytes <= (256ull << 20)) step_->logits_pin.ensure(&model_.backend(), logits_.data(), pin_bytes);
+    else step_->logits_pin.release();
+}
+
+size_t InferenceContext::reserve(const Batch &batch) {
     const ModelHparams &hp = model_.hparams();
     if (batch.seq.size() != batch.tokens.size() || batch.output.size() != batch.tokens.size())
         throw Error("decode: batch arrays differ in length");
@@ -114,25 +169,7 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
     for (int seq = 0; seq < params_.n_seq_max; ++seq)
         if (new_tokens[(size_t)seq] > 0) pages.reserve(seq, new_tokens[(size_t)seq]);
 
-    // Every float is written below (each graph reads all its output rows): no zero fill needed.
-    // A buffer that must grow is unpinned before it moves.
-    const size_t n_logits = n_outputs * (size_t)hp.n_vocab;
-    if (n_logits > logits_.capacity()) step_->logits_pin.release();
-    logits_.resize(n_logits);
-    // (Not beyond 256 MiB: page-locked memory is the whole machine's, and a buffer that large is a
-    // prompt's every logit, read once.)
-    const uint64_t pin_bytes = logits_.capacity() * sizeof(float);
-    if (pin_bytes <= (256ull << 20)) step_->logits_pin.ensure(&model_.backend(), logits_.data(), pin_bytes);
-    else step_->logits_pin.release();
-    float *out = logits_.data();
-    for (size_t first = 0; first < batch.size(); first += (size_t)params_.n_batch) {
-        const size_t count = std::min(batch.size() - first, (size_t)params_.n_batch);
-        size_t sub_outputs = 0;
-        for (size_t i = first; i < first + count; ++i) sub_outputs += batch.output[i] ? 1 : 0;
-        run_graph(batch, first, count, out);
-        out += sub_outputs * (size_t)hp.n_vocab;
-    }
-    return logits_;
+    return n_outputs;
 }
 
 void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count, float *logits_out) {
@@ -204,8 +241,8 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
         st.graph = std::move(g);
         st.key = key;
     }
-    executor_->run(*st.graph);
-    if (st.logits)
+    executor_->run(*st.graph, logits_out != nullptr);
+    if (st.logits && logits_out)
         executor_->read(st.logits, logits_out, (uint64_t)in.output_rows.size() * (uint64_t)model_.hparams().n_vocab * sizeof(float));
     for (int s : batch_seqs) pages.commit(s, next_pos[(size_t)s] - pages.length(s));
 }

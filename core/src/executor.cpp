@@ -41,6 +41,7 @@ struct Executor::Step {
 
 struct Executor::Impl {
     Runtime &rt;
+    bool wait = true; // this run()'s: synchronize every backend at the end
     Backend *home = nullptr; // before the priority order for nodes without weights (not the first backend)
     struct Arena {
         rf_buffer_desc buf{};
@@ -233,8 +234,9 @@ uint64_t Executor::arena_bytes(const Backend *b) const {
     return it == impl_->arenas.end() ? 0 : it->second.buf.size;
 }
 
-void Executor::run(Graph &g) {
+void Executor::run(Graph &g, bool wait) {
     Impl &I = *impl_;
+    I.wait = wait;
     if (I.rerun.valid && I.rerun.graph_id == g.id_ && I.rerun.version == g.version_) {
         rerun(g);
         return;
@@ -320,7 +322,8 @@ void Executor::rerun(Graph &g) {
         rf_graph sub{static_cast<int32_t>(seg.count), R.nodes.data() + seg.first};
         seg.backend->compute(sub);
     }
-    for (Backend *b : I.rt.backends()) b->synchronize();
+    if (I.wait)
+        for (Backend *b : I.rt.backends()) b->synchronize();
     R.valid = true;
 }
 
@@ -506,7 +509,8 @@ void Executor::bind_and_execute(Graph &g, std::vector<Step> &steps, std::vector<
         b->compute(sub);
         i = j;
     }
-    for (Backend *b : I.rt.backends()) b->synchronize();
+    if (I.wait)
+        for (Backend *b : I.rt.backends()) b->synchronize();
 }
 
 void Executor::read(const Tensor *t, void *dst, uint64_t bytes) {

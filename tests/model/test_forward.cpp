@@ -442,6 +442,35 @@ TEST_CASE("parallel sequences give the same logits as each alone", "[model]") {
     check_rows_close(again, alone[1], V, 1e-3);
 }
 
+TEST_CASE("submit() then collect() gives decode()'s logits; misuse is refused", "[model]") {
+    Setup s = load(TinySpec{}, "submit.gguf");
+    const int64_t V = 97;
+    ContextParams p = ctx_params();
+    p.n_batch = 8;
+    InferenceContext plain(*s.model, *s.rt, p), split(*s.model, *s.rt, p);
+    Batch prompt; // 18 tokens: submit() runs its three graphs at once, collect() returns them
+    for (size_t i = 0; i < kPrompt.size(); ++i) prompt.add(kPrompt[i], 0, i % 5 == 0 || i + 1 == kPrompt.size());
+    const std::vector<float> want = plain.decode(prompt);
+    split.submit(prompt);
+    CHECK_THROWS_WITH(split.submit(prompt), Catch::Contains("not collected"));
+    CHECK_THROWS_WITH(split.decode(prompt), Catch::Contains("not collected"));
+    const std::vector<float> *last = &split.collect();
+    CHECK(*last == want);
+    CHECK_THROWS_WITH(split.collect(), Catch::Contains("without a submitted batch"));
+    // Decode steps of one graph each: while one runs, the previous logits stay as they were.
+    for (int32_t t : {40, 41, 42}) {
+        Batch step;
+        step.add(t, 0, true);
+        const std::vector<float> want_step = plain.decode(step), before = *last;
+        split.submit(step);
+        CHECK(*last == before);
+        last = &split.collect();
+        REQUIRE(last->size() == (size_t)V);
+        CHECK(*last == want_step);
+    }
+    CHECK(split.seq_length(0) == plain.seq_length(0));
+}
+
 TEST_CASE("q8_0 cache stays close to f16", "[model]") {
     TinySpec spec;
     spec.n_head = 2; // head size 32: one q8_0 block per head

@@ -156,7 +156,38 @@ void Scheduler::run() {
     metrics_.running = 0;
 }
 
+// One step, pipelined with the device: the batch submitted by the step before is collected, its
+// tokens drawn, the next batch built from them and submitted, and only then do the drawn tokens
+// go out (stop strings, streaming, logprobs) while the device runs the next batch. A sequence
+// that a stop string ends there has one row in that batch for nothing; one that ends by its
+// end-of-generation token or max_tokens is known before and gets none.
 void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) {
+    // The batch in flight: its logits (valid until the next collect()).
+    const std::vector<float> *logits = nullptr;
+    if (flight_.on) {
+        flight_.on = false;
+        try {
+            logits = &ctx_.collect();
+        } catch (const std::exception &e) {
+            // Admission keeps the pool from filling, so this is a backend failure: the requests
+            // of this batch end with it, the server goes on.
+            for (Active &a : running)
+                if (!a.done) fail(a, {500, std::string("inference failed: ") + e.what(), "server_error", ""});
+        }
+        Metrics::StepCounts &c = flight_.prompt_tokens > 0 ? metrics_.mixed_steps : metrics_.decode_steps;
+        ++c.steps;
+        c.seconds += std::chrono::duration<double>(Clock::now() - flight_.t0).count();
+        c.decode_rows += flight_.decode_rows;
+        c.prompt_tokens += flight_.prompt_tokens;
+        ctx_.runtime().phase("draw+stream");
+    }
+    // Sequences that ended (nothing runs now): their pages return to the pool.
+    for (size_t k = running.size(); k-- > 0;) {
+        if (!running[k].done) continue;
+        ctx_.clear_sequence(running[k].seq);
+        free_seqs.push_back(running[k].seq);
+        running.erase(running.begin() + (long)k);
+    }
     const auto now = Clock::now();
     for (Active &a : running) {
         if (a.done) continue;
@@ -166,13 +197,40 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         }
         else if (now > a.request.deadline) fail(a, {504, "the request timed out", "timeout_error", ""});
     }
-    // Decoding requests feed their sampled token; then prompt chunks within the step's budget.
+
+    // Draws of the collected batch, several sequences at a time (each has its own sampler); the
+    // prompt logprobs it completes (they read this batch's rows before the next is built).
+    const int64_t n_vocab = ctx_.model().hparams().n_vocab;
+    std::vector<int32_t> drawn(running.size(), -1);
+    std::vector<const float *> row_logits(running.size(), nullptr);
+    if (logits) {
+        for (size_t k = 0; k < running.size(); ++k) {
+            const Active &a = running[k];
+            if (!a.done && a.row >= 0) row_logits[k] = logits->data() + (size_t)flight_.out_row[(size_t)a.row] * (size_t)n_vocab;
+        }
+        const size_t draws = running.size() - (size_t)std::count(row_logits.begin(), row_logits.end(), nullptr);
+        rf::parallel_for(running.size(), rf::draw_threads(draws), [&](size_t k) {
+            if (row_logits[k]) drawn[k] = running[k].sampler->sample(row_logits[k], n_vocab);
+        });
+        for (Active &a : running)
+            if (!a.done) prompt_logprobs(a, logits->data(), flight_.out_row);
+    }
+
+    const auto send_tokens = [&] {
+        for (size_t k = 0; k < running.size(); ++k)
+            if (drawn[k] >= 0 && !running[k].done) on_token(running[k], drawn[k], row_logits[k]);
+    };
+    if (!options_.pipeline) send_tokens();
+
+    // The next batch: the drawn token of every sequence that goes on, then prompt chunks within
+    // the step's budget.
     Batch batch;
-    for (Active &a : running) {
+    for (size_t k = 0; k < running.size(); ++k) {
+        Active &a = running[k];
         a.row = -1;
-        if (a.done || a.prefilled < a.request.prompt.size()) continue;
+        if (drawn[k] < 0 || a.done || !goes_on(a, drawn[k])) continue;
         a.row = (int)batch.size();
-        batch.add(a.next, a.seq, true);
+        batch.add(drawn[k], a.seq, true);
     }
     const int64_t decode_rows = (int64_t)batch.size();
     int64_t budget = options_.prefill_chunk;
@@ -191,58 +249,40 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         budget -= (int64_t)n;
     }
     if (batch.size() > 0) {
-        const auto t0 = Clock::now();
         // Profiler phases (serve --profile): what decode-only steps, steps with prompt chunks and
-        // the host's work between them (draws, streaming, admission) each cost.
+        // the host's work between them (draws, admission) each cost.
         ctx_.runtime().phase((int64_t)batch.size() > decode_rows ? "mixed step" : "decode step");
+        flight_.t0 = Clock::now();
+        flight_.decode_rows = decode_rows;
+        flight_.prompt_tokens = (int64_t)batch.size() - decode_rows;
+        // Rows come back in batch order of the tokens marked for output.
+        flight_.out_row.assign(batch.size(), -1);
+        for (size_t i = 0, r = 0; i < batch.size(); ++i)
+            if (batch.output[i]) flight_.out_row[i] = (int)r++;
         try {
-            // Rows come back in batch order of the tokens marked for output.
-            const std::vector<float> &logits = ctx_.decode(batch);
-            ctx_.runtime().phase("draw+stream");
-            const int64_t n_vocab = ctx_.model().hparams().n_vocab;
-            std::vector<int> out_row(batch.size(), -1);
-            for (size_t i = 0, r = 0; i < batch.size(); ++i)
-                if (batch.output[i]) out_row[i] = (int)r++;
-            const auto row_of = [&](const Active &a) { return logits.data() + (size_t)out_row[(size_t)a.row] * (size_t)n_vocab; };
-            // Draws first, several sequences at a time (each has its own sampler), then the
-            // tokens go out in order.
-            std::vector<int32_t> drawn(running.size(), -1);
-            const size_t draws = (size_t)std::count_if(running.begin(), running.end(), [](const Active &a) { return !a.done && a.row >= 0; });
-            rf::parallel_for(running.size(), rf::draw_threads(draws), [&](size_t k) {
-                const Active &a = running[k];
-                if (!a.done && a.row >= 0) drawn[k] = a.sampler->sample(row_of(a), n_vocab);
-            });
-            for (size_t k = 0; k < running.size(); ++k) {
-                Active &a = running[k];
-                if (a.done) continue;
-                prompt_logprobs(a, logits.data(), out_row);
-                if (a.row >= 0) on_token(a, drawn[k], row_of(a));
-            }
+            ctx_.submit(batch);
+            flight_.on = true;
         } catch (const std::exception &e) {
-            // Admission keeps the pool from filling, so this is a backend failure: the requests
-            // of this batch end with it, the server goes on.
             for (Active &a : running)
                 if (!a.done) fail(a, {500, std::string("inference failed: ") + e.what(), "server_error", ""});
         }
-        const int64_t prompt_tokens = (int64_t)batch.size() - decode_rows;
-        Metrics::StepCounts &c = prompt_tokens > 0 ? metrics_.mixed_steps : metrics_.decode_steps;
-        ++c.steps;
-        c.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-        c.decode_rows += decode_rows;
-        c.prompt_tokens += prompt_tokens;
     }
-    for (size_t k = running.size(); k-- > 0;) {
-        if (!running[k].done) continue;
-        ctx_.clear_sequence(running[k].seq); // its pages return to the pool now
-        free_seqs.push_back(running[k].seq);
-        running.erase(running.begin() + (long)k);
-    }
+
+    // The collected batch's tokens go out while the device runs the next one.
+    if (options_.pipeline) send_tokens();
     {
         std::lock_guard lock(mutex_);
         free_slots_ = (int)free_seqs.size();
     }
     metrics_.running = (int64_t)running.size();
     metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
+}
+
+// Whether a sequence feeds its drawn token to the next batch: not when on_token() will end it
+// for the token itself (end of generation) or for max_tokens. (A stop string is only known
+// there, after the next batch is submitted.)
+bool Scheduler::goes_on(const Active &a, int32_t token) const {
+    return a.request.max_tokens > 0 && !tok_.is_eog(token) && a.generated + 1 < a.request.max_tokens;
 }
 
 // Echo with logprobs: each prompt token's entry from the row before it (the first has none),

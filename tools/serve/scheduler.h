@@ -71,6 +71,9 @@ struct GenerationRequest {
 struct SchedulerOptions {
     size_t max_queue = 64;       // waiting requests beyond the running ones; more get 429
     int64_t prefill_chunk = 256; // most prompt tokens per step, all prefilling requests together
+    // A step's tokens go out while the device runs the next step (false: before it is built and
+    // submitted, as a step did before; ROCMFORGE_SERVE_PIPELINE=0, for A/B).
+    bool pipeline = true;
 };
 
 class Scheduler {
@@ -94,6 +97,7 @@ private:
     struct Active;
     void run();
     void step(std::vector<Active> &running, std::vector<int> &free_seqs);
+    bool goes_on(const Active &a, int32_t token) const;
     bool fits_in_pool(const std::vector<Active> &running, const GenerationRequest &r) const;
     void prompt_logprobs(Active &a, const float *logits, const std::vector<int> &out_row);
     void on_token(Active &a, int32_t token, const float *logits);
@@ -116,6 +120,13 @@ private:
     bool stopping_ = false;
     int free_slots_ = 0; // sequence slots not running a request (the queue limit comes on top)
     Clock::time_point grace_end_;
+    // The batch submitted to the device and not collected yet (scheduler thread only).
+    struct Flight {
+        bool on = false;
+        Clock::time_point t0;
+        int64_t decode_rows = 0, prompt_tokens = 0;
+        std::vector<int> out_row; // batch row -> logits row (-1: no output)
+    } flight_;
     std::thread thread_;
 };
 

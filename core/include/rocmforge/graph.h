@@ -244,7 +244,9 @@ public:
     // (the backend holding the model's weights); nullptr: the runtime's first.
     explicit Executor(Runtime &runtime, Backend *home = nullptr);
     ~Executor();
-    void run(Graph &graph);
+    // wait = false: returns once every backend has been handed its part (a GPU may still be
+    // running it); read() then waits for what it reads. The next run() must come after that read.
+    void run(Graph &graph, bool wait = true);
     // Copies a tensor's bytes (any backend) into host memory. The tensor must be contiguous.
     void read(const Tensor *t, void *dst, uint64_t bytes);
     // Bytes reserved in arenas, per backend (for memory reports).

@@ -46,6 +46,14 @@ public:
     // Throws ContextFullError before running anything when the cache cannot hold the batch,
     // rf::Error for a bad token id or sequence id.
     const std::vector<float> &decode(const Batch &batch);
+    // decode() in two halves, so that the host can work while the device runs the batch:
+    // submit() validates, reserves and starts it (all of decode() when the batch needs several
+    // graphs) and returns; collect() waits and returns the logits as decode() would. The logits
+    // of the call before stay valid until collect(). One batch at a time: decode() or submit()
+    // with one submitted, or collect() without, throws rf::Error. Errors of the run itself may
+    // come from either half.
+    void submit(const Batch &batch);
+    const std::vector<float> &collect();
 
     void clear_sequence(int seq) { cache_.pages().clear(seq); }
     int64_t seq_length(int seq) const { return cache_.pages().length(seq); }
@@ -56,6 +64,12 @@ public:
     Runtime &runtime() { return runtime_; }
 
 private:
+    // Checks the batch and reserves its pages (all or nothing); returns its output rows.
+    size_t reserve(const Batch &batch);
+    // logits_ sized for n_outputs rows, pinned for the model's backend.
+    void size_logits(size_t n_outputs);
+    // Runs tokens [first, first + count) as one graph and reads its logits into logits_out;
+    // logits_out null: does not wait and does not read (submit()).
     void run_graph(const Batch &batch, size_t first, size_t count, float *logits_out);
 
     Model &model_;
