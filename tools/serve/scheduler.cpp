@@ -216,6 +216,9 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
             if (!a.done) prompt_logprobs(a, logits->data(), flight_.out_row);
     }
 
+    // Decided before on_token() counts the drawn tokens (goes_on reads the count before them).
+    std::vector<char> feeds(running.size(), 0);
+    for (size_t k = 0; k < running.size(); ++k) feeds[k] = drawn[k] >= 0 && goes_on(running[k], drawn[k]);
     const auto send_tokens = [&] {
         for (size_t k = 0; k < running.size(); ++k)
             if (drawn[k] >= 0 && !running[k].done) on_token(running[k], drawn[k], row_logits[k]);
@@ -228,7 +231,7 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     for (size_t k = 0; k < running.size(); ++k) {
         Active &a = running[k];
         a.row = -1;
-        if (drawn[k] < 0 || a.done || !goes_on(a, drawn[k])) continue;
+        if (!feeds[k] || a.done) continue;
         a.row = (int)batch.size();
         batch.add(drawn[k], a.seq, true);
     }
