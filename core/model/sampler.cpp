@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "rocmforge/error.h"
+#include "isa_clones.h"
 #include "softmax_draw.h"
 
 namespace rf {
@@ -105,9 +106,10 @@ const float *Sampler::penalized(const float *logits, int64_t n_vocab) {
 namespace {
 
 // The scans below run over the whole vocabulary every token; they are written so the compiler
-// vectorises them (bit tests, independent lanes), with results equal to plain scalar loops.
+// vectorises them (bit tests, independent lanes), with results equal to plain scalar loops, and
+// are also compiled for AVX2 and AVX-512 (isa_clones.h).
 
-bool any_nan(const float *l, int64_t n) {
+RF_ISA_CLONES bool any_nan(const float *l, int64_t n) {
     uint32_t nan = 0;
     for (int64_t i = 0; i < n; ++i) {
         uint32_t b;
@@ -128,7 +130,7 @@ inline bool any_greater(const float *l, float w) {
 
 // First index of the largest value: the scalar loop "if (l[i] > l[best]) best = i" of
 // llama.cpp's greedy sampler, which skips whole blocks that hold no greater value.
-int64_t argmax_first(const float *l, int64_t n) {
+RF_ISA_CLONES int64_t argmax_first(const float *l, int64_t n) {
     int64_t best = 0;
     float m = l[0];
     auto consider = [&](int64_t i) {
@@ -147,7 +149,7 @@ int64_t argmax_first(const float *l, int64_t n) {
 // list gives (the order is total without NaNs, so the result is unique), with a heap of k
 // instead of a list of n_vocab. Candidates come in ascending id, so a later one beats the worst
 // kept only with a strictly higher logit; blocks whose maximum does not are skipped whole.
-std::vector<TokenProb> top_k_of(const float *l, int64_t n, int32_t k) {
+RF_ISA_CLONES std::vector<TokenProb> top_k_of(const float *l, int64_t n, int32_t k) {
     std::vector<TokenProb> c((size_t)k);
     for (int32_t i = 0; i < k; ++i) c[(size_t)i] = {i, l[i], 0.0f};
     std::make_heap(c.begin(), c.end(), higher_logit); // front: the worst kept

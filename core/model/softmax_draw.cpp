@@ -6,9 +6,12 @@
 #include <climits>
 #include <cmath>
 
+#include "isa_clones.h"
+
 namespace rf {
 
-bool softmax_weigh(const float *l, int64_t n, float t, SoftmaxWeights &sw) {
+// Vectorized loops, also compiled for AVX2 and AVX-512 (isa_clones.h).
+RF_ISA_CLONES bool softmax_weigh(const float *l, int64_t n, float t, SoftmaxWeights &sw) {
     std::vector<float> &weights = sw.weights;
     std::vector<double> &blocks = sw.blocks;
     double &total = sw.total;
