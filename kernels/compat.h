@@ -186,6 +186,16 @@ RF_DEV void batch_coords(int z, const rf_ktensor &x, const rf_ktensor &w, int &i
 }
 
 // Row r of a [K, ne1, ne2, ne3] tensor (r < 2^31), 32-bit index arithmetic.
+// Row r's coordinates in a tensor of t's shape, once for several tensors of that shape: the
+// divisions only where there are slices beyond the first (decode's and a prompt's rows: i1 = r).
+struct RowAt { i64 i1, i2, i3; };
+RF_DEV RowAt row_at(const rf_ktensor &t, i64 r) {
+    if (t.ne[2] * t.ne[3] == 1) return RowAt{r, 0, 0};
+    return RowAt{r % t.ne[1], (r / t.ne[1]) % t.ne[2], r / (t.ne[1] * t.ne[2])};
+}
+RF_DEV float *row_of(const rf_ktensor &t, const RowAt &c) {
+    return (float *)((u8 *)t.data + c.i1 * t.nb[1] + c.i2 * t.nb[2] + c.i3 * t.nb[3]);
+}
 RF_DEV const u8 *row_ptr(const rf_ktensor &t, i64 r) {
     if (r == 0) return (const u8 *)t.data;
     const int n1 = (int)t.ne[1], n2 = (int)t.ne[2], rr = (int)r;
@@ -216,6 +226,10 @@ RF_DEV float swiglu_f(float u, float v) { return (u / (1.f + __expf(-u))) * v; }
 // Scale and quant of one element given its block's absolute maximum.
 RF_DEV float act_scale(float amax) { return amax / 127.f; }
 RF_DEV int act_quant(float v, float amax) { return amax > 0.f ? (int)rintf(v * (127.f / amax)) : 0; }
+// act_quant with its factor 127 / amax taken once for the elements of a block (the same float:
+// a division per element is ~10 instructions, and the quantizing kernels are instruction-bound).
+RF_DEV float act_factor(float amax) { return amax > 0.f ? 127.f / amax : 0.f; }
+RF_DEV int act_quant_f(float v, float amax, float factor) { return amax > 0.f ? (int)rintf(v * factor) : 0; }
 
 // ---- 4x int8 dot product -------------------------------------------------------------------
 RF_DEV int dot4_i8(int a, int b, int c) {

@@ -69,21 +69,13 @@ template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormW
     const int K = (int)s0.ne[0], tid = threadIdx.x, n4 = K / 4, T = (int)blockDim.x;
     const int lane = tid % RF_WARP, wi = tid / RF_WARP;
     // Row blockIdx.x's coordinates, once for all tensors (the host checked equal shapes).
-    i64 i1 = blockIdx.x, i2 = 0, i3 = 0;
-    if (s0.ne[2] * s0.ne[3] != 1) {
-        const i64 r = blockIdx.x;
-        i1 = r % s0.ne[1];
-        i2 = (r / s0.ne[1]) % s0.ne[2];
-        i3 = r / (s0.ne[1] * s0.ne[2]);
-    }
-#define RF_NORM_ROW(t) ((float *)((u8 *)(t).data + i1 * (t).nb[1] + i2 * (t).nb[2] + i3 * (t).nb[3]))
+    const RowAt at = row_at(s0, blockIdx.x);
     const bool add = a.src[1].data != 0;
-    const float *x = RF_NORM_ROW(s0);
-    const float *xb = add ? RF_NORM_ROW(a.src[1]) : x;
-    float *sum_out = add ? RF_NORM_ROW(a.src[3]) : (float *)0;
-    float *norm_out = RF_NORM_ROW(a.src[4]);
-    float *y = RF_NORM_ROW(a.dst);
-#undef RF_NORM_ROW
+    const float *x = row_of(s0, at);
+    const float *xb = add ? row_of(a.src[1], at) : x;
+    float *sum_out = add ? row_of(a.src[3], at) : (float *)0;
+    float *norm_out = row_of(a.src[4], at);
+    float *y = row_of(a.dst, at);
     // Every load first (x, the addend), then the arithmetic.
     float4 v[C];
 #pragma unroll
@@ -150,11 +142,9 @@ template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormW
     for (int j = 0; j < C; ++j) {
         const int c = tid + j * T;
         const bool in = 4 * c < K; // whole 8-lane groups are in or out (K % 32 == 0); all lanes shuffle
-        // act_quant's v * (127 / amax), the quotient taken once for the four elements
-        const bool nz = amax[j] > 0.f;
-        const float m = nz ? 127.f / amax[j] : 0.f;
-        const int q0 = nz ? (int)rintf(v[j].x * m) : 0, q1 = nz ? (int)rintf(v[j].y * m) : 0,
-                  q2 = nz ? (int)rintf(v[j].z * m) : 0, q3 = nz ? (int)rintf(v[j].w * m) : 0;
+        const float f = act_factor(amax[j]);
+        const int q0 = act_quant_f(v[j].x, amax[j], f), q1 = act_quant_f(v[j].y, amax[j], f),
+                  q2 = act_quant_f(v[j].z, amax[j], f), q3 = act_quant_f(v[j].w, amax[j], f);
         const float qsum = sum8_lanes((float)(q0 + q1 + q2 + q3));
         if (!in) continue;
         *(u32 *)(q8 + 4 * c) = (u32)(u8)q0 | ((u32)(u8)q1 << 8) | ((u32)(u8)q2 << 16) | ((u32)(u8)q3 << 24);

@@ -30,9 +30,9 @@ RF_DEV float act_block_amax(float v, int block, float *sh) {
     return block == 256 ? max_of_8_warps(amax, sh) : amax;
 }
 
-// 8 floats of row z from element e (zeros where `in` is false): two 16-byte loads when aligned.
-RF_DEV void load8(const rf_ktensor &x, int z, i64 e, bool in, float (&v)[8]) {
-    const float *xr = (const float *)row_ptr(x, z) + e;
+// 8 floats of row `at` from element e (zeros where `in` is false): two 16-byte loads when aligned.
+RF_DEV void load8(const rf_ktensor &x, const RowAt &at, i64 e, bool in, float (&v)[8]) {
+    const float *xr = row_of(x, at) + e;
     if (in && ((unsigned long long)xr & 15) == 0) {
         const float4 p = ((const float4 *)xr)[0], q = ((const float4 *)xr)[1];
         v[0] = p.x; v[1] = p.y; v[2] = p.z; v[3] = p.w; v[4] = q.x; v[5] = q.y; v[6] = q.z; v[7] = q.w;
@@ -56,15 +56,16 @@ template <bool SWIGLU> RF_DEV void quantize_q8_1(const rf_kargs &a) {
     const i64 e0 = ((i64)blockIdx.x * 8 + threadIdx.x / RF_WARP) * 256 + 8 * lane; // this lane's first element
     if (e0 - 8 * lane >= K) return; // the whole warp is past the row
     const bool in = e0 < K;
+    const RowAt at = row_at(x, z); // the SWIGLU's gate, up and output have the same shape
     float v[8];
-    load8(x, z, e0, in, v);
+    load8(x, at, e0, in, v);
     if (SWIGLU) {
         float u[8];
-        load8(a.src[1], z, e0, in, u);
+        load8(a.src[1], at, e0, in, u);
 #pragma unroll
         for (int i = 0; i < 8; ++i) v[i] = swiglu_f(v[i], u[i]);
         if (in) {
-            float4 *d = (float4 *)((float *)row_ptr(a.dst, z) + e0);
+            float4 *d = (float4 *)(row_of(a.dst, at) + e0);
             d[0] = float4{v[0], v[1], v[2], v[3]};
             d[1] = float4{v[4], v[5], v[6], v[7]};
         }
@@ -77,9 +78,10 @@ template <bool SWIGLU> RF_DEV void quantize_q8_1(const rf_kargs &a) {
     if (a.aux[1] == 256)
         for (int o = 4; o < RF_WARP; o <<= 1) amax = fmaxf(amax, shfl_xor_f(amax, o));
     int q[8], qs = 0;
+    const float f = act_factor(amax);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        q[i] = act_quant(v[i], amax);
+        q[i] = act_quant_f(v[i], amax, f);
         qs += q[i];
     }
     qs += shfl_xor_i(qs, 1);
