@@ -162,41 +162,9 @@ void Scheduler::run() {
 // that a stop string ends there has one row in that batch for nothing; one that ends by its
 // end-of-generation token or max_tokens is known before and gets none.
 void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) {
-    // The batch in flight: its logits (valid until the next collect()).
-    const std::vector<float> *logits = nullptr;
-    if (flight_.on) {
-        flight_.on = false;
-        try {
-            logits = &ctx_.collect();
-        } catch (const std::exception &e) {
-            // Admission keeps the pool from filling, so this is a backend failure: the requests
-            // of this batch end with it, the server goes on.
-            for (Active &a : running)
-                if (!a.done) fail(a, {500, std::string("inference failed: ") + e.what(), "server_error", ""});
-        }
-        Metrics::StepCounts &c = flight_.prompt_tokens > 0 ? metrics_.mixed_steps : metrics_.decode_steps;
-        ++c.steps;
-        c.seconds += std::chrono::duration<double>(Clock::now() - flight_.t0).count();
-        c.decode_rows += flight_.decode_rows;
-        c.prompt_tokens += flight_.prompt_tokens;
-        ctx_.runtime().phase("draw+stream");
-    }
-    // Sequences that ended (nothing runs now): their pages return to the pool.
-    for (size_t k = running.size(); k-- > 0;) {
-        if (!running[k].done) continue;
-        ctx_.clear_sequence(running[k].seq);
-        free_seqs.push_back(running[k].seq);
-        running.erase(running.begin() + (long)k);
-    }
-    const auto now = Clock::now();
-    for (Active &a : running) {
-        if (a.done) continue;
-        if (a.channel->cancelled()) {
-            a.done = true; // nobody to tell
-            ++metrics_.cancelled;
-        }
-        else if (now > a.request.deadline) fail(a, {504, "the request timed out", "timeout_error", ""});
-    }
+    const std::vector<float> *logits = land(running);
+    retire(running, free_seqs);
+    expire(running);
 
     // Draws of the collected batch, several sequences at a time (each has its own sampler); the
     // prompt logprobs it completes (they read this batch's rows before the next is built).
@@ -224,9 +192,62 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
             if (drawn[k] >= 0 && !running[k].done) on_token(running[k], drawn[k], row_logits[k]);
     };
     if (!options_.pipeline) send_tokens();
+    launch(running, drawn, feeds);
+    if (options_.pipeline) send_tokens(); // while the device runs the batch just launched
+    {
+        std::lock_guard lock(mutex_);
+        free_slots_ = (int)free_seqs.size();
+    }
+    metrics_.running = (int64_t)running.size();
+    metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
+}
 
-    // The next batch: the drawn token of every sequence that goes on, then prompt chunks within
-    // the step's budget.
+// The batch in flight, if any: waits for its logits (valid until the next collect()) and counts
+// the step. Null when none was in flight or it failed (then its requests end with the error).
+const std::vector<float> *Scheduler::land(std::vector<Active> &running) {
+    if (!flight_.on) return nullptr;
+    flight_.on = false;
+    const std::vector<float> *logits = nullptr;
+    try {
+        logits = &ctx_.collect();
+    } catch (const std::exception &e) {
+        fail_running(running, e);
+    }
+    Metrics::StepCounts &c = flight_.prompt_tokens > 0 ? metrics_.mixed_steps : metrics_.decode_steps;
+    ++c.steps;
+    c.seconds += std::chrono::duration<double>(Clock::now() - flight_.t0).count();
+    c.decode_rows += flight_.decode_rows;
+    c.prompt_tokens += flight_.prompt_tokens;
+    ctx_.runtime().phase("draw+stream");
+    return logits;
+}
+
+// Sequences that ended (called with nothing in flight): their pages return to the pool now.
+void Scheduler::retire(std::vector<Active> &running, std::vector<int> &free_seqs) {
+    for (size_t k = running.size(); k-- > 0;) {
+        if (!running[k].done) continue;
+        ctx_.clear_sequence(running[k].seq);
+        free_seqs.push_back(running[k].seq);
+        running.erase(running.begin() + (long)k);
+    }
+}
+
+// Requests whose client left or whose time ran out end here.
+void Scheduler::expire(std::vector<Active> &running) {
+    const auto now = Clock::now();
+    for (Active &a : running) {
+        if (a.done) continue;
+        if (a.channel->cancelled()) {
+            a.done = true; // nobody to tell
+            ++metrics_.cancelled;
+        } else if (now > a.request.deadline)
+            fail(a, {504, "the request timed out", "timeout_error", ""});
+    }
+}
+
+// Builds and submits the next batch: the drawn token of every sequence that feeds it (feeds[k]),
+// then prompt chunks within the step's budget. Sets each sequence's row in it (-1: none).
+void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> &drawn, const std::vector<char> &feeds) {
     Batch batch;
     for (size_t k = 0; k < running.size(); ++k) {
         Active &a = running[k];
@@ -251,34 +272,30 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         a.prefilled += n;
         budget -= (int64_t)n;
     }
-    if (batch.size() > 0) {
-        // Profiler phases (serve --profile): what decode-only steps, steps with prompt chunks and
-        // the host's work between them (draws, admission) each cost.
-        ctx_.runtime().phase((int64_t)batch.size() > decode_rows ? "mixed step" : "decode step");
-        flight_.t0 = Clock::now();
-        flight_.decode_rows = decode_rows;
-        flight_.prompt_tokens = (int64_t)batch.size() - decode_rows;
-        // Rows come back in batch order of the tokens marked for output.
-        flight_.out_row.assign(batch.size(), -1);
-        for (size_t i = 0, r = 0; i < batch.size(); ++i)
-            if (batch.output[i]) flight_.out_row[i] = (int)r++;
-        try {
-            ctx_.submit(batch);
-            flight_.on = true;
-        } catch (const std::exception &e) {
-            for (Active &a : running)
-                if (!a.done) fail(a, {500, std::string("inference failed: ") + e.what(), "server_error", ""});
-        }
+    if (batch.size() == 0) return;
+    // Profiler phases (serve --profile): what decode-only steps, steps with prompt chunks and the
+    // host's work between them (draws, the next batch) each cost.
+    ctx_.runtime().phase((int64_t)batch.size() > decode_rows ? "mixed step" : "decode step");
+    flight_.t0 = Clock::now();
+    flight_.decode_rows = decode_rows;
+    flight_.prompt_tokens = (int64_t)batch.size() - decode_rows;
+    // Rows come back in batch order of the tokens marked for output.
+    flight_.out_row.assign(batch.size(), -1);
+    for (size_t i = 0, r = 0; i < batch.size(); ++i)
+        if (batch.output[i]) flight_.out_row[i] = (int)r++;
+    try {
+        ctx_.submit(batch);
+        flight_.on = true;
+    } catch (const std::exception &e) {
+        fail_running(running, e);
     }
+}
 
-    // The collected batch's tokens go out while the device runs the next one.
-    if (options_.pipeline) send_tokens();
-    {
-        std::lock_guard lock(mutex_);
-        free_slots_ = (int)free_seqs.size();
-    }
-    metrics_.running = (int64_t)running.size();
-    metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
+// Admission keeps the pool from filling, so a failed submit() or collect() is a backend failure:
+// the requests of the batch end with it, the server goes on.
+void Scheduler::fail_running(std::vector<Active> &running, const std::exception &e) {
+    for (Active &a : running)
+        if (!a.done) fail(a, {500, std::string("inference failed: ") + e.what(), "server_error", ""});
 }
 
 // Whether a sequence feeds its drawn token to the next batch: not when on_token() will end it

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -97,7 +98,12 @@ private:
     struct Active;
     void run();
     void step(std::vector<Active> &running, std::vector<int> &free_seqs);
+    const std::vector<float> *land(std::vector<Active> &running);
+    void retire(std::vector<Active> &running, std::vector<int> &free_seqs);
+    void expire(std::vector<Active> &running);
+    void launch(std::vector<Active> &running, const std::vector<int32_t> &drawn, const std::vector<char> &feeds);
     bool goes_on(const Active &a, int32_t token) const;
+    void fail_running(std::vector<Active> &running, const std::exception &e);
     bool fits_in_pool(const std::vector<Active> &running, const GenerationRequest &r) const;
     void prompt_logprobs(Active &a, const float *logits, const std::vector<int> &out_row);
     void on_token(Active &a, int32_t token, const float *logits);
