@@ -178,7 +178,8 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     // 62.6 / 62.7 / 62.5 us against 84.6 / 84.6 / 85.2 with 128 (at 192 and 256: 114.7 / 113.4
     // against 84.5 / 84.8). ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
     const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS, sms = std::max(1, b.multiprocessors);
-    const auto waves = [&](int64_t c) { return (row_tiles * ((M + c - 1) / c) + sms - 1) / sms; };
+    const auto waves_of = [&](int64_t blocks) { return (blocks + sms - 1) / sms; };
+    const auto waves = [&](int64_t c) { return waves_of(row_tiles * ((M + c - 1) / c)); };
     const bool legacy = w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0;
     int cols = legacy ? (M <= 128 ? 64 : 128) : 1.74 * (double)waves(128) < (double)waves(64) ? 128 : 64;
     if (forced_prefill_cols()) cols = forced_prefill_cols();
@@ -186,10 +187,12 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     // ~100 columns: a 4096-row matrix makes 64 blocks) split K over a cluster of two blocks
     // (sm_90) where that takes fewer block-time units: waves(2 x tiles) / 2 against
     // waves(tiles), with a margin for the partial sums' exchange; at least 8 K steps per block.
-    const int64_t tiles = row_tiles * ((M + cols - 1) / cols), steps = (K + 255) / 256;
-    const auto waves_of = [&](int64_t blocks) { return (blocks + sms - 1) / sms; };
-    int ks = cols == 64 && has_clusters(b) && steps >= 16 && 0.5 * (double)waves_of(2 * tiles) < 0.85 * (double)waves_of(tiles) ? 2 : 1;
-    if (cols == 64 && has_clusters(b) && forced_prefill_ksplit()) ks = forced_prefill_ksplit();
+    int ks = 1;
+    if (cols == 64 && has_clusters(b)) {
+        const int64_t tiles = row_tiles * ((M + cols - 1) / cols), steps = (K + 255) / 256;
+        ks = forced_prefill_ksplit() ? forced_prefill_ksplit()
+             : steps >= 16 && 0.5 * (double)waves_of(2 * tiles) < 0.85 * (double)waves_of(tiles) ? 2 : 1;
+    }
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(K);

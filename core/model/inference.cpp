@@ -97,8 +97,7 @@ const std::vector<float> &InferenceContext::collect() {
     st.pending = Step::Pending::None;
     if (p == Step::Pending::Done) return logits_;
     size_logits(st.pending_outputs);
-    if (st.logits && st.pending_outputs > 0)
-        executor_->read(st.logits, logits_.data(), (uint64_t)st.pending_outputs * (uint64_t)model_.hparams().n_vocab * sizeof(float));
+    read_logits(logits_.data(), st.pending_outputs);
     return logits_;
 }
 
@@ -172,6 +171,12 @@ size_t InferenceContext::reserve(const Batch &batch) {
     return n_outputs;
 }
 
+// The last graph's logits, `rows` rows of n_vocab floats, into `out` (waits for the graph).
+void InferenceContext::read_logits(float *out, size_t rows) {
+    if (step_->logits && rows > 0)
+        executor_->read(step_->logits, out, (uint64_t)rows * (uint64_t)model_.hparams().n_vocab * sizeof(float));
+}
+
 void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count, float *logits_out) {
     KvPageTable &pages = cache_.pages();
     Step &st = *step_;
@@ -242,8 +247,7 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
         st.key = key;
     }
     executor_->run(*st.graph, logits_out != nullptr);
-    if (st.logits && logits_out)
-        executor_->read(st.logits, logits_out, (uint64_t)in.output_rows.size() * (uint64_t)model_.hparams().n_vocab * sizeof(float));
+    if (logits_out) read_logits(logits_out, in.output_rows.size());
     for (int s : batch_seqs) pages.commit(s, next_pos[(size_t)s] - pages.length(s));
 }
 

@@ -71,6 +71,7 @@ private:
     // Runs tokens [first, first + count) as one graph and reads its logits into logits_out;
     // logits_out null: does not wait and does not read (submit()).
     void run_graph(const Batch &batch, size_t first, size_t count, float *logits_out);
+    void read_logits(float *out, size_t rows);
 
     Model &model_;
     Runtime &runtime_;
