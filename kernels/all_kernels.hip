@@ -21,6 +21,7 @@
 #include "moe_group.hip"
 #include "matmul_mmq_prefill.hip"
 #include "matmul_h16.hip"
+#include "matmul_h16_wgmma.hip"
 #include "attention_prefill_mma.hip"
 #include "matmul_id.hip"
 #include "stamp.hip"

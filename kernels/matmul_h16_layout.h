@@ -8,3 +8,12 @@
 #define RF_H16_STAGES 4   // K steps in shared memory at once
 #define RF_H16_THREADS 256
 #define RF_H16_SMEM(BM) (RF_H16_STAGES * (RF_H16_BN + (BM)) * RF_H16_LD * 2)
+
+// rf_mm_h16w_128_k<KS> (matmul_h16_wgmma.hip, sm_90a): 128 tokens x 128 weight rows per block,
+// K steps of 64 halves (one 128-byte swizzle row), two warpgroups; 1 KB of slack to align the
+// stages to the swizzle pattern's 1024 bytes.
+#define RF_H16W_BM 128
+#define RF_H16W_BN 128
+#define RF_H16W_STAGES 5
+#define RF_H16W_THREADS 256
+#define RF_H16W_SMEM (RF_H16W_STAGES * (RF_H16W_BM + RF_H16W_BN) * 128 + 1024)

@@ -49,6 +49,9 @@ struct Backend {
     // ROCMFORGE_HIP_H16=0: rf_mm_mma_f16 instead, =64|128: that tile (A/B).
     int h16_tokens = -1;
     int h16_splits = 0; // K split of rf_mm_h16_* (0: chosen; ROCMFORGE_HIP_H16_KS=1|2|4 forces it, A/B)
+    // F16 prefill of 128+ tokens on rf_mm_h16w_* (wgmma) where the kernels have it (sm_90a);
+    // ROCMFORGE_HIP_H16_WGMMA=0: rf_mm_h16_* (A/B).
+    bool h16_wgmma = true;
     bool attention_mma = true; // prefill attention on the tensor cores (ROCMFORGE_HIP_ATT_MMA=0: off, A/B)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)

@@ -62,6 +62,13 @@ void *stamp_ctl(hipModule_t mod) {
     return p;
 }
 
+// Whether the module defines the int `name` (a feature marker of the kernel sources).
+bool has_marker(hipModule_t mod, const char *name) {
+    void *p = nullptr;
+    size_t bytes = 0;
+    return hipModuleGetGlobal(&p, &bytes, mod, name) == hipSuccess && bytes == sizeof(int);
+}
+
 // The base module's stamp constant and kernel (both or neither).
 void find_base_stamps(KernelModule &out) {
     void *ctl = stamp_ctl(out.module);
@@ -144,7 +151,8 @@ std::string compiler_version() {
 
 bool jit_compile(const std::string &arch, std::string &code, std::string &err) {
 #if defined(RF_HIP_NVIDIA)
-    const std::string arch_opt = "--gpu-architecture=" + arch;
+    // sm_90 as sm_90a, as the sm_90 pack is built (backends/hip/meson.build): wgmma.
+    const std::string arch_opt = "--gpu-architecture=" + arch + (arch == "sm_90" ? "a" : "");
     const char *opts[] = {arch_opt.c_str(), "-std=c++17"}; // NVRTC optimizes by default
 #else
     const std::string arch_opt = "--offload-arch=" + arch;
@@ -242,6 +250,7 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
         if (!load_jit(opt, required, out, why, err)) return false;
         find_base_stamps(out);
     }
+    out.wgmma = has_marker(out.module, "rf_feature_wgmma");
     if (!load_pack_fusions(base, out, err)) {
         unload_kernels(out);
         return false;
@@ -254,6 +263,7 @@ void unload_kernels(KernelModule &m) {
     m.stamp_ctls.clear();
     m.stamp_mark = nullptr;
     m.base_stamps = false;
+    m.wgmma = false;
     for (hipModule_t mod : m.pack_modules) hipModuleUnload(mod);
     m.pack_modules.clear();
     if (m.module) hipModuleUnload(m.module);

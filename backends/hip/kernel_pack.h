@@ -42,6 +42,9 @@ struct KernelModule {
     std::vector<void *> stamp_ctls;
     hipFunction_t stamp_mark = nullptr;
     bool base_stamps = false;
+    // The base module was built with Hopper's arch-specific instructions (sm_90a: it defines
+    // rf_feature_wgmma, kernels/matmul_h16_wgmma.hip); rf_mm_h16w_* are empty without them.
+    bool wgmma = false;
 };
 
 // Loads and resolves every name in `required` and every kernel each pack lists. False with a

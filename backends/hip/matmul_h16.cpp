@@ -12,23 +12,40 @@ namespace {
 // Blocks per multiprocessor of rf_mm_h16_<bm> (their __launch_bounds__; shared memory allows it).
 int blocks_per_sm(int bm) { return bm == 128 ? 2 : 3; }
 
-struct H16Launch { int bm, ks; };
+struct H16Launch { int bm, ks; bool wgmma; };
+
+// K split of `tiles` tiles over `slots` resident blocks: the fewest block-waves per unit of work,
+// a split paying ~5% per doubling for its reduction, at least `min_steps` K steps per block.
+int k_split(int64_t tiles, int64_t slots, int64_t steps, int64_t min_steps, int max_ks) {
+    double best = 0;
+    int pick = 1;
+    for (int ks = 1; ks <= max_ks; ks *= 2) {
+        if (ks > 1 && steps / ks < min_steps) break;
+        const double cost = (double)((tiles * ks + slots - 1) / slots) / ks * (ks == 1 ? 1.0 : ks == 2 ? 1.05 : 1.10);
+        if (ks == 1 || cost < best) { best = cost; pick = ks; }
+    }
+    return pick;
+}
 
 // The token tile: 128 (a warp's 64 x 32 sub-tile reuses each fragment more than the 32 x 32 of
 // the 64-token tile; H100, 4096 x 11008 x 512: 204 vs 268 us), 64 for short prompts.
 // The K split: the fewest block-waves per unit of work, a split paying ~5% per doubling for its
 // reduction; at least 16 K steps per block. ROCMFORGE_HIP_H16=64|128 forces the tile,
 // ROCMFORGE_HIP_H16_KS=1|2|4 the split (A/B).
+// The wgmma tiles (sm_90a, rf_mm_h16w_128_k<1|2>, one block per SM) from 65 tokens on, where the
+// kernels have them and K is whole 64-half steps; ROCMFORGE_HIP_H16_KS=1|2 forces their split.
 H16Launch choose(const Backend &b, int64_t K, int64_t N, int64_t M, int64_t batch) {
-    H16Launch l{b.h16_tokens == 64 || b.h16_tokens == 128 ? b.h16_tokens : M <= 64 ? 64 : 128, 1};
-    const int64_t slots = (int64_t)std::max(1, b.multiprocessors) * blocks_per_sm(l.bm);
-    const int64_t tiles = (N + RF_H16_BN - 1) / RF_H16_BN * ((M + l.bm - 1) / l.bm) * batch;
-    double best = 0;
-    for (int ks = 1; ks <= (nvidia_sm(b.arch) >= 90 ? 4 : 1); ks *= 2) {
-        if (ks > 1 && K / RF_H16_BK / ks < 16) break;
-        const double cost = (double)((tiles * ks + slots - 1) / slots) / ks * (ks == 1 ? 1.0 : ks == 2 ? 1.05 : 1.10);
-        if (ks == 1 || cost < best) { best = cost; l.ks = ks; }
+    const int64_t sms = std::max(1, b.multiprocessors);
+    if (b.h16_wgmma && b.kernels.wgmma && b.h16_tokens != 64 && M > 64 && K % 64 == 0) {
+        H16Launch l{RF_H16W_BM, 1, true};
+        const int64_t tiles = (N + RF_H16W_BN - 1) / RF_H16W_BN * ((M + RF_H16W_BM - 1) / RF_H16W_BM) * batch;
+        l.ks = k_split(tiles, sms, K / 64, 8, 2);
+        if (b.h16_splits == 1 || b.h16_splits == 2) l.ks = b.h16_splits;
+        return l;
     }
+    H16Launch l{b.h16_tokens == 64 || b.h16_tokens == 128 ? b.h16_tokens : M <= 64 ? 64 : 128, 1, false};
+    const int64_t tiles = (N + RF_H16_BN - 1) / RF_H16_BN * ((M + l.bm - 1) / l.bm) * batch;
+    l.ks = k_split(tiles, sms * blocks_per_sm(l.bm), K / RF_H16_BK, 16, nvidia_sm(b.arch) >= 90 ? 4 : 1);
     if (b.h16_splits == 1 || ((b.h16_splits == 2 || b.h16_splits == 4) && nvidia_sm(b.arch) >= 90)) l.ks = b.h16_splits;
     return l;
 }
@@ -50,6 +67,9 @@ int matmul_h16(Backend &b, const rf_node &n, std::string &err) {
     // f16 rows, dense and 16-byte aligned (K % 32 == 0): the kernel's cp.async source.
     if (int r = quantized_activations(b, x, 0, true, a.src[1], err)) return r;
     const H16Launch l = choose(b, w->ne[0], N, M, batch);
+    if (l.wgmma)
+        return launch(b, "rf_mm_h16w_128_k" + std::to_string(l.ks), (unsigned)((M + RF_H16W_BM - 1) / RF_H16W_BM * l.ks),
+                      (unsigned)((N + RF_H16W_BN - 1) / RF_H16W_BN), (unsigned)batch, RF_H16W_THREADS, a, err, (unsigned)RF_H16W_SMEM);
     return launch(b, "rf_mm_h16_" + std::to_string(l.bm) + "_k" + std::to_string(l.ks), (unsigned)((M + l.bm - 1) / l.bm * l.ks),
                   (unsigned)((N + RF_H16_BN - 1) / RF_H16_BN), (unsigned)batch, RF_H16_THREADS, a, err,
                   (unsigned)RF_H16_SMEM(l.bm));
@@ -71,6 +91,8 @@ std::vector<std::string> h16_kernel_names() {
     for (int bm : {64, 128})
         for (int ks : {1, 2, 4}) v.push_back("rf_mm_h16_" + std::to_string(bm) + "_k" + std::to_string(ks));
     v.push_back("rf_mm_h16_id_64");
+    v.push_back("rf_mm_h16w_128_k1");
+    v.push_back("rf_mm_h16w_128_k2");
     return v;
 }
 

@@ -264,6 +264,11 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 64, 40, 20, 4, 2));
     v.push_back(matmul(rng, RF_TYPE_F16, 4096, 300, 130));    // multi K-step tiles
     v.push_back(matmul(rng, RF_TYPE_F16, 96, 40, 20, 4, 2));  // prefill tiles, W broadcast over batch
+    // F16 wgmma tiles (sm_90a): ragged tokens and rows, an odd count of 64-half K steps (split
+    // over a cluster of two where the tiles are few), W broadcast over the batch.
+    v.push_back(matmul(rng, RF_TYPE_F16, 4160, 130, 200));
+    v.push_back(matmul(rng, RF_TYPE_F16, 4160, 1030, 129));
+    v.push_back(matmul(rng, RF_TYPE_F16, 128, 40, 130, 4, 2));
     // Prefill shapes (tensor-core kernels on NVIDIA): ragged M and N, 64- and 128-token tiles.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0, RF_TYPE_Q5_K, RF_TYPE_F16}) {
         v.push_back(matmul(rng, t, 768, 131, 33));
