@@ -17,3 +17,9 @@
 #define RF_H16W_STAGES 5
 #define RF_H16W_THREADS 256
 #define RF_H16W_SMEM (RF_H16W_STAGES * (RF_H16W_BM + RF_H16W_BN) * 128 + 1024)
+
+// rf_mm_q16w_<type>_k<KS> (the same tiles, weights dequantized to f16 in shared memory): S
+// activation stages, two f16 weight tiles, S raw weight stages of 128 rows x G granules (G per
+// format: matmul_h16_wgmma.hip Q16wFmt; Q6_K's 15 the most).
+#define RF_Q16W_STAGES 4
+#define RF_Q16W_SMEM(G) (RF_Q16W_STAGES * RF_H16W_BM * 128 + 2 * RF_H16W_BN * 128 + RF_Q16W_STAGES * RF_H16W_BN * 16 * (G) + 1024)

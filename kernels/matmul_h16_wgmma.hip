@@ -17,10 +17,19 @@
 // Same contract as rf_mm_h16_* (backends/hip/matmul_h16.cpp): dense f16 activation rows in
 // scratch, 16-byte aligned rows, f32 output; here also K % 64 == 0. Dynamic shared memory
 // RF_H16W_SMEM. Rows past N or M repeat the last one for the copies and are not stored.
+// rf_mm_q16w_<type>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K weights): the same tiles with the weight
+// operand dequantized to f16 in shared memory: each K step's raw blocks are staged with cp.async
+// (16-byte granules from the aligned address at or below the bytes the step needs: the two
+// 32-element blocks of a legacy format, the 256-element block of a K-quant, of which Q4_K / Q5_K
+// copy only the header and the step's quarter), then every thread decodes one 32-element piece
+// (q16w_piece: the CPU backend's dequantization, rounded to f16) and stores it in the swizzled
+// layout; the tensor cores read that tile while the next step is decoded. Activations:
+// f16 rows, as for F16 weights.
 // Built only for sm_90a (the sm_90 pack and JIT ask for it); elsewhere the kernels are empty and
 // the module lacks the marker rf_feature_wgmma, so the host never picks them.
 #include "compat.h"
 #include "matmul_h16_layout.h"
+#include "quant_decode.h"
 
 #if RF_NVIDIA
 
@@ -53,6 +62,9 @@ RF_DEV void h16w_cp(u32 dst, const void *src) { // 16 bytes, L2 only
 }
 
 extern __shared__ __align__(16) u8 rf_h16w_smem[];
+
+template <int KS>
+RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M, i64 N, u32 rank, u32 base);
 
 template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
     enum { BM = RF_H16W_BM, BN = RF_H16W_BN, S = RF_H16W_STAGES, TILE_X = BM * 128, TILE_W = BN * 128, STAGE = TILE_X + TILE_W };
@@ -112,6 +124,7 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
         asm volatile("cp.async.commit_group;" ::: "memory");
         const u32 st = base + (u32)(kt % S) * STAGE;
         const unsigned long long da = wgmma_desc(st + (u32)g * 64 * 128), dw = wgmma_desc(st + TILE_X);
+        wgmma_hold(acc); // nothing of the accumulators' handling moves into the issue sequence
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) wgmma_m64n128k16(acc, da + 2 * kk, dw + 2 * kk); // +32 bytes: the next 16 halves
@@ -121,25 +134,30 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
     wgmma_wait<0>();
     wgmma_hold(acc);
     asm volatile("cp.async.wait_group 0;" ::: "memory"); // no copy outlives the block
+    h16w_store<KS>(acc, db, d.nb[1], m0 + 64 * g, n0, M, N, rank, base);
+}
 
-    // Accumulator i of thread t (warp w = (t % 128) / 32 of its warpgroup, lane l): token row
-    // 16w + l / 4 + 8 ((i / 2) % 2), weight column 8 (i / 4) + 2 (l % 4) + i % 2.
-    const int lane = tid & 31, wr = ((tid >> 5) & 3) * 16 + (lane >> 2), wc = 2 * (lane & 3);
-    float *red = nullptr;
+// The block's results: accumulator i of thread t (warp w = (t % 128) / 32 of its warpgroup, lane l)
+// is token mg + 16w + l / 4 + 8 ((i / 2) % 2) (mg: the warpgroup's first token), weight row
+// n0 + 8 (i / 4) + 2 (l % 4) + i % 2, stored as f32 at db + token * ldd. KS > 1: the partial sums
+// of the cluster's blocks meet in shared memory (from `base`) and rank r stores its share.
+template <int KS>
+RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M, i64 N, u32 rank, u32 base) {
+    const int tid = threadIdx.x, lane = tid & 31, wr = ((tid >> 5) & 3) * 16 + (lane >> 2), wc = 2 * (lane & 3);
     u32 red_at = 0;
     if (KS > 1) { // every thread's sums to its block's shared memory as red[i][tid]
         __syncthreads();
-        red = (float *)(rf_h16w_smem + (base - smem_addr(rf_h16w_smem)));
+        float *red = (float *)(rf_h16w_smem + (base - smem_addr(rf_h16w_smem)));
 #pragma unroll
         for (int i = 0; i < 64; ++i) red[i * RF_H16W_THREADS + tid] = acc[i];
         red_at = smem_addr(red + tid);
         mmq_cluster_sync();
     }
-    const bool pairs = (d.nb[1] & 7) == 0 && ((unsigned long long)db & 7) == 0;
+    const bool pairs = (ldd & 7) == 0 && ((unsigned long long)db & 7) == 0;
 #pragma unroll
     for (int i = 0; i < 64; i += 2) {
         if (KS > 1 && (u32)(i * KS / 64) != rank) continue; // rank r stores its share of the tile
-        const i64 m = m0 + 64 * g + wr + 8 * ((i >> 1) & 1), n = n0 + 8 * (i >> 2) + wc;
+        const i64 m = mg + wr + 8 * ((i >> 1) & 1), n = n0 + 8 * (i >> 2) + wc;
         float v0 = acc[i], v1 = acc[i + 1];
         if (KS > 1) {
             v0 = v1 = 0.f;
@@ -150,7 +168,7 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
             }
         }
         if (m >= M || n >= N) continue;
-        float *y = (float *)(db + m * d.nb[1]) + n;
+        float *y = (float *)(db + m * ldd) + n;
         if (pairs && n + 1 < N) *(float2 *)y = make_float2(v0, v1);
         else {
             y[0] = v0;
@@ -159,9 +177,216 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
     }
     if (KS > 1) mmq_cluster_sync(); // no block leaves while the others read its shared memory
 }
+
+// ---- quantized weights, dequantized to f16 in shared memory -------------------------------------
+// Per format: the raw bytes a 64-element K step needs, staged per row from the 16-byte aligned
+// address at or below `start` (mis = start % 16 bytes before it): G granules at most, of which
+// `needed` says which to copy; piece(h, j): the decode32 chunk of thread half h (32 elements).
+// Legacy (32-element blocks): the step's two blocks from start = row + 2 st * bytes, chunk h.
+// K-quants: the block of the step from start = row + (st / 4) * bytes, quarter j = st % 4, chunk
+// 2j + h (sub-block); Q4_K / Q5_K rows are 16-byte aligned (mis = 0): header, (Q5_K: qh,) and the
+// quarter's 32 quant bytes only; Q6_K's quarter is spread over its block: all of it.
+template <int T> struct Q16wFmt {
+    enum { BYTES = qtraits<T>::bytes, LEGACY = qtraits<T>::bs == 32 };
+    // An odd granule count: rows 16 G bytes apart start in 8 different 16-byte bank groups, so the
+    // decoding threads' (two per row) word loads do not conflict.
+    enum { G0 = LEGACY ? (2 * BYTES + 14 + 15) / 16 : (BYTES + 14 + 15) / 16, G = G0 | 1, WS = 16 * G };
+    RF_DEV static i64 start_off(i64 st) { return LEGACY ? 2 * st * BYTES : (st >> 2) * BYTES; }
+    RF_DEV static bool needed(int gr, int j, int mis) {
+        if (T == T_Q4_K) return gr == 0 || gr == 1 + 2 * j || gr == 2 + 2 * j;
+        if (T == T_Q5_K) return gr < 3 || gr == 3 + 2 * j || gr == 4 + 2 * j;
+        return 16 * gr < mis + (LEGACY ? 2 * BYTES : BYTES);
+    }
+};
+
+// ---- one thread's 32 weights of a K step, decoded from the staged bytes into 16 f16 pairs ---------
+// Legacy formats in f16 arithmetic that rounds once, as the f32 route would: the quants become
+// exact halves (1024 + biased quant, a bit pattern), the bias is subtracted exactly, and the one
+// multiply by the block's f16 scale rounds. K-quants in f32 (their scale * quant - min needs it),
+// rounded to f16 at the end; the quant to float through the 2^23 bit pattern (an exact add)
+// instead of the quarter-rate integer conversion.
+RF_DEV u32 h2_sub(u32 a, u32 b) { u32 r; asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+RF_DEV u32 h2_mul(u32 a, u32 b) { u32 r; asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+// Bytes 0, 1 (lo) or 2, 3 (hi) of x (each < 1024) as the f16 pair (1024 + byte).
+RF_DEV u32 h2_lo(u32 x) { return __byte_perm(x, 0x64u, 0x4140); }
+RF_DEV u32 h2_hi(u32 x) { return __byte_perm(x, 0x64u, 0x4342); }
+// Byte i of x as a float (exact).
+RF_DEV float byte_f(u32 x, int i) { return __int_as_float((int)__byte_perm(x, 0x4B000000u, 0x7440 | i)) - 8388608.f; }
+// N little-endian words from a 2-byte aligned shared-memory address (one word past them is read).
+template <int N> RF_DEV void lds_words(const u8 *p, u32 (&w)[N]) {
+    const u32 *a = (const u32 *)((unsigned long long)p & ~3ull);
+    const int sh = 8 * (int)((unsigned long long)p & 3);
+    u32 prev = a[0];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        const u32 nx = a[i + 1];
+        w[i] = __funnelshift_r(prev, nx, sh);
+        prev = nx;
+    }
+}
+// blk: the staged block (legacy: the thread's block; K-quants: the step's block), s: the
+// K-quant sub-block (0..7). Out: elements 2i, 2i + 1 of the piece in o[i].
+template <int T> RF_DEV void q16w_piece(const u8 *blk, int s, u32 (&o)[16]) {
+    if constexpr (T == T_Q8_0 || T == T_Q4_0) {
+        const u32 d = *(const u16 *)blk, dd = d | (d << 16);
+        if constexpr (T == T_Q8_0) {
+            u32 w[8];
+            lds_words<8>(blk + 2, w);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) { // quant + 128 as 1024 + (quant ^ 0x80); minus 1152
+                const u32 x = w[i] ^ 0x80808080u;
+                o[2 * i] = h2_mul(h2_sub(h2_lo(x), 0x64806480u), dd);
+                o[2 * i + 1] = h2_mul(h2_sub(h2_hi(x), 0x64806480u), dd);
+            }
+        } else {
+            u32 w[4];
+            lds_words<4>(blk + 2, w);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) { // nibble - 8: 1024 + nibble minus 1032
+                const u32 lo = w[i] & 0x0F0F0F0Fu, hi = (w[i] >> 4) & 0x0F0F0F0Fu;
+                o[2 * i] = h2_mul(h2_sub(h2_lo(lo), 0x64086408u), dd);
+                o[2 * i + 1] = h2_mul(h2_sub(h2_hi(lo), 0x64086408u), dd);
+                o[8 + 2 * i] = h2_mul(h2_sub(h2_lo(hi), 0x64086408u), dd);
+                o[8 + 2 * i + 1] = h2_mul(h2_sub(h2_hi(hi), 0x64086408u), dd);
+            }
+        }
+    } else if constexpr (T == T_Q4_K || T == T_Q5_K) {
+        const uint4 hd = *(const uint4 *)blk; // d, dmin, the 12 scale bytes (ggml get_scale_min_k4)
+        const int b = 8 * (s & 3);
+        const u32 sc = s < 4 ? (hd.y >> b) & 63 : ((hd.w >> b) & 0xF) | (((hd.y >> b) >> 6 & 3) << 4);
+        const u32 mn = s < 4 ? (hd.z >> b) & 63 : ((hd.w >> b) >> 4 & 0xF) | (((hd.z >> b) >> 6 & 3) << 4);
+        const float dl = h2f((u16)hd.x) * (float)sc, ml = h2f((u16)(hd.x >> 16)) * (float)mn;
+        const u8 *qs = blk + (T == T_Q4_K ? 16 : 48) + 32 * (s >> 1);
+        const uint4 q0 = *(const uint4 *)qs, q1 = *(const uint4 *)(qs + 16);
+        const u32 qw[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+        u32 hw[8] = {};
+        if constexpr (T == T_Q5_K) {
+            const uint4 h0 = *(const uint4 *)(blk + 16), h1 = *(const uint4 *)(blk + 32);
+            const u32 t[8] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
+#pragma unroll
+            for (int i = 0; i < 8; ++i) hw[i] = ((t[i] >> s) & 0x01010101u) << 4;
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const u32 v = ((qw[i] >> (4 * (s & 1))) & 0x0F0F0F0Fu) | hw[i];
+            o[2 * i] = pack2_rn(dl * byte_f(v, 0) - ml, dl * byte_f(v, 1) - ml);
+            o[2 * i + 1] = pack2_rn(dl * byte_f(v, 2) - ml, dl * byte_f(v, 3) - ml);
+        }
+    } else { // Q6_K
+        const int n = s >> 2, k = s & 3;
+        u32 ql[8], qh[8];
+        lds_words<8>(blk + 64 * n + 32 * (k & 1), ql);
+        lds_words<8>(blk + 128 + 32 * n, qh);
+        const float d = h2f(*(const u16 *)(blk + 208));
+        const u32 scw = *(const u16 *)(blk + 192 + 8 * n + 2 * k); // the scales of elements 0..15, 16..31
+        const float d0 = d * (float)(i8)(scw & 0xFF), d1 = d * (float)(i8)(scw >> 8);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const u32 v = ((ql[i] >> (4 * (k >> 1))) & 0x0F0F0F0Fu) | (((qh[i] >> (2 * k)) & 0x03030303u) << 4);
+            const float dq = i < 4 ? d0 : d1;
+            o[2 * i] = pack2_rn(dq * (byte_f(v, 0) - 32.f), dq * (byte_f(v, 1) - 32.f));
+            o[2 * i + 1] = pack2_rn(dq * (byte_f(v, 2) - 32.f), dq * (byte_f(v, 3) - 32.f));
+        }
+    }
+}
+
+template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
+    typedef Q16wFmt<T> F;
+    enum { BM = RF_H16W_BM, BN = RF_H16W_BN, S = RF_Q16W_STAGES, TILE_X = BM * 128, TILE_W = BN * 128, RAW = BN * F::WS };
+    const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
+    const i64 K = w.ne[0], N = w.ne[1], M = x.ne[1];
+    const i64 m0 = (i64)(blockIdx.x / KS) * BM, n0 = (i64)blockIdx.y * BN;
+    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const int tid = threadIdx.x, g = tid >> 7;
+    // [S activation stages][2 f16 weight tiles][S raw weight stages], from a 1024-byte boundary.
+    const u32 base = (smem_addr(rf_h16w_smem) + 1023u) & ~1023u;
+    const u32 wtile = base + S * TILE_X, raw = wtile + 2 * TILE_W;
+    const u8 *raw_p = rf_h16w_smem + (raw - smem_addr(rf_h16w_smem));
+
+    // Activation copies as rf_mm_h16w (4 rows of 16-byte chunks per thread).
+    const int cr = tid >> 3, cc = tid & 7;
+    const u32 cdst = (u32)(cr * 128 + ((cc ^ (cr & 7)) << 4));
+    const u8 *xsrc[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const i64 m = m0 + cr + 32 * i;
+        xsrc[i] = (const u8 *)x.data + (m < M ? m : M - 1) * x.nb[1] + 16 * cc;
+    }
+    const unsigned long long wrow0 = (unsigned long long)w.data + (unsigned long long)n0 * (unsigned long long)w.nb[1];
+    const u32 wlast = (u32)(N - 1 - n0), wnb = (u32)w.nb[1]; // rows past N repeat the last one
+    auto load_stage = [&](int s, i64 kt) {
+        const u32 xs = base + (u32)s * TILE_X + cdst;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) h16w_cp(xs + 4096u * i, xsrc[i] + kt * 128);
+        const i64 off = F::start_off(kt);
+        const int j = (int)(kt & 3);
+#pragma unroll
+        for (int q = 0; q < (BN * F::G + RF_H16W_THREADS - 1) / RF_H16W_THREADS; ++q) {
+            const u32 i = (u32)tid + RF_H16W_THREADS * q;
+            if (i >= BN * F::G) break;
+            const u32 r = i / F::G, gr = i - r * F::G;
+            const unsigned long long st = wrow0 + (unsigned long long)(r < wlast ? r : wlast) * wnb + off, al = st & ~15ull;
+            if (F::needed((int)gr, j, (int)(st - al))) h16w_cp(raw + (u32)s * RAW + r * F::WS + 16 * gr, (const void *)(al + 16 * gr));
+        }
+    };
+    // This thread's piece: weight row dr of the tile, elements 32 dh .. 32 dh + 31 of each step.
+    const int dr = tid >> 1, dh = tid & 1;
+    const unsigned long long drow = wrow0 + (unsigned long long)(dr < (int)wlast ? dr : wlast) * wnb;
+    auto dequant = [&](int s, i64 kt, int buf) {
+        const unsigned long long st = drow + F::start_off(kt);
+        const u8 *blk = raw_p + s * RAW + dr * F::WS + (int)(st & 15) + (F::LEGACY ? dh * F::BYTES : 0);
+        u32 o[16];
+        q16w_piece<T>(blk, 2 * (int)(kt & 3) + dh, o);
+        const u32 row = wtile + (u32)buf * TILE_W + (u32)dr * 128;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            const u32 at = row + (u32)(((4 * dh + c) ^ (dr & 7)) << 4);
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(at), "r"(o[4 * c]), "r"(o[4 * c + 1]), "r"(o[4 * c + 2]),
+                         "r"(o[4 * c + 3])
+                         : "memory");
+        }
+    };
+
+    float acc[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = 0.f;
+    const i64 KT = K / 64, k0 = KT * rank / KS, KN = KT * (rank + 1) / KS - k0;
+#pragma unroll
+    for (int s = 0; s < S - 2; ++s) {
+        if (s < KN) load_stage(s, k0 + s);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (i64 kt = 0; kt < KN; ++kt) {
+        asm volatile("cp.async.wait_group %0;" ::"n"(S - 3) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        // Step kt's copies landed everywhere; every warpgroup is done with step kt - 2 (its stage
+        // and its f16 weight tile are free).
+        __syncthreads();
+        const i64 nk = kt + S - 2;
+        if (nk < KN) load_stage((int)(nk % S), k0 + nk);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        dequant((int)(kt % S), k0 + kt, (int)(kt & 1)); // overlaps the tensor cores' step kt - 1
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncthreads(); // the whole f16 weight tile of step kt is written
+        const u32 st = base + (u32)(kt % S) * TILE_X;
+        const unsigned long long da = wgmma_desc(st + (u32)g * 64 * 128), dw = wgmma_desc(wtile + (u32)(kt & 1) * TILE_W);
+        wgmma_hold(acc); // nothing of the accumulators' handling moves into the issue sequence
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) wgmma_m64n128k16(acc, da + 2 * kk, dw + 2 * kk);
+        wgmma_commit();
+        wgmma_wait<1>();
+    }
+    wgmma_wait<0>();
+    wgmma_hold(acc);
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    h16w_store<KS>(acc, (u8 *)d.data, d.nb[1], m0 + 64 * g, n0, M, N, rank, base);
+}
+#define RF_Q16W_BODY(T, KS) mm_q16w_impl<T, KS>(a)
 #define RF_H16W_BODY(KS) mm_h16w_impl<KS>(a)
 #else
 #define RF_H16W_BODY(KS) (void)a // not sm_90a: never launched (no rf_feature_wgmma in the module)
+#define RF_Q16W_BODY(T, KS) (void)a
 #endif
 
 RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) void rf_mm_h16w_128_k1(rf_kargs a) {
@@ -172,5 +397,21 @@ RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_MMQ_CLUSTER(2) void rf_mm_h16
     rf_kernel_start();
     RF_H16W_BODY(2);
 }
+
+// The Q16wFmt stage sizes: RF_Q16W_SMEM(G) in matmul_h16_layout.h, for the host.
+#define RF_MM_Q16W(t, T)                                                                                              \
+    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) void rf_mm_q16w_##t##_k1(rf_kargs a) {                            \
+        rf_kernel_start();                                                                                            \
+        RF_Q16W_BODY(T, 1);                                                                                           \
+    }                                                                                                                 \
+    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_MMQ_CLUSTER(2) void rf_mm_q16w_##t##_k2(rf_kargs a) {          \
+        rf_kernel_start();                                                                                            \
+        RF_Q16W_BODY(T, 2);                                                                                           \
+    }
+RF_MM_Q16W(q4_0, T_Q4_0)
+RF_MM_Q16W(q8_0, T_Q8_0)
+RF_MM_Q16W(q4_k, T_Q4_K)
+RF_MM_Q16W(q5_k, T_Q5_K)
+RF_MM_Q16W(q6_k, T_Q6_K)
 
 #endif // RF_NVIDIA

@@ -91,7 +91,11 @@ for step in "$@"; do
     for c in 64 128; do # (ROCMFORGE_HIP_H16: the F16 kernels' token tile)
       ROCMFORGE_HIP_MMQP_COLS=$c ROCMFORGE_HIP_H16=$c ROCMFORGE_HIP_H16_KS=$((c / 32)) timeout 120 $D/tests/hip/rocmforge-opcheck --filter matmul > "$OUT/opcheck-cols$c.txt" 2>&1
       log "opcheck matmul, ROCMFORGE_HIP_MMQP_COLS=$c rc=$? $(tail -1 "$OUT/opcheck-cols$c.txt")"; grep -E "FAIL" "$OUT/opcheck-cols$c.txt" | head -10 | tee -a "$S"
-    done ;;
+    done
+    # The K-quants on the dequantizing wgmma tiles too (off by default), split over two forced.
+    ROCMFORGE_HIP_Q16W_KQUANTS=1 ROCMFORGE_HIP_H16_KS=2 timeout 120 $D/tests/hip/rocmforge-opcheck --filter matmul > "$OUT/opcheck-q16w.txt" 2>&1
+    log "opcheck matmul, ROCMFORGE_HIP_Q16W_KQUANTS=1 ROCMFORGE_HIP_H16_KS=2 rc=$? $(tail -1 "$OUT/opcheck-q16w.txt")"
+    grep -E "FAIL" "$OUT/opcheck-q16w.txt" | head -10 | tee -a "$S" ;;
   opperf)
     for r in 1 2; do
       ROCMFORGE_HIP_MVQ_ROWS=$r timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul" > "$OUT/opperf-r$r.txt" 2>&1

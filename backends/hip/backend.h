@@ -52,6 +52,10 @@ struct Backend {
     // F16 prefill of 128+ tokens on rf_mm_h16w_* (wgmma) where the kernels have it (sm_90a);
     // ROCMFORGE_HIP_H16_WGMMA=0: rf_mm_h16_* (A/B).
     bool h16_wgmma = true;
+    // Quantized prefill from this many tokens on rf_mm_q16w_* (weights dequantized to f16 in shared
+    // memory, wgmma) where the kernels have it; ROCMFORGE_HIP_Q16W=N sets it, 0 turns it off (A/B).
+    int q16w_min = 128;
+    bool q16w_kquants = false; // ... also for Q4_K / Q5_K / Q6_K (ROCMFORGE_HIP_Q16W_KQUANTS=1, A/B)
     bool attention_mma = true; // prefill attention on the tensor cores (ROCMFORGE_HIP_ATT_MMA=0: off, A/B)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows (ROCMFORGE_HIP_ACT16=0: f32, A/B) // decode attention: rf_attention_stream_* (ROCMFORGE_HIP_ATT_STREAM=0: rf_attention_dec*)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)

@@ -75,6 +75,52 @@ int matmul_h16(Backend &b, const rf_node &n, std::string &err) {
                   (unsigned)RF_H16_SMEM(l.bm));
 }
 
+namespace {
+// Raw granules per weight row and K step of 64 staged by rf_mm_q16w_<type> (kernels/
+// matmul_h16_wgmma.hip Q16wFmt: the step's span plus up to 14 bytes of misalignment, made odd),
+// its kernel suffix; 0 / null: not on these tiles.
+// kquant: a K-quant, whose f32 decoding makes these tiles no faster than rf_mmqp_* (H100, 512
+// tokens: Q4_K 4096 x 4096 62.1 against 58.7 us, Q6_K 88.7 against 102.2; pp512 7B Q4_K_M 15,040
+// against 15,515 with all K-quants here): only with Backend::q16w_kquants.
+struct Q16wType { int granules; const char *suffix; bool kquant; };
+Q16wType q16w_type(int type) {
+    const auto g = [](int span) { return (span + 14 + 15) / 16 | 1; };
+    switch (type) {
+    case RF_TYPE_Q4_0: return {g(2 * 18), "q4_0", false};
+    case RF_TYPE_Q8_0: return {g(2 * 34), "q8_0", false};
+    case RF_TYPE_Q4_K: return {g(144), "q4_k", true};
+    case RF_TYPE_Q5_K: return {g(176), "q5_k", true};
+    case RF_TYPE_Q6_K: return {g(210), "q6_k", true};
+    default: return {0, nullptr, false};
+    }
+}
+} // namespace
+
+bool q16w_usable(const Backend &b, const rf_node &n) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    if (b.q16w_min <= 0 || !b.kernels.wgmma || !w || !x || !n.dst || x->type != RF_TYPE_F32) return false;
+    if (const Q16wType t = q16w_type(w->type); !t.suffix || (t.kquant && !b.q16w_kquants)) return false;
+    const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
+    if (M < b.q16w_min || K % 64 != 0 || x->ne[2] * x->ne[3] != 1 || w->ne[2] * w->ne[3] != 1) return false;
+    // Q4_K / Q5_K stage only the step's granules of 16-byte aligned rows; the others any even address.
+    const bool k4 = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
+    return aligned(w, k4 ? 16 : 2) && w->nb[1] < (int64_t)1 << 32 && (N + RF_H16W_BN - 1) / RF_H16W_BN <= 65535 &&
+           n.dst->nb[0] == 4 && x->nb[0] == 4;
+}
+
+int matmul_q16w(Backend &b, const rf_node &n, std::string &err) {
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
+    rf_kargs a = make_args(n);
+    if (int r = quantized_activations(b, x, 0, true, a.src[1], err)) return r; // f16 rows, as matmul_h16
+    const Q16wType t = q16w_type(w->type);
+    const int64_t tiles = (N + RF_H16W_BN - 1) / RF_H16W_BN * ((M + RF_H16W_BM - 1) / RF_H16W_BM);
+    int ks = k_split(tiles, std::max(1, b.multiprocessors), K / 64, 8, 2);
+    if (b.h16_splits == 1 || b.h16_splits == 2) ks = b.h16_splits;
+    return launch(b, std::string("rf_mm_q16w_") + t.suffix + "_k" + std::to_string(ks), (unsigned)((M + RF_H16W_BM - 1) / RF_H16W_BM * ks),
+                  (unsigned)((N + RF_H16W_BN - 1) / RF_H16W_BN), 1, RF_H16W_THREADS, a, err, (unsigned)RF_Q16W_SMEM(t.granules));
+}
+
 bool h16_id_usable(const Backend &b, const rf_tensor *w) {
     if (b.h16_tokens == 0 || !w || w->type != RF_TYPE_F16) return false;
     if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
@@ -93,10 +139,18 @@ std::vector<std::string> h16_kernel_names() {
     v.push_back("rf_mm_h16_id_64");
     v.push_back("rf_mm_h16w_128_k1");
     v.push_back("rf_mm_h16w_128_k2");
+    for (const char *t : {"q4_0", "q8_0", "q4_k", "q5_k", "q6_k"})
+        for (const char *ks : {"_k1", "_k2"}) v.push_back(std::string("rf_mm_q16w_") + t + ks);
     return v;
 }
 
 #else // AMD packs: no rf_mm_h16_* (rf_mm_tiled_f16 runs)
+
+bool q16w_usable(const Backend &, const rf_node &) { return false; }
+int matmul_q16w(Backend &, const rf_node &, std::string &err) {
+    err = "matmul_q16w: NVIDIA only";
+    return RF_ERR_UNSUPPORTED;
+}
 
 bool h16_usable(const Backend &, const rf_node &) { return false; }
 int matmul_h16(Backend &, const rf_node &, std::string &err) {

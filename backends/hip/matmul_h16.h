@@ -15,6 +15,13 @@ bool h16_usable(const Backend &b, const rf_node &n);
 // Converts the activations to f16 rows once per source (cached like the quantized copies) and
 // launches rf_mm_h16_<BM>.
 int matmul_h16(Backend &b, const rf_node &n, std::string &err);
+// Prefill of quantized weights (Q4_0, Q8_0; Q4_K, Q5_K, Q6_K with Backend::q16w_kquants) on the
+// wgmma tiles with the weights dequantized to f16 in shared memory (rf_mm_q16w_<type>_k<KS>,
+// sm_90a): true from Backend::q16w_min tokens on (ROCMFORGE_HIP_Q16W), batch 1, where the
+// module has wgmma.
+bool q16w_usable(const Backend &b, const rf_node &n);
+// Converts the activations to f16 rows (as matmul_h16) and launches rf_mm_q16w_<type>_k<KS>.
+int matmul_q16w(Backend &b, const rf_node &n, std::string &err);
 // MATMUL_ID prefill of F16 experts on the same tiles, columns grouped by expert
 // (rf_mm_h16_id_64; the grouping: moe_grouped.cpp). True where the kernel takes weights w
 // [K, N, E] (K % 32 == 0, 16-byte aligned rows, arch); always false on AMD.

@@ -474,12 +474,12 @@ bool matmul_on_mv_f16(const rf_node &n) {
 
 bool matmul_on_mvq_cols(const Backend &b, const rf_node &n) {
     if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
-    return !mmq_usable(b, n) && !mmqp_usable(b, n) && uses_mvq_cols(b, n); // dispatch_node's order
+    return !mmq_usable(b, n) && !q16w_usable(b, n) && !mmqp_usable(b, n) && uses_mvq_cols(b, n); // dispatch_node's order
 }
 
 bool matmul_reads_q8_columns(const Backend &b, const rf_node &n) {
     if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
-    return mmq_usable(b, n) || mmqp_usable(b, n) || uses_mvq_cols(b, n); // dispatch_node's q8_1 paths
+    return mmq_usable(b, n) || (!q16w_usable(b, n) && mmqp_usable(b, n)) || uses_mvq_cols(b, n); // dispatch_node's q8_1 paths
 }
 
 int act_block(int type) {
@@ -578,6 +578,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
             if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
         }
         if (mmq_usable(b, n)) return matmul_mmq(b, n, err);
+        if (q16w_usable(b, n)) return matmul_q16w(b, n, err);
         if (mmqp_usable(b, n)) return matmul_mmqp(b, n, err);
         if (h16_usable(b, n)) return matmul_h16(b, n, err);
         if (uses_mvq_cols(b, n)) return matmul_cols_q8(b, n, err);

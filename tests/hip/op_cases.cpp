@@ -269,6 +269,17 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     v.push_back(matmul(rng, RF_TYPE_F16, 4160, 130, 200));
     v.push_back(matmul(rng, RF_TYPE_F16, 4160, 1030, 129));
     v.push_back(matmul(rng, RF_TYPE_F16, 128, 40, 130, 4, 2));
+    // Quantized weights on the same tiles, dequantized to f16 in shared memory (from 128 tokens):
+    // rows at every 2-byte misalignment (Q8_0 / Q4_0 / Q6_K row sizes not a multiple of 16), an odd
+    // count of K steps, ragged tiles, the split over two.
+    for (int t : {RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+        v.push_back(matmul(rng, t, 4160, 130, 200));
+        v.push_back(matmul(rng, t, 4160, 1030, 129));
+    }
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K}) {
+        v.push_back(matmul(rng, t, 4352, 130, 200));
+        v.push_back(matmul(rng, t, 4352, 1030, 129));
+    }
     // Prefill shapes (tensor-core kernels on NVIDIA): ragged M and N, 64- and 128-token tiles.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0, RF_TYPE_Q5_K, RF_TYPE_F16}) {
         v.push_back(matmul(rng, t, 768, 131, 33));
