@@ -1,5 +1,6 @@
 // Prefill matmuls of F16 weights on the tensor cores with staged asynchronous copies
-// (kernels/matmul_h16.hip), NVIDIA sm_80+.
+// (kernels/matmul_h16.hip, NVIDIA sm_80+; on sm_90a wgmma, kernels/matmul_h16_wgmma.hip), and on
+// sm_90a those of Q4_0 / Q8_0 weights dequantized to f16 in shared memory (the same file).
 #pragma once
 #include <string>
 #include <vector>
