@@ -37,9 +37,6 @@ template <int BM> struct h16_cfg {
     };
 };
 
-RF_DEV void h16_cp(u32 dst, const void *src) { // 16 bytes, L2 only (each tile is read once per block)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-}
 
 // GROUPED (KS = 1): MATMUL_ID form; src[0] = the weights [K, N, E], src[1].data = the group
 // scratch, aux[0] = bytes per sorted f16 row, aux[1] = tile entries, aux[2] = byte offset of the
@@ -96,12 +93,12 @@ template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &
         xsrc[i] = xb + (m0 + r < M ? m0 + r : M - 1) * xnb1 + 16 * p;
         xdst[i] = smem_addr(&Xs[0][r][8 * p]);
     }
-    auto load_stage = [&](int s, i64 kt) {
+    auto load_stage = [&](int s, i64 kt) { // mmq_cp_w: L2 only, each tile is read once per block
         const i64 off = kt * RF_H16_BK * 2;
 #pragma unroll
-        for (int i = 0; i < C::WG; ++i) h16_cp(wdst[i] + s * (u32)sizeof(WTile), wsrc[i] + off);
+        for (int i = 0; i < C::WG; ++i) mmq_cp_w(wdst[i] + s * (u32)sizeof(WTile), wsrc[i] + off);
 #pragma unroll
-        for (int i = 0; i < C::XG; ++i) h16_cp(xdst[i] + s * (u32)sizeof(XTile), xsrc[i] + off);
+        for (int i = 0; i < C::XG; ++i) mmq_cp_w(xdst[i] + s * (u32)sizeof(XTile), xsrc[i] + off);
     };
 
     float acc[C::MI][C::NJ][4];

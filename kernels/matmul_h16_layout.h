@@ -22,4 +22,8 @@
 // activation stages, two f16 weight tiles, S raw weight stages of 128 rows x G granules (G per
 // format: matmul_h16_wgmma.hip Q16wFmt; Q6_K's 15 the most).
 #define RF_Q16W_STAGES 4
+// Granules staged per row for a step whose bytes span `span`: up to 14 bytes of misalignment
+// before them (2-byte aligned rows), rounded up to 16 and made odd, so that rows 16 G bytes apart
+// start in 8 different 16-byte bank groups and the decoding threads' word loads do not conflict.
+#define RF_Q16W_GRANULES(span) ((((span) + 14 + 15) / 16) | 1)
 #define RF_Q16W_SMEM(G) (RF_Q16W_STAGES * RF_H16W_BM * 128 + 2 * RF_H16W_BN * 128 + RF_Q16W_STAGES * RF_H16W_BN * 16 * (G) + 1024)

@@ -57,8 +57,17 @@ RF_DEV void wgmma_hold(float (&d)[64]) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
-RF_DEV void h16w_cp(u32 dst, const void *src) { // 16 bytes, L2 only
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+
+// One K step of 64 halves: d += A (64 x 64 at descriptor da) * B (64 x 128 at dw), issued as four
+// k16 instructions (+32 bytes, 2 in the encoded address, per 16 halves), then a wait until the
+// step before has finished (its stages may be refilled after the next barrier).
+RF_DEV void wgmma_k64(float (&d)[64], unsigned long long da, unsigned long long dw) {
+    wgmma_hold(d); // nothing of the accumulators' handling moves into the issue sequence
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) wgmma_m64n128k16(d, da + 2 * kk, dw + 2 * kk);
+    wgmma_commit();
+    wgmma_wait<1>();
 }
 
 extern __shared__ __align__(16) u8 rf_h16w_smem[];
@@ -97,8 +106,8 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
         const i64 off = kt * 128; // 64 halves per step
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            h16w_cp(st + 4096u * i, xsrc[i] + off);
-            h16w_cp(st + TILE_X + 4096u * i, wsrc[i] + off);
+            mmq_cp_w(st + 4096u * i, xsrc[i] + off);
+            mmq_cp_w(st + TILE_X + 4096u * i, wsrc[i] + off);
         }
     };
 
@@ -124,12 +133,7 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
         asm volatile("cp.async.commit_group;" ::: "memory");
         const u32 st = base + (u32)(kt % S) * STAGE;
         const unsigned long long da = wgmma_desc(st + (u32)g * 64 * 128), dw = wgmma_desc(st + TILE_X);
-        wgmma_hold(acc); // nothing of the accumulators' handling moves into the issue sequence
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) wgmma_m64n128k16(acc, da + 2 * kk, dw + 2 * kk); // +32 bytes: the next 16 halves
-        wgmma_commit();
-        wgmma_wait<1>();
+        wgmma_k64(acc, da, dw);
     }
     wgmma_wait<0>();
     wgmma_hold(acc);
@@ -181,16 +185,14 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
 // ---- quantized weights, dequantized to f16 in shared memory -------------------------------------
 // Per format: the raw bytes a 64-element K step needs, staged per row from the 16-byte aligned
 // address at or below `start` (mis = start % 16 bytes before it): G granules at most, of which
-// `needed` says which to copy; piece(h, j): the decode32 chunk of thread half h (32 elements).
+// `needed` says which to copy; q16w_piece decodes thread half h's 32 elements of them.
 // Legacy (32-element blocks): the step's two blocks from start = row + 2 st * bytes, chunk h.
 // K-quants: the block of the step from start = row + (st / 4) * bytes, quarter j = st % 4, chunk
 // 2j + h (sub-block); Q4_K / Q5_K rows are 16-byte aligned (mis = 0): header, (Q5_K: qh,) and the
 // quarter's 32 quant bytes only; Q6_K's quarter is spread over its block: all of it.
 template <int T> struct Q16wFmt {
     enum { BYTES = qtraits<T>::bytes, LEGACY = qtraits<T>::bs == 32 };
-    // An odd granule count: rows 16 G bytes apart start in 8 different 16-byte bank groups, so the
-    // decoding threads' (two per row) word loads do not conflict.
-    enum { G0 = LEGACY ? (2 * BYTES + 14 + 15) / 16 : (BYTES + 14 + 15) / 16, G = G0 | 1, WS = 16 * G };
+    enum { G = RF_Q16W_GRANULES(LEGACY ? 2 * BYTES : BYTES), WS = 16 * G };
     RF_DEV static i64 start_off(i64 st) { return LEGACY ? 2 * st * BYTES : (st >> 2) * BYTES; }
     RF_DEV static bool needed(int gr, int j, int mis) {
         if (T == T_Q4_K) return gr == 0 || gr == 1 + 2 * j || gr == 2 + 2 * j;
@@ -317,7 +319,7 @@ template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
     auto load_stage = [&](int s, i64 kt) {
         const u32 xs = base + (u32)s * TILE_X + cdst;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) h16w_cp(xs + 4096u * i, xsrc[i] + kt * 128);
+        for (int i = 0; i < 4; ++i) mmq_cp_w(xs + 4096u * i, xsrc[i] + kt * 128);
         const i64 off = F::start_off(kt);
         const int j = (int)(kt & 3);
 #pragma unroll
@@ -326,7 +328,7 @@ template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
             if (i >= BN * F::G) break;
             const u32 r = i / F::G, gr = i - r * F::G;
             const unsigned long long st = wrow0 + (unsigned long long)(r < wlast ? r : wlast) * wnb + off, al = st & ~15ull;
-            if (F::needed((int)gr, j, (int)(st - al))) h16w_cp(raw + (u32)s * RAW + r * F::WS + 16 * gr, (const void *)(al + 16 * gr));
+            if (F::needed((int)gr, j, (int)(st - al))) mmq_cp_w(raw + (u32)s * RAW + r * F::WS + 16 * gr, (const void *)(al + 16 * gr));
         }
     };
     // This thread's piece: weight row dr of the tile, elements 32 dh .. 32 dh + 31 of each step.
@@ -370,12 +372,7 @@ template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
         __syncthreads(); // the whole f16 weight tile of step kt is written
         const u32 st = base + (u32)(kt % S) * TILE_X;
         const unsigned long long da = wgmma_desc(st + (u32)g * 64 * 128), dw = wgmma_desc(wtile + (u32)(kt & 1) * TILE_W);
-        wgmma_hold(acc); // nothing of the accumulators' handling moves into the issue sequence
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) wgmma_m64n128k16(acc, da + 2 * kk, dw + 2 * kk);
-        wgmma_commit();
-        wgmma_wait<1>();
+        wgmma_k64(acc, da, dw);
     }
     wgmma_wait<0>();
     wgmma_hold(acc);

@@ -76,21 +76,19 @@ int matmul_h16(Backend &b, const rf_node &n, std::string &err) {
 }
 
 namespace {
-// Raw granules per weight row and K step of 64 staged by rf_mm_q16w_<type> (kernels/
-// matmul_h16_wgmma.hip Q16wFmt: the step's span plus up to 14 bytes of misalignment, made odd),
-// its kernel suffix; 0 / null: not on these tiles.
+// Raw granules per weight row and K step of 64 staged by rf_mm_q16w_<type> (the step's span:
+// two legacy blocks or one K-quant block), its kernel suffix; 0 / null: not on these tiles.
 // kquant: a K-quant, whose f32 decoding makes these tiles no faster than rf_mmqp_* (H100, 512
 // tokens: Q4_K 4096 x 4096 62.1 against 58.7 us, Q6_K 88.7 against 102.2; pp512 7B Q4_K_M 15,040
 // against 15,515 with all K-quants here): only with Backend::q16w_kquants.
 struct Q16wType { int granules; const char *suffix; bool kquant; };
 Q16wType q16w_type(int type) {
-    const auto g = [](int span) { return (span + 14 + 15) / 16 | 1; };
     switch (type) {
-    case RF_TYPE_Q4_0: return {g(2 * 18), "q4_0", false};
-    case RF_TYPE_Q8_0: return {g(2 * 34), "q8_0", false};
-    case RF_TYPE_Q4_K: return {g(144), "q4_k", true};
-    case RF_TYPE_Q5_K: return {g(176), "q5_k", true};
-    case RF_TYPE_Q6_K: return {g(210), "q6_k", true};
+    case RF_TYPE_Q4_0: return {RF_Q16W_GRANULES(2 * 18), "q4_0", false};
+    case RF_TYPE_Q8_0: return {RF_Q16W_GRANULES(2 * 34), "q8_0", false};
+    case RF_TYPE_Q4_K: return {RF_Q16W_GRANULES(144), "q4_k", true};
+    case RF_TYPE_Q5_K: return {RF_Q16W_GRANULES(176), "q5_k", true};
+    case RF_TYPE_Q6_K: return {RF_Q16W_GRANULES(210), "q6_k", true};
     default: return {0, nullptr, false};
     }
 }
