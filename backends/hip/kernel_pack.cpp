@@ -53,21 +53,18 @@ bool load_code(const void *code, const std::vector<std::string> &required, Kerne
     return true;
 }
 
-// The module's stamp constant (kernels/stamps.h), or null when it has none (an older or an
-// out-of-tree pack: its kernels write no timestamps) or one of another size.
-void *stamp_ctl(hipModule_t mod) {
+// The device address of the module's global `name` of `size` bytes, or null when it has none or
+// one of another size.
+void *module_global(hipModule_t mod, const char *name, size_t size) {
     void *p = nullptr;
     size_t bytes = 0;
-    if (hipModuleGetGlobal(&p, &bytes, mod, RF_STAMP_CTL_SYMBOL) != hipSuccess || bytes != sizeof(rf_stamp_ctl)) return nullptr;
+    if (hipModuleGetGlobal(&p, &bytes, mod, name) != hipSuccess || bytes != size) return nullptr;
     return p;
 }
 
-// Whether the module defines the int `name` (a feature marker of the kernel sources).
-bool has_marker(hipModule_t mod, const char *name) {
-    void *p = nullptr;
-    size_t bytes = 0;
-    return hipModuleGetGlobal(&p, &bytes, mod, name) == hipSuccess && bytes == sizeof(int);
-}
+// The module's stamp constant (kernels/stamps.h), or null when it has none (an older or an
+// out-of-tree pack: its kernels write no timestamps) or one of another size.
+void *stamp_ctl(hipModule_t mod) { return module_global(mod, RF_STAMP_CTL_SYMBOL, sizeof(rf_stamp_ctl)); }
 
 // The base module's stamp constant and kernel (both or neither).
 void find_base_stamps(KernelModule &out) {
@@ -250,7 +247,7 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
         if (!load_jit(opt, required, out, why, err)) return false;
         find_base_stamps(out);
     }
-    out.wgmma = has_marker(out.module, "rf_feature_wgmma");
+    out.wgmma = module_global(out.module, "rf_feature_wgmma", sizeof(int)) != nullptr; // a feature marker of the kernel sources
     if (!load_pack_fusions(base, out, err)) {
         unload_kernels(out);
         return false;
