@@ -163,8 +163,13 @@ void ThreadPool::wait_for_change(uint64_t seen, uint64_t spin_cycles) {
 
 void ThreadPool::worker_main(int tid) {
     for (;;) {
-        if (stop_.load(std::memory_order_acquire)) return;
+        // The cursor before stop_: the destructor stores stop_ before its new cursor, so a worker
+        // that still reads stop_ false holds a cursor that store will change and is woken by it.
+        // (Read the other way round, a worker could take the destructor's cursor as the one to
+        // wait on after missing stop_, and sleep through the join: seen as example-simple hanging
+        // at rocmforge_model_free under load, 1 run in ~2,000.)
         const uint64_t cur = cursor_.load(std::memory_order_acquire);
+        if (stop_.load(std::memory_order_acquire)) return;
         if (phase_of(cur) == kDonePhase) {
             wait_for_change(cur, kSpinIdle);
             continue;
