@@ -109,16 +109,6 @@ namespace {
 // vectorises them (bit tests, independent lanes), with results equal to plain scalar loops, and
 // are also compiled for AVX2 and AVX-512 (isa_clones.h).
 
-RF_ISA_CLONES bool any_nan(const float *l, int64_t n) {
-    uint32_t nan = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        uint32_t b;
-        std::memcpy(&b, l + i, 4);
-        nan |= (b & 0x7fffffffu) > 0x7f800000u;
-    }
-    return nan != 0;
-}
-
 constexpr int64_t kBlock = 32;
 
 // Whether some l[j] > w for j < kBlock (false for NaNs, like the scalar test).
@@ -145,30 +135,67 @@ RF_ISA_CLONES int64_t argmax_first(const float *l, int64_t n) {
     return best;
 }
 
-// The k best candidates by higher_logit, best first: what partial_sort of the whole candidate
-// list gives (the order is total without NaNs, so the result is unique), with a heap of k
-// instead of a list of n_vocab. Candidates come in ascending id, so a later one beats the worst
-// kept only with a strictly higher logit; blocks whose maximum does not are skipped whole.
-RF_ISA_CLONES std::vector<TokenProb> top_k_of(const float *l, int64_t n, int32_t k) {
-    std::vector<TokenProb> c((size_t)k);
-    for (int32_t i = 0; i < k; ++i) c[(size_t)i] = {i, l[i], 0.0f};
-    std::make_heap(c.begin(), c.end(), higher_logit); // front: the worst kept
-    float worst = c.front().logit;
-    auto consider = [&](int64_t i) {
-        if (!(l[i] > worst)) return;
-        std::pop_heap(c.begin(), c.end(), higher_logit);
-        c.back() = {(int32_t)i, l[i], 0.0f};
-        std::push_heap(c.begin(), c.end(), higher_logit);
-        worst = c.front().logit;
-    };
-    int64_t i = k;
-    for (; i < n && i % kBlock != 0; ++i) consider(i);
-    for (; i + kBlock <= n; i += kBlock)
-        if (any_greater(l + i, worst))
-            for (int64_t j = i; j < i + kBlock; ++j) consider(j);
-    for (; i < n; ++i) consider(i);
-    std::sort_heap(c.begin(), c.end(), higher_logit);
-    return c;
+// Top-k's groups: a chunk of kRows x kLanes logits holds kLanes groups, group j the logits at
+// j, j + kLanes, ... of the chunk (a column of the chunk seen as kRows rows of kLanes).
+constexpr int64_t kLanes = 16, kRows = 32, kChunk = kLanes * kRows;
+
+// Whether a logit is a NaN (bit tests, so the loop vectorises).
+RF_ISA_CLONES bool any_nan(const float *l, int64_t n) {
+    uint32_t nan = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        uint32_t b;
+        std::memcpy(&b, l + i, 4);
+        nan |= (b & 0x7fffffffu) > 0x7f800000u;
+    }
+    return nan != 0;
+}
+
+// The maximum of every group of the first `chunks` chunks (m[c * kLanes + j]): lane-wise maxima
+// of a chunk's rows, which the compiler keeps in vector registers (`a > b ? a : b` is the x86 max
+// instruction's own rule; no NaNs here).
+RF_ISA_CLONES void group_maxima(const float *l, int64_t chunks, float *m) {
+    for (int64_t c = 0; c < chunks; ++c) {
+        const float *p = l + c * kChunk;
+        float v[kLanes];
+        for (int64_t j = 0; j < kLanes; ++j) v[j] = p[j];
+        for (int64_t r = 1; r < kRows; ++r)
+            for (int64_t j = 0; j < kLanes; ++j) v[j] = p[r * kLanes + j] > v[j] ? p[r * kLanes + j] : v[j];
+        for (int64_t j = 0; j < kLanes; ++j) m[c * kLanes + j] = v[j];
+    }
+}
+
+// The k best candidates (0 < k < n) by higher_logit, best first, into c: what partial_sort of
+// the whole candidate list gives (the order is total without NaNs, so the result is unique).
+// The k-th largest group maximum, t, is a floor for the k best: k logits (those maxima) are >= t,
+// so the k-th best logit is too. Only logits >= t are collected (usually a few dozen, from the
+// groups whose maximum reaches t, and the chunks' tail) and sorted: one vectorised pass over the
+// vocabulary instead of a heap update for every new leader of a scan (the H100 host spent ~65 us
+// a draw there on a random-weight Llama's logits). False (c untouched) when a logit is a NaN.
+bool top_k_of(const float *l, int64_t n, int32_t k, std::vector<float> &maxima, std::vector<TokenProb> &c) {
+    const int64_t chunks = n / kChunk, groups = chunks * kLanes;
+    if (any_nan(l, n)) return false;
+    c.clear();
+    if (groups < k) { // small vocabularies: every logit is a candidate
+        for (int64_t i = 0; i < n; ++i) c.push_back({(int32_t)i, l[i], 0.0f});
+    } else {
+        maxima.resize((size_t)groups * 2);
+        group_maxima(l, chunks, maxima.data());
+        float *sel = maxima.data() + groups; // selected in a copy: the maxima stay for the scan
+        std::copy(maxima.data(), maxima.data() + groups, sel);
+        std::nth_element(sel, sel + (k - 1), sel + groups, [](float a, float b) { return a > b; });
+        const float t = sel[k - 1];
+        for (int64_t g = 0; g < groups; ++g) {
+            if (!(maxima[(size_t)g] >= t)) continue;
+            const int64_t first = g / kLanes * kChunk + g % kLanes;
+            for (int64_t i = first; i < first + kChunk; i += kLanes)
+                if (l[i] >= t) c.push_back({(int32_t)i, l[i], 0.0f});
+        }
+        for (int64_t i = chunks * kChunk; i < n; ++i)
+            if (l[i] >= t) c.push_back({(int32_t)i, l[i], 0.0f});
+    }
+    std::partial_sort(c.begin(), c.begin() + k, c.end(), higher_logit);
+    c.resize((size_t)k);
+    return true;
 }
 
 } // namespace
@@ -182,9 +209,7 @@ std::vector<TokenProb> Sampler::filtered(const float *logits, int64_t n_vocab) {
         return {TokenProb{(int32_t)best, l[best], 1.0f}};
     }
     std::vector<TokenProb> c;
-    if (params_.top_k > 0 && params_.top_k < n_vocab && !any_nan(l, n_vocab)) {
-        c = top_k_of(l, n_vocab, params_.top_k);
-    } else {
+    if (!(params_.top_k > 0 && params_.top_k < n_vocab && top_k_of(l, n_vocab, params_.top_k, maxima_, c))) {
         c.resize((size_t)n_vocab);
         for (int64_t i = 0; i < n_vocab; ++i) c[(size_t)i] = {(int32_t)i, l[i], 0.0f};
         top_k_filter(c, params_.top_k);

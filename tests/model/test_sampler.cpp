@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -155,4 +158,49 @@ TEST_CASE("whole-vocabulary draws (no top-k, top-p, min-p) follow softmax(logits
     }
     CHECK(n1 > 2850);
     CHECK(n1 < 3150);
+}
+
+TEST_CASE("top-k of the whole vocabulary equals a partial sort of it, ties and all", "[sampler]") {
+    // The reference: every logit a candidate, the k best by (logit descending, id ascending).
+    auto reference = [](const std::vector<float> &l, int32_t k) {
+        std::vector<TokenProb> c;
+        for (size_t i = 0; i < l.size(); ++i) c.push_back({(int32_t)i, l[i], 0.0f});
+        top_k_filter(c, k);
+        std::sort(c.begin(), c.end(), [](const TokenProb &a, const TokenProb &b) {
+            return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+        });
+        return c;
+    };
+    std::mt19937 g(7);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::uniform_int_distribution<int> level(0, 9);
+    const float inf = std::numeric_limits<float>::infinity();
+    for (int64_t n : {32000, 1000, 1031, 40 * 32, 300, 45}) {
+        for (int shape = 0; shape < 6; ++shape) {
+            std::vector<float> l((size_t)n);
+            for (int64_t i = 0; i < n; ++i) {
+                switch (shape) {
+                case 0: l[(size_t)i] = normal(g); break;                 // random
+                case 1: l[(size_t)i] = (float)level(g); break;           // ten values: ties everywhere
+                case 2: l[(size_t)i] = (float)i * 1e-3f; break;          // ascending: every logit a new leader
+                case 3: l[(size_t)i] = -(float)i; break;                 // descending
+                case 4: l[(size_t)i] = i % 7 == 0 ? normal(g) : -inf; break; // masked tokens
+                default: l[(size_t)i] = 1.0f; break;                     // all equal
+                }
+            }
+            for (int32_t k : {1, 40, 97}) {
+                if (k >= n) continue;
+                SamplerParams p = whole_vocabulary(1.0f);
+                p.top_k = k;
+                Sampler s(p);
+                const std::vector<TokenProb> got = s.filtered(l.data(), n), want = reference(l, k);
+                INFO("n " << n << " shape " << shape << " k " << k);
+                REQUIRE(got.size() == want.size());
+                for (size_t i = 0; i < got.size(); ++i) {
+                    CHECK(got[i].id == want[i].id);
+                    CHECK(got[i].logit == want[i].logit);
+                }
+            }
+        }
+    }
 }
