@@ -48,7 +48,8 @@ RF_DEV void load8(const rf_ktensor &x, const RowAt &at, i64 e, bool in, float (&
 // the block maxima and sums are shuffles, with no barrier (K is a multiple of 32).
 // SWIGLU: x = swiglu(src[0], src[1]) of the gate and up rows, written to dst as rf_swiglu_f32
 // would (rf_swiglu_q8_1: the down projection's q8_1 columns in the SWIGLU's launch; all three
-// f32 with 16-byte aligned rows, dst on neither input or exactly on one).
+// f32 with 16-byte aligned rows, dst on neither input or exactly on one); aux[0] = 0: only the
+// product (the packs' swiglu_q8 fusion when no matmul reads the columns next).
 template <bool SWIGLU> RF_DEV void quantize_q8_1(const rf_kargs &a) {
     const rf_ktensor &x = a.src[0];
     const i64 K = x.ne[0];
@@ -69,6 +70,7 @@ template <bool SWIGLU> RF_DEV void quantize_q8_1(const rf_kargs &a) {
             d[0] = float4{v[0], v[1], v[2], v[3]};
             d[1] = float4{v[4], v[5], v[6], v[7]};
         }
+        if (a.aux[0] == 0) return; // no column wanted (a pack's claim the backend lent no scratch)
     }
     float amax = 0.f;
 #pragma unroll

@@ -25,8 +25,9 @@ struct Backend {
     rf_pack_device pack_device{}; // what pack fusions' claims see (arch points into `arch`)
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
     bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
-    // The patterns other than the norm (matmul+rope, gate/up+SwiGLU, KV append, attention with its
-    // q8_1 output): ROCMFORGE_HIP_FUSE=norm turns them off (A/B).
+    // The built-in patterns (fusion.h: matmul+rope, gate/up+SwiGLU, joined projections, attention
+    // with its q8_1 output): ROCMFORGE_HIP_FUSE=norm turns them off, the packs' fusions (the fused
+    // norm among them) stay (A/B).
     bool fuse_beyond_norm = true;
     // A layer's K, V, Q projections (with their ropes) as one launch, rf_mvq_proj
     // (ROCMFORGE_HIP_FUSE_PROJ=0: each its own, A/B).

@@ -2,7 +2,6 @@
 #include "fusion.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -13,39 +12,6 @@
 
 namespace rf_hip {
 namespace {
-
-// The fused norm keeps a row in registers as float4 pieces, 1, 2 or 4 per thread
-// (rf_add_rms_norm_mul_1, rf_add_rms_norm_mul, rf_add_rms_norm_mul_4), up to 1024 threads;
-// rows 16-byte aligned.
-constexpr int64_t kNormMaxRow = 1024 * 4 * 4;
-
-// The fused norm's kernel and block size for `rows` rows of K elements: C pieces per thread, as
-// many threads as that needs (a multiple of 64: the q8_1 blocks of 256 pair warps). A row is one
-// SM's work and every thread's instructions are issued there (norm_fused.hip): fewer threads with
-// more pieces each issue fewer instructions per row, more threads have shorter chains. H100, 7B
-// Q4_K_M: 16 sequences decode at 3,079-3,124 t/s with C = 2 against 2,912-3,049 (C = 1) and
-// 2,921-3,003 (C = 4); one sequence 330.5 (C = 1), 329.2 (2), 320.5 (4). So C = 1 for a single row,
-// 2 for several; ROCMFORGE_HIP_NORM_PIECES=1|2|4 sets it for all (A/B), raised where the row
-// needs more. ROCMFORGE_HIP_NORM_FIT=0: 1024 threads x 2 pieces whatever the row (A/B).
-std::pair<const char *, unsigned> norm_kernel(int64_t K, int64_t rows) {
-    static const bool fit = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_NORM_FIT");
-        return !(s && *s == '0');
-    }();
-    static const int pieces_set = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_NORM_PIECES");
-        return s && (*s == '1' || *s == '2' || *s == '4') ? *s - '0' : 0;
-    }();
-    const int64_t pieces = K / 4;
-    if (!fit && pieces <= 2048) return {"rf_add_rms_norm_mul", 1024};
-    int c = pieces_set ? pieces_set : rows == 1 ? 1 : 2;
-    while (c < 4 && pieces > 1024 * c) c *= 2;
-    const unsigned threads = (unsigned)((pieces + c - 1) / c + 63) / 64 * 64;
-    return {c == 1 ? "rf_add_rms_norm_mul_1" : c == 2 ? "rf_add_rms_norm_mul" : "rf_add_rms_norm_mul_4", threads};
-}
-bool rows16(const rf_tensor *t) { return !t || ((size_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0); }
-
-bool is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
 
 // An M = 1 matmul with one weight matrix and one vector (what rf_mvq_multi and rf_mvq_proj
 // cover): q8_1 weights, or F16 weights whose rows are dotted with the f32 vector itself
@@ -329,121 +295,12 @@ int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
 // SWIGLU whose product the next node, a matmul of M > 1 columns on q8_1 activations (the down
 // projection of sequences decoding together, or of a prompt), reads: rf_swiglu_q8_1 writes the
 // product and its q8_1 columns in one launch (quantize_act.hip).
-int fuse_swiglu_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
-    if (i + 1 >= g.n_nodes) return 0;
-    const rf_node *sw = g.nodes[i], *mm = g.nodes[i + 1];
-    const rf_tensor *u = sw->src[0], *v = sw->src[1], *s = sw->dst;
-    if (mm->op != RF_OP_MATMUL || !unsupported_reason(*sw).empty() || !matmul_reads_q8_columns(b, *mm) || mm->src[1]->data != s->data ||
-        !same_shape(mm->src[1], s) || mm->src[1]->nb[1] != s->nb[1])
-        return 0;
-    const int64_t K = s->ne[0], rows = s->ne[1];
-    if (!plain_f32(u) || !plain_f32(v) || !plain_f32(s) || !same_shape(u, s) || !same_shape(v, s) || s->ne[2] * s->ne[3] != 1 ||
-        K % 32 || rows < 1 || rows > 65535 || !rows16(u) || !rows16(v) || !rows16(s))
-        return 0;
-    // Each lane reads its eight elements of both inputs before writing them: the product may
-    // replace an input exactly (same rows), nothing else may overlap.
-    for (const rf_tensor *in : {u, v})
-        if (overlap(s, in) && (s->data != in->data || s->nb[1] != in->nb[1])) return 0;
-    auto f = b.kernels.functions.find("rf_swiglu_q8_1");
-    if (f == b.kernels.functions.end()) return 0;
-    const int block = act_block(mm->src[0]->type);
-    const int64_t col = q8_column_bytes(K);
-    if (!ensure_q8_scratch(b, K, rows, err)) return -1;
-    LaunchRec r;
-    r.f = f->second;
-    r.grid[0] = (unsigned)((K + 2047) / 2048);
-    r.grid[2] = (unsigned)rows;
-    r.threads = 256;
-    r.args.src[0] = ktensor(u);
-    r.args.src[1] = ktensor(v);
-    r.args.dst = ktensor(s);
-    r.args.scratch = b.act_scratch.ptr;
-    r.args.aux[0] = col;
-    r.args.aux[1] = block;
-    b.queue.add(r);
-    forget_overwritten(b, s);
-    b.q8 = {s->data, byte_extent(s), K, rows, block, b.act_scratch.ptr};
-    return 1;
-}
-
 } // namespace
 
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
     if (g.nodes[i]->op == RF_OP_MATMUL) return b.fuse_beyond_norm ? fuse_matmuls(b, g, i, err) : 0;
-    if (g.nodes[i]->op == RF_OP_SWIGLU) return b.fuse_beyond_norm ? fuse_swiglu_q8(b, g, i, err) : 0;
     if (g.nodes[i]->op == RF_OP_ATTENTION) return b.fuse_beyond_norm ? fuse_attention_q8(b, g, i, err) : 0;
-    const rf_node *add = nullptr, *norm = nullptr, *mul = nullptr;
-    int at = i;
-    const rf_node *n0 = g.nodes[at];
-    if (n0->op == RF_OP_ADD) { add = n0; ++at; }
-    if (at + 1 >= g.n_nodes) return 0;
-    norm = g.nodes[at];
-    mul = g.nodes[at + 1];
-    if (norm->op != RF_OP_RMS_NORM || mul->op != RF_OP_MUL) return 0;
-    const rf_tensor *x = norm->src[0], *nd = norm->dst, *w = mul->src[1];
-    if (!plain_f32(x) || !plain_f32(nd) || !plain_f32(mul->dst) || !plain_f32(mul->src[0]) || !plain_f32(w)) return 0;
-    const int64_t K = x->ne[0];
-    if (mul->src[0]->data != nd->data || !same_shape(mul->src[0], nd) || !same_shape(mul->dst, nd) || !same_shape(x, nd) ||
-        !is_row(w, K) || (size_t)w->data % 4)
-        return 0;
-    if (add) {
-        const rf_tensor *s0 = add->src[0], *s1 = add->src[1], *ad = add->dst;
-        if (!plain_f32(s0) || !plain_f32(s1) || !plain_f32(ad) || !same_shape(s0, ad) || !same_shape(s1, ad) ||
-            ad->data != x->data || !same_shape(ad, x))
-            return 0;
-    }
-    const int64_t rows = x->ne[1] * x->ne[2] * x->ne[3];
-    if (rows <= 0 || rows > 65535 || K > kNormMaxRow || K % 4 || (size_t)w->data % 16) return 0;
-    const rf_tensor *add_a = add ? add->src[0] : nullptr, *add_b = add ? add->src[1] : nullptr;
-    for (const rf_tensor *t : {x, nd, (const rf_tensor *)mul->dst, add_a, add_b})
-        if (!rows16(t)) return 0;
-    // Several rows run as separate blocks: a result that lies on another row of an input (the
-    // executor recycles arena bytes after a tensor's last reader) would be written while that
-    // row's block may still read it. Only element-for-element aliasing is safe (each thread reads
-    // its elements before writing them). One row: every read precedes the block's barrier.
-    if (rows > 1) {
-        const rf_tensor *outs[] = {add ? add->dst : nullptr, nd, mul->dst};
-        const rf_tensor *others[] = {add ? add_a : x, add_b, w, add ? add->dst : nullptr, nd, mul->dst};
-        for (const rf_tensor *o : outs)
-            for (const rf_tensor *t : others)
-                if (o && t && o != t && overlap(o, t) && (o->data != t->data || !same_shape(o, t) || o->nb[1] != t->nb[1]))
-                    return 0;
-    }
-    const int used = add ? 3 : 2;
-    // The q8_1 columns for the following matmul(s) (decode: Q/K/V or gate/up of one or several
-    // sequences; prefill on the integer tensor cores), one per row.
-    const rf_node *next = i + used < g.n_nodes ? g.nodes[i + used] : nullptr;
-    const bool quantize = K % 32 == 0 && next && next->src[1] && next->src[1]->data == mul->dst->data &&
-                          next->src[1]->ne[1] == rows && (rows == 1 ? matmul_reads_q8(*next) : matmul_reads_q8_columns(b, *next));
-    const int block = quantize ? act_block(next->src[0]->type) : 0;
-    const int64_t col = q8_column_bytes(K);
-    if (quantize && !ensure_q8_scratch(b, K, rows, err)) return -1;
-
-    const auto [kernel, threads] = norm_kernel(K, rows);
-    auto f = b.kernels.functions.find(kernel);
-    if (f == b.kernels.functions.end()) return 0;
-    LaunchRec r;
-    r.f = f->second;
-    r.grid[0] = (unsigned)rows;
-    r.threads = threads;
-    rf_kargs &a = r.args;
-    a.src[0] = ktensor(add ? add->src[0] : x);
-    a.src[1] = ktensor(add ? add->src[1] : nullptr);
-    a.src[2] = ktensor(w);
-    a.src[3] = ktensor(add ? add->dst : nullptr);
-    a.src[4] = ktensor(nd);
-    a.dst = ktensor(mul->dst);
-    a.fparams[0] = norm->fparams[0];
-    a.iparams[0] = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0;
-    if (quantize) {
-        a.aux[0] = col;
-        a.aux[1] = block;
-        a.scratch = b.act_scratch.ptr;
-    }
-    b.queue.add(r);
-    for (const rf_node *n : {add, norm, mul}) forget_overwritten(b, n ? n->dst : nullptr);
-    if (quantize) b.q8 = {mul->dst->data, (uint64_t)(K * 4 * rows), K, rows, block, b.act_scratch.ptr};
-    return used;
+    return 0;
 }
 
 } // namespace rf_hip

@@ -511,6 +511,19 @@ int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &er
     return RF_OK;
 }
 
+int q8_columns_read_next(const Backend &b, const rf_graph &g, int next, const rf_tensor *x) {
+    if (next >= g.n_nodes) return 0;
+    const rf_node *mm = g.nodes[next];
+    const rf_tensor *in = mm->src[1];
+    const int64_t rows = x->ne[1] * x->ne[2] * x->ne[3];
+    if (mm->op != RF_OP_MATMUL || !in || in->data != x->data || in->ne[0] != x->ne[0] || x->ne[0] % 32 != 0 ||
+        in->ne[1] * in->ne[2] * in->ne[3] != rows || in->nb[1] != x->nb[1])
+        return 0;
+    if (!(rows == 1 ? matmul_reads_q8(*mm) : matmul_reads_q8_columns(b, *mm))) return 0;
+    const int block = act_block(mm->src[0]->type);
+    return block == 32 || block == 256 ? block : 0;
+}
+
 void forget_overwritten(Backend &b, const rf_tensor *written) {
     if (!written || !written->data) return;
     if (b.q8.src && overlaps(written, b.q8.src, b.q8.src_bytes)) b.q8 = {};

@@ -59,6 +59,10 @@ bool ensure_q8_scratch(Backend &b, int64_t K, int64_t rows, std::string &err);
 // Quantizes the rows of x (K elements each; ne1*ne2*ne3 columns, q8_column_bytes(K) apart) into
 // act_scratch as q8_1 unless they are already there (b.q8).
 int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &err);
+// The q8_1 block (32 or 256) in which node `next`, a matmul, reads the activation tensor x as
+// q8_1 columns (one per row of x; ensure_q8_columns would make them), so that the launch writing
+// x may write them too; 0 when `next` is past the graph, not such a matmul, or reads x otherwise.
+int q8_columns_read_next(const Backend &b, const rf_graph &g, int next, const rf_tensor *x);
 // Decode attention of one token that also writes the q8_1 copy of its output (block 32 or 256)
 // for the M = 1 matmul that reads it next, and records that copy; -1 when the shape is not
 // covered (nothing launched).

@@ -53,4 +53,24 @@ std::string bind_claim(const rf_graph &g, int first, int count, const rf_fusion_
     return "";
 }
 
+std::string bind_q8(const rf_graph &g, int first, int count, const rf_fusion_launch &l, const rf_tensor **x) {
+    *x = nullptr;
+    if (l.q8_of.node == RF_BIND_NONE) return "";
+    if (l.q8_aux_stride < 0 || l.q8_aux_stride > 3 || l.q8_aux_block < 0 || l.q8_aux_block > 3 || l.q8_aux_stride == l.q8_aux_block)
+        return "q8_1 columns with aux slots " + std::to_string(l.q8_aux_stride) + " and " + std::to_string(l.q8_aux_block) +
+               " (two different ones of 0..3)";
+    const rf_tensor *t = nullptr;
+    if (std::string e = resolve(g, first, count, l.q8_of, "q8_of", &t); !e.empty()) return e;
+    if (t->type != RF_TYPE_F32 || t->nb[0] != 4 || t->ne[0] % 32 != 0)
+        return "q8_1 columns of a tensor that is not f32 rows of a multiple of 32 elements";
+    *x = t;
+    return "";
+}
+
+void lend_q8(const rf_fusion_launch &l, void *scratch, int64_t stride, int block, rf_kargs &out) {
+    out.scratch = block ? scratch : nullptr;
+    out.aux[l.q8_aux_stride] = block ? stride : 0;
+    out.aux[l.q8_aux_block] = block;
+}
+
 } // namespace rf_hip

@@ -15,7 +15,14 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
         if (count == 0) continue;
         const std::string who = "fusion '" + std::string(pf.fusion->name) + "' of kernel pack " + pf.pack->path;
         LaunchRec r;
+        const rf_tensor *q8x = nullptr;
         if (std::string e = bind_claim(g, i, count, l, r.args); !e.empty()) { err = who + ": " + e; return -1; }
+        if (std::string e = bind_q8(g, i, count, l, &q8x); !e.empty()) { err = who + ": " + e; return -1; }
+        // The q8_1 columns it offers, lent when the next node is a matmul that reads them.
+        const int64_t q8_rows = q8x ? q8x->ne[1] * q8x->ne[2] * q8x->ne[3] : 0;
+        const int q8_block = q8x ? q8_columns_read_next(b, g, i + count, q8x) : 0;
+        if (q8_block && !ensure_q8_scratch(b, q8x->ne[0], q8_rows, err)) return -2;
+        if (q8x) lend_q8(l, b.act_scratch.ptr, q8_column_bytes(q8x->ne[0]), q8_block, r.args);
         // Kernels needing more than the default dynamic shared memory would need the function's
         // limit raised (ops.cpp does that for the base kernels); packs stay below it for now.
         if (l.shared_bytes > 48 * 1024) { err = who + ": asks for " + std::to_string(l.shared_bytes) + " bytes of shared memory (at most 49152)"; return -1; }
@@ -29,6 +36,7 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
         ++b.stats.pack_claims;
         // The launch wrote every covered node's result: activation copies of those bytes are stale.
         for (int k = i; k < i + count; ++k) forget_overwritten(b, g.nodes[k]->dst);
+        if (q8_block) b.q8 = {q8x->data, byte_extent(q8x), q8x->ne[0], q8_rows, q8_block, b.act_scratch.ptr};
         return count;
     }
     return 0;

@@ -9,7 +9,8 @@ namespace rf_hip {
 
 // Offers nodes[i..] to every pack fusion that starts at nodes[i]'s op, in load order. The first
 // claim queues its launch and returns the number of nodes it covers; 0: none claimed; -1 with
-// `err` naming the pack and fusion when a claim is invalid (a pack bug).
+// `err` naming the pack and fusion when a claim is invalid (a pack bug); -2 with `err` when the
+// q8_1 columns it writes find no device memory.
 int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err);
 
 } // namespace rf_hip

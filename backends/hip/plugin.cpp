@@ -208,7 +208,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     // fault names its node.
     const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");
     b->fuse = !b->sync_each_node && !(fs && *fs == '0');
-    b->fuse_beyond_norm = !(fs && std::string(fs) == "norm"); // only [ADD] RMS_NORM MUL (A/B of the others)
+    b->fuse_beyond_norm = !(fs && std::string(fs) == "norm"); // only the packs' fusions (A/B of the built-in ones)
     // Quantized matmuls see activations quantized like the CPU backend's (ops.cpp); with
     // ROCMFORGE_HIP_ACT=f16 the prefill/small-M kernels take the f32 activations instead (A/B).
     if (const char *s = std::getenv("ROCMFORGE_HIP_ACT"); s && std::string(s) == "f16") b->cpu_like_activations = false;
@@ -251,7 +251,8 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
 #endif
     }
     // Threads per wave: 64 on GCN/CDNA (gfx9xx), 32 on RDNA and NVIDIA.
-    b->pack_device = {sizeof(rf_pack_device), b->arch.c_str(), b->multiprocessors, b->arch.rfind("gfx9", 0) == 0 ? 64 : 32};
+    b->pack_device = {sizeof(rf_pack_device), b->arch.c_str(), b->multiprocessors, b->arch.rfind("gfx9", 0) == 0 ? 64 : 32,
+                      sizeof(rf_fusion_launch)};
     trim_thread_stack(*b);
     int drv = 0;
     hipDriverGetVersion(&drv);
@@ -431,7 +432,7 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
         // Pack fusions claim first, then the built-in ones (fusion.h).
         used = b->fuse && !b->kernels.fusions.empty() ? pack_claim_at(*b, *g, i, e) : 0;
-        if (used < 0) return fail(err, len, RF_ERR_INVALID, label(i) + ": " + e);
+        if (used < 0) return fail(err, len, used == -2 ? RF_ERR_OUT_OF_MEMORY : RF_ERR_INVALID, label(i) + ": " + e);
         if (used == 0) used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
         if (used < 0) return fail(err, len, RF_ERR_OUT_OF_MEMORY, label(i) + ": " + e);
         if (used == 0) {

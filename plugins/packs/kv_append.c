@@ -7,26 +7,10 @@
 #include <string.h>
 
 #include "pack_fusions.h"
+#include "pack_match.h"
 
 #define THREADS 256
 
-static int64_t row_bytes(const rf_tensor *t) {
-    return t->ne[0] * (t->type == RF_TYPE_F16 ? 2 : 4);
-}
-/* First and one-past-last byte of t: its rows (outer dims by their strides) of ne[0] elements. */
-static void extent(const rf_tensor *t, uintptr_t *lo, uintptr_t *hi) {
-    int d;
-    uintptr_t end = (uintptr_t)t->data + (uintptr_t)row_bytes(t);
-    for (d = 1; d < RF_MAX_DIMS; ++d) end += (uintptr_t)((t->ne[d] - 1) * t->nb[d]);
-    *lo = (uintptr_t)t->data;
-    *hi = end;
-}
-static int overlap(const rf_tensor *a, const rf_tensor *b) {
-    uintptr_t a0, a1, b0, b1;
-    extent(a, &a0, &a1);
-    extent(b, &b0, &b1);
-    return a0 < b1 && b0 < a1;
-}
 /* A SET_ROWS the kernel covers: dense f32 rows x [E, T], i32 slots [T], an f16/f32 pool whose
  * rows hold at least E elements; E * T within 32 bits (the kernel's element index). */
 static int pool_append(const rf_node *n) {
@@ -49,9 +33,9 @@ static int32_t claim_kv_append(const rf_graph *g, int32_t first, const rf_pack_d
     v = g->nodes[first + 1];
     if (!pool_append(k) || !pool_append(v)) return 0;
     /* Both appends run at once: neither pool may overlap the other or anything either reads. */
-    if (overlap(k->dst, v->dst) || overlap(k->dst, k->src[0]) || overlap(k->dst, k->src[1]) || overlap(k->dst, v->src[0]) ||
-        overlap(k->dst, v->src[1]) || overlap(v->dst, k->src[0]) || overlap(v->dst, k->src[1]) || overlap(v->dst, v->src[0]) ||
-        overlap(v->dst, v->src[1]))
+    if (pm_overlap(k->dst, v->dst) || pm_overlap(k->dst, k->src[0]) || pm_overlap(k->dst, k->src[1]) || pm_overlap(k->dst, v->src[0]) ||
+        pm_overlap(k->dst, v->src[1]) || pm_overlap(v->dst, k->src[0]) || pm_overlap(v->dst, k->src[1]) || pm_overlap(v->dst, v->src[0]) ||
+        pm_overlap(v->dst, v->src[1]))
         return 0;
     total = k->src[0]->ne[0] * k->src[0]->ne[1] + v->src[0]->ne[0] * v->src[0]->ne[1];
     blocks = (total + THREADS - 1) / THREADS;
@@ -109,7 +93,7 @@ static int32_t host_kv_append(const rf_kargs *a, const rf_fusion_launch *l) {
     return RF_OK;
 }
 
-static const rf_fusion kv_append = {
+const rf_fusion rf_fusion_kv_append = {
     /* .struct_size = */ sizeof(rf_fusion),
     /* .name        = */ "kv_append",
     /* .kernel      = */ "rf_set_rows2",
@@ -117,5 +101,3 @@ static const rf_fusion kv_append = {
     /* .claim       = */ claim_kv_append,
     /* .host_run    = */ host_kv_append,
 };
-
-const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS] = {&kv_append};

@@ -5,7 +5,13 @@
 #define ROCMFORGE_PACK_FUSIONS_H
 #include "rocmforge/pack_abi.h"
 
-#define RF_PACK_N_FUSIONS 1
+/* norm_fused.c: [ADD] RMS_NORM MUL, one fusion per kernel (pieces per thread) and first node. */
+extern const rf_fusion rf_fusion_add_norm_1, rf_fusion_add_norm_2, rf_fusion_add_norm_4;
+extern const rf_fusion rf_fusion_norm_1, rf_fusion_norm_2, rf_fusion_norm_4;
+extern const rf_fusion rf_fusion_kv_append; /* kv_append.c */
+extern const rf_fusion rf_fusion_swiglu_q8; /* swiglu_q8.c */
+
+#define RF_PACK_N_FUSIONS 8
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

@@ -31,12 +31,14 @@ expect 1 "cannot be checked without a GPU" -- "$check" --config "$(config "[\"$f
 # The example first: its claims win over the fake's (load order = claim order); the fake still
 # claims the mul+add of other tensors, which the example declines, and cannot be checked there.
 expect 1 "5 claim\(s\), 1 unchecked, 0 failure" -- "$check" --config "$(config "[\"$example\", \"$fakes/rocmforge-pack-fake-sm_90.so\"]")"
-# ROCmForge's own sm_90 pack (where this build has one, found in its default folder): its
-# kv_append fusion claims the two K/V append cases and matches the CPU backend bit for bit.
+# ROCmForge's own sm_90 pack (where this build has one, found in its default folder): the fused
+# norm claims the six [ADD] RMS_NORM MUL cases (one with each kernel), writing the q8_1 columns
+# where they are lent; swiglu_q8 the two SWIGLU-before-a-matmul cases with K % 32 == 0; kv_append
+# the two K/V append cases (bit for bit).
 if [ -f "$(dirname "$check")/../plugins/packs/rocmforge-pack-sm_90.so" ]; then
   printf '{"plugin_dirs": ["%s"], "backend_options": {"hip": {"arch_override": "sm_90"}}}\n' "$cpu" >"$tmp/own.json"
-  expect 0 "fusions: kv_append" -- "$check" --config "$tmp/own.json"
-  expect 0 "2 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own.json" --expect-claims 2
+  expect 0 "fusions: add_rms_norm_mul_1 add_rms_norm_mul add_rms_norm_mul_4 rms_norm_mul_1 rms_norm_mul rms_norm_mul_4 kv_append swiglu_q8" -- "$check" --config "$tmp/own.json"
+  expect 0 "10 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own.json" --expect-claims 10
 fi
 # A pack among the core's plugins is listed as such, not used by the core.
 printf '{"plugin_dirs": ["%s"]}\n' "$(dirname "$example")" >"$tmp/plugins.json"

@@ -1,5 +1,7 @@
 #include "cases.h"
 
+#include <tuple>
+
 namespace pack_check {
 namespace {
 
@@ -124,6 +126,32 @@ std::deque<Case> make_cases() {
         rf_tensor *s = f32(c, {200, 2}), *y = f32(c, {200, 2});
         node(c, RF_OP_SILU, s, {g});
         node(c, RF_OP_SWIGLU, y, {g, u});
+        cases.push_back(std::move(c));
+    }
+    // The packs' fused norm with the q8_1 columns of its product lent (ABI 2.4): one row with one
+    // piece per thread, several rows with two, a long row with four.
+    for (auto [K, rows, block, add] : {std::tuple<int64_t, int64_t, int, bool>{4096, 1, 256, true}, {512, 3, 32, false},
+                                       {16384, 2, 256, false}, {1024, 1, 0, true}}) {
+        Case c{(add ? "add+" : "") + std::string("rms_norm+mul [") + std::to_string(K) + "," + std::to_string(rows) + "], q8_1 " +
+               (block ? "blocks of " + std::to_string(block) : std::string("not lent"))};
+        c.q8_block = block;
+        rf_tensor *x = input(c, {K, rows}), *w = input(c, {K});
+        rf_tensor *r = add ? input(c, {K, rows}) : nullptr, *s = add ? f32(c, {K, rows}) : nullptr;
+        rf_tensor *n = f32(c, {K, rows}), *y = f32(c, {K, rows});
+        if (add) node(c, RF_OP_ADD, s, {x, r});
+        node(c, RF_OP_RMS_NORM, n, {add ? s : x}, 1e-5f);
+        node(c, RF_OP_MUL, y, {n, w});
+        cases.push_back(std::move(c));
+    }
+    // SWIGLU before a matmul (batched decode's feed-forward block): the packs' swiglu_q8.
+    for (auto [K, rows, block] : {std::tuple<int64_t, int64_t, int>{256, 9, 256}, {512, 20, 32}, {100, 2, 32}}) {
+        Case c{"swiglu [" + std::to_string(K) + "," + std::to_string(rows) + "] then matmul, q8_1 blocks of " + std::to_string(block) +
+               (K % 32 ? " (K % 32 != 0: not claimed)" : "")};
+        c.q8_block = block;
+        rf_tensor *g = input(c, {K, rows}), *u = input(c, {K, rows}), *w = input(c, {K, 8});
+        rf_tensor *s = f32(c, {K, rows}), *y = f32(c, {8, rows});
+        node(c, RF_OP_SWIGLU, s, {g, u});
+        node(c, RF_OP_MATMUL, y, {w, s});
         cases.push_back(std::move(c));
     }
     cases.push_back(kv_append("kv append f16 pools, 3 tokens", RF_TYPE_F16, 64, {5, 0, 2}, 8, false));

@@ -19,6 +19,9 @@ struct Case {
     std::vector<std::pair<rf_tensor *, std::vector<int32_t>>> int_inputs;
     // Tensors that share another's bytes (an in-place result): index into tensors -> index of the owner.
     std::vector<std::pair<size_t, size_t>> aliases;
+    // The q8_1 block (32 or 256) in which the columns a claim offers to write (ABI 2.4) are lent,
+    // as the backend lends them for a matmul that reads them next; 0: none lent.
+    int q8_block = 0;
 };
 
 // A deque: the nodes point into each case's tensors, so cases are never copied (a vector's

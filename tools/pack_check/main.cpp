@@ -78,6 +78,39 @@ std::vector<float> floats(const std::vector<uint8_t> &b) {
 
 struct Totals { int claims = 0, failures = 0, unchecked = 0; };
 
+// Bytes of a q8_1 column of K elements (rocmforge/pack_abi.h).
+int64_t q8_column_bytes(int64_t K) { return RF_Q8_1_COLUMN_BYTES(K); }
+
+// The q8_1 columns a launch wrote (rows columns of K, `stride` bytes apart) against the layout of
+// rocmforge/pack_abi.h applied to x, the unfused graph's values: "" or the first difference. The
+// launch quantized its own floats, which may differ from the CPU's in the last bits, so a quant
+// may be one step off where x * 127 / amax lies near a half; d within 1e-5 relative.
+std::string compare_q8(const std::vector<float> &x, int64_t K, int64_t rows, int block, const std::vector<uint8_t> &cols, int64_t stride) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x.data() + r * K;
+        const uint8_t *col = cols.data() + r * stride;
+        const float *pairs = reinterpret_cast<const float *>(col + K);
+        for (int64_t b = 0; b < K; b += block) {
+            double amax = 0;
+            for (int64_t j = b; j < b + block; ++j) amax = std::max(amax, std::fabs((double)xr[j]));
+            for (int64_t s = b; s < b + block; s += 32) {
+                const double d = amax / 127.0, got_d = pairs[2 * (s / 32)];
+                if (std::fabs(got_d - d) > 1e-5 * std::max(d, 1e-30)) return "row " + std::to_string(r) + ": d of elements " + std::to_string(s) + "..";
+                int sum = 0;
+                for (int64_t j = s; j < s + 32; ++j) {
+                    const int q = (int)(int8_t)col[j];
+                    const double want = amax > 0 ? xr[j] * 127.0 / amax : 0;
+                    if (std::fabs(q - want) > 0.5 + 1e-3) return "row " + std::to_string(r) + " element " + std::to_string(j) + ": quant " + std::to_string(q) + " for " + std::to_string(want);
+                    sum += q;
+                }
+                if (std::fabs(pairs[2 * (s / 32) + 1] - got_d * sum) > 1e-6 * std::max(1.0, std::fabs(got_d * sum)))
+                    return "row " + std::to_string(r) + ": d * sum of elements " + std::to_string(s) + "..";
+            }
+        }
+    }
+    return "";
+}
+
 // Runs one case: reference, then the fused walk, then the comparison. Prints what happened.
 void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlugin> &packs, const rf_pack_device &dev,
                 Totals &tot) {
@@ -133,8 +166,19 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                     std::printf("FAIL %s\n%s    FAIL %s at node %d: %s\n", c.name.c_str(), log.c_str(), who.c_str(), i, e.c_str());
                     return;
                 }
+                const rf_tensor *q8x = nullptr;
+                if (std::string e = rf_hip::bind_q8(g, i, count, l, &q8x); !e.empty()) {
+                    ++tot.failures;
+                    std::printf("FAIL %s\n%s    FAIL %s at node %d: %s\n", c.name.c_str(), log.c_str(), who.c_str(), i, e.c_str());
+                    return;
+                }
+                // The q8_1 columns it offers, lent in the case's block (as the backend lends them).
+                const int64_t q8_rows = q8x ? q8x->ne[1] * q8x->ne[2] * q8x->ne[3] : 0, q8_stride = q8x ? q8_column_bytes(q8x->ne[0]) : 0;
+                std::vector<uint8_t> q8_cols((size_t)(q8_rows * q8_stride));
+                if (q8x) rf_hip::lend_q8(l, q8_cols.data(), q8_stride, c.q8_block, k);
                 ++tot.claims;
-                log += "    " + who + " claims nodes " + std::to_string(i) + ".." + std::to_string(i + count - 1) + "\n";
+                log += "    " + who + " claims nodes " + std::to_string(i) + ".." + std::to_string(i + count - 1) +
+                       (q8x && c.q8_block ? ", q8_1 columns lent" : "") + "\n";
                 auto host_run = RF_SLOT(f, rf_fusion, host_run);
                 if (!host_run) {
                     log += "    (no host_run: cannot check the claim here; the nodes run on the CPU backend)\n";
@@ -143,6 +187,17 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                 } else if (int r = host_run(&k, &l)) {
                     log += "    FAIL " + who + ": host_run returned " + std::to_string(r) + "\n";
                     ++tot.failures;
+                } else if (q8x && c.q8_block) {
+                    // Against the unfused graph's value of that tensor (the last covered node writing it).
+                    int producer = -1;
+                    for (int n = i; n < i + count; ++n)
+                        if (nodes[n]->dst->data == q8x->data) producer = n;
+                    const std::string e = producer < 0 ? "no covered node writes the tensor of its q8_1 columns"
+                                                       : compare_q8(floats(want[producer]), q8x->ne[0], q8_rows, c.q8_block, q8_cols, q8_stride);
+                    if (!e.empty()) {
+                        log += "    FAIL " + who + ": q8_1 columns: " + e + "\n";
+                        ++tot.failures;
+                    }
                 }
                 used = count;
                 break;
@@ -232,7 +287,8 @@ int run(const Options &opt) {
     if (!cpu.vt) throw rf::Error("the CPU backend plugin was not found (it is the reference): " + rf::backends_found(plugins));
     char e[512] = {0};
     if (cpu.vt->init(config.backend_config_json("cpu").c_str(), &cpu.ctx, e, sizeof e) != RF_OK) throw rf::Error(std::string("cpu init: ") + e);
-    const rf_pack_device dev{sizeof(rf_pack_device), search.arch.c_str(), 132, search.arch.rfind("gfx9", 0) == 0 ? 64 : 32};
+    const rf_pack_device dev{sizeof(rf_pack_device), search.arch.c_str(), 132, search.arch.rfind("gfx9", 0) == 0 ? 64 : 32,
+                             sizeof(rf_fusion_launch)};
 
     Totals tot;
     auto cases = pack_check::make_cases();

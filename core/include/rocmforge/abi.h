@@ -24,9 +24,12 @@ extern "C" {
  * 2.1: set_observer (a profiler observes what the backend ran); compute_timed and compute_events
  * are retired (their places stay, the host never calls them).
  * 2.2: device_memory (a device's free and total memory without init, for every device a plugin
- * lists). */
+ * lists).
+ * 2.3: host_pin / host_unpin.
+ * 2.4: a kernel-pack launch may also write the q8_1 activation columns of one of its outputs
+ * into scratch the backend lends (pack_abi.h: rf_fusion_launch.q8_of, rf_pack_device.launch_size). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 3
+#define RF_ABI_MINOR 4
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)

@@ -12,6 +12,15 @@
  * write device addresses: it says which node tensor goes into which rf_kargs slot
  * (rf_tensor_ref) and the backend builds the block, so the pack never depends on how the backend
  * lays out its memory.
+ *
+ * q8_1 activation columns (ABI 2.4). The backend's integer matmuls read their activations as
+ * q8_1 columns, one per activation row x of K elements (K % 32 == 0): K int8 quants, then per 32
+ * elements a float pair (d, d * s), s the sum of those 32 quants; columns RF_Q8_1_COLUMN_BYTES(K)
+ * apart. Quantized as the CPU backend quantizes a matmul's activations, in blocks of 32 elements
+ * (legacy weight formats) or 256 (K-quants): amax = max |x| over the block, d = amax / 127,
+ * q = rint(x * (127 / amax)) (round half to even; 0 when amax is 0); with blocks of 256, each
+ * of the 8 pairs holds the block's d. A launch that produces the matmul's input may write these
+ * columns too (rf_fusion_launch.q8_of) and save the backend its own quantizing launch.
  */
 #ifndef ROCMFORGE_PACK_ABI_H
 #define ROCMFORGE_PACK_ABI_H
@@ -35,10 +44,14 @@ typedef struct rf_tensor_ref {
     int16_t which;
 } rf_tensor_ref;
 
+/* Bytes of one q8_1 column of K elements (K % 32 == 0), 16-byte aligned. */
+#define RF_Q8_1_COLUMN_BYTES(K) (((K) + (K) / 32 * 8 + 15) / 16 * 16)
+
 /* What a claim fills: the launch geometry and how the kernel's rf_kargs is bound. The backend
  * resets it with rf_fusion_launch_init before each claim, so a pack writes only what it uses.
- * rf_kargs.scratch is NULL for pack kernels (no backend scratch is lent to packs yet), and
- * shared_bytes is at most 48 KiB (the default limit; larger would need the function attribute). */
+ * rf_kargs.scratch is NULL for pack kernels unless the backend lends the q8_1 columns (below),
+ * and shared_bytes is at most 48 KiB (the default limit; larger would need the function
+ * attribute). */
 typedef struct rf_fusion_launch {
     uint32_t grid[3];      /* blocks in x, y, z (each >= 1) */
     uint32_t threads;      /* threads per block, 1..1024 */
@@ -48,6 +61,15 @@ typedef struct rf_fusion_launch {
     long long aux[4];      /* copied to rf_kargs.aux */
     int32_t iparams[8];    /* copied to rf_kargs.iparams */
     float fparams[8];      /* copied to rf_kargs.fparams */
+    /* ABI 2.4; write these only where rf_pack_device.launch_size says the backend's struct has
+     * them. The launch can also write the q8_1 columns (one per row, see above) of the tensor
+     * q8_of names (f32, rows of K elements, K % 32 == 0). The backend decides whether it wants
+     * them (the node after the claim is a matmul that reads them): if so, rf_kargs.scratch is
+     * the first column, aux[q8_aux_stride] the column stride in bytes and aux[q8_aux_block] the
+     * block size, 32 or 256; if not, scratch is NULL and aux[q8_aux_block] 0, and the kernel must
+     * write no column. q8_of.node = RF_BIND_NONE (the default): no columns. */
+    rf_tensor_ref q8_of;
+    int32_t q8_aux_stride, q8_aux_block; /* aux[] indices, 0..3, different */
 } rf_fusion_launch;
 
 /* Every tensor slot empty, one block of one thread, parameters 0. */
@@ -59,6 +81,7 @@ static inline void rf_fusion_launch_init(rf_fusion_launch *l) {
     l->threads = 1;
     l->dst.node = RF_BIND_NONE;
     for (i = 0; i < RF_KMAX_SRC; ++i) l->src[i].node = RF_BIND_NONE;
+    l->q8_of.node = RF_BIND_NONE;
 }
 
 /* The device a claim is for (read-only; more members may be appended: check struct_size). */
@@ -67,7 +90,16 @@ typedef struct rf_pack_device {
     const char *arch;        /* the device's arch as packs name it: "sm_90", "gfx1100" */
     int32_t multiprocessors; /* SMs / CUs */
     int32_t warp_size;       /* 32 or 64 */
+    /* ABI 2.4: sizeof(rf_fusion_launch) as the backend knows it; a claim writes no member of
+     * rf_fusion_launch at or beyond it. Absent (struct_size too small): a 2.3 backend, whose
+     * launch ends before q8_of. */
+    uint32_t launch_size;
 } rf_pack_device;
+
+/* Whether the backend's rf_fusion_launch has the member ending at byte `end` (offsetof + size). */
+static inline int rf_pack_launch_has(const rf_pack_device *d, size_t end) {
+    return d->struct_size >= offsetof(rf_pack_device, launch_size) + sizeof(uint32_t) && d->launch_size >= end;
+}
 
 /* One fusion: a pattern of consecutive nodes replaced by one launch of `kernel`. */
 typedef struct rf_fusion {

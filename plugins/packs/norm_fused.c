@@ -1,0 +1,154 @@
+/* The fused norm of ROCmForge's kernel packs: [ADD] RMS_NORM MUL(norm weight) as one launch per
+ * row (kernels/norm_fused.hip), every intermediate still written (the sum, the normalised row,
+ * the product), and, where the backend lends them (ABI 2.4), the q8_1 columns of the product for
+ * the matmul that reads it next (decode's Q/K/V and gate/up projections, prefill on the integer
+ * tensor cores): each of these ops alone would be one more launch.
+ * The kernel holds a row in registers as float4 pieces, C per thread (rf_add_rms_norm_mul_1,
+ * rf_add_rms_norm_mul, rf_add_rms_norm_mul_4: C = 1, 2, 4) and as many threads as that needs (a
+ * multiple of 64: the q8_1 blocks of 256 pair warps). A row is one SM's work: fewer threads with
+ * more pieces each issue fewer instructions per row, more threads have shorter chains. H100, 7B
+ * Q4_K_M: 16 sequences decode at 3,079-3,124 t/s with C = 2 against 2,912-3,049 (C = 1) and
+ * 2,921-3,003 (C = 4); one sequence 330.5 (C = 1), 329.2 (2), 320.5 (4). So C = 1 for a single
+ * row, 2 for several, raised where the row needs more; ROCMFORGE_HIP_NORM_PIECES=1|2|4 sets it
+ * for all (A/B); ROCMFORGE_HIP_NORM_FIT=0: 1024 threads x 2 pieces whatever the row (A/B).
+ * One fusion per kernel and first node (ADD or RMS_NORM): a fusion names one kernel. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "pack_fusions.h"
+#include "pack_match.h"
+
+#define NORM_MAX_ROW (1024 * 4 * 4) /* elements: 1024 threads x 4 pieces of 4 */
+
+/* Pieces per thread for rows of K elements (K % 4 == 0), and the block size. */
+static int norm_pieces(int64_t K, int64_t rows, uint32_t *threads) {
+    const char *fit = getenv("ROCMFORGE_HIP_NORM_FIT"), *set = getenv("ROCMFORGE_HIP_NORM_PIECES");
+    const int64_t pieces = K / 4;
+    int c;
+    if (fit && *fit == '0' && pieces <= 2048) {
+        *threads = 1024;
+        return 2;
+    }
+    c = set && (*set == '1' || *set == '2' || *set == '4') ? *set - '0' : rows == 1 ? 1 : 2;
+    while (c < 4 && pieces > 1024 * (int64_t)c) c *= 2;
+    *threads = (uint32_t)(((pieces + c - 1) / c + 63) / 64 * 64);
+    return c;
+}
+
+static int is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
+
+/* [ADD] RMS_NORM MUL at `first` for the kernel with `want` pieces per thread. */
+static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l, int with_add, int want) {
+    const rf_node *add = with_add ? g->nodes[first] : NULL, *norm, *mul;
+    const rf_tensor *x, *nd, *md, *w, *add_a = NULL, *add_b = NULL, *add_d = NULL;
+    const int at = first + (with_add ? 1 : 0), used = with_add ? 3 : 2;
+    int64_t K, rows;
+    uint32_t threads = 0;
+    if ((add && add->op != RF_OP_ADD) || at + 1 >= g->n_nodes) return 0;
+    norm = g->nodes[at];
+    mul = g->nodes[at + 1];
+    if (norm->op != RF_OP_RMS_NORM || mul->op != RF_OP_MUL) return 0;
+    x = norm->src[0], nd = norm->dst, md = mul->dst, w = mul->src[1];
+    if (!pm_plain_f32(x) || !pm_plain_f32(nd) || !pm_plain_f32(md) || !pm_plain_f32(mul->src[0]) || !pm_plain_f32(w)) return 0;
+    K = x->ne[0];
+    if (mul->src[0]->data != nd->data || !pm_same_shape(mul->src[0], nd) || !pm_same_shape(md, nd) || !pm_same_shape(x, nd) ||
+        !is_row(w, K))
+        return 0;
+    if (add) {
+        add_a = add->src[0], add_b = add->src[1], add_d = add->dst;
+        if (!pm_plain_f32(add_a) || !pm_plain_f32(add_b) || !pm_plain_f32(add_d) || !pm_same_shape(add_a, add_d) ||
+            !pm_same_shape(add_b, add_d) || add_d->data != x->data || !pm_same_shape(add_d, x))
+            return 0;
+    }
+    rows = x->ne[1] * x->ne[2] * x->ne[3];
+    if (rows <= 0 || rows > 65535 || K > NORM_MAX_ROW || K % 4 || (uintptr_t)w->data % 16) return 0;
+    if (!pm_rows16(x) || !pm_rows16(nd) || !pm_rows16(md) || !pm_rows16(add_a) || !pm_rows16(add_b)) return 0;
+    /* Several rows run as separate blocks: a result on another row of an input (the executor
+     * recycles bytes after a tensor's last reader) would be written while that row's block may
+     * still read it. Only element-for-element aliasing is safe (each thread reads its elements
+     * before writing them). One row: every read precedes the block's barrier. */
+    if (rows > 1) {
+        const rf_tensor *outs[3], *others[6];
+        int i, j;
+        outs[0] = add_d, outs[1] = nd, outs[2] = md;
+        others[0] = add ? add_a : x, others[1] = add_b, others[2] = w, others[3] = add_d, others[4] = nd, others[5] = md;
+        for (i = 0; i < 3; ++i)
+            for (j = 0; j < 6; ++j) {
+                const rf_tensor *o = outs[i], *t = others[j];
+                if (o && t && o != t && pm_overlap(o, t) && (o->data != t->data || !pm_same_shape(o, t) || o->nb[1] != t->nb[1]))
+                    return 0;
+            }
+    }
+    if (norm_pieces(K, rows, &threads) != want) return 0;
+    l->grid[0] = (uint32_t)rows;
+    l->threads = threads;
+    l->src[0] = (rf_tensor_ref){0, 0}; /* the add's first operand, or x */
+    if (add) {
+        l->src[1] = (rf_tensor_ref){0, 1};
+        l->src[3] = (rf_tensor_ref){0, RF_BIND_DST};
+    }
+    l->src[2] = (rf_tensor_ref){(int16_t)(used - 1), 1};
+    l->src[4] = (rf_tensor_ref){(int16_t)(used - 2), RF_BIND_DST};
+    l->dst = (rf_tensor_ref){(int16_t)(used - 1), RF_BIND_DST};
+    l->fparams[0] = norm->fparams[0];
+    l->iparams[0] = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0; /* read before the previous kernel ends */
+    if (K % 32 == 0 && pm_launch_has_q8(dev)) { /* the kernel's q8_1 arguments: aux[0] stride, aux[1] block */
+        l->q8_of = l->dst;
+        l->q8_aux_stride = 0;
+        l->q8_aux_block = 1;
+    }
+    return used;
+}
+
+static int32_t claim_add_norm_1(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 1, 1); }
+static int32_t claim_add_norm_2(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 1, 2); }
+static int32_t claim_add_norm_4(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 1, 4); }
+static int32_t claim_norm_1(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 0, 1); }
+static int32_t claim_norm_2(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 0, 2); }
+static int32_t claim_norm_4(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 0, 4); }
+
+/* Row r of t (its rows in ne[1], ne[2], ne[3] order). */
+static char *row_of(const rf_ktensor *t, int64_t r) {
+    const int64_t i1 = r % t->ne[1], i2 = r / t->ne[1] % t->ne[2], i3 = r / (t->ne[1] * t->ne[2]);
+    return (char *)t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
+/* The kernel on the host: the sum (src3) if there is an add, the normalised row (src4), the
+ * product (dst) and, when lent, the q8_1 column of the product, for every row (block). */
+static int32_t host_norm(const rf_kargs *a, const rf_fusion_launch *l) {
+    const int64_t K = a->src[0].ne[0], rows = l->grid[0];
+    const float *w = (const float *)a->src[2].data;
+    const float eps = a->fparams[0];
+    int64_t r, i;
+    for (r = 0; r < rows; ++r) {
+        const float *x0 = (const float *)row_of(&a->src[0], r);
+        const float *x1 = a->src[1].data ? (const float *)row_of(&a->src[1], r) : NULL;
+        float *s = a->src[3].data ? (float *)row_of(&a->src[3], r) : NULL;
+        float *n = (float *)row_of(&a->src[4], r), *y = (float *)row_of(&a->dst, r);
+        double sum_sq = 0;
+        float scale;
+        for (i = 0; i < K; ++i) {
+            const float v = x1 ? x0[i] + x1[i] : x0[i];
+            if (s) s[i] = v;
+            sum_sq += (double)v * v;
+        }
+        scale = (float)(1.0 / sqrt(sum_sq / (double)K + (double)eps));
+        for (i = 0; i < K; ++i) {
+            const float v = s ? s[i] : x0[i];
+            n[i] = v * scale;
+            y[i] = n[i] * w[i];
+        }
+        if (a->scratch && l->q8_aux_block >= 0 && a->aux[l->q8_aux_block])
+            pm_quantize_q8_1(y, K, (int)a->aux[l->q8_aux_block], (unsigned char *)a->scratch + r * a->aux[l->q8_aux_stride]);
+    }
+    return RF_OK;
+}
+
+#define NORM_FUSION(var, label, kern, op, fn) \
+    const rf_fusion var = {sizeof(rf_fusion), label, kern, op, fn, host_norm};
+NORM_FUSION(rf_fusion_add_norm_1, "add_rms_norm_mul_1", "rf_add_rms_norm_mul_1", RF_OP_ADD, claim_add_norm_1)
+NORM_FUSION(rf_fusion_add_norm_2, "add_rms_norm_mul", "rf_add_rms_norm_mul", RF_OP_ADD, claim_add_norm_2)
+NORM_FUSION(rf_fusion_add_norm_4, "add_rms_norm_mul_4", "rf_add_rms_norm_mul_4", RF_OP_ADD, claim_add_norm_4)
+NORM_FUSION(rf_fusion_norm_1, "rms_norm_mul_1", "rf_add_rms_norm_mul_1", RF_OP_RMS_NORM, claim_norm_1)
+NORM_FUSION(rf_fusion_norm_2, "rms_norm_mul", "rf_add_rms_norm_mul", RF_OP_RMS_NORM, claim_norm_2)
+NORM_FUSION(rf_fusion_norm_4, "rms_norm_mul_4", "rf_add_rms_norm_mul_4", RF_OP_RMS_NORM, claim_norm_4)

@@ -1,0 +1,7 @@
+/* The in-tree packs' fusion table (pack_fusions.h), in the order they are tried. */
+#include "pack_fusions.h"
+
+const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS] = {
+    &rf_fusion_add_norm_1, &rf_fusion_add_norm_2, &rf_fusion_add_norm_4, &rf_fusion_norm_1,
+    &rf_fusion_norm_2,     &rf_fusion_norm_4,     &rf_fusion_kv_append,  &rf_fusion_swiglu_q8,
+};

@@ -1,0 +1,40 @@
+/* Tensor tests the fusions of ROCmForge's kernel packs share (the .c files of plugins/packs): what the
+ * kernels assume of their operands, and overlap of the bytes two tensors cover (the executor
+ * reuses memory after a tensor's last reader, so a fused kernel's outputs may lie on its
+ * inputs). Plain C: the packs build against the installed headers only. */
+#ifndef ROCMFORGE_PACK_MATCH_H
+#define ROCMFORGE_PACK_MATCH_H
+#include <stdint.h>
+#include <string.h>
+
+#include "rocmforge/pack_abi.h"
+
+/* f32 with contiguous elements. */
+static inline int pm_plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb[0] == 4; }
+static inline int pm_same_shape(const rf_tensor *a, const rf_tensor *b) { return memcmp(a->ne, b->ne, sizeof a->ne) == 0; }
+/* Data and row/slice strides multiples of 16 bytes (absent: true). */
+static inline int pm_rows16(const rf_tensor *t) {
+    return !t || ((uintptr_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0);
+}
+/* One past the last byte of t (f32, i32, f16 rows of ne[0] elements; outer dims by their strides). */
+static inline uintptr_t pm_end(const rf_tensor *t) {
+    const int64_t es = t->type == RF_TYPE_F16 || t->type == RF_TYPE_BF16 ? 2 : 4;
+    uintptr_t end = (uintptr_t)t->data + (uintptr_t)(es * t->ne[0]);
+    int d;
+    for (d = 1; d < RF_MAX_DIMS; ++d) end += (uintptr_t)((t->ne[d] - 1) * t->nb[d]);
+    return end;
+}
+static inline int pm_overlap(const rf_tensor *a, const rf_tensor *b) {
+    if (!a || !b || !a->data || !b->data) return 0;
+    return (uintptr_t)a->data < pm_end(b) && (uintptr_t)b->data < pm_end(a);
+}
+/* Whether the backend's rf_fusion_launch has the q8_1 members (ABI 2.4). */
+static inline int pm_launch_has_q8(const rf_pack_device *dev) {
+    return rf_pack_launch_has(dev, offsetof(rf_fusion_launch, q8_aux_block) + sizeof(int32_t));
+}
+
+/* The q8_1 column of n floats (n % 32 == 0) at x into col, as the pack ABI describes it (host_run
+ * of the fusions that write columns): blocks of `block` (32 or 256) elements. */
+void pm_quantize_q8_1(const float *x, int64_t n, int block, unsigned char *col);
+
+#endif
