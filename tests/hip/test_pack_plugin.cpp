@@ -3,6 +3,7 @@
 // bound to the claimed nodes' tensors or refused with a reason.
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -112,4 +113,75 @@ TEST_CASE("pack claim: bound to the claimed nodes' tensors, or refused") {
     l.src[4] = {RF_BIND_NONE, 0};
     l.threads = 2048;
     CHECK(has(rf_hip::bind_claim(g, 0, 2, l, k), "block of 2048 threads"));
+}
+
+TEST_CASE("pack claim: q8_1 columns offered, checked, lent or not (ABI 2.4)") {
+    alignas(16) float mem[3][64] = {};
+    rf_tensor t[3];
+    for (int i = 0; i < 3; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {64, 1, 1, 1}, {4, 256, 256, 256}, mem[i], nullptr, nullptr};
+    rf_node norm{RF_OP_RMS_NORM, &t[1], {&t[0]}, {}, {}, nullptr};
+    rf_node *nodes[] = {&norm};
+    const rf_graph g{1, nodes};
+    rf_fusion_launch l;
+    rf_fusion_launch_init(&l);
+    const rf_tensor *x = &t[0];
+    CHECK(rf_hip::bind_q8(g, 0, 1, l, &x) == ""); // none offered
+    CHECK(x == nullptr);
+    l.q8_of = {0, RF_BIND_DST};
+    l.q8_aux_stride = 2;
+    l.q8_aux_block = 3;
+    REQUIRE(rf_hip::bind_q8(g, 0, 1, l, &x) == "");
+    CHECK(x == &t[1]);
+    rf_kargs k{};
+    rf_hip::lend_q8(l, mem[2], 96, 256, k);
+    CHECK(k.scratch == mem[2]);
+    CHECK(k.aux[2] == 96);
+    CHECK(k.aux[3] == 256);
+    rf_hip::lend_q8(l, mem[2], 96, 0, k); // not wanted: no scratch, both slots 0
+    CHECK(k.scratch == nullptr);
+    CHECK(k.aux[2] == 0);
+    CHECK(k.aux[3] == 0);
+    l.q8_aux_block = 2;
+    CHECK(has(rf_hip::bind_q8(g, 0, 1, l, &x), "two different ones of 0..3"));
+    l.q8_aux_block = 4;
+    CHECK(has(rf_hip::bind_q8(g, 0, 1, l, &x), "two different ones of 0..3"));
+    l.q8_aux_block = 1;
+    l.q8_of = {0, 1};
+    CHECK(has(rf_hip::bind_q8(g, 0, 1, l, &x), "q8_of binds node +0 src1, which the node does not have"));
+    t[1].ne[0] = 48;
+    l.q8_of = {0, RF_BIND_DST};
+    CHECK(has(rf_hip::bind_q8(g, 0, 1, l, &x), "not f32 rows of a multiple of 32 elements"));
+}
+
+// ROCmForge's own sm_90 pack, where this build has one: its fused norm offers the q8_1 columns of
+// the product only to a backend whose rf_fusion_launch has them (rf_pack_device.launch_size).
+TEST_CASE("in-tree pack: the fused norm offers q8_1 columns to a 2.4 backend only") {
+    const char *own = std::getenv("RF_OWN_PACK");
+    if (!own || !*own) return; // no NVIDIA toolkit in this build: no pack
+    rf_hip::PackPlugin p;
+    std::string err;
+    REQUIRE(rf_hip::open_pack(own, "sm_90", {}, p, err));
+    const rf_fusion *f = nullptr;
+    for (const rf_fusion *x : p.fusions)
+        if (std::string(x->name) == "rms_norm_mul_1") f = x;
+    REQUIRE(f);
+    alignas(16) static float mem[4][256] = {};
+    rf_tensor t[4];
+    for (int i = 0; i < 4; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {256, 1, 1, 1}, {4, 1024, 1024, 1024}, mem[i], nullptr, nullptr};
+    t[3].flags = RF_TENSOR_WEIGHT;
+    rf_node norm{RF_OP_RMS_NORM, &t[1], {&t[0]}, {}, {1e-5f}, nullptr};
+    rf_node mul{RF_OP_MUL, &t[2], {&t[1], &t[3]}, {}, {}, nullptr};
+    rf_node *nodes[] = {&norm, &mul};
+    const rf_graph g{2, nodes};
+    rf_pack_device dev{sizeof(rf_pack_device), "sm_90", 132, 32, sizeof(rf_fusion_launch)};
+    rf_fusion_launch l;
+    rf_fusion_launch_init(&l);
+    REQUIRE(f->claim(&g, 0, &dev, &l) == 2);
+    CHECK(l.q8_of.node == 1);
+    CHECK(l.q8_of.which == RF_BIND_DST);
+    CHECK(l.iparams[0] == 1); // the norm weight is a model weight
+    dev.struct_size = offsetof(rf_pack_device, launch_size); // a 2.3 backend's device
+    rf_fusion_launch_init(&l);
+    REQUIRE(f->claim(&g, 0, &dev, &l) == 2);
+    CHECK(l.q8_of.node == RF_BIND_NONE);
 }
