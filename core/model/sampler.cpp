@@ -156,11 +156,21 @@ RF_ISA_CLONES bool any_nan(const float *l, int64_t n) {
 RF_ISA_CLONES void group_maxima(const float *l, int64_t chunks, float *m) {
     for (int64_t c = 0; c < chunks; ++c) {
         const float *p = l + c * kChunk;
-        float v[kLanes];
-        for (int64_t j = 0; j < kLanes; ++j) v[j] = p[j];
-        for (int64_t r = 1; r < kRows; ++r)
-            for (int64_t j = 0; j < kLanes; ++j) v[j] = p[r * kLanes + j] > v[j] ? p[r * kLanes + j] : v[j];
-        for (int64_t j = 0; j < kLanes; ++j) m[c * kLanes + j] = v[j];
+        // Four rows at a time into four accumulators: independent chains (max is exact, so the
+        // order does not matter).
+        float v[4][kLanes];
+        for (int64_t a = 0; a < 4; ++a)
+            for (int64_t j = 0; j < kLanes; ++j) v[a][j] = p[a * kLanes + j];
+        for (int64_t r = 4; r < kRows; r += 4)
+            for (int64_t a = 0; a < 4; ++a)
+                for (int64_t j = 0; j < kLanes; ++j) {
+                    const float x = p[(r + a) * kLanes + j];
+                    v[a][j] = x > v[a][j] ? x : v[a][j];
+                }
+        for (int64_t j = 0; j < kLanes; ++j) {
+            const float x = v[0][j] > v[1][j] ? v[0][j] : v[1][j], y = v[2][j] > v[3][j] ? v[2][j] : v[3][j];
+            m[c * kLanes + j] = x > y ? x : y;
+        }
     }
 }
 
