@@ -292,9 +292,6 @@ int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
     return r == RF_OK ? 1 : r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
 }
 
-// SWIGLU whose product the next node, a matmul of M > 1 columns on q8_1 activations (the down
-// projection of sequences decoding together, or of a prompt), reads: rf_swiglu_q8_1 writes the
-// product and its q8_1 columns in one launch (quantize_act.hip).
 } // namespace
 
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {

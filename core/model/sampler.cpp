@@ -109,6 +109,16 @@ namespace {
 // vectorises them (bit tests, independent lanes), with results equal to plain scalar loops, and
 // are also compiled for AVX2 and AVX-512 (isa_clones.h).
 
+RF_ISA_CLONES bool any_nan(const float *l, int64_t n) {
+    uint32_t nan = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        uint32_t b;
+        std::memcpy(&b, l + i, 4);
+        nan |= (b & 0x7fffffffu) > 0x7f800000u;
+    }
+    return nan != 0;
+}
+
 constexpr int64_t kBlock = 32;
 
 // Whether some l[j] > w for j < kBlock (false for NaNs, like the scalar test).
@@ -139,17 +149,6 @@ RF_ISA_CLONES int64_t argmax_first(const float *l, int64_t n) {
 // j, j + kLanes, ... of the chunk (a column of the chunk seen as kRows rows of kLanes).
 constexpr int64_t kLanes = 16, kRows = 32, kChunk = kLanes * kRows;
 
-// Whether a logit is a NaN (bit tests, so the loop vectorises).
-RF_ISA_CLONES bool any_nan(const float *l, int64_t n) {
-    uint32_t nan = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        uint32_t b;
-        std::memcpy(&b, l + i, 4);
-        nan |= (b & 0x7fffffffu) > 0x7f800000u;
-    }
-    return nan != 0;
-}
-
 // The maximum of every group of the first `chunks` chunks (m[c * kLanes + j]): lane-wise maxima
 // of a chunk's rows, which the compiler keeps in vector registers (`a > b ? a : b` is the x86 max
 // instruction's own rule; no NaNs here).
@@ -174,35 +173,32 @@ RF_ISA_CLONES void group_maxima(const float *l, int64_t chunks, float *m) {
     }
 }
 
-// The k best candidates (0 < k < n) by higher_logit, best first, into c: what partial_sort of
-// the whole candidate list gives (the order is total without NaNs, so the result is unique).
+// The k best candidates (k > 0, no NaN logits) by higher_logit, best first, into c: what
+// partial_sort of the whole candidate list gives (the order is total, so the result is unique).
 // The k-th largest group maximum, t, is a floor for the k best: k logits (those maxima) are >= t,
 // so the k-th best logit is too. Only logits >= t are collected (usually a few dozen, from the
 // groups whose maximum reaches t, and the chunks' tail) and sorted: one vectorised pass over the
-// vocabulary instead of a heap update for every new leader of a scan (the H100 host spent ~65 us
-// a draw there on a random-weight Llama's logits). False (c untouched) when a logit is a NaN.
+// vocabulary instead of a heap update for every new leader of a scan (the H100 host spent ~60 us
+// a draw there on a random-weight Llama's logits). False (c untouched) when the vocabulary has
+// fewer than k groups: the caller's sort of every logit is as good there.
 bool top_k_of(const float *l, int64_t n, int32_t k, std::vector<float> &maxima, std::vector<TokenProb> &c) {
     const int64_t chunks = n / kChunk, groups = chunks * kLanes;
-    if (any_nan(l, n)) return false;
+    if (groups < k) return false;
     c.clear();
-    if (groups < k) { // small vocabularies: every logit is a candidate
-        for (int64_t i = 0; i < n; ++i) c.push_back({(int32_t)i, l[i], 0.0f});
-    } else {
-        maxima.resize((size_t)groups * 2);
-        group_maxima(l, chunks, maxima.data());
-        float *sel = maxima.data() + groups; // selected in a copy: the maxima stay for the scan
-        std::copy(maxima.data(), maxima.data() + groups, sel);
-        std::nth_element(sel, sel + (k - 1), sel + groups, [](float a, float b) { return a > b; });
-        const float t = sel[k - 1];
-        for (int64_t g = 0; g < groups; ++g) {
-            if (!(maxima[(size_t)g] >= t)) continue;
-            const int64_t first = g / kLanes * kChunk + g % kLanes;
-            for (int64_t i = first; i < first + kChunk; i += kLanes)
-                if (l[i] >= t) c.push_back({(int32_t)i, l[i], 0.0f});
-        }
-        for (int64_t i = chunks * kChunk; i < n; ++i)
+    maxima.resize((size_t)groups * 2);
+    group_maxima(l, chunks, maxima.data());
+    float *sel = maxima.data() + groups; // selected in a copy: the maxima stay for the scan
+    std::copy(maxima.data(), maxima.data() + groups, sel);
+    std::nth_element(sel, sel + (k - 1), sel + groups, [](float a, float b) { return a > b; });
+    const float t = sel[k - 1];
+    for (int64_t g = 0; g < groups; ++g) {
+        if (!(maxima[(size_t)g] >= t)) continue;
+        const int64_t first = g / kLanes * kChunk + g % kLanes;
+        for (int64_t i = first; i < first + kChunk; i += kLanes)
             if (l[i] >= t) c.push_back({(int32_t)i, l[i], 0.0f});
     }
+    for (int64_t i = chunks * kChunk; i < n; ++i)
+        if (l[i] >= t) c.push_back({(int32_t)i, l[i], 0.0f});
     std::partial_sort(c.begin(), c.begin() + k, c.end(), higher_logit);
     c.resize((size_t)k);
     return true;
@@ -219,7 +215,7 @@ std::vector<TokenProb> Sampler::filtered(const float *logits, int64_t n_vocab) {
         return {TokenProb{(int32_t)best, l[best], 1.0f}};
     }
     std::vector<TokenProb> c;
-    if (!(params_.top_k > 0 && params_.top_k < n_vocab && top_k_of(l, n_vocab, params_.top_k, maxima_, c))) {
+    if (!(params_.top_k > 0 && params_.top_k < n_vocab && !any_nan(l, n_vocab) && top_k_of(l, n_vocab, params_.top_k, maxima_, c))) {
         c.resize((size_t)n_vocab);
         for (int64_t i = 0; i < n_vocab; ++i) c[(size_t)i] = {(int32_t)i, l[i], 0.0f};
         top_k_filter(c, params_.top_k);

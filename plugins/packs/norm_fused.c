@@ -13,6 +13,7 @@
  * for all (A/B); ROCMFORGE_HIP_NORM_FIT=0: 1024 threads x 2 pieces whatever the row (A/B).
  * One fusion per kernel and first node (ADD or RMS_NORM): a fusion names one kernel. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "pack_fusions.h"
@@ -22,14 +23,24 @@
 
 /* Pieces per thread for rows of K elements (K % 4 == 0), and the block size. */
 static int norm_pieces(int64_t K, int64_t rows, uint32_t *threads) {
-    const char *fit = getenv("ROCMFORGE_HIP_NORM_FIT"), *set = getenv("ROCMFORGE_HIP_NORM_PIECES");
+    /* The A/B settings, read once (the claims run for every norm of every walked graph): -1 not
+     * read yet, else fit (0 / 1) + 2 x pieces (0: chosen, or 1, 2, 4). A thread that finds it
+     * unread reads the environment and stores the same value as any other would. */
+    static atomic_int settings = -1;
     const int64_t pieces = K / 4;
-    int c;
-    if (fit && *fit == '0' && pieces <= 2048) {
+    int c, v = atomic_load_explicit(&settings, memory_order_relaxed), fit, pieces_set;
+    if (v < 0) {
+        const char *f = getenv("ROCMFORGE_HIP_NORM_FIT"), *set = getenv("ROCMFORGE_HIP_NORM_PIECES");
+        v = !(f && *f == '0') + 2 * (set && (*set == '1' || *set == '2' || *set == '4') ? *set - '0' : 0);
+        atomic_store_explicit(&settings, v, memory_order_relaxed);
+    }
+    fit = v & 1;
+    pieces_set = v >> 1;
+    if (!fit && pieces <= 2048) {
         *threads = 1024;
         return 2;
     }
-    c = set && (*set == '1' || *set == '2' || *set == '4') ? *set - '0' : rows == 1 ? 1 : 2;
+    c = pieces_set ? pieces_set : rows == 1 ? 1 : 2;
     while (c < 4 && pieces > 1024 * (int64_t)c) c *= 2;
     *threads = (uint32_t)(((pieces + c - 1) / c + 63) / 64 * 64);
     return c;
@@ -107,12 +118,6 @@ static int32_t claim_norm_1(const rf_graph *g, int32_t f, const rf_pack_device *
 static int32_t claim_norm_2(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 0, 2); }
 static int32_t claim_norm_4(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 0, 4); }
 
-/* Row r of t (its rows in ne[1], ne[2], ne[3] order). */
-static char *row_of(const rf_ktensor *t, int64_t r) {
-    const int64_t i1 = r % t->ne[1], i2 = r / t->ne[1] % t->ne[2], i3 = r / (t->ne[1] * t->ne[2]);
-    return (char *)t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
-}
-
 /* The kernel on the host: the sum (src3) if there is an add, the normalised row (src4), the
  * product (dst) and, when lent, the q8_1 column of the product, for every row (block). */
 static int32_t host_norm(const rf_kargs *a, const rf_fusion_launch *l) {
@@ -121,10 +126,10 @@ static int32_t host_norm(const rf_kargs *a, const rf_fusion_launch *l) {
     const float eps = a->fparams[0];
     int64_t r, i;
     for (r = 0; r < rows; ++r) {
-        const float *x0 = (const float *)row_of(&a->src[0], r);
-        const float *x1 = a->src[1].data ? (const float *)row_of(&a->src[1], r) : NULL;
-        float *s = a->src[3].data ? (float *)row_of(&a->src[3], r) : NULL;
-        float *n = (float *)row_of(&a->src[4], r), *y = (float *)row_of(&a->dst, r);
+        const float *x0 = (const float *)pm_row(&a->src[0], r);
+        const float *x1 = a->src[1].data ? (const float *)pm_row(&a->src[1], r) : NULL;
+        float *s = a->src[3].data ? (float *)pm_row(&a->src[3], r) : NULL;
+        float *n = (float *)pm_row(&a->src[4], r), *y = (float *)pm_row(&a->dst, r);
         double sum_sq = 0;
         float scale;
         for (i = 0; i < K; ++i) {

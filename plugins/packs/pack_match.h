@@ -33,6 +33,12 @@ static inline int pm_launch_has_q8(const rf_pack_device *dev) {
     return rf_pack_launch_has(dev, offsetof(rf_fusion_launch, q8_aux_block) + sizeof(int32_t));
 }
 
+/* Row r of t (its rows in ne[1], ne[2], ne[3] order), for the host_runs. */
+static inline char *pm_row(const rf_ktensor *t, int64_t r) {
+    const int64_t i1 = r % t->ne[1], i2 = r / t->ne[1] % t->ne[2], i3 = r / (t->ne[1] * t->ne[2]);
+    return (char *)t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
 /* The q8_1 column of n floats (n % 32 == 0) at x into col, as the pack ABI describes it (host_run
  * of the fusions that write columns): blocks of `block` (32 or 256) elements. */
 void pm_quantize_q8_1(const float *x, int64_t n, int block, unsigned char *col);

@@ -32,14 +32,12 @@ static int32_t claim_swiglu_q8(const rf_graph *g, int32_t first, const rf_pack_d
     return 1;
 }
 
-static const char *row_at(const rf_ktensor *t, int64_t r) { return (const char *)t->data + r * t->nb[1]; }
-
 static int32_t host_swiglu_q8(const rf_kargs *a, const rf_fusion_launch *l) {
     const int64_t K = a->dst.ne[0], rows = a->dst.ne[1];
     int64_t r, i;
     for (r = 0; r < rows; ++r) {
-        const float *u = (const float *)row_at(&a->src[0], r), *v = (const float *)row_at(&a->src[1], r);
-        float *s = (float *)row_at(&a->dst, r);
+        const float *u = (const float *)pm_row(&a->src[0], r), *v = (const float *)pm_row(&a->src[1], r);
+        float *s = (float *)pm_row(&a->dst, r);
         for (i = 0; i < K; ++i) s[i] = (u[i] / (1.f + expf(-u[i]))) * v[i];
         if (a->scratch && a->aux[l->q8_aux_stride])
             pm_quantize_q8_1(s, K, (int)a->aux[l->q8_aux_block], (unsigned char *)a->scratch + r * a->aux[l->q8_aux_stride]);

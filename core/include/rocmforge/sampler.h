@@ -50,7 +50,7 @@ private:
     std::vector<float> scratch_;
     std::vector<float> weights_; // sample_whole_vocabulary's exp((logit - max) / T) per token
     std::vector<double> blocks_; // and their sums per block (core/model/softmax_draw.h)
-    std::vector<float> maxima_;  // top-k's block maxima (sampler.cpp top_k_of)
+    std::vector<float> maxima_;  // top-k's group maxima (sampler.cpp top_k_of)
     int32_t sample_whole_vocabulary(const float *logits, int64_t n_vocab, float temperature);
     std::vector<int32_t> penalty_ids_;
 };
