@@ -40,6 +40,7 @@ RF_DEV Q8Col q8_col(const i8 *first, i64 stride, int c, i64 K) {
 RF_DEV float fmul(float a, float b) { return __fmul_rn(a, b); }
 RF_DEV float fadd(float a, float b) { return __fadd_rn(a, b); }
 RF_DEV float fsub(float a, float b) { return __fsub_rn(a, b); }
+RF_DEV float ffma(float a, float b, float c) { return __fmaf_rn(a, b, c); } // explicit: the same in every kernel
 
 RF_DEV int dot16_i8(uint4 w, uint4 x, int acc) {
     return dot4_i8((int)w.w, (int)x.w, dot4_i8((int)w.z, (int)x.z, dot4_i8((int)w.y, (int)x.y, dot4_i8((int)w.x, (int)x.x, acc))));
@@ -99,13 +100,19 @@ RF_DEV void ld8_a2(const u8 *p, u32 &o0, u32 &o1) {
 
 // Q4_K / Q5_K: 8 lanes per 256-element block; lane j = 2p + h reads quant bytes [16j, 16j+16):
 // low nibbles = elements 64p + 16h + [0,16) (sub-block 2p), high nibbles = 64p + 32 + 16h +
-// [0,16) (sub-block 2p+1). Q5_K adds bit 2p / 2p+1 of qh bytes [16h, 16h+16). The min term
-// uses the q8_1 block sums, added once per sub-block (h == 0).
+// [0,16) (sub-block 2p+1). Q5_K adds bit 2p / 2p+1 of qh bytes [16h, 16h+16). The min terms
+// use the q8_1 block sums, one sub-block's per lane (2p + h).
 template <int T> struct MvqK4 {
+#if RF_NVIDIA
+    // Four blocks of a warp's row in flight per lane: two-column decode 2 sequences 574 -> 602-608
+    // t/s (7B Q4_K_M, H100). The AMD packs keep two (four spilled in gfx1100's rf_mvq_id_q4_k).
+    enum { LANES = 8, ELEMS = 256, UNROLL = 4 };
+#else
     enum { LANES = 8, ELEMS = 256, UNROLL = 2 };
+#endif
     uint4 lo, hi;
-    float d, dmin;
-    int sc0, m0, sc1, m1;
+    float dsc0, dsc1; // d * scale of sub-blocks 2p, 2p+1
+    float dm;         // dmin * min of sub-block 2p + h: each lane of the pair adds one min term
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7, p = j >> 1, h = j & 1;
         const u8 *blk = row + b * (T == T_Q4_K ? 144 : 176);
@@ -117,21 +124,30 @@ template <int T> struct MvqK4 {
             lo = or4(lo, fifth_bit4(qh, 2 * p));
             hi = or4(hi, fifth_bit4(qh, 2 * p + 1));
         }
-        const u32 dm = *(const u32 *)blk;
-        d = h2f((u16)dm);
-        dmin = h2f((u16)(dm >> 16));
-        scale_min_k4(2 * p, blk + 4, sc0, m0);
-        scale_min_k4(2 * p + 1, blk + 4, sc1, m1);
+        // The header (d, dmin, 12 bytes of 6-bit scales) in one 16-byte load (blocks of 144 and
+        // 176 bytes keep 16-byte alignment), the scale / min pairs of sub-blocks 2p, 2p+1 picked
+        // with word operations on every lane alike (ggml's get_scale_min_k4 per byte put two
+        // divergent branches and up to six byte loads in each block).
+        const uint4 hd = *(const uint4 *)blk;
+        const float d = h2f((u16)hd.x), dmin = h2f((u16)(hd.x >> 16));
+        const int s = 16 * (p & 1); // bytes 2p % 4, 2p % 4 + 1 of each scale word
+        const u32 a = hd.y >> s, bw = hd.z >> s, c = hd.w >> s;
+        const u32 sc = p < 2 ? a & 0x3F3Fu : (c & 0x0F0Fu) | ((a >> 2) & 0x3030u);
+        const u32 mn = p < 2 ? bw & 0x3F3Fu : ((c >> 4) & 0x0F0Fu) | ((bw >> 2) & 0x3030u);
+        dsc0 = fmul(d, (float)(sc & 0xFF));
+        dsc1 = fmul(d, (float)(sc >> 8));
+        dm = fmul(dmin, (float)(h ? mn >> 8 : mn & 0xFF));
     }
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
         const int j = lane & 7, p = j >> 1, h = j & 1;
         const i64 e0 = b * 256 + 64 * p + 16 * h;
         const int s0 = dot16_i8(lo, *(const uint4 *)(x.q + e0), 0);
         const int s1 = dot16_i8(hi, *(const uint4 *)(x.q + e0 + 32), 0);
-        const float *ds = x.ds + 2 * (b * 8 + 2 * p); // (d, sum) of sub-blocks 2p, 2p+1
-        acc = fadd(acc, fmul(d, fadd(fmul((float)(sc0 * s0), ds[0]), fmul((float)(sc1 * s1), ds[2]))));
-        const float mins = fmul(dmin, fadd(fmul((float)m0, ds[1]), fmul((float)m1, ds[3])));
-        acc = fsub(acc, h == 0 ? mins : 0.f); // branch-free: LLVM 15 crashed on a branch here (gfx1100)
+        // (d, sum) of sub-blocks 2p, 2p+1: 16-byte aligned (K % 256 == 0, columns 16-byte aligned)
+        const float4 ds = *(const float4 *)(x.ds + 2 * (b * 8 + 2 * p));
+        acc = ffma(dsc0, fmul((float)s0, ds.x), acc);
+        acc = ffma(dsc1, fmul((float)s1, ds.z), acc);
+        acc = ffma(-dm, h ? ds.w : ds.y, acc);
     }
 };
 
@@ -147,8 +163,7 @@ template <int T> struct MvqK4 {
 struct MvqQ6K {
     enum { LANES = 8, ELEMS = 256, UNROLL = 4 };
     int v[2][4]; // signed 6-bit quants: [word of the 8 positions][quarter q]
-    int sc[4];
-    float d;
+    float dsc[4]; // d * scale of the lane's four quarters
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3), s8 = 8 * (l0 >> 4);
         const u8 *blk = row + b * 210;
@@ -160,7 +175,7 @@ struct MvqQ6K {
         ld8_mis(lo + 64 * n + 32 + l0, hi + 64 * n + 32 + l0, k, r, qb[0], qb[1]);
         ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, hh[0], hh[1]);
         ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, sw[0], sw[1]); // scale bytes 8n + [0,8)
-        d = h2f(*(const u16 *)(blk + 208));
+        const float d = h2f(*(const u16 *)(blk + 208));
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
             v[i][0] = (int)sub32_6bit((qa[i] & 0x0F0F0F0Fu) | ((hh[i] << 4) & 0x30303030u));
@@ -169,10 +184,10 @@ struct MvqQ6K {
             v[i][3] = (int)sub32_6bit(((qb[i] >> 4) & 0x0F0F0F0Fu) | ((hh[i] >> 2) & 0x30303030u));
         }
         // Scales 8n + l0/16 + 2q: bytes l0/16 and l0/16 + 2 of each scale word.
-        sc[0] = (i8)(sw[0] >> s8);
-        sc[1] = (i8)(sw[0] >> (16 + s8));
-        sc[2] = (i8)(sw[1] >> s8);
-        sc[3] = (i8)(sw[1] >> (16 + s8));
+        dsc[0] = fmul(d, (float)(i8)(sw[0] >> s8));
+        dsc[1] = fmul(d, (float)(i8)(sw[0] >> (16 + s8)));
+        dsc[2] = fmul(d, (float)(i8)(sw[1] >> s8));
+        dsc[3] = fmul(d, (float)(i8)(sw[1] >> (16 + s8)));
     }
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
         const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
@@ -184,11 +199,12 @@ struct MvqQ6K {
         for (int i = 0; i < 2; ++i)
 #pragma unroll
             for (int q = 0; q < 4; ++q) sum[q] = dot4_i8(v[i][q], i == 0 ? xv[q].x : xv[q].y, sum[q]);
-        const float *ds = x.ds + 2 * (b * 8 + 4 * n);
-        const float part = fadd(fadd(fadd(fmul((float)(sc[0] * sum[0]), ds[0]), fmul((float)(sc[1] * sum[1]), ds[2])),
-                                     fmul((float)(sc[2] * sum[2]), ds[4])),
-                                fmul((float)(sc[3] * sum[3]), ds[6]));
-        acc = fadd(acc, fmul(d, part));
+        // (d, sum) of sub-blocks 4n .. 4n+3 (32-byte aligned: K % 256 == 0, columns 16-byte aligned)
+        const float4 da = *(const float4 *)(x.ds + 2 * (b * 8 + 4 * n)), db = *(const float4 *)(x.ds + 2 * (b * 8 + 4 * n) + 4);
+        acc = ffma(dsc[0], fmul((float)sum[0], da.x), acc);
+        acc = ffma(dsc[1], fmul((float)sum[1], da.z), acc);
+        acc = ffma(dsc[2], fmul((float)sum[2], db.x), acc);
+        acc = ffma(dsc[3], fmul((float)sum[3], db.z), acc);
     }
 };
 
