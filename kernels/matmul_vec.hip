@@ -341,14 +341,13 @@ template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
     const i64 m0 = a.aux[1] + (i64)blockIdx.y * NC;
     const i8 *xq = (const i8 *)a.scratch + m0 * a.aux[0];
     float acc[R][NC];
-    mvq_dot_rows<B, NC, R>((const u8 *)w.data + n0 * w.nb[1], w.nb[1], rows, xq, a.aux[0], K, acc);
-    // Lane r * NC + c writes result (r, c): the stores spread over the warp.
+    mvq_dot_cols<B, NC, R>((const u8 *)w.data + n0 * w.nb[1], w.nb[1], rows, xq, a.aux[0], K, acc);
     const int lane = threadIdx.x % RF_WARP;
+    if (!split_writer<NC>(lane)) return;
+    float *out = (float *)((u8 *)d.data + (m0 + split_col<NC>(lane)) * d.nb[1]) + n0;
 #pragma unroll
     for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int c = 0; c < NC; ++c)
-            if (lane == (r * NC + c) % RF_WARP && r < rows) ((float *)((u8 *)d.data + (m0 + c) * d.nb[1]))[n0 + r] = acc[r][c];
+        if (r < rows) out[r] = acc[r][0];
 }
 
 #define RF_MVQN(t, B, NC, R) \
@@ -365,7 +364,7 @@ RF_MVQN_TYPE(q4_0, MvqQ4_0)
 RF_MVQN_TYPE(q8_0, MvqQ8_0)
 
 // rf_mvqn_<type>_<NC>f: rf_mvq_multi's decode fusions for NC columns (several sequences decoding
-// together). Each warp dots two weight rows with the NC columns (mvq_dot_rows<B, NC, 2>: per row
+// together). Each warp dots two weight rows with the NC columns (mvq_dot_cols<B, NC, 2>: per row
 // and column the arithmetic of rf_mvqn_*, so the floats of the unfused matmul), then
 //  iparams[0] = 1 (SwiGLU): row n of gate (src0) and of up (src1) -> dst and src[3] (the two
 //    matmul outputs), src[4] = silu(gate) * up as rf_swiglu_f32 computes it;
@@ -386,32 +385,26 @@ template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a, const R
     const i64 m0 = a.aux[1] + (i64)blockIdx.y * NC;
     const u8 *r0 = (const u8 *)w.data + n0 * w.nb[1];
     const u8 *r1 = swiglu ? (const u8 *)a.src[1].data + n0 * a.src[1].nb[1] : r0 + w.nb[1];
-    const bool rotates = !swiglu && rot.rotates;
-    const float cs = rot.c, sn = rot.s; // column `lane`'s rotation (lane < NC)
     float acc[2][NC];
-    mvq_dot_rows<B, NC, 2>(r0, (i64)(r1 - r0), 2, (const i8 *)a.scratch + m0 * a.aux[0], a.aux[0], K, acc);
+    mvq_dot_cols<B, NC, 2>(r0, (i64)(r1 - r0), 2, (const i8 *)a.scratch + m0 * a.aux[0], a.aux[0], K, acc);
+    if (!split_writer<NC>(lane)) return;
+    const i64 m = m0 + split_col<NC>(lane); // this lane's column
     const rf_ktensor &d = a.dst, &o3 = a.src[3], &o4 = a.src[4];
-#pragma unroll
-    for (int c = 0; c < NC; ++c) {
-        const float x0 = acc[0][c], x1 = acc[1][c];
-        float *dc = (float *)((u8 *)d.data + (m0 + c) * d.nb[1]);
-        float *c3 = (float *)((u8 *)o3.data + (m0 + c) * o3.nb[1]);
-        if (swiglu) {
-            if (lane != c % RF_WARP) continue;
-            dc[n0] = x0;
-            c3[n0] = x1;
-            ((float *)((u8 *)o4.data + (m0 + c) * o4.nb[1]))[n0] = (x0 / (1.f + __expf(-x0))) * x1;
-            continue;
-        }
-        const float cc = shfl_f(cs, c), ss = shfl_f(sn, c); // every lane shuffles
-        if (lane != c % RF_WARP) continue;
-        float y0 = x0, y1 = x1;
-        if (rotates) rope_apply(x0, x1, cc, ss, y0, y1);
+    const float x0 = acc[0][0], x1 = acc[1][0];
+    float *dc = (float *)((u8 *)d.data + m * d.nb[1]);
+    float *c3 = (float *)((u8 *)o3.data + m * o3.nb[1]);
+    if (swiglu) {
         dc[n0] = x0;
-        dc[n0 + 1] = x1;
-        c3[n0] = y0;
-        c3[n0 + 1] = y1;
+        c3[n0] = x1;
+        ((float *)((u8 *)o4.data + m * o4.nb[1]))[n0] = (x0 / (1.f + __expf(-x0))) * x1;
+        return;
     }
+    float y0 = x0, y1 = x1;
+    if (rot.rotates) rope_apply(x0, x1, rot.c, rot.s, y0, y1); // rot: this lane's column
+    dc[n0] = x0;
+    dc[n0 + 1] = x1;
+    c3[n0] = y0;
+    c3[n0 + 1] = y1;
 }
 // The warp's two weight rows into L2 (column chunk 0 blocks only, as prefetch_mvq_cols).
 RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {
@@ -423,17 +416,19 @@ RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {
     prefetch_l2(r0, swiglu ? w.nb[1] : 2 * w.nb[1]);
     if (swiglu) prefetch_l2((const u8 *)a.src[1].data + n0 * a.src[1].nb[1], a.src[1].nb[1]);
 }
-// Rope form: column `lane`'s rotation of the warp's pair (lanes < NC), before rf_kernel_start.
-RF_DEV RopeCS prefetch_rope_cols(const rf_kargs &a, int NC) {
+// Rope form: the rotation of the warp's pair for the column this lane stores (split_col),
+// before rf_kernel_start.
+template <int NC> RF_DEV RopeCS prefetch_rope_cols(const rf_kargs &a) {
     if (a.iparams[0] != 2) return RopeCS{1.f, 0.f, false};
     const int lane = threadIdx.x % RF_WARP;
+    const bool writer = split_writer<NC>(lane);
     const i64 n0 = 2 * ((i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP);
-    const i64 m = a.aux[1] + (i64)blockIdx.y * NC + (lane < NC ? lane : 0);
-    return rope_cs_at(a, n0, (int)m, lane < NC && n0 < a.src[0].ne[1]);
+    const i64 m = a.aux[1] + (i64)blockIdx.y * NC + (writer ? split_col<NC>(lane) : 0);
+    return rope_cs_at(a, n0, (int)m, writer && n0 < a.src[0].ne[1]);
 }
 #define RF_MVQNF(t, B, NC) \
     RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##f(rf_kargs a) { \
-        prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols(a, NC); rf_kernel_start(); mvq_cols_fused<B, NC>(a, rot); }
+        prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<NC>(a); rf_kernel_start(); mvq_cols_fused<B, NC>(a, rot); }
 #define RF_MVQNF_TYPE(t, B) \
     RF_MVQNF(t, B, 1) RF_MVQNF(t, B, 2) RF_MVQNF(t, B, 3) RF_MVQNF(t, B, 4) \
     RF_MVQNF(t, B, 5) RF_MVQNF(t, B, 6) RF_MVQNF(t, B, 7) RF_MVQNF(t, B, 8)

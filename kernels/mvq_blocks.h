@@ -283,11 +283,10 @@ struct MvqQ8_0 {
     }
 };
 
-// acc[r][c] = dot product of weight row r (rows at w + r * w_stride; rows r >= rows_valid
-// repeat the last valid one) with q8_1 column c (columns at xq + c * x_stride), summed over
-// the warp: every lane gets every result.
+// This lane's part of acc[r][c] = dot product of weight row r (rows at w + r * w_stride; rows
+// r >= rows_valid repeat the last valid one) with q8_1 column c (columns at xq + c * x_stride).
 template <class B, int NC, int R>
-RF_DEV void mvq_dot_rows(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq, i64 x_stride, i64 K, float (&acc)[R][NC]) {
+RF_DEV void mvq_dot_lane(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq, i64 x_stride, i64 K, float (&acc)[R][NC]) {
     const int lane = threadIdx.x % RF_WARP;
     const i64 nb = K / B::ELEMS;
 #pragma unroll
@@ -306,15 +305,67 @@ RF_DEV void mvq_dot_rows(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq
             for (int r = 0; r < R; ++r) wb[r].dot(x, b, lane, acc[r][c]);
         }
     }
+}
+
+// The column sums of several columns split over the warp (warp_sum_cols): the first S steps of
+// warp_sum's butterfly each hand half of a lane's columns to its partner (lane bit 16, then 8,
+// ...), so afterwards lanes agreeing in their top S bits hold one column. NC padded to 1 << S.
+template <int NC> struct SplitSteps { enum { S = NC <= 1 ? 0 : NC <= 2 ? 1 : NC <= 4 ? 2 : NC <= 8 ? 3 : 4 }; };
+// The column this lane holds after warp_sum_cols (>= NC: a padding column).
+template <int NC> RF_DEV int split_col(int lane) {
+    constexpr int S = SplitSteps<NC>::S;
+    int c = 0;
+#pragma unroll
+    for (int k = 0; k < S; ++k) c += (lane & (RF_WARP >> (k + 1))) ? (1 << S) >> (k + 1) : 0;
+    return c;
+}
+// The one lane of each real column that stores it.
+template <int NC> RF_DEV bool split_writer(int lane) {
+    return (lane & ((RF_WARP >> SplitSteps<NC>::S) - 1)) == 0 && split_col<NC>(lane) < NC;
+}
+// acc[r][c] summed over the warp with warp_sum's tree, so with its bits (each step adds a
+// lane's value to its partner's, commutative in IEEE arithmetic), but in (2^S - 1) * R + (5 - S)
+// * R shuffles instead of 5 * NC * R (2 rows x 2 columns: 10 instead of 20): lane l's column
+// split_col<NC>(l) of every row ends in acc[r][0].
+template <int NC, int R> RF_DEV void warp_sum_cols(float (&acc)[R][NC]) {
+    constexpr int S = SplitSteps<NC>::S, P = 1 << S;
+    const int lane = threadIdx.x % RF_WARP;
+    float v[R][P];
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int c = 0; c < NC; ++c) acc[r][c] = warp_sum(acc[r][c]);
+        for (int c = 0; c < P; ++c) v[r][c] = c < NC ? acc[r][c] : 0.f;
+#pragma unroll
+    for (int k = 0; k < S; ++k) {
+        const int o = RF_WARP >> (k + 1), h = P >> (k + 1);
+        const bool up = (lane & o) != 0; // keeps the upper half of its columns
+#pragma unroll
+        for (int j = 0; j < h; ++j)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const float keep = up ? v[r][j + h] : v[r][j], send = up ? v[r][j] : v[r][j + h];
+                v[r][j] = keep + shfl_xor_f(send, o);
+            }
+    }
+#pragma unroll
+    for (int o = RF_WARP >> (S + 1); o > 0; o >>= 1)
+#pragma unroll
+        for (int r = 0; r < R; ++r) v[r][0] += shfl_xor_f(v[r][0], o);
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r][0] = v[r][0];
+}
+
+// mvq_dot_lane summed over the warp: lane l holds column split_col<NC>(l) of every row r in
+// acc[r][0] (the column kernels; one column: every lane, as warp_sum).
+template <class B, int NC, int R>
+RF_DEV void mvq_dot_cols(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq, i64 x_stride, i64 K, float (&acc)[R][NC]) {
+    mvq_dot_lane<B, NC, R>(w, w_stride, rows_valid, xq, x_stride, K, acc);
+    warp_sum_cols<NC, R>(acc);
 }
 
 // One row, one column (the M = 1 kernels and the fused multi-matmul).
 template <class B> RF_DEV float mvq_dot_row(const u8 *w, const i8 *xq, i64 K) {
     float acc[1][1];
-    mvq_dot_rows<B, 1, 1>(w, 0, 1, xq, 0, K, acc);
-    return acc[0][0];
+    mvq_dot_lane<B, 1, 1>(w, 0, 1, xq, 0, K, acc);
+    return warp_sum(acc[0][0]);
 }
