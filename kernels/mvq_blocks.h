@@ -257,7 +257,7 @@ struct MvqQ4_0 {
         const uint4 lo = and4(u4(q[0], q[1], q[2], q[3]), 0x0F0F0F0Fu), hi = and4(shr4(u4(q[0], q[1], q[2], q[3]), 4), 0x0F0F0F0Fu);
         const int s = dot16_i8(hi, x1, dot16_i8(lo, x0, 0));
         const float2 ds = *(const float2 *)(x.ds + 2 * b);
-        acc = fadd(acc, fmul(d, fsub(fmul((float)s, ds.x), fmul(8.f, ds.y))));
+        acc = ffma(d, ffma((float)s, ds.x, fmul(-8.f, ds.y)), acc); // d (s dx - 8 dx sum): quants - 8
     }
 };
 
@@ -279,7 +279,7 @@ struct MvqQ8_0 {
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
         const uint4 xv = *(const uint4 *)(x.q + b * 32 + 16 * (lane & 1));
         const int s = dot16_i8(u4(q[0], q[1], q[2], q[3]), xv, 0);
-        acc = fadd(acc, fmul(fmul(d, (float)s), x.ds[2 * b]));
+        acc = ffma(fmul(d, (float)s), x.ds[2 * b], acc);
     }
 };
 
