@@ -32,6 +32,10 @@ struct Backend {
     // A layer's K, V, Q projections (with their ropes) as one launch, rf_mvq_proj
     // (ROCMFORGE_HIP_FUSE_PROJ=0: each its own, A/B).
     bool fuse_projections = true;
+    // One sequence's gate/up+SwiGLU on rf_mvqn_<type>_1f (gate and up rows in one loop) instead of
+    // rf_mvq_multi (one row after the other): tg128 7B Q4_K_M +3.5% on the H100
+    // (ROCMFORGE_HIP_GATE_UP_COLS=0: rf_mvq_multi, A/B).
+    bool gate_up_one_column = true;
     bool cpu_like_activations = true; // int8-quantized activations as the CPU's (ROCMFORGE_HIP_ACT=f16: off)
     // Matmuls with 2..mvq_max_cols activation columns run on the dp4a column kernels
     // (rf_mvqn_*, R = mvq_rows_per_warp weight rows per warp); wider ones on the tile kernels.
