@@ -33,10 +33,10 @@ RF_DEV Q8Col q8_col(const i8 *first, i64 stride, int c, i64 K) {
     return Q8Col{q, (const float *)(q + K)};
 }
 
-// Float steps rounded one at a time (no contraction into fused multiply-adds): the compiler
-// contracts a * b + c differently in different kernels (seen with Q4_0: the fused column kernels
-// and the plain ones disagreed in the last bit), and every kernel that dots a row with a column
-// must give the same bits, whatever the launch it is part of.
+// Float steps written out one at a time, fused multiply-adds only where written (ffma): left to
+// itself the compiler contracts a * b + c differently in different kernels (seen with Q4_0: the
+// fused column kernels and the plain ones disagreed in the last bit), and every kernel that dots a
+// row with a column must give the same bits, whatever the launch it is part of.
 RF_DEV float fmul(float a, float b) { return __fmul_rn(a, b); }
 RF_DEV float fadd(float a, float b) { return __fadd_rn(a, b); }
 RF_DEV float fsub(float a, float b) { return __fsub_rn(a, b); }
@@ -366,6 +366,6 @@ RF_DEV void mvq_dot_cols(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq
 // One row, one column (the M = 1 kernels and the fused multi-matmul).
 template <class B> RF_DEV float mvq_dot_row(const u8 *w, const i8 *xq, i64 K) {
     float acc[1][1];
-    mvq_dot_lane<B, 1, 1>(w, 0, 1, xq, 0, K, acc);
-    return warp_sum(acc[0][0]);
+    mvq_dot_cols<B, 1, 1>(w, 0, 1, xq, 0, K, acc);
+    return acc[0][0];
 }

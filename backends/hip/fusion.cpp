@@ -118,19 +118,19 @@ int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
     a.scratch = vec;
     a.iparams[0] = 1;
     a.iparams[7] = b.prefetch_weights ? 0 : 1;
-    // One vector on the column kernel (rf_mvqn_<type>_1f: each warp's gate and up rows in one
-    // loop, their loads in flight together) where both weights have its one type.
-    // (A pack without it, AMD's: rf_mvq_multi.)
+    // Columns on rf_mvqn_<type>_<NC>f; one vector too (rf_mvqn_<type>_1f: each warp's gate and up
+    // rows in one loop, their loads in flight together) where both weights have its one type,
+    // else (F16, mixed types, a pack without it: AMD's) on rf_mvq_multi.
     const bool one_col = form == 1 && b.gate_up_one_column && mg->src[0]->type == mu->src[0]->type &&
                          mg->src[0]->type != RF_TYPE_F16;
-    a.aux[0] = q8_column_bytes(x->ne[0]);
-    if (form == 2) {
-        if (!add_cols_fused(b, mg->src[0]->type, x->ne[1], (unsigned)((N + 3) / 4), a)) return 0;
-    } else if (!one_col || !add_cols_fused(b, mg->src[0]->type, 1, (unsigned)((N + 3) / 4), a)) {
-        a.aux[0] = 0;
-        a.aux[1] = (N + 3) / 4;
+    const unsigned blocks = (unsigned)((N + 3) / 4);
+    rf_kargs ac = a;
+    ac.aux[0] = q8_column_bytes(x->ne[0]);
+    if (!((form == 2 || one_col) && add_cols_fused(b, mg->src[0]->type, x->ne[1], blocks, ac))) {
+        if (form == 2) return 0;
+        a.aux[1] = blocks;
         a.aux[3] = 2;
-        if (!add_launch(b, "rf_mvq_multi", (unsigned)((N + 3) / 4), 128, a)) return 0;
+        if (!add_launch(b, "rf_mvq_multi", blocks, 128, a)) return 0;
     }
     for (const rf_tensor *t : {gd, ud, sd}) forget_overwritten(b, t);
     return 3;
