@@ -24,4 +24,5 @@
 #include "matmul_h16_wgmma.hip"
 #include "attention_prefill_mma.hip"
 #include "matmul_id.hip"
+#include "select_rows.hip"
 #include "stamp.hip"

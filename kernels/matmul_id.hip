@@ -1,4 +1,4 @@
-// Mixture of experts (abi.h): MATMUL_ID and the routing ops TOPK, MOE_WEIGHTS, MOE_SUM.
+// Mixture of experts (abi.h): MATMUL_ID and the routing ops MOE_WEIGHTS, MOE_SUM (TOPK: select_rows.hip).
 //
 // MATMUL_ID  dst[:, s, m] = W[:, :, ids[s, m]]^T x[:, s or 0, m], W [K, N, E] of any weight type.
 // Grid (ceil(N / 4), E): a warp per (weight row n, expert e). The warp scans the ids (S*M
@@ -184,32 +184,6 @@ RF_MVQ_ID(q6_k, MvqQ6K)
 #endif
 RF_MVQ_ID(q4_0, MvqQ4_0)
 RF_MVQ_ID(q8_0, MvqQ8_0)
-
-// TOPK: a warp per row (grid M, 32 threads), E <= 512. k rounds of a warp arg-max over the
-// entries not yet taken; ties go to the lower index, as the CPU backend.
-RF_KERNEL __launch_bounds__(32) void rf_topk_f32(rf_kargs a) {
-    rf_kernel_start();
-    __shared__ unsigned char taken[512];
-    const rf_ktensor &x = a.src[0], &d = a.dst;
-    const int E = (int)x.ne[0], k = (int)d.ne[0], lane = threadIdx.x;
-    const float *v = (const float *)((const u8 *)x.data + blockIdx.x * x.nb[1]);
-    int *out = (int *)((u8 *)d.data + blockIdx.x * d.nb[1]);
-    for (int e = lane; e < E; e += RF_WARP) taken[e] = 0;
-    __syncthreads(); // the block is one warp
-    for (int j = 0; j < k; ++j) {
-        float best = 0.f;
-        int bi = -1;
-        for (int e = lane; e < E; e += RF_WARP)
-            if (!taken[e] && (bi < 0 || v[e] > best)) best = v[e], bi = e; // ascending e: the first of equals
-        for (int o = RF_WARP / 2; o > 0; o >>= 1) {
-            const float ob = shfl_xor_f(best, o);
-            const int oi = shfl_xor_i(bi, o);
-            if (oi >= 0 && (bi < 0 || ob > best || (ob == best && oi < bi))) best = ob, bi = oi;
-        }
-        if (lane == 0) { out[j] = bi; taken[bi] = 1; }
-        __syncthreads(); // the block is one warp
-    }
-}
 
 // MOE_WEIGHTS: a warp per row (grid M, 32 threads). iparams[0] = 1: softmax over the k chosen
 // logits; 0: the chosen entries of the softmax over all E. Bad ids give zeros.

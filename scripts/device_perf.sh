@@ -42,6 +42,9 @@
 #             ROCMFORGE_HIP_MMQ_KSPLIT, then Nsight Compute details of the Q4_K and Q6_K kernels in decode
 #   bsweep    batched decode S_TG for each environment in CONFIGS, interleaved
 #   fusecmp   greedy tokens of 2..12 sequences with the decode fusions on and off
+#   candab    the sampler's candidates chosen on the GPU against whole logits rows read back
+#             (--candidates on / off): bench-inference S_TG and TTFT of 7B Q4_K_M and TinyLlama,
+#             interleaved; sampled and greedy tokens of 1 and 3 sequences compared
 #   binab     tg128 (BINAB_PP=1: also pp512) of the bench models for each binary in BINS, interleaved
 #   families  qwen3/gemma2/gemma3/phi3: GPU vs CPU greedy tokens (tiny shapes), pp512/tg128 (real shapes)
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
@@ -139,7 +142,8 @@ for step in "$@"; do
     timeout 200 $RF bench-inference -m $m --prompts 0 --batches 16 --prompt-len 128 -n 128 -r 1 --backend hip 2>/dev/null \
       | grep -E "^\|" | tee -a "$S"
     timeout $(( ${SERVE_SECS:-60} + 120 )) python3 scripts/serve_load.py --rocmforge $RF -m $m --clients ${SERVE_CLIENTS:-16} \
-      --duration ${SERVE_SECS:-60} --server-args "--backend hip --parallel ${SERVE_CLIENTS:-16} -c 16384" > "$OUT/serveload.txt" 2>&1
+      --duration ${SERVE_SECS:-60} --temperature ${SERVE_TEMP:-0.8} --server-args "--backend hip --parallel ${SERVE_CLIENTS:-16} -c 16384" \
+      > "$OUT/serveload.txt" 2>&1
     log "serve_load ${SERVE_CLIENTS:-16} clients rc=$?"; tail -14 "$OUT/serveload.txt" | tee -a "$S" ;;
   yard) # pp512/tg128 of the other yardstick formats (7B Q5_K_M, Q6_K, Q8_0, F16) against llama.cpp
     for t in ${YARD_TYPES:-Q5_K_M Q6_K Q8_0 F16}; do
@@ -205,6 +209,29 @@ for step in "$@"; do
         r=$(env $e timeout 200 $bin bench-inference -m $m --prompts 0 --batches ${BATCHES:-2,4,16} --prompt-len 128 -n 64 -r 1 \
           --backend hip 2>>"$OUT/bsweep.err" | grep -E "^\|\s+128 " | awk -F'|' '{printf "%s:%s ", $4+0, $9+0}')
         log "S_TG by sequences [$c]: $r"
+      done
+    done ;;
+  candab) # --candidates on / off: S_TG by sequences and TTFT, then tokens compared
+    for spec in llama2-7b:Q4_K_M tinyllama-1.1b:Q4_K_M; do
+      set -- ${spec/:/ }
+      m=$(model $1 $2)
+      for rep in $(seq ${REPS:-2}); do
+        for c in on off; do
+          timeout 200 $RF bench-inference -m $m --prompts 512 --batches ${BATCHES:-1,2,4,8,16} --prompt-len 128 -n 64 -r 1 \
+            --candidates $c --backend hip > "$OUT/candab-$c.txt" 2>>"$OUT/candab.err"
+          r="$(grep -E "^\|\s+128 " "$OUT/candab-$c.txt" | awk -F'|' '{printf "%s:%s ", $4+0, $9+0}') ttft $(grep ttft "$OUT/candab-$c.txt" | awk -F'|' '{print $4+0}' | head -1) ms"
+          log "$1 $2 candidates $c, S_TG by sequences: $r"
+        done
+      done
+      for temp in 0 0.8; do
+        for np in 1 3; do
+          for c in on off; do
+            timeout 120 $RF generate -m $m -p "In the beginning" -n 64 --temp $temp -s 5 --parallel $np --ignore-eos \
+              --candidates $c --backend hip 2>/dev/null > "$OUT/cand-$c.txt"
+          done
+          cmp -s "$OUT/cand-on.txt" "$OUT/cand-off.txt" && r=identical || r=DIFFER
+          log "tokens $1 $2 temp $temp, $np sequences, candidates on vs off: $r ($(wc -c < "$OUT/cand-on.txt") bytes)"
+        done
       done
     done ;;
   binab) # tg128 (and pp512 with BINAB_PP=1) of the three bench models (or BINAB_MODELS="shape:type ...")

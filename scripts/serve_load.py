@@ -36,7 +36,7 @@ class Stats:
 def one_request(host, port, key, rng, args, stats):
     prompt = " ".join(rng.choice(WORDS) for _ in range(rng.randint(*args.prompt_words)))
     max_tokens = rng.randint(*args.max_tokens)
-    body = json.dumps({"prompt": prompt, "max_tokens": max_tokens, "temperature": 0.8, "stream": True,
+    body = json.dumps({"prompt": prompt, "max_tokens": max_tokens, "temperature": args.temperature, "stream": True,
                        "stream_options": {"include_usage": True}})
     headers = {"Content-Type": "application/json"}
     if key:
@@ -143,6 +143,7 @@ def main():
     ap.add_argument("--prompt-words", type=int, nargs=2, default=(4, 120))
     ap.add_argument("--max-tokens", type=int, nargs=2, default=(16, 256))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--temperature", type=float, default=0.8, help="of every request (0: greedy)")
     ap.add_argument("--server-log", help="write the started server's stderr after its start line to this file")
     args = ap.parse_args()
     args.duration = min(args.duration, 3600)

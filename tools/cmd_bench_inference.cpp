@@ -37,6 +37,9 @@ const char *kUsage =
     "                     all sequences' prompts are prefilled in one batch (split at -b), timed as T_PP\n"
     "  -n, --n-gen N      tokens generated per sequence in the batched test (default 64)\n"
     "  -r, --repetitions N  timed runs per test after one warm-up run (default 3)\n"
+    "  --candidates on|off  on (default): where the logits are on a GPU, each row's top-k candidates\n"
+    "                     are chosen there and only they are read back (the same tokens); off: the\n"
+    "                     whole rows are read back and the sampler scans them\n"
     "\n"
     "Batched rows as llama-batched-bench -npp PP -ntg TG -npl B: N_KV = B*(PP+TG); S_PP = B*PP/T_PP;\n"
     "S_TG = B*TG/T_TG; T = T_PP+T_TG; S = N_KV/T. S_TG is the generation result (tokens/s over\n"
@@ -69,7 +72,7 @@ struct Workload {
         for (int64_t i = 0; i < n_prompt; ++i) b.add(i == 0 ? first_token : random_token(), 0, i + 1 == n_prompt);
         const auto t0 = Clock::now();
         const std::vector<float> &logits = ctx.decode(b);
-        sampler.accept(sampler.sample(logits.data(), n_vocab));
+        sampler.accept(sampler.sample_row(logits, ctx.candidates(), 0, n_vocab));
         return rf::ms_since(t0);
     }
 
@@ -86,11 +89,13 @@ struct Workload {
         return ctx.decode(b);
     }
 
-    // Draws each sequence's next token from its row of the logits with its own sampler (on
-    // several threads from 4 sequences on, as the server and generate do).
+    // Draws each sequence's next token from its row of the logits (or its candidates) with its
+    // own sampler (on several threads from 4 sequences on when each scans a row, as the server
+    // and generate do).
     void sample_each(const std::vector<float> &logits, std::vector<rf::Sampler> &samplers, std::vector<int32_t> &next) {
-        rf::parallel_for(next.size(), rf::draw_threads(next.size()), [&](size_t s) {
-            next[s] = samplers[s].sample(logits.data() + s * size_t(n_vocab), n_vocab);
+        const size_t threads = ctx.output_top_k() > 0 ? 1 : rf::draw_threads(next.size());
+        rf::parallel_for(next.size(), threads, [&](size_t s) {
+            next[s] = samplers[s].sample_row(logits, ctx.candidates(), s, n_vocab);
             samplers[s].accept(next[s]);
         });
     }
@@ -174,6 +179,7 @@ int cmd_bench_inference(int argc, char **argv) {
     ModelArgs margs;
     std::vector<int64_t> prompts = {128, 512, 2048}, batches = {1, 4, 8};
     int64_t n_gen = 64, reps = 3, prompt_len = 0;
+    bool candidates = true;
     BenchReportArgs report;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -186,6 +192,7 @@ int cmd_bench_inference(int argc, char **argv) {
         else if (a == "--prompt-len") prompt_len = parse_int_arg(a, take_value(argc, argv, i), 0, kMaxTokens);
         else if (a == "-n" || a == "--n-gen") n_gen = parse_int_arg(a, take_value(argc, argv, i), 1, kMaxTokens);
         else if (a == "-r" || a == "--repetitions") reps = parse_int_arg(a, take_value(argc, argv, i), 1, 1000);
+        else if (a == "--candidates") candidates = parse_on_off_arg(a, take_value(argc, argv, i));
         else if (report.parse(argc, argv, i)) continue;
         else if (margs.parse(argc, argv, i)) continue;
         else throw UsageError("bench-inference: unknown option '" + a + "' (see rocmforge bench-inference --help)");
@@ -219,6 +226,7 @@ int cmd_bench_inference(int argc, char **argv) {
     };
     SamplerParams sp;
     sp.seed = 42;
+    const ScopedOutputTopK top_k(ctx, candidates && ctx.candidates_pay_off() ? candidates_needed(sp, n_vocab) : 0);
 
     std::vector<bench::Result> results;
     std::vector<BatchedRow> batched_rows;

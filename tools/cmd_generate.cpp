@@ -30,7 +30,10 @@ const char *kUsage =
     "  -f, --file FILE    read the prompt from FILE\n"
     "  -n, --n-predict N  tokens to generate per sequence (default 128; -1 = until EOG or full)\n"
     "  --parallel N       decode N sequences at once (1..8, default: number of prompts)\n"
-    "  --ignore-eos       do not stop at end-of-generation tokens\n";
+    "  --ignore-eos       do not stop at end-of-generation tokens\n"
+    "  --candidates on|off  on (default): where the logits are on a GPU and the sampler needs only\n"
+    "                     its top-k (or the argmax), those are chosen there and only they are read\n"
+    "                     back (the same tokens); off: whole logits rows\n";
 
 struct Options {
     ModelArgs model;
@@ -39,6 +42,7 @@ struct Options {
     int64_t n_predict = 128;
     int n_parallel = 0;
     bool ignore_eos = false;
+    bool candidates = true;
 };
 
 Options parse(int argc, char **argv) {
@@ -57,6 +61,7 @@ Options parse(int argc, char **argv) {
         else if (a == "-n" || a == "--n-predict") o.n_predict = parse_int_arg(a, take_value(argc, argv, i), -1, INT32_MAX);
         else if (a == "--parallel" || a == "-np") o.n_parallel = (int)parse_int_arg(a, take_value(argc, argv, i), 1, 8);
         else if (a == "--ignore-eos") o.ignore_eos = true;
+        else if (a == "--candidates") o.candidates = parse_on_off_arg(a, take_value(argc, argv, i));
         else throw UsageError("generate: unknown option '" + a + "' (see rocmforge generate --help)");
     }
     if (o.prompts.empty()) o.prompts.push_back("Once upon a time");
@@ -87,6 +92,7 @@ int cmd_generate(int argc, char **argv) {
     gp.sampling = sp;
     gp.n_predict = o.n_predict;
     gp.ignore_eos = o.ignore_eos;
+    gp.device_candidates = o.candidates;
 
     // One sequence streams to stdout (the prompt first, once it is processed); several are
     // printed whole at the end.

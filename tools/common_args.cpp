@@ -70,6 +70,12 @@ double parse_float_arg(const std::string &opt, const std::string &value) {
     return v;
 }
 
+bool parse_on_off_arg(const std::string &opt, const std::string &value) {
+    if (value == "on") return true;
+    if (value == "off") return false;
+    throw UsageError("option " + opt + " needs on or off, got '" + value + "'");
+}
+
 std::string take_value(int argc, char **argv, int &i) {
     if (i + 1 >= argc) throw UsageError(std::string("option ") + argv[i] + " needs a value");
     return argv[++i];

@@ -21,6 +21,8 @@ namespace rf {
 // Number parsing for option values: throws UsageError naming the option.
 int64_t parse_int_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi);
 double parse_float_arg(const std::string &opt, const std::string &value);
+// "on" or "off".
+bool parse_on_off_arg(const std::string &opt, const std::string &value);
 // "128,512,2048": each item as parse_int_arg checks it; at least one item.
 std::vector<int64_t> parse_int_list_arg(const std::string &opt, const std::string &value, int64_t lo, int64_t hi);
 // Milliseconds of the steady clock since t0 (the timings the commands print).

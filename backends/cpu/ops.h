@@ -53,6 +53,9 @@ struct OpImpl {
     void (*run)(const OpContext &ctx, const rf_node &node, int phase, int64_t part, int64_t n_parts, int tid);
 };
 
+// Whether t is a contiguous 2-D tensor of `type` (f32 or i32); else *why names `what`.
+bool check_2d(const rf_tensor *t, int type, const char *what, std::string *why);
+
 // nullptr for ops the backend does not implement.
 const OpImpl *op_impl(int op);
 const char *op_name(int op);
@@ -60,7 +63,7 @@ const char *op_name(int op);
 // Implementations, one file per group (ops_*.cpp).
 extern const OpImpl kOpGetRows, kOpSetRows, kOpMatmul, kOpAdd, kOpMul, kOpScale, kOpRmsNorm,
     kOpRope, kOpSoftmax, kOpSilu, kOpSwiglu, kOpAttention, kOpArgmax, kOpCopy, kOpGeglu, kOpSoftcap,
-    kOpTopk, kOpMoeWeights, kOpMatmulId, kOpMoeSum;
+    kOpTopk, kOpMoeWeights, kOpMatmulId, kOpMoeSum, kOpGather;
 
 // Plan of a one-phase op over the rows of dst (cost ~ ne[0] per row), no scratch.
 NodeWork plan_simple(const KernelSet &ks, const rf_node &node, int nth);

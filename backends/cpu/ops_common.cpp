@@ -71,6 +71,15 @@ NodeWork plan_simple(const KernelSet &, const rf_node &node, int nth) {
     return w;
 }
 
+bool check_2d(const rf_tensor *t, int type, const char *what, std::string *why) {
+    if (!t) { *why = std::string(what) + " is missing"; return false; }
+    if (t->type != type || !is_contiguous(*t) || t->ne[2] != 1 || t->ne[3] != 1) {
+        *why = std::string(what) + " must be a contiguous 2-D " + (type == RF_TYPE_I32 ? "i32" : "f32") + " tensor, got " + shape_str(*t);
+        return false;
+    }
+    return true;
+}
+
 const OpImpl *op_impl(int op) {
     switch (op) {
     case RF_OP_GET_ROWS: return &kOpGetRows;
@@ -93,6 +102,7 @@ const OpImpl *op_impl(int op) {
     case RF_OP_MOE_WEIGHTS: return &kOpMoeWeights;
     case RF_OP_MATMUL_ID: return &kOpMatmulId;
     case RF_OP_MOE_SUM: return &kOpMoeSum;
+    case RF_OP_GATHER: return &kOpGather;
     default: return nullptr;
     }
 }
@@ -100,7 +110,7 @@ const OpImpl *op_impl(int op) {
 const char *op_name(int op) {
     static const char *names[] = {"NONE", "GET_ROWS", "MATMUL", "ADD", "MUL", "SCALE", "RMS_NORM", "ROPE",
                                   "SOFTMAX", "SILU", "SWIGLU", "SET_ROWS", "ATTENTION", "ARGMAX", "COPY",
-                                  "GEGLU", "SOFTCAP", "TOPK", "MOE_WEIGHTS", "MATMUL_ID", "MOE_SUM"};
+                                  "GEGLU", "SOFTCAP", "TOPK", "MOE_WEIGHTS", "MATMUL_ID", "MOE_SUM", "GATHER"};
     static_assert(sizeof names / sizeof names[0] == RF_OP_COUNT, "one name per op");
     return (op >= 0 && op < RF_OP_COUNT) ? names[op] : "?";
 }

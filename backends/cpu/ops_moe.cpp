@@ -1,5 +1,5 @@
-// Mixture-of-experts routing and combination (abi.h): TOPK (the chosen experts of each token),
-// MOE_WEIGHTS (their gating weights from the router logits) and MOE_SUM (the experts' outputs
+// Mixture-of-experts routing and combination (abi.h): MOE_WEIGHTS (the gating weights of the
+// experts TOPK chose, ops_select.cpp, from the router logits) and MOE_SUM (the experts' outputs
 // weighted and summed). MATMUL_ID, the expert FFN itself, is ops_matmul_id.cpp.
 #include <cmath>
 
@@ -7,47 +7,6 @@
 
 namespace rfcpu {
 namespace {
-
-bool check_2d(const rf_tensor *t, int type, const char *what, std::string *why) {
-    if (!t) { *why = std::string(what) + " is missing"; return false; }
-    if (t->type != type || !is_contiguous(*t) || t->ne[2] != 1 || t->ne[3] != 1) {
-        *why = std::string(what) + " must be a contiguous 2-D " + (type == RF_TYPE_I32 ? "i32" : "f32") + " tensor, got " + shape_str(*t);
-        return false;
-    }
-    return true;
-}
-
-bool check_topk(const rf_node &n, std::string *why) {
-    if (!check_2d(n.dst, RF_TYPE_I32, "dst", why) || !check_2d(n.src[0], RF_TYPE_F32, "src0", why)) return false;
-    const rf_tensor &d = *n.dst, &x = *n.src[0];
-    if (d.ne[1] != x.ne[1] || d.ne[0] < 1 || d.ne[0] > x.ne[0]) {
-        *why = "expects src0 [E,M] and dst [k,M] with 1 <= k <= E, got " + shape_str(x) + " -> " + shape_str(d);
-        return false;
-    }
-    return true;
-}
-
-void run_topk(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
-    const rf_tensor &d = *n.dst, &x = *n.src[0];
-    const int64_t E = x.ne[0], k = d.ne[0];
-    int64_t r0, r1;
-    split_range(d.ne[1], part, n_parts, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-        const float *v = row_f32(x, r);
-        auto *out = reinterpret_cast<int32_t *>(row_ptr(d, r));
-        // k passes over the row (E is a few hundred at most): the largest not yet taken, the
-        // lowest index among equals.
-        for (int64_t j = 0; j < k; ++j) {
-            int64_t best = -1;
-            for (int64_t e = 0; e < E; ++e) {
-                bool taken = false;
-                for (int64_t i = 0; i < j && !taken; ++i) taken = out[i] == e;
-                if (!taken && (best < 0 || v[e] > v[best])) best = e;
-            }
-            out[j] = (int32_t)best;
-        }
-    }
-}
 
 bool check_moe_weights(const rf_node &n, std::string *why) {
     if (!check_2d(n.dst, RF_TYPE_F32, "dst", why) || !check_2d(n.src[0], RF_TYPE_F32, "src0 (logits)", why) ||
@@ -132,7 +91,6 @@ NodeWork plan_rows(const KernelSet &, const rf_node &node, int nth) {
 
 } // namespace
 
-const OpImpl kOpTopk = {check_topk, plan_rows, run_topk};
 const OpImpl kOpMoeWeights = {check_moe_weights, plan_rows, run_moe_weights};
 const OpImpl kOpMoeSum = {check_moe_sum, plan_rows, run_moe_sum};
 

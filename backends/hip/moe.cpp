@@ -22,7 +22,6 @@ namespace rf_hip {
 
 namespace {
 
-constexpr int64_t kMaxExperts = 512;  // rf_topk_f32's shared flags
 constexpr int64_t kMvqIdCols = 32;    // dp4a path up to this many (slot, token) columns
 constexpr unsigned kRowsPerBlock = 4; // matmul_id.hip's RF_MMI_WARPS
 
@@ -111,15 +110,11 @@ int matmul_id(Backend &b, const rf_node &n, std::string &err) {
 
 } // namespace
 
-bool is_moe_op(int op) { return op == RF_OP_TOPK || op == RF_OP_MOE_WEIGHTS || op == RF_OP_MATMUL_ID || op == RF_OP_MOE_SUM; }
+bool is_moe_op(int op) { return op == RF_OP_MOE_WEIGHTS || op == RF_OP_MATMUL_ID || op == RF_OP_MOE_SUM; }
 
 std::string moe_unsupported_reason(const rf_node &n) {
     const rf_tensor *s0 = n.src[0], *s1 = n.src[1], *d = n.dst;
     switch (n.op) {
-    case RF_OP_TOPK:
-        if (!f32(s0) || !i32(d) || !dense(s0, 4) || !dense(d, 4) || !two_d(s0) || !two_d(d)) return "topk needs dense f32 [E, M] -> i32 [k, M]";
-        if (d->ne[1] != s0->ne[1] || d->ne[0] < 1 || d->ne[0] > s0->ne[0]) return "topk needs 1 <= k <= E";
-        return s0->ne[0] <= kMaxExperts ? "" : "topk over more than 512 entries";
     case RF_OP_MOE_WEIGHTS:
         if (!f32(s0) || !i32(s1) || !f32(d) || !dense(s0, 4) || !dense(s1, 4) || !dense(d, 4) || !two_d(s0) || !two_d(d)) return "moe_weights operand types";
         if (s1->ne[0] != d->ne[0] || s1->ne[1] != d->ne[1] || s0->ne[1] != d->ne[1] || d->ne[0] > s0->ne[0]) return "moe_weights shape mismatch";
@@ -138,7 +133,6 @@ std::string moe_unsupported_reason(const rf_node &n) {
 int run_moe_node(Backend &b, const rf_node &n, std::string &err) {
     rf_kargs a = make_args(n);
     switch (n.op) {
-    case RF_OP_TOPK: return launch(b, "rf_topk_f32", (unsigned)n.dst->ne[1], 1, 1, 32, a, err);
     case RF_OP_MOE_WEIGHTS: return launch(b, "rf_moe_weights_f32", (unsigned)n.dst->ne[1], 1, 1, 32, a, err);
     case RF_OP_MATMUL_ID: return matmul_id(b, n, err);
     case RF_OP_MOE_SUM: return launch(b, "rf_moe_sum_f32", (unsigned)((n.dst->ne[0] + 255) / 256), (unsigned)n.dst->ne[1], 1, 256, a, err);
@@ -149,7 +143,7 @@ int run_moe_node(Backend &b, const rf_node &n, std::string &err) {
 }
 
 std::vector<std::string> moe_kernel_names() {
-    std::vector<std::string> v = {"rf_topk_f32", "rf_moe_weights_f32", "rf_moe_sum_f32"};
+    std::vector<std::string> v = {"rf_moe_weights_f32", "rf_moe_sum_f32"};
     for (const auto &t : kWeightTypes) v.push_back(std::string("rf_mm_id_") + t.suffix);
     for (const char *t : {"q4_k", "q5_k", "q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_id_") + t);
 #if defined(RF_HIP_NVIDIA)

@@ -1,5 +1,5 @@
-// Mixture-of-experts ops on the GPU (kernels/matmul_id.hip): TOPK, MOE_WEIGHTS, MATMUL_ID,
-// MOE_SUM. ops.cpp's supports_op and dispatch hand these ops here.
+// Mixture-of-experts ops on the GPU (kernels/matmul_id.hip): MOE_WEIGHTS, MATMUL_ID, MOE_SUM
+// (TOPK: select_ops.h). ops.cpp's supports_op and dispatch hand these ops here.
 #pragma once
 #include <string>
 #include <vector>

@@ -9,6 +9,7 @@
 #include "matmul_h16.h"
 #include "matmul_mmq.h"
 #include "moe.h"
+#include "select_ops.h"
 #include "weight_types.h"
 
 namespace rf_hip {
@@ -394,6 +395,7 @@ std::vector<std::string> required_kernel_names() {
     for (const std::string &k : mmq_kernel_names()) v.push_back(k);
     for (const std::string &k : h16_kernel_names()) v.push_back(k);
     for (const std::string &k : moe_kernel_names()) v.push_back(k);
+    for (const std::string &k : select_kernel_names()) v.push_back(k);
     v.push_back("rf_attention_prefill_d64");
     v.push_back("rf_attention_prefill_d128");
     return v;
@@ -406,6 +408,7 @@ std::string unsupported_reason(const rf_node &n) {
     if (!rows_contiguous(n.dst)) return "non-contiguous dst rows";
     const rf_tensor *s0 = n.src[0], *s1 = n.src[1], *d = n.dst;
     if (is_moe_op(n.op)) return moe_unsupported_reason(n); // moe.cpp
+    if (is_select_op(n.op)) return select_unsupported_reason(n); // select_ops.cpp
     switch (n.op) {
     case RF_OP_GET_ROWS:
         if (!s0 || !weight_type(s0->type)) return "get_rows source type not supported";
@@ -577,6 +580,7 @@ int run_node(Backend &b, const rf_node &n, std::string &err) {
 namespace {
 int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     if (is_moe_op(n.op)) return run_moe_node(b, n, err); // moe.cpp
+    if (is_select_op(n.op)) return run_select_node(b, n, err); // select_ops.cpp
     rf_kargs a = make_args(n);
     const rf_tensor *d = n.dst, *s0 = n.src[0], *s1 = n.src[1];
     switch (n.op) {

@@ -35,6 +35,7 @@ ForwardKey forward_key(const ForwardInputs &in) {
     k.n_seq = in.n_seq;
     k.n_outputs = (int64_t)in.output_rows.size();
     k.single_rows = in.single_rows;
+    k.top_k = in.top_k;
     if (in.output_rows.empty()) k.out_mode = 0;
     else if (k.n_outputs == k.n_tokens) k.out_mode = 1;
     else if (is_contiguous_range(in.output_rows)) k.out_mode = 2, k.out_first = in.output_rows.front();

@@ -23,12 +23,15 @@ struct ForwardInputs {
     // ahead of prompt rows, as a server's mixed step lays them out); 0 when that is all of
     // them or none. Passed to ATTENTION as its split hint (abi.h): speed only, never results.
     int64_t single_rows = 0;
+    // > 0: the caller appends TOPK and GATHER of this many candidates to the logits (part of
+    // the graph's structure, so part of its key).
+    int64_t top_k = 0;
 };
 
 // Everything of ForwardInputs the graph's structure depends on: inputs with equal keys give
 // identical graphs (the same nodes, shapes and names), differing only in the input bytes.
 struct ForwardKey {
-    int64_t n_tokens = -1, n_kv_max = -1, n_seq = -1, n_outputs = -1, single_rows = -1;
+    int64_t n_tokens = -1, n_kv_max = -1, n_seq = -1, n_outputs = -1, single_rows = -1, top_k = -1;
     int out_mode = -1;      // 0: no logits, 1: all rows, 2: a contiguous range, 3: gathered rows
     int64_t out_first = -1; // first row of a contiguous range
     bool operator==(const ForwardKey &) const = default;

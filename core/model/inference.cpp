@@ -1,5 +1,5 @@
 // Batch bookkeeping around the forward graph: positions, KV slots, the attention slot table,
-// page reservation (all or nothing) and reading the logits back.
+// page reservation (all or nothing) and reading the logits (or their top-k candidates) back.
 #include "rocmforge/inference.h"
 
 #include <algorithm>
@@ -29,6 +29,7 @@ struct InferenceContext::Step {
     std::unique_ptr<Graph> graph;
     ForwardGraphInputs inputs;
     Tensor *logits = nullptr;
+    Tensor *top_ids = nullptr, *top_logits = nullptr; // in.top_k > 0: the candidates (TOPK, GATHER)
     std::vector<int64_t> new_tokens; // decode(): tokens of each sequence in the batch
     std::vector<int> seq_index;      // run_graph(): index in order of first appearance, -1: absent
     std::vector<int64_t> next_pos;   // run_graph(): next position of each sequence present
@@ -66,14 +67,12 @@ InferenceContext::~InferenceContext() = default;
 const std::vector<float> &InferenceContext::decode(const Batch &batch) {
     if (step_->pending != Step::Pending::None) throw Error("decode: a submitted batch was not collected");
     const size_t n_outputs = reserve(batch);
-    size_logits(n_outputs);
-    float *out = logits_.data();
+    size_outputs(n_outputs);
+    size_t out_row = 0;
     for (size_t first = 0; first < batch.size(); first += (size_t)params_.n_batch) {
         const size_t count = std::min(batch.size() - first, (size_t)params_.n_batch);
-        size_t sub_outputs = 0;
-        for (size_t i = first; i < first + count; ++i) sub_outputs += batch.output[i] ? 1 : 0;
-        run_graph(batch, first, count, out);
-        out += sub_outputs * (size_t)model_.hparams().n_vocab;
+        run_graph(batch, first, count, true, out_row);
+        for (size_t i = first; i < first + count; ++i) out_row += batch.output[i] ? 1 : 0;
     }
     return logits_;
 }
@@ -86,7 +85,7 @@ void InferenceContext::submit(const Batch &batch) {
         return;
     }
     step_->pending_outputs = reserve(batch);
-    run_graph(batch, 0, batch.size(), nullptr);
+    run_graph(batch, 0, batch.size(), false, 0);
     step_->pending = Step::Pending::Running;
 }
 
@@ -96,16 +95,31 @@ const std::vector<float> &InferenceContext::collect() {
     const Step::Pending p = st.pending;
     st.pending = Step::Pending::None;
     if (p == Step::Pending::Done) return logits_;
-    size_logits(st.pending_outputs);
-    read_logits(logits_.data(), st.pending_outputs);
+    size_outputs(st.pending_outputs);
+    read_outputs(0, st.pending_outputs);
     return logits_;
+}
+
+bool InferenceContext::candidates_pay_off() const { return !model_.backend().host_memory(); }
+
+void InferenceContext::set_output_top_k(int64_t k) {
+    if (k < 0 || k > model_.hparams().n_vocab)
+        throw Error("output top-k " + std::to_string(k) + " outside 0.." + std::to_string(model_.hparams().n_vocab));
+    if (step_->pending != Step::Pending::None) throw Error("output top-k: a submitted batch was not collected");
+    top_k_ = k;
+    candidates_.k = k;
 }
 
 // Every float is written by the reads that follow (each graph reads all its output rows): no
 // zero fill. A buffer that must grow is unpinned before it moves. (Not pinned beyond 256 MiB:
 // page-locked memory is the whole machine's, and a buffer that large is a prompt's every logit,
-// read once.)
-void InferenceContext::size_logits(size_t n_outputs) {
+// read once.) With candidates, no logits come back.
+void InferenceContext::size_outputs(size_t n_outputs) {
+    if (top_k_ > 0) {
+        candidates_.ids.resize(n_outputs * (size_t)top_k_);
+        candidates_.logits.resize(n_outputs * (size_t)top_k_);
+        n_outputs = 0;
+    }
     const size_t n_logits = n_outputs * (size_t)model_.hparams().n_vocab;
     if (n_logits > logits_.capacity()) step_->logits_pin.release();
     logits_.resize(n_logits);
@@ -171,13 +185,20 @@ size_t InferenceContext::reserve(const Batch &batch) {
     return n_outputs;
 }
 
-// The last graph's logits, `rows` rows of n_vocab floats, into `out` (waits for the graph).
-void InferenceContext::read_logits(float *out, size_t rows) {
-    if (step_->logits && rows > 0)
-        executor_->read(step_->logits, out, (uint64_t)rows * (uint64_t)model_.hparams().n_vocab * sizeof(float));
+void InferenceContext::read_outputs(size_t out_row, size_t rows) {
+    const Step &st = *step_;
+    if (!st.logits || rows == 0) return;
+    if (st.top_ids) {
+        const size_t k = (size_t)st.in.top_k;
+        executor_->read(st.top_ids, candidates_.ids.data() + out_row * k, (uint64_t)(rows * k) * sizeof(int32_t));
+        executor_->read(st.top_logits, candidates_.logits.data() + out_row * k, (uint64_t)(rows * k) * sizeof(float));
+        return;
+    }
+    const size_t n_vocab = (size_t)model_.hparams().n_vocab;
+    executor_->read(st.logits, logits_.data() + out_row * n_vocab, (uint64_t)(rows * n_vocab) * sizeof(float));
 }
 
-void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count, float *logits_out) {
+void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count, bool read, size_t out_row) {
     KvPageTable &pages = cache_.pages();
     Step &st = *step_;
     ForwardInputs &in = st.in;
@@ -186,6 +207,7 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
     in.slots.clear();
     in.token_info.clear();
     in.output_rows.clear();
+    in.top_k = top_k_;
 
     // Sequences in order of first appearance; positions continue each sequence's length.
     std::vector<int> &batch_seqs = st.batch_seqs;
@@ -243,11 +265,16 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
         st.graph.reset();
         auto g = std::make_unique<Graph>();
         st.logits = build_forward_graph(*g, model_, cache_, in, &st.inputs);
+        st.top_ids = st.top_logits = nullptr;
+        if (st.logits && in.top_k > 0) {
+            st.top_ids = g->topk(st.logits, in.top_k, "output_top_k");
+            st.top_logits = g->gather(st.logits, st.top_ids, "output_top_k_logits");
+        }
         st.graph = std::move(g);
         st.key = key;
     }
-    executor_->run(*st.graph, logits_out != nullptr);
-    if (logits_out) read_logits(logits_out, in.output_rows.size());
+    executor_->run(*st.graph, read);
+    if (read) read_outputs(out_row, in.output_rows.size());
     for (int s : batch_seqs) pages.commit(s, next_pos[(size_t)s] - pages.length(s));
 }
 

@@ -220,11 +220,15 @@ std::vector<TokenProb> Sampler::filtered(const float *logits, int64_t n_vocab) {
         for (int64_t i = 0; i < n_vocab; ++i) c[(size_t)i] = {(int32_t)i, l[i], 0.0f};
         top_k_filter(c, params_.top_k);
     }
+    filter_top_k_survivors(c);
+    return c;
+}
+
+void Sampler::filter_top_k_survivors(std::vector<TokenProb> &c) const {
     top_p_filter(c, params_.top_p);
     min_p_filter(c, params_.min_p);
     for (auto &t : c) t.logit /= params_.temperature;
     softmax_candidates(c);
-    return c;
 }
 
 // A draw over the whole vocabulary at temperature t (no top-k, top-p or min-p): the inverse CDF
@@ -245,9 +249,12 @@ int32_t Sampler::sample(const float *logits, int64_t n_vocab) {
         const int32_t t = sample_whole_vocabulary(penalized(logits, n_vocab), n_vocab, params_.temperature);
         if (t >= 0) return t;
     }
-    std::vector<TokenProb> c = filtered(logits, n_vocab);
+    return draw(filtered(logits, n_vocab));
+}
+
+// Inverse-CDF draw over the survivors' probabilities (one survivor: no random number used).
+int32_t Sampler::draw(const std::vector<TokenProb> &c) {
     if (c.size() == 1) return c.front().id;
-    // Inverse-CDF draw over the survivors' probabilities.
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const double u = uniform(rng_);
     double cum = 0;
@@ -256,6 +263,28 @@ int32_t Sampler::sample(const float *logits, int64_t n_vocab) {
         if (u < cum) return t.id;
     }
     return c.back().id;
+}
+
+int64_t candidates_needed(const SamplerParams &p, int64_t n_vocab) {
+    if (p.repeat_penalty != 1.0f && p.repeat_last_n != 0) return 0;
+    if (p.temperature <= 0.0f) return 1;
+    return p.top_k > 0 && p.top_k < n_vocab ? p.top_k : 0;
+}
+
+// The same steps as sample() after its top-k: the candidates are top_k_of's list already.
+int32_t Sampler::sample_candidates(const int32_t *ids, const float *logits, int64_t k) {
+    if (k < 1) throw Error("sampler: no candidates");
+    if (params_.temperature <= 0.0f) return ids[0];
+    const int64_t n = std::min<int64_t>(k, params_.top_k);
+    candidates_.resize((size_t)n);
+    for (int64_t i = 0; i < n; ++i) candidates_[(size_t)i] = {ids[i], logits[i], 0.0f};
+    filter_top_k_survivors(candidates_);
+    return draw(candidates_);
+}
+
+int32_t Sampler::sample_row(const std::vector<float> &logits, const Candidates &c, size_t row, int64_t n_vocab) {
+    if (logits.empty() && c.k > 0) return sample_candidates(c.ids.data() + row * (size_t)c.k, c.logits.data() + row * (size_t)c.k, c.k);
+    return sample(logits.data() + row * (size_t)n_vocab, n_vocab);
 }
 
 } // namespace rf

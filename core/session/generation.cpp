@@ -55,6 +55,11 @@ GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std:
             batch.add(prompt[i], s, i + 1 == prompt.size());
         }
     }
+    // Each row's candidates instead of the row where the sampler needs no more and the logits
+    // are on a GPU (the same tokens; a few hundred bytes per row read back).
+    const bool candidates = params.device_candidates && ctx.candidates_pay_off();
+    const ScopedOutputTopK top_k(ctx, candidates ? candidates_needed(params.sampling, n_vocab) : 0);
+    const bool whole_rows = ctx.output_top_k() == 0;
     // Prompt processing: all prompts in one batch (split into graphs of n_batch tokens).
     phase("prefill");
     const auto t_prompt = std::chrono::steady_clock::now();
@@ -77,11 +82,11 @@ GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std:
             live += !q.done;
         }
         // The draws first (each sequence has its own sampler: several threads from 4 sequences
-        // on), then the tokens are handed on in sequence order.
-        parallel_for((size_t)n_seq, draw_threads(live), [&](size_t s) {
+        // on when each scans a row), then the tokens are handed on in sequence order.
+        parallel_for((size_t)n_seq, whole_rows ? draw_threads(live) : 1, [&](size_t s) {
             Sequence &q = seqs[s];
             if (q.done) return;
-            drawn[s] = q.sampler->sample(logits->data() + (size_t)rows[s] * (size_t)n_vocab, n_vocab);
+            drawn[s] = q.sampler->sample_row(*logits, ctx.candidates(), (size_t)rows[s], n_vocab);
             q.sampler->accept(drawn[s]);
         });
         for (int s = 0; s < n_seq; ++s) {

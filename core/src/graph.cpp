@@ -179,6 +179,13 @@ Tensor *Graph::topk(Tensor *logits, int64_t k, const char *label) {
     return add_node(RF_OP_TOPK, new_tensor(TensorKind::Intermediate, RF_TYPE_I32, {k, logits->ne(1)}), {logits}, label);
 }
 
+Tensor *Graph::gather(Tensor *a, Tensor *ids, const char *label) {
+    if (!(a->type() == RF_TYPE_F32 && a->ne(2) == 1 && a->ne(3) == 1)) fail(std::string(label) + ": source must be f32 [E, M]");
+    if (!(ids->type() == RF_TYPE_I32 && ids->ne(1) == a->ne(1) && ids->ne(2) == 1 && ids->ne(3) == 1))
+        fail(std::string(label) + ": ids " + shape_str(ids) + " do not match the source " + shape_str(a));
+    return add_node(RF_OP_GATHER, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {ids->ne(0), ids->ne(1)}), {a, ids}, label);
+}
+
 Tensor *Graph::moe_weights(Tensor *logits, Tensor *ids, bool over_chosen, const char *label) {
     if (!(ids->type() == RF_TYPE_I32 && ids->ne(1) == logits->ne(1) && ids->ne(0) <= logits->ne(0)))
         fail(std::string(label) + ": ids " + shape_str(ids) + " do not match the logits " + shape_str(logits));

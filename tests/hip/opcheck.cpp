@@ -18,6 +18,7 @@
 #include "graph_binding.h"
 #include "observer_check.h"
 #include "moe_cases.h"
+#include "select_cases.h"
 #include "op_cases.h"
 #include "plugin_handle.h"
 
@@ -140,6 +141,8 @@ std::vector<std::vector<double>> run_graph(Plugin &p, const GraphCase &c) {
 void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng, int &passed, int &failed, int &skipped) {
     std::vector<GraphCase> graphs = fusion_cases(rng);
     for (GraphCase &c : moe_graph_cases(rng)) graphs.push_back(std::move(c));
+    std::mt19937 select_rng(o.seed + 2);
+    for (GraphCase &c : select_graph_cases(select_rng)) graphs.push_back(std::move(c));
     std::vector<GraphCase> runnable; // for the observer check: every case the GPU runs
     // --filter observer: only the observer check, over every graph case
     const bool observer_only = o.filter == "observer";
@@ -182,6 +185,8 @@ int check(Plugin &gpu, Plugin &ref, const Options &o) {
     int failed = 0, passed = 0, skipped = 0;
     std::vector<Case> cases = correctness_cases(rng);
     for (Case &c : moe_cases(rng)) cases.push_back(std::move(c));
+    std::mt19937 select_rng(o.seed + 1); // apart, so the cases above keep their data
+    for (Case &c : select_cases(select_rng)) cases.push_back(std::move(c));
     for (Case &c : cases) {
         if (!wanted(c.name, o.filter)) continue;
         Bound probe_g = bind(gpu, c, false, 1);
@@ -249,6 +254,7 @@ int perf(Plugin &gpu, const Options &o) {
     const auto &vt = gpu.vt();
     std::vector<Case> cases = perf_cases(rng, o.filter);
     for (Case &c : moe_perf_cases(rng, o.filter)) cases.push_back(std::move(c));
+    for (Case &c : select_perf_cases(rng, o.filter)) cases.push_back(std::move(c));
     for (Case &c : cases) {
         try {
             Bound b = bind(gpu, c, false, 8);
@@ -330,6 +336,8 @@ int main(int argc, char **argv) {
         for (const auto &c : fusion_cases(rng)) std::printf("%s\n", c.name.c_str());
         for (const auto &c : moe_cases(rng)) std::printf("%s\n", c.name.c_str());
         for (const auto &c : moe_graph_cases(rng)) std::printf("%s\n", c.name.c_str());
+        for (const auto &c : select_cases(rng)) std::printf("%s\n", c.name.c_str());
+        for (const auto &c : select_graph_cases(rng)) std::printf("%s\n", c.name.c_str());
         return 0;
     }
     Plugin gpu(o.gpu, o.gpu_config);

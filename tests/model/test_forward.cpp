@@ -471,6 +471,54 @@ TEST_CASE("submit() then collect() gives decode()'s logits; misuse is refused", 
     CHECK(split.seq_length(0) == plain.seq_length(0));
 }
 
+TEST_CASE("output top-k: each output row's k best logits, in batches split at n_batch and through submit()", "[model]") {
+    Setup s = load(TinySpec{}, "topk.gguf");
+    const int64_t V = 97, k = 9;
+    ContextParams p = ctx_params(128, 2);
+    p.n_batch = 5; // 18 tokens -> 4 graphs
+    InferenceContext plain(*s.model, *s.rt, p), cand(*s.model, *s.rt, p);
+    CHECK_THROWS_WITH(cand.set_output_top_k(V + 1), Catch::Contains("outside 0..97"));
+    CHECK_THROWS(cand.set_output_top_k(-1));
+    cand.set_output_top_k(k);
+    CHECK_FALSE(cand.candidates_pay_off()); // the CPU backend: whole rows are as cheap
+    Batch b;
+    for (size_t i = 0; i < kPrompt.size(); ++i) b.add(kPrompt[i], 0, i == 3 || i == 9 || i + 1 == kPrompt.size());
+    b.add(7, 1, true);
+    const std::vector<float> want = plain.decode(b);
+    const auto check_rows = [&](const std::vector<float> &logits, size_t rows) {
+        const Candidates &c = cand.candidates();
+        REQUIRE(c.k == k);
+        REQUIRE(c.ids.size() == rows * (size_t)k);
+        for (size_t r = 0; r < rows; ++r) {
+            const float *l = logits.data() + r * (size_t)V;
+            std::vector<int32_t> order((size_t)V);
+            for (int32_t i = 0; i < (int32_t)V; ++i) order[(size_t)i] = i;
+            std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return l[x] > l[y]; });
+            for (int64_t j = 0; j < k; ++j) {
+                INFO("row " << r << " candidate " << j);
+                CHECK(c.ids[r * (size_t)k + (size_t)j] == order[(size_t)j]);
+                CHECK(c.logits[r * (size_t)k + (size_t)j] == l[order[(size_t)j]]);
+            }
+        }
+    };
+    CHECK(cand.decode(b).empty());
+    check_rows(want, 4);
+    Batch step;
+    step.add(40, 0, true);
+    step.add(41, 1, true);
+    const std::vector<float> want_step = plain.decode(step);
+    cand.submit(step);
+    CHECK(cand.collect().empty());
+    check_rows(want_step, 2);
+    {
+        const ScopedOutputTopK whole(cand, 0); // back to whole rows for a scope
+        Batch again;
+        again.add(42, 0, true);
+        CHECK(cand.decode(again) == plain.decode(again));
+    }
+    CHECK(cand.output_top_k() == k);
+}
+
 TEST_CASE("q8_0 cache stays close to f16", "[model]") {
     TinySpec spec;
     spec.n_head = 2; // head size 32: one q8_0 block per head

@@ -204,3 +204,55 @@ TEST_CASE("top-k of the whole vocabulary equals a partial sort of it, ties and a
         }
     }
 }
+
+TEST_CASE("candidates: sample_candidates on a row's k best draws what sample() draws on the row", "[sampler]") {
+    // The k best as TOPK returns them: logit descending, equal logits by ascending id.
+    auto best = [](const std::vector<float> &l, int64_t k, std::vector<int32_t> &ids, std::vector<float> &vals) {
+        std::vector<int32_t> order(l.size());
+        for (size_t i = 0; i < l.size(); ++i) order[i] = (int32_t)i;
+        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return l[(size_t)a] > l[(size_t)b]; });
+        ids.assign(order.begin(), order.begin() + k);
+        vals.clear();
+        for (int32_t id : ids) vals.push_back(l[(size_t)id]);
+    };
+    std::mt19937 g(11);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::uniform_int_distribution<int> level(0, 5);
+    const int64_t n = 5000;
+    struct Chain { float temp; int32_t top_k; float top_p, min_p; };
+    const Chain chains[] = {{0.0f, 40, 0.95f, 0.05f}, {0.8f, 40, 0.95f, 0.05f}, {1.0f, 1, 1.0f, 0.0f},
+                            {1.5f, 64, 1.0f, 0.0f},  {0.7f, 20, 0.5f, 0.2f},   {0.0f, 0, 1.0f, 0.0f}};
+    for (const Chain &ch : chains)
+        for (int shape = 0; shape < 2; ++shape) {
+            SamplerParams p;
+            p.temperature = ch.temp, p.top_k = ch.top_k, p.top_p = ch.top_p, p.min_p = ch.min_p, p.seed = 5;
+            const int64_t need = candidates_needed(p, n);
+            REQUIRE(need == (ch.temp <= 0.0f ? 1 : ch.top_k));
+            const int64_t k = need + 3; // the context may return more than this sampler needs
+            Sampler whole(p), cands(p);
+            std::vector<int32_t> ids;
+            std::vector<float> vals;
+            for (int step = 0; step < 200; ++step) {
+                std::vector<float> l((size_t)n);
+                for (float &f : l) f = shape == 0 ? normal(g) : (float)level(g); // shape 1: ties
+                best(l, k, ids, vals);
+                INFO("temp " << ch.temp << " top_k " << ch.top_k << " shape " << shape << " step " << step);
+                REQUIRE(cands.sample_candidates(ids.data(), vals.data(), k) == whole.sample(l.data(), n));
+            }
+        }
+}
+
+TEST_CASE("candidates: chains that need the whole row ask for it", "[sampler]") {
+    SamplerParams p;
+    CHECK(candidates_needed(p, 32000) == 40); // the default chain
+    p.repeat_penalty = 1.1f;
+    CHECK(candidates_needed(p, 32000) == 0); // a penalty can move tokens outside the k in
+    p.repeat_last_n = 0;
+    CHECK(candidates_needed(p, 32000) == 40); // ... unless it has no history to act on
+    p = whole_vocabulary(0.8f);
+    CHECK(candidates_needed(p, 32000) == 0);
+    p.top_k = 32000;
+    CHECK(candidates_needed(p, 32000) == 0); // top-k of the whole vocabulary: no truncation
+    p.temperature = 0.0f;
+    CHECK(candidates_needed(p, 32000) == 1);
+}

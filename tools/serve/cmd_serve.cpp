@@ -126,8 +126,8 @@ int cmd_serve(int argc, char **argv) {
                  (long long)rc.n_ctx_request);
 
     Metrics metrics;
-    const char *pipe = std::getenv("ROCMFORGE_SERVE_PIPELINE");
-    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, !(pipe && *pipe == '0')});
+    const char *pipe = std::getenv("ROCMFORGE_SERVE_PIPELINE"), *cand = std::getenv("ROCMFORGE_SERVE_CANDIDATES");
+    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, !(pipe && *pipe == '0'), !(cand && *cand == '0')});
     ApiRouter router(rc, *lm.tokenizer, scheduler, metrics);
     HttpServer server(o.host, o.port, HttpLimits{}, [&](const HttpRequest &req, Exchange &ex) { router(req, ex); });
     std::fprintf(stderr, "listening on http://%s:%u (%d parallel, queue %zu%s)\n", o.host.c_str(), server.port(), o.parallel,

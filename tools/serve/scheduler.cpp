@@ -170,15 +170,19 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     // prompt logprobs it completes (they read this batch's rows before the next is built).
     const int64_t n_vocab = ctx_.model().hparams().n_vocab;
     std::vector<int32_t> drawn(running.size(), -1);
-    std::vector<const float *> row_logits(running.size(), nullptr);
+    std::vector<int> rows(running.size(), -1);                    // output row of each draw
+    std::vector<const float *> row_logits(running.size(), nullptr); // for logprobs (whole rows only)
     if (logits) {
+        const bool whole_rows = !logits->empty();
         for (size_t k = 0; k < running.size(); ++k) {
             const Active &a = running[k];
-            if (!a.done && a.row >= 0) row_logits[k] = logits->data() + (size_t)flight_.out_row[(size_t)a.row] * (size_t)n_vocab;
+            if (a.done || a.row < 0) continue;
+            rows[k] = flight_.out_row[(size_t)a.row];
+            if (whole_rows) row_logits[k] = logits->data() + (size_t)rows[k] * (size_t)n_vocab;
         }
-        const size_t draws = running.size() - (size_t)std::count(row_logits.begin(), row_logits.end(), nullptr);
-        rf::parallel_for(running.size(), rf::draw_threads(draws), [&](size_t k) {
-            if (row_logits[k]) drawn[k] = running[k].sampler->sample(row_logits[k], n_vocab);
+        const size_t draws = running.size() - (size_t)std::count(rows.begin(), rows.end(), -1);
+        rf::parallel_for(running.size(), whole_rows ? rf::draw_threads(draws) : 1, [&](size_t k) {
+            if (rows[k] >= 0) drawn[k] = running[k].sampler->sample_row(*logits, ctx_.candidates(), (size_t)rows[k], n_vocab);
         });
         for (Active &a : running)
             if (!a.done) prompt_logprobs(a, logits->data(), flight_.out_row);
@@ -273,6 +277,7 @@ void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> 
         budget -= (int64_t)n;
     }
     if (batch.size() == 0) return;
+    choose_output(running);
     // Profiler phases (serve --profile): what decode-only steps, steps with prompt chunks and the
     // host's work between them (draws, the next batch) each cost.
     ctx_.runtime().phase((int64_t)batch.size() > decode_rows ? "mixed step" : "decode step");
@@ -289,6 +294,26 @@ void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> 
     } catch (const std::exception &e) {
         fail_running(running, e);
     }
+}
+
+// Candidates instead of whole logits rows for the next batch when every live sequence's sampler
+// needs no more (greedy, or top-k) and none wants logprobs, which need the whole row; k is the
+// largest any of them needs. (A change of k builds the decode graph again: once per change of
+// the running mix, not per step.)
+void Scheduler::choose_output(const std::vector<Active> &running) {
+    if (!options_.candidates || !ctx_.candidates_pay_off()) return;
+    const int64_t n_vocab = ctx_.model().hparams().n_vocab;
+    int64_t k = 0;
+    for (const Active &a : running) {
+        if (a.done) continue;
+        const int64_t need = candidates_needed(a.request.sampling, n_vocab);
+        if (need == 0 || a.request.top_logprobs >= 0 || a.request.prompt_logprobs) {
+            k = 0;
+            break;
+        }
+        k = std::max(k, need);
+    }
+    if (k != ctx_.output_top_k()) ctx_.set_output_top_k(k);
 }
 
 // Admission keeps the pool from filling, so a failed submit() or collect() is a backend failure:

@@ -75,6 +75,9 @@ struct SchedulerOptions {
     // A step's tokens go out while the device runs the next step (false: before it is built and
     // submitted, as a step did before; ROCMFORGE_SERVE_PIPELINE=0, for A/B).
     bool pipeline = true;
+    // Greedy and top-k requests without logprobs: their candidates chosen on the GPU and only
+    // they read back (InferenceContext::set_output_top_k; ROCMFORGE_SERVE_CANDIDATES=0: whole rows).
+    bool candidates = true;
 };
 
 class Scheduler {
@@ -102,6 +105,7 @@ private:
     void retire(std::vector<Active> &running, std::vector<int> &free_seqs);
     void expire(std::vector<Active> &running);
     void launch(std::vector<Active> &running, const std::vector<int32_t> &drawn, const std::vector<char> &feeds);
+    void choose_output(const std::vector<Active> &running);
     bool goes_on(const Active &a, int32_t token) const;
     void fail_running(std::vector<Active> &running, const std::exception &e);
     bool fits_in_pool(const std::vector<Active> &running, const GenerationRequest &r) const;

@@ -27,9 +27,11 @@ extern "C" {
  * lists).
  * 2.3: host_pin / host_unpin.
  * 2.4: a kernel-pack launch may also write the q8_1 activation columns of one of its outputs
- * into scratch the backend lends (pack_abi.h: rf_fusion_launch.q8_of, rf_pack_device.launch_size). */
+ * into scratch the backend lends (pack_abi.h: rf_fusion_launch.q8_of, rf_pack_device.launch_size).
+ * 2.5: op GATHER (a sampler's candidate logits after TOPK); a 2.4 backend declines it in
+ * supports_op like any op it does not know. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 4
+#define RF_ABI_MINOR 5
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -144,11 +146,16 @@ typedef struct rf_tensor {
  * GEGLU      dst = gelu(src0) * src1, f32, same shapes; gelu is the tanh approximation
  *            0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Gemma's FFN gate).
  * SOFTCAP    dst = fparams[0] * tanh(src0 / fparams[0]), f32 (Gemma 2's final logits).
+ * GATHER     dst[k, M] f32 = src0[src1[j, m], m]: entries of each row of src0[E, M] f32 picked by
+ *            src1[k, M] i32 (e.g. TOPK's indices: the sampler's candidate logits); an index
+ *            outside 0..E-1 gives 0.
  *
  * Mixture of experts (docs/MODELS.md): router logits -> TOPK -> MOE_WEIGHTS; the expert FFN as
  * MATMUL_ID (gate, up) -> SWIGLU -> MATMUL_ID (down) -> MOE_SUM.
  * TOPK       dst[k, M] i32 = the indices of the k largest values of each row of src0[E, M] f32,
- *            largest first; equal values: the lower index first. k = dst->ne[0], 1 <= k <= E.
+ *            largest first; equal values (-0 equals +0): the lower index first. k = dst->ne[0],
+ *            1 <= k <= E. (Also a sampler's candidates over a vocabulary, with GATHER. Rows
+ *            holding NaN: the order is the backend's.)
  * MOE_WEIGHTS dst[k, M] f32 = the gating weights of the experts src1[k, M] (i32, 0 <= id < E,
  *            as TOPK writes them) from the router logits src0[E, M] f32:
  *            iparams[0] = 1: softmax over the k chosen logits, w_j = exp(l[id_j]) / sum_i exp(l[id_i])
@@ -185,6 +192,7 @@ enum rf_op {
     RF_OP_MOE_WEIGHTS,
     RF_OP_MATMUL_ID,
     RF_OP_MOE_SUM,
+    RF_OP_GATHER,
     RF_OP_COUNT
 };
 
@@ -195,7 +203,7 @@ static inline const char *rf_op_name(int op) {
     static const char *const names[RF_OP_COUNT] = {
         "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
         "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap",
-        "topk", "moe_weights", "matmul_id", "moe_sum"};
+        "topk", "moe_weights", "matmul_id", "moe_sum", "gather"};
     return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
 }
 

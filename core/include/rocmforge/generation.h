@@ -17,6 +17,10 @@ struct GenerationParams {
     SamplerParams sampling;  // sequence s samples with seed sampling.seed + s
     int64_t n_predict = 128; // tokens per sequence; -1: until end of generation or a full cache
     bool ignore_eos = false;
+    // Where the logits are on a GPU and the sampler needs only the top-k (or the argmax), pick
+    // those candidates there and read back only them (InferenceContext::set_output_top_k): the
+    // same tokens, less to copy and scan per step. false: whole rows.
+    bool device_candidates = true;
 };
 
 struct GenerationCallbacks {

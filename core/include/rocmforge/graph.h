@@ -189,6 +189,8 @@ public:
     // weights (over_chosen: softmax over the k chosen; else the chosen of the softmax over all),
     // the chosen experts' matmuls of a 3-D weight [K, N, E], and their weighted sum.
     Tensor *topk(Tensor *logits, int64_t k, const char *label = "topk");
+    // The entries of each row of a [E, M] f32 tensor at the indices ids [k, M] (TOPK's): f32 [k, M].
+    Tensor *gather(Tensor *a, Tensor *ids, const char *label = "gather");
     Tensor *moe_weights(Tensor *logits, Tensor *ids, bool over_chosen, const char *label = "moe_weights");
     Tensor *matmul_id(Tensor *w, Tensor *x, Tensor *ids, const char *label = "matmul_id");
     Tensor *moe_sum(Tensor *y, Tensor *weights, const char *label = "moe_sum");

@@ -8,6 +8,7 @@
 #include "rocmforge/graph.h"
 #include "rocmforge/kv_cache.h"
 #include "rocmforge/model.h"
+#include "rocmforge/sampler.h"
 
 namespace rf {
 
@@ -55,6 +56,17 @@ public:
     void submit(const Batch &batch);
     const std::vector<float> &collect();
 
+    // k > 0: from the next batch on, decode() and collect() return no logits (an empty vector)
+    // and candidates() holds each output row's k best instead (Sampler::sample_candidates);
+    // 0 (the default): whole logits rows. Throws rf::Error for k < 0 or k > n_vocab.
+    void set_output_top_k(int64_t k);
+    int64_t output_top_k() const { return top_k_; }
+    // Valid after decode() / collect() with output_top_k() > 0, until the next call.
+    const Candidates &candidates() const { return candidates_; }
+    // Whether candidates save anything: the logits live in device memory (a GPU), so the
+    // selection runs there and a few bytes per row come back instead of the row.
+    bool candidates_pay_off() const;
+
     void clear_sequence(int seq) { cache_.pages().clear(seq); }
     int64_t seq_length(int seq) const { return cache_.pages().length(seq); }
     KvCache &cache() { return cache_; }
@@ -66,12 +78,13 @@ public:
 private:
     // Checks the batch and reserves its pages (all or nothing); returns its output rows.
     size_t reserve(const Batch &batch);
-    // logits_ sized for n_outputs rows, pinned for the model's backend.
-    void size_logits(size_t n_outputs);
-    // Runs tokens [first, first + count) as one graph and reads its logits into logits_out;
-    // logits_out null: does not wait and does not read (submit()).
-    void run_graph(const Batch &batch, size_t first, size_t count, float *logits_out);
-    void read_logits(float *out, size_t rows);
+    // logits_ (or candidates_) sized for n_outputs rows, logits_ pinned for the model's backend.
+    void size_outputs(size_t n_outputs);
+    // Runs tokens [first, first + count) as one graph; read: waits and reads its output rows
+    // into rows out_row.. of logits_ or candidates_; else returns while it runs (submit()).
+    void run_graph(const Batch &batch, size_t first, size_t count, bool read, size_t out_row);
+    // The last graph's output rows into rows out_row.. (waits for the graph).
+    void read_outputs(size_t out_row, size_t rows);
 
     Model &model_;
     Runtime &runtime_;
@@ -79,11 +92,31 @@ private:
     KvCache cache_;
     std::unique_ptr<Executor> executor_;
     std::vector<float> logits_;
+    int64_t top_k_ = 0;
+    Candidates candidates_;
     // The last graph with its input arrays and per-call scratch: a step whose inputs have the
     // same structure (decode steps between n_kv_max roundings) runs it again instead of
     // building a new one.
     struct Step;
     std::unique_ptr<Step> step_;
+};
+
+// A context's output top-k for one scope (a generation); the previous one is back at its end.
+class ScopedOutputTopK {
+public:
+    ScopedOutputTopK(InferenceContext &ctx, int64_t k) : ctx_(ctx), previous_(ctx.output_top_k()) { ctx.set_output_top_k(k); }
+    ~ScopedOutputTopK() {
+        try {
+            ctx_.set_output_top_k(previous_);
+        } catch (...) { // a batch left submitted by an exception: the next submit() reports it
+        }
+    }
+    ScopedOutputTopK(const ScopedOutputTopK &) = delete;
+    ScopedOutputTopK &operator=(const ScopedOutputTopK &) = delete;
+
+private:
+    InferenceContext &ctx_;
+    int64_t previous_;
 };
 
 } // namespace rf

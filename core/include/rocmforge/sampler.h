@@ -25,12 +25,34 @@ struct TokenProb {
     float p;
 };
 
+// A sampler's candidates for each output row: the k largest logits, largest first (equal logits:
+// the lower id first), chosen where the logits are computed (InferenceContext::set_output_top_k),
+// so only k ids and logits per row come back to the host. Row r is [r * k, (r + 1) * k).
+struct Candidates {
+    int64_t k = 0;
+    std::vector<int32_t> ids;
+    std::vector<float> logits;
+};
+
+// How many candidates per row a sampler with these parameters needs to pick exactly what it
+// picks from the whole row: 1 when greedy, top_k when it truncates to fewer than n_vocab; 0 when
+// it needs the whole row (no top-k, or a repetition penalty, which can lower a candidate below a
+// token outside them).
+int64_t candidates_needed(const SamplerParams &p, int64_t n_vocab);
+
 class Sampler {
 public:
     explicit Sampler(const SamplerParams &params);
 
     // Picks a token from one row of logits (n_vocab floats). Does not record it: call accept().
     int32_t sample(const float *logits, int64_t n_vocab);
+    // sample() from a row's k best: ids and logits, largest first, equal logits by ascending id
+    // (TOPK's order); the same token as sample() on the row when
+    // 0 < candidates_needed(params(), n_vocab) <= k.
+    int32_t sample_candidates(const int32_t *ids, const float *logits, int64_t k);
+    // Row `row` of a decode's output: from `c` when the logits are empty and c.k > 0 (a context
+    // with an output top-k), else from logits (n_vocab floats per row).
+    int32_t sample_row(const std::vector<float> &logits, const Candidates &c, size_t row, int64_t n_vocab);
     // Adds a token to the penalty history (prompt tokens and sampled tokens).
     void accept(int32_t token);
     void reset();
@@ -52,6 +74,11 @@ private:
     std::vector<double> blocks_; // and their sums per block (core/model/softmax_draw.h)
     std::vector<float> maxima_;  // top-k's group maxima (sampler.cpp top_k_of)
     int32_t sample_whole_vocabulary(const float *logits, int64_t n_vocab, float temperature);
+    // top-p, min-p and temperature on the top-k survivors (sorted), then their softmax.
+    void filter_top_k_survivors(std::vector<TokenProb> &c) const;
+    // The inverse-CDF draw over filtered candidates.
+    int32_t draw(const std::vector<TokenProb> &c);
+    std::vector<TokenProb> candidates_; // sample_candidates' list
     std::vector<int32_t> penalty_ids_;
 };
 
