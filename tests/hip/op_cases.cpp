@@ -435,6 +435,11 @@ std::vector<Case> perf_cases(std::mt19937 &rng, const std::string &filter) {
     // Batched decode: 2..16 columns against Llama-2-7B's attention and FFN shapes.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         for (int64_t M : {2, 4, 8, 16}) mm(t, 4096, 11008, M, 4);
+    // Two and three sequences on the attention shapes: Q, K, V apart (4096 x 4096) and as one
+    // 12288-row matrix, and the down projection.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K})
+        for (auto [K, N] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {11008, 4096}})
+            for (int64_t M : {2, 3}) mm(t, K, N, M, 8);
     // Batched decode of 8..64 sequences (matmul_mmq), all three Llama-2-7B matmul shapes; 8
     // weight copies for the 4096x4096 one (so they come from HBM, not L2).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
