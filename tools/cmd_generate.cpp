@@ -82,8 +82,10 @@ int cmd_generate(int argc, char **argv) {
     const std::unique_ptr<InferenceContext> ctx = lm.new_context(o.model.context_params(o.n_parallel));
     std::fprintf(stderr, "%s\n", ctx->cache().summary().c_str());
     const SamplerParams sp = o.sampling.resolved();
-    std::fprintf(stderr, "sampling: seed %u, temp %.2f, top-k %d, top-p %.2f, min-p %.2f, repeat-penalty %.2f (last %d)\n",
-                 sp.seed, sp.temperature, sp.top_k, sp.top_p, sp.min_p, sp.repeat_penalty, sp.repeat_last_n);
+    std::fprintf(stderr, "sampling: seed %u, temp %.2f, top-k %d, top-p %.2f, min-p %.2f, repeat-penalty %.2f, "
+                 "frequency-penalty %.2f, presence-penalty %.2f (last %d)\n",
+                 sp.seed, sp.temperature, sp.top_k, sp.top_p, sp.min_p, sp.repeat_penalty, sp.frequency_penalty,
+                 sp.presence_penalty, sp.repeat_last_n);
 
     const int n_seq = o.n_parallel;
     std::vector<std::string> prompts((size_t)n_seq);

@@ -150,6 +150,10 @@ bool SamplingArgs::parse(int argc, char **argv, int &i) {
     else if (a == "--min-p") params.min_p = number([](double v) { return v >= 0 && v <= 1; }, "in [0, 1] (0 = off)");
     else if (a == "--repeat-penalty")
         params.repeat_penalty = number([](double v) { return v > 0; }, "> 0 (1 = off)");
+    else if (a == "--frequency-penalty")
+        params.frequency_penalty = number([](double v) { return v >= -2 && v <= 2; }, "in [-2, 2] (0 = off)");
+    else if (a == "--presence-penalty")
+        params.presence_penalty = number([](double v) { return v >= -2 && v <= 2; }, "in [-2, 2] (0 = off)");
     else if (a == "--repeat-last-n") params.repeat_last_n = (int32_t)parse_int_arg(a, take_value(argc, argv, i), -1, INT32_MAX);
     else if (a == "-s" || a == "--seed") {
         params.seed = (uint32_t)parse_int_arg(a, take_value(argc, argv, i), 0, UINT32_MAX);
@@ -164,7 +168,9 @@ const char *SamplingArgs::help() {
            "  --top-p P          nucleus: smallest set with probability >= P (default 0.95; 1 = off)\n"
            "  --min-p P          drop tokens below P * p(most likely) (default 0.05; 0 = off)\n"
            "  --repeat-penalty X penalize recent tokens (default 1.0 = off)\n"
-           "  --repeat-last-n N  tokens the penalty looks back (default 64; -1 = all)\n"
+           "  --frequency-penalty X  subtract X per occurrence of a recent token (default 0 = off)\n"
+           "  --presence-penalty X   subtract X once from every recent token (default 0 = off)\n"
+           "  --repeat-last-n N  tokens the penalties look back (default 64; -1 = all)\n"
            "  -s, --seed N       sampling seed (default: random, printed)\n";
 }
 

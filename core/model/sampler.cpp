@@ -86,19 +86,29 @@ void Sampler::accept(int32_t token) {
     if (params_.repeat_last_n > 0 && history_.size() > (size_t)params_.repeat_last_n) history_.pop_front();
 }
 
-// llama.cpp's repetition penalty: each distinct token of the recent history once; positive
-// logits are divided, negative ones multiplied (both make the token less likely).
+bool Sampler::penalizes() const {
+    const bool any = params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f;
+    return any && params_.repeat_last_n != 0 && !history_.empty();
+}
+
+// llama.cpp's penalties: each distinct token of the recent history once, seen c times there;
+// the repetition penalty divides a positive logit and multiplies a negative one (both make the
+// token less likely), then c * frequency + presence is subtracted.
 const float *Sampler::penalized(const float *logits, int64_t n_vocab) {
-    if (params_.repeat_penalty == 1.0f || history_.empty()) return logits;
+    if (!penalizes()) return logits;
     penalty_ids_.assign(history_.begin(), history_.end());
     std::sort(penalty_ids_.begin(), penalty_ids_.end());
-    penalty_ids_.erase(std::unique(penalty_ids_.begin(), penalty_ids_.end()), penalty_ids_.end());
     scratch_.assign(logits, logits + n_vocab);
-    for (int32_t id : penalty_ids_) {
+    for (size_t i = 0; i < penalty_ids_.size();) {
+        const int32_t id = penalty_ids_[i];
+        size_t c = 1;
+        while (i + c < penalty_ids_.size() && penalty_ids_[i + c] == id) ++c;
+        i += c;
         if (id < 0 || id >= n_vocab) continue; // not a candidate
         float &l = scratch_[(size_t)id];
         if (l <= 0) l *= params_.repeat_penalty;
         else l /= params_.repeat_penalty;
+        l -= (float)c * params_.frequency_penalty + params_.presence_penalty;
     }
     return scratch_.data();
 }
@@ -266,7 +276,8 @@ int32_t Sampler::draw(const std::vector<TokenProb> &c) {
 }
 
 int64_t candidates_needed(const SamplerParams &p, int64_t n_vocab) {
-    if (p.repeat_penalty != 1.0f && p.repeat_last_n != 0) return 0;
+    const bool penalties = p.repeat_penalty != 1.0f || p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
+    if (penalties && p.repeat_last_n != 0) return 0;
     if (p.temperature <= 0.0f) return 1;
     return p.top_k > 0 && p.top_k < n_vocab ? p.top_k : 0;
 }

@@ -144,6 +144,40 @@ TEST_CASE("repetition penalty pushes recent tokens down as llama.cpp", "[sampler
     CHECK(s2.sample(neg.data(), 2) == 1);
 }
 
+TEST_CASE("frequency and presence penalties subtract per occurrence and once, after the repetition penalty", "[sampler]") {
+    // kLogits = {0.5, 2.0, -1.0, 3.5, 3.0, 0.0, 1.0, -2.0}
+    SamplerParams p = whole_vocabulary(1.0f);
+    p.repeat_penalty = 2.0f;
+    p.frequency_penalty = 0.25f;
+    p.presence_penalty = 0.5f;
+    p.repeat_last_n = 4;
+    Sampler s(p);
+    for (int32_t t : {3, 3, 2, 7, 3}) s.accept(t); // the last 4: 3, 2, 7, 3
+    const std::vector<TokenProb> c = s.filtered(kLogits.data(), (int64_t)kLogits.size());
+    auto logit_of = [&](int32_t id) {
+        for (const TokenProb &t : c)
+            if (t.id == id) return (double)t.logit;
+        FAIL("token " << id << " missing");
+        return 0.0;
+    };
+    CHECK(logit_of(3) == Approx(3.5 / 2 - 2 * 0.25 - 0.5)); // seen twice in the window
+    CHECK(logit_of(2) == Approx(-1.0 * 2 - 0.25 - 0.5));
+    CHECK(logit_of(7) == Approx(-2.0 * 2 - 0.25 - 0.5));
+    CHECK(logit_of(4) == Approx(3.0)); // not in the window
+    CHECK(logit_of(0) == Approx(0.5));
+    // Greedy with only the presence penalty: 3.5 - 1 < 3.0.
+    SamplerParams g;
+    g.temperature = 0.0f;
+    g.presence_penalty = 1.0f;
+    Sampler sg(g);
+    CHECK(sg.sample(kLogits.data(), (int64_t)kLogits.size()) == 3); // no history: no penalty
+    sg.accept(3);
+    CHECK(sg.sample(kLogits.data(), (int64_t)kLogits.size()) == 4);
+    CHECK(candidates_needed(g, 8) == 0);
+    g.repeat_last_n = 0;
+    CHECK(candidates_needed(g, 8) == 1);
+}
+
 TEST_CASE("whole-vocabulary draws (no top-k, top-p, min-p) follow softmax(logits / T)", "[sampler]") {
     SamplerParams p = whole_vocabulary(0.5f);
     p.seed = 11;

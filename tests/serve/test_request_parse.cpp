@@ -174,8 +174,39 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
     }, true);
 }
 
+TEST_CASE("penalties, and llama.cpp server's top_k / min_p / repeat_penalty / repeat_last_n", "[serve][parse]") {
+    const auto d = completion(R"({"prompt":"x"})");
+    CHECK(d.frequency_penalty == 0.0f);
+    CHECK(d.presence_penalty == 0.0f);
+    CHECK(d.top_k == 0);
+    CHECK(d.min_p == 0.0f);
+    CHECK(d.repeat_penalty == 1.0f);
+    CHECK(d.repeat_last_n == 64);
+    const auto r = completion(R"({"prompt":"x","frequency_penalty":0.5,"presence_penalty":-1.5,"top_k":40,"min_p":0.05,
+        "repeat_penalty":1.1,"repeat_last_n":-1})");
+    CHECK(r.frequency_penalty == 0.5f);
+    CHECK(r.presence_penalty == -1.5f);
+    CHECK(r.top_k == 40);
+    CHECK(r.min_p == Approx(0.05f));
+    CHECK(r.repeat_penalty == Approx(1.1f));
+    CHECK(r.repeat_last_n == -1);
+    const auto n = completion(R"({"prompt":"x","frequency_penalty":null,"presence_penalty":null,"top_k":null,"min_p":null,
+        "repeat_penalty":null,"repeat_last_n":null})");
+    CHECK((n.frequency_penalty == 0.0f && n.top_k == 0 && n.repeat_penalty == 1.0f && n.repeat_last_n == 64));
+    CHECK(chat(R"({"messages":[{"role":"user","content":"hi"}],"presence_penalty":2,"top_k":1})").top_k == 1);
+    check_refusals({
+        {R"({"prompt":"x","frequency_penalty":2.5})", "frequency_penalty", "between"},
+        {R"({"prompt":"x","presence_penalty":-3})", "presence_penalty", "between"},
+        {R"({"prompt":"x","top_k":-1})", "top_k", "between 0"},
+        {R"({"prompt":"x","top_k":1.5})", "top_k", "an integer"},
+        {R"({"prompt":"x","min_p":1.5})", "min_p", "between"},
+        {R"({"prompt":"x","repeat_penalty":0})", "repeat_penalty", "greater than 0"},
+        {R"({"prompt":"x","repeat_last_n":-2})", "repeat_last_n", "between -1"},
+    });
+}
+
 TEST_CASE("unknown and unsupported fields are refused, never ignored", "[serve][parse]") {
-    for (const char *field : {"logit_bias", "suffix", "best_of", "presence_penalty", "tools", "top_logprobs", "Prompt"}) {
+    for (const char *field : {"logit_bias", "suffix", "best_of", "mirostat", "tools", "top_logprobs", "Prompt"}) {
         INFO(field);
         const ApiError e = refused(std::string(R"({"prompt":"x",")") + field + R"(":1})");
         CHECK(e.param == field);

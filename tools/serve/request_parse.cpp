@@ -190,6 +190,17 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
         else if (key == "top_p") {
             r.top_p = v.IsNull() ? 1.0f : (float)number(v, key, 0, 1);
             if (r.top_p <= 0) throw bad_request("'top_p' must be greater than 0", key);
+        } else if (key == "frequency_penalty" || key == "presence_penalty") {
+            (key[0] == 'f' ? r.frequency_penalty : r.presence_penalty) = v.IsNull() ? 0.0f : (float)number(v, key, -2, 2);
+        } else if (key == "top_k") { // llama.cpp server's sampling extensions
+            if (!v.IsNull()) r.top_k = (int32_t)bounded_integer(v, key, 0, INT32_MAX);
+        } else if (key == "min_p") {
+            r.min_p = v.IsNull() ? 0.0f : (float)number(v, key, 0, 1);
+        } else if (key == "repeat_penalty") {
+            r.repeat_penalty = v.IsNull() ? 1.0f : (float)number(v, key, 0, 10);
+            if (r.repeat_penalty <= 0) throw bad_request("'repeat_penalty' must be greater than 0", key);
+        } else if (key == "repeat_last_n") {
+            if (!v.IsNull()) r.repeat_last_n = (int32_t)bounded_integer(v, key, -1, INT32_MAX);
         } else if (key == "seed") {
             if (!v.IsNull()) r.seed = (uint32_t)integer(v, key);
         } else if (key == "stop") r.stop = stops(v);

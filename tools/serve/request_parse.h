@@ -31,6 +31,12 @@ struct CompletionRequest {
     std::optional<int64_t> max_tokens;
     float temperature = 1.0f; // OpenAI's defaults
     float top_p = 1.0f;
+    float frequency_penalty = 0.0f, presence_penalty = 0.0f; // OpenAI's, over the last 64 tokens
+    // llama.cpp server's extensions (off unless given): top_k (0: off), min_p (0: off),
+    // repeat_penalty (1: off), repeat_last_n (the tokens the penalties look back; -1: all).
+    int32_t top_k = 0;
+    float min_p = 0.0f, repeat_penalty = 1.0f;
+    int32_t repeat_last_n = 64;
     std::optional<uint32_t> seed;
     std::vector<std::string> stop;
     int64_t n = 1; // choices per prompt

@@ -93,9 +93,12 @@ PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLi
             g.max_tokens = r.max_tokens ? *r.max_tokens : std::min(limits.default_max_tokens, limit - n_prompt);
             g.sampling.temperature = r.temperature;
             g.sampling.top_p = r.top_p;
-            g.sampling.top_k = 0; // OpenAI's sampling has neither top-k nor min-p
-            g.sampling.min_p = 0;
-            g.sampling.repeat_penalty = 1;
+            g.sampling.top_k = r.top_k; // 0 unless given: OpenAI's sampling has neither top-k nor min-p
+            g.sampling.min_p = r.min_p;
+            g.sampling.repeat_penalty = r.repeat_penalty;
+            g.sampling.frequency_penalty = r.frequency_penalty;
+            g.sampling.presence_penalty = r.presence_penalty;
+            g.sampling.repeat_last_n = r.repeat_last_n;
             g.sampling.seed = seed + (uint32_t)choice; // wraps: still one seed per choice
             g.stop = r.stop;
             g.top_logprobs = r.logprobs ? *r.logprobs : -1;

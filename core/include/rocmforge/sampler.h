@@ -1,6 +1,6 @@
 // Token sampling in llama.cpp's default chain order:
-// repetition penalty -> top-k -> top-p -> min-p -> temperature -> random draw.
-// temperature <= 0 is greedy (argmax after the penalty).
+// penalties -> top-k -> top-p -> min-p -> temperature -> random draw.
+// temperature <= 0 is greedy (argmax after the penalties).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -15,7 +15,11 @@ struct SamplerParams {
     float top_p = 0.95f;         // >= 1: off
     float min_p = 0.05f;         // <= 0: off
     float repeat_penalty = 1.0f; // 1: off
-    int32_t repeat_last_n = 64;  // 0: off, -1: whole history kept by the sampler
+    // OpenAI's penalties over the same recent tokens, as llama.cpp applies them: a token seen c
+    // times there loses c * frequency_penalty + presence_penalty (0: off).
+    float frequency_penalty = 0.0f;
+    float presence_penalty = 0.0f;
+    int32_t repeat_last_n = 64;  // the tokens the penalties look back: 0 = off, -1 = whole history
     uint32_t seed = 0;
 };
 
@@ -36,8 +40,8 @@ struct Candidates {
 
 // How many candidates per row a sampler with these parameters needs to pick exactly what it
 // picks from the whole row: 1 when greedy, top_k when it truncates to fewer than n_vocab; 0 when
-// it needs the whole row (no top-k, or a repetition penalty, which can lower a candidate below a
-// token outside them).
+// it needs the whole row (no top-k, or a penalty, which can lower a candidate below a token
+// outside them).
 int64_t candidates_needed(const SamplerParams &p, int64_t n_vocab);
 
 class Sampler {
@@ -63,8 +67,10 @@ public:
     std::vector<TokenProb> filtered(const float *logits, int64_t n_vocab);
 
 private:
-    // The logits after the repetition penalty: `logits` itself when no penalty applies, else a
-    // penalized copy in scratch_.
+    // Whether a penalty applies (one is set and there is a history to look back on).
+    bool penalizes() const;
+    // The logits after the penalties: `logits` itself when none applies, else a penalized copy in
+    // scratch_.
     const float *penalized(const float *logits, int64_t n_vocab);
     SamplerParams params_;
     std::mt19937 rng_;
