@@ -230,6 +230,8 @@ bool packed_kv_on() {
     return v;
 }
 
+constexpr uint64_t kAttCounterBytes = 64 << 10; // 16384 (token, KV head) counters
+
 int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_block = 0, uint64_t *q8_offset = nullptr) {
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
     const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
@@ -260,7 +262,13 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
     }
     const int64_t nch = (n_kv + C - 1) / C;
     if (nch > 65535) return -1;
-    const uint64_t counters = (uint64_t)(T * Hkv * 4 + 255) / 256 * 256;
+    // The arrival counters of the chunk merge keep one fixed place at the front of att_scratch,
+    // which nothing else writes: zeroed when it is allocated, each merging block resets its own,
+    // so they are zero between launches whatever the earlier launches' token counts. (Sized by
+    // each launch, the counters of a wider launch lay on the partials or q8_1 columns a narrower
+    // one had left there: a server's batch growing from 1 to 3 sequences merged garbage.)
+    if (T * Hkv * 4 > (int64_t)kAttCounterBytes) return -1;
+    const uint64_t counters = kAttCounterBytes;
     uint64_t bytes = counters + (nch > 1 ? (uint64_t)(T * Hq * nch * (D + 2) * 4) : 0);
     // Optional q8_1 copy of the output (one token): each block quantizes its G*D outputs.
     const int64_t K = D * Hq;

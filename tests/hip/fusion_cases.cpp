@@ -166,22 +166,49 @@ GraphCase kv_append(std::mt19937 &rng, int pool, int64_t R, int64_t T) {
     return b.c;
 }
 
-// ATTENTION of one token, then a matmul of its output (the output projection): the attention
-// kernel also writes the matmul's q8_1 copy when each block's G * D outputs are whole blocks.
-GraphCase attention_matmul(std::mt19937 &rng, int type, int D, int Hq, int Hkv, int ctx, int64_t N) {
-    Case a = attention(rng, RF_TYPE_F16, D, Hq, Hkv, {ctx}, 1, 1e-5);
+// ATTENTION of one token of each sequence (contexts ctx), then a matmul of its output (the
+// output projection): with one token the attention kernel also writes the matmul's q8_1 copy
+// when each block's G * D outputs are whole blocks; with several (the column or tensor-core
+// kernels) the matmul quantizes them.
+GraphCase attention_matmul(std::mt19937 &rng, int type, int D, int Hq, int Hkv, const std::vector<int> &ctx, int64_t N) {
+    Case a = attention(rng, RF_TYPE_F16, D, Hq, Hkv, ctx, 1, 1e-5);
+    const int64_t T = (int64_t)ctx.size();
     Builder b;
+    std::string ctxs;
+    for (int c : ctx) ctxs += (ctxs.empty() ? "" : ",") + std::to_string(c);
     b.c.name = std::string("fused attention+matmul ") + type_label(type) + " D=" + std::to_string(D) + " Hq=" + std::to_string(Hq) +
-               " Hkv=" + std::to_string(Hkv) + " ctx=" + std::to_string(ctx) + " N=" + std::to_string(N);
+               " Hkv=" + std::to_string(Hkv) + " ctx=" + ctxs + " N=" + std::to_string(N);
     b.c.max_nmse = 5e-4;
-    const int out = b.output(RF_TYPE_F32, (int64_t)D * Hq, 1);
+    const int out = b.output(RF_TYPE_F32, (int64_t)D * Hq, T);
     int src[5];
     for (int i = 0; i < 5; ++i) src[i] = b.input(a.tensors[1 + i]);
     GraphNode &at = b.node(RF_OP_ATTENTION, out, {src[0], src[1], src[2], src[3], src[4]});
     std::memcpy(at.fparams, a.fparams, sizeof at.fparams);
     std::memcpy(at.iparams, a.iparams, sizeof at.iparams);
-    const int W = b.input(rnd(rng, type, (int64_t)D * Hq, N)), y = b.output(RF_TYPE_F32, N, 1);
+    const int W = b.input(rnd(rng, type, (int64_t)D * Hq, N)), y = b.output(RF_TYPE_F32, N, T);
     b.node(RF_OP_MATMUL, y, {W, out});
+    return b.c;
+}
+
+// Two decode attentions in one graph, one token and then one token of each of 16 sequences, both
+// over contexts long enough to merge chunks: the second's merge counters must not lie on the
+// first's partials (they did when the counters were sized by each launch's token count).
+GraphCase attention_widening(std::mt19937 &rng) {
+    Case one = attention(rng, RF_TYPE_F16, 128, 8, 8, {300}, 1, 1e-5);
+    std::vector<int> ctx;
+    for (int s = 0; s < 16; ++s) ctx.push_back(130 + 11 * s);
+    Case many = attention(rng, RF_TYPE_F16, 128, 8, 8, ctx, 1, 1e-5);
+    Builder b;
+    b.c.name = "attention: 16 tokens after 1 (chunk merge counters)";
+    b.c.max_nmse = 1e-5;
+    for (const Case *c : {&one, &many}) {
+        const int out = b.output(RF_TYPE_F32, c->tensors[0].ne[0], c->tensors[0].ne[1]);
+        int src[5];
+        for (int i = 0; i < 5; ++i) src[i] = b.input(c->tensors[1 + i]);
+        GraphNode &at = b.node(RF_OP_ATTENTION, out, {src[0], src[1], src[2], src[3], src[4]});
+        std::memcpy(at.fparams, c->fparams, sizeof at.fparams);
+        std::memcpy(at.iparams, c->iparams, sizeof at.iparams);
+    }
     return b.c;
 }
 
@@ -276,10 +303,18 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     // GQA groups whose G * D covers whole q8_1 blocks (32 for Q4_0/Q8_0, 256 for the K-quants).
     v.push_back(mul_add(rng, 64, 3, 1, 64));
     v.push_back(mul_add(rng, 4096, 1, 1, 1));
-    v.push_back(attention_matmul(rng, RF_TYPE_Q4_0, 64, 8, 2, 100, 67));
-    v.push_back(attention_matmul(rng, RF_TYPE_Q8_0, 128, 8, 8, 37, 40));
-    v.push_back(attention_matmul(rng, RF_TYPE_Q4_K, 128, 8, 4, 300, 67));
-    v.push_back(attention_matmul(rng, RF_TYPE_Q6_K, 64, 16, 4, 17, 33));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q4_0, 64, 8, 2, {100}, 67));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q8_0, 128, 8, 8, {37}, 40));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q4_K, 128, 8, 4, {300}, 67));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q6_K, 64, 16, 4, {17}, 33));
+    v.push_back(attention_widening(rng));
+    // Several sequences, one token each: the column kernels (2, 3), the tensor-core ones (5, 16).
+    // (The attention writing their q8_1 columns too measured no faster: S_TG 2 / 16 sequences
+    // 630-632 / 3,400-3,411 against 632-633 / 3,407-3,415 on the H100.)
+    v.push_back(attention_matmul(rng, RF_TYPE_Q4_K, 128, 8, 4, {300, 17}, 67));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q4_0, 64, 8, 2, {100, 1, 64}, 67));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q6_K, 128, 16, 4, {33, 70, 5, 129, 2}, 130));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q8_0, 128, 8, 8, {40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 300}, 64));
     return v;
 }
 
