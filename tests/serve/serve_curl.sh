@@ -159,6 +159,17 @@ head -c 2000000 /dev/zero | tr '\0' 'a' >"$tmp/big"
 check "2 MB body -> 413" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/v1/completions" --data-binary @"$tmp/big")" = 413
 check "32 KB header -> 431" test "$("${C[@]}" -o /dev/null -w '%{http_code}' "$URL/health" -H "X-Big: $(head -c 32000 "$tmp/big")")" = 431
 
+# llama.cpp's top_k, seeded: the same tokens alone (the step may read only each row's top-k
+# candidates) and beside a request with logprobs (the steps then read whole rows).
+req='{"prompt":"And God said","max_tokens":16,"temperature":0.8,"top_k":20,"seed":3}'
+alone=$(body_of /v1/completions "$req" | jq -r '.choices[0].text')
+"${C[@]}" "$URL/v1/completions" -d '{"prompt":"Verse 9: the children","max_tokens":60,"temperature":0,"logprobs":2}' >/dev/null &
+lp_pid=$!
+sleep 0.05
+beside=$(body_of /v1/completions "$req" | jq -r '.choices[0].text')
+wait $lp_pid
+check "top_k request alone = beside a logprobs request" test "$alone" = "$beside"
+check "top_k request: 16 tokens" test "$(body_of /v1/completions "$req" | jq '.usage.completion_tokens')" = 16
 # Batching does not change tokens: the same seeded request alone and among 8 others.
 req='{"prompt":"And God said","max_tokens":24,"temperature":0.9,"seed":7}'
 alone=$(body_of /v1/completions "$req" | jq -r '.choices[0].text')

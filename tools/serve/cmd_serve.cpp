@@ -127,7 +127,12 @@ int cmd_serve(int argc, char **argv) {
 
     Metrics metrics;
     const char *pipe = std::getenv("ROCMFORGE_SERVE_PIPELINE"), *cand = std::getenv("ROCMFORGE_SERVE_CANDIDATES");
-    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, !(pipe && *pipe == '0'), !(cand && *cand == '0')});
+    using Candidates = SchedulerOptions::Candidates;
+    const Candidates candidates = !cand                        ? Candidates::automatic
+                                  : std::string(cand) == "0"     ? Candidates::off
+                                  : std::string(cand) == "force" ? Candidates::always
+                                                                 : Candidates::automatic;
+    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, !(pipe && *pipe == '0'), candidates});
     ApiRouter router(rc, *lm.tokenizer, scheduler, metrics);
     HttpServer server(o.host, o.port, HttpLimits{}, [&](const HttpRequest &req, Exchange &ex) { router(req, ex); });
     std::fprintf(stderr, "listening on http://%s:%u (%d parallel, queue %zu%s)\n", o.host.c_str(), server.port(), o.parallel,

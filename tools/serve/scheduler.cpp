@@ -301,7 +301,8 @@ void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> 
 // largest any of them needs. (A change of k builds the decode graph again: once per change of
 // the running mix, not per step.)
 void Scheduler::choose_output(const std::vector<Active> &running) {
-    if (!options_.candidates || !ctx_.candidates_pay_off()) return;
+    using C = SchedulerOptions::Candidates;
+    if (options_.candidates == C::off || (options_.candidates == C::automatic && !ctx_.candidates_pay_off())) return;
     const int64_t n_vocab = ctx_.model().hparams().n_vocab;
     int64_t k = 0;
     for (const Active &a : running) {

@@ -75,9 +75,10 @@ struct SchedulerOptions {
     // A step's tokens go out while the device runs the next step (false: before it is built and
     // submitted, as a step did before; ROCMFORGE_SERVE_PIPELINE=0, for A/B).
     bool pipeline = true;
-    // Greedy and top-k requests without logprobs: their candidates chosen on the GPU and only
-    // they read back (InferenceContext::set_output_top_k; ROCMFORGE_SERVE_CANDIDATES=0: whole rows).
-    bool candidates = true;
+    // Greedy and top-k requests without penalties or logprobs: their candidates chosen where the
+    // logits are and only they read back (InferenceContext::set_output_top_k). auto: where that
+    // pays (a GPU); ROCMFORGE_SERVE_CANDIDATES=0: never (whole rows), =force: on any backend (tests).
+    enum class Candidates { off, automatic, always } candidates = Candidates::automatic;
 };
 
 class Scheduler {
