@@ -226,7 +226,8 @@ int cmd_bench_inference(int argc, char **argv) {
     };
     SamplerParams sp;
     sp.seed = 42;
-    const ScopedOutputTopK top_k(ctx, candidates && ctx.candidates_pay_off() ? candidates_needed(sp, n_vocab) : 0);
+    const int64_t k = candidates_needed(sp, n_vocab);
+    const ScopedOutputTopK top_k(ctx, candidates && ctx.candidates_pay_off(k) ? k : 0);
 
     std::vector<bench::Result> results;
     std::vector<BatchedRow> batched_rows;

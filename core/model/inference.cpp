@@ -100,7 +100,7 @@ const std::vector<float> &InferenceContext::collect() {
     return logits_;
 }
 
-bool InferenceContext::candidates_pay_off() const { return !model_.backend().host_memory(); }
+bool InferenceContext::candidates_pay_off(int64_t k) const { return k > 0 && k <= kFastTopK && !model_.backend().host_memory(); }
 
 void InferenceContext::set_output_top_k(int64_t k) {
     if (k < 0 || k > model_.hparams().n_vocab)

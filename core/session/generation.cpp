@@ -57,8 +57,8 @@ GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std:
     }
     // Each row's candidates instead of the row where the sampler needs no more and the logits
     // are on a GPU (the same tokens; a few hundred bytes per row read back).
-    const bool candidates = params.device_candidates && ctx.candidates_pay_off();
-    const ScopedOutputTopK top_k(ctx, candidates ? candidates_needed(params.sampling, n_vocab) : 0);
+    const int64_t k = candidates_needed(params.sampling, n_vocab);
+    const ScopedOutputTopK top_k(ctx, params.device_candidates && ctx.candidates_pay_off(k) ? k : 0);
     const bool whole_rows = ctx.output_top_k() == 0;
     // Prompt processing: all prompts in one batch (split into graphs of n_batch tokens).
     phase("prefill");

@@ -480,7 +480,7 @@ TEST_CASE("output top-k: each output row's k best logits, in batches split at n_
     CHECK_THROWS_WITH(cand.set_output_top_k(V + 1), Catch::Contains("outside 0..97"));
     CHECK_THROWS(cand.set_output_top_k(-1));
     cand.set_output_top_k(k);
-    CHECK_FALSE(cand.candidates_pay_off()); // the CPU backend: whole rows are as cheap
+    CHECK_FALSE(cand.candidates_pay_off(k)); // the CPU backend: whole rows are as cheap
     Batch b;
     for (size_t i = 0; i < kPrompt.size(); ++i) b.add(kPrompt[i], 0, i == 3 || i == 9 || i + 1 == kPrompt.size());
     b.add(7, 1, true);

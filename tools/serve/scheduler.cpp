@@ -302,7 +302,7 @@ void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> 
 // the running mix, not per step.)
 void Scheduler::choose_output(const std::vector<Active> &running) {
     using C = SchedulerOptions::Candidates;
-    if (options_.candidates == C::off || (options_.candidates == C::automatic && !ctx_.candidates_pay_off())) return;
+    if (options_.candidates == C::off) return;
     const int64_t n_vocab = ctx_.model().hparams().n_vocab;
     int64_t k = 0;
     for (const Active &a : running) {
@@ -314,6 +314,7 @@ void Scheduler::choose_output(const std::vector<Active> &running) {
         }
         k = std::max(k, need);
     }
+    if (options_.candidates == C::automatic && !ctx_.candidates_pay_off(k)) k = 0;
     if (k != ctx_.output_top_k()) ctx_.set_output_top_k(k);
 }
 

@@ -63,9 +63,11 @@ public:
     int64_t output_top_k() const { return top_k_; }
     // Valid after decode() / collect() with output_top_k() > 0, until the next call.
     const Candidates &candidates() const { return candidates_; }
-    // Whether candidates save anything: the logits live in device memory (a GPU), so the
-    // selection runs there and a few bytes per row come back instead of the row.
-    bool candidates_pay_off() const;
+    // Whether k candidates per row save anything: the logits live in device memory (a GPU), so
+    // the selection runs there and a few bytes per row come back instead of the row, and k is at
+    // most kFastTopK (beyond it the GPU's selection takes a slow path: read the rows instead).
+    static constexpr int64_t kFastTopK = 256;
+    bool candidates_pay_off(int64_t k) const;
 
     void clear_sequence(int seq) { cache_.pages().clear(seq); }
     int64_t seq_length(int seq) const { return cache_.pages().length(seq); }
