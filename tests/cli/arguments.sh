@@ -18,6 +18,10 @@ expect 2 "option --min-p must be in \[0, 1\]" -- "${gen[@]}" --min-p -0.1
 expect 2 "option --top-k must be in 0\.\." -- "${gen[@]}" --top-k -1
 expect 2 "option --repeat-penalty must be > 0" -- "${gen[@]}" --repeat-penalty 0
 expect 2 "option --repeat-penalty must be > 0" -- "${gen[@]}" --repeat-penalty -2
+expect 2 "option --frequency-penalty must be in \[-2, 2\]" -- "${gen[@]}" --frequency-penalty 2.5
+expect 2 "option --presence-penalty must be in \[-2, 2\]" -- "${gen[@]}" --presence-penalty -3
+expect 2 "option --candidates needs on or off, got 'maybe'" -- "${gen[@]}" --candidates maybe
+expect 2 "option --candidates needs on or off" -- "$exe" bench-inference -m "$model" --candidates 1
 # --device takes a GPU index; it selects the hip backend's device and leaves the CPU backend as is.
 expect 2 "bad --device 'x'" -- "${gen[@]}" --device x
 expect 2 "bad --device '-1'" -- "${gen[@]}" --device -1
@@ -29,6 +33,7 @@ expect 2 "backend 'cpu:1': device 1 is out of range: plugin .* has 1 device \(0:
 expect 2 "is neither a backend name nor NAME:DEVICE" -- "${gen[@]}" --backend cpu:x
 # The edges of each range are accepted.
 expect 0 "^generation:" -- "${gen[@]}" --top-p 1 --temp 0 --min-p 0 --top-k 0 --repeat-penalty 1.1
+expect 0 "^generation:" -- "${gen[@]}" --frequency-penalty 2 --presence-penalty -2 --candidates off
 
 # tokenize without -m: the default model (the same ids as with -m).
 "$exe" tokenize -m "$model" -p "And God said" --ids >"$tmp/with_m.txt" 2>&1 || fail "tokenize -m exited $?"
