@@ -106,7 +106,6 @@ void InferenceContext::set_output_top_k(int64_t k) {
     if (k < 0 || k > model_.hparams().n_vocab)
         throw Error("output top-k " + std::to_string(k) + " outside 0.." + std::to_string(model_.hparams().n_vocab));
     if (step_->pending != Step::Pending::None) throw Error("output top-k: a submitted batch was not collected");
-    top_k_ = k;
     candidates_.k = k;
 }
 
@@ -115,9 +114,9 @@ void InferenceContext::set_output_top_k(int64_t k) {
 // page-locked memory is the whole machine's, and a buffer that large is a prompt's every logit,
 // read once.) With candidates, no logits come back.
 void InferenceContext::size_outputs(size_t n_outputs) {
-    if (top_k_ > 0) {
-        candidates_.ids.resize(n_outputs * (size_t)top_k_);
-        candidates_.logits.resize(n_outputs * (size_t)top_k_);
+    if (candidates_.k > 0) {
+        candidates_.ids.resize(n_outputs * (size_t)candidates_.k);
+        candidates_.logits.resize(n_outputs * (size_t)candidates_.k);
         n_outputs = 0;
     }
     const size_t n_logits = n_outputs * (size_t)model_.hparams().n_vocab;
@@ -207,7 +206,7 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
     in.slots.clear();
     in.token_info.clear();
     in.output_rows.clear();
-    in.top_k = top_k_;
+    in.top_k = candidates_.k;
 
     // Sequences in order of first appearance; positions continue each sequence's length.
     std::vector<int> &batch_seqs = st.batch_seqs;

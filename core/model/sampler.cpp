@@ -86,10 +86,13 @@ void Sampler::accept(int32_t token) {
     if (params_.repeat_last_n > 0 && history_.size() > (size_t)params_.repeat_last_n) history_.pop_front();
 }
 
-bool Sampler::penalizes() const {
-    const bool any = params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f;
-    return any && params_.repeat_last_n != 0 && !history_.empty();
+// Whether the parameters set a penalty that looks back at some tokens.
+static bool penalties_set(const SamplerParams &p) {
+    const bool any = p.repeat_penalty != 1.0f || p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
+    return any && p.repeat_last_n != 0;
 }
+
+bool Sampler::penalizes() const { return penalties_set(params_) && !history_.empty(); }
 
 // llama.cpp's penalties: each distinct token of the recent history once, seen c times there;
 // the repetition penalty divides a positive logit and multiplies a negative one (both make the
@@ -276,8 +279,7 @@ int32_t Sampler::draw(const std::vector<TokenProb> &c) {
 }
 
 int64_t candidates_needed(const SamplerParams &p, int64_t n_vocab) {
-    const bool penalties = p.repeat_penalty != 1.0f || p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
-    if (penalties && p.repeat_last_n != 0) return 0;
+    if (penalties_set(p)) return 0;
     if (p.temperature <= 0.0f) return 1;
     return p.top_k > 0 && p.top_k < n_vocab ? p.top_k : 0;
 }

@@ -60,7 +60,7 @@ public:
     // and candidates() holds each output row's k best instead (Sampler::sample_candidates);
     // 0 (the default): whole logits rows. Throws rf::Error for k < 0 or k > n_vocab.
     void set_output_top_k(int64_t k);
-    int64_t output_top_k() const { return top_k_; }
+    int64_t output_top_k() const { return candidates_.k; }
     // Valid after decode() / collect() with output_top_k() > 0, until the next call.
     const Candidates &candidates() const { return candidates_; }
     // Whether k candidates per row save anything: the logits live in device memory (a GPU), so
@@ -94,8 +94,7 @@ private:
     KvCache cache_;
     std::unique_ptr<Executor> executor_;
     std::vector<float> logits_;
-    int64_t top_k_ = 0;
-    Candidates candidates_;
+    Candidates candidates_; // its k: the output top-k (0: whole rows)
     // The last graph with its input arrays and per-call scratch: a step whose inputs have the
     // same structure (decode steps between n_kv_max roundings) runs it again instead of
     // building a new one.
