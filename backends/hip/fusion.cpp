@@ -85,57 +85,6 @@ int add_cols_fused(Backend &b, int type, int64_t M, unsigned blocks, rf_kargs a)
     return 1;
 }
 
-// MATMUL(gate) MATMUL(up) SWIGLU(gate, up) over one vector or over M columns.
-int fuse_gate_up(Backend &b, const rf_graph &g, int i, std::string &err) {
-    if (i + 2 >= g.n_nodes) return 0;
-    const rf_node *mg = g.nodes[i], *mu = g.nodes[i + 1], *sw = g.nodes[i + 2];
-    const int form = fusable_matmul(b, mg);
-    if (fusable_matmul(b, mu) != form || !same_vector(mg, mu) || sw->op != RF_OP_SWIGLU || !unsupported_reason(*sw).empty())
-        return 0;
-    // The column kernels read gate and up rows as one weight type.
-    if (form == 2 && (mg->src[0]->type != mu->src[0]->type || mg->src[1]->ne[1] != mu->src[1]->ne[1])) return 0;
-    const rf_tensor *x = mg->src[1], *gd = mg->dst, *ud = mu->dst, *sd = sw->dst;
-    if (sw->src[0]->data != gd->data || sw->src[1]->data != ud->data || !dense_f32(sw->src[0]) || !dense_f32(sw->src[1]) ||
-        !dense_f32(sd) || !same_shape(sw->src[0], gd) || !same_shape(sw->src[1], ud) || !same_shape(sd, gd) || !same_shape(gd, ud))
-        return 0;
-    // The kernel's warp writes gate, up, then the product of row n: the product may replace one
-    // of its inputs exactly, nothing may overlap partially or alias the vector.
-    if (overlap(gd, x) || overlap(ud, x) || overlap(sd, x) || overlap(gd, ud) || (overlap(sd, gd) && sd->data != gd->data) ||
-        (overlap(sd, ud) && sd->data != ud->data))
-        return 0;
-    // One q8_1 vector serves both: their CPU quantization blocks must agree.
-    const int block = act_block(mg->src[0]->type);
-    if (act_block(mu->src[0]->type) != block) return 0;
-    void *vec = nullptr;
-    if (int r = fused_vector(b, mg, vec, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
-    const int64_t N = gd->ne[0];
-    rf_kargs a{};
-    a.src[0] = ktensor(mg->src[0]);
-    a.src[1] = ktensor(mu->src[0]);
-    a.dst = ktensor(gd);
-    a.src[3] = ktensor(ud);
-    a.src[4] = ktensor(sd);
-    a.scratch = vec;
-    a.iparams[0] = 1;
-    a.iparams[7] = b.prefetch_weights ? 0 : 1;
-    // Columns on rf_mvqn_<type>_<NC>f; one vector too (rf_mvqn_<type>_1f: each warp's gate and up
-    // rows in one loop, their loads in flight together) where both weights have its one type,
-    // else (F16, mixed types, a pack without it: AMD's) on rf_mvq_multi.
-    const bool one_col = form == 1 && b.gate_up_one_column && mg->src[0]->type == mu->src[0]->type &&
-                         mg->src[0]->type != RF_TYPE_F16;
-    const unsigned blocks = (unsigned)((N + 3) / 4);
-    rf_kargs ac = a;
-    ac.aux[0] = q8_column_bytes(x->ne[0]);
-    if (!((form == 2 || one_col) && add_cols_fused(b, mg->src[0]->type, x->ne[1], blocks, ac))) {
-        if (form == 2) return 0;
-        a.aux[1] = blocks;
-        a.aux[3] = 2;
-        if (!add_launch(b, "rf_mvq_multi", blocks, 128, a)) return 0;
-    }
-    for (const rf_tensor *t : {gd, ud, sd}) forget_overwritten(b, t);
-    return 3;
-}
-
 // MATMUL ROPE(NORMAL) over its output (decode K and Q projections), of one token or of M tokens
 // (one column each: sequences decoding together).
 int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string &err) {
@@ -274,15 +223,15 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     return j - i;
 }
 
-// M = 1 matmul patterns (gate+up+swiglu, matmul+rope). Later matmuls are never moved ahead of
-// the nodes between them: the executor recycles arena bytes after a tensor's last reader, so a
-// later node's output may sit on an earlier node's input.
+// Decode matmul patterns (the projections, matmul + rope; gate + up + SwiGLU is the packs',
+// plugins/packs/gate_up.c). Later matmuls are never moved ahead of the nodes between them: the
+// executor recycles arena bytes after a tensor's last reader, so a later node's output may sit on
+// an earlier node's input.
 int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
     const rf_node *m0 = g.nodes[i];
     const int form = fusable_matmul(b, m0);
     if (!form) return fuse_mmq_run(b, g, i, err); // several columns on the tensor cores
     if (overlap(m0->dst, m0->src[1])) return 0;
-    if (int r = fuse_gate_up(b, g, i, err)) return r;
     if (form == 1 && b.fuse_projections)
         if (int r = fuse_projections(b, g, i, err)) return r;
     return fuse_matmul_rope(b, g, i, form, err);

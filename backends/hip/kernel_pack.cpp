@@ -118,7 +118,8 @@ bool load_pack_fusions(const PackPlugin *base, KernelModule &out, std::string &e
     for (const PackPlugin &p : out.packs) {
         if (&p == base) { // load_base_pack listed its fusions in the origin
             for (const rf_fusion *f : p.fusions)
-                out.fusions.push_back({f, out.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, out.base_stamps, &p});
+                out.fusions.push_back({f, out.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, out.base_stamps, &p,
+                                       out.module});
             continue;
         }
         KernelModule own;
@@ -128,7 +129,8 @@ bool load_pack_fusions(const PackPlugin *base, KernelModule &out, std::string &e
         if (ctl) out.stamp_ctls.push_back(ctl);
         std::string names;
         for (const rf_fusion *f : p.fusions) {
-            out.fusions.push_back({f, own.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, ctl != nullptr, &p});
+            out.fusions.push_back({f, own.functions.at(f->kernel), (p.vt->flags & RF_PACK_KERNELS_WAIT) != 0, ctl != nullptr, &p,
+                                   own.module});
             names += (names.empty() ? "" : ", ") + std::string(f->name);
         }
         listed += "; fusion pack " + p.path + " (" + p.name + " " + p.version + ", sha256 verified): " +
@@ -255,7 +257,27 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
     return true;
 }
 
+hipFunction_t claim_kernel(KernelModule &m, const PackFusion &pf, const char *name, std::string &err) {
+    const std::string key = std::to_string((uintptr_t)pf.module) + ":" + name;
+    if (auto it = m.claim_kernels.find(key); it != m.claim_kernels.end()) return it->second;
+    const rf_kernel_pack_vtable &vt = *pf.pack->vt;
+    bool listed = false;
+    for (int32_t i = 0; i < vt.n_kernels && !listed; ++i) listed = std::string(vt.kernel_names[i]) == name;
+    if (!listed) {
+        err = std::string("launches kernel '") + name + "' that the pack does not list";
+        return nullptr;
+    }
+    hipFunction_t f = nullptr;
+    if (hipError_t e = hipModuleGetFunction(&f, pf.module, name)) { // listed kernels were verified at load
+        err = std::string("kernel '") + name + "': " + gpu_error("hipModuleGetFunction", e);
+        return nullptr;
+    }
+    m.claim_kernels[key] = f;
+    return f;
+}
+
 void unload_kernels(KernelModule &m) {
+    m.claim_kernels.clear();
     m.fusions.clear();
     m.stamp_ctls.clear();
     m.stamp_mark = nullptr;

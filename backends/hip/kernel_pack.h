@@ -27,6 +27,7 @@ struct PackFusion {
     bool programmatic = false; // the pack's kernels begin with rf_pack_kernel_start (RF_PACK_KERNELS_WAIT)
     bool stamps = false;       // its code object has the stamp constant (kernels/stamps.h)
     const PackPlugin *pack = nullptr;
+    hipModule_t module = nullptr; // the pack's code object (a claim may name another of its kernels)
 };
 
 struct KernelModule {
@@ -45,7 +46,13 @@ struct KernelModule {
     // The base module was built with Hopper's arch-specific instructions (sm_90a: it defines
     // rf_feature_wgmma, kernels/matmul_h16_wgmma.hip); rf_mm_h16w_* are empty without them.
     bool wgmma = false;
+    // Kernels claims named (rf_fusion_launch.kernel, ABI 2.6), resolved on first use per module.
+    std::unordered_map<std::string, hipFunction_t> claim_kernels;
 };
+
+// The function of kernel `name` that a claim of `pf` names: listed by its pack and present in
+// its code object (resolved once, then cached in m.claim_kernels); null with `err` otherwise.
+hipFunction_t claim_kernel(KernelModule &m, const PackFusion &pf, const char *name, std::string &err);
 
 // Loads and resolves every name in `required` and every kernel each pack lists. False with a
 // message naming the arch, the pack and the reason (never a launch-time "invalid device function").

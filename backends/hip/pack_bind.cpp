@@ -67,6 +67,32 @@ std::string bind_q8(const rf_graph &g, int first, int count, const rf_fusion_lau
     return "";
 }
 
+std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion_launch &l, const rf_tensor **x, int *block) {
+    *x = nullptr;
+    *block = 0;
+    if (l.act_in.node == RF_BIND_NONE) return "";
+    if (l.q8_of.node != RF_BIND_NONE) return "both act_in and q8_of (scratch holds one of them)";
+    if (l.q8_aux_stride < 0 || l.q8_aux_stride > 3) return "act_in with aux slot " + std::to_string(l.q8_aux_stride) + " (0..3)";
+    const int b = l.act_in_block;
+    if (b != 32 && b != 256 && b != RF_ACT_IN_F32)
+        return "act_in in blocks of " + std::to_string(b) + " (32 or 256 for q8_1 columns, RF_ACT_IN_F32 for the rows)";
+    const rf_tensor *t = nullptr;
+    if (std::string e = resolve(g, first, count, l.act_in, "act_in", &t); !e.empty()) return e;
+    const int64_t unit = b == RF_ACT_IN_F32 ? 32 : b;
+    if (t->type != RF_TYPE_F32 || t->nb[0] != 4 || t->ne[0] % unit != 0)
+        return "act_in of a tensor that is not f32 rows of a multiple of " + std::to_string(unit) + " elements";
+    if (t->nb[2] != t->nb[1] * t->ne[1] || t->nb[3] != t->nb[2] * t->ne[2])
+        return "act_in of a tensor whose rows are not evenly spaced";
+    *x = t;
+    *block = b;
+    return "";
+}
+
+void lend_act_in(const rf_fusion_launch &l, const void *first, int64_t stride, rf_kargs &out) {
+    out.scratch = const_cast<void *>(first);
+    out.aux[l.q8_aux_stride] = stride;
+}
+
 void lend_q8(const rf_fusion_launch &l, void *scratch, int64_t stride, int block, rf_kargs &out) {
     out.scratch = block ? scratch : nullptr;
     out.aux[l.q8_aux_stride] = block ? stride : 0;

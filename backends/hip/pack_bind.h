@@ -24,4 +24,13 @@ std::string bind_q8(const rf_graph &g, int first, int count, const rf_fusion_lau
 // launch's aux slots), or, with block 0, none (scratch null, both slots 0).
 void lend_q8(const rf_fusion_launch &l, void *scratch, int64_t stride, int block, rf_kargs &out);
 
+// The activation rows the claim's launch reads (ABI 2.6, rf_fusion_launch.act_in; *x = null when
+// it reads none) and how (*block: 32 or 256 for q8_1 columns, RF_ACT_IN_F32 for the rows as they
+// are): "" or the reason the claim is invalid (both act_in and q8_of, an aux slot outside 0..3,
+// another block, not f32 rows of a multiple of the block (of 32 for the f32 form), rows not
+// contiguous). (A claim of a pack before 2.6 leaves act_in as rf_fusion_launch_init set it.)
+std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion_launch &l, const rf_tensor **x, int *block);
+// The activation rows lent: scratch = the first column (row), aux[q8_aux_stride] = the stride.
+void lend_act_in(const rf_fusion_launch &l, const void *first, int64_t stride, rf_kargs &out);
+
 } // namespace rf_hip

@@ -15,9 +15,24 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
         if (count == 0) continue;
         const std::string who = "fusion '" + std::string(pf.fusion->name) + "' of kernel pack " + pf.pack->path;
         LaunchRec r;
-        const rf_tensor *q8x = nullptr;
+        const rf_tensor *q8x = nullptr, *act = nullptr;
+        int act_block = 0;
         if (std::string e = bind_claim(g, i, count, l, r.args); !e.empty()) { err = who + ": " + e; return -1; }
         if (std::string e = bind_q8(g, i, count, l, &q8x); !e.empty()) { err = who + ": " + e; return -1; }
+        if (std::string e = bind_act_in(g, i, count, l, &act, &act_block); !e.empty()) { err = who + ": " + e; return -1; }
+        hipFunction_t f = pf.function;
+        if (l.kernel && !(f = claim_kernel(b.kernels, pf, l.kernel, err))) { err = who + ": " + err; return -1; }
+        // The activations it reads: the q8_1 columns made now (before the launch, in the queue) or
+        // the copy an earlier node left; or the f32 rows themselves.
+        if (act_block == RF_ACT_IN_F32) {
+            lend_act_in(l, act->data, act->nb[1], r.args);
+        } else if (act) {
+            if (int e = ensure_q8_columns(b, act, act_block, err)) {
+                err = who + ": its matmul input: " + err;
+                return e == RF_ERR_OUT_OF_MEMORY ? -2 : -1;
+            }
+            lend_act_in(l, b.q8.where, q8_column_bytes(act->ne[0]), r.args);
+        }
         // The q8_1 columns it offers, lent when the next node is a matmul that reads them.
         const int64_t q8_rows = q8x ? q8x->ne[1] * q8x->ne[2] * q8x->ne[3] : 0;
         const int q8_block = q8x ? q8_columns_read_next(b, g, i + count, q8x) : 0;
@@ -26,7 +41,7 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
         // Kernels needing more than the default dynamic shared memory would need the function's
         // limit raised (ops.cpp does that for the base kernels); packs stay below it for now.
         if (l.shared_bytes > 48 * 1024) { err = who + ": asks for " + std::to_string(l.shared_bytes) + " bytes of shared memory (at most 49152)"; return -1; }
-        r.f = pf.function;
+        r.f = f;
         for (int d = 0; d < 3; ++d) r.grid[d] = l.grid[d];
         r.threads = l.threads;
         r.smem = l.shared_bytes;
@@ -40,6 +55,14 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
         return count;
     }
     return 0;
+}
+
+int32_t pack_matmul_form(const rf_pack_device *d, const rf_node *n) {
+    const Backend &b = *static_cast<const Backend *>(d->backend);
+    // ROCMFORGE_HIP_FUSE=norm (A/B): no matmul fusions, so the backend names no form.
+    if (!b.fuse_beyond_norm || !n || n->op != RF_OP_MATMUL) return RF_MATMUL_OTHER;
+    if (matmul_reads_q8(*n) || matmul_on_mv_f16(*n)) return RF_MATMUL_VECTOR;
+    return matmul_on_mvq_cols(b, *n) ? RF_MATMUL_COLUMNS : RF_MATMUL_OTHER;
 }
 
 } // namespace rf_hip

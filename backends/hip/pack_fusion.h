@@ -13,4 +13,8 @@ namespace rf_hip {
 // q8_1 columns it writes find no device memory.
 int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err);
 
+// rf_pack_device.matmul_form (ABI 2.6): the form the backend runs a MATMUL in by itself
+// (dispatch_node's choice), so a pack's matmul fusion replaces only launches of its kernels.
+int32_t pack_matmul_form(const rf_pack_device *d, const rf_node *n);
+
 } // namespace rf_hip

@@ -225,7 +225,6 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_COLS")) b->mvq_max_cols = std::max(1, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_ROWS"); s && (*s == '1' || *s == '2')) b->mvq_rows_per_warp = *s - '0';
     if (const char *s = std::getenv("ROCMFORGE_HIP_FUSE_PROJ"); s && *s == '0') b->fuse_projections = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_GATE_UP_COLS"); s && (*s == '0' || *s == '1')) b->gate_up_one_column = *s == '1';
     if (const char *s = std::getenv("ROCMFORGE_HIP_REUSE"); s && *s == '0') b->reuse_walks = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_GRAPHS_KEPT")) b->queue.set_kept(std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_STATS"); s && *s == '1') {
@@ -253,7 +252,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     }
     // Threads per wave: 64 on GCN/CDNA (gfx9xx), 32 on RDNA and NVIDIA.
     b->pack_device = {sizeof(rf_pack_device), b->arch.c_str(), b->multiprocessors, b->arch.rfind("gfx9", 0) == 0 ? 64 : 32,
-                      sizeof(rf_fusion_launch)};
+                      sizeof(rf_fusion_launch), pack_matmul_form, b};
     trim_thread_stack(*b);
     int drv = 0;
     hipDriverGetVersion(&drv);

@@ -37,8 +37,8 @@ expect 1 "5 claim\(s\), 1 unchecked, 0 failure" -- "$check" --config "$(config "
 # the two K/V append cases (bit for bit).
 if [ -f "$(dirname "$check")/../plugins/packs/rocmforge-pack-sm_90.so" ]; then
   printf '{"plugin_dirs": ["%s"], "backend_options": {"hip": {"arch_override": "sm_90"}}}\n' "$cpu" >"$tmp/own.json"
-  expect 0 "fusions: add_rms_norm_mul_1 add_rms_norm_mul add_rms_norm_mul_4 rms_norm_mul_1 rms_norm_mul rms_norm_mul_4 kv_append swiglu_q8" -- "$check" --config "$tmp/own.json"
-  expect 0 "10 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own.json" --expect-claims 10
+  expect 0 "fusions: add_rms_norm_mul_1 add_rms_norm_mul add_rms_norm_mul_4 rms_norm_mul_1 rms_norm_mul rms_norm_mul_4 kv_append swiglu_q8 gate_up_swiglu" -- "$check" --config "$tmp/own.json"
+  expect 0 "17 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own.json" --expect-claims 17
 fi
 # A pack among the core's plugins is listed as such, not used by the core.
 printf '{"plugin_dirs": ["%s"]}\n' "$(dirname "$example")" >"$tmp/plugins.json"

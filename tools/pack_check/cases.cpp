@@ -2,6 +2,8 @@
 
 #include <tuple>
 
+#include "rocmforge/types.h"
+
 namespace pack_check {
 namespace {
 
@@ -68,6 +70,30 @@ Case kv_append(const std::string &name, int pool_type, int64_t E, std::vector<in
     if (!shared_pool) c.inputs.push_back(vp);
     node(c, RF_OP_SET_ROWS, kp, {k, s});
     node(c, RF_OP_SET_ROWS, vp, {v, s});
+    return c;
+}
+
+// A weight matrix of `type`, N rows of K elements (quantized rows: random values quantized).
+rf_tensor *weight(Case &c, int type, int64_t K, int64_t N) {
+    rf_tensor *t = dense(c, type, {K, N});
+    t->nb[1] = (int64_t)rf::row_size(type, K);
+    t->nb[2] = t->nb[3] = t->nb[1] * N;
+    c.inputs.push_back(t);
+    return t;
+}
+
+// MATMUL(gate) MATMUL(up) SWIGLU over M activation rows of K (a feed-forward block's decode
+// projections: the packs' gate_up_swiglu). other_vector: up reads another vector (not claimed).
+Case gate_up(int gate_type, int up_type, int64_t K, int64_t N, int64_t M, bool other_vector, const std::string &note) {
+    Case c{std::string("gate/up+swiglu ") + rf::type_name(gate_type) + (up_type != gate_type ? std::string("/") + rf::type_name(up_type) : "") +
+           " [" + std::to_string(K) + "," + std::to_string(N) + "] x " + std::to_string(M) + " row(s)" + note};
+    c.tolerance = 1e-4;
+    rf_tensor *x = input(c, {K, M}), *x2 = other_vector ? input(c, {K, M}) : x;
+    rf_tensor *wg = weight(c, gate_type, K, N), *wu = weight(c, up_type, K, N);
+    rf_tensor *g = f32(c, {N, M}), *u = f32(c, {N, M}), *s = in_place(c, g); // the product over gate, as the executor places it
+    node(c, RF_OP_MATMUL, g, {wg, x});
+    node(c, RF_OP_MATMUL, u, {wu, x2});
+    node(c, RF_OP_SWIGLU, s, {g, u});
     return c;
 }
 
@@ -154,6 +180,18 @@ std::deque<Case> make_cases() {
         node(c, RF_OP_MATMUL, y, {w, s});
         cases.push_back(std::move(c));
     }
+    // Gate/up + SwiGLU (ABI 2.6: the matmul input lent as q8_1 columns or f32 rows, the kernel
+    // named per claim): one row, 2..8 rows, 16 rows in chunks of 8, F16, mixed types; not claimed
+    // for 11 rows (no single launch) or two vectors.
+    cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 24, 1, false, ""));
+    cases.push_back(gate_up(RF_TYPE_Q5_K, RF_TYPE_Q5_K, 256, 12, 2, false, ""));
+    cases.push_back(gate_up(RF_TYPE_Q6_K, RF_TYPE_Q6_K, 256, 20, 3, false, ""));
+    cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 96, 8, 5, false, ""));
+    cases.push_back(gate_up(RF_TYPE_Q8_0, RF_TYPE_Q8_0, 64, 16, 16, false, ""));
+    cases.push_back(gate_up(RF_TYPE_F16, RF_TYPE_F16, 128, 12, 1, false, ""));
+    cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 8, 1, false, " (mixed types: rf_mvq_multi)"));
+    cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 8, 11, false, " (not claimed: 11 rows)"));
+    cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 64, 8, 1, true, " (not claimed: two vectors)"));
     cases.push_back(kv_append("kv append f16 pools, 3 tokens", RF_TYPE_F16, 64, {5, 0, 2}, 8, false));
     cases.push_back(kv_append("kv append f32 pools, 1 token", RF_TYPE_F32, 128, {3}, 4, false));
     cases.push_back(kv_append("kv append f16, both into one pool (not one launch)", RF_TYPE_F16, 32, {1, 6}, 8, true));

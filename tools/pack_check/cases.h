@@ -14,7 +14,7 @@ struct Case {
     std::string name;
     std::deque<rf_tensor> tensors; // stable addresses: nodes point at them
     std::vector<rf_node> nodes;
-    std::vector<rf_tensor *> inputs; // filled with random values (f32), random bytes (other types)
+    std::vector<rf_tensor *> inputs; // random values (f32, f16), rows of random values quantized (weights)
     // Inputs with these exact i32 values instead (the slots of a SET_ROWS).
     std::vector<std::pair<rf_tensor *, std::vector<int32_t>>> int_inputs;
     // Tensors that share another's bytes (an in-place result): index into tensors -> index of the owner.
@@ -22,6 +22,9 @@ struct Case {
     // The q8_1 block (32 or 256) in which the columns a claim offers to write (ABI 2.4) are lent,
     // as the backend lends them for a matmul that reads them next; 0: none lent.
     int q8_block = 0;
+    // Largest relative difference (to max(1, |value|)) of a covered node's result from the unfused
+    // graph's: 1e-6 for elementwise kernels; matmuls sum their products in another order.
+    double tolerance = 1e-6;
 };
 
 // A deque: the nodes point into each case's tensors, so cases are never copied (a vector's

@@ -23,6 +23,7 @@
 #include "rocmforge/error.h"
 #include "rocmforge/executable_dir.h"
 #include "rocmforge/plugin_loader.h"
+#include "rocmforge/types.h"
 
 namespace {
 
@@ -81,6 +82,46 @@ struct Totals { int claims = 0, failures = 0, unchecked = 0; };
 // Bytes of a q8_1 column of K elements (rocmforge/pack_abi.h).
 int64_t q8_column_bytes(int64_t K) { return RF_Q8_1_COLUMN_BYTES(K); }
 
+// The q8_1 columns of the rows of x (K elements each) as rocmforge/pack_abi.h lays them out and the
+// backend quantizes them for a matmul's activations (rf_fusion_launch.act_in, ABI 2.6).
+std::vector<uint8_t> quantize_q8_1(const float *x, int64_t K, int64_t rows, int block) {
+    const int64_t stride = q8_column_bytes(K);
+    std::vector<uint8_t> cols((size_t)(rows * stride));
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x + r * K;
+        uint8_t *col = cols.data() + r * stride;
+        float *pairs = reinterpret_cast<float *>(col + K);
+        for (int64_t b = 0; b < K; b += block) {
+            float amax = 0.f;
+            for (int64_t j = b; j < b + block; ++j) amax = std::max(amax, std::fabs(xr[j]));
+            const float d = amax / 127.f, f = amax > 0.f ? 127.f / amax : 0.f;
+            for (int64_t s = b; s < b + block; s += 32) {
+                int sum = 0;
+                for (int64_t j = s; j < s + 32; ++j) {
+                    const int q = amax > 0.f ? (int)std::nearbyint(xr[j] * f) : 0;
+                    col[j] = (uint8_t)(int8_t)q;
+                    sum += q;
+                }
+                pairs[2 * (s / 32)] = d;
+                pairs[2 * (s / 32) + 1] = d * (float)sum;
+            }
+        }
+    }
+    return cols;
+}
+
+// rf_pack_device.matmul_form of the checked device: how a GPU backend of the dp4a decode kernels
+// would run a MATMUL (one activation row on the vector kernels, 2..16 on the column kernels, for
+// the weight types they cover), so the matmul fusions' claims see what they see on a GPU.
+int32_t check_matmul_form(const rf_pack_device *, const rf_node *n) {
+    if (!n || n->op != RF_OP_MATMUL || !n->src[0] || !n->src[1] || n->src[1]->type != RF_TYPE_F32) return RF_MATMUL_OTHER;
+    const int t = n->src[0]->type;
+    const bool q8 = t == RF_TYPE_Q4_K || t == RF_TYPE_Q5_K || t == RF_TYPE_Q6_K || t == RF_TYPE_Q4_0 || t == RF_TYPE_Q8_0;
+    const int64_t M = n->src[1]->ne[1];
+    if (M == 1 && (q8 || t == RF_TYPE_F16)) return RF_MATMUL_VECTOR;
+    return q8 && M >= 2 && M <= 16 ? RF_MATMUL_COLUMNS : RF_MATMUL_OTHER;
+}
+
 // The q8_1 columns a launch wrote (rows columns of K, `stride` bytes apart) against the layout of
 // rocmforge/pack_abi.h applied to x, the unfused graph's values: "" or the first difference. The
 // launch quantized its own floats, which may differ from the CPU's in the last bits, so a quant
@@ -124,6 +165,15 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
     std::vector<std::vector<uint8_t>> inputs; // f32: uniform in [-2, 2]; f16: finite halves of that range
     for (rf_tensor *t : c.inputs) {
         std::vector<uint8_t> v(bytes_of(*t));
+        if (t->type != RF_TYPE_F32 && t->type != RF_TYPE_F16 && t->type != RF_TYPE_I32) { // weights: quantized random rows
+            std::vector<float> row((size_t)t->ne[0]);
+            for (int64_t r = 0; r < t->ne[1] * t->ne[2] * t->ne[3]; ++r) {
+                for (float &x : row) x = dist(rng);
+                rf::quantize_row(t->type, row.data(), v.data() + r * t->nb[1], t->ne[0]);
+            }
+            inputs.push_back(v);
+            continue;
+        }
         for (size_t j = 0; j + 4 <= v.size(); j += 4) {
             float x = dist(rng);
             if (t->type == RF_TYPE_F16) { // two halves: sign, exponent 14..15, a random mantissa
@@ -176,9 +226,29 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                 const int64_t q8_rows = q8x ? q8x->ne[1] * q8x->ne[2] * q8x->ne[3] : 0, q8_stride = q8x ? q8_column_bytes(q8x->ne[0]) : 0;
                 std::vector<uint8_t> q8_cols((size_t)(q8_rows * q8_stride));
                 if (q8x) rf_hip::lend_q8(l, q8_cols.data(), q8_stride, c.q8_block, k);
+                // The activations it reads (ABI 2.6): q8_1 columns quantized here as the backend
+                // quantizes them, or the f32 rows; and the kernel it names, which its pack must list.
+                const rf_tensor *act = nullptr;
+                int act_block = 0;
+                std::string bad = rf_hip::bind_act_in(g, i, count, l, &act, &act_block);
+                if (bad.empty() && l.kernel &&
+                    std::none_of(p.vt->kernel_names, p.vt->kernel_names + p.vt->n_kernels, [&](const char *n) { return std::strcmp(n, l.kernel) == 0; }))
+                    bad = std::string("launches kernel '") + l.kernel + "' that the pack does not list";
+                if (!bad.empty()) {
+                    ++tot.failures;
+                    std::printf("FAIL %s\n%s    FAIL %s at node %d: %s\n", c.name.c_str(), log.c_str(), who.c_str(), i, bad.c_str());
+                    return;
+                }
+                std::vector<uint8_t> act_cols;
+                if (act_block == RF_ACT_IN_F32) {
+                    rf_hip::lend_act_in(l, act->data, act->nb[1], k);
+                } else if (act) {
+                    act_cols = quantize_q8_1(static_cast<const float *>(act->data), act->ne[0], act->ne[1] * act->ne[2] * act->ne[3], act_block);
+                    rf_hip::lend_act_in(l, act_cols.data(), q8_column_bytes(act->ne[0]), k);
+                }
                 ++tot.claims;
                 log += "    " + who + " claims nodes " + std::to_string(i) + ".." + std::to_string(i + count - 1) +
-                       (q8x && c.q8_block ? ", q8_1 columns lent" : "") + "\n";
+                       (q8x && c.q8_block ? ", q8_1 columns lent" : "") + (l.kernel ? std::string(", kernel ") + l.kernel : "") + "\n";
                 auto host_run = RF_SLOT(f, rf_fusion, host_run);
                 if (!host_run) {
                     log += "    (no host_run: cannot check the claim here; the nodes run on the CPU backend)\n";
@@ -228,7 +298,7 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
             const double rel = err / std::max(1.0, std::fabs((double)w[j]));
             if (!(rel <= worst)) worst = rel, at = j;
         }
-        if (worst > 1e-6) {
+        if (worst > c.tolerance) {
             char line[256];
             std::snprintf(line, sizeof line, "    FAIL node %d (%s): element %zu is %g, the unfused graph gives %g\n", i,
                           rf_op_name(nodes[i]->op), at, got[at], w[at]);
@@ -288,7 +358,7 @@ int run(const Options &opt) {
     char e[512] = {0};
     if (cpu.vt->init(config.backend_config_json("cpu").c_str(), &cpu.ctx, e, sizeof e) != RF_OK) throw rf::Error(std::string("cpu init: ") + e);
     const rf_pack_device dev{sizeof(rf_pack_device), search.arch.c_str(), 132, search.arch.rfind("gfx9", 0) == 0 ? 64 : 32,
-                             sizeof(rf_fusion_launch)};
+                             sizeof(rf_fusion_launch), check_matmul_form, nullptr};
 
     Totals tot;
     auto cases = pack_check::make_cases();

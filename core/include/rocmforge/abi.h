@@ -29,9 +29,12 @@ extern "C" {
  * 2.4: a kernel-pack launch may also write the q8_1 activation columns of one of its outputs
  * into scratch the backend lends (pack_abi.h: rf_fusion_launch.q8_of, rf_pack_device.launch_size).
  * 2.5: op GATHER (a sampler's candidate logits after TOPK); a 2.4 backend declines it in
- * supports_op like any op it does not know. */
+ * supports_op like any op it does not know.
+ * 2.6: a kernel-pack launch may read a matmul's activations as the q8_1 columns the backend makes
+ * (rf_fusion_launch.act_in) and name its kernel per claim (rf_fusion_launch.kernel); the backend
+ * tells a claim how it would run a MATMUL itself (rf_pack_device.matmul_form). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 5
+#define RF_ABI_MINOR 6
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)

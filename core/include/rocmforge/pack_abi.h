@@ -21,6 +21,13 @@
  * q = rint(x * (127 / amax)) (round half to even; 0 when amax is 0); with blocks of 256, each
  * of the 8 pairs holds the block's d. A launch that produces the matmul's input may write these
  * columns too (rf_fusion_launch.q8_of) and save the backend its own quantizing launch.
+ *
+ * Matmul fusions (ABI 2.6). A launch that replaces a decode matmul's own (its product with a
+ * SwiGLU, a rope, ...) reads the matmul's activations as the backend's kernels do: the backend
+ * quantizes them into q8_1 columns (or finds the copy it made for an earlier node) and lends them
+ * (rf_fusion_launch.act_in); rf_pack_device.matmul_form says which form the backend would run the
+ * matmul in, so a claim replaces only launches of the kernel family it was written for; and
+ * rf_fusion_launch.kernel picks the kernel per claim (by weight type, by column count).
  */
 #ifndef ROCMFORGE_PACK_ABI_H
 #define ROCMFORGE_PACK_ABI_H
@@ -70,7 +77,24 @@ typedef struct rf_fusion_launch {
      * write no column. q8_of.node = RF_BIND_NONE (the default): no columns. */
     rf_tensor_ref q8_of;
     int32_t q8_aux_stride, q8_aux_block; /* aux[] indices, 0..3, different */
+    /* ABI 2.6 (write them only where launch_size has them, as above). The activation rows the
+     * kernel reads through rf_kargs.scratch: act_in names the tensor (f32 rows of K elements, the
+     * input of the matmul the launch replaces), act_in_block how: 32 or 256, its q8_1 columns
+     * quantized in blocks of that size (the block the backend's own kernels use for the weight
+     * type, pm_act_block in plugins/packs), which the backend makes before the launch or reuses;
+     * RF_ACT_IN_F32, the f32 rows themselves. scratch is then the first column (row) and
+     * aux[q8_aux_stride] the stride in bytes between columns (rows). A launch reads act_in or
+     * writes q8_of, not both (scratch holds one). act_in.node = RF_BIND_NONE (the default): none. */
+    rf_tensor_ref act_in;
+    int32_t act_in_block;
+    /* The kernel of this launch: NULL (the default) the fusion's own `kernel`, else another name
+     * of the pack's kernel list (a fusion whose kernel depends on the claim: weight type, column
+     * count). A name the pack does not list makes the claim invalid. */
+    const char *kernel;
 } rf_fusion_launch;
+
+/* rf_fusion_launch.act_in_block: the f32 rows as they are (F16 weights dot them directly). */
+#define RF_ACT_IN_F32 1
 
 /* Every tensor slot empty, one block of one thread, parameters 0. */
 static inline void rf_fusion_launch_init(rf_fusion_launch *l) {
@@ -82,7 +106,17 @@ static inline void rf_fusion_launch_init(rf_fusion_launch *l) {
     l->dst.node = RF_BIND_NONE;
     for (i = 0; i < RF_KMAX_SRC; ++i) l->src[i].node = RF_BIND_NONE;
     l->q8_of.node = RF_BIND_NONE;
+    l->act_in.node = RF_BIND_NONE;
 }
+
+/* rf_pack_device.matmul_form: how the backend runs a MATMUL node on its own. */
+enum rf_matmul_form {
+    RF_MATMUL_OTHER = 0,   /* any other path (tiles, tensor cores, CPU): no dp4a decode kernel */
+    RF_MATMUL_VECTOR = 1,  /* one activation row: the vector kernels (q8_1 for quantized weights,
+                            * the f32 row for F16) */
+    RF_MATMUL_COLUMNS = 2, /* 2..n activation rows on the dp4a column kernels (q8_1 columns,
+                            * up to 8 per launch, wider batches in chunks of 8) */
+};
 
 /* The device a claim is for (read-only; more members may be appended: check struct_size). */
 typedef struct rf_pack_device {
@@ -94,11 +128,25 @@ typedef struct rf_pack_device {
      * rf_fusion_launch at or beyond it. Absent (struct_size too small): a 2.3 backend, whose
      * launch ends before q8_of. */
     uint32_t launch_size;
+    /* ABI 2.6 (check struct_size): the rf_matmul_form the backend would run `matmul` (a MATMUL
+     * node of the claimed graph) in by itself; NULL where the backend offers no answer (claim no
+     * matmul then). `backend` is the backend's own, for that call. */
+    int32_t (*matmul_form)(const struct rf_pack_device *device, const rf_node *matmul);
+    void *backend;
 } rf_pack_device;
 
 /* Whether the backend's rf_fusion_launch has the member ending at byte `end` (offsetof + size). */
 static inline int rf_pack_launch_has(const rf_pack_device *d, size_t end) {
     return d->struct_size >= offsetof(rf_pack_device, launch_size) + sizeof(uint32_t) && d->launch_size >= end;
+}
+
+/* The backend's form for a MATMUL node (ABI 2.6), or RF_MATMUL_OTHER where it cannot say: a
+ * backend before 2.6, or one whose launch lacks act_in and kernel. */
+static inline int32_t rf_pack_matmul_form(const rf_pack_device *d, const rf_node *matmul) {
+    if (d->struct_size < offsetof(rf_pack_device, backend) + sizeof(void *) || !d->matmul_form ||
+        !rf_pack_launch_has(d, offsetof(rf_fusion_launch, kernel) + sizeof(const char *)))
+        return RF_MATMUL_OTHER;
+    return d->matmul_form(d, matmul);
 }
 
 /* One fusion: a pattern of consecutive nodes replaced by one launch of `kernel`. */

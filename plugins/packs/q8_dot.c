@@ -1,0 +1,227 @@
+/* See q8_dot.h. Each type has a lane piece written after its struct in kernels/mvq_blocks.h
+ * (the load and dot of one lane for one weight block, merged), and run_lanes plays the warp
+ * (RF_WARP = 32 on every built arch) as mvq_dot_lane and warp_sum do: lane l takes blocks
+ * l / LANES, l / LANES + 32 / LANES, ... in order, accumulating in one float, and the 32 lane sums
+ * are added by the xor butterfly (offsets 16, 8, 4, 2, 1). The integer sums are exact, the half
+ * scales are exact in float, and every float step is a product, a sum or an fmaf as the kernel
+ * writes it (fmul / ffma: no a * b + c is left for the compiler to contract), so with a correctly
+ * rounded fmaf the result is meant to match the single-row kernel's bits; only the F16 dot is
+ * summed in a plainly written order (the GPU compiler contracts that kernel's expression as it
+ * likes). The weight blocks are ggml's (GGUF) layouts, read byte by byte (little endian, no
+ * alignment needed). */
+#include "q8_dot.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "rocmforge/abi.h"
+
+#define PM_WARP 32
+
+/* IEEE half bits to float: exact for every half (subnormals normalized, inf and NaN kept). */
+static float h2f(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu, bits;
+    float f;
+    if (e == 0x1Fu) {
+        bits = sign | 0x7F800000u | (m << 13);
+    } else if (e) {
+        bits = sign | ((e + 112u) << 23) | (m << 13);
+    } else if (!m) {
+        bits = sign;
+    } else { /* subnormal m * 2^-24: shift the leading 1 up to bit 10 */
+        e = 113u;
+        while (!(m & 0x400u)) {
+            m <<= 1;
+            --e;
+        }
+        bits = sign | (e << 23) | ((m & 0x3FFu) << 13);
+    }
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static int i8(const unsigned char *p) { return (int)(signed char)*p; }
+
+/* Pair i of a q8_1 column of K elements: d (k = 0) or d * sum (k = 1). */
+static float pair(const unsigned char *col, int64_t K, int64_t i, int k) {
+    float f;
+    memcpy(&f, col + K + 8 * i + 4 * k, sizeof f);
+    return f;
+}
+
+/* ggml's get_scale_min_k4: 6-bit scale and min of sub-block j (0..7) from the 12 scale bytes. */
+static void scale_min_k4(int j, const unsigned char *q, int *sc, int *mn) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *mn = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+/* One lane's part of block b, added to acc (the kernel's load + dot). */
+typedef float (*lane_piece)(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc);
+
+/* MvqK4 (LANES 8): lane j = 2p + h takes quant bytes [16j, 16j + 16) of the block: low nibbles
+ * are elements 64p + 16h + [0,16) of sub-block 2p, high nibbles 64p + 32 + 16h + [0,16) of
+ * sub-block 2p + 1 (Q5_K: bits 2p, 2p + 1 of qh bytes 16h + [0,16) as the fifth bit). The min
+ * term of sub-block 2p + h goes with this lane, through the q8_1 pair's d * sum. */
+static float piece_k4(int q5, const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int j = lane & 7, p = j >> 1, h = j & 1;
+    const unsigned char *blk = row + b * (q5 ? 176 : 144);
+    const unsigned char *qs = blk + (q5 ? 48 : 16) + 16 * j, *qh = blk + 16 + 16 * h;
+    const float d = h2f(rd16(blk)), dmin = h2f(rd16(blk + 2));
+    const int64_t e0 = b * 256 + 64 * p + 16 * h, s0i = b * 8 + 2 * p; /* first element, pair of sub-block 2p */
+    int sc0, m0, sc1, m1, i, s0 = 0, s1 = 0;
+    float dsc0, dsc1, dm;
+    scale_min_k4(2 * p, blk + 4, &sc0, &m0);
+    scale_min_k4(2 * p + 1, blk + 4, &sc1, &m1);
+    dsc0 = d * (float)sc0;
+    dsc1 = d * (float)sc1;
+    dm = dmin * (float)(h ? m1 : m0);
+    for (i = 0; i < 16; ++i) {
+        int lo = qs[i] & 0xF, hi = qs[i] >> 4;
+        if (q5) {
+            lo |= ((qh[i] >> (2 * p)) & 1) << 4;
+            hi |= ((qh[i] >> (2 * p + 1)) & 1) << 4;
+        }
+        s0 += lo * i8(col + e0 + i);
+        s1 += hi * i8(col + e0 + 32 + i);
+    }
+    acc = fmaf(dsc0, (float)s0 * pair(col, K, s0i, 0), acc);
+    acc = fmaf(dsc1, (float)s1 * pair(col, K, s0i + 1, 0), acc);
+    return fmaf(-dm, pair(col, K, s0i + h, 1), acc);
+}
+static float piece_q4_k(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    return piece_k4(0, row, col, K, b, lane, acc);
+}
+static float piece_q5_k(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    return piece_k4(1, row, col, K, b, lane, acc);
+}
+
+/* MvqQ6K (LANES 8; blocks of 128 ql, 64 qh, 16 int8 scales, d): lane j takes half n = j / 4,
+ * positions l = l0 + [0,8) with l0 = 8 (j % 4), of all four quarters q: element 128n + 32q + l
+ * with quant (ql[64n + 32(q % 2) + l] nibble q / 2 | qh[32n + l] bits 2q, 2q + 1 as bits 4, 5)
+ * - 32 and scale 8n + l0 / 16 + 2q; one integer sum of 8 products per quarter. */
+static float piece_q6_k(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
+    const unsigned char *blk = row + b * 210;
+    const float d = h2f(rd16(blk + 208));
+    int q;
+    for (q = 0; q < 4; ++q) {
+        const unsigned char *ql = blk + 64 * n + 32 * (q & 1) + l0, *qh = blk + 128 + 32 * n + l0;
+        const unsigned char *x = col + b * 256 + 128 * n + 32 * q + l0;
+        const float dsc = d * (float)i8(blk + 192 + 8 * n + l0 / 16 + 2 * q);
+        int i, s = 0;
+        for (i = 0; i < 8; ++i) {
+            const int v = (((ql[i] >> (4 * (q >> 1))) & 0xF) | (((qh[i] >> (2 * q)) & 3) << 4)) - 32;
+            s += v * i8(x + i);
+        }
+        acc = fmaf(dsc, (float)s * pair(col, K, b * 8 + 4 * n + q, 0), acc);
+    }
+    return acc;
+}
+
+/* MvqQ4_0 (LANES 1): the whole block, nibbles unsigned (low = elements 0..15, high = 16..31);
+ * the -8 offset through the pair's d * sum: acc += d (s dx - 8 dx sum). */
+static float piece_q4_0(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const unsigned char *blk = row + b * 18, *x = col + b * 32;
+    const float d = h2f(rd16(blk));
+    int i, s = 0;
+    (void)lane;
+    for (i = 0; i < 16; ++i) s += (blk[2 + i] & 0xF) * i8(x + i) + (blk[2 + i] >> 4) * i8(x + 16 + i);
+    return fmaf(d, fmaf((float)s, pair(col, K, b, 0), -8.f * pair(col, K, b, 1)), acc);
+}
+
+/* MvqQ8_0 (LANES 2): lane h takes quants [16h, 16h + 16) of the block: acc += (d s) dx. */
+static float piece_q8_0(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int h = lane & 1;
+    const unsigned char *blk = row + b * 34, *x = col + b * 32 + 16 * h;
+    const float d = h2f(rd16(blk));
+    int i, s = 0;
+    for (i = 0; i < 16; ++i) s += i8(blk + 2 + 16 * h + i) * i8(x + i);
+    return fmaf(d * (float)s, pair(col, K, b, 0), acc);
+}
+
+/* warp_sum: v[l] += v[l ^ o] for o = 16, 8, 4, 2, 1 on every lane at once; lane 0's sum. */
+static float warp_sum(float v[PM_WARP]) {
+    float t[PM_WARP];
+    int o, l;
+    for (o = PM_WARP / 2; o > 0; o >>= 1) {
+        for (l = 0; l < PM_WARP; ++l) t[l] = v[l] + v[l ^ o];
+        memcpy(v, t, sizeof t);
+    }
+    return v[0];
+}
+
+/* mvq_dot_row: lanes sharing a block take its pieces, the warp steps PM_WARP / lanes blocks. */
+static float run_lanes(lane_piece f, int lanes, int elems, const unsigned char *row, const unsigned char *col, int64_t K) {
+    const int64_t nb = K / elems;
+    float acc[PM_WARP];
+    int lane;
+    for (lane = 0; lane < PM_WARP; ++lane) {
+        int64_t b;
+        acc[lane] = 0.f;
+        for (b = lane / lanes; b < nb; b += PM_WARP / lanes) acc[lane] = f(row, col, K, b, lane, acc[lane]);
+    }
+    return warp_sum(acc);
+}
+
+int pm_q8_dot_type(int type) {
+    return type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K || type == RF_TYPE_Q4_0 || type == RF_TYPE_Q8_0;
+}
+
+int pm_act_block(int type) {
+    if (type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K) return 256;
+    if (type == RF_TYPE_Q4_0 || type == RF_TYPE_Q8_0) return 32;
+    return 0;
+}
+
+int64_t pm_row_bytes(int type, int64_t K) {
+    int64_t block, bytes;
+    switch (type) {
+    case RF_TYPE_F16: block = 1, bytes = 2; break;
+    case RF_TYPE_Q4_K: block = 256, bytes = 144; break;
+    case RF_TYPE_Q5_K: block = 256, bytes = 176; break;
+    case RF_TYPE_Q6_K: block = 256, bytes = 210; break;
+    case RF_TYPE_Q4_0: block = 32, bytes = 18; break;
+    case RF_TYPE_Q8_0: block = 32, bytes = 34; break;
+    default: return 0;
+    }
+    return K < 0 || K % block ? 0 : K / block * bytes;
+}
+
+float pm_dot_q8_1(int type, const unsigned char *row, const unsigned char *col, int64_t K) {
+    const int blk = pm_act_block(type);
+    if (!blk || K <= 0 || K % blk) return NAN;
+    switch (type) {
+    case RF_TYPE_Q4_K: return run_lanes(piece_q4_k, 8, 256, row, col, K);
+    case RF_TYPE_Q5_K: return run_lanes(piece_q5_k, 8, 256, row, col, K);
+    case RF_TYPE_Q6_K: return run_lanes(piece_q6_k, 8, 256, row, col, K);
+    case RF_TYPE_Q4_0: return run_lanes(piece_q4_0, 1, 32, row, col, K);
+    default: return run_lanes(piece_q8_0, 2, 32, row, col, K);
+    }
+}
+
+/* mv_f16_dot: lane l takes the groups of 8 elements l, l + 32, ...; a group's 8 products summed
+ * left to right, then added to the lane's sum. A tail of K % 8 elements is one more group. */
+float pm_dot_f16(const uint16_t *row, const float *x, int64_t K) {
+    const int64_t ng = (K + 7) / 8;
+    float acc[PM_WARP];
+    int lane;
+    for (lane = 0; lane < PM_WARP; ++lane) {
+        int64_t g;
+        acc[lane] = 0.f;
+        for (g = lane; g < ng; g += PM_WARP) {
+            const int64_t e = 8 * g, n = K - e < 8 ? K - e : 8;
+            float s = h2f(row[e]) * x[e];
+            int64_t i;
+            for (i = 1; i < n; ++i) s += h2f(row[e + i]) * x[e + i];
+            acc[lane] += s;
+        }
+    }
+    return warp_sum(acc);
+}
