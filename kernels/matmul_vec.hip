@@ -372,7 +372,7 @@ RF_MVQN_TYPE(q8_0, MvqQ8_0)
 //    dst, rotated -> src[3]; column m's position is src[1][m] (token m of the rope), src[2] =
 //    frequency factors (may be null), iparams[1] = n_rot, iparams[2] = D, fparams[0..1] = freq
 //    base, scale (rf_rope_f32's rope_cos_sin and rope_apply: the same bits).
-// Outputs are f32 with columns nb[1] apart (dense rows). Grid (ceil(N / 4) for SwiGLU, else
+// Outputs are f32 with columns nb[1] apart (dense rows; the rotated product dense, columns N apart). Grid (ceil(N / 4) for SwiGLU, else
 // ceil(N / 8), column chunks of NC); scratch, aux[0], aux[1] as rf_mvqn_*.
 template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a, const RopeCS &rot) {
     const rf_ktensor &w = a.src[0];
@@ -392,7 +392,8 @@ template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a, const R
     const rf_ktensor &d = a.dst, &o3 = a.src[3], &o4 = a.src[4];
     const float x0 = acc[0][0], x1 = acc[1][0];
     float *dc = (float *)((u8 *)d.data + m * d.nb[1]);
-    float *c3 = (float *)((u8 *)o3.data + m * o3.nb[1]);
+    // Rope form: src[3] is the rope's dense [D, H, M] output, column m N floats on.
+    float *c3 = swiglu ? (float *)((u8 *)o3.data + m * o3.nb[1]) : (float *)o3.data + m * N;
     if (swiglu) {
         dc[n0] = x0;
         c3[n0] = x1;

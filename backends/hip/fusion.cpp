@@ -33,16 +33,13 @@ int fused_vector(Backend &b, const rf_node *mm, void *&where, std::string &err) 
     where = b.q8.where;
     return r;
 }
-// A matmul of M = 2..kMvqCols* columns on the dp4a column kernels, what rf_mvqn_<type>_<NC>f covers
-// (*wider ones run as chunks of kMvqCols).
+// A matmul of 2..mvq_max_cols columns on the dp4a column kernels (their fusions are the packs').
 bool cols_matmul(const Backend &b, const rf_node *n) {
     if (!matmul_on_mvq_cols(b, *n)) return false;
     const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
     return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
            w->ne[1] <= (int64_t)1 << 30;
 }
-// The fusable form of a matmul: 1 = one vector (rf_mvq_multi), 2 = columns (rf_mvqn_*f), 0 = neither.
-int fusable_matmul(const Backend &b, const rf_node *n) { return vec_matmul(n) ? 1 : cols_matmul(b, n) ? 2 : 0; }
 bool same_vector(const rf_node *a, const rf_node *b) {
     return a->src[1]->data == b->src[1]->data && a->src[1]->ne[0] == b->src[1]->ne[0];
 }
@@ -57,74 +54,6 @@ int add_launch(Backend &b, const char *name, unsigned blocks, unsigned threads, 
     r.args = a;
     b.queue.add(r);
     return 1;
-}
-
-// The launches of rf_mvqn_<type>_<NC>f over the M columns of the q8_1 scratch, chunked as
-// matmul_cols_q8 chunks them (kMvqCols columns per block row, a narrower launch for the rest);
-// 0 (nothing queued) when the pack lacks one of the kernels.
-int add_cols_fused(Backend &b, int type, int64_t M, unsigned blocks, rf_kargs a) {
-    struct Chunk { hipFunction_t f; int64_t m0, chunks; };
-    std::vector<Chunk> todo;
-    for (int64_t m0 = 0; m0 < M;) {
-        const int64_t nc = std::min(kMvqCols, M - m0), chunks = nc == kMvqCols ? (M - m0) / kMvqCols : 1;
-        auto f = b.kernels.functions.find(std::string("rf_mvqn_") + weight_suffix(type) + "_" + std::to_string(nc) + "f");
-        if (f == b.kernels.functions.end()) return 0;
-        todo.push_back({f->second, m0, chunks});
-        m0 += nc * chunks;
-    }
-    for (const Chunk &c : todo) {
-        LaunchRec r;
-        r.f = c.f;
-        r.grid[0] = blocks;
-        r.grid[1] = (unsigned)c.chunks;
-        r.threads = 128;
-        r.args = a;
-        r.args.aux[1] = c.m0;
-        b.queue.add(r);
-    }
-    return 1;
-}
-
-// MATMUL ROPE(NORMAL) over its output (decode K and Q projections), of one token or of M tokens
-// (one column each: sequences decoding together).
-int fuse_matmul_rope(Backend &b, const rf_graph &g, int i, int form, std::string &err) {
-    if (i + 1 >= g.n_nodes) return 0;
-    const rf_node *mm = g.nodes[i], *rp = g.nodes[i + 1];
-    if (!rope_of_product(mm, rp)) return 0;
-    const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1];
-    const int64_t N = md->ne[0], D = rx->ne[0], M = md->ne[1];
-    void *vec = nullptr;
-    if (int r = fused_vector(b, mm, vec, err)) return r == RF_ERR_OUT_OF_MEMORY ? -1 : 0;
-    rf_kargs a{};
-    a.src[0] = ktensor(mm->src[0]);
-    a.src[1] = ktensor(pos);
-    a.src[2] = ktensor(rp->src[2]);
-    a.src[3] = ktensor(rd);
-    a.dst = ktensor(md);
-    a.scratch = vec;
-    a.aux[3] = 1;
-    a.iparams[0] = 2;
-    a.iparams[7] = b.prefetch_weights ? 0 : 1;
-    a.iparams[1] = rp->iparams[1];
-    a.iparams[2] = (int)D;
-    a.fparams[0] = rp->fparams[0];
-    a.fparams[1] = rp->fparams[1];
-    if (form == 2) {
-        // The rotated product as the kernel indexes it: [N, M] columns (the rope's [D, H, M], dense).
-        a.src[3].ne[0] = N;
-        a.src[3].ne[1] = M;
-        a.src[3].ne[2] = a.src[3].ne[3] = 1;
-        a.src[3].nb[1] = 4 * N;
-        a.src[3].nb[2] = a.src[3].nb[3] = 4 * N * M;
-        a.aux[0] = q8_column_bytes(mm->src[1]->ne[0]);
-        a.aux[3] = 0;
-        if (!add_cols_fused(b, mm->src[0]->type, M, (unsigned)((N + 7) / 8), a)) return 0;
-    } else if (!add_launch(b, "rf_mvq_multi", (unsigned)(N / 4), 128, a)) {
-        return 0;
-    }
-    forget_overwritten(b, md);
-    forget_overwritten(b, rd);
-    return 2;
 }
 
 // MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] over one vector, one token (a layer's K, V, Q
@@ -223,18 +152,14 @@ int fuse_projections(Backend &b, const rf_graph &g, int i, std::string &err) {
     return j - i;
 }
 
-// Decode matmul patterns (the projections, matmul + rope; gate + up + SwiGLU is the packs',
-// plugins/packs/gate_up.c). Later matmuls are never moved ahead of the nodes between them: the
-// executor recycles arena bytes after a tensor's last reader, so a later node's output may sit on
-// an earlier node's input.
+// Decode matmul patterns: a layer's joined projections over one vector here; gate + up + SwiGLU
+// and matmul + rope over one vector or the column kernels are the packs' (plugins/packs/gate_up.c,
+// matmul_rope.c); several columns on the tensor cores, fusion_mmq.cpp.
 int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
     const rf_node *m0 = g.nodes[i];
-    const int form = fusable_matmul(b, m0);
-    if (!form) return fuse_mmq_run(b, g, i, err); // several columns on the tensor cores
-    if (overlap(m0->dst, m0->src[1])) return 0;
-    if (form == 1 && b.fuse_projections)
-        if (int r = fuse_projections(b, g, i, err)) return r;
-    return fuse_matmul_rope(b, g, i, form, err);
+    if (vec_matmul(m0)) return b.fuse_projections && !overlap(m0->dst, m0->src[1]) ? fuse_projections(b, g, i, err) : 0;
+    if (cols_matmul(b, m0)) return 0;
+    return fuse_mmq_run(b, g, i, err);
 }
 
 // ATTENTION (decode, one token) whose output an M = 1 matmul reads next: the attention kernel

@@ -8,15 +8,15 @@
 namespace rf_hip {
 
 // Tries the patterns at nodes[i]:
-//  - MATMUL MATMUL SWIGLU (gate, up over one vector) -> rf_mvq_multi in SwiGLU form; over 2..16
-//    columns on the dp4a column kernels (sequences decoding together) -> rf_mvqn_<type>_<NC>f;
-//  - MATMUL ROPE(NORMAL) over its output (K, Q), one token -> rf_mvq_multi in rope form, one
-//    token per column on the column kernels -> rf_mvqn_<type>_<NC>f;
+//  - MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] over one vector, with the K/V appends after
+//    them (a layer's projections) -> rf_mvq_proj;
 //  - several columns on the integer tensor cores: the joined projections of fusion_mmq.h;
 //  - ATTENTION of one token that also writes the q8_1 column of its output for the matmul next.
-// ([ADD] RMS_NORM MUL with the q8_1 columns of the product, SWIGLU with those of its product,
-// and SET_ROWS SET_ROWS into f16/f32 pools are fusions of ROCmForge's kernel packs:
-// plugins/packs/norm_fused.c, swiglu_q8.c, kv_append.c; they claim before these.)
+// These are tried before the kernel packs' fusions (pack_fusion.h), which cover the rest of a
+// decode layer: [ADD] RMS_NORM MUL with the q8_1 columns of the product, MATMUL MATMUL SWIGLU
+// and MATMUL ROPE on the dp4a vector and column kernels, SWIGLU with the q8_1 columns of its
+// product, SET_ROWS SET_ROWS into f16/f32 pools (plugins/packs/*.c). The patterns here need
+// more of a launch than the pack ABI lets a claim say (raw output pointers, several launches).
 // Every pattern covers consecutive nodes only (none is launched ahead of its turn).
 // Returns the number of consecutive nodes consumed (0: no pattern here, run nodes[i] alone),
 // or -1 with `err` set.

@@ -430,11 +430,12 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         used = 1;
         const std::string why = unsupported_reason(*n);
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
-        // Pack fusions claim first, then the built-in ones (fusion.h).
-        used = b->fuse && !b->kernels.fusions.empty() ? pack_claim_at(*b, *g, i, e) : 0;
-        if (used < 0) return fail(err, len, used == -2 ? RF_ERR_OUT_OF_MEMORY : RF_ERR_INVALID, label(i) + ": " + e);
-        if (used == 0) used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
+        // The built-in fusions (fusion.h: the joined projections and the tensor-core runs, which
+        // cover more nodes than a pack's matmul + rope at the same node), then the packs'.
+        used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
         if (used < 0) return fail(err, len, RF_ERR_OUT_OF_MEMORY, label(i) + ": " + e);
+        if (used == 0) used = b->fuse && !b->kernels.fusions.empty() ? pack_claim_at(*b, *g, i, e) : 0;
+        if (used < 0) return fail(err, len, used == -2 ? RF_ERR_OUT_OF_MEMORY : RF_ERR_INVALID, label(i) + ": " + e);
         if (used == 0) {
             if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);
             used = 1;

@@ -12,53 +12,11 @@
  * (rf_fusion_launch.act_in: the q8_1 columns in the weight type's block, or the f32 row for F16),
  * so each product has the floats of the unfused matmul. */
 #include <math.h>
-#include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
+#include "matmul_fusion.h"
 #include "pack_fusions.h"
 #include "pack_match.h"
 #include "q8_dot.h"
-
-/* rf_mvqn_<type>_<NC>f for the five dp4a weight types, NC = 1..8 (the launch keeps the pointer:
- * string literals). */
-#define GU_NAMES(t) {"rf_mvqn_" t "_1f", "rf_mvqn_" t "_2f", "rf_mvqn_" t "_3f", "rf_mvqn_" t "_4f", \
-                     "rf_mvqn_" t "_5f", "rf_mvqn_" t "_6f", "rf_mvqn_" t "_7f", "rf_mvqn_" t "_8f"}
-static const char *const gu_kernels[5][8] = {GU_NAMES("q4_k"), GU_NAMES("q5_k"), GU_NAMES("q6_k"), GU_NAMES("q4_0"), GU_NAMES("q8_0")};
-#define GU_MAX_COLS 8
-
-static const char *cols_kernel(int type, int64_t nc) {
-    const int t = type == RF_TYPE_Q4_K ? 0 : type == RF_TYPE_Q5_K ? 1 : type == RF_TYPE_Q6_K ? 2 : type == RF_TYPE_Q4_0 ? 3
-                : type == RF_TYPE_Q8_0 ? 4 : -1;
-    return t < 0 || nc < 1 || nc > GU_MAX_COLS ? NULL : gu_kernels[t][nc - 1];
-}
-
-/* The A/B settings, read once (claims run for every walked graph): bit 0 one-row column kernel
- * allowed (ROCMFORGE_HIP_GATE_UP_COLS, default 1), bit 1 weight rows pulled into L2 before the
- * previous kernel ends (ROCMFORGE_HIP_PREFETCH=1, default off). -1: not read yet. */
-static int gu_settings(void) {
-    static atomic_int settings = -1;
-    int v = atomic_load_explicit(&settings, memory_order_relaxed);
-    if (v < 0) {
-        const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH");
-        v = !(c && *c == '0') + 2 * (p && *p == '1');
-        atomic_store_explicit(&settings, v, memory_order_relaxed);
-    }
-    return v;
-}
-
-/* f32, rows contiguous and evenly spaced (no gaps between rows or slices). */
-static int dense_f32(const rf_tensor *t) {
-    return pm_plain_f32(t) && t->nb[1] == 4 * t->ne[0] && t->nb[2] == t->nb[1] * t->ne[1] && t->nb[3] == t->nb[2] * t->ne[2];
-}
-
-/* A matmul the fused kernels cover: one weight matrix, one batch slice, dense f32 output, rows
- * of a multiple of 32, at most 2^30 of them. */
-static int plain_matmul(const rf_node *n) {
-    const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
-    return w && x && d && x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
-           w->ne[1] <= ((int64_t)1 << 30);
-}
 
 static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
     const rf_node *mg, *mu, *sw;
@@ -69,17 +27,17 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     const char *kernel = NULL;
     if (first + 2 >= g->n_nodes) return 0;
     mg = g->nodes[first], mu = g->nodes[first + 1], sw = g->nodes[first + 2];
-    if (mu->op != RF_OP_MATMUL || sw->op != RF_OP_SWIGLU || !plain_matmul(mg) || !plain_matmul(mu)) return 0;
+    if (mu->op != RF_OP_MATMUL || sw->op != RF_OP_SWIGLU || !pm_plain_matmul(mg) || !pm_plain_matmul(mu)) return 0;
     x = mg->src[1], gd = mg->dst, ud = mu->dst, sd = sw->dst;
     if (mu->src[1]->data != x->data || mu->src[1]->ne[0] != x->ne[0] || mu->src[1]->ne[1] != x->ne[1]) return 0;
     form = rf_pack_matmul_form(dev, mg);
     if (form == RF_MATMUL_OTHER || rf_pack_matmul_form(dev, mu) != form) return 0;
     type = mg->src[0]->type;
     /* One vector read by both: their activation blocks agree (F16: the f32 row). */
-    block = type == RF_TYPE_F16 ? RF_ACT_IN_F32 : pm_act_block(type);
-    if ((mu->src[0]->type == RF_TYPE_F16 ? RF_ACT_IN_F32 : pm_act_block(mu->src[0]->type)) != block || !block) return 0;
-    if (sw->src[0]->data != gd->data || sw->src[1]->data != ud->data || !dense_f32(sw->src[0]) || !dense_f32(sw->src[1]) ||
-        !dense_f32(sd) || !pm_same_shape(sw->src[0], gd) || !pm_same_shape(sw->src[1], ud) || !pm_same_shape(sd, gd) ||
+    block = pm_act_in_block(type);
+    if (pm_act_in_block(mu->src[0]->type) != block || !block) return 0;
+    if (sw->src[0]->data != gd->data || sw->src[1]->data != ud->data || !pm_dense_f32(sw->src[0]) || !pm_dense_f32(sw->src[1]) ||
+        !pm_dense_f32(sd) || !pm_same_shape(sw->src[0], gd) || !pm_same_shape(sw->src[1], ud) || !pm_same_shape(sd, gd) ||
         !pm_same_shape(gd, ud))
         return 0;
     /* Each warp writes gate, up, then the product of its row n: the product may replace one of
@@ -88,16 +46,15 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
         (pm_overlap(sd, gd) && sd->data != gd->data) || (pm_overlap(sd, ud) && sd->data != ud->data))
         return 0;
     N = gd->ne[0], M = x->ne[1];
-    settings = gu_settings();
-    if (form == RF_MATMUL_COLUMNS || (type == mu->src[0]->type && type != RF_TYPE_F16 && (settings & 1) &&
-                                      strncmp(dev->arch, "sm_", 3) == 0)) {
+    settings = pm_decode_settings();
+    if (form == RF_MATMUL_COLUMNS ||
+        (type == mu->src[0]->type && type != RF_TYPE_F16 && (settings & PM_ONE_COLUMN) && pm_nvidia(dev))) {
         /* The column kernels read gate and up rows as one weight type; one launch covers up to 8
          * columns, or chunks of 8 (grid y). */
-        const int64_t nc = M <= GU_MAX_COLS ? M : GU_MAX_COLS;
-        if (type != mu->src[0]->type || (M > GU_MAX_COLS && M % GU_MAX_COLS) || M / nc > 65535) return 0;
-        kernel = cols_kernel(type, nc);
-        if (!kernel) return 0;
-        l->grid[1] = (uint32_t)(M / nc);
+        int64_t nc = 0;
+        const int64_t chunks = pm_column_chunks(M, &nc);
+        if (type != mu->src[0]->type || !chunks || !(kernel = pm_cols_kernel(type, nc))) return 0;
+        l->grid[1] = (uint32_t)chunks;
         l->aux[1] = 0; /* first column */
     } else if (M != 1) {
         return 0;
@@ -115,7 +72,7 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
     l->iparams[0] = 1;                       /* SwiGLU form */
-    l->iparams[7] = (settings & 2) ? 0 : 1;  /* 1: no L2 prefetch */
+    l->iparams[7] = (settings & PM_PREFETCH) ? 0 : 1; /* 1: no L2 prefetch */
     l->act_in = (rf_tensor_ref){0, 1};
     l->act_in_block = block;
     l->q8_aux_stride = 0; /* aux[0]: column stride */

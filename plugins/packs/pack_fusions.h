@@ -11,8 +11,9 @@ extern const rf_fusion rf_fusion_norm_1, rf_fusion_norm_2, rf_fusion_norm_4;
 extern const rf_fusion rf_fusion_kv_append; /* kv_append.c */
 extern const rf_fusion rf_fusion_swiglu_q8; /* swiglu_q8.c */
 extern const rf_fusion rf_fusion_gate_up;   /* gate_up.c: MATMUL MATMUL SWIGLU (ABI 2.6) */
+extern const rf_fusion rf_fusion_matmul_rope; /* matmul_rope.c: MATMUL ROPE (ABI 2.6) */
 
-#define RF_PACK_N_FUSIONS 9
+#define RF_PACK_N_FUSIONS 10
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

@@ -16,10 +16,11 @@ static inline int pm_same_shape(const rf_tensor *a, const rf_tensor *b) { return
 static inline int pm_rows16(const rf_tensor *t) {
     return !t || ((uintptr_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0);
 }
-/* One past the last byte of t (f32, i32, f16 rows of ne[0] elements; outer dims by their strides). */
+/* One past the last byte of t (f32, i32, f16 rows of ne[0] elements, rows of any other type nb[1]
+ * bytes; outer dims by their strides). */
 static inline uintptr_t pm_end(const rf_tensor *t) {
-    const int64_t es = t->type == RF_TYPE_F16 || t->type == RF_TYPE_BF16 ? 2 : 4;
-    uintptr_t end = (uintptr_t)t->data + (uintptr_t)(es * t->ne[0]);
+    const int64_t es = t->type == RF_TYPE_F16 || t->type == RF_TYPE_BF16 ? 2 : t->type == RF_TYPE_F32 || t->type == RF_TYPE_I32 ? 4 : 0;
+    uintptr_t end = (uintptr_t)t->data + (uintptr_t)(es ? es * t->ne[0] : t->nb[1]);
     int d;
     for (d = 1; d < RF_MAX_DIMS; ++d) end += (uintptr_t)((t->ne[d] - 1) * t->nb[d]);
     return end;

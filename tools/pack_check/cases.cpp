@@ -1,5 +1,6 @@
 #include "cases.h"
 
+#include <cstring>
 #include <tuple>
 
 #include "rocmforge/types.h"
@@ -94,6 +95,47 @@ Case gate_up(int gate_type, int up_type, int64_t K, int64_t N, int64_t M, bool o
     node(c, RF_OP_MATMUL, g, {wg, x});
     node(c, RF_OP_MATMUL, u, {wu, x2});
     node(c, RF_OP_SWIGLU, s, {g, u});
+    return c;
+}
+
+// MATMUL ROPE(mode) over the product: M tokens of H heads of D (a layer's K or Q projection),
+// positions `pos0 + m`, frequency factors optional; in_place: the rotation over the product.
+Case matmul_rope(int type, int64_t K, int64_t D, int64_t H, int64_t M, int mode, bool factors, bool in_place_rot, const std::string &note) {
+    Case c{std::string("matmul+rope ") + rf::type_name(type) + " [" + std::to_string(K) + "," + std::to_string(D * H) + "] x " +
+           std::to_string(M) + " token(s)" + (factors ? ", frequency factors" : "") + (in_place_rot ? ", rotated in place" : "") + note};
+    c.tolerance = 1e-4;
+    const int64_t N = D * H;
+    rf_tensor *x = input(c, {K, M}), *w = weight(c, type, K, N);
+    rf_tensor *p = dense(c, RF_TYPE_I32, {M});
+    std::vector<int32_t> positions;
+    for (int64_t m = 0; m < M; ++m) positions.push_back((int32_t)(7 + 13 * m));
+    c.int_inputs.push_back({p, positions});
+    rf_tensor *ff = nullptr;
+    if (factors) { // positive factors, as Llama 3's
+        ff = f32(c, {D / 2});
+        std::vector<int32_t> bits;
+        for (int64_t i = 0; i < D / 2; ++i) {
+            const float v = 1.0f + 0.25f * (float)(i % 5);
+            int32_t b;
+            std::memcpy(&b, &v, 4);
+            bits.push_back(b);
+        }
+        c.int_inputs.push_back({ff, bits});
+    }
+    rf_tensor *prod = f32(c, {N, M});
+    rf_tensor *view = in_place(c, prod); // the rope's [D, H, M] view of the product
+    view->ne[0] = D, view->ne[1] = H, view->ne[2] = M;
+    view->nb[1] = 4 * D, view->nb[2] = 4 * N, view->nb[3] = 4 * N * M;
+    rf_tensor *rot = in_place_rot ? in_place(c, view) : f32(c, {D, H, M});
+    node(c, RF_OP_MATMUL, prod, {w, x});
+    rf_node r{};
+    r.op = RF_OP_ROPE;
+    r.dst = rot;
+    r.src[0] = view, r.src[1] = p, r.src[2] = ff;
+    r.iparams[0] = mode;
+    r.iparams[1] = (int32_t)D;
+    r.fparams[0] = 10000.f, r.fparams[1] = 1.f;
+    c.nodes.push_back(r);
     return c;
 }
 
@@ -192,6 +234,15 @@ std::deque<Case> make_cases() {
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 8, 1, false, " (mixed types: rf_mvq_multi)"));
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 8, 11, false, " (not claimed: 11 rows)"));
     cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 64, 8, 1, true, " (not claimed: two vectors)"));
+    // Matmul + rope (ABI 2.6, as gate/up): one token (rf_mvq_multi), 2..8 and 16 tokens (the
+    // column kernels), F16, Llama 3's frequency factors, the rotation over the product; NeoX
+    // pairs and 11 tokens are not claimed.
+    cases.push_back(matmul_rope(RF_TYPE_Q4_K, 256, 64, 2, 1, RF_ROPE_NORMAL, false, false, ""));
+    cases.push_back(matmul_rope(RF_TYPE_Q6_K, 256, 32, 3, 3, RF_ROPE_NORMAL, true, false, ""));
+    cases.push_back(matmul_rope(RF_TYPE_Q4_0, 64, 16, 4, 16, RF_ROPE_NORMAL, false, true, ""));
+    cases.push_back(matmul_rope(RF_TYPE_F16, 128, 32, 2, 1, RF_ROPE_NORMAL, true, true, ""));
+    cases.push_back(matmul_rope(RF_TYPE_Q8_0, 64, 32, 2, 2, RF_ROPE_NEOX, false, false, " (NeoX pairs: not claimed)"));
+    cases.push_back(matmul_rope(RF_TYPE_Q5_K, 256, 32, 2, 11, RF_ROPE_NORMAL, false, false, " (not claimed: 11 tokens)"));
     cases.push_back(kv_append("kv append f16 pools, 3 tokens", RF_TYPE_F16, 64, {5, 0, 2}, 8, false));
     cases.push_back(kv_append("kv append f32 pools, 1 token", RF_TYPE_F32, 128, {3}, 4, false));
     cases.push_back(kv_append("kv append f16, both into one pool (not one launch)", RF_TYPE_F16, 32, {1, 6}, 8, true));

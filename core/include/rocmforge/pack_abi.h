@@ -6,7 +6,8 @@
  * loads the packs of the device arch at init, verifies them (arch, ABI, kernel-argument version,
  * checksum, every named kernel present in the code object) and refuses a bad one there, never
  * in the middle of a run. During compute() each fusion may claim a run of consecutive nodes
- * before the backend's own kernels (and its built-in fusions) are considered.
+ * before the backend's own single-node kernels are considered (the backend's remaining built-in
+ * fusions are tried first).
  *
  * Kernels take one argument, an rf_kargs by value (rocmforge/kernel_args.h). A claim does not
  * write device addresses: it says which node tensor goes into which rf_kargs slot

@@ -1,0 +1,51 @@
+/* See matmul_fusion.h. */
+#include "matmul_fusion.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pack_match.h"
+#include "q8_dot.h"
+
+#define PM_NAMES(t) {"rf_mvqn_" t "_1f", "rf_mvqn_" t "_2f", "rf_mvqn_" t "_3f", "rf_mvqn_" t "_4f", \
+                     "rf_mvqn_" t "_5f", "rf_mvqn_" t "_6f", "rf_mvqn_" t "_7f", "rf_mvqn_" t "_8f"}
+static const char *const cols_kernels[5][PM_MAX_COLS] = {PM_NAMES("q4_k"), PM_NAMES("q5_k"), PM_NAMES("q6_k"), PM_NAMES("q4_0"),
+                                                          PM_NAMES("q8_0")};
+
+const char *pm_cols_kernel(int type, int64_t nc) {
+    const int t = type == RF_TYPE_Q4_K ? 0 : type == RF_TYPE_Q5_K ? 1 : type == RF_TYPE_Q6_K ? 2 : type == RF_TYPE_Q4_0 ? 3
+                : type == RF_TYPE_Q8_0 ? 4 : -1;
+    return t < 0 || nc < 1 || nc > PM_MAX_COLS ? NULL : cols_kernels[t][nc - 1];
+}
+
+int64_t pm_column_chunks(int64_t M, int64_t *nc) {
+    if (M >= 1 && M <= PM_MAX_COLS) { *nc = M; return 1; }
+    *nc = PM_MAX_COLS;
+    return M > PM_MAX_COLS && M % PM_MAX_COLS == 0 && M / PM_MAX_COLS <= 65535 ? M / PM_MAX_COLS : 0;
+}
+
+int pm_act_in_block(int type) { return type == RF_TYPE_F16 ? RF_ACT_IN_F32 : pm_act_block(type); }
+
+int pm_dense_f32(const rf_tensor *t) {
+    return pm_plain_f32(t) && t->nb[1] == 4 * t->ne[0] && t->nb[2] == t->nb[1] * t->ne[1] && t->nb[3] == t->nb[2] * t->ne[2];
+}
+
+int pm_plain_matmul(const rf_node *n) {
+    const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
+    return w && x && d && x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && pm_dense_f32(d) && pm_plain_f32(x) &&
+           w->ne[0] % 32 == 0 && w->ne[1] <= ((int64_t)1 << 30) && !pm_overlap(d, x);
+}
+
+int pm_decode_settings(void) {
+    static atomic_int settings = -1; /* -1: not read yet; any thread that reads it stores the same value */
+    int v = atomic_load_explicit(&settings, memory_order_relaxed);
+    if (v < 0) {
+        const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH");
+        v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0);
+        atomic_store_explicit(&settings, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+int pm_nvidia(const rf_pack_device *dev) { return dev->arch && strncmp(dev->arch, "sm_", 3) == 0; }
