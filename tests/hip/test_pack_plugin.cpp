@@ -185,3 +185,98 @@ TEST_CASE("in-tree pack: the fused norm offers q8_1 columns to a 2.4 backend onl
     REQUIRE(f->claim(&g, 0, &dev, &l) == 2);
     CHECK(l.q8_of.node == RF_BIND_NONE);
 }
+
+TEST_CASE("pack claim: a matmul's activations read as q8_1 columns or f32 rows, checked (ABI 2.6)") {
+    alignas(16) static float mem[3][256] = {};
+    rf_tensor t[3];
+    for (int i = 0; i < 3; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {256, 1, 1, 1}, {4, 1024, 1024, 1024}, mem[i], nullptr, nullptr};
+    t[0].type = RF_TYPE_Q4_K;
+    t[0].nb[0] = 144;
+    rf_node mm{RF_OP_MATMUL, &t[2], {&t[0], &t[1]}, {}, {}, nullptr};
+    rf_node *nodes[] = {&mm};
+    const rf_graph g{1, nodes};
+    rf_fusion_launch l;
+    rf_fusion_launch_init(&l);
+    const rf_tensor *x = &t[0];
+    int block = -1;
+    CHECK(rf_hip::bind_act_in(g, 0, 1, l, &x, &block) == ""); // none read
+    CHECK(x == nullptr);
+    CHECK(block == 0);
+    l.act_in = {0, 1};
+    l.act_in_block = 256;
+    l.q8_aux_stride = 2;
+    REQUIRE(rf_hip::bind_act_in(g, 0, 1, l, &x, &block) == "");
+    CHECK(x == &t[1]);
+    CHECK(block == 256);
+    rf_kargs k{};
+    rf_hip::lend_act_in(l, mem[2], 288, k);
+    CHECK(k.scratch == mem[2]);
+    CHECK(k.aux[2] == 288);
+    l.act_in_block = RF_ACT_IN_F32;
+    REQUIRE(rf_hip::bind_act_in(g, 0, 1, l, &x, &block) == "");
+    CHECK(block == RF_ACT_IN_F32);
+    l.act_in_block = 64;
+    CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "act_in in blocks of 64"));
+    l.act_in_block = 256;
+    l.q8_aux_stride = 4;
+    CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "aux slot 4"));
+    l.q8_aux_stride = 0;
+    l.q8_of = {0, RF_BIND_DST};
+    CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "both act_in and q8_of"));
+    l.q8_of = {RF_BIND_NONE, 0};
+    l.act_in = {0, 0}; // the weight: not f32 rows
+    CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "not f32 rows of a multiple of 256"));
+    l.act_in = {0, 1};
+    t[1].ne[0] = 96; // 96 elements: whole blocks of 32, not of 256
+    CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "not f32 rows of a multiple of 256"));
+    l.act_in_block = 32;
+    CHECK(rf_hip::bind_act_in(g, 0, 1, l, &x, &block) == "");
+}
+
+// The own pack's gate/up fusion claims only where the backend says how it runs the matmuls
+// (rf_pack_device.matmul_form, ABI 2.6): a 2.5 backend's device, or one that names no form, gets
+// no claim; the claim names the column kernel and lends nothing itself.
+TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that names the matmul form") {
+    const char *own = std::getenv("RF_OWN_PACK");
+    if (!own || !*own) return;
+    rf_hip::PackPlugin p;
+    std::string err;
+    REQUIRE(rf_hip::open_pack(own, "sm_90", {}, p, err));
+    const rf_fusion *f = nullptr;
+    for (const rf_fusion *x : p.fusions)
+        if (std::string(x->name) == "gate_up_swiglu") f = x;
+    REQUIRE(f);
+    alignas(16) static unsigned char mem[7][4096] = {};
+    rf_tensor t[7];
+    for (int i = 0; i < 7; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {256, 2, 1, 1}, {4, 1024, 2048, 2048}, mem[i], nullptr, nullptr};
+    for (int i : {0, 1}) t[i] = rf_tensor{RF_TYPE_Q4_K, 0, {256, 8, 1, 1}, {144, 144, 1152, 1152}, mem[i], nullptr, nullptr};
+    for (int i : {3, 4, 5}) t[i] = rf_tensor{RF_TYPE_F32, 0, {8, 2, 1, 1}, {4, 32, 64, 64}, mem[i], nullptr, nullptr};
+    rf_node gate{RF_OP_MATMUL, &t[3], {&t[0], &t[2]}, {}, {}, nullptr};
+    rf_node up{RF_OP_MATMUL, &t[4], {&t[1], &t[2]}, {}, {}, nullptr};
+    rf_node sw{RF_OP_SWIGLU, &t[5], {&t[3], &t[4]}, {}, {}, nullptr};
+    rf_node *nodes[] = {&gate, &up, &sw};
+    const rf_graph g{3, nodes};
+    static int32_t form = RF_MATMUL_COLUMNS;
+    auto answer = [](const rf_pack_device *, const rf_node *) -> int32_t { return form; };
+    rf_pack_device dev{sizeof(rf_pack_device), "sm_90", 132, 32, sizeof(rf_fusion_launch), answer, nullptr};
+    rf_fusion_launch l;
+    rf_fusion_launch_init(&l);
+    REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
+    REQUIRE(l.kernel);
+    CHECK(std::string(l.kernel) == "rf_mvqn_q4_k_2f");
+    CHECK(l.act_in.node == 0);
+    CHECK(l.act_in.which == 1);
+    CHECK(l.act_in_block == 256);
+    CHECK(l.grid[0] == 2);
+    form = RF_MATMUL_OTHER; // e.g. the tensor cores, or ROCMFORGE_HIP_FUSE=norm
+    rf_fusion_launch_init(&l);
+    CHECK(f->claim(&g, 0, &dev, &l) == 0);
+    form = RF_MATMUL_COLUMNS;
+    dev.struct_size = offsetof(rf_pack_device, matmul_form); // a 2.5 backend's device
+    rf_fusion_launch_init(&l);
+    CHECK(f->claim(&g, 0, &dev, &l) == 0);
+    dev.struct_size = sizeof(rf_pack_device);
+    dev.launch_size = offsetof(rf_fusion_launch, act_in); // a 2.5 backend's launch
+    rf_fusion_launch_init(&l);
+    CHECK(f->claim(&g, 0, &dev, &l) == 0);
+}
