@@ -25,14 +25,11 @@ struct Backend {
     rf_pack_device pack_device{}; // what pack fusions' claims see (arch points into `arch`)
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
     bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
-    // The built-in patterns (fusion.h: matmul+rope, joined projections, attention with its q8_1
-    // output) and the packs' matmul fusions (gate/up + SwiGLU: pack_matmul_form then names no
-    // form): ROCMFORGE_HIP_FUSE=norm turns them off, the packs' other fusions (the fused norm among
-    // them) stay (A/B).
+    // The built-in patterns (fusion.h: the tensor-core runs, the attention with its q8_1 output)
+    // and the packs' matmul fusions (projections, gate/up + SwiGLU, matmul + rope:
+    // pack_matmul_form then names no form): ROCMFORGE_HIP_FUSE=norm turns them off, the packs'
+    // other fusions (the fused norm among them) stay (A/B).
     bool fuse_beyond_norm = true;
-    // A layer's K, V, Q projections (with their ropes) as one launch, rf_mvq_proj
-    // (ROCMFORGE_HIP_FUSE_PROJ=0: each its own, A/B).
-    bool fuse_projections = true;
     bool cpu_like_activations = true; // int8-quantized activations as the CPU's (ROCMFORGE_HIP_ACT=f16: off)
     // Matmuls with 2..mvq_max_cols activation columns run on the dp4a column kernels
     // (rf_mvqn_*, R = mvq_rows_per_warp weight rows per warp); wider ones on the tile kernels.

@@ -8,15 +8,14 @@
 namespace rf_hip {
 
 // Tries the patterns at nodes[i]:
-//  - MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] over one vector, with the K/V appends after
-//    them (a layer's projections) -> rf_mvq_proj;
 //  - several columns on the integer tensor cores: the joined projections of fusion_mmq.h;
 //  - ATTENTION of one token that also writes the q8_1 column of its output for the matmul next.
-// These are tried before the kernel packs' fusions (pack_fusion.h), which cover the rest of a
-// decode layer: [ADD] RMS_NORM MUL with the q8_1 columns of the product, MATMUL MATMUL SWIGLU
-// and MATMUL ROPE on the dp4a vector and column kernels, SWIGLU with the q8_1 columns of its
-// product, SET_ROWS SET_ROWS into f16/f32 pools (plugins/packs/*.c). The patterns here need
-// more of a launch than the pack ABI lets a claim say (raw output pointers, several launches).
+// The kernel packs' fusions (pack_fusion.h) are tried first and cover the rest of a decode layer:
+// [ADD] RMS_NORM MUL with the q8_1 columns of the product, a layer's projections with their ropes
+// and K/V appends, MATMUL MATMUL SWIGLU and MATMUL ROPE on the dp4a vector and column kernels,
+// SWIGLU with the q8_1 columns of its product, SET_ROWS SET_ROWS into f16/f32 pools
+// (plugins/packs/*.c). The patterns here need more than a claim can say: several launches, the
+// attention's own scratch.
 // Every pattern covers consecutive nodes only (none is launched ahead of its turn).
 // Returns the number of consecutive nodes consumed (0: no pattern here, run nodes[i] alone),
 // or -1 with `err` set.

@@ -36,7 +36,7 @@ struct KernelModule {
     std::string origin; // for device_info.details: which packs / JIT and why
     std::vector<PackPlugin> packs;          // kept open while their code and claims are in use
     std::vector<hipModule_t> pack_modules;  // code objects of the packs other than the base one
-    std::vector<PackFusion> fusions;        // claimed in order, after the built-in fusions, before single kernels
+    std::vector<PackFusion> fusions;        // claimed before the backend's own fusions and kernels, in order
     // Timestamps (kernels/stamps.h, exec_observer.h): the device address of the stamp constant of
     // every loaded module that has one, and the base module's stamp kernel. base_stamps: the base
     // kernels write stamps (their module has both; an older base pack has neither).

@@ -72,7 +72,7 @@ std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion
     *block = 0;
     if (l.act_in.node == RF_BIND_NONE) return "";
     if (l.q8_of.node != RF_BIND_NONE) return "both act_in and q8_of (scratch holds one of them)";
-    if (l.q8_aux_stride < 0 || l.q8_aux_stride > 3) return "act_in with aux slot " + std::to_string(l.q8_aux_stride) + " (0..3)";
+    if (l.q8_aux_stride < -1 || l.q8_aux_stride > 3) return "act_in with aux slot " + std::to_string(l.q8_aux_stride) + " (0..3, or -1)";
     const int b = l.act_in_block;
     if (b != 32 && b != 256 && b != RF_ACT_IN_F32)
         return "act_in in blocks of " + std::to_string(b) + " (32 or 256 for q8_1 columns, RF_ACT_IN_F32 for the rows)";
@@ -83,6 +83,7 @@ std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion
         return "act_in of a tensor that is not f32 rows of a multiple of " + std::to_string(unit) + " elements";
     if (t->nb[2] != t->nb[1] * t->ne[1] || t->nb[3] != t->nb[2] * t->ne[2])
         return "act_in of a tensor whose rows are not evenly spaced";
+    if (l.q8_aux_stride == -1 && t->ne[1] * t->ne[2] * t->ne[3] != 1) return "act_in of several rows without a stride slot";
     *x = t;
     *block = b;
     return "";
@@ -90,7 +91,27 @@ std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion
 
 void lend_act_in(const rf_fusion_launch &l, const void *first, int64_t stride, rf_kargs &out) {
     out.scratch = const_cast<void *>(first);
-    out.aux[l.q8_aux_stride] = stride;
+    if (l.q8_aux_stride >= 0) out.aux[l.q8_aux_stride] = stride;
+}
+
+std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out) {
+    const bool stride_slot = l.act_in.node != RF_BIND_NONE || l.q8_of.node != RF_BIND_NONE;
+    for (int i = 0; i < RF_FUSION_MAX_WORDS; ++i) {
+        const rf_kargs_word &w = l.words[i];
+        if (w.field == RF_KFIELD_NONE) continue;
+        const std::string which = "word " + std::to_string(i);
+        if (w.field < RF_KFIELD_NONE || w.field >= RF_KFIELD_END) return which + " sets field " + std::to_string(w.field) + ", no rf_kargs_field";
+        const bool dst = w.field >= RF_KFIELD_DST_NE0;
+        if (dst && l.dst.node != RF_BIND_NONE) return which + " sets a member of dst, which the claim binds to a tensor";
+        if (!dst && stride_slot && w.field - RF_KFIELD_AUX0 == l.q8_aux_stride) return which + " sets the aux member of the q8_1 stride";
+        const rf_tensor *t = nullptr;
+        if (std::string e = resolve(g, first, count, w.tensor, which.c_str(), &t); !e.empty()) return e;
+        const long long v = (t ? (long long)(uintptr_t)t->data : 0) + w.value;
+        if (w.field < RF_KFIELD_DST_NE0) out.aux[w.field - RF_KFIELD_AUX0] = v;
+        else if (w.field < RF_KFIELD_DST_NB0) out.dst.ne[w.field - RF_KFIELD_DST_NE0] = v;
+        else out.dst.nb[w.field - RF_KFIELD_DST_NB0] = v;
+    }
+    return "";
 }
 
 void lend_q8(const rf_fusion_launch &l, void *scratch, int64_t stride, int block, rf_kargs &out) {

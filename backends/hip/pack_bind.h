@@ -30,7 +30,13 @@ void lend_q8(const rf_fusion_launch &l, void *scratch, int64_t stride, int block
 // another block, not f32 rows of a multiple of the block (of 32 for the f32 form), rows not
 // contiguous). (A claim of a pack before 2.6 leaves act_in as rf_fusion_launch_init set it.)
 std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion_launch &l, const rf_tensor **x, int *block);
-// The activation rows lent: scratch = the first column (row), aux[q8_aux_stride] = the stride.
+// The activation rows lent: scratch = the first column (row), aux[q8_aux_stride] = the stride
+// (none for q8_aux_stride = -1).
 void lend_act_in(const rf_fusion_launch &l, const void *first, int64_t stride, rf_kargs &out);
+
+// The claim's address words (ABI 2.6, rf_fusion_launch.words) written into `out` (bound by
+// bind_claim): "" or the reason they are invalid (a field outside rf_kargs_field, a dst member while
+// dst is bound, the aux member of the q8_1 stride, a tensor outside the claimed nodes).
+std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out);
 
 } // namespace rf_hip

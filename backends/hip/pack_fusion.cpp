@@ -20,6 +20,7 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
         if (std::string e = bind_claim(g, i, count, l, r.args); !e.empty()) { err = who + ": " + e; return -1; }
         if (std::string e = bind_q8(g, i, count, l, &q8x); !e.empty()) { err = who + ": " + e; return -1; }
         if (std::string e = bind_act_in(g, i, count, l, &act, &act_block); !e.empty()) { err = who + ": " + e; return -1; }
+        if (std::string e = bind_words(g, i, count, l, r.args); !e.empty()) { err = who + ": " + e; return -1; }
         hipFunction_t f = pf.function;
         if (l.kernel && !(f = claim_kernel(b.kernels, pf, l.kernel, err))) { err = who + ": " + err; return -1; }
         // The activations it reads: the q8_1 columns made now (before the launch, in the queue) or

@@ -224,7 +224,6 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (const char *s = std::getenv("ROCMFORGE_HIP_PREFETCH"); s && (*s == '0' || *s == '1')) b->prefetch_weights = *s == '1';
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_COLS")) b->mvq_max_cols = std::max(1, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_ROWS"); s && (*s == '1' || *s == '2')) b->mvq_rows_per_warp = *s - '0';
-    if (const char *s = std::getenv("ROCMFORGE_HIP_FUSE_PROJ"); s && *s == '0') b->fuse_projections = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_REUSE"); s && *s == '0') b->reuse_walks = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_GRAPHS_KEPT")) b->queue.set_kept(std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_STATS"); s && *s == '1') {
@@ -430,12 +429,11 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         used = 1;
         const std::string why = unsupported_reason(*n);
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
-        // The built-in fusions (fusion.h: the joined projections and the tensor-core runs, which
-        // cover more nodes than a pack's matmul + rope at the same node), then the packs'.
-        used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
-        if (used < 0) return fail(err, len, RF_ERR_OUT_OF_MEMORY, label(i) + ": " + e);
-        if (used == 0) used = b->fuse && !b->kernels.fusions.empty() ? pack_claim_at(*b, *g, i, e) : 0;
+        // Pack fusions claim first, then the built-in ones (fusion.h).
+        used = b->fuse && !b->kernels.fusions.empty() ? pack_claim_at(*b, *g, i, e) : 0;
         if (used < 0) return fail(err, len, used == -2 ? RF_ERR_OUT_OF_MEMORY : RF_ERR_INVALID, label(i) + ": " + e);
+        if (used == 0) used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
+        if (used < 0) return fail(err, len, RF_ERR_OUT_OF_MEMORY, label(i) + ": " + e);
         if (used == 0) {
             if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);
             used = 1;

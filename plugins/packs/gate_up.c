@@ -92,8 +92,7 @@ static int32_t host_gate_up(const rf_kargs *a, const rf_fusion_launch *l) {
         float *gate = (float *)pm_row(&a->dst, m), *up = (float *)pm_row(&a->src[3], m), *prod = (float *)pm_row(&a->src[4], m);
         for (n = 0; n < N; ++n) {
             const unsigned char *rg = (const unsigned char *)wg->data + n * wg->nb[1], *ru = (const unsigned char *)wu->data + n * wu->nb[1];
-            const float v = f16 ? pm_dot_f16((const uint16_t *)rg, (const float *)col, K) : pm_dot_q8_1(wg->type, rg, col, K);
-            const float u = f16 ? pm_dot_f16((const uint16_t *)ru, (const float *)col, K) : pm_dot_q8_1(wu->type, ru, col, K);
+            const float v = pm_matmul_out(wg->type, f16, rg, col, K), u = pm_matmul_out(wu->type, f16, ru, col, K);
             gate[n] = v;
             up[n] = u;
             prod[n] = (v / (1.f + expf(-v))) * u;

@@ -1,6 +1,7 @@
 /* See matmul_fusion.h. */
 #include "matmul_fusion.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +42,43 @@ int pm_decode_settings(void) {
     static atomic_int settings = -1; /* -1: not read yet; any thread that reads it stores the same value */
     int v = atomic_load_explicit(&settings, memory_order_relaxed);
     if (v < 0) {
-        const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH");
-        v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0);
+        const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ");
+        v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (j && *j == '0' ? 0 : PM_JOIN_PROJ);
         atomic_store_explicit(&settings, v, memory_order_relaxed);
     }
     return v;
 }
 
 int pm_nvidia(const rf_pack_device *dev) { return dev->arch && strncmp(dev->arch, "sm_", 3) == 0; }
+
+float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsigned char *act, int64_t K) {
+    return f32_row ? pm_dot_f16((const uint16_t *)row, (const float *)act, K) : pm_dot_q8_1(type, row, act, K);
+}
+
+void pm_rope_pair(float x0, float x1, int64_t r, int32_t pos, int n_rot, float base, float fscale, const float *factors, float *y0,
+                  float *y1) {
+    double theta = (double)pos * (double)fscale * pow((double)base, -2.0 * (double)r / (double)n_rot);
+    float c, s;
+    if (factors) theta /= (double)factors[r];
+    c = (float)cos(theta), s = (float)sin(theta);
+    *y0 = x0 * c - x1 * s;
+    *y1 = x0 * s + x1 * c;
+}
+
+int pm_rope_of_product(const rf_node *mm, const rf_node *rp) {
+    const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1], *ff = rp->src[2];
+    const int64_t N = md->ne[0], M = md->ne[1];
+    int64_t D;
+    const int n_rot = rp->iparams[1];
+    if (rp->op != RF_OP_ROPE || rp->iparams[0] != RF_ROPE_NORMAL || !rx || !rd || !pos) return 0;
+    D = rx->ne[0];
+    if (rx->data != md->data || !pm_dense_f32(rx) || !pm_dense_f32(rd) || !pm_same_shape(rx, rd)) return 0;
+    if (rx->ne[0] * rx->ne[1] != N || rx->ne[2] != M || rx->ne[3] != 1 || N % 4 || D % 2) return 0;
+    if (pos->type != RF_TYPE_I32 || pos->ne[0] != M || pos->ne[1] * pos->ne[2] * pos->ne[3] != 1 || pos->nb[0] != 4) return 0;
+    if (n_rot <= 0 || n_rot % 2 || n_rot > D) return 0;
+    if (ff && (ff->type != RF_TYPE_F32 || ff->nb[0] != 4 || ff->ne[0] * ff->ne[1] * ff->ne[2] * ff->ne[3] < n_rot / 2)) return 0;
+    if ((pm_overlap(rd, md) && rd->data != md->data) || pm_overlap(rd, mm->src[0]) || pm_overlap(rd, pos) || pm_overlap(rd, ff))
+        return 0;
+    return mm->src[0]->type != RF_TYPE_F16 || !pm_overlap(rd, mm->src[1]); /* F16: the kernel reads x itself */
+}
+

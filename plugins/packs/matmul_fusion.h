@@ -27,11 +27,27 @@ int pm_dense_f32(const rf_tensor *t);
  * input vector. */
 int pm_plain_matmul(const rf_node *n);
 
+/* A ROPE NORMAL over the whole product of mm (rp), one token per activation row: heads of D
+ * elements (even), dense, the positions one i32 per token, the frequency factors f32 (or none).
+ * The rotated rows may replace the product exactly, or lie on the matmul's input vector for
+ * quantized weights (the kernels read only its q8_1 copy, made before the launch); no other
+ * overlap. */
+int pm_rope_of_product(const rf_node *mm, const rf_node *rp);
+
+/* For the host_runs: one output of a matmul as the decode kernels compute it, weight row `row`
+ * dotted with the activations lent (a q8_1 column, or for f32_row the f32 row itself: F16 weights). */
+float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsigned char *act, int64_t K);
+/* Rotation pair r (< n_rot / 2) of a head at position pos, as rope.hip rotates it (angle in
+ * double, products rounded separately); factors: the frequency factors or NULL. */
+void pm_rope_pair(float x0, float x1, int64_t r, int32_t pos, int n_rot, float base, float fscale, const float *factors, float *y0,
+                  float *y1);
+
 /* The A/B settings of the decode launches, read from the environment once (claims run for every
  * walked graph). */
 enum pm_decode_setting {
     PM_ONE_COLUMN = 1, /* one activation row may take rf_mvqn_<type>_1f (ROCMFORGE_HIP_GATE_UP_COLS, default 1) */
     PM_PREFETCH = 2,   /* weight rows pulled into L2 before the previous kernel ends (ROCMFORGE_HIP_PREFETCH=1) */
+    PM_JOIN_PROJ = 4,  /* a layer's projections as one launch (ROCMFORGE_HIP_FUSE_PROJ, default 1) */
 };
 int pm_decode_settings(void);
 /* Whether the device runs NVIDIA packs' kernels (the column kernels exist only there). */

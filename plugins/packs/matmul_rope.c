@@ -6,34 +6,10 @@
  * rotation pair. The activations are read as the backend lends them (ABI 2.6: q8_1 columns in
  * the weight type's block, the f32 row for F16), so the product has the floats of the unfused
  * matmul, and the rotation is rope.hip's (the same cos / sin and rounding). */
-#include <math.h>
-
 #include "matmul_fusion.h"
 #include "pack_fusions.h"
 #include "pack_match.h"
 #include "q8_dot.h"
-
-/* A ROPE NORMAL over the whole product of mm, one token per activation row: heads of D elements
- * (even), dense, the positions one i32 per token, the frequency factors f32 (or none). The
- * rotated rows may replace the product exactly, or lie on the matmul's input vector for
- * quantized weights (the kernels read only its q8_1 copy, made before the launch); no other
- * overlap. */
-static int rope_of_product(const rf_node *mm, const rf_node *rp) {
-    const rf_tensor *md = mm->dst, *rx = rp->src[0], *rd = rp->dst, *pos = rp->src[1], *ff = rp->src[2];
-    const int64_t N = md->ne[0], M = md->ne[1];
-    int64_t D;
-    const int n_rot = rp->iparams[1];
-    if (rp->op != RF_OP_ROPE || rp->iparams[0] != RF_ROPE_NORMAL || !rx || !rd || !pos) return 0;
-    D = rx->ne[0];
-    if (rx->data != md->data || !pm_dense_f32(rx) || !pm_dense_f32(rd) || !pm_same_shape(rx, rd)) return 0;
-    if (rx->ne[0] * rx->ne[1] != N || rx->ne[2] != M || rx->ne[3] != 1 || N % 4 || D % 2) return 0;
-    if (pos->type != RF_TYPE_I32 || pos->ne[0] != M || pos->ne[1] * pos->ne[2] * pos->ne[3] != 1 || pos->nb[0] != 4) return 0;
-    if (n_rot <= 0 || n_rot % 2 || n_rot > D) return 0;
-    if (ff && (ff->type != RF_TYPE_F32 || ff->nb[0] != 4 || ff->ne[0] * ff->ne[1] * ff->ne[2] * ff->ne[3] < n_rot / 2)) return 0;
-    if ((pm_overlap(rd, md) && rd->data != md->data) || pm_overlap(rd, mm->src[0]) || pm_overlap(rd, pos) || pm_overlap(rd, ff))
-        return 0;
-    return mm->src[0]->type != RF_TYPE_F16 || !pm_overlap(rd, mm->src[1]); /* F16: the kernel reads x itself */
-}
 
 static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
     const rf_node *mm, *rp;
@@ -42,7 +18,7 @@ static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack
     int64_t N, M;
     if (first + 1 >= g->n_nodes) return 0;
     mm = g->nodes[first], rp = g->nodes[first + 1];
-    if (rp->op != RF_OP_ROPE || !pm_plain_matmul(mm) || !rope_of_product(mm, rp)) return 0;
+    if (rp->op != RF_OP_ROPE || !pm_plain_matmul(mm) || !pm_rope_of_product(mm, rp)) return 0;
     form = rf_pack_matmul_form(dev, mm);
     type = mm->src[0]->type;
     block = pm_act_in_block(type);
@@ -79,36 +55,24 @@ static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack
 }
 
 /* The launch on the host: the product as the kernels compute it, then each head's rotation
- * pairs as rope.hip rotates them (angles in double, products rounded separately). */
+ * pairs as rope.hip rotates them. */
 static int32_t host_matmul_rope(const rf_kargs *a, const rf_fusion_launch *l) {
     const rf_ktensor *w = &a->src[0], *rd = &a->src[3];
     const int64_t K = w->ne[0], N = a->dst.ne[0], M = a->dst.ne[1], stride = a->aux[l->q8_aux_stride];
     const int64_t D = a->iparams[2], n_rot = a->iparams[1];
-    const int f16 = l->act_in_block == RF_ACT_IN_F32;
+    const int f32_row = l->act_in_block == RF_ACT_IN_F32;
     const int32_t *pos = (const int32_t *)a->src[1].data;
-    const float *ff = (const float *)a->src[2].data;
     int64_t m, n;
-    if (!a->scratch || (!f16 && !pm_q8_dot_type(w->type))) return RF_ERR_INVALID;
+    if (!a->scratch || (!f32_row && !pm_q8_dot_type(w->type))) return RF_ERR_INVALID;
     for (m = 0; m < M; ++m) {
-        const unsigned char *col = (const unsigned char *)a->scratch + m * stride;
+        const unsigned char *act = (const unsigned char *)a->scratch + m * stride;
         float *prod = (float *)pm_row(&a->dst, m), *rot = (float *)((char *)rd->data + m * 4 * N);
-        for (n = 0; n < N; ++n) {
-            const unsigned char *row = (const unsigned char *)w->data + n * w->nb[1];
-            prod[n] = f16 ? pm_dot_f16((const uint16_t *)row, (const float *)col, K) : pm_dot_q8_1(w->type, row, col, K);
-        }
+        for (n = 0; n < N; ++n) prod[n] = pm_matmul_out(w->type, f32_row, (const unsigned char *)w->data + n * w->nb[1], act, K);
         for (n = 0; n < N; n += 2) {
             const int64_t r = (n % D) / 2;
             const float x0 = prod[n], x1 = prod[n + 1];
-            if (r < n_rot / 2) {
-                double theta = (double)pos[m] * (double)a->fparams[1] * pow((double)a->fparams[0], -2.0 * (double)r / (double)n_rot);
-                float c, s;
-                if (ff) theta /= (double)ff[r];
-                c = (float)cos(theta), s = (float)sin(theta);
-                rot[n] = x0 * c - x1 * s;
-                rot[n + 1] = x0 * s + x1 * c;
-            } else {
-                rot[n] = x0, rot[n + 1] = x1;
-            }
+            if (r < n_rot / 2) pm_rope_pair(x0, x1, r, pos[m], (int)n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[2].data, &rot[n], &rot[n + 1]);
+            else rot[n] = x0, rot[n + 1] = x1;
         }
     }
     return RF_OK;

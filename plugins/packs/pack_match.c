@@ -2,6 +2,7 @@
 #include "pack_match.h"
 
 #include <math.h>
+#include <string.h>
 
 void pm_quantize_q8_1(const float *x, int64_t n, int block, unsigned char *col) {
     int64_t b, i;
@@ -24,3 +25,37 @@ void pm_quantize_q8_1(const float *x, int64_t n, int block, unsigned char *col) 
         }
     }
 }
+
+int pm_pool_append(const rf_node *n) {
+    const rf_tensor *x, *s, *p;
+    if (n->op != RF_OP_SET_ROWS || !n->src[0] || !n->src[1] || !n->dst) return 0;
+    x = n->src[0], s = n->src[1], p = n->dst;
+    if (x->type != RF_TYPE_F32 || x->nb[0] != 4 || x->ne[2] * x->ne[3] != 1 || x->ne[0] < 1 || x->ne[1] < 1) return 0;
+    if (s->type != RF_TYPE_I32 || s->nb[0] != 4 || s->ne[0] != x->ne[1]) return 0;
+    if ((p->type != RF_TYPE_F16 && p->type != RF_TYPE_F32) || p->ne[0] < x->ne[0] || p->nb[0] != (p->type == RF_TYPE_F16 ? 2 : 4))
+        return 0;
+    return x->ne[0] * x->ne[1] < ((int64_t)1 << 30);
+}
+
+uint16_t pm_half_of(float f) {
+    uint32_t x, sign, mag, e, m, q, rest;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000u;
+    mag = x & 0x7fffffffu;
+    if (mag >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0)); /* inf, nan */
+    if (mag >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);                                      /* overflows */
+    e = mag >> 23;
+    if (e < 113) { /* a subnormal half (or zero): the value in units of 2^-24 */
+        if (e < 102) return (uint16_t)sign;
+        m = (mag & 0x7fffffu) | 0x800000u;
+        q = m >> (126 - e);
+        rest = m & ((1u << (126 - e)) - 1);
+        if (rest > (1u << (125 - e)) || (rest == (1u << (125 - e)) && (q & 1))) ++q;
+        return (uint16_t)(sign | q);
+    }
+    q = ((e - 112) << 10) | ((mag >> 13) & 0x3ffu);
+    rest = mag & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (q & 1))) ++q; /* a carry into the exponent is right */
+    return (uint16_t)(sign | q);
+}
+

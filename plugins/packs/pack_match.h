@@ -44,4 +44,10 @@ static inline char *pm_row(const rf_ktensor *t, int64_t r) {
  * of the fusions that write columns): blocks of `block` (32 or 256) elements. */
 void pm_quantize_q8_1(const float *x, int64_t n, int block, unsigned char *col);
 
+/* A SET_ROWS into a KV pool the kernels cover: dense f32 rows x [E, T], i32 slots [T], an f16/f32
+ * pool whose rows hold at least E elements; E * T below 2^30 (rf_set_rows2's element index). */
+int pm_pool_append(const rf_node *n);
+/* IEEE binary16 of f, rounded to nearest even (the kernels' f2h), for the host_runs of appends. */
+uint16_t pm_half_of(float f);
+
 #endif

@@ -280,3 +280,35 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
     rf_fusion_launch_init(&l);
     CHECK(f->claim(&g, 0, &dev, &l) == 0);
 }
+
+TEST_CASE("pack claim: integer members set from tensor addresses, checked (ABI 2.6)") {
+    float mem[3][4] = {};
+    rf_tensor t[3];
+    for (int i = 0; i < 3; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {4, 1, 1, 1}, {4, 16, 16, 16}, mem[i], nullptr, nullptr};
+    rf_node add{RF_OP_ADD, &t[2], {&t[0], &t[1]}, {}, {}, nullptr};
+    rf_node *nodes[] = {&add};
+    const rf_graph g{1, nodes};
+    rf_fusion_launch l;
+    rf_fusion_launch_init(&l);
+    l.words[0] = {RF_KFIELD_DST_NE0 + 1, {0, RF_BIND_DST}, 0};
+    l.words[3] = {RF_KFIELD_AUX0 + 2, {0, 1}, 8};
+    l.words[5] = {RF_KFIELD_DST_NB0 + 3, {RF_BIND_NONE, 0}, 4096};
+    rf_kargs k{};
+    REQUIRE(rf_hip::bind_claim(g, 0, 1, l, k) == "");
+    REQUIRE(rf_hip::bind_words(g, 0, 1, l, k) == "");
+    CHECK(k.dst.ne[1] == (long long)(uintptr_t)mem[2]);
+    CHECK(k.aux[2] == (long long)(uintptr_t)mem[1] + 8);
+    CHECK(k.dst.nb[3] == 4096);
+    CHECK(k.dst.ne[0] == 0); // untouched
+    l.words[6] = {RF_KFIELD_END, {RF_BIND_NONE, 0}, 1};
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 6 sets field 13"));
+    l.words[6] = {RF_KFIELD_AUX0, {1, 0}, 0};
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 6 binds node +1, outside the 1 claimed node(s)"));
+    l.words[6] = {RF_KFIELD_NONE, {RF_BIND_NONE, 0}, 0};
+    l.dst = {0, RF_BIND_DST};
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 0 sets a member of dst, which the claim binds"));
+    l.dst = {RF_BIND_NONE, 0};
+    l.act_in = {0, 0};
+    l.q8_aux_stride = 2;
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 3 sets the aux member of the q8_1 stride"));
+}

@@ -139,6 +139,76 @@ Case matmul_rope(int type, int64_t K, int64_t D, int64_t H, int64_t M, int mode,
     return c;
 }
 
+// A layer's decode projections of one token: MATMUL(K) ROPE MATMUL(V) [MATMUL(Q) ROPE], then the
+// K and V appends ([append_k] [append_v]) into pools of `pool_type` (the packs' projections): H
+// KV heads and 2H query heads of D, the Q rotation written over its product (a product a later
+// output reuses: not written by the launch).
+Case projections(int type, int64_t K, int64_t D, int64_t H, bool with_q, bool append_k, bool append_v, int pool_type, bool factors) {
+    Case c{std::string("projections ") + rf::type_name(type) + " K=" + std::to_string(K) + ", " + std::to_string(H) + " KV heads of " +
+           std::to_string(D) + (with_q ? ", Q" : "") + (append_k || append_v ? std::string(", appends into ") + rf::type_name(pool_type) + " pools" : "") +
+           (factors ? ", frequency factors" : "")};
+    c.tolerance = 1e-4;
+    const int64_t Nk = D * H, Nq = 2 * Nk, rows = 6;
+    rf_tensor *x = input(c, {K, 1});
+    rf_tensor *wk = weight(c, type, K, Nk), *wv = weight(c, type, K, Nk), *wq = with_q ? weight(c, type, K, Nq) : nullptr;
+    rf_tensor *p = dense(c, RF_TYPE_I32, {1});
+    c.int_inputs.push_back({p, {9}});
+    rf_tensor *ff = nullptr;
+    if (factors) {
+        ff = f32(c, {D / 2});
+        std::vector<int32_t> bits;
+        for (int64_t i = 0; i < D / 2; ++i) {
+            const float v = 1.0f + 0.5f * (float)(i % 3);
+            int32_t b;
+            std::memcpy(&b, &v, 4);
+            bits.push_back(b);
+        }
+        c.int_inputs.push_back({ff, bits});
+    }
+    auto heads = [&](rf_tensor *prod, int64_t heads_n) { // the rope's [D, heads, 1] view of a product
+        rf_tensor *v = in_place(c, prod);
+        v->ne[0] = D, v->ne[1] = heads_n, v->ne[2] = 1;
+        v->nb[1] = 4 * D, v->nb[2] = v->nb[3] = 4 * D * heads_n;
+        return v;
+    };
+    auto rope = [&](rf_tensor *dst, rf_tensor *src) {
+        rf_node r{};
+        r.op = RF_OP_ROPE;
+        r.dst = dst;
+        r.src[0] = src, r.src[1] = p, r.src[2] = ff;
+        r.iparams[0] = RF_ROPE_NORMAL;
+        r.iparams[1] = (int32_t)D;
+        r.fparams[0] = 10000.f, r.fparams[1] = 1.f;
+        c.nodes.push_back(r);
+    };
+    rf_tensor *kp = f32(c, {Nk, 1}), *kr = f32(c, {D, H, 1}), *vp = f32(c, {Nk, 1});
+    node(c, RF_OP_MATMUL, kp, {wk, x});
+    rope(kr, heads(kp, H));
+    node(c, RF_OP_MATMUL, vp, {wv, x});
+    if (with_q) {
+        rf_tensor *qp = f32(c, {Nq, 1});
+        node(c, RF_OP_MATMUL, qp, {wq, x});
+        rf_tensor *qv = heads(qp, 2 * H);
+        rope(in_place(c, qv), qv);
+    }
+    rf_tensor *slots = dense(c, RF_TYPE_I32, {1});
+    c.int_inputs.push_back({slots, {4}});
+    if (append_k) {
+        rf_tensor *pool = dense(c, pool_type, {Nk, rows});
+        c.inputs.push_back(pool);
+        rf_tensor *row = in_place(c, kr); // the rotated K as one row of Nk
+        row->ne[0] = Nk, row->ne[1] = row->ne[2] = 1;
+        row->nb[1] = row->nb[2] = row->nb[3] = 4 * Nk;
+        node(c, RF_OP_SET_ROWS, pool, {row, slots});
+    }
+    if (append_v) {
+        rf_tensor *pool = dense(c, pool_type, {Nk, rows});
+        c.inputs.push_back(pool);
+        node(c, RF_OP_SET_ROWS, pool, {vp, slots});
+    }
+    return c;
+}
+
 } // namespace
 
 std::deque<Case> make_cases() {
@@ -243,6 +313,11 @@ std::deque<Case> make_cases() {
     cases.push_back(matmul_rope(RF_TYPE_F16, 128, 32, 2, 1, RF_ROPE_NORMAL, true, true, ""));
     cases.push_back(matmul_rope(RF_TYPE_Q8_0, 64, 32, 2, 2, RF_ROPE_NEOX, false, false, " (NeoX pairs: not claimed)"));
     cases.push_back(matmul_rope(RF_TYPE_Q5_K, 256, 32, 2, 11, RF_ROPE_NORMAL, false, false, " (not claimed: 11 tokens)"));
+    // A layer's projections of one token (ABI 2.6: outputs, pools and slots by address): K, V, Q
+    // with both appends into f16 pools; F16 weights into f32 pools; K and V with the K append only.
+    cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, true));
+    cases.push_back(projections(RF_TYPE_F16, 64, 32, 2, true, true, true, RF_TYPE_F32, false));
+    cases.push_back(projections(RF_TYPE_Q8_0, 96, 32, 1, false, true, false, RF_TYPE_F16, false));
     cases.push_back(kv_append("kv append f16 pools, 3 tokens", RF_TYPE_F16, 64, {5, 0, 2}, 8, false));
     cases.push_back(kv_append("kv append f32 pools, 1 token", RF_TYPE_F32, 128, {3}, 4, false));
     cases.push_back(kv_append("kv append f16, both into one pool (not one launch)", RF_TYPE_F16, 32, {1, 6}, 8, true));

@@ -231,6 +231,7 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                 const rf_tensor *act = nullptr;
                 int act_block = 0;
                 std::string bad = rf_hip::bind_act_in(g, i, count, l, &act, &act_block);
+                if (bad.empty()) bad = rf_hip::bind_words(g, i, count, l, k);
                 if (bad.empty() && l.kernel &&
                     std::none_of(p.vt->kernel_names, p.vt->kernel_names + p.vt->n_kernels, [&](const char *n) { return std::strcmp(n, l.kernel) == 0; }))
                     bad = std::string("launches kernel '") + l.kernel + "' that the pack does not list";

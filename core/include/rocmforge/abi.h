@@ -31,8 +31,9 @@ extern "C" {
  * 2.5: op GATHER (a sampler's candidate logits after TOPK); a 2.4 backend declines it in
  * supports_op like any op it does not know.
  * 2.6: a kernel-pack launch may read a matmul's activations as the q8_1 columns the backend makes
- * (rf_fusion_launch.act_in) and name its kernel per claim (rf_fusion_launch.kernel); the backend
- * tells a claim how it would run a MATMUL itself (rf_pack_device.matmul_form). */
+ * (rf_fusion_launch.act_in), name its kernel per claim (rf_fusion_launch.kernel) and set integer
+ * members of its arguments from tensor addresses (rf_fusion_launch.words); the backend tells a
+ * claim how it would run a MATMUL itself (rf_pack_device.matmul_form). */
 #define RF_ABI_MAJOR 2
 #define RF_ABI_MINOR 6
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"

@@ -6,8 +6,7 @@
  * loads the packs of the device arch at init, verifies them (arch, ABI, kernel-argument version,
  * checksum, every named kernel present in the code object) and refuses a bad one there, never
  * in the middle of a run. During compute() each fusion may claim a run of consecutive nodes
- * before the backend's own single-node kernels are considered (the backend's remaining built-in
- * fusions are tried first).
+ * before the backend's own kernels (and its built-in fusions) are considered.
  *
  * Kernels take one argument, an rf_kargs by value (rocmforge/kernel_args.h). A claim does not
  * write device addresses: it says which node tensor goes into which rf_kargs slot
@@ -55,6 +54,26 @@ typedef struct rf_tensor_ref {
 /* Bytes of one q8_1 column of K elements (K % 32 == 0), 16-byte aligned. */
 #define RF_Q8_1_COLUMN_BYTES(K) (((K) + (K) / 32 * 8 + 15) / 16 * 16)
 
+/* A 64-bit integer member of the argument block set from a tensor's device address (ABI 2.6):
+ * for kernels with more operands than rf_kargs has tensor slots, which read the others' addresses
+ * from integer members (the in-tree packs' joined projections read up to ten). The backend writes
+ * the address of `tensor`'s data plus `value` into the member `field` names, or `value` alone
+ * where tensor.node is RF_BIND_NONE. A dst member only while dst is unbound (dst.node =
+ * RF_BIND_NONE); an aux member the launch does not use for its q8_1 stride. */
+enum rf_kargs_field {
+    RF_KFIELD_NONE = 0,     /* an unused entry */
+    RF_KFIELD_AUX0 = 1,     /* aux[0..3]: RF_KFIELD_AUX0 + i */
+    RF_KFIELD_DST_NE0 = 5,  /* dst.ne[0..3]: RF_KFIELD_DST_NE0 + i */
+    RF_KFIELD_DST_NB0 = 9,  /* dst.nb[0..3]: RF_KFIELD_DST_NB0 + i */
+    RF_KFIELD_END = 13
+};
+typedef struct rf_kargs_word {
+    int32_t field;        /* rf_kargs_field */
+    rf_tensor_ref tensor; /* whose address; RF_BIND_NONE: none */
+    long long value;      /* added to the address, or the member's value */
+} rf_kargs_word;
+#define RF_FUSION_MAX_WORDS 12
+
 /* What a claim fills: the launch geometry and how the kernel's rf_kargs is bound. The backend
  * resets it with rf_fusion_launch_init before each claim, so a pack writes only what it uses.
  * rf_kargs.scratch is NULL for pack kernels unless the backend lends the q8_1 columns (below),
@@ -84,18 +103,23 @@ typedef struct rf_fusion_launch {
      * quantized in blocks of that size (the block the backend's own kernels use for the weight
      * type, pm_act_block in plugins/packs), which the backend makes before the launch or reuses;
      * RF_ACT_IN_F32, the f32 rows themselves. scratch is then the first column (row) and
-     * aux[q8_aux_stride] the stride in bytes between columns (rows). A launch reads act_in or
-     * writes q8_of, not both (scratch holds one). act_in.node = RF_BIND_NONE (the default): none. */
+     * aux[q8_aux_stride] the stride in bytes between columns (rows); q8_aux_stride = -1: no
+     * stride (a tensor of one row only). A launch reads act_in or writes q8_of, not both (scratch
+     * holds one). act_in.node = RF_BIND_NONE (the default): none. */
     rf_tensor_ref act_in;
     int32_t act_in_block;
     /* The kernel of this launch: NULL (the default) the fusion's own `kernel`, else another name
      * of the pack's kernel list (a fusion whose kernel depends on the claim: weight type, column
      * count). A name the pack does not list makes the claim invalid. */
     const char *kernel;
+    /* Integer members set from tensor addresses (rf_kargs_word above), in order; entries whose
+     * field is RF_KFIELD_NONE are skipped. */
+    rf_kargs_word words[RF_FUSION_MAX_WORDS];
 } rf_fusion_launch;
 
 /* rf_fusion_launch.act_in_block: the f32 rows as they are (F16 weights dot them directly). */
 #define RF_ACT_IN_F32 1
+
 
 /* Every tensor slot empty, one block of one thread, parameters 0. */
 static inline void rf_fusion_launch_init(rf_fusion_launch *l) {
