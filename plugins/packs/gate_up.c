@@ -71,11 +71,8 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->dst = (rf_tensor_ref){0, RF_BIND_DST};
     l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
-    l->iparams[0] = 1;                       /* SwiGLU form */
-    l->iparams[7] = (settings & PM_PREFETCH) ? 0 : 1; /* 1: no L2 prefetch */
-    l->act_in = (rf_tensor_ref){0, 1};
-    l->act_in_block = block;
-    l->q8_aux_stride = 0; /* aux[0]: column stride */
+    l->iparams[0] = 1; /* SwiGLU form */
+    pm_decode_input(l, block);
     return 3;
 }
 

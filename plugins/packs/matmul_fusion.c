@@ -51,6 +51,13 @@ int pm_decode_settings(void) {
 
 int pm_nvidia(const rf_pack_device *dev) { return dev->arch && strncmp(dev->arch, "sm_", 3) == 0; }
 
+void pm_decode_input(rf_fusion_launch *l, int block) {
+    l->act_in = (rf_tensor_ref){0, 1};
+    l->act_in_block = block;
+    l->q8_aux_stride = 0;
+    l->iparams[7] = (pm_decode_settings() & PM_PREFETCH) ? 0 : 1; /* 1: no L2 prefetch */
+}
+
 float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsigned char *act, int64_t K) {
     return f32_row ? pm_dot_f16((const uint16_t *)row, (const float *)act, K) : pm_dot_q8_1(type, row, act, K);
 }

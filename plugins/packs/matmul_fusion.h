@@ -34,6 +34,11 @@ int pm_plain_matmul(const rf_node *n);
  * overlap. */
 int pm_rope_of_product(const rf_node *mm, const rf_node *rp);
 
+/* The activation input of an rf_mvq_multi / rf_mvqn_*f launch replacing the matmul at claimed
+ * node 0: its src[1] lent as `block` says (pm_act_in_block), the column stride in aux[0], and
+ * iparams[7] = 1 unless the L2 prefetch setting is on (those kernels' convention). */
+void pm_decode_input(rf_fusion_launch *l, int block);
+
 /* For the host_runs: one output of a matmul as the decode kernels compute it, weight row `row`
  * dotted with the activations lent (a q8_1 column, or for f32_row the f32 row itself: F16 weights). */
 float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsigned char *act, int64_t K);

@@ -45,12 +45,9 @@ static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack
     l->iparams[0] = 2; /* matmul + rope form */
     l->iparams[1] = rp->iparams[1];
     l->iparams[2] = (int32_t)rp->src[0]->ne[0];
-    l->iparams[7] = (pm_decode_settings() & PM_PREFETCH) ? 0 : 1;
     l->fparams[0] = rp->fparams[0];
     l->fparams[1] = rp->fparams[1];
-    l->act_in = (rf_tensor_ref){0, 1};
-    l->act_in_block = block;
-    l->q8_aux_stride = 0; /* aux[0]: column stride */
+    pm_decode_input(l, block);
     return 2;
 }
 

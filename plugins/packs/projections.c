@@ -111,7 +111,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     l->iparams[3] = nseg;
     l->fparams[0] = rope0->fparams[0];
     l->fparams[1] = rope0->fparams[1];
-    l->act_in = (rf_tensor_ref){0, 1};
+    l->act_in = (rf_tensor_ref){0, 1}; /* iparams[7] is pool B's type here, not the prefetch flag */
     l->act_in_block = block;
     l->q8_aux_stride = -1; /* one vector; every aux member holds a pool or its slots */
     return j - first;

@@ -98,6 +98,38 @@ Case gate_up(int gate_type, int up_type, int64_t K, int64_t N, int64_t M, bool o
     return c;
 }
 
+// Frequency factors of D / 2 rotation pairs (positive, as Llama 3's), an input of the case.
+rf_tensor *rope_factors(Case &c, int64_t D) {
+    rf_tensor *ff = f32(c, {D / 2});
+    std::vector<int32_t> bits;
+    for (int64_t i = 0; i < D / 2; ++i) {
+        const float v = 1.0f + 0.25f * (float)(i % 5);
+        int32_t b;
+        std::memcpy(&b, &v, 4);
+        bits.push_back(b);
+    }
+    c.int_inputs.push_back({ff, bits});
+    return ff;
+}
+// The rope's [D, H, M] view of a dense [D * H, M] product.
+rf_tensor *head_view(Case &c, rf_tensor *prod, int64_t D, int64_t H, int64_t M) {
+    rf_tensor *v = in_place(c, prod);
+    v->ne[0] = D, v->ne[1] = H, v->ne[2] = M, v->ne[3] = 1;
+    v->nb[1] = 4 * D, v->nb[2] = 4 * D * H, v->nb[3] = 4 * D * H * M;
+    return v;
+}
+// ROPE(mode) of x at positions p with factors ff (or none) into dst, all D elements rotated.
+void rope_node(Case &c, rf_tensor *dst, rf_tensor *x, rf_tensor *p, rf_tensor *ff, int mode, int64_t D) {
+    rf_node r{};
+    r.op = RF_OP_ROPE;
+    r.dst = dst;
+    r.src[0] = x, r.src[1] = p, r.src[2] = ff;
+    r.iparams[0] = mode;
+    r.iparams[1] = (int32_t)D;
+    r.fparams[0] = 10000.f, r.fparams[1] = 1.f;
+    c.nodes.push_back(r);
+}
+
 // MATMUL ROPE(mode) over the product: M tokens of H heads of D (a layer's K or Q projection),
 // positions `pos0 + m`, frequency factors optional; in_place: the rotation over the product.
 Case matmul_rope(int type, int64_t K, int64_t D, int64_t H, int64_t M, int mode, bool factors, bool in_place_rot, const std::string &note) {
@@ -110,32 +142,12 @@ Case matmul_rope(int type, int64_t K, int64_t D, int64_t H, int64_t M, int mode,
     std::vector<int32_t> positions;
     for (int64_t m = 0; m < M; ++m) positions.push_back((int32_t)(7 + 13 * m));
     c.int_inputs.push_back({p, positions});
-    rf_tensor *ff = nullptr;
-    if (factors) { // positive factors, as Llama 3's
-        ff = f32(c, {D / 2});
-        std::vector<int32_t> bits;
-        for (int64_t i = 0; i < D / 2; ++i) {
-            const float v = 1.0f + 0.25f * (float)(i % 5);
-            int32_t b;
-            std::memcpy(&b, &v, 4);
-            bits.push_back(b);
-        }
-        c.int_inputs.push_back({ff, bits});
-    }
+    rf_tensor *ff = factors ? rope_factors(c, D) : nullptr;
     rf_tensor *prod = f32(c, {N, M});
-    rf_tensor *view = in_place(c, prod); // the rope's [D, H, M] view of the product
-    view->ne[0] = D, view->ne[1] = H, view->ne[2] = M;
-    view->nb[1] = 4 * D, view->nb[2] = 4 * N, view->nb[3] = 4 * N * M;
+    rf_tensor *view = head_view(c, prod, D, H, M);
     rf_tensor *rot = in_place_rot ? in_place(c, view) : f32(c, {D, H, M});
     node(c, RF_OP_MATMUL, prod, {w, x});
-    rf_node r{};
-    r.op = RF_OP_ROPE;
-    r.dst = rot;
-    r.src[0] = view, r.src[1] = p, r.src[2] = ff;
-    r.iparams[0] = mode;
-    r.iparams[1] = (int32_t)D;
-    r.fparams[0] = 10000.f, r.fparams[1] = 1.f;
-    c.nodes.push_back(r);
+    rope_node(c, rot, view, p, ff, mode, D);
     return c;
 }
 
@@ -153,43 +165,16 @@ Case projections(int type, int64_t K, int64_t D, int64_t H, bool with_q, bool ap
     rf_tensor *wk = weight(c, type, K, Nk), *wv = weight(c, type, K, Nk), *wq = with_q ? weight(c, type, K, Nq) : nullptr;
     rf_tensor *p = dense(c, RF_TYPE_I32, {1});
     c.int_inputs.push_back({p, {9}});
-    rf_tensor *ff = nullptr;
-    if (factors) {
-        ff = f32(c, {D / 2});
-        std::vector<int32_t> bits;
-        for (int64_t i = 0; i < D / 2; ++i) {
-            const float v = 1.0f + 0.5f * (float)(i % 3);
-            int32_t b;
-            std::memcpy(&b, &v, 4);
-            bits.push_back(b);
-        }
-        c.int_inputs.push_back({ff, bits});
-    }
-    auto heads = [&](rf_tensor *prod, int64_t heads_n) { // the rope's [D, heads, 1] view of a product
-        rf_tensor *v = in_place(c, prod);
-        v->ne[0] = D, v->ne[1] = heads_n, v->ne[2] = 1;
-        v->nb[1] = 4 * D, v->nb[2] = v->nb[3] = 4 * D * heads_n;
-        return v;
-    };
-    auto rope = [&](rf_tensor *dst, rf_tensor *src) {
-        rf_node r{};
-        r.op = RF_OP_ROPE;
-        r.dst = dst;
-        r.src[0] = src, r.src[1] = p, r.src[2] = ff;
-        r.iparams[0] = RF_ROPE_NORMAL;
-        r.iparams[1] = (int32_t)D;
-        r.fparams[0] = 10000.f, r.fparams[1] = 1.f;
-        c.nodes.push_back(r);
-    };
+    rf_tensor *ff = factors ? rope_factors(c, D) : nullptr;
     rf_tensor *kp = f32(c, {Nk, 1}), *kr = f32(c, {D, H, 1}), *vp = f32(c, {Nk, 1});
     node(c, RF_OP_MATMUL, kp, {wk, x});
-    rope(kr, heads(kp, H));
+    rope_node(c, kr, head_view(c, kp, D, H, 1), p, ff, RF_ROPE_NORMAL, D);
     node(c, RF_OP_MATMUL, vp, {wv, x});
     if (with_q) {
         rf_tensor *qp = f32(c, {Nq, 1});
         node(c, RF_OP_MATMUL, qp, {wq, x});
-        rf_tensor *qv = heads(qp, 2 * H);
-        rope(in_place(c, qv), qv);
+        rf_tensor *qv = head_view(c, qp, D, 2 * H, 1);
+        rope_node(c, in_place(c, qv), qv, p, ff, RF_ROPE_NORMAL, D);
     }
     rf_tensor *slots = dense(c, RF_TYPE_I32, {1});
     c.int_inputs.push_back({slots, {4}});
