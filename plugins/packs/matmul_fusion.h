@@ -55,7 +55,8 @@ enum pm_decode_setting {
     PM_JOIN_PROJ = 4,  /* a layer's projections as one launch (ROCMFORGE_HIP_FUSE_PROJ, default 1) */
 };
 int pm_decode_settings(void);
-/* Whether the device runs NVIDIA packs' kernels (the column kernels exist only there). */
+/* Whether the device runs NVIDIA packs' kernels (the column kernels rf_mvqn_* exist only there:
+ * the AMD packs' claims take one activation row only). */
 int pm_nvidia(const rf_pack_device *dev);
 
 #endif

@@ -27,7 +27,7 @@ static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack
     if (form == RF_MATMUL_COLUMNS) {
         int64_t nc = 0;
         const int64_t chunks = pm_column_chunks(M, &nc);
-        if (!chunks || !(l->kernel = pm_cols_kernel(type, nc)) || (N + 7) / 8 > 0x7fffffff) return 0;
+        if (!pm_nvidia(dev) || !chunks || !(l->kernel = pm_cols_kernel(type, nc)) || (N + 7) / 8 > 0x7fffffff) return 0;
         l->grid[0] = (uint32_t)((N + 7) / 8); /* 4 warps of one rotation pair each */
         l->grid[1] = (uint32_t)chunks;
         l->aux[1] = 0; /* first column */

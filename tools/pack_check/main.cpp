@@ -110,16 +110,17 @@ std::vector<uint8_t> quantize_q8_1(const float *x, int64_t K, int64_t rows, int 
     return cols;
 }
 
-// rf_pack_device.matmul_form of the checked device: how a GPU backend of the dp4a decode kernels
-// would run a MATMUL (one activation row on the vector kernels, 2..16 on the column kernels, for
-// the weight types they cover), so the matmul fusions' claims see what they see on a GPU.
-int32_t check_matmul_form(const rf_pack_device *, const rf_node *n) {
+// rf_pack_device.matmul_form of the checked device: how the HIP backend would run a MATMUL (one
+// activation row on the vector kernels, 2..16 on the column kernels, which only NVIDIA archs
+// have, for the weight types they cover), so the matmul fusions' claims see what they see on a GPU.
+int32_t check_matmul_form(const rf_pack_device *dev, const rf_node *n) {
     if (!n || n->op != RF_OP_MATMUL || !n->src[0] || !n->src[1] || n->src[1]->type != RF_TYPE_F32) return RF_MATMUL_OTHER;
     const int t = n->src[0]->type;
     const bool q8 = t == RF_TYPE_Q4_K || t == RF_TYPE_Q5_K || t == RF_TYPE_Q6_K || t == RF_TYPE_Q4_0 || t == RF_TYPE_Q8_0;
     const int64_t M = n->src[1]->ne[1];
     if (M == 1 && (q8 || t == RF_TYPE_F16)) return RF_MATMUL_VECTOR;
-    return q8 && M >= 2 && M <= 16 ? RF_MATMUL_COLUMNS : RF_MATMUL_OTHER;
+    const bool nvidia = std::string(dev->arch).rfind("sm_", 0) == 0;
+    return nvidia && q8 && M >= 2 && M <= 16 ? RF_MATMUL_COLUMNS : RF_MATMUL_OTHER;
 }
 
 // The q8_1 columns a launch wrote (rows columns of K, `stride` bytes apart) against the layout of
