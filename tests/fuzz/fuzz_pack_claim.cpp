@@ -1,5 +1,7 @@
 // A pack fusion's claim as the HIP backend binds it (backends/hip/pack_bind.cpp), from fuzzed
-// bytes: a claim is either refused with a reason or bound to tensors of the claimed nodes only.
+// bytes: a claim is either refused with a reason or bound to tensors of the claimed nodes only;
+// the activations it reads (ABI 2.6) are such a tensor in a known form, and its address words
+// change integer members only.
 #include <algorithm>
 #include <cstring>
 
@@ -34,6 +36,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         bool known = s->data == nullptr;
         for (int i = 0; i < 5; ++i) known = known || s->data == buf[i];
         RF_FUZZ_CHECK(known);
+    }
+    const rf_tensor *act = nullptr;
+    int block = 0;
+    if (rf_hip::bind_act_in(g, first, count, l, &act, &block).empty() && act) {
+        RF_FUZZ_CHECK(block == 32 || block == 256 || block == RF_ACT_IN_F32);
+        RF_FUZZ_CHECK(act >= t && act < t + 5);
+    }
+    rf_kargs w = k;
+    if (rf_hip::bind_words(g, first, count, l, w).empty()) {
+        RF_FUZZ_CHECK(std::memcmp(w.src, k.src, sizeof k.src) == 0 && w.scratch == k.scratch && w.dst.data == k.dst.data);
+        RF_FUZZ_CHECK(std::memcmp(w.iparams, k.iparams, sizeof k.iparams) == 0);
     }
     return 0;
 }
