@@ -106,7 +106,8 @@ std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_
         if (!dst && stride_slot && w.field - RF_KFIELD_AUX0 == l.q8_aux_stride) return which + " sets the aux member of the q8_1 stride";
         const rf_tensor *t = nullptr;
         if (std::string e = resolve(g, first, count, w.tensor, which.c_str(), &t); !e.empty()) return e;
-        const long long v = (t ? (long long)(uintptr_t)t->data : 0) + w.value;
+        // Unsigned: an address plus any value wraps instead of overflowing (a pack bug, not UB here).
+        const long long v = (long long)((uint64_t)(t ? (uintptr_t)t->data : 0) + (uint64_t)w.value);
         if (w.field < RF_KFIELD_DST_NE0) out.aux[w.field - RF_KFIELD_AUX0] = v;
         else if (w.field < RF_KFIELD_DST_NB0) out.dst.ne[w.field - RF_KFIELD_DST_NE0] = v;
         else out.dst.nb[w.field - RF_KFIELD_DST_NB0] = v;
