@@ -1,11 +1,6 @@
 // See fusion.h. Patterns are matched on data pointers and shapes (the graph has no tensor ids).
 #include "fusion.h"
 
-#include <algorithm>
-#include <cstring>
-#include <utility>
-#include <vector>
-
 #include "fusion_match.h"
 #include "fusion_mmq.h"
 #include "ops.h"
@@ -13,29 +8,20 @@
 namespace rf_hip {
 namespace {
 
-// An M = 1 matmul with one weight matrix and one vector (what rf_mvq_multi and rf_mvq_proj
-// cover): q8_1 weights, or F16 weights whose rows are dotted with the f32 vector itself
-// (rf_mv_f16's mv_f16_dot), which the launch then reads.
+// An M = 1 matmul with one weight matrix and one vector on the vector kernels: q8_1 weights, or
+// F16 weights whose rows are dotted with the f32 vector itself (rf_mv_f16's mv_f16_dot).
 bool vec_matmul(const rf_node *n) {
     if (!matmul_reads_q8(*n) && !matmul_on_mv_f16(*n)) return false;
     const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
     return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
            w->ne[1] <= (int64_t)1 << 30;
 }
-// A matmul of 2..mvq_max_cols columns on the dp4a column kernels (their fusions are the packs').
-bool cols_matmul(const Backend &b, const rf_node *n) {
-    if (!matmul_on_mvq_cols(b, *n)) return false;
-    const rf_tensor *w = n->src[0], *x = n->src[1], *d = n->dst;
-    return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
-           w->ne[1] <= (int64_t)1 << 30;
-}
-// Several activation columns on the integer tensor cores (fusion_mmq.cpp). The decode matmul
-// fusions over one vector or the dp4a column kernels are the packs' (plugins/packs/projections.c,
-// gate_up.c, matmul_rope.c).
+// Several activation columns on the integer tensor cores (fusion_mmq.cpp, which declines a
+// matmul the tensor cores do not take: the dp4a column kernels'). One vector never (even where
+// ROCMFORGE_HIP_MMQ_MIN_COLS=1 would let it): the decode matmul fusions over one vector or the
+// column kernels are the packs' (plugins/packs/projections.c, gate_up.c, matmul_rope.c).
 int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
-    const rf_node *m0 = g.nodes[i];
-    if (vec_matmul(m0) || cols_matmul(b, m0)) return 0;
-    return fuse_mmq_run(b, g, i, err);
+    return vec_matmul(g.nodes[i]) ? 0 : fuse_mmq_run(b, g, i, err);
 }
 
 // ATTENTION (decode, one token) whose output an M = 1 matmul reads next: the attention kernel

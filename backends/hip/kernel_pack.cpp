@@ -260,10 +260,7 @@ bool load_kernels(const KernelLoadOptions &opt, const std::vector<std::string> &
 hipFunction_t claim_kernel(KernelModule &m, const PackFusion &pf, const char *name, std::string &err) {
     const std::string key = std::to_string((uintptr_t)pf.module) + ":" + name;
     if (auto it = m.claim_kernels.find(key); it != m.claim_kernels.end()) return it->second;
-    const rf_kernel_pack_vtable &vt = *pf.pack->vt;
-    bool listed = false;
-    for (int32_t i = 0; i < vt.n_kernels && !listed; ++i) listed = std::string(vt.kernel_names[i]) == name;
-    if (!listed) {
+    if (!pack_lists_kernel(*pf.pack->vt, name)) {
         err = std::string("launches kernel '") + name + "' that the pack does not list";
         return nullptr;
     }

@@ -30,12 +30,6 @@ const char *kind_name(int kind) {
     }
 }
 
-bool listed(const rf_kernel_pack_vtable &vt, const char *name) {
-    for (int32_t i = 0; i < vt.n_kernels; ++i)
-        if (std::string(vt.kernel_names[i]) == name) return true;
-    return false;
-}
-
 // The fusion table: every entry complete and launching a listed kernel.
 bool check_fusions(const rf_kernel_pack_vtable &vt, const std::string &where, std::vector<const rf_fusion *> &out,
                    std::string &err) {
@@ -54,7 +48,7 @@ bool check_fusions(const rf_kernel_pack_vtable &vt, const std::string &where, st
             err = named + " starts at op " + std::to_string(f->first_op) + ", which is no op of this runtime";
             return false;
         }
-        if (!f->kernel || !listed(vt, f->kernel)) {
+        if (!f->kernel || !pack_lists_kernel(vt, f->kernel)) {
             err = named + " launches kernel '" + std::string(f->kernel ? f->kernel : "") + "' that the pack does not list";
             return false;
         }
@@ -64,6 +58,12 @@ bool check_fusions(const rf_kernel_pack_vtable &vt, const std::string &where, st
 }
 
 } // namespace
+
+bool pack_lists_kernel(const rf_kernel_pack_vtable &vt, const char *name) {
+    for (int32_t i = 0; i < vt.n_kernels; ++i)
+        if (std::string(vt.kernel_names[i]) == name) return true;
+    return false;
+}
 
 bool pack_file_for_arch(const std::string &file_name, const std::string &arch) {
     return file_name.rfind(kPrefix, 0) == 0 && ends_with(file_name, "-" + arch + ".so") &&

@@ -25,6 +25,9 @@ struct PackPlugin {
 // archs are never loaded.
 bool pack_file_for_arch(const std::string &file_name, const std::string &arch);
 
+// Whether the pack's kernel list names `name` (a fusion's kernel, or one a claim names).
+bool pack_lists_kernel(const rf_kernel_pack_vtable &vt, const char *name);
+
 // Opens `path` and verifies it for `arch`. A pack with RF_PACK_BASE_KERNELS must list every name
 // in `base_kernels`. False with `err` naming the file and the reason (both archs, both ABI
 // versions, both checksums, the missing kernel or the bad fusion).

@@ -22,7 +22,7 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     const rf_node *mg, *mu, *sw;
     const rf_tensor *x, *gd, *ud, *sd;
     int32_t form;
-    int type, block, settings;
+    int type, block;
     int64_t N, M;
     const char *kernel = NULL;
     if (first + 2 >= g->n_nodes) return 0;
@@ -41,14 +41,14 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
         !pm_same_shape(gd, ud))
         return 0;
     /* Each warp writes gate, up, then the product of its row n: the product may replace one of
-     * them exactly, nothing may overlap partially or alias the vector (F16 launches read it). */
-    if (pm_overlap(gd, x) || pm_overlap(ud, x) || pm_overlap(sd, x) || pm_overlap(gd, ud) ||
+     * them exactly, nothing may overlap partially or alias the vector (F16 launches read it;
+     * gate and up do not, pm_plain_matmul). */
+    if (pm_overlap(sd, x) || pm_overlap(gd, ud) ||
         (pm_overlap(sd, gd) && sd->data != gd->data) || (pm_overlap(sd, ud) && sd->data != ud->data))
         return 0;
     N = gd->ne[0], M = x->ne[1];
-    settings = pm_decode_settings();
     if (form == RF_MATMUL_COLUMNS ||
-        (type == mu->src[0]->type && type != RF_TYPE_F16 && (settings & PM_ONE_COLUMN) && pm_nvidia(dev))) {
+        (type == mu->src[0]->type && type != RF_TYPE_F16 && (pm_decode_settings() & PM_ONE_COLUMN) && pm_nvidia(dev))) {
         /* The column kernels read gate and up rows as one weight type; one launch covers up to 8
          * columns, or chunks of 8 (grid y). */
         int64_t nc = 0;

@@ -9,6 +9,10 @@
 
 #include "rocmforge/pack_abi.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* f32 with contiguous elements. */
 static inline int pm_plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb[0] == 4; }
 static inline int pm_same_shape(const rf_tensor *a, const rf_tensor *b) { return memcmp(a->ne, b->ne, sizeof a->ne) == 0; }
@@ -49,5 +53,9 @@ void pm_quantize_q8_1(const float *x, int64_t n, int block, unsigned char *col);
 int pm_pool_append(const rf_node *n);
 /* IEEE binary16 of f, rounded to nearest even (the kernels' f2h), for the host_runs of appends. */
 uint16_t pm_half_of(float f);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

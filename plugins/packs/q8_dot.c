@@ -180,20 +180,6 @@ int pm_act_block(int type) {
     return 0;
 }
 
-int64_t pm_row_bytes(int type, int64_t K) {
-    int64_t block, bytes;
-    switch (type) {
-    case RF_TYPE_F16: block = 1, bytes = 2; break;
-    case RF_TYPE_Q4_K: block = 256, bytes = 144; break;
-    case RF_TYPE_Q5_K: block = 256, bytes = 176; break;
-    case RF_TYPE_Q6_K: block = 256, bytes = 210; break;
-    case RF_TYPE_Q4_0: block = 32, bytes = 18; break;
-    case RF_TYPE_Q8_0: block = 32, bytes = 34; break;
-    default: return 0;
-    }
-    return K < 0 || K % block ? 0 : K / block * bytes;
-}
-
 float pm_dot_q8_1(int type, const unsigned char *row, const unsigned char *col, int64_t K) {
     const int blk = pm_act_block(type);
     if (!blk || K <= 0 || K % blk) return NAN;

@@ -24,9 +24,6 @@ int pm_q8_dot_type(int type);
 /* The q8_1 block the decode kernels quantize activations in for weight type `type`: 256 for the
  * K-quants (Q4_K, Q5_K, Q6_K), 32 for Q4_0 and Q8_0, 0 for any other type. */
 int pm_act_block(int type);
-/* Bytes of one weight row of K elements of `type` (handled types and RF_TYPE_F16), 0 for others
- * and for a K that is negative or not a multiple of the type's block. */
-int64_t pm_row_bytes(int type, int64_t K);
 /* Dot product of one weight row (K elements of `type`, K a multiple of the type's block: 256 for
  * K-quants, 32 for Q4_0/Q8_0) with one q8_1 activation column (RF_Q8_1_COLUMN_BYTES(K) bytes,
  * quantized in blocks of pm_act_block(type)). NaN for a type pm_q8_dot_type refuses or a K that

@@ -29,6 +29,20 @@ std::string refusal(const std::string &name) {
 }
 bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 
+// ROCmForge's own sm_90 pack (RF_OWN_PACK), opened and verified; false where this build has none.
+bool open_own_pack(rf_hip::PackPlugin &p) {
+    const char *own = std::getenv("RF_OWN_PACK");
+    if (!own || !*own) return false;
+    std::string err;
+    REQUIRE(rf_hip::open_pack(own, "sm_90", {}, p, err));
+    return true;
+}
+const rf_fusion *fusion_named(const rf_hip::PackPlugin &p, const std::string &name) {
+    for (const rf_fusion *x : p.fusions)
+        if (name == x->name) return x;
+    return nullptr;
+}
+
 } // namespace
 
 TEST_CASE("pack plugin: a good pack opens with its fusions") {
@@ -156,14 +170,9 @@ TEST_CASE("pack claim: q8_1 columns offered, checked, lent or not (ABI 2.4)") {
 // ROCmForge's own sm_90 pack, where this build has one: its fused norm offers the q8_1 columns of
 // the product only to a backend whose rf_fusion_launch has them (rf_pack_device.launch_size).
 TEST_CASE("in-tree pack: the fused norm offers q8_1 columns to a 2.4 backend only") {
-    const char *own = std::getenv("RF_OWN_PACK");
-    if (!own || !*own) return; // no NVIDIA toolkit in this build: no pack
     rf_hip::PackPlugin p;
-    std::string err;
-    REQUIRE(rf_hip::open_pack(own, "sm_90", {}, p, err));
-    const rf_fusion *f = nullptr;
-    for (const rf_fusion *x : p.fusions)
-        if (std::string(x->name) == "rms_norm_mul_1") f = x;
+    if (!open_own_pack(p)) return; // no NVIDIA toolkit in this build: no pack
+    const rf_fusion *f = fusion_named(p, "rms_norm_mul_1");
     REQUIRE(f);
     alignas(16) static float mem[4][256] = {};
     rf_tensor t[4];
@@ -237,14 +246,9 @@ TEST_CASE("pack claim: a matmul's activations read as q8_1 columns or f32 rows, 
 // (rf_pack_device.matmul_form, ABI 2.6): a 2.5 backend's device, or one that names no form, gets
 // no claim; the claim names the column kernel and lends nothing itself.
 TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that names the matmul form") {
-    const char *own = std::getenv("RF_OWN_PACK");
-    if (!own || !*own) return;
     rf_hip::PackPlugin p;
-    std::string err;
-    REQUIRE(rf_hip::open_pack(own, "sm_90", {}, p, err));
-    const rf_fusion *f = nullptr;
-    for (const rf_fusion *x : p.fusions)
-        if (std::string(x->name) == "gate_up_swiglu") f = x;
+    if (!open_own_pack(p)) return; // no NVIDIA toolkit in this build: no pack
+    const rf_fusion *f = fusion_named(p, "gate_up_swiglu");
     REQUIRE(f);
     alignas(16) static unsigned char mem[7][4096] = {};
     rf_tensor t[7];

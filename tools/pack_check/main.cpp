@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cases.h"
+#include "pack_match.h"
 #include "pack_bind.h"
 #include "pack_plugin.h"
 #include "rocmforge/error.h"
@@ -83,30 +84,12 @@ struct Totals { int claims = 0, failures = 0, unchecked = 0; };
 int64_t q8_column_bytes(int64_t K) { return RF_Q8_1_COLUMN_BYTES(K); }
 
 // The q8_1 columns of the rows of x (K elements each) as rocmforge/pack_abi.h lays them out and the
-// backend quantizes them for a matmul's activations (rf_fusion_launch.act_in, ABI 2.6).
+// backend quantizes them for a matmul's activations (rf_fusion_launch.act_in, ABI 2.6): the rule
+// in C the in-tree packs' host_runs use (plugins/packs/pack_match.c).
 std::vector<uint8_t> quantize_q8_1(const float *x, int64_t K, int64_t rows, int block) {
     const int64_t stride = q8_column_bytes(K);
     std::vector<uint8_t> cols((size_t)(rows * stride));
-    for (int64_t r = 0; r < rows; ++r) {
-        const float *xr = x + r * K;
-        uint8_t *col = cols.data() + r * stride;
-        float *pairs = reinterpret_cast<float *>(col + K);
-        for (int64_t b = 0; b < K; b += block) {
-            float amax = 0.f;
-            for (int64_t j = b; j < b + block; ++j) amax = std::max(amax, std::fabs(xr[j]));
-            const float d = amax / 127.f, f = amax > 0.f ? 127.f / amax : 0.f;
-            for (int64_t s = b; s < b + block; s += 32) {
-                int sum = 0;
-                for (int64_t j = s; j < s + 32; ++j) {
-                    const int q = amax > 0.f ? (int)std::nearbyint(xr[j] * f) : 0;
-                    col[j] = (uint8_t)(int8_t)q;
-                    sum += q;
-                }
-                pairs[2 * (s / 32)] = d;
-                pairs[2 * (s / 32) + 1] = d * (float)sum;
-            }
-        }
-    }
+    for (int64_t r = 0; r < rows; ++r) pm_quantize_q8_1(x + r * K, K, block, cols.data() + r * stride);
     return cols;
 }
 
@@ -233,8 +216,7 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                 int act_block = 0;
                 std::string bad = rf_hip::bind_act_in(g, i, count, l, &act, &act_block);
                 if (bad.empty()) bad = rf_hip::bind_words(g, i, count, l, k);
-                if (bad.empty() && l.kernel &&
-                    std::none_of(p.vt->kernel_names, p.vt->kernel_names + p.vt->n_kernels, [&](const char *n) { return std::strcmp(n, l.kernel) == 0; }))
+                if (bad.empty() && l.kernel && !rf_hip::pack_lists_kernel(*p.vt, l.kernel))
                     bad = std::string("launches kernel '") + l.kernel + "' that the pack does not list";
                 if (!bad.empty()) {
                     ++tot.failures;
