@@ -292,15 +292,28 @@ RF_DEV ProjStart prefetch_proj(const rf_kargs &a) {
     if (p.r.rot) p.rot = rope_cs_of(a, a.src[3], a.src[4], p.r.n, 0, threadIdx.x % RF_WARP == 0 && !(wi & 1));
     return p;
 }
-RF_KERNEL __launch_bounds__(128) void rf_mvq_proj(rf_kargs a) {
-    const ProjStart ps = prefetch_proj(a);
-    rf_kernel_start();
+// A row's dot product in rf_mvq_proj: any weight type (a switch, whose registers are those of
+// the widest type), or one type fixed at compile time (rf_mvq_proj_<type>, where every segment
+// has it: the registers of that type only, so more warps per multiprocessor).
+struct AnyRow {
+    RF_DEV static float dot(int type, const u8 *w, const i8 *xq, i64 K) { return mvq_row(type, w, xq, K); }
+};
+template <class B> struct RowOf {
+    RF_DEV static float dot(int, const u8 *w, const i8 *xq, i64 K) { return mvq_dot_row<B>(w, xq, K); }
+};
+// A Q4_K_M / Q5_K_M layer whose V (or K) is Q6_K: two types, not five.
+template <class B> struct RowOrQ6K {
+    RF_DEV static float dot(int type, const u8 *w, const i8 *xq, i64 K) {
+        return type == T_Q6_K ? mvq_dot_row<MvqQ6K>(w, xq, K) : mvq_dot_row<B>(w, xq, K);
+    }
+};
+template <class Row> RF_DEV void mvq_proj(const rf_kargs &a, const ProjStart &ps) {
     const ProjRow &pr = ps.r;
     const RopeCS &rot = ps.rot;
     const int wi = threadIdx.x / RF_WARP;
     const bool pair_lane = threadIdx.x % RF_WARP == 0 && !(wi & 1); // first row of a rotation pair
     __shared__ float sh_rows[RF_MV_WARPS];
-    const float v = mvq_row(pr.type, pr.w + pr.n * pr.stride, (const i8 *)a.scratch, a.src[0].ne[0]);
+    const float v = Row::dot(pr.type, pr.w + pr.n * pr.stride, (const i8 *)a.scratch, a.src[0].ne[0]);
     if (threadIdx.x % RF_WARP == 0) {
         if (pr.prod) pr.prod[pr.n] = v;
         sh_rows[wi] = v;
@@ -316,6 +329,21 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_proj(rf_kargs a) {
     proj_append(a, pr.s, pr.n, y0);
     proj_append(a, pr.s, pr.n + 1, y1);
 }
+RF_KERNEL __launch_bounds__(128) void rf_mvq_proj(rf_kargs a) {
+    const ProjStart ps = prefetch_proj(a);
+    rf_kernel_start();
+    mvq_proj<AnyRow>(a, ps);
+}
+#define RF_MVQ_PROJ(t, Row) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvq_proj_##t(rf_kargs a) { \
+        const ProjStart ps = prefetch_proj(a); rf_kernel_start(); mvq_proj<Row>(a, ps); }
+RF_MVQ_PROJ(q4_k, RowOf<MvqK4<T_Q4_K>>)
+RF_MVQ_PROJ(q5_k, RowOf<MvqK4<T_Q5_K>>)
+RF_MVQ_PROJ(q6_k, RowOf<MvqQ6K>)
+RF_MVQ_PROJ(q4_0, RowOf<MvqQ4_0>)
+RF_MVQ_PROJ(q8_0, RowOf<MvqQ8_0>)
+RF_MVQ_PROJ(q4_k_q6_k, RowOrQ6K<MvqK4<T_Q4_K>>)
+RF_MVQ_PROJ(q5_k_q6_k, RowOrQ6K<MvqK4<T_Q5_K>>)
 
 // ---- several activation columns (batched decode, short batches) ------------------------------
 // NVIDIA packs only: LLVM 15 (Debian's hipcc) spills these on RDNA from 3-4 columns on (gfx1100
@@ -350,16 +378,25 @@ template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
         if (r < rows) out[r] = acc[r][0];
 }
 
-#define RF_MVQN(t, B, NC, R) \
-    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { \
-        prefetch_mvq_cols(a, R); rf_kernel_start(); mvq_cols<B, NC, R>(a); }
+// Q6_K with two rows and up to four columns: at least four blocks per multiprocessor (at most
+// 128 registers). These kernels sit at that line, and the compiler's choice moves with small
+// changes of the block code (2 columns went from 128 to 130 registers, 3 blocks per
+// multiprocessor, with the integer scale sums: two sequences of 7B Q4_K_M 624 -> 606 t/s). Not
+// for the other kernels: a minimum-blocks bound also lets the compiler spend up to its limit
+// (Q4_K 2x2 92 -> 128 registers, the one-row kernels up to 250).
+#define RF_MVQN_BOUNDED(t, B, NC, R, BOUNDS) \
+    RF_KERNEL BOUNDS void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { prefetch_mvq_cols(a, R); rf_kernel_start(); mvq_cols<B, NC, R>(a); }
+#define RF_MVQN(t, B, NC, R) RF_MVQN_BOUNDED(t, B, NC, R, __launch_bounds__(128))
+#define RF_MVQN4(t, B, NC, R) RF_MVQN_BOUNDED(t, B, NC, R, __launch_bounds__(128, 4))
 #define RF_MVQN_COLS(t, B, R) \
     RF_MVQN(t, B, 1, R) RF_MVQN(t, B, 2, R) RF_MVQN(t, B, 3, R) RF_MVQN(t, B, 4, R) \
     RF_MVQN(t, B, 5, R) RF_MVQN(t, B, 6, R) RF_MVQN(t, B, 7, R) RF_MVQN(t, B, 8, R)
 #define RF_MVQN_TYPE(t, B) RF_MVQN_COLS(t, B, 1) RF_MVQN_COLS(t, B, 2)
 RF_MVQN_TYPE(q4_k, MvqK4<T_Q4_K>)
 RF_MVQN_TYPE(q5_k, MvqK4<T_Q5_K>)
-RF_MVQN_TYPE(q6_k, MvqQ6K)
+RF_MVQN_COLS(q6_k, MvqQ6K, 1)
+RF_MVQN(q6_k, MvqQ6K, 1, 2) RF_MVQN4(q6_k, MvqQ6K, 2, 2) RF_MVQN4(q6_k, MvqQ6K, 3, 2) RF_MVQN4(q6_k, MvqQ6K, 4, 2)
+RF_MVQN(q6_k, MvqQ6K, 5, 2) RF_MVQN(q6_k, MvqQ6K, 6, 2) RF_MVQN(q6_k, MvqQ6K, 7, 2) RF_MVQN(q6_k, MvqQ6K, 8, 2)
 RF_MVQN_TYPE(q4_0, MvqQ4_0)
 RF_MVQN_TYPE(q8_0, MvqQ8_0)
 

@@ -111,7 +111,8 @@ template <int T> struct MvqK4 {
     enum { LANES = 8, ELEMS = 256, UNROLL = 2 };
 #endif
     uint4 lo, hi;
-    float dsc0, dsc1; // d * scale of sub-blocks 2p, 2p+1
+    int sc0, sc1;     // 6-bit scales of sub-blocks 2p, 2p+1
+    float d;
     float dm;         // dmin * min of sub-block 2p + h: each lane of the pair adds one min term
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7, p = j >> 1, h = j & 1;
@@ -129,25 +130,28 @@ template <int T> struct MvqK4 {
         // with word operations on every lane alike (ggml's get_scale_min_k4 per byte put two
         // divergent branches and up to six byte loads in each block).
         const uint4 hd = *(const uint4 *)blk;
-        const float d = h2f((u16)hd.x), dmin = h2f((u16)(hd.x >> 16));
+        const float dmin = h2f((u16)(hd.x >> 16));
+        d = h2f((u16)hd.x);
         const int s = 16 * (p & 1); // bytes 2p % 4, 2p % 4 + 1 of each scale word
         const u32 a = hd.y >> s, bw = hd.z >> s, c = hd.w >> s;
         const u32 sc = p < 2 ? a & 0x3F3Fu : (c & 0x0F0Fu) | ((a >> 2) & 0x3030u);
         const u32 mn = p < 2 ? bw & 0x3F3Fu : ((c >> 4) & 0x0F0Fu) | ((bw >> 2) & 0x3030u);
-        dsc0 = fmul(d, (float)(sc & 0xFF));
-        dsc1 = fmul(d, (float)(sc >> 8));
+        sc0 = (int)(sc & 0xFF);
+        sc1 = (int)(sc >> 8);
         dm = fmul(dmin, (float)(h ? mn >> 8 : mn & 0xFF));
     }
+    // K-quants read q8_1 columns quantized in blocks of 256 (quantize_act.hip): sub-blocks 2p and
+    // 2p+1 share the column's d, so the two scaled integer sums are added as integers (exact:
+    // |s| < 2^24, so also exact as a float) and scaled once, as ggml's q4_K x q8_K dot does.
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
         const int j = lane & 7, p = j >> 1, h = j & 1;
         const i64 e0 = b * 256 + 64 * p + 16 * h;
         const int s0 = dot16_i8(lo, *(const uint4 *)(x.q + e0), 0);
         const int s1 = dot16_i8(hi, *(const uint4 *)(x.q + e0 + 32), 0);
-        // (d, sum) of sub-blocks 2p, 2p+1: 16-byte aligned (K % 256 == 0, columns 16-byte aligned)
-        const float4 ds = *(const float4 *)(x.ds + 2 * (b * 8 + 2 * p));
-        acc = ffma(dsc0, fmul((float)s0, ds.x), acc);
-        acc = ffma(dsc1, fmul((float)s1, ds.z), acc);
-        acc = ffma(-dm, h ? ds.w : ds.y, acc);
+        // (d, d * sum) of this lane's min sub-block 2p + h (8-byte aligned)
+        const float2 ds = *(const float2 *)(x.ds + 2 * (b * 8 + 2 * p + h));
+        acc = ffma(fmul(d, ds.x), (float)(s0 * sc0 + s1 * sc1), acc);
+        acc = ffma(-dm, ds.y, acc);
     }
 };
 
@@ -163,7 +167,8 @@ template <int T> struct MvqK4 {
 struct MvqQ6K {
     enum { LANES = 8, ELEMS = 256, UNROLL = 4 };
     int v[2][4]; // signed 6-bit quants: [word of the 8 positions][quarter q]
-    float dsc[4]; // d * scale of the lane's four quarters
+    u32 sc; // int8 scales of the lane's four quarters, one per byte (fewer registers than four ints)
+    float d;
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3), s8 = 8 * (l0 >> 4);
         const u8 *blk = row + b * 210;
@@ -175,7 +180,7 @@ struct MvqQ6K {
         ld8_mis(lo + 64 * n + 32 + l0, hi + 64 * n + 32 + l0, k, r, qb[0], qb[1]);
         ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, hh[0], hh[1]);
         ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, sw[0], sw[1]); // scale bytes 8n + [0,8)
-        const float d = h2f(*(const u16 *)(blk + 208));
+        d = h2f(*(const u16 *)(blk + 208));
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
             v[i][0] = (int)sub32_6bit((qa[i] & 0x0F0F0F0Fu) | ((hh[i] << 4) & 0x30303030u));
@@ -184,10 +189,8 @@ struct MvqQ6K {
             v[i][3] = (int)sub32_6bit(((qb[i] >> 4) & 0x0F0F0F0Fu) | ((hh[i] >> 2) & 0x30303030u));
         }
         // Scales 8n + l0/16 + 2q: bytes l0/16 and l0/16 + 2 of each scale word.
-        dsc[0] = fmul(d, (float)(i8)(sw[0] >> s8));
-        dsc[1] = fmul(d, (float)(i8)(sw[0] >> (16 + s8)));
-        dsc[2] = fmul(d, (float)(i8)(sw[1] >> s8));
-        dsc[3] = fmul(d, (float)(i8)(sw[1] >> (16 + s8)));
+        const u32 a = sw[0] >> s8, c = sw[1] >> s8; // scales at bytes 0 and 2 of each
+        sc = (a & 0xFFu) | ((a >> 8) & 0xFF00u) | ((c & 0xFFu) << 16) | ((c << 8) & 0xFF000000u);
     }
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
         const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
@@ -199,12 +202,10 @@ struct MvqQ6K {
         for (int i = 0; i < 2; ++i)
 #pragma unroll
             for (int q = 0; q < 4; ++q) sum[q] = dot4_i8(v[i][q], i == 0 ? xv[q].x : xv[q].y, sum[q]);
-        // (d, sum) of sub-blocks 4n .. 4n+3 (32-byte aligned: K % 256 == 0, columns 16-byte aligned)
-        const float4 da = *(const float4 *)(x.ds + 2 * (b * 8 + 4 * n)), db = *(const float4 *)(x.ds + 2 * (b * 8 + 4 * n) + 4);
-        acc = ffma(dsc[0], fmul((float)sum[0], da.x), acc);
-        acc = ffma(dsc[1], fmul((float)sum[1], da.z), acc);
-        acc = ffma(dsc[2], fmul((float)sum[2], db.x), acc);
-        acc = ffma(dsc[3], fmul((float)sum[3], db.z), acc);
+        // The column's d of the 256 block (quantized in blocks of 256, as for MvqK4): the four
+        // scaled quarter sums added as integers (|s| < 2^24: exact), scaled once.
+        const int s = sum[0] * (i8)sc + sum[1] * (i8)(sc >> 8) + sum[2] * (i8)(sc >> 16) + sum[3] * (i8)(sc >> 24);
+        acc = ffma(fmul(d, x.ds[2 * b * 8]), (float)s, acc);
     }
 };
 

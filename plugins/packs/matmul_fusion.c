@@ -14,10 +14,25 @@
 static const char *const cols_kernels[5][PM_MAX_COLS] = {PM_NAMES("q4_k"), PM_NAMES("q5_k"), PM_NAMES("q6_k"), PM_NAMES("q4_0"),
                                                           PM_NAMES("q8_0")};
 
+static const char *const proj_kernels[5] = {"rf_mvq_proj_q4_k", "rf_mvq_proj_q5_k", "rf_mvq_proj_q6_k", "rf_mvq_proj_q4_0",
+                                             "rf_mvq_proj_q8_0"};
+
+/* Index of a q8_1 weight type in the name tables, -1 for any other. */
+static int q8_type_index(int type) {
+    return type == RF_TYPE_Q4_K ? 0 : type == RF_TYPE_Q5_K ? 1 : type == RF_TYPE_Q6_K ? 2 : type == RF_TYPE_Q4_0 ? 3
+           : type == RF_TYPE_Q8_0 ? 4 : -1;
+}
+
 const char *pm_cols_kernel(int type, int64_t nc) {
-    const int t = type == RF_TYPE_Q4_K ? 0 : type == RF_TYPE_Q5_K ? 1 : type == RF_TYPE_Q6_K ? 2 : type == RF_TYPE_Q4_0 ? 3
-                : type == RF_TYPE_Q8_0 ? 4 : -1;
+    const int t = q8_type_index(type);
     return t < 0 || nc < 1 || nc > PM_MAX_COLS ? NULL : cols_kernels[t][nc - 1];
+}
+
+const char *pm_proj_kernel(int type, int other) {
+    const int t = q8_type_index(type);
+    if (other == type) return t < 0 ? NULL : proj_kernels[t];
+    if (other == RF_TYPE_Q6_K) return type == RF_TYPE_Q4_K ? "rf_mvq_proj_q4_k_q6_k" : type == RF_TYPE_Q5_K ? "rf_mvq_proj_q5_k_q6_k" : NULL;
+    return NULL;
 }
 
 int64_t pm_column_chunks(int64_t M, int64_t *nc) {
@@ -42,8 +57,10 @@ int pm_decode_settings(void) {
     static atomic_int settings = -1; /* -1: not read yet; any thread that reads it stores the same value */
     int v = atomic_load_explicit(&settings, memory_order_relaxed);
     if (v < 0) {
-        const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ");
-        v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (j && *j == '0' ? 0 : PM_JOIN_PROJ);
+        const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ"),
+                   *t = getenv("ROCMFORGE_HIP_PROJ_TYPED");
+        v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (j && *j == '0' ? 0 : PM_JOIN_PROJ) |
+            (t && *t == '0' ? 0 : PM_TYPED_PROJ);
         atomic_store_explicit(&settings, v, memory_order_relaxed);
     }
     return v;

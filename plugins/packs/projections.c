@@ -1,7 +1,8 @@
 /* The "projections" fusion of ROCmForge's kernel packs: a layer's decode projections over one
  * token, MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] (K, V, Q with their rotations), then up to two
  * SET_ROWS appending a segment's final output to an f16/f32 pool (the K and V appends), as one
- * rf_mvq_proj launch (kernels/matmul_vec.hip): one grid over the two or three matrices, each row
+ * rf_mvq_proj launch (kernels/matmul_vec.hip; rf_mvq_proj_<type> where every weight has that type:
+ * the registers of one block format, not of a switch over all): one grid over the matrices, each row
  * and rotation with rf_mvq_multi's arithmetic, the appends from the same warps. One launch
  * instead of up to five. The products and the rotations are written where the graph keeps them,
  * except a product whose bytes a later output of the run reuses (the executor recycles bytes
@@ -114,6 +115,16 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     l->act_in = (rf_tensor_ref){0, 1}; /* iparams[7] is pool B's type here, not the prefetch flag */
     l->act_in_block = block;
     l->q8_aux_stride = -1; /* one vector; every aux member holds a pool or its slots */
+    /* One weight type in every segment, or Q4_K / Q5_K with Q6_K: the kernel fixed to those. */
+    if (pm_decode_settings() & PM_TYPED_PROJ) {
+        int types[3], nt = 0, t;
+        for (i = 0; i < nseg; ++i) {
+            for (t = 0; t < nt && types[t] != segs[i].mm->src[0]->type; ++t) {}
+            if (t == nt) types[nt++] = segs[i].mm->src[0]->type;
+        }
+        if (nt == 1) l->kernel = pm_proj_kernel(types[0], types[0]);
+        if (nt == 2) l->kernel = pm_proj_kernel(types[types[0] == RF_TYPE_Q6_K], types[types[0] != RF_TYPE_Q6_K]);
+    }
     return j - first;
 }
 

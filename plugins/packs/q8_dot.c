@@ -76,11 +76,9 @@ static float piece_k4(int q5, const unsigned char *row, const unsigned char *col
     const float d = h2f(rd16(blk)), dmin = h2f(rd16(blk + 2));
     const int64_t e0 = b * 256 + 64 * p + 16 * h, s0i = b * 8 + 2 * p; /* first element, pair of sub-block 2p */
     int sc0, m0, sc1, m1, i, s0 = 0, s1 = 0;
-    float dsc0, dsc1, dm;
+    float dm;
     scale_min_k4(2 * p, blk + 4, &sc0, &m0);
     scale_min_k4(2 * p + 1, blk + 4, &sc1, &m1);
-    dsc0 = d * (float)sc0;
-    dsc1 = d * (float)sc1;
     dm = dmin * (float)(h ? m1 : m0);
     for (i = 0; i < 16; ++i) {
         int lo = qs[i] & 0xF, hi = qs[i] >> 4;
@@ -91,8 +89,8 @@ static float piece_k4(int q5, const unsigned char *row, const unsigned char *col
         s0 += lo * i8(col + e0 + i);
         s1 += hi * i8(col + e0 + 32 + i);
     }
-    acc = fmaf(dsc0, (float)s0 * pair(col, K, s0i, 0), acc);
-    acc = fmaf(dsc1, (float)s1 * pair(col, K, s0i + 1, 0), acc);
+    /* Columns in blocks of 256: sub-blocks 2p, 2p + 1 share d, the scaled sums add as integers. */
+    acc = fmaf(d * pair(col, K, s0i + h, 0), (float)(s0 * sc0 + s1 * sc1), acc);
     return fmaf(-dm, pair(col, K, s0i + h, 1), acc);
 }
 static float piece_q4_k(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
@@ -110,19 +108,19 @@ static float piece_q6_k(const unsigned char *row, const unsigned char *col, int6
     const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
     const unsigned char *blk = row + b * 210;
     const float d = h2f(rd16(blk + 208));
-    int q;
+    int q, s = 0;
     for (q = 0; q < 4; ++q) {
         const unsigned char *ql = blk + 64 * n + 32 * (q & 1) + l0, *qh = blk + 128 + 32 * n + l0;
         const unsigned char *x = col + b * 256 + 128 * n + 32 * q + l0;
-        const float dsc = d * (float)i8(blk + 192 + 8 * n + l0 / 16 + 2 * q);
-        int i, s = 0;
+        int i, sq = 0;
         for (i = 0; i < 8; ++i) {
             const int v = (((ql[i] >> (4 * (q >> 1))) & 0xF) | (((qh[i] >> (2 * q)) & 3) << 4)) - 32;
-            s += v * i8(x + i);
+            sq += v * i8(x + i);
         }
-        acc = fmaf(dsc, (float)s * pair(col, K, b * 8 + 4 * n + q, 0), acc);
+        s += sq * i8(blk + 192 + 8 * n + l0 / 16 + 2 * q);
     }
-    return acc;
+    /* One d per 256 block of the column: the four scaled quarter sums add as integers. */
+    return fmaf(d * pair(col, K, b * 8, 0), (float)s, acc);
 }
 
 /* MvqQ4_0 (LANES 1): the whole block, nibbles unsigned (low = elements 0..15, high = 16..31);

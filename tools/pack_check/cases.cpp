@@ -155,14 +155,17 @@ Case matmul_rope(int type, int64_t K, int64_t D, int64_t H, int64_t M, int mode,
 // K and V appends ([append_k] [append_v]) into pools of `pool_type` (the packs' projections): H
 // KV heads and 2H query heads of D, the Q rotation written over its product (a product a later
 // output reuses: not written by the launch).
-Case projections(int type, int64_t K, int64_t D, int64_t H, bool with_q, bool append_k, bool append_v, int pool_type, bool factors) {
-    Case c{std::string("projections ") + rf::type_name(type) + " K=" + std::to_string(K) + ", " + std::to_string(H) + " KV heads of " +
+// v_type: V's weight type (-1: `type`; a Q4_K_M layer's V is often Q6_K).
+Case projections(int type, int64_t K, int64_t D, int64_t H, bool with_q, bool append_k, bool append_v, int pool_type, bool factors,
+                 int v_type = -1) {
+    if (v_type < 0) v_type = type;
+    Case c{std::string("projections ") + rf::type_name(type) + (v_type != type ? std::string(", V ") + rf::type_name(v_type) : "") + " K=" + std::to_string(K) + ", " + std::to_string(H) + " KV heads of " +
            std::to_string(D) + (with_q ? ", Q" : "") + (append_k || append_v ? std::string(", appends into ") + rf::type_name(pool_type) + " pools" : "") +
            (factors ? ", frequency factors" : "")};
     c.tolerance = 1e-4;
     const int64_t Nk = D * H, Nq = 2 * Nk, rows = 6;
     rf_tensor *x = input(c, {K, 1});
-    rf_tensor *wk = weight(c, type, K, Nk), *wv = weight(c, type, K, Nk), *wq = with_q ? weight(c, type, K, Nq) : nullptr;
+    rf_tensor *wk = weight(c, type, K, Nk), *wv = weight(c, v_type, K, Nk), *wq = with_q ? weight(c, type, K, Nq) : nullptr;
     rf_tensor *p = dense(c, RF_TYPE_I32, {1});
     c.int_inputs.push_back({p, {9}});
     rf_tensor *ff = factors ? rope_factors(c, D) : nullptr;
@@ -303,6 +306,7 @@ std::deque<Case> make_cases() {
     cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, true));
     cases.push_back(projections(RF_TYPE_F16, 64, 32, 2, true, true, true, RF_TYPE_F32, false));
     cases.push_back(projections(RF_TYPE_Q8_0, 96, 32, 1, false, true, false, RF_TYPE_F16, false));
+    cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, false, RF_TYPE_Q6_K));
     cases.push_back(kv_append("kv append f16 pools, 3 tokens", RF_TYPE_F16, 64, {5, 0, 2}, 8, false));
     cases.push_back(kv_append("kv append f32 pools, 1 token", RF_TYPE_F32, 128, {3}, 4, false));
     cases.push_back(kv_append("kv append f16, both into one pool (not one launch)", RF_TYPE_F16, 32, {1, 6}, 8, true));
