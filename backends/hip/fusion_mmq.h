@@ -1,4 +1,4 @@
-// Joined integer tensor-core launches for sequences decoding together (mmq_usable: 4..64 columns
+// Joined integer tensor-core launches for sequences decoding together (mmq_usable: 5..64 columns
 // on NVIDIA): a layer's K / V / Q projections (with their ropes) or its gate / up projections as
 // one rf_mmq launch per weight type (matmul_mmq_segments) instead of one per matrix.
 #pragma once

@@ -15,14 +15,16 @@ namespace rf_hip {
 #if defined(RF_HIP_NVIDIA)
 namespace {
 
-// Column counts the kernels take: from ROCMFORGE_HIP_MMQ_MIN_COLS (default 4) up to kMaxCols (at
+// Column counts the kernels take: from ROCMFORGE_HIP_MMQ_MIN_COLS (default 5) up to kMaxCols (at
 // 64 columns still 1.8-4.5x faster than the f16 prefill tensor-core kernels; wider not
 // measured). When they came (8 columns) the dp4a column kernels were ahead below 8 (7B Q4_K_M, 4
 // sequences 723 vs 585 t/s); with the stage copies' 32-bit offsets and the joined projections
 // (fusion_mmq.h) the 8-column kernel wins from 4 (H100, S_TG of 4 / 5 / 6 sequences 863-871 /
 // 917-927 / 963-969 with the dp4a kernels, 939-948 / 1,158-1,171 / 1,378-1,380 here; 3 sequences
-// equal, 2 slower: 487-491 against 510-515). docs/notes/mmq.md.
-constexpr int64_t kDefaultMinCols = 4;
+// equal, 2 slower: 487-491 against 510-515). docs/notes/mmq.md. Since the dp4a kernels scale the
+// K-quant sub-block sums as integers (round 14) they are ahead again at 4: S_TG of 4 sequences
+// 1,116-1,128 against 1,041-1,053 here (7B Q4_K_M); from 5 (6: 1,104-1,125 against 1,466-1,529) not.
+constexpr int64_t kDefaultMinCols = 5;
 constexpr int64_t kMaxCols = 64;
 
 // An A/B knob from the environment: its integer value, `fallback` when unset or empty. Each
