@@ -28,11 +28,12 @@ const char *pm_cols_kernel(int type, int64_t nc) {
     return t < 0 || nc < 1 || nc > PM_MAX_COLS ? NULL : cols_kernels[t][nc - 1];
 }
 
-const char *pm_proj_kernel(int type, int other) {
-    const int t = q8_type_index(type);
-    if (other == type) return t < 0 ? NULL : proj_kernels[t];
-    if (other == RF_TYPE_Q6_K) return type == RF_TYPE_Q4_K ? "rf_mvq_proj_q4_k_q6_k" : type == RF_TYPE_Q5_K ? "rf_mvq_proj_q5_k_q6_k" : NULL;
-    return NULL;
+const char *pm_proj_kernel(int a, int b) {
+    const int t = q8_type_index(a);
+    if (a == b) return t < 0 ? NULL : proj_kernels[t];
+    if (a == RF_TYPE_Q6_K) a = b; /* either order: the other type */
+    else if (b != RF_TYPE_Q6_K) return NULL;
+    return a == RF_TYPE_Q4_K ? "rf_mvq_proj_q4_k_q6_k" : a == RF_TYPE_Q5_K ? "rf_mvq_proj_q5_k_q6_k" : NULL;
 }
 
 int64_t pm_column_chunks(int64_t M, int64_t *nc) {

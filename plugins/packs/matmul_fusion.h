@@ -13,10 +13,10 @@
 /* rf_mvqn_<type>_<nc>f for the five dp4a weight types (Q4_K, Q5_K, Q6_K, Q4_0, Q8_0), nc = 1..8:
  * a string literal; NULL for another type or count. */
 const char *pm_cols_kernel(int type, int64_t nc);
-/* The joined projections' kernel for weights of q8_1 type `type` and `other`: rf_mvq_proj_<type>
- * where they are equal, rf_mvq_proj_<type>_q6_k for Q4_K or Q5_K with Q6_K (a K-quant "_M" layer),
- * else NULL (rf_mvq_proj, any types). */
-const char *pm_proj_kernel(int type, int other);
+/* The joined projections' kernel for weights of types a and b (in either order): rf_mvq_proj_<type>
+ * where both are one q8_1 type, rf_mvq_proj_<type>_q6_k for Q4_K or Q5_K with Q6_K (a K-quant "_M"
+ * layer), else NULL (rf_mvq_proj, any types). */
+const char *pm_proj_kernel(int a, int b);
 /* The column chunks of one launch over M columns (grid y): 1 for M <= 8 (*nc = M), M / 8 for a
  * multiple of 8 (*nc = 8), else 0 (no single launch covers them). */
 int64_t pm_column_chunks(int64_t M, int64_t *nc);
@@ -57,7 +57,7 @@ enum pm_decode_setting {
     PM_ONE_COLUMN = 1, /* one activation row may take rf_mvqn_<type>_1f (ROCMFORGE_HIP_GATE_UP_COLS, default 1) */
     PM_PREFETCH = 2,   /* weight rows pulled into L2 before the previous kernel ends (ROCMFORGE_HIP_PREFETCH=1) */
     PM_JOIN_PROJ = 4,  /* a layer's projections as one launch (ROCMFORGE_HIP_FUSE_PROJ, default 1) */
-    PM_TYPED_PROJ = 8, /* that launch on rf_mvq_proj_<type> where all its weights have one type (ROCMFORGE_HIP_PROJ_TYPED, default 1) */
+    PM_TYPED_PROJ = 8, /* that launch on a kernel fixed to its weight types, pm_proj_kernel (ROCMFORGE_HIP_PROJ_TYPED, default 1) */
 };
 int pm_decode_settings(void);
 /* Whether the device runs NVIDIA packs' kernels (the column kernels rf_mvqn_* exist only there:

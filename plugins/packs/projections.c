@@ -122,8 +122,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
             for (t = 0; t < nt && types[t] != segs[i].mm->src[0]->type; ++t) {}
             if (t == nt) types[nt++] = segs[i].mm->src[0]->type;
         }
-        if (nt == 1) l->kernel = pm_proj_kernel(types[0], types[0]);
-        if (nt == 2) l->kernel = pm_proj_kernel(types[types[0] == RF_TYPE_Q6_K], types[types[0] != RF_TYPE_Q6_K]);
+        if (nt <= 2) l->kernel = pm_proj_kernel(types[0], types[nt - 1]);
     }
     return j - first;
 }
