@@ -9,7 +9,10 @@
 // elements a lane, 16-byte loads on f16 pools). The warps' (max, sum, unnormalised output)
 // are combined in shared memory and handed to decode_finish (attention_decode.hip): written
 // normalised for one chunk, else stored as a partial that the last block of the (KV head,
-// token) merges. Same arguments as rf_attention_dec*: aux[0] = C, aux[1] = chunks, aux[2]
+// token) merges. The wide forms (_w: 16 warps, groups of up to 4 heads) take a short context in
+// one chunk: every warp's positions in one or two steps of loads and no partials to merge, where
+// four warps over chunks of 64 left a latency chain of two load steps, the partials' stores, the
+// arrival atomic and the merge's loads. Same arguments as rf_attention_dec*: aux[0] = C, aux[1] = chunks, aux[2]
 // bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials; iparams[6..7]: the
 // optional q8_1 copy of the output.
 #include "attention_decode.hip"
@@ -17,6 +20,7 @@
 #if RF_NVIDIA
 
 #define RF_AST_WARPS 4
+#define RF_AST_WIDE_WARPS 16 // rf_attention_stream_d<D>_g<GP>_w: one chunk of a short context
 #define RF_AST_MAXC 1024 // positions per chunk at most (slots staged in shared memory)
 #define RF_AST_WCAP 64   // chunk weights cached per head by the merge
 
@@ -40,14 +44,19 @@ template <> struct Kv8<true> {
     }
 };
 
-template <int D, int GP, bool PACKED> RF_DEV void attn_stream(const rf_kargs &a) {
+// WARPS warps per block; the wide form (WARPS = RF_AST_WIDE_WARPS) takes a short context in one
+// chunk (the host: up to att_wide_max positions).
+template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS> RF_DEV void attn_stream(const rf_kargs &a) {
     constexpr int L = D / 8;           // lanes per row
     constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
-    constexpr int U = GP >= 8 ? 1 : GP >= 4 ? 2 : 4; // warp steps whose loads are issued together
+    // Warp steps whose loads are issued together; wide form: 16 positions a warp, as far as 128
+    // registers allow (each step holds 8 K and 8 V elements a lane: 8 registers packed, 16 not).
+    constexpr int UW = 8 / (GP * (PACKED ? 1 : 2)) > 0 ? 8 / (GP * (PACKED ? 1 : 2)) : 1;
+    constexpr int U = WARPS > RF_AST_WARPS ? (UW < 16 / R ? UW : 16 / R) : GP >= 8 ? 1 : GP >= 4 ? 2 : 4;
     constexpr float NEG = -1e30f;      // "no position yet": finite, so exp(NEG - m) is 0, never NaN
     __shared__ int sh_slot[RF_AST_MAXC];
-    __shared__ float sh_wm[RF_AST_WARPS][GP], sh_wl[RF_AST_WARPS][GP];
-    __shared__ float sh_wo[RF_AST_WARPS][GP * D];
+    __shared__ float sh_wm[WARPS][GP], sh_wl[WARPS][GP];
+    __shared__ float sh_wo[WARPS][GP * D];
     __shared__ float sh_o[GP * D];
     __shared__ float sh_w[GP * RF_AST_WCAP];
     __shared__ float sh_m[RF_ATD_MAXG], sh_l[RF_ATD_MAXG];
@@ -77,7 +86,7 @@ template <int D, int GP, bool PACKED> RF_DEV void attn_stream(const rf_kargs &a)
     __syncthreads();
 
     // The warp's positions: [lo, hi) of the chunk, R at a time (row group r takes lo + r, ...).
-    const int per_warp = (n + RF_AST_WARPS - 1) / RF_AST_WARPS;
+    const int per_warp = (n + WARPS - 1) / WARPS;
     const int lo = min(n, w * per_warp), hi = min(n, lo + per_warp);
     float m[GP], l[GP], o[GP][8];
 #pragma unroll
@@ -150,10 +159,10 @@ template <int D, int GP, bool PACKED> RF_DEV void attn_stream(const rf_kargs &a)
     if (tid < G) {
         float mx = NEG;
 #pragma unroll
-        for (int ww = 0; ww < RF_AST_WARPS; ++ww) mx = fmaxf(mx, sh_wm[ww][tid]);
+        for (int ww = 0; ww < WARPS; ++ww) mx = fmaxf(mx, sh_wm[ww][tid]);
         float s = 0.f;
 #pragma unroll
-        for (int ww = 0; ww < RF_AST_WARPS; ++ww) s += sh_wl[ww][tid] * __expf(sh_wm[ww][tid] - mx);
+        for (int ww = 0; ww < WARPS; ++ww) s += sh_wl[ww][tid] * __expf(sh_wm[ww][tid] - mx);
         // decode_merge reads -inf as "empty chunk".
         sh_m[tid] = s > 0.f ? mx : -__int_as_float(0x7f800000);
         sh_l[tid] = s;
@@ -162,10 +171,10 @@ template <int D, int GP, bool PACKED> RF_DEV void attn_stream(const rf_kargs &a)
         const int g = i / D;
         float mx = NEG;
 #pragma unroll
-        for (int ww = 0; ww < RF_AST_WARPS; ++ww) mx = fmaxf(mx, sh_wm[ww][g]);
+        for (int ww = 0; ww < WARPS; ++ww) mx = fmaxf(mx, sh_wm[ww][g]);
         float v = 0.f;
 #pragma unroll
-        for (int ww = 0; ww < RF_AST_WARPS; ++ww) v += sh_wo[ww][i] * __expf(sh_wm[ww][g] - mx);
+        for (int ww = 0; ww < WARPS; ++ww) v += sh_wo[ww][i] * __expf(sh_wm[ww][g] - mx);
         sh_o[i] = v;
     }
     __syncthreads();
@@ -178,5 +187,13 @@ template <int D, int GP, bool PACKED> RF_DEV void attn_stream(const rf_kargs &a)
     RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP, true>(a); }
 RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64, 8)
 RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
+// ..._w: RF_AST_WIDE_WARPS warps, for groups of up to 4 heads (more would not fit 128 registers).
+#define RF_AST_WIDE(D, GP) \
+    RF_KERNEL __launch_bounds__(RF_AST_WIDE_WARPS * RF_WARP) void rf_attention_stream_d##D##_g##GP##_w(rf_kargs a) { \
+        rf_kernel_start(); attn_stream<D, GP, false, RF_AST_WIDE_WARPS>(a); } \
+    RF_KERNEL __launch_bounds__(RF_AST_WIDE_WARPS * RF_WARP) void rf_attention_stream_d##D##_g##GP##_h_w(rf_kargs a) { \
+        rf_kernel_start(); attn_stream<D, GP, true, RF_AST_WIDE_WARPS>(a); }
+RF_AST_WIDE(64, 1) RF_AST_WIDE(64, 2) RF_AST_WIDE(64, 4)
+RF_AST_WIDE(128, 1) RF_AST_WIDE(128, 2) RF_AST_WIDE(128, 4)
 
 #endif // RF_NVIDIA

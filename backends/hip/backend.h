@@ -44,6 +44,8 @@ struct Backend {
     // the packed f16 kernels fit 8 per SM (H100 7B tg64 @ d8192 222-224 vs 216-219 with 4; d512,
     // d2048 and 2..16 sequences unchanged within the spread).
     int att_blocks_per_sm = 8;
+    // Contexts up to this many positions take the wide one-chunk kernels (ROCMFORGE_HIP_ATT_WIDE=N; 0: never, A/B).
+    int64_t att_wide_max = 512;
     // F16-weight prefill: rf_mm_h16_* (staged copies) with the token tile chosen per shape;
     // ROCMFORGE_HIP_H16=0: rf_mm_mma_f16 instead, =64|128: that tile (A/B).
     int h16_tokens = -1;
