@@ -9,7 +9,7 @@
 // elements a lane, 16-byte loads on f16 pools). The warps' (max, sum, unnormalised output)
 // are combined in shared memory and handed to decode_finish (attention_decode.hip): written
 // normalised for one chunk, else stored as a partial that the last block of the (KV head,
-// token) merges. The wide forms (_w: 16 warps, groups of up to 4 heads) take a short context in
+// token) merges. The wide forms (_w: 16 warps, 8 for groups of 8 heads) take a short context in
 // one chunk: every warp's positions in one or two steps of loads and no partials to merge, where
 // four warps over chunks of 64 left a latency chain of two load steps, the partials' stores, the
 // arrival atomic and the merge's loads. Same arguments as rf_attention_dec*: aux[0] = C, aux[1] = chunks, aux[2]
@@ -20,7 +20,6 @@
 #if RF_NVIDIA
 
 #define RF_AST_WARPS 4
-#define RF_AST_WIDE_WARPS 16 // rf_attention_stream_d<D>_g<GP>_w: one chunk of a short context
 #define RF_AST_MAXC 1024 // positions per chunk at most (slots staged in shared memory)
 #define RF_AST_WCAP 64   // chunk weights cached per head by the merge
 
@@ -44,14 +43,14 @@ template <> struct Kv8<true> {
     }
 };
 
-// WARPS warps per block; the wide form (WARPS = RF_AST_WIDE_WARPS) takes a short context in one
-// chunk (the host: up to att_wide_max positions).
+// WARPS warps per block; the wide forms (WARPS = 8 or 16) take a short context in one chunk (the
+// host: up to att_wide_max positions).
 template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS> RF_DEV void attn_stream(const rf_kargs &a) {
     constexpr int L = D / 8;           // lanes per row
     constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
     // Warp steps whose loads are issued together; wide form: 16 positions a warp, as far as 128
     // registers allow (each step holds 8 K and 8 V elements a lane: 8 registers packed, 16 not).
-    constexpr int UW = 8 / (GP * (PACKED ? 1 : 2)) > 0 ? 8 / (GP * (PACKED ? 1 : 2)) : 1;
+    constexpr int UW = (WARPS > 8 ? 8 : 32) / (GP * (PACKED ? 1 : 2)); // 8 warps: up to 255 registers
     constexpr int U = WARPS > RF_AST_WARPS ? (UW < 16 / R ? UW : 16 / R) : GP >= 8 ? 1 : GP >= 4 ? 2 : 4;
     constexpr float NEG = -1e30f;      // "no position yet": finite, so exp(NEG - m) is 0, never NaN
     __shared__ int sh_slot[RF_AST_MAXC];
@@ -187,13 +186,14 @@ template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS> RF_DEV void attn
     RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP, true>(a); }
 RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64, 8)
 RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
-// ..._w: RF_AST_WIDE_WARPS warps, for groups of up to 4 heads (more would not fit 128 registers).
-#define RF_AST_WIDE(D, GP) \
-    RF_KERNEL __launch_bounds__(RF_AST_WIDE_WARPS * RF_WARP) void rf_attention_stream_d##D##_g##GP##_w(rf_kargs a) { \
-        rf_kernel_start(); attn_stream<D, GP, false, RF_AST_WIDE_WARPS>(a); } \
-    RF_KERNEL __launch_bounds__(RF_AST_WIDE_WARPS * RF_WARP) void rf_attention_stream_d##D##_g##GP##_h_w(rf_kargs a) { \
-        rf_kernel_start(); attn_stream<D, GP, true, RF_AST_WIDE_WARPS>(a); }
-RF_AST_WIDE(64, 1) RF_AST_WIDE(64, 2) RF_AST_WIDE(64, 4)
-RF_AST_WIDE(128, 1) RF_AST_WIDE(128, 2) RF_AST_WIDE(128, 4)
+// ..._w: 16 warps for groups of up to 4 heads, 8 for 8 heads (their queries and sums alone take
+// 128 registers: 255 at 256 threads).
+#define RF_AST_WIDE(D, GP, W) \
+    RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##_w(rf_kargs a) { \
+        rf_kernel_start(); attn_stream<D, GP, false, W>(a); } \
+    RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##_h_w(rf_kargs a) { \
+        rf_kernel_start(); attn_stream<D, GP, true, W>(a); }
+RF_AST_WIDE(64, 1, 16) RF_AST_WIDE(64, 2, 16) RF_AST_WIDE(64, 4, 16) RF_AST_WIDE(64, 8, 8)
+RF_AST_WIDE(128, 1, 16) RF_AST_WIDE(128, 2, 16) RF_AST_WIDE(128, 4, 16) RF_AST_WIDE(128, 8, 8)
 
 #endif // RF_NVIDIA

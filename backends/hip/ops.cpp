@@ -216,7 +216,7 @@ bool attention_limited(const rf_node &n) { return n.iparams[0] != 0 || n.fparams
 // Decode attention (few tokens, attention_decode.hip): split-context kernels that share each K/V
 // row among the query heads of a GQA group. Head sizes 64 and 128 take, on NVIDIA,
 // rf_attention_stream_d{64,128}_g{1,2,4,8} (attention_stream.hip: long chunks streamed with an
-// online softmax; a short context, one chunk over 16 warps, on the _w forms: 7B decode attention
+// online softmax; a short context, one chunk over 8 or 16 warps, on the _w forms: 7B decode attention
 // of one sequence at 200 positions 10.5 -> 5.5 us under graph replay), on AMD rf_attention_dec{64,128} (chunks of 64 positions, 32 for D = 128:
 // fewer chunks mean less merging, and a chunk's loads are all in flight at once); other even
 // sizes rf_attention_decode, whose chunk (32..128 positions)
@@ -252,9 +252,10 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
     const bool stream = false; // the AMD packs have no rf_attention_stream_* (attention_stream.hip)
     int64_t C = fixed_d ? (D == 128 ? 32 : 64) : 128; // attention_decode.hip's RF_ADV_MAXC
 #endif
-    // A short context in one chunk on the wide streaming kernels (16 warps: each warp's positions
-    // in one step of loads, no partials to merge): up to att_wide_max positions, groups of <= 4 heads.
-    const bool wide = stream && G <= 4 && n_kv <= b.att_wide_max;
+    // A short context in one chunk on the wide streaming kernels (16 warps, 8 for groups of 8
+    // heads: each warp's positions in one or two steps of loads, no partials to merge): up to
+    // att_wide_max positions.
+    const bool wide = stream && n_kv <= b.att_wide_max;
     if (wide) {
         C = (n_kv + 31) / 32 * 32;
     } else if (stream) {
@@ -300,7 +301,7 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
         if (a.aux[2] == 1 && packed_kv_on()) kernel += "_h";
         if (wide) kernel += "_w";
     }
-    return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, wide ? 512 : 128, a, err);
+    return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, !wide ? 128 : G <= 4 ? 512 : 256, a, err);
 }
 
 std::string matmul_reason(const rf_node &n) {
@@ -401,9 +402,7 @@ std::vector<std::string> required_kernel_names() {
 #if defined(RF_HIP_NVIDIA)
     for (int d : {64, 128})
         for (int g : {1, 2, 4, 8})
-            for (const char *form : {"", "_h", "_w", "_h_w"})
-                if (g <= 4 || !std::strchr(form, 'w')) // the wide form for groups of <= 4
-                    v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
+            for (const char *form : {"", "_h", "_w", "_h_w"}) v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
     v.push_back("rf_attention_mma_d64");
     v.push_back("rf_attention_mma_d128");
     for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})

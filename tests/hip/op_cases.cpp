@@ -391,11 +391,13 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(limited_attention(rng, pool, 256, 4, 1, {90}, 40, 16, 0.5f));
         v.push_back(limited_attention(rng, pool, 64, 8, 2, {512}, 512, 3, 1.f));
     }
-    // Decode attention (split over the context): contexts 1..4096, GQA group 1/4/8, two sequences.
+    // Decode attention (split over the context; up to 512 positions one chunk on the wide kernels):
+    // contexts 1..4096, GQA group 1/4/8, two sequences.
     for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0}) {
         for (int G : {1, 4, 8})
-            for (int ctx : {1, 17, 300, 4096}) v.push_back(attention(rng, pool, 128, 16, 16 / G, {ctx}, 1, 1e-5));
+            for (int ctx : {1, 17, 300, 512, 4096}) v.push_back(attention(rng, pool, 128, 16, 16 / G, {ctx}, 1, 1e-5));
         v.push_back(attention(rng, pool, 64, 32, 4, {1000}, 1, 1e-5));
+        v.push_back(attention(rng, pool, 64, 32, 4, {200, 480, 33}, 1, 1e-5));
         v.push_back(attention(rng, pool, 64, 8, 8, {300, 4096}, 1, 1e-5));
         // Query heads per KV head that the streaming kernel rounds up (3 -> 4) or takes as is (2).
         v.push_back(attention(rng, pool, 128, 6, 2, {2000}, 1, 1e-5));
