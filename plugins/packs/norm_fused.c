@@ -7,10 +7,12 @@
  * rf_add_rms_norm_mul, rf_add_rms_norm_mul_4: C = 1, 2, 4) and as many threads as that needs (a
  * multiple of 64: the q8_1 blocks of 256 pair warps). A row is one SM's work: fewer threads with
  * more pieces each issue fewer instructions per row, more threads have shorter chains. H100, 7B
- * Q4_K_M: 16 sequences decode at 3,079-3,124 t/s with C = 2 against 2,912-3,049 (C = 1) and
- * 2,921-3,003 (C = 4); one sequence 330.5 (C = 1), 329.2 (2), 320.5 (4). So C = 1 for a single
- * row, 2 for several, raised where the row needs more; ROCMFORGE_HIP_NORM_PIECES=1|2|4 sets it
- * for all (A/B); ROCMFORGE_HIP_NORM_FIT=0: 1024 threads x 2 pieces whatever the row (A/B).
+ * Q4_K_M, one sequence: 330.5 t/s (C = 1), 329.2 (2), 320.5 (4). Several rows had C = 2 (16
+ * sequences 3,079-3,124 against 2,912-3,049 with C = 1, an older build); with the kernels of
+ * 2026-11-28 C = 1 is as fast or faster for 2..16 (three interleaved rounds, S_TG 3 / 4 / 16
+ * sequences 942-959 / 1,179-1,188 / 3,377-3,388 against 938-941 / 1,155-1,166 / 3,313-3,361).
+ * So C = 1, raised where the row needs more; ROCMFORGE_HIP_NORM_PIECES=1|2|4 sets it for all
+ * (A/B); ROCMFORGE_HIP_NORM_FIT=0: 1024 threads x 2 pieces whatever the row (A/B).
  * One fusion per kernel and first node (ADD or RMS_NORM): a fusion names one kernel. */
 #include <math.h>
 #include <stdatomic.h>
@@ -22,7 +24,7 @@
 #define NORM_MAX_ROW (1024 * 4 * 4) /* elements: 1024 threads x 4 pieces of 4 */
 
 /* Pieces per thread for rows of K elements (K % 4 == 0), and the block size. */
-static int norm_pieces(int64_t K, int64_t rows, uint32_t *threads) {
+static int norm_pieces(int64_t K, uint32_t *threads) {
     /* The A/B settings, read once (the claims run for every norm of every walked graph): -1 not
      * read yet, else fit (0 / 1) + 2 x pieces (0: chosen, or 1, 2, 4). A thread that finds it
      * unread reads the environment and stores the same value as any other would. */
@@ -40,7 +42,7 @@ static int norm_pieces(int64_t K, int64_t rows, uint32_t *threads) {
         *threads = 1024;
         return 2;
     }
-    c = pieces_set ? pieces_set : rows == 1 ? 1 : 2;
+    c = pieces_set ? pieces_set : 1;
     while (c < 4 && pieces > 1024 * (int64_t)c) c *= 2;
     *threads = (uint32_t)(((pieces + c - 1) / c + 63) / 64 * 64);
     return c;
@@ -90,7 +92,7 @@ static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device
                     return 0;
             }
     }
-    if (norm_pieces(K, rows, &threads) != want) return 0;
+    if (norm_pieces(K, &threads) != want) return 0;
     l->grid[0] = (uint32_t)rows;
     l->threads = threads;
     l->src[0] = (rf_tensor_ref){0, 0}; /* the add's first operand, or x */

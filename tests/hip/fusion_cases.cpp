@@ -240,10 +240,9 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         }
         v.push_back(matmul_rope(rng, t, 256, 128, 2, 3, 128, false));
     }
-    // The fused norm's block size follows the row (backends/hip/fusion.cpp norm_kernel): one
-    // row with one piece per thread (1,024 and 768 threads, 64 for K = 256), several rows with
-    // two (for K = 256 half of the 64 threads hold nothing), K = 5120 with two and K = 16384 with
-    // four whatever the rows; q8_1 columns of 256 (Q4_K) and 32 (Q8_0) blocks; the norm weight
+    // The fused norm's block size follows the row (plugins/packs/norm_fused.c norm_pieces): one
+    // piece per thread (1,024 and 768 threads, 64 for K = 256), K = 5120 with two and K = 16384
+    // with four, one row or several; q8_1 columns of 256 (Q4_K) and 32 (Q8_0) blocks; the norm weight
     // flagged a model weight or not. (ROCMFORGE_HIP_NORM_PIECES=1 / 2 / 4 runs them all with
     // that many.)
     for (int64_t K : {4096, 3072, 256, 5120, 16384})
