@@ -49,9 +49,11 @@ RF_DEV int *ast_slots() {
     __shared__ int slots[RF_AST_MAXC];
     return slots;
 }
-// Staged before rf_kernel_start (compat.h): the slot table and the token info are graph inputs,
-// never written by a kernel (as rope's positions), so this load overlaps the kernel before and
-// the K/V loads need not wait for it.
+// Staged before rf_kernel_start (compat.h) by the wide forms: the slot table and the token info
+// are graph inputs, never written by a kernel (as rope's positions), so this load overlaps the
+// kernel before and the K/V loads need not wait for it (2 / 4 / 16 sequences +1%). The split
+// kernels load them after the wait: staged early, 7B tg32 @ d8192 fell from 247-249 to 232-234 t/s
+// (not understood; measured twice, interleaved).
 RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
     const rf_ktensor &tab = a.src[3], &info = a.src[4];
     const int *ti = (const int *)((const u8 *)info.data + (i64)blockIdx.z * info.nb[1]);
@@ -71,23 +73,27 @@ template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS> RF_DEV void attn
     constexpr int UW = (WARPS > 8 ? 8 : 32) / (GP * (PACKED ? 1 : 2)); // 8 warps: up to 255 registers
     constexpr int U = WARPS > RF_AST_WARPS ? (UW < 16 / R ? UW : 16 / R) : GP >= 8 ? 1 : GP >= 4 ? 2 : 4;
     constexpr float NEG = -1e30f;      // "no position yet": finite, so exp(NEG - m) is 0, never NaN
-    const int *sh_slot = ast_slots(); // staged by prefetch_ast_slots
+    int *const sh_slot = ast_slots(); // the wide forms: staged by prefetch_ast_slots
     __shared__ float sh_wm[WARPS][GP], sh_wl[WARPS][GP];
     __shared__ float sh_wo[WARPS][GP * D];
     __shared__ float sh_o[GP * D];
     __shared__ float sh_w[GP * RF_AST_WCAP];
     __shared__ float sh_m[RF_ATD_MAXG], sh_l[RF_ATD_MAXG];
     __shared__ int sh_flag;
-    const rf_ktensor &q = a.src[0], &kp = a.src[1], &vp = a.src[2], &info = a.src[4];
+    const rf_ktensor &q = a.src[0], &kp = a.src[1], &vp = a.src[2], &tab = a.src[3], &info = a.src[4];
     const int Hq = (int)q.ne[1], Hkv = (int)(kp.ne[0] / D), G = Hq / Hkv;
     const int kvh = blockIdx.x, c = blockIdx.y, t = blockIdx.z, tid = threadIdx.x;
     const int lane = tid % RF_WARP, w = tid / RF_WARP, r = lane / L, le = lane % L;
     const int C = (int)a.aux[0];
     const bool wide = (a.aux[2] & 1) != 0;
     const int *ti = (const int *)((const u8 *)info.data + (i64)t * info.nb[1]);
-    const int pos = ti[1];
+    const int seq = ti[0], pos = ti[1];
     const int p0 = c * C, n = max(0, min(p0 + C, pos + 1) - p0);
     const i64 e0 = (i64)kvh * D + 8 * le;
+    if (WARPS == RF_AST_WARPS) { // the split kernels
+        const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
+        for (int i = tid; i < n; i += blockDim.x) sh_slot[i] = slots[p0 + i];
+    }
 
     // This lane's 8 elements of each head's query, scaled.
     float qv[GP][8];
@@ -198,8 +204,8 @@ template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS> RF_DEV void attn
 
 // rf_attention_stream_d<D>_g<GP>: any pool; ..._h: f16 pools with 16-byte loads (aux[2] bit 0).
 #define RF_AST_KERNEL(D, GP) \
-    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP(rf_kargs a) { prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, false>(a); } \
-    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h(rf_kargs a) { prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true>(a); }
+    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP, false>(a); } \
+    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP, true>(a); }
 RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64, 8)
 RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
 // ..._w: 16 warps for groups of up to 4 heads, 8 for 8 heads (their queries and sums alone take
