@@ -12,9 +12,9 @@
 // token) merges. The wide forms (_w: 16 warps, 8 for groups of 8 heads) take a short context in
 // one chunk: every warp's positions in one or two steps of loads and no partials to merge, where
 // four warps over chunks of 64 left a latency chain of two load steps, the partials' stores, the
-// arrival atomic and the merge's loads. Same arguments as rf_attention_dec*: aux[0] = C, aux[1] = chunks, aux[2]
-// bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials; iparams[6..7]: the
-// optional q8_1 copy of the output.
+// arrival atomic and the merge's loads. Same arguments as rf_attention_dec*: aux[0] = C,
+// aux[1] = chunks, aux[2] bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials;
+// iparams[6..7]: the optional q8_1 copy of the output.
 #include "attention_decode.hip"
 
 #if RF_NVIDIA
