@@ -66,14 +66,15 @@ RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
 // WARPS warps per block; the wide forms (WARPS = 8 or 16) take a short context in one chunk (the
 // host: up to att_wide_max positions).
 template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS> RF_DEV void attn_stream(const rf_kargs &a) {
+    constexpr bool ONE_CHUNK = WARPS > RF_AST_WARPS; // a wide form (RF_AST_WIDE's kernels)
     constexpr int L = D / 8;           // lanes per row
     constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
     // Warp steps whose loads are issued together; wide form: 16 positions a warp, as far as 128
     // registers allow (each step holds 8 K and 8 V elements a lane: 8 registers packed, 16 not).
     constexpr int UW = (WARPS > 8 ? 8 : 32) / (GP * (PACKED ? 1 : 2)); // 8 warps: up to 255 registers
-    constexpr int U = WARPS > RF_AST_WARPS ? (UW < 16 / R ? UW : 16 / R) : GP >= 8 ? 1 : GP >= 4 ? 2 : 4;
+    constexpr int U = ONE_CHUNK ? (UW < 16 / R ? UW : 16 / R) : GP >= 8 ? 1 : GP >= 4 ? 2 : 4;
     constexpr float NEG = -1e30f;      // "no position yet": finite, so exp(NEG - m) is 0, never NaN
-    int *const sh_slot = ast_slots(); // the wide forms: staged by prefetch_ast_slots
+    int *const sh_slot = ast_slots(); // ONE_CHUNK: staged by prefetch_ast_slots
     __shared__ float sh_wm[WARPS][GP], sh_wl[WARPS][GP];
     __shared__ float sh_wo[WARPS][GP * D];
     __shared__ float sh_o[GP * D];
@@ -90,7 +91,7 @@ template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS> RF_DEV void attn
     const int seq = ti[0], pos = ti[1];
     const int p0 = c * C, n = max(0, min(p0 + C, pos + 1) - p0);
     const i64 e0 = (i64)kvh * D + 8 * le;
-    if (WARPS == RF_AST_WARPS) { // the split kernels
+    if (!ONE_CHUNK) { // the split kernels load their slots here
         const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
         for (int i = tid; i < n; i += blockDim.x) sh_slot[i] = slots[p0 + i];
     }
