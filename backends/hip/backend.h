@@ -75,7 +75,7 @@ struct Backend {
     struct Scratch { void *ptr = nullptr; uint64_t size = 0; };
     Scratch act_scratch, att_scratch, fq_scratch;
     Scratch moe_scratch; // MATMUL_ID prefill: columns grouped by expert (moe_grouped.cpp)
-    Scratch proj_scratch; // joined tensor-core projections: products only their rope reads (fusion_mmq.cpp)
+    Scratch lent_scratch; // lent to a pack claim's launches (rf_fusion_launch.lent_bytes, ABI 2.7)
     uint64_t scratch_gen = 0; // bumped by every (re)allocation of a scratch buffer (walk_cache.h)
     // An activation quantized in this compute() the way the CPU backend quantizes it
     // (kernels/quantize_act.hip): reused by the next matmuls that read the same tensor with the

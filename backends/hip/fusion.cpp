@@ -2,7 +2,6 @@
 #include "fusion.h"
 
 #include "fusion_match.h"
-#include "fusion_mmq.h"
 #include "ops.h"
 
 namespace rf_hip {
@@ -16,14 +15,6 @@ bool vec_matmul(const rf_node *n) {
     return x->ne[2] * x->ne[3] == 1 && w->ne[2] * w->ne[3] == 1 && dense_f32(d) && w->ne[0] % 32 == 0 &&
            w->ne[1] <= (int64_t)1 << 30;
 }
-// Several activation columns on the integer tensor cores (fusion_mmq.cpp, which declines a
-// matmul the tensor cores do not take: the dp4a column kernels'). One vector never (even where
-// ROCMFORGE_HIP_MMQ_MIN_COLS=1 would let it): the decode matmul fusions over one vector or the
-// column kernels are the packs' (plugins/packs/projections.c, gate_up.c, matmul_rope.c).
-int fuse_matmuls(Backend &b, const rf_graph &g, int i, std::string &err) {
-    return vec_matmul(g.nodes[i]) ? 0 : fuse_mmq_run(b, g, i, err);
-}
-
 // ATTENTION (decode, one token) whose output an M = 1 matmul reads next: the attention kernel
 // also writes the q8_1 copy (no separate quantize launch); the matmul then finds it cached.
 int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
@@ -37,7 +28,6 @@ int fuse_attention_q8(Backend &b, const rf_graph &g, int i, std::string &err) {
 } // namespace
 
 int fuse_at(Backend &b, const rf_graph &g, int i, std::string &err) {
-    if (g.nodes[i]->op == RF_OP_MATMUL) return b.fuse_beyond_norm ? fuse_matmuls(b, g, i, err) : 0;
     if (g.nodes[i]->op == RF_OP_ATTENTION) return b.fuse_beyond_norm ? fuse_attention_q8(b, g, i, err) : 0;
     return 0;
 }

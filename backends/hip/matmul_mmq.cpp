@@ -19,7 +19,7 @@ namespace {
 // 64 columns still 1.8-4.5x faster than the f16 prefill tensor-core kernels; wider not
 // measured). When they came (8 columns) the dp4a column kernels were ahead below 8 (7B Q4_K_M, 4
 // sequences 723 vs 585 t/s); with the stage copies' 32-bit offsets and the joined projections
-// (fusion_mmq.h) the 8-column kernel wins from 4 (H100, S_TG of 4 / 5 / 6 sequences 863-871 /
+// (plugins/packs/mmq_run.c) the 8-column kernel wins from 4 (H100, S_TG of 4 / 5 / 6 sequences 863-871 /
 // 917-927 / 963-969 with the dp4a kernels, 939-948 / 1,158-1,171 / 1,378-1,380 here; 3 sequences
 // equal, 2 slower: 487-491 against 510-515). docs/notes/mmq.md. Since the dp4a kernels scale the
 // K-quant sub-block sums as integers (round 14) they are ahead again at 4: S_TG of 4 sequences
@@ -134,7 +134,7 @@ int mmq_cols(int64_t M) { return M <= 8 ? 8 : M <= 16 ? 16 : 32; }
 
 // Blocks of a cluster splitting K for matmul n on its own: the fewest that give four blocks per
 // multiprocessor (the loads in flight), keeping at least two K steps per block. A joined launch
-// keeps each matrix's split (mmq_joinable), so joining changes no result bit.
+// keeps each matrix's split (mmq_tiles), so joining changes no result bit.
 int ksplit(const Backend &b, const rf_node &n) {
     if (!has_clusters(b)) return 1;
     if (forced_ksplit()) return forced_ksplit();
@@ -223,65 +223,61 @@ int launch_mmqp_id(Backend &b, const rf_tensor *w, int cols, int64_t tiles, rf_k
                   prefill_smem(w->type, cols));
 }
 
-bool mmq_segments_on() {
-    static const bool v = env_int("ROCMFORGE_HIP_MMQ_SEGMENTS", 1) != 0;
+namespace {
+
+// "rf_mmq_<type>_<cols>_k<split>" for every kernel matmul_mmq may launch, built once: the names
+// rf_matmul_tiles hands to packs must outlive the call.
+const std::vector<std::string> &mmq_names() {
+    static const std::vector<std::string> v = [] {
+        std::vector<std::string> r;
+        for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
+            for (int c : {8, 16, 32})
+                for (int k : {1, 2, 4}) r.push_back(std::string("rf_mmq_") + suffix(t) + "_" + std::to_string(c) + "_k" + std::to_string(k));
+        return r;
+    }();
     return v;
 }
 
-bool mmq_joinable(const Backend &be, const rf_node &a, const rf_node &b) {
-    const rf_tensor *wa = a.src[0], *wb = b.src[0], *d = b.dst;
-    return wa->type == wb->type && ksplit(be, a) == ksplit(be, b) && wa->ne[0] == wb->ne[0] && a.src[1]->data == b.src[1]->data &&
-           std::memcmp(a.src[1]->ne, b.src[1]->ne, sizeof a.src[1]->ne) == 0 && std::memcmp(a.src[1]->nb, b.src[1]->nb, sizeof a.src[1]->nb) == 0 &&
-           d->type == RF_TYPE_F32 && d->nb[0] == 4 && d->nb[1] > 0 && d->nb[1] <= INT32_MAX;
+const char *mmq_name(int type, int cols, int ks) {
+    const std::string want = std::string("rf_mmq_") + suffix(type) + "_" + std::to_string(cols) + "_k" + std::to_string(ks);
+    for (const std::string &s : mmq_names())
+        if (s == want) return s.c_str();
+    return nullptr;
 }
 
-int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::string &err, const MmqAppend *append) {
-    if (count < 1 || count > kMmqMaxSegments) {
-        err = "matmul_mmq: 1 to 3 matrices per launch";
-        return RF_ERR_INVALID;
-    }
-    const rf_node &n = *mm[0];
-    const rf_tensor *w = n.src[0], *x = n.src[1];
-    const int64_t K = w->ne[0], M = x->ne[1];
-    int64_t N = 0; // the tallest segment's rows: the grid covers it
-    for (int s = 0; s < count; ++s) N = std::max(N, mm[s]->src[0]->ne[1]);
-    if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
+} // namespace
+
+void mmq_tiles(const Backend &b, const rf_node &n, rf_matmul_tiles &t) {
+    const rf_tensor *w = n.src[0];
+    const int64_t M = n.src[1]->ne[1];
     const int cols = mmq_cols(M), ks = ksplit(b, n);
-    const int64_t chunks = (M + cols - 1) / cols;
-    rf_kargs a = make_args(n);
-    a.scratch = b.q8.where;
-    a.aux[0] = q8_column_bytes(K);
-    // The L2 prefetch reads src[0]'s rows: one segment only.
-    a.iparams[1] = prefetch_off() || count > 1 ? 1 : 0;
-    a.iparams[2] = prefetch_steps();
-    a.iparams[3] = use_tma() && has_clusters(b) ? 1 : 0;
-    for (int s = 1; s < count; ++s) { // kernels/matmul_mmq.hip, mmq_segment()
-        a.src[1 + s] = ktensor(mm[s]->src[0]);
-        a.aux[s] = (long long)(uintptr_t)mm[s]->dst->data;
-        a.iparams[4 + s] = (int)mm[s]->dst->nb[1];
-    }
-    a.iparams[0] = a.iparams[4] = a.iparams[7] = 0;
-    if (append && append->segment >= 0 && append->segment < count) { // mmq_store()
-        a.aux[3] = (long long)(uintptr_t)append->pool->data;
-        a.src[4] = ktensor(append->slots);
-        a.iparams[0] = (int)append->pool->nb[1];
-        a.iparams[4] = append->pool->type;
-        a.iparams[7] = append->segment + 1;
-    }
-    return launch(b, std::string("rf_mmq_") + suffix(w->type) + "_" + std::to_string(cols) + "_k" + std::to_string(ks),
-                  (unsigned)((N + 63) / 64 * ks), (unsigned)chunks, (unsigned)count, 128, a, err);
+    t = rf_matmul_tiles{};
+    t.kernel = mmq_name(w->type, cols, ks);
+    t.rows_per_tile = 64;
+    t.split = (uint32_t)ks;
+    t.grid[0] = (uint32_t)((w->ne[1] + 63) / 64 * ks);
+    t.grid[1] = (uint32_t)((M + cols - 1) / cols);
+    t.threads = 128;
+    t.iparams[1] = prefetch_off() ? 1 : 0;
+    t.iparams[2] = prefetch_steps();
+    t.iparams[3] = use_tma() && has_clusters(b) ? 1 : 0;
 }
 
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
-    const rf_node *one = &n;
-    return matmul_mmq_segments(b, &one, 1, err);
+    const rf_tensor *w = n.src[0], *x = n.src[1];
+    if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
+    rf_matmul_tiles t;
+    mmq_tiles(b, n, t);
+    rf_kargs a = make_args(n);
+    a.scratch = b.q8.where;
+    a.aux[0] = q8_column_bytes(w->ne[0]);
+    for (int i = 1; i < 4; ++i) a.iparams[i] = t.iparams[i];
+    a.iparams[0] = a.iparams[4] = a.iparams[7] = 0; // no pool append (kernels/matmul_mmq.hip mmq_store())
+    return launch(b, t.kernel, t.grid[0], t.grid[1], 1, t.threads, a, err);
 }
 
 std::vector<std::string> mmq_kernel_names() {
-    std::vector<std::string> v;
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
-        for (int c : {8, 16, 32})
-            for (int k : {1, 2, 4}) v.push_back(std::string("rf_mmq_") + suffix(t) + "_" + std::to_string(c) + "_k" + std::to_string(k));
+    std::vector<std::string> v = mmq_names();
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         for (int c : {64, 128}) {
             v.push_back(std::string("rf_mmqp_") + suffix(t) + "_" + std::to_string(c));
@@ -306,12 +302,7 @@ int matmul_mmq(Backend &, const rf_node &, std::string &err) {
     err = "matmul_mmq: NVIDIA only";
     return RF_ERR_UNSUPPORTED;
 }
-bool mmq_segments_on() { return false; }
-bool mmq_joinable(const Backend &, const rf_node &, const rf_node &) { return false; }
-int matmul_mmq_segments(Backend &, const rf_node *const *, int, std::string &err, const MmqAppend *) {
-    err = "matmul_mmq: NVIDIA only";
-    return RF_ERR_UNSUPPORTED;
-}
+void mmq_tiles(const Backend &, const rf_node &, rf_matmul_tiles &t) { t = rf_matmul_tiles{}; }
 int matmul_mmqp(Backend &, const rf_node &, std::string &err) {
     err = "matmul_mmqp: NVIDIA only";
     return RF_ERR_UNSUPPORTED;

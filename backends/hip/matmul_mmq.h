@@ -6,6 +6,7 @@
 
 #include "backend.h"
 #include "kernel_args.h"
+#include "rocmforge/pack_abi.h"
 
 namespace rf_hip {
 
@@ -14,24 +15,11 @@ bool mmq_usable(const Backend &b, const rf_node &n);
 // Quantizes the activation columns (q8_1, shared with the dp4a kernels) and launches the
 // integer tensor-core kernel(s).
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err);
-// One launch over up to kMmqMaxSegments matmuls that mmq_usable takes (a layer's K / V / Q or
-// gate / up projections), each pair mmq_joinable: fewer launches and one grid for all. The
-// caller checks that no output overlaps another or any input (the order of the products is
-// then free).
-constexpr int kMmqMaxSegments = 3;
-// Optionally one segment's outputs are also appended to an f16/f32 cache pool as SET_ROWS(pool,
-// product, slots) would (the V append of sequences decoding together): column m into row slots[m].
-struct MmqAppend {
-    const rf_tensor *pool = nullptr, *slots = nullptr;
-    int segment = -1;
-};
-int matmul_mmq_segments(Backend &b, const rf_node *const *mm, int count, std::string &err, const MmqAppend *append = nullptr);
-// Same weight type, K and K split (so the joined launch computes every output bit as separate
-// ones would), the same activation tensor, an f32 output of `c` with 4-byte elements and a
-// column stride below 2 GiB (the kernel takes it as a 32-bit parameter).
-bool mmq_joinable(const Backend &b, const rf_node &a, const rf_node &c);
-// ROCMFORGE_HIP_MMQ_SEGMENTS=0 turns the joined launches off (A/B); on by default.
-bool mmq_segments_on();
+// The launch matmul_mmq makes for n (mmq_usable): kernel, grid, K split and the kernel's tuning
+// members (rf_pack_device.matmul_tiles, ABI 2.7). The kernel name stays valid for the process. A
+// pack's joined launch over several matrices (plugins/packs/mmq_run.c; the kernel's segments on
+// grid z) keeps each matrix's tiles, so it writes the same bits as separate launches.
+void mmq_tiles(const Backend &b, const rf_node &n, rf_matmul_tiles &t);
 // The same for prefill-sized column counts (more than 64): rf_mmqp_* (matmul_mmq_prefill.hip).
 bool mmqp_usable(const Backend &b, const rf_node &n);
 int matmul_mmqp(Backend &b, const rf_node &n, std::string &err);

@@ -94,23 +94,37 @@ void lend_act_in(const rf_fusion_launch &l, const void *first, int64_t stride, r
     if (l.q8_aux_stride >= 0) out.aux[l.q8_aux_stride] = stride;
 }
 
-std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out) {
+std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out, void *lent,
+                       uint64_t lent_bytes) {
     const bool stride_slot = l.act_in.node != RF_BIND_NONE || l.q8_of.node != RF_BIND_NONE;
     for (int i = 0; i < RF_FUSION_MAX_WORDS; ++i) {
         const rf_kargs_word &w = l.words[i];
         if (w.field == RF_KFIELD_NONE) continue;
         const std::string which = "word " + std::to_string(i);
         if (w.field < RF_KFIELD_NONE || w.field >= RF_KFIELD_END) return which + " sets field " + std::to_string(w.field) + ", no rf_kargs_field";
-        const bool dst = w.field >= RF_KFIELD_DST_NE0;
+        const bool data = w.field >= RF_KFIELD_DST_DATA, dst = !data && w.field >= RF_KFIELD_DST_NE0;
         if (dst && l.dst.node != RF_BIND_NONE) return which + " sets a member of dst, which the claim binds to a tensor";
-        if (!dst && stride_slot && w.field - RF_KFIELD_AUX0 == l.q8_aux_stride) return which + " sets the aux member of the q8_1 stride";
-        const rf_tensor *t = nullptr;
-        if (std::string e = resolve(g, first, count, w.tensor, which.c_str(), &t); !e.empty()) return e;
+        if (data) {
+            const rf_tensor_ref slot = w.field == RF_KFIELD_DST_DATA ? l.dst : l.src[w.field - RF_KFIELD_SRC0_DATA];
+            if (slot.node == RF_BIND_NONE) return which + " moves the data of a slot the claim binds to no tensor";
+        }
+        if (!dst && !data && stride_slot && w.field - RF_KFIELD_AUX0 == l.q8_aux_stride) return which + " sets the aux member of the q8_1 stride";
+        uintptr_t base = 0;
+        if (w.tensor.node == RF_BIND_LENT) {
+            if (!lent || w.value < 0 || (uint64_t)w.value >= lent_bytes) return which + " addresses lent scratch beyond the bytes the claim asked for";
+            base = (uintptr_t)lent;
+        } else {
+            const rf_tensor *t = nullptr;
+            if (std::string e = resolve(g, first, count, w.tensor, which.c_str(), &t); !e.empty()) return e;
+            base = t ? (uintptr_t)t->data : 0;
+        }
         // Unsigned: an address plus any value wraps instead of overflowing (a pack bug, not UB here).
-        const long long v = (long long)((uint64_t)(t ? (uintptr_t)t->data : 0) + (uint64_t)w.value);
+        const long long v = (long long)((uint64_t)base + (uint64_t)w.value);
         if (w.field < RF_KFIELD_DST_NE0) out.aux[w.field - RF_KFIELD_AUX0] = v;
         else if (w.field < RF_KFIELD_DST_NB0) out.dst.ne[w.field - RF_KFIELD_DST_NE0] = v;
-        else out.dst.nb[w.field - RF_KFIELD_DST_NB0] = v;
+        else if (w.field < RF_KFIELD_DST_DATA) out.dst.nb[w.field - RF_KFIELD_DST_NB0] = v;
+        else if (w.field == RF_KFIELD_DST_DATA) out.dst.data = reinterpret_cast<void *>((uintptr_t)v);
+        else out.src[w.field - RF_KFIELD_SRC0_DATA].data = reinterpret_cast<void *>((uintptr_t)v);
     }
     return "";
 }

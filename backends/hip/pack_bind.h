@@ -35,8 +35,11 @@ std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion
 void lend_act_in(const rf_fusion_launch &l, const void *first, int64_t stride, rf_kargs &out);
 
 // The claim's address words (ABI 2.6, rf_fusion_launch.words) written into `out` (bound by
-// bind_claim): "" or the reason they are invalid (a field outside rf_kargs_field, a dst member while
-// dst is bound, the aux member of the q8_1 stride, a tensor outside the claimed nodes).
-std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out);
+// bind_claim): "" or the reason they are invalid (a field outside rf_kargs_field, a dst shape member
+// while dst is bound, a data address of an unbound slot, the aux member of the q8_1 stride, a tensor
+// outside the claimed nodes, RF_BIND_LENT without lent scratch or past its `lent_bytes`). `lent`: the
+// scratch lent to the claim (ABI 2.7), null where none.
+std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out, void *lent = nullptr,
+                       uint64_t lent_bytes = 0);
 
 } // namespace rf_hip

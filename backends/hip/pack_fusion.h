@@ -16,5 +16,8 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err);
 // rf_pack_device.matmul_form (ABI 2.6): the form the backend runs a MATMUL in by itself
 // (dispatch_node's choice), so a pack's matmul fusion replaces only launches of its kernels.
 int32_t pack_matmul_form(const rf_pack_device *d, const rf_node *n);
+// rf_pack_device.matmul_tiles (ABI 2.7): the tensor-core tile launch matmul_mmq would make for a
+// MATMUL it takes (dispatch_node's choice; 0 for any other, and with the matmul fusions off).
+int32_t pack_matmul_tiles(const rf_pack_device *d, const rf_node *n, rf_matmul_tiles *t);
 
 } // namespace rf_hip

@@ -252,7 +252,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     }
     // Threads per wave: 64 on GCN/CDNA (gfx9xx), 32 on RDNA and NVIDIA.
     b->pack_device = {sizeof(rf_pack_device), b->arch.c_str(), b->multiprocessors, b->arch.rfind("gfx9", 0) == 0 ? 64 : 32,
-                      sizeof(rf_fusion_launch), pack_matmul_form, b};
+                      sizeof(rf_fusion_launch), pack_matmul_form, b, pack_matmul_tiles};
     trim_thread_stack(*b);
     int drv = 0;
     hipDriverGetVersion(&drv);
@@ -309,7 +309,7 @@ void shutdown(void *ctx) {
         }
         b->queue.set_graphs(false); // destroys the graph while the context is current
         b->observer.release();      // after the graph, whose event-record nodes use its events
-        for (auto *s : {&b->act_scratch, &b->att_scratch, &b->fq_scratch, &b->moe_scratch, &b->proj_scratch})
+        for (auto *s : {&b->act_scratch, &b->att_scratch, &b->fq_scratch, &b->moe_scratch, &b->lent_scratch})
             if (s->ptr) hipFree(s->ptr);
         unload_kernels(b->kernels);
         hipStreamDestroy(b->stream);

@@ -13,8 +13,9 @@ extern const rf_fusion rf_fusion_swiglu_q8; /* swiglu_q8.c */
 extern const rf_fusion rf_fusion_gate_up;   /* gate_up.c: MATMUL MATMUL SWIGLU (ABI 2.6) */
 extern const rf_fusion rf_fusion_matmul_rope; /* matmul_rope.c: MATMUL ROPE (ABI 2.6) */
 extern const rf_fusion rf_fusion_projections; /* projections.c: a layer's K/V/Q projections + appends (ABI 2.6) */
+extern const rf_fusion rf_fusion_mmq_run; /* mmq_run.c: those over several tokens on the tensor-core tiles (ABI 2.7) */
 
-#define RF_PACK_N_FUSIONS 11
+#define RF_PACK_N_FUSIONS 12
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

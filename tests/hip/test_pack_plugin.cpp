@@ -34,6 +34,7 @@ bool open_own_pack(rf_hip::PackPlugin &p) {
     const char *own = std::getenv("RF_OWN_PACK");
     if (!own || !*own) return false;
     std::string err;
+    INFO(err);
     REQUIRE(rf_hip::open_pack(own, "sm_90", {}, p, err));
     return true;
 }
@@ -305,7 +306,7 @@ TEST_CASE("pack claim: integer members set from tensor addresses, checked (ABI 2
     CHECK(k.dst.nb[3] == 4096);
     CHECK(k.dst.ne[0] == 0); // untouched
     l.words[6] = {RF_KFIELD_END, {RF_BIND_NONE, 0}, 1};
-    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 6 sets field 13"));
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 6 sets field " + std::to_string(RF_KFIELD_END) + ", no rf_kargs_field"));
     l.words[6] = {RF_KFIELD_AUX0, {1, 0}, 0};
     CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 6 binds node +1, outside the 1 claimed node(s)"));
     l.words[6] = {RF_KFIELD_NONE, {RF_BIND_NONE, 0}, 0};
@@ -315,4 +316,32 @@ TEST_CASE("pack claim: integer members set from tensor addresses, checked (ABI 2
     l.act_in = {0, 0};
     l.q8_aux_stride = 2;
     CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 3 sets the aux member of the q8_1 stride"));
+}
+
+TEST_CASE("pack claim: data addresses moved into lent scratch, checked (ABI 2.7)") {
+    float mem[3][4] = {};
+    alignas(16) unsigned char lent[64];
+    rf_tensor t[3];
+    for (int i = 0; i < 3; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {4, 1, 1, 1}, {4, 16, 16, 16}, mem[i], nullptr, nullptr};
+    rf_node add{RF_OP_ADD, &t[2], {&t[0], &t[1]}, {}, {}, nullptr};
+    rf_node *nodes[] = {&add};
+    const rf_graph g{1, nodes};
+    rf_fusion_launch l;
+    rf_fusion_launch_init(&l);
+    l.dst = {0, RF_BIND_DST};
+    l.src[1] = {0, 1};
+    l.words[0] = {RF_KFIELD_DST_DATA, {RF_BIND_LENT, 0}, 16};
+    l.words[1] = {RF_KFIELD_SRC0_DATA + 1, {RF_BIND_LENT, 0}, 32};
+    l.words[2] = {RF_KFIELD_AUX0 + 3, {RF_BIND_LENT, 0}, 48};
+    rf_kargs k{};
+    REQUIRE(rf_hip::bind_claim(g, 0, 1, l, k) == "");
+    REQUIRE(rf_hip::bind_words(g, 0, 1, l, k, lent, sizeof lent) == "");
+    CHECK(k.dst.data == lent + 16);
+    CHECK(k.dst.ne[0] == 4); // the bound tensor's shape stays
+    CHECK(k.src[1].data == lent + 32);
+    CHECK(k.aux[3] == (long long)(uintptr_t)(lent + 48));
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 0 addresses lent scratch beyond the bytes the claim asked for"));
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, lent, 16), "word 0 addresses lent scratch beyond"));
+    l.words[0] = {RF_KFIELD_SRC0_DATA + 2, {0, 0}, 0};
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, lent, sizeof lent), "word 0 moves the data of a slot the claim binds to no tensor"));
 }

@@ -197,6 +197,66 @@ Case projections(int type, int64_t K, int64_t D, int64_t H, bool with_q, bool ap
     return c;
 }
 
+// Slots of M tokens in a pool of M + 4 rows: in reverse order, off the first rows.
+std::vector<int32_t> reverse_slots(int64_t M) {
+    std::vector<int32_t> v;
+    for (int64_t m = 0; m < M; ++m) v.push_back((int32_t)(M + 1 - m));
+    return v;
+}
+
+// A layer's projections of M tokens on the tensor-core tiles (the packs' mmq_run, ABI 2.7), as the
+// model builds them: MATMUL(K) ROPE MATMUL(V) [MATMUL(Q) ROPE], then [SET_ROWS K] [SET_ROWS V] into
+// pools of `pool_type` (slots in reverse order); H KV heads and 2H query heads of D, the Q
+// rotation written over its product. v_type: V's weight type (a Q4_K_M layer's V is often Q6_K:
+// a launch of its own). dead_product: V's product placed on K's product bytes, as the executor
+// does after K's last reader (its rope), so a run that multiplies first must park K's product
+// elsewhere (the lent scratch).
+Case mmq_projections(int type, int v_type, int64_t K, int64_t D, int64_t H, int64_t M, bool with_q, bool factors, bool appends, int pool_type,
+                     bool dead_product) {
+    std::string name = std::string("tile projections ") + rf::type_name(type);
+    if (v_type != type) name += std::string(", V ") + rf::type_name(v_type);
+    name += " K=" + std::to_string(K) + ", " + std::to_string(H) + " KV heads of " + std::to_string(D);
+    if (with_q) name += ", Q";
+    name += " x " + std::to_string(M) + " tokens";
+    if (factors) name += ", frequency factors";
+    if (appends) name += std::string(", appends into ") + rf::type_name(pool_type) + " pools";
+    if (dead_product) name += ", V's product on K's";
+    Case c{name};
+    c.tolerance = 1e-4;
+    const int64_t Nk = D * H, Nq = 2 * Nk, rows = M + 4;
+    rf_tensor *x = input(c, {K, M});
+    rf_tensor *wk = weight(c, type, K, Nk), *wv = weight(c, v_type, K, Nk), *wq = with_q ? weight(c, type, K, Nq) : nullptr;
+    rf_tensor *p = dense(c, RF_TYPE_I32, {M});
+    std::vector<int32_t> positions;
+    for (int64_t m = 0; m < M; ++m) positions.push_back((int32_t)(3 + 11 * m));
+    c.int_inputs.push_back({p, positions});
+    rf_tensor *ff = factors ? rope_factors(c, D) : nullptr;
+    rf_tensor *kp = f32(c, {Nk, M}), *kr = f32(c, {D, H, M});
+    rf_tensor *vp = dead_product ? in_place(c, kp) : f32(c, {Nk, M});
+    node(c, RF_OP_MATMUL, kp, {wk, x});
+    rope_node(c, kr, head_view(c, kp, D, H, M), p, ff, RF_ROPE_NORMAL, D);
+    node(c, RF_OP_MATMUL, vp, {wv, x});
+    if (with_q) {
+        rf_tensor *qp = f32(c, {Nq, M});
+        node(c, RF_OP_MATMUL, qp, {wq, x});
+        rf_tensor *qv = head_view(c, qp, D, 2 * H, M);
+        rope_node(c, in_place(c, qv), qv, p, ff, RF_ROPE_NORMAL, D);
+    }
+    if (appends) {
+        rf_tensor *slots = dense(c, RF_TYPE_I32, {M});
+        c.int_inputs.push_back({slots, reverse_slots(M)});
+        rf_tensor *kpool = dense(c, pool_type, {Nk, rows}), *vpool = dense(c, pool_type, {Nk, rows});
+        c.inputs.push_back(kpool);
+        c.inputs.push_back(vpool);
+        rf_tensor *krows = in_place(c, kr); // the rotated K as M rows of Nk
+        krows->ne[0] = Nk, krows->ne[1] = M, krows->ne[2] = 1;
+        krows->nb[1] = 4 * Nk, krows->nb[2] = krows->nb[3] = 4 * Nk * M;
+        node(c, RF_OP_SET_ROWS, kpool, {krows, slots});
+        node(c, RF_OP_SET_ROWS, vpool, {vp, slots});
+    }
+    return c;
+}
+
 } // namespace
 
 std::deque<Case> make_cases() {
@@ -281,32 +341,50 @@ std::deque<Case> make_cases() {
         cases.push_back(std::move(c));
     }
     // Gate/up + SwiGLU (ABI 2.6: the matmul input lent as q8_1 columns or f32 rows, the kernel
-    // named per claim): one row, 2..8 rows, 16 rows in chunks of 8, F16, mixed types; not claimed
-    // for 11 rows (no single launch) or two vectors.
+    // named per claim): one row, 2..4 rows (the column kernels; from 5 the backend takes the
+    // tiles, where mmq_run joins the two matmuls and the SwiGLU stays a launch of its own), F16,
+    // mixed types; not claimed for two vectors.
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 24, 1, false, ""));
     cases.push_back(gate_up(RF_TYPE_Q5_K, RF_TYPE_Q5_K, 256, 12, 2, false, ""));
     cases.push_back(gate_up(RF_TYPE_Q6_K, RF_TYPE_Q6_K, 256, 20, 3, false, ""));
-    cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 96, 8, 5, false, ""));
-    cases.push_back(gate_up(RF_TYPE_Q8_0, RF_TYPE_Q8_0, 64, 16, 16, false, ""));
+    cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 96, 8, 4, false, ""));
+    cases.push_back(gate_up(RF_TYPE_Q8_0, RF_TYPE_Q8_0, 64, 16, 16, false, " (the tiles: gate and up joined)"));
     cases.push_back(gate_up(RF_TYPE_F16, RF_TYPE_F16, 128, 12, 1, false, ""));
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 8, 1, false, " (mixed types: rf_mvq_multi)"));
-    cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 8, 11, false, " (not claimed: 11 rows)"));
+    cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 8, 11, false, " (the tiles: gate and up joined)"));
     cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 64, 8, 1, true, " (not claimed: two vectors)"));
-    // Matmul + rope (ABI 2.6, as gate/up): one token (rf_mvq_multi), 2..8 and 16 tokens (the
-    // column kernels), F16, Llama 3's frequency factors, the rotation over the product; NeoX
-    // pairs and 11 tokens are not claimed.
+    // Matmul + rope (ABI 2.6, as gate/up): one token (rf_mvq_multi), 2..4 tokens (the column
+    // kernels), F16, Llama 3's frequency factors, the rotation over the product; NeoX pairs are
+    // not claimed, nor 11 tokens (the tiles, one matmul: nothing for mmq_run to join).
     cases.push_back(matmul_rope(RF_TYPE_Q4_K, 256, 64, 2, 1, RF_ROPE_NORMAL, false, false, ""));
     cases.push_back(matmul_rope(RF_TYPE_Q6_K, 256, 32, 3, 3, RF_ROPE_NORMAL, true, false, ""));
-    cases.push_back(matmul_rope(RF_TYPE_Q4_0, 64, 16, 4, 16, RF_ROPE_NORMAL, false, true, ""));
+    cases.push_back(matmul_rope(RF_TYPE_Q4_0, 64, 16, 4, 4, RF_ROPE_NORMAL, false, true, ""));
     cases.push_back(matmul_rope(RF_TYPE_F16, 128, 32, 2, 1, RF_ROPE_NORMAL, true, true, ""));
     cases.push_back(matmul_rope(RF_TYPE_Q8_0, 64, 32, 2, 2, RF_ROPE_NEOX, false, false, " (NeoX pairs: not claimed)"));
-    cases.push_back(matmul_rope(RF_TYPE_Q5_K, 256, 32, 2, 11, RF_ROPE_NORMAL, false, false, " (not claimed: 11 tokens)"));
+    cases.push_back(matmul_rope(RF_TYPE_Q5_K, 256, 32, 2, 11, RF_ROPE_NORMAL, false, false, " (not claimed: 11 tokens, one matmul on the tiles)"));
     // A layer's projections of one token (ABI 2.6: outputs, pools and slots by address): K, V, Q
     // with both appends into f16 pools; F16 weights into f32 pools; K and V with the K append only.
     cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, true));
     cases.push_back(projections(RF_TYPE_F16, 64, 32, 2, true, true, true, RF_TYPE_F32, false));
     cases.push_back(projections(RF_TYPE_Q8_0, 96, 32, 1, false, true, false, RF_TYPE_F16, false));
     cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, false, RF_TYPE_Q6_K));
+    // A layer's projections of 5..64 tokens on the tensor-core tiles (ABI 2.7: one rf_mmq launch per
+    // tile kernel, then the rotations, two in one; the appends from the rope and V's matmul): all
+    // Q4_K (one launch for K, V and Q) or a Q6_K V (a launch of its own), f16 and f32 pools, one
+    // and two column chunks, a K split over a cluster (K = 1024), V's product on K's (K's product
+    // goes to the scratch lent to the claim).
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 64, 2, 5, true, false, true, RF_TYPE_F16, false));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 512, 128, 1, 8, true, true, true, RF_TYPE_F32, false));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 64, 2, 12, true, true, true, RF_TYPE_F16, true));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 64, 2, 16, true, false, true, RF_TYPE_F16, true));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 128, 1, 33, true, true, true, RF_TYPE_F32, true));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 512, 64, 2, 33, true, false, false, RF_TYPE_F16, false));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 1024, 64, 1, 12, true, true, true, RF_TYPE_F16, false));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 64, 2, 8, false, false, true, RF_TYPE_F32, true));
+    // Gate and up of 8 / 16 tokens joined on the tiles (no rope; the SwiGLU its own launch), a Q4_0 pair.
+    cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 80, 8, false, " (the tiles: gate and up joined)"));
+    cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 144, 16, false, " (the tiles: gate and up joined)"));
+    cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 256, 72, 12, false, " (the tiles: gate and up joined)"));
     cases.push_back(kv_append("kv append f16 pools, 3 tokens", RF_TYPE_F16, 64, {5, 0, 2}, 8, false));
     cases.push_back(kv_append("kv append f32 pools, 1 token", RF_TYPE_F32, 128, {3}, 4, false));
     cases.push_back(kv_append("kv append f16, both into one pool (not one launch)", RF_TYPE_F16, 32, {1, 6}, 8, true));

@@ -33,9 +33,13 @@ extern "C" {
  * 2.6: a kernel-pack launch may read a matmul's activations as the q8_1 columns the backend makes
  * (rf_fusion_launch.act_in), name its kernel per claim (rf_fusion_launch.kernel) and set integer
  * members of its arguments from tensor addresses (rf_fusion_launch.words); the backend tells a
- * claim how it would run a MATMUL itself (rf_pack_device.matmul_form). */
+ * claim how it would run a MATMUL itself (rf_pack_device.matmul_form).
+ * 2.7: a kernel-pack claim may fill several launches (rf_fusion.claim_launches), borrow scratch
+ * for all of them (rf_fusion_launch.lent_bytes, RF_BIND_LENT) and replace the data address of a
+ * bound tensor (RF_KFIELD_DST_DATA, RF_KFIELD_SRC0_DATA); the backend names its tensor-core tile
+ * launch of a MATMUL (rf_pack_device.matmul_tiles). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 6
+#define RF_ABI_MINOR 7
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)

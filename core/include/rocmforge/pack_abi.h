@@ -28,6 +28,15 @@
  * (rf_fusion_launch.act_in); rf_pack_device.matmul_form says which form the backend would run the
  * matmul in, so a claim replaces only launches of the kernel family it was written for; and
  * rf_fusion_launch.kernel picks the kernel per claim (by weight type, by column count).
+ *
+ * Several launches per claim (ABI 2.7). A fusion with claim_launches fills up to
+ * RF_FUSION_MAX_LAUNCHES launches for one run of nodes, run in that order (a layer's projections
+ * on the tensor-core tiles: one launch per weight type, then the rotations). The launches may
+ * share scratch the backend lends for the claim (lent_bytes of the first launch; tensor
+ * references with node RF_BIND_LENT name it), e.g. for a product whose own bytes a later output
+ * of the run reuses. rf_pack_device.matmul_tiles tells the launch the backend would make for a
+ * MATMUL on its tensor-core tiles, so a claim that joins matrices keeps the backend's tile choice
+ * (and with it every output bit).
  */
 #ifndef ROCMFORGE_PACK_ABI_H
 #define ROCMFORGE_PACK_ABI_H
@@ -43,6 +52,9 @@ extern "C" {
 #define RF_BIND_NONE (-1)
 /* rf_tensor_ref.which for the node's dst (0..RF_MAX_SRC-1: src[which]). */
 #define RF_BIND_DST (-1)
+/* rf_tensor_ref.node in an rf_kargs_word (ABI 2.7): the scratch the backend lends the claim
+ * (rf_fusion_launch.lent_bytes); which is ignored. */
+#define RF_BIND_LENT (-2)
 
 /* One tensor of a claimed node: node is relative to the claim's first node (0 = graph node
  * `first`, up to the claim's count - 1). */
@@ -65,7 +77,12 @@ enum rf_kargs_field {
     RF_KFIELD_AUX0 = 1,     /* aux[0..3]: RF_KFIELD_AUX0 + i */
     RF_KFIELD_DST_NE0 = 5,  /* dst.ne[0..3]: RF_KFIELD_DST_NE0 + i */
     RF_KFIELD_DST_NB0 = 9,  /* dst.nb[0..3]: RF_KFIELD_DST_NB0 + i */
-    RF_KFIELD_END = 13
+    /* ABI 2.7: the data address of dst or src[i] (RF_KFIELD_SRC0_DATA + i), which may be bound to
+     * a tensor: the kernel sees that tensor's shape and strides at another address (a product
+     * moved to lent scratch). */
+    RF_KFIELD_DST_DATA = 13,
+    RF_KFIELD_SRC0_DATA = 14,
+    RF_KFIELD_END = 14 + RF_KMAX_SRC
 };
 typedef struct rf_kargs_word {
     int32_t field;        /* rf_kargs_field */
@@ -115,7 +132,14 @@ typedef struct rf_fusion_launch {
     /* Integer members set from tensor addresses (rf_kargs_word above), in order; entries whose
      * field is RF_KFIELD_NONE are skipped. */
     rf_kargs_word words[RF_FUSION_MAX_WORDS];
+    /* ABI 2.7 (write it only where launch_size has it). In the first launch of a claim: bytes of
+     * scratch the backend lends to every launch of the claim (16-byte aligned; RF_BIND_LENT); 0:
+     * none. Ignored in later launches. */
+    uint64_t lent_bytes;
 } rf_fusion_launch;
+
+/* The most launches one claim_launches fills (ABI 2.7). */
+#define RF_FUSION_MAX_LAUNCHES 4
 
 /* rf_fusion_launch.act_in_block: the f32 rows as they are (F16 weights dot them directly). */
 #define RF_ACT_IN_F32 1
@@ -142,6 +166,24 @@ enum rf_matmul_form {
     RF_MATMUL_COLUMNS = 2, /* 2..n activation rows on the dp4a column kernels (q8_1 columns,
                             * up to 8 per launch, wider batches in chunks of 8) */
 };
+/* (A MATMUL on the backend's tensor-core tiles is RF_MATMUL_OTHER: packs before 2.7 take any other
+ * form for their vector or column kernels. rf_pack_device.matmul_tiles says which it is.) */
+
+/* The launch the backend would make for a MATMUL on its tensor-core tiles (ABI 2.7,
+ * rf_pack_device.matmul_tiles). The in-tree kernels (rf_mmq_<type>_<cols>_k<split>,
+ * kernels/matmul_mmq.hip) take one argument block for up to three matrices of the same K and
+ * activations (grid z): weights src[0] (then src[2], src[3]), activations src[1] (their q8_1
+ * columns through scratch, column stride aux[0]), outputs dst (then aux[1] / aux[2] with row
+ * strides iparams[5] / iparams[6]); a joined launch computes every output as separate ones only
+ * between matmuls whose tiles name the same kernel. */
+typedef struct rf_matmul_tiles {
+    const char *kernel;     /* valid while the backend lives */
+    uint32_t grid[2];       /* x: row tiles x split blocks, y: column chunks (one matrix) */
+    uint32_t threads;
+    uint32_t rows_per_tile; /* weight rows per tile: grid x = ceil(rows / rows_per_tile) x split */
+    uint32_t split;         /* blocks of a cluster splitting K */
+    int32_t iparams[4];     /* the kernel's tuning members the backend sets (iparams[1..3]; [0] unused) */
+} rf_matmul_tiles;
 
 /* The device a claim is for (read-only; more members may be appended: check struct_size). */
 typedef struct rf_pack_device {
@@ -158,6 +200,9 @@ typedef struct rf_pack_device {
      * matmul then). `backend` is the backend's own, for that call. */
     int32_t (*matmul_form)(const struct rf_pack_device *device, const rf_node *matmul);
     void *backend;
+    /* ABI 2.7 (check struct_size): for a MATMUL the backend runs on its integer tensor-core tiles
+     * (several activation rows, q8_1 columns), fills *tiles and returns 1; else 0. */
+    int32_t (*matmul_tiles)(const struct rf_pack_device *device, const rf_node *matmul, rf_matmul_tiles *tiles);
 } rf_pack_device;
 
 /* Whether the backend's rf_fusion_launch has the member ending at byte `end` (offsetof + size). */
@@ -172,6 +217,14 @@ static inline int32_t rf_pack_matmul_form(const rf_pack_device *d, const rf_node
         !rf_pack_launch_has(d, offsetof(rf_fusion_launch, kernel) + sizeof(const char *)))
         return RF_MATMUL_OTHER;
     return d->matmul_form(d, matmul);
+}
+
+/* The backend's tile launch for a MATMUL (ABI 2.7), or 0 where it has none or cannot say. */
+static inline int32_t rf_pack_matmul_tiles(const rf_pack_device *d, const rf_node *matmul, rf_matmul_tiles *tiles) {
+    if (d->struct_size < offsetof(rf_pack_device, matmul_tiles) + sizeof(void *) || !d->matmul_tiles ||
+        !rf_pack_launch_has(d, offsetof(rf_fusion_launch, lent_bytes) + sizeof(uint64_t)))
+        return 0;
+    return d->matmul_tiles(d, matmul, tiles);
 }
 
 /* One fusion: a pattern of consecutive nodes replaced by one launch of `kernel`. */
@@ -194,6 +247,12 @@ typedef struct rf_fusion {
      * rocmforge-pack-check compare a claim with the CPU backend running the unfused nodes on a
      * machine without the GPU. Returns RF_OK or an rf_status. */
     int32_t (*host_run)(const rf_kargs *args, const rf_fusion_launch *launch);
+    /* ABI 2.7, optional (NULL: claim only). Where set, a 2.7 backend calls it instead of claim:
+     * it fills launches[0 .. *n_launches - 1] (each reset with rf_fusion_launch_init; at most
+     * max_launches) and returns the node count as claim does; the launches run in order and
+     * host_run is called for each. `claim` stays what a 2.6 backend calls (it may decline). */
+    int32_t (*claim_launches)(const rf_graph *graph, int32_t first, const rf_pack_device *device, rf_fusion_launch *launches,
+                              int32_t max_launches, int32_t *n_launches);
 } rf_fusion;
 
 /* rf_kernel_pack_vtable.flags */
