@@ -286,6 +286,50 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
     CHECK(f->claim(&g, 0, &dev, &l) == 0);
 }
 
+// The own pack's tensor-core run joins gate and up only where the backend names its tile launch
+// (rf_pack_device.matmul_tiles, ABI 2.7) and runs several launches (claim_launches); through the
+// single-launch claim a 2.6 backend calls, and from a 2.6 backend's device, it claims nothing.
+TEST_CASE("in-tree pack: the tensor-core run claims only from a 2.7 backend that names its tiles") {
+    rf_hip::PackPlugin p;
+    if (!open_own_pack(p)) return;
+    const rf_fusion *f = fusion_named(p, "mmq_run");
+    REQUIRE(f);
+    const auto many = RF_SLOT(f, rf_fusion, claim_launches);
+    REQUIRE(many);
+    alignas(16) static unsigned char mem[5][8192] = {};
+    rf_tensor t[5];
+    t[2] = rf_tensor{RF_TYPE_F32, 0, {256, 8, 1, 1}, {4, 1024, 8192, 8192}, mem[2], nullptr, nullptr};
+    for (int i : {0, 1}) t[i] = rf_tensor{RF_TYPE_Q4_K, 0, {256, 64, 1, 1}, {144, 144, 9216, 9216}, mem[i], nullptr, nullptr};
+    for (int i : {3, 4}) t[i] = rf_tensor{RF_TYPE_F32, 0, {64, 8, 1, 1}, {4, 256, 2048, 2048}, mem[i], nullptr, nullptr};
+    rf_node gate{RF_OP_MATMUL, &t[3], {&t[0], &t[2]}, {}, {}, nullptr};
+    rf_node up{RF_OP_MATMUL, &t[4], {&t[1], &t[2]}, {}, {}, nullptr};
+    rf_node *nodes[] = {&gate, &up};
+    const rf_graph g{2, nodes};
+    auto other = [](const rf_pack_device *, const rf_node *) -> int32_t { return RF_MATMUL_OTHER; };
+    auto tiles = [](const rf_pack_device *, const rf_node *, rf_matmul_tiles *tl) -> int32_t {
+        *tl = rf_matmul_tiles{"rf_mmq_q4_k_8_k1", {1, 1}, 128, 64, 1, {0, 1, 0, 0}};
+        return 1;
+    };
+    rf_pack_device dev{sizeof(rf_pack_device), "sm_90", 132, 32, sizeof(rf_fusion_launch), other, nullptr, tiles};
+    rf_fusion_launch ls[RF_FUSION_MAX_LAUNCHES];
+    for (auto &l : ls) rf_fusion_launch_init(&l);
+    int32_t n = 0;
+    REQUIRE(many(&g, 0, &dev, ls, RF_FUSION_MAX_LAUNCHES, &n) == 2);
+    REQUIRE(n == 1); // gate and up in one launch (grid z), no rope
+    CHECK(std::string(ls[0].kernel) == "rf_mmq_q4_k_8_k1");
+    CHECK(ls[0].grid[2] == 2);
+    CHECK(ls[0].src[2].node == 1); // up's weights
+    CHECK(ls[0].act_in_block == 256);
+    CHECK(ls[0].lent_bytes == 0);
+    rf_fusion_launch_init(&ls[0]);
+    CHECK(f->claim(&g, 0, &dev, &ls[0]) == 0); // what a 2.6 backend calls
+    dev.struct_size = offsetof(rf_pack_device, matmul_tiles); // a 2.6 backend's device
+    CHECK(many(&g, 0, &dev, ls, RF_FUSION_MAX_LAUNCHES, &n) == 0);
+    dev.struct_size = sizeof(rf_pack_device);
+    dev.launch_size = offsetof(rf_fusion_launch, lent_bytes); // a 2.6 backend's launch
+    CHECK(many(&g, 0, &dev, ls, RF_FUSION_MAX_LAUNCHES, &n) == 0);
+}
+
 TEST_CASE("pack claim: integer members set from tensor addresses, checked (ABI 2.6)") {
     float mem[3][4] = {};
     rf_tensor t[3];
