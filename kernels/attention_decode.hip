@@ -6,9 +6,6 @@
 // Shared arguments: aux[0] = C, aux[1] = n_chunks, aux[2] bit 0: f16 rows allow 16-byte loads,
 // aux[3] = byte offset of the partials in scratch (the first T*Hkv ints are arrival counters,
 // zero between launches). Host limits: G <= 8, pools f16 or q8_0.
-// Optional (decode, one token, set by the host's fusion): iparams[7] = block size (32 or 256) of
-// a q8_1 copy of the output for the M = 1 matmul that reads it (quantize_act.hip's layout, at
-// byte offset iparams[6] of scratch); each block quantizes its own G*D outputs.
 //  - rf_attention_dec{64,128}: head size known at compile time; a row is read by D/8 lanes, 8
 //    elements each, so a warp reads 4 (D = 64) or 2 (D = 128) rows per instruction and every
 //    thread issues all of its chunk's K (then V) loads before the first use. C <= 64.
@@ -49,7 +46,7 @@ RF_DEV bool decode_last_block(const rf_kargs &a, int kvh, int t, int *sh_flag) {
 // Merge of the G heads' chunks into out (G*D floats): chunk weights exp(m_k - M) per head first
 // (warp per head, lanes over chunks; kept in wbuf[g * wcap + k] while nch <= wcap), then every
 // output element sums its nch partials (independent loads). sh_m/sh_l: G floats of scratch.
-RF_DEV void decode_merge(const rf_kargs &a, int kvh, int t, int G, float *out, float *vals, float *wbuf, int wcap,
+RF_DEV void decode_merge(const rf_kargs &a, int kvh, int t, int G, float *out, float *wbuf, int wcap,
                          float *sh_m, float *sh_l) {
     const int D = (int)a.src[0].ne[0], nch = (int)a.aux[1];
     const int lane = threadIdx.x % RF_WARP, w = threadIdx.x / RF_WARP;
@@ -84,39 +81,7 @@ RF_DEV void decode_merge(const rf_kargs &a, int kvh, int t, int G, float *out, f
                 if (mk != NEG_INF) acc += pp[k * (D + 2) + d] * __expf(mk - sh_m[g]);
             }
         }
-        out[i] = vals[i] = acc / sh_l[g];
-    }
-}
-
-// The optional q8_1 copy of this block's G*D outputs (vals, normalised, in shared memory).
-RF_DEV void decode_q8_out(const rf_kargs &a, int kvh, int G, const float *vals) {
-    __shared__ float sh_amax[RF_ATD_MAXG * RF_ATD_MAXD / 32];
-    const int block = a.iparams[7];
-    if (block == 0) return;
-    const int D = (int)a.src[0].ne[0], n = G * D, groups = n / 32;
-    const i64 K = a.src[0].ne[0] * a.src[0].ne[1], first = (i64)kvh * n / 32; // first 32-group of this block
-    const int lane = threadIdx.x % RF_WARP, w = threadIdx.x / RF_WARP, nw = (int)blockDim.x / RF_WARP;
-    u8 *col = (u8 *)a.scratch + a.iparams[6];
-    __syncthreads(); // vals complete
-    for (int g = w; g < groups; g += nw) {
-        const float m = warp_max(fabsf(vals[g * 32 + lane]));
-        if (lane == 0) sh_amax[g] = m;
-    }
-    __syncthreads();
-    for (int g = w; g < groups; g += nw) {
-        float amax = sh_amax[g];
-        if (block == 256) { // 8 consecutive groups; the host checks n % 256 == 0
-            const int g0 = g & ~7;
-            for (int j = 0; j < 8; ++j) amax = fmaxf(amax, sh_amax[g0 + j]);
-        }
-        const int q = act_quant(vals[g * 32 + lane], amax);
-        const float qsum = warp_sum((float)q);
-        ((i8 *)col)[(first + g) * 32 + lane] = (i8)q;
-        if (lane == 0) {
-            float *ds = (float *)(col + K) + 2 * (first + g);
-            ds[0] = act_scale(amax);
-            ds[1] = ds[0] * qsum;
-        }
+        out[i] = acc / sh_l[g];
     }
 }
 
@@ -143,8 +108,7 @@ RF_DEV void decode_finish(const rf_kargs &a, int kvh, int c, int t, int G, float
     const int D = (int)a.src[0].ne[0], nch = (int)a.aux[1];
     float *out = (float *)((u8 *)a.dst.data + (i64)t * a.dst.nb[1]) + (i64)kvh * G * D;
     if (nch == 1) {
-        for (int i = threadIdx.x; i < G * D; i += blockDim.x) out[i] = o[i] = o[i] / sh_l[i / D];
-        decode_q8_out(a, kvh, G, o);
+        for (int i = threadIdx.x; i < G * D; i += blockDim.x) out[i] = o[i] / sh_l[i / D];
         return;
     }
     for (int i = threadIdx.x; i < G * D; i += blockDim.x) decode_partial(a, t, kvh * G + i / D, c)[i % D] = o[i];
@@ -154,8 +118,7 @@ RF_DEV void decode_finish(const rf_kargs &a, int kvh, int c, int t, int G, float
         pm[1] = sh_l[threadIdx.x];
     }
     if (!decode_last_block(a, kvh, t, sh_flag)) return;
-    decode_merge(a, kvh, t, G, out, o, wbuf, wcap, sh_m, sh_l);
-    decode_q8_out(a, kvh, G, o);
+    decode_merge(a, kvh, t, G, out, wbuf, wcap, sh_m, sh_l);
 }
 
 // ---- rf_attention_dec{64,128} ------------------------------------------------------------------------

@@ -13,8 +13,7 @@
 // one chunk: every warp's positions in one or two steps of loads and no partials to merge, where
 // four warps over chunks of 64 left a latency chain of two load steps, the partials' stores, the
 // arrival atomic and the merge's loads. Same arguments as rf_attention_dec*: aux[0] = C,
-// aux[1] = chunks, aux[2] bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials;
-// iparams[6..7]: the optional q8_1 copy of the output.
+// aux[1] = chunks, aux[2] bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials.
 #include "attention_decode.hip"
 
 #if RF_NVIDIA

@@ -24,11 +24,11 @@ struct Backend {
     KernelModule kernels;
     rf_pack_device pack_device{}; // what pack fusions' claims see (arch points into `arch`)
     bool sync_each_node = false; // ROCMFORGE_HIP_SYNC=1 (debugging faults)
-    bool fuse = true;            // fusion.h patterns (ROCMFORGE_HIP_FUSE=0: off)
-    // The built-in patterns (fusion.h: the tensor-core runs, the attention with its q8_1 output)
-    // and the packs' matmul fusions (projections, gate/up + SwiGLU, matmul + rope:
-    // pack_matmul_form then names no form): ROCMFORGE_HIP_FUSE=norm turns them off, the packs'
-    // other fusions (the fused norm among them) stay (A/B).
+    bool fuse = true;            // the packs' fusions (pack_fusion.h; ROCMFORGE_HIP_FUSE=0: off)
+    // The packs' matmul fusions (projections, gate/up + SwiGLU, matmul + rope, the tensor-core
+    // runs: pack_matmul_form then names no form and pack_matmul_tiles no tiles):
+    // ROCMFORGE_HIP_FUSE=norm turns them off, the packs' other fusions (the fused norm among them)
+    // stay (A/B).
     bool fuse_beyond_norm = true;
     bool cpu_like_activations = true; // int8-quantized activations as the CPU's (ROCMFORGE_HIP_ACT=f16: off)
     // Matmuls with 2..mvq_max_cols activation columns run on the dp4a column kernels

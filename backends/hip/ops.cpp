@@ -234,7 +234,7 @@ bool packed_kv_on() {
 
 constexpr uint64_t kAttCounterBytes = 64 << 10; // 16384 (token, KV head) counters
 
-int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_block = 0, uint64_t *q8_offset = nullptr) {
+int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
     const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
     // A block per (KV head, chunk, token): right for a few tokens, or for many sequences that
@@ -278,24 +278,13 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err, int q8_bloc
     if (T * Hkv * 4 > (int64_t)kAttCounterBytes) return -1;
     const uint64_t counters = kAttCounterBytes;
     uint64_t bytes = counters + (nch > 1 ? (uint64_t)(T * Hq * nch * (D + 2) * 4) : 0);
-    // Optional q8_1 copy of the output (one token): each block quantizes its G*D outputs.
-    const int64_t K = D * Hq;
-    if (q8_block && (!fixed_d || T != 1 || (G * D) % q8_block || K % q8_block)) return -1;
-    const uint64_t q8_at = (bytes + 255) / 256 * 256;
-    if (q8_block) bytes = q8_at + (uint64_t)q8_column_bytes(K);
-    if (q8_offset) *q8_offset = q8_at;
     if (!ensure_scratch(b, b.att_scratch, std::max<uint64_t>(bytes, 8 << 20), true, err)) return RF_ERR_OUT_OF_MEMORY;
-    // This launch rewrites att_scratch: a q8_1 copy an earlier attention left there goes stale.
-    const auto *as = static_cast<const uint8_t *>(b.att_scratch.ptr), *w = static_cast<const uint8_t *>(b.q8.where);
-    if (w && w >= as && w < as + b.att_scratch.size) b.q8 = {};
     rf_kargs a = make_args(n);
     a.scratch = b.att_scratch.ptr;
     a.aux[0] = C;
     a.aux[1] = nch;
     a.aux[2] = k->type == RF_TYPE_F16 && D % 8 == 0 && aligned(k, 16) && aligned(v, 16) ? 1 : 0;
     a.aux[3] = (int64_t)counters;
-    a.iparams[6] = q8_block ? (int)q8_at : 0;
-    a.iparams[7] = q8_block;
     std::string kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
     if (stream) { // _h: f16 rows held packed between load and use (16-byte loads); _w: the wide form
         kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8);
@@ -549,16 +538,6 @@ void forget_overwritten(Backend &b, const rf_tensor *written) {
     if (!written || !written->data) return;
     if (b.q8.src && overlaps(written, b.q8.src, b.q8.src_bytes)) b.q8 = {};
     if (b.fq.src && overlaps(written, b.fq.src, b.fq.src_bytes)) b.fq = {};
-}
-
-int attention_with_q8(Backend &b, const rf_node &n, int block, std::string &err) {
-    if (n.op != RF_OP_ATTENTION || !unsupported_reason(n).empty() || (block != 32 && block != 256)) return -1;
-    uint64_t at = 0;
-    if (int r = attention_decode(b, n, err, block, &at)) return r;
-    forget_overwritten(b, n.dst);
-    const int64_t K = n.src[0]->ne[0] * n.src[0]->ne[1];
-    b.q8 = {n.dst->data, (uint64_t)K * 4, K, 1, block, static_cast<uint8_t *>(b.att_scratch.ptr) + at};
-    return RF_OK;
 }
 
 namespace {

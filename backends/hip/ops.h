@@ -63,10 +63,6 @@ int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &er
 // q8_1 columns (one per row of x; ensure_q8_columns would make them), so that the launch writing
 // x may write them too; 0 when `next` is past the graph, not such a matmul, or reads x otherwise.
 int q8_columns_read_next(const Backend &b, const rf_graph &g, int next, const rf_tensor *x);
-// Decode attention of one token that also writes the q8_1 copy of its output (block 32 or 256)
-// for the M = 1 matmul that reads it next, and records that copy; -1 when the shape is not
-// covered (nothing launched).
-int attention_with_q8(Backend &b, const rf_node &n, int block, std::string &err);
 // Drops the cached quantized activations whose source bytes `written` overlaps.
 void forget_overwritten(Backend &b, const rf_tensor *written);
 

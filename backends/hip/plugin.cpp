@@ -10,7 +10,6 @@
 #include <new>
 
 #include "backend.h"
-#include "fusion.h"
 #include "memory.h"
 #include "ops.h"
 #include "options.h"
@@ -430,11 +429,9 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         used = 1;
         const std::string why = unsupported_reason(*n);
         if (!why.empty()) return fail(err, len, RF_ERR_UNSUPPORTED, label(i) + ": " + why);
-        // Pack fusions claim first, then the built-in ones (fusion.h).
+        // Fusions are the packs' (the backend has none of its own).
         used = b->fuse && !b->kernels.fusions.empty() ? pack_claim_at(*b, *g, i, e) : 0;
         if (used < 0) return fail(err, len, used == -2 ? RF_ERR_OUT_OF_MEMORY : RF_ERR_INVALID, label(i) + ": " + e);
-        if (used == 0) used = b->fuse ? fuse_at(*b, *g, i, e) : 0;
-        if (used < 0) return fail(err, len, RF_ERR_OUT_OF_MEMORY, label(i) + ": " + e);
         if (used == 0) {
             if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);
             used = 1;
