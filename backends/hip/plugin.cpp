@@ -207,7 +207,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     // fault names its node.
     const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");
     b->fuse = !b->sync_each_node && !(fs && *fs == '0');
-    b->fuse_beyond_norm = !(fs && std::string(fs) == "norm"); // only the packs' fusions (A/B of the built-in ones)
+    b->fuse_beyond_norm = !(fs && std::string(fs) == "norm"); // the packs' fusions without their matmul ones (A/B)
     // Quantized matmuls see activations quantized like the CPU backend's (ops.cpp); with
     // ROCMFORGE_HIP_ACT=f16 the prefill/small-M kernels take the f32 activations instead (A/B).
     if (const char *s = std::getenv("ROCMFORGE_HIP_ACT"); s && std::string(s) == "f16") b->cpu_like_activations = false;
