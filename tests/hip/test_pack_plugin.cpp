@@ -330,13 +330,23 @@ TEST_CASE("in-tree pack: the tensor-core run claims only from a 2.7 backend that
     CHECK(many(&g, 0, &dev, ls, RF_FUSION_MAX_LAUNCHES, &n) == 0);
 }
 
-TEST_CASE("pack claim: integer members set from tensor addresses, checked (ABI 2.6)") {
+// One ADD of three f32 tensors [4] (t[i].data = mem[i]): a graph for checking claim bindings.
+struct OneAdd {
     float mem[3][4] = {};
     rf_tensor t[3];
-    for (int i = 0; i < 3; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {4, 1, 1, 1}, {4, 16, 16, 16}, mem[i], nullptr, nullptr};
-    rf_node add{RF_OP_ADD, &t[2], {&t[0], &t[1]}, {}, {}, nullptr};
-    rf_node *nodes[] = {&add};
-    const rf_graph g{1, nodes};
+    rf_node add{};
+    rf_node *nodes[1] = {&add};
+    rf_graph g{1, nodes};
+    OneAdd() {
+        for (int i = 0; i < 3; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {4, 1, 1, 1}, {4, 16, 16, 16}, mem[i], nullptr, nullptr};
+        add = rf_node{RF_OP_ADD, &t[2], {&t[0], &t[1]}, {}, {}, nullptr};
+    }
+};
+
+TEST_CASE("pack claim: integer members set from tensor addresses, checked (ABI 2.6)") {
+    OneAdd one;
+    const rf_graph &g = one.g;
+    auto &mem = one.mem;
     rf_fusion_launch l;
     rf_fusion_launch_init(&l);
     l.words[0] = {RF_KFIELD_DST_NE0 + 1, {0, RF_BIND_DST}, 0};
@@ -363,13 +373,9 @@ TEST_CASE("pack claim: integer members set from tensor addresses, checked (ABI 2
 }
 
 TEST_CASE("pack claim: data addresses moved into lent scratch, checked (ABI 2.7)") {
-    float mem[3][4] = {};
+    OneAdd one;
+    const rf_graph &g = one.g;
     alignas(16) unsigned char lent[64];
-    rf_tensor t[3];
-    for (int i = 0; i < 3; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {4, 1, 1, 1}, {4, 16, 16, 16}, mem[i], nullptr, nullptr};
-    rf_node add{RF_OP_ADD, &t[2], {&t[0], &t[1]}, {}, {}, nullptr};
-    rf_node *nodes[] = {&add};
-    const rf_graph g{1, nodes};
     rf_fusion_launch l;
     rf_fusion_launch_init(&l);
     l.dst = {0, RF_BIND_DST};
