@@ -408,7 +408,11 @@ RF_MVQN_TYPE(q8_0, MvqQ8_0)
 //  iparams[0] = 2 (matmul + ROPE NORMAL): rows 2k, 2k + 1 (one rotation pair of head 2k / D) ->
 //    dst, rotated -> src[3]; column m's position is src[1][m] (token m of the rope), src[2] =
 //    frequency factors (may be null), iparams[1] = n_rot, iparams[2] = D, fparams[0..1] = freq
-//    base, scale (rf_rope_f32's rope_cos_sin and rope_apply: the same bits).
+//    base, scale (rf_rope_f32's rope_cos_sin and rope_apply: the same bits);
+//  iparams[0] = 3 (the plain matmul, two rows per warp: rf_mvqn_<type>_<NC>x2's bits) -> dst.
+//  In the rope and plain forms, iparams[3] = 1 also appends each column's final rows (rotated in
+//  the rope form) to an f16/f32 cache pool as SET_ROWS would (a K or V append): column m into row
+//  ((const int *)aux[2])[m] of the pool src[4] (its data, nb[1] and type).
 // Outputs are f32 with columns nb[1] apart (dense rows; the rotated product dense, columns N apart). Grid (ceil(N / 4) for SwiGLU, else
 // ceil(N / 8), column chunks of NC); scratch, aux[0], aux[1] as rf_mvqn_*.
 template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a, const RopeCS &rot) {
@@ -438,11 +442,19 @@ template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a, const R
         return;
     }
     float y0 = x0, y1 = x1;
-    if (rot.rotates) rope_apply(x0, x1, rot.c, rot.s, y0, y1); // rot: this lane's column
+    const bool rope = a.iparams[0] == 2;
+    if (rope && rot.rotates) rope_apply(x0, x1, rot.c, rot.s, y0, y1); // rot: this lane's column
     dc[n0] = x0;
     dc[n0 + 1] = x1;
-    c3[n0] = y0;
-    c3[n0 + 1] = y1;
+    if (rope) {
+        c3[n0] = y0;
+        c3[n0 + 1] = y1;
+    }
+    if (a.iparams[3]) { // the K (rotated) or V append
+        u8 *prow = (u8 *)o4.data + (i64)((const int *)a.aux[2])[m] * o4.nb[1];
+        store_pool_elem(prow, o4.type, n0, y0);
+        store_pool_elem(prow, o4.type, n0 + 1, y1);
+    }
 }
 // The warp's two weight rows into L2 (column chunk 0 blocks only, as prefetch_mvq_cols).
 RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {

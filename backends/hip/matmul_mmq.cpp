@@ -19,7 +19,7 @@ namespace {
 // 64 columns still 1.8-4.5x faster than the f16 prefill tensor-core kernels; wider not
 // measured). When they came (8 columns) the dp4a column kernels were ahead below 8 (7B Q4_K_M, 4
 // sequences 723 vs 585 t/s); with the stage copies' 32-bit offsets and the joined projections
-// (plugins/packs/mmq_run.c) the 8-column kernel wins from 4 (H100, S_TG of 4 / 5 / 6 sequences 863-871 /
+// (plugins/packs/proj_runs.c) the 8-column kernel wins from 4 (H100, S_TG of 4 / 5 / 6 sequences 863-871 /
 // 917-927 / 963-969 with the dp4a kernels, 939-948 / 1,158-1,171 / 1,378-1,380 here; 3 sequences
 // equal, 2 slower: 487-491 against 510-515). docs/notes/mmq.md. Since the dp4a kernels scale the
 // K-quant sub-block sums as integers (round 14) they are ahead again at 4: S_TG of 4 sequences

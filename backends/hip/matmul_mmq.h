@@ -17,7 +17,7 @@ bool mmq_usable(const Backend &b, const rf_node &n);
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err);
 // The launch matmul_mmq makes for n (mmq_usable): kernel, grid, K split and the kernel's tuning
 // members (rf_pack_device.matmul_tiles, ABI 2.7). The kernel name stays valid for the process. A
-// pack's joined launch over several matrices (plugins/packs/mmq_run.c; the kernel's segments on
+// pack's joined launch over several matrices (plugins/packs/proj_runs.c; the kernel's segments on
 // grid z) keeps each matrix's tiles, so it writes the same bits as separate launches.
 void mmq_tiles(const Backend &b, const rf_node &n, rf_matmul_tiles &t);
 // The same for prefill-sized column counts (more than 64): rf_mmqp_* (matmul_mmq_prefill.hip).

@@ -60,9 +60,10 @@ int pm_decode_settings(void) {
     if (v < 0) {
         const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ"),
                    *t = getenv("ROCMFORGE_HIP_PROJ_TYPED"), *ms = getenv("ROCMFORGE_HIP_MMQ_SEGMENTS"),
-                   *ma = getenv("ROCMFORGE_HIP_MMQ_APPEND");
+                   *ma = getenv("ROCMFORGE_HIP_MMQ_APPEND"), *cr = getenv("ROCMFORGE_HIP_COLS_RUN");
         v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (j && *j == '0' ? 0 : PM_JOIN_PROJ) |
-            (t && *t == '0' ? 0 : PM_TYPED_PROJ) | (ms && *ms == '0' ? 0 : PM_MMQ_JOIN) | (ma && *ma == '0' ? 0 : PM_MMQ_APPEND);
+            (t && *t == '0' ? 0 : PM_TYPED_PROJ) | (ms && *ms == '0' ? 0 : PM_MMQ_JOIN) | (ma && *ma == '0' ? 0 : PM_MMQ_APPEND) |
+            (cr && *cr == '0' ? 0 : PM_COLS_RUN);
         atomic_store_explicit(&settings, v, memory_order_relaxed);
     }
     return v;

@@ -58,8 +58,9 @@ enum pm_decode_setting {
     PM_PREFETCH = 2,   /* weight rows pulled into L2 before the previous kernel ends (ROCMFORGE_HIP_PREFETCH=1) */
     PM_JOIN_PROJ = 4,  /* a layer's projections as one launch (ROCMFORGE_HIP_FUSE_PROJ, default 1) */
     PM_TYPED_PROJ = 8, /* that launch on a kernel fixed to its weight types, pm_proj_kernel (ROCMFORGE_HIP_PROJ_TYPED, default 1) */
-    PM_MMQ_JOIN = 16,  /* several tokens' projections joined on the tensor-core tiles, mmq_run.c (ROCMFORGE_HIP_MMQ_SEGMENTS, default 1) */
+    PM_MMQ_JOIN = 16,  /* several tokens' projections joined on the tensor-core tiles, proj_runs.c (ROCMFORGE_HIP_MMQ_SEGMENTS, default 1) */
     PM_MMQ_APPEND = 32, /* with the K and V appends (ROCMFORGE_HIP_MMQ_APPEND, default 1) */
+    PM_COLS_RUN = 64,   /* 2..8 tokens' projections with their appends on the column kernels, proj_runs.c (ROCMFORGE_HIP_COLS_RUN, default 1) */
 };
 int pm_decode_settings(void);
 /* Whether the device runs NVIDIA packs' kernels (the column kernels rf_mvqn_* exist only there:

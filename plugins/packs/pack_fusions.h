@@ -13,9 +13,11 @@ extern const rf_fusion rf_fusion_swiglu_q8; /* swiglu_q8.c */
 extern const rf_fusion rf_fusion_gate_up;   /* gate_up.c: MATMUL MATMUL SWIGLU (ABI 2.6) */
 extern const rf_fusion rf_fusion_matmul_rope; /* matmul_rope.c: MATMUL ROPE (ABI 2.6) */
 extern const rf_fusion rf_fusion_projections; /* projections.c: a layer's K/V/Q projections + appends (ABI 2.6) */
-extern const rf_fusion rf_fusion_mmq_run; /* mmq_run.c: those over several tokens on the tensor-core tiles (ABI 2.7) */
+/* proj_runs.c (ABI 2.7): those over several tokens on the tensor-core tiles, and on the column
+ * kernels with their appends */
+extern const rf_fusion rf_fusion_mmq_run, rf_fusion_cols_run;
 
-#define RF_PACK_N_FUSIONS 12
+#define RF_PACK_N_FUSIONS 13
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

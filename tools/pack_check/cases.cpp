@@ -213,7 +213,7 @@ std::vector<int32_t> reverse_slots(int64_t M) {
 // elsewhere (the lent scratch).
 Case mmq_projections(int type, int v_type, int64_t K, int64_t D, int64_t H, int64_t M, bool with_q, bool factors, bool appends, int pool_type,
                      bool dead_product) {
-    std::string name = std::string("tile projections ") + rf::type_name(type);
+    std::string name = std::string(M >= 5 ? "tile projections " : "column projections ") + rf::type_name(type);
     if (v_type != type) name += std::string(", V ") + rf::type_name(v_type);
     name += " K=" + std::to_string(K) + ", " + std::to_string(H) + " KV heads of " + std::to_string(D);
     if (with_q) name += ", Q";
@@ -381,6 +381,12 @@ std::deque<Case> make_cases() {
     cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 512, 64, 2, 33, true, false, false, RF_TYPE_F16, false));
     cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 1024, 64, 1, 12, true, true, true, RF_TYPE_F16, false));
     cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 64, 2, 8, false, false, true, RF_TYPE_F32, true));
+    // 2..4 tokens on the column kernels with the appends (cols_run): one launch per matrix, in order.
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 512, 64, 2, 2, true, true, true, RF_TYPE_F16, false));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 128, 1, 3, true, false, true, RF_TYPE_F32, true));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 256, 64, 2, 4, true, false, true, RF_TYPE_F16, false));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 64, 2, 2, false, false, true, RF_TYPE_F16, true));
+    cases.push_back(mmq_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 64, 2, 3, true, false, false, RF_TYPE_F16, false));
     // Gate and up of 8 / 16 tokens joined on the tiles (no rope; the SwiGLU its own launch), a Q4_0 pair.
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 80, 8, false, " (the tiles: gate and up joined)"));
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 144, 16, false, " (the tiles: gate and up joined)"));

@@ -1,4 +1,4 @@
-/* Host semantics of the launches the "mmq_run" fusion (mmq_run.c) makes, for its host_run: the
+/* Host semantics of the launches the "mmq_run" fusion (proj_runs.c) makes, for its host_run: the
  * integer tensor-core tile matmuls over up to three joined matrices (rf_mmq_<type>_<cols>_k<split>,
  * kernels/matmul_mmq.hip) and the rotations (rf_rope_f32, kernels/rope.hip), each with its optional
  * cache-pool append. Every block of the launch's grid, so a grid that misses rows, columns, heads
@@ -17,5 +17,8 @@ int32_t pm_host_rope(const rf_kargs *a, const rf_fusion_launch *l);
 /* One launch of either kind, by l->kernel: "rf_mmq_..." or "rf_rope_f32" (also NULL, mmq_run's own
  * kernel). The fusion's host_run. */
 int32_t pm_host_mmq_run(const rf_kargs *a, const rf_fusion_launch *l);
+/* rf_mvqn_<type>_<NC>f in its rope (iparams[0] = 2) or plain (3) form with the append of
+ * iparams[3]: cols_run's host_run. */
+int32_t pm_host_cols_run(const rf_kargs *a, const rf_fusion_launch *l);
 
 #endif

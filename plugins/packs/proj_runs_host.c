@@ -1,12 +1,13 @@
-/* See mmq_host.h. The tile kernels sum their integer products in another order than the dp4a
+/* See proj_runs_host.h. The tile kernels sum their integer products in another order than the dp4a
  * kernels whose float pm_matmul_out gives (q8_dot.c), so a product may differ from the GPU's in
  * the last bits; the rotations are rope.hip's bit for bit (pm_rope_pair). */
-#include "mmq_host.h"
+#include "proj_runs_host.h"
 
 #include <string.h>
 
 #include "matmul_fusion.h"
 #include "pack_match.h"
+#include "q8_dot.h"
 
 #define MMQ_ROWS 64 /* weight rows per tile (RF_MMQ_ROWS) */
 
@@ -124,4 +125,31 @@ int32_t pm_host_mmq_run(const rf_kargs *a, const rf_fusion_launch *l) {
     if (l->kernel && strncmp(l->kernel, "rf_mmq_", 7) == 0) return pm_host_mmq(a, l);
     if (!l->kernel || strcmp(l->kernel, "rf_rope_f32") == 0) return pm_host_rope(a, l);
     return RF_ERR_INVALID;
+}
+
+int32_t pm_host_cols_run(const rf_kargs *a, const rf_fusion_launch *l) {
+    const rf_ktensor *w = &a->src[0], *rd = &a->src[3], *pool = &a->src[4];
+    const int64_t K = w->ne[0], N = a->dst.ne[0], M = a->dst.ne[1], stride = a->aux[l->q8_aux_stride];
+    const int64_t D = a->iparams[2], n_rot = a->iparams[1];
+    const int rope = a->iparams[0] == 2, append = a->iparams[3] != 0;
+    const int32_t *pos = (const int32_t *)a->src[1].data, *slots = (const int32_t *)(uintptr_t)a->aux[2];
+    int64_t m, n;
+    if (!a->scratch || !pm_q8_dot_type(w->type) || (a->iparams[0] != 2 && a->iparams[0] != 3) || N % 2) return RF_ERR_INVALID;
+    if (append && (!pool->data || !slots || (pool->type != RF_TYPE_F16 && pool->type != RF_TYPE_F32))) return RF_ERR_INVALID;
+    for (m = 0; m < M; ++m) {
+        const unsigned char *act = (const unsigned char *)a->scratch + m * stride;
+        float *prod = (float *)pm_row(&a->dst, m), *rot = rope ? (float *)((char *)rd->data + m * 4 * N) : NULL;
+        char *prow = append ? (char *)pool->data + (int64_t)slots[m] * pool->nb[1] : NULL;
+        for (n = 0; n < N; n += 2) { /* a warp's pair of rows: rotation pair (n, n + 1) of head n / D */
+            const float x0 = pm_matmul_out(w->type, 0, (const unsigned char *)w->data + n * w->nb[1], act, K);
+            const float x1 = pm_matmul_out(w->type, 0, (const unsigned char *)w->data + (n + 1) * w->nb[1], act, K);
+            float y0 = x0, y1 = x1;
+            const int64_t r = rope ? (n % D) / 2 : 0;
+            if (rope && r < n_rot / 2) pm_rope_pair(x0, x1, r, pos[m], (int)n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[2].data, &y0, &y1);
+            prod[n] = x0, prod[n + 1] = x1;
+            if (rot) rot[n] = y0, rot[n + 1] = y1;
+            if (prow) pool_store(prow, pool->type, n, y0), pool_store(prow, pool->type, n + 1, y1);
+        }
+    }
+    return RF_OK;
 }

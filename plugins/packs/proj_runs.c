@@ -1,12 +1,13 @@
-/* The "mmq_run" fusion of ROCmForge's kernel packs (ABI 2.7): a layer's projections over several
- * tokens on the integer tensor-core tiles, MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] (K, V, Q with
- * their rotations; or gate and up), then optionally the K and V appends (two SET_ROWS). The
- * matrices whose tile launch is the same kernel (rf_pack_device.matmul_tiles: weight type, column
- * tile, K split) share one rf_mmq launch (grid z = matrix), so a Q4_K_M layer's K and Q are one
- * launch and its Q6_K V another; then the rotations, two in one rf_rope_f32 launch where they
- * agree. K + Q of 7B at 16 columns: 20.6 us joined against 2 x 12.0. The V append is written by
- * V's matmul epilogue and the K append by the rope: one launch fewer each.
+/* A layer's projections over several tokens as one claim of several launches (ABI 2.7):
+ * MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] (K, V, Q with their rotations; or gate and up), then
+ * optionally the K and V appends (two SET_ROWS). Two fusions of ROCmForge's kernel packs:
  *
+ * "mmq_run", 5..64 tokens on the integer tensor-core tiles. The matrices whose tile launch is the
+ * same kernel (rf_pack_device.matmul_tiles: weight type, column tile, K split) share one rf_mmq
+ * launch (grid z = matrix), so a Q4_K_M layer's K and Q are one launch and its Q6_K V another; then
+ * the rotations, two in one rf_rope_f32 launch where they agree. K + Q of 7B at 16 columns: 20.6 us
+ * joined against 2 x 12.0. The V append is written by V's matmul epilogue and the K append by the
+ * rope: one launch fewer each.
  * The matmuls run before the ropes, which reorders the graph (a rope ran before the next matmul).
  * That is the same computation when:
  *  - a product that a later output of the run overlaps is dead (the executor recycles bytes after a
@@ -17,12 +18,20 @@
  *    overlaps the activations. A rotation may lie on them: every launch reads their q8_1 copy,
  *    made before the first one (one copy: the same activation block for all weight types).
  * Each matrix keeps the tile launch it would get alone, so a joined launch changes no output bit.
- * ROCMFORGE_HIP_MMQ_SEGMENTS=0: not claimed; ROCMFORGE_HIP_MMQ_APPEND=0: the appends stay
- * separate launches (A/B). */
+ *
+ * "cols_run", 2..8 tokens (16, 24, .. in chunks of 8) on the dp4a column kernels: each matrix one
+ * rf_mvqn_<type>_<NC>f launch in graph order (its rope in the same launch, as matmul_rope.c; a
+ * matrix without rope in the kernel's plain form, the bits of rf_mvqn_<type>_<NC>x2), the K and V
+ * appends written by the launches of their matrices: the SET_ROWS launch after the run is saved.
+ * Only the appends move (earlier): the pools overlap nothing the run reads or writes, and no later
+ * output overlaps a final output the appends read.
+ *
+ * ROCMFORGE_HIP_MMQ_SEGMENTS=0: mmq_run not claimed; ROCMFORGE_HIP_MMQ_APPEND=0: its appends stay
+ * separate launches; ROCMFORGE_HIP_COLS_RUN=0: cols_run not claimed (A/B). */
 #include <string.h>
 
 #include "matmul_fusion.h"
-#include "mmq_host.h"
+#include "proj_runs_host.h"
 #include "pack_fusions.h"
 #include "pack_match.h"
 #include "q8_dot.h"
@@ -35,6 +44,17 @@ struct mr_seg {
     rf_matmul_tiles t; /* its tile launch alone */
     int dead;          /* a later output of the run reuses the product's bytes: it goes to lent scratch */
     uint64_t lent_at;  /* where, when dead */
+};
+
+/* A run at node `first`: its segments, what it writes (in node order) and reads (the activations,
+ * weights, positions, factors), and the node after it (`end`). */
+struct mr_run {
+    struct mr_seg segs[MR_MAX_SEGS];
+    int nseg, nout, nread;
+    const rf_tensor *outs[2 * MR_MAX_SEGS], *reads[1 + 3 * MR_MAX_SEGS];
+    int out_seg[2 * MR_MAX_SEGS], out_product[2 * MR_MAX_SEGS];
+    int32_t end;
+    int64_t M;
 };
 
 /* The final output of a segment: its rotation, else its product. */
@@ -63,8 +83,8 @@ static int mr_same_rotation(const rf_node *p, const rf_node *q) {
  * [N, M] dense rows, into f16/f32 pools. The pools overlap each other, the slots and everything the
  * run reads or writes in no byte; the slots overlap none of the run's outputs (they are read while
  * those are written). */
-static int mr_find_appends(const rf_graph *g, int32_t j, const struct mr_seg *segs, int nseg, int64_t M, const rf_tensor *const *outs,
-                           int nout, const rf_tensor *const *reads, int nread, const rf_node *found[2], int seg_of[2]) {
+static int mr_find_appends(const rf_graph *g, const struct mr_run *r, const rf_node *found[2], int seg_of[2]) {
+    const int32_t j = r->end;
     int k, i, o;
     found[0] = found[1] = NULL;
     if (j + 1 >= g->n_nodes) return 0;
@@ -73,13 +93,13 @@ static int mr_find_appends(const rf_graph *g, int32_t j, const struct mr_seg *se
         const rf_tensor *x = n->src[0];
         int seg = -1, slot;
         if (!pm_pool_append(n) || n->dst->nb[1] > 0x7fffffff) return 0;
-        for (i = 0; i < nseg; ++i) {
-            const rf_tensor *f = mr_final(&segs[i]);
-            const int64_t N = f->ne[0] * f->ne[1] * f->ne[2] / M; /* the product's rows */
-            if (x->data == f->data && x->ne[0] == N && x->ne[1] == M && x->nb[1] == 4 * N) seg = i;
+        for (i = 0; i < r->nseg; ++i) {
+            const rf_tensor *f = mr_final(&r->segs[i]);
+            const int64_t N = f->ne[0] * f->ne[1] * f->ne[2] / r->M; /* the product's rows */
+            if (x->data == f->data && x->ne[0] == N && x->ne[1] == r->M && x->nb[1] == 4 * N) seg = i;
         }
         if (seg < 0) return 0;
-        slot = segs[seg].rp ? 0 : 1;
+        slot = r->segs[seg].rp ? 0 : 1;
         if (found[slot]) return 0; /* two of one kind */
         found[slot] = n, seg_of[slot] = seg;
     }
@@ -88,10 +108,10 @@ static int mr_find_appends(const rf_graph *g, int32_t j, const struct mr_seg *se
         const rf_tensor *pool = found[k]->dst;
         for (i = 0; i < 2; ++i)
             if (pm_overlap(pool, found[i]->src[1])) return 0;
-        for (o = 0; o < nout; ++o)
-            if (pm_overlap(pool, outs[o]) || pm_overlap(found[k]->src[1], outs[o])) return 0;
-        for (i = 0; i < nread; ++i)
-            if (pm_overlap(pool, reads[i])) return 0;
+        for (o = 0; o < r->nout; ++o)
+            if (pm_overlap(pool, r->outs[o]) || pm_overlap(found[k]->src[1], r->outs[o])) return 0;
+        for (i = 0; i < r->nread; ++i)
+            if (pm_overlap(pool, r->reads[i])) return 0;
     }
     return 1;
 }
@@ -169,60 +189,88 @@ static void mr_rope_launch(rf_fusion_launch *l, const struct mr_seg *p, const st
     }
 }
 
-static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *ls, int32_t max_launches,
-                             int32_t *n_launches) {
-    struct mr_seg segs[MR_MAX_SEGS];
-    int group_of[MR_MAX_SEGS], nseg = 0, nout = 0, nread = 0, i, k, joined = 0, appends = 0, app_seg[2] = {-1, -1};
-    const rf_tensor *outs[2 * MR_MAX_SEGS], *reads[1 + 3 * MR_MAX_SEGS];
-    int out_seg[2 * MR_MAX_SEGS], out_product[2 * MR_MAX_SEGS];
-    const rf_node *apps[2] = {NULL, NULL}, *f = g->nodes[first];
-    uint64_t lent = 0;
-    int32_t j = first, n = 0;
-    int64_t M;
-    if (!(pm_decode_settings() & PM_MMQ_JOIN) || !pm_nvidia(dev) || !rf_pack_matmul_tiles(dev, f, &segs[0].t)) return 0;
-    M = f->src[1]->ne[1];
-    while (nseg < MR_MAX_SEGS && j < g->n_nodes) {
+/* Whether matmul mm can be a segment of the run: on the tiles (`tiles`, *t = its tile launch) or on
+ * the column kernels (two rows per warp: an even row count). */
+static int mr_takes(const rf_pack_device *dev, int tiles, const rf_node *mm, rf_matmul_tiles *t) {
+    int64_t nc;
+    if (mm->op != RF_OP_MATMUL) return 0;
+    if (tiles) return rf_pack_matmul_tiles(dev, mm, t);
+    return rf_pack_matmul_form(dev, mm) == RF_MATMUL_COLUMNS && pm_plain_matmul(mm) && mm->dst->ne[0] % 2 == 0 &&
+           pm_column_chunks(mm->dst->ne[1], &nc) && pm_cols_kernel(mm->src[0]->type, nc) && (mm->dst->ne[0] + 7) / 8 <= 0x7fffffff;
+}
+
+/* The segments of the run at `first` (matmuls of one activation tensor and q8_1 block, each with
+ * the rope over its product when one follows) and what they write and read; 0 where fewer than two.
+ * No output may overlap a weight or a rope's positions / factors (the activations are checked by
+ * each fusion). */
+static int mr_gather(const rf_graph *g, int32_t first, const rf_pack_device *dev, int tiles, struct mr_run *r) {
+    const rf_node *f = g->nodes[first];
+    int i, k;
+    int32_t j = first;
+    r->nseg = r->nout = r->nread = 0;
+    r->M = f->src[1] ? f->src[1]->ne[1] : 0;
+    while (r->nseg < MR_MAX_SEGS && j < g->n_nodes) {
         const rf_node *mm = g->nodes[j];
-        struct mr_seg *s = &segs[nseg];
-        if (mm->op != RF_OP_MATMUL || !rf_pack_matmul_tiles(dev, mm, &s->t)) break;
+        struct mr_seg *s = &r->segs[r->nseg];
+        if (!mr_takes(dev, tiles, mm, &s->t)) break;
         if (mm != f && (!pm_same_shape(mm->src[1], f->src[1]) || mm->src[1]->data != f->src[1]->data ||
                         pm_act_block(mm->src[0]->type) != pm_act_block(f->src[0]->type)))
             break;
         s->mm = mm, s->node = j - first, s->dead = 0, s->lent_at = 0;
         s->rp = j + 1 < g->n_nodes && pm_rope_of_product(mm, g->nodes[j + 1]) ? g->nodes[j + 1] : NULL;
-        ++nseg;
+        ++r->nseg;
         j += s->rp ? 2 : 1;
     }
+    r->end = j;
+    if (r->nseg < 2) return 0;
+    r->reads[r->nread++] = f->src[1];
+    for (i = 0; i < r->nseg; ++i) {
+        const struct mr_seg *s = &r->segs[i];
+        r->outs[r->nout] = s->mm->dst, r->out_seg[r->nout] = i, r->out_product[r->nout++] = 1;
+        r->reads[r->nread++] = s->mm->src[0];
+        if (s->rp) {
+            r->outs[r->nout] = s->rp->dst, r->out_seg[r->nout] = i, r->out_product[r->nout++] = 0;
+            r->reads[r->nread++] = s->rp->src[1];
+            r->reads[r->nread++] = s->rp->src[2];
+        }
+    }
+    for (k = 0; k < r->nout; ++k)
+        for (i = 1; i < r->nread; ++i) /* not the activations */
+            if (pm_overlap(r->outs[k], r->reads[i])) return 0;
+    return 1;
+}
+
+/* Node index (relative to the claim's first) of append node `app`, one of the two after the run. */
+static int mr_app_node(const rf_graph *g, int32_t first, const struct mr_run *r, const rf_node *app) {
+    return (int)(r->end - first + (app == g->nodes[r->end] ? 0 : 1));
+}
+
+static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *ls, int32_t max_launches,
+                             int32_t *n_launches) {
+    struct mr_run run;
+    struct mr_seg *segs = run.segs;
+    int group_of[MR_MAX_SEGS], i, k, joined = 0, appends = 0, app_seg[2] = {-1, -1};
+    const rf_node *apps[2] = {NULL, NULL}, *f = g->nodes[first];
+    uint64_t lent = 0;
+    int32_t n = 0;
+    if (!(pm_decode_settings() & PM_MMQ_JOIN) || !pm_nvidia(dev) || !mr_gather(g, first, dev, 1, &run)) return 0;
     /* Groups of one tile kernel (a Q4_K_M layer's V is often Q6_K), in node order. */
-    for (i = 0; i < nseg; ++i) {
+    for (i = 0; i < run.nseg; ++i) {
         group_of[i] = -1;
         for (k = 0; k < i; ++k)
             if (group_of[i] < 0 && group_of[k] == k && mr_joinable(&segs[k], &segs[i])) group_of[i] = k, joined = 1;
         if (group_of[i] < 0) group_of[i] = i;
     }
     if (!joined) return 0;
-    /* What the run writes (in node order) and reads: the activations, weights, positions, factors. */
-    reads[nread++] = f->src[1];
-    for (i = 0; i < nseg; ++i) {
-        outs[nout] = segs[i].mm->dst, out_seg[nout] = i, out_product[nout++] = 1;
-        reads[nread++] = segs[i].mm->src[0];
-        if (segs[i].rp) {
-            outs[nout] = segs[i].rp->dst, out_seg[nout] = i, out_product[nout++] = 0;
-            reads[nread++] = segs[i].rp->src[1];
-            reads[nread++] = segs[i].rp->src[2];
+    for (k = 0; k < run.nout; ++k)
+        for (i = k + 1; i < run.nout; ++i) {
+            if (!pm_overlap(run.outs[k], run.outs[i])) continue;
+            if (run.out_product[k] && !run.out_product[i] && run.out_seg[i] == run.out_seg[k] && run.outs[i]->data == run.outs[k]->data)
+                continue; /* rope in place */
+            if (!run.out_product[k]) return 0; /* a rotation is read after the run */
+            segs[run.out_seg[k]].dead = 1;
         }
-    }
-    for (k = 0; k < nout; ++k) {
-        for (i = 1; i < nread; ++i) /* not the activations: below */
-            if (pm_overlap(outs[k], reads[i])) return 0;
-        for (i = k + 1; i < nout; ++i) {
-            if (!pm_overlap(outs[k], outs[i])) continue;
-            if (out_product[k] && !out_product[i] && out_seg[i] == out_seg[k] && outs[i]->data == outs[k]->data) continue; /* rope in place */
-            if (!out_product[k]) return 0; /* a rotation is read after the run */
-            segs[out_seg[k]].dead = 1;
-        }
-    }
-    for (i = 0; i < nseg; ++i) {
+    for (i = 0; i < run.nseg; ++i) {
         const rf_tensor *d = segs[i].mm->dst;
         if (segs[i].dead) {
             if (!segs[i].rp || !pm_dense_f32(d)) return 0;
@@ -233,20 +281,20 @@ static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_dev
         }
     }
     if (lent && !rf_pack_launch_has(dev, offsetof(rf_fusion_launch, lent_bytes) + sizeof(uint64_t))) return 0;
-    appends = (pm_decode_settings() & PM_MMQ_APPEND) && mr_find_appends(g, j, segs, nseg, M, outs, nout, reads, nread, apps, app_seg);
+    appends = (pm_decode_settings() & PM_MMQ_APPEND) && mr_find_appends(g, &run, apps, app_seg);
     /* Launches: one per group, then the rotations (the one that appends first: the kernel appends
      * its first tensor only), two in one where they agree. */
     {
         int ropes[MR_MAX_SEGS], nr = 0, pair;
-        for (i = 0; i < nseg; ++i) {
+        for (i = 0; i < run.nseg; ++i) {
             int idx[MR_MAX_SEGS], c = 0;
             if (group_of[i] != i) continue;
-            for (k = i; k < nseg; ++k)
+            for (k = i; k < run.nseg; ++k)
                 if (group_of[k] == i) idx[c++] = k;
             if (n >= max_launches) return 0;
-            mr_mmq_launch(&ls[n++], segs, idx, c, appends ? apps[1] : NULL, app_seg[1], (int)(j - first + (apps[1] == g->nodes[j] ? 0 : 1)));
+            mr_mmq_launch(&ls[n++], segs, idx, c, appends ? apps[1] : NULL, app_seg[1], appends ? mr_app_node(g, first, &run, apps[1]) : 0);
         }
-        for (i = 0; i < nseg; ++i)
+        for (i = 0; i < run.nseg; ++i)
             if (segs[i].rp) {
                 if (appends && i == app_seg[0]) {
                     memmove(ropes + 1, ropes, (size_t)nr * sizeof *ropes);
@@ -260,13 +308,69 @@ static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_dev
             const struct mr_seg *p = &segs[ropes[i]];
             const int app = appends && ropes[i] == app_seg[0];
             if (n >= max_launches) return 0;
-            mr_rope_launch(&ls[n++], p, pair ? &segs[ropes[1]] : NULL, app ? apps[0] : NULL,
-                           (int)(j - first + (apps[0] == g->nodes[j] ? 0 : 1)));
+            mr_rope_launch(&ls[n++], p, pair ? &segs[ropes[1]] : NULL, app ? apps[0] : NULL, app ? mr_app_node(g, first, &run, apps[0]) : 0);
         }
     }
     ls[0].lent_bytes = lent;
     *n_launches = n;
-    return j - first + (appends ? 2 : 0);
+    return run.end - first + (appends ? 2 : 0);
+}
+
+/* Segment s's rf_mvqn_<type>_<NC>f launch: its rope form (with the rope) or plain form, and the
+ * append of its final output when app is given (node app_node). */
+static void mr_cols_launch(rf_fusion_launch *l, const struct mr_seg *s, const rf_node *app, int app_node) {
+    const rf_node *mm = s->mm, *rp = s->rp;
+    const int16_t mn = (int16_t)s->node, rn = (int16_t)(s->node + 1);
+    int64_t nc = 0;
+    const int64_t chunks = pm_column_chunks(mm->dst->ne[1], &nc);
+    l->kernel = pm_cols_kernel(mm->src[0]->type, nc);
+    l->grid[0] = (uint32_t)((mm->dst->ne[0] + 7) / 8); /* 4 warps of two rows each */
+    l->grid[1] = (uint32_t)chunks;
+    l->threads = 128;
+    l->src[0] = (rf_tensor_ref){mn, 0};
+    l->dst = (rf_tensor_ref){mn, RF_BIND_DST};
+    l->aux[1] = 0; /* first column */
+    l->iparams[0] = 3; /* plain form */
+    if (rp) {
+        l->src[1] = (rf_tensor_ref){rn, 1}; /* positions */
+        if (rp->src[2]) l->src[2] = (rf_tensor_ref){rn, 2};
+        l->src[3] = (rf_tensor_ref){rn, RF_BIND_DST};
+        l->iparams[0] = 2; /* rope form */
+        l->iparams[1] = rp->iparams[1];
+        l->iparams[2] = (int32_t)rp->src[0]->ne[0];
+        l->fparams[0] = rp->fparams[0];
+        l->fparams[1] = rp->fparams[1];
+    }
+    if (app) {
+        l->src[4] = (rf_tensor_ref){(int16_t)app_node, RF_BIND_DST};
+        l->words[0] = (rf_kargs_word){RF_KFIELD_AUX0 + 2, (rf_tensor_ref){(int16_t)app_node, 1}, 0};
+        l->iparams[3] = 1;
+    }
+    pm_decode_input(l, pm_act_in_block(mm->src[0]->type));
+    l->act_in = (rf_tensor_ref){mn, 1};
+}
+
+static int32_t claim_cols_run(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *ls, int32_t max_launches,
+                              int32_t *n_launches) {
+    struct mr_run run;
+    const rf_node *apps[2] = {NULL, NULL};
+    int app_seg[2] = {-1, -1}, i, k;
+    if (!(pm_decode_settings() & PM_COLS_RUN) || !pm_nvidia(dev) || !mr_gather(g, first, dev, 0, &run) || run.nseg > max_launches) return 0;
+    /* The launches keep the graph's order; only the appends move earlier, so no later output may
+     * overlap a final output they read (nor any rotation, read after the run). */
+    for (k = 0; k < run.nout; ++k) {
+        const struct mr_seg *s = &run.segs[run.out_seg[k]];
+        if (run.out_product[k] && s->rp) continue; /* a product its own rope replaced is dead */
+        for (i = k + 1; i < run.nout; ++i)
+            if (pm_overlap(run.outs[k], run.outs[i])) return 0;
+    }
+    if (!mr_find_appends(g, &run, apps, app_seg)) return 0; /* nothing to gain without them */
+    for (i = 0; i < run.nseg; ++i) {
+        const int a = i == app_seg[0] ? 0 : i == app_seg[1] ? 1 : -1;
+        mr_cols_launch(&ls[i], &run.segs[i], a >= 0 ? apps[a] : NULL, a >= 0 ? mr_app_node(g, first, &run, apps[a]) : 0);
+    }
+    *n_launches = run.nseg;
+    return run.end - first + 2;
 }
 
 /* What a backend before 2.7 calls: it cannot run several launches, so the run stays unclaimed. */
@@ -278,9 +382,19 @@ static int32_t claim_one(const rf_graph *g, int32_t first, const rf_pack_device 
 const rf_fusion rf_fusion_mmq_run = {
     /* .struct_size    = */ sizeof(rf_fusion),
     /* .name           = */ "mmq_run",
-    /* .kernel         = */ "rf_rope_f32",
+    /* .kernel         = */ "rf_rope_f32", /* each launch names its own; this one is in every arch's pack */
     /* .first_op       = */ RF_OP_MATMUL,
     /* .claim          = */ claim_one,
     /* .host_run       = */ pm_host_mmq_run,
     /* .claim_launches = */ claim_mmq_run,
+};
+
+const rf_fusion rf_fusion_cols_run = {
+    /* .struct_size    = */ sizeof(rf_fusion),
+    /* .name           = */ "cols_run",
+    /* .kernel         = */ "rf_mvq_multi", /* each launch names its own; this one is in every arch's pack */
+    /* .first_op       = */ RF_OP_MATMUL,
+    /* .claim          = */ claim_one,
+    /* .host_run       = */ pm_host_cols_run,
+    /* .claim_launches = */ claim_cols_run,
 };
