@@ -30,9 +30,8 @@ RF_DEV float act_block_amax(float v, int block, float *sh) {
     return block == 256 ? max_of_8_warps(amax, sh) : amax;
 }
 
-// 8 floats of row `at` from element e (zeros where `in` is false): two 16-byte loads when aligned.
-RF_DEV void load8(const rf_ktensor &x, const RowAt &at, i64 e, bool in, float (&v)[8]) {
-    const float *xr = row_of(x, at) + e;
+// 8 floats at xr (zeros where `in` is false): two 16-byte loads when aligned.
+RF_DEV void load8(const float *xr, bool in, float (&v)[8]) {
     if (in && ((unsigned long long)xr & 15) == 0) {
         const float4 p = ((const float4 *)xr)[0], q = ((const float4 *)xr)[1];
         v[0] = p.x; v[1] = p.y; v[2] = p.z; v[3] = p.w; v[4] = q.x; v[5] = q.y; v[6] = q.z; v[7] = q.w;
@@ -50,34 +49,60 @@ RF_DEV void load8(const rf_ktensor &x, const RowAt &at, i64 e, bool in, float (&
 // would (rf_swiglu_q8_1: the down projection's q8_1 columns in the SWIGLU's launch; all three
 // f32 with 16-byte aligned rows, dst on neither input or exactly on one); aux[0] = 0: only the
 // product (the packs' swiglu_q8 fusion when no matmul reads the columns next).
-template <bool SWIGLU> RF_DEV void quantize_q8_1(const rf_kargs &a) {
+// This lane's addresses and the arguments it needs, found before rf_kernel_start() (they do not
+// depend on the previous kernel; after the wait their constant loads and address products
+// lengthen a launch that is all latency, as in the fused norm).
+struct QuantLane {
+    const float *x, *u; // this lane's 8 elements of the row (and of up, SWIGLU)
+    float *d;           // where the SWIGLU writes them
+    u8 *col;            // the row's q8_1 column
+    bool want_col;      // SWIGLU: aux[0] != 0
+    i64 K, e0;
+    int block;
+    bool warp_in, in;   // the warp / this lane's elements within the row
+};
+template <bool SWIGLU> RF_DEV QuantLane prefetch_quant_lane(const rf_kargs &a) {
     const rf_ktensor &x = a.src[0];
-    const i64 K = x.ne[0];
     const int lane = threadIdx.x % RF_WARP, z = blockIdx.z;
-    const i64 e0 = ((i64)blockIdx.x * 8 + threadIdx.x / RF_WARP) * 256 + 8 * lane; // this lane's first element
-    if (e0 - 8 * lane >= K) return; // the whole warp is past the row
-    const bool in = e0 < K;
+    QuantLane q;
+    q.K = x.ne[0];
+    q.e0 = ((i64)blockIdx.x * 8 + threadIdx.x / RF_WARP) * 256 + 8 * lane; // this lane's first element
+    q.warp_in = q.e0 - 8 * lane < q.K;
+    q.in = q.e0 < q.K;
     const RowAt at = row_at(x, z); // the SWIGLU's gate, up and output have the same shape
+    q.x = row_of(x, at) + q.e0;
+    q.u = SWIGLU ? row_of(a.src[1], at) + q.e0 : (const float *)0;
+    q.d = SWIGLU ? row_of(a.dst, at) + q.e0 : (float *)0;
+    q.col = (u8 *)a.scratch + (i64)z * a.aux[0];
+    q.want_col = a.aux[0] != 0;
+    q.block = (int)a.aux[1];
+    return q;
+}
+template <bool SWIGLU> RF_DEV void quantize_q8_1(const QuantLane &p) {
+    const int lane = threadIdx.x % RF_WARP;
+    if (!p.warp_in) return; // the whole warp is past the row
+    const bool in = p.in;
+    const i64 K = p.K, e0 = p.e0;
     float v[8];
-    load8(x, at, e0, in, v);
+    load8(p.x, in, v);
     if (SWIGLU) {
         float u[8];
-        load8(a.src[1], at, e0, in, u);
+        load8(p.u, in, u);
 #pragma unroll
         for (int i = 0; i < 8; ++i) v[i] = swiglu_f(v[i], u[i]);
         if (in) {
-            float4 *d = (float4 *)(row_of(a.dst, at) + e0);
+            float4 *d = (float4 *)p.d;
             d[0] = float4{v[0], v[1], v[2], v[3]};
             d[1] = float4{v[4], v[5], v[6], v[7]};
         }
-        if (a.aux[0] == 0) return; // no column wanted (a pack's claim the backend lent no scratch)
+        if (!p.want_col) return; // no column wanted (a pack's claim the backend lent no scratch)
     }
     float amax = 0.f;
 #pragma unroll
     for (int i = 0; i < 8; ++i) amax = fmaxf(amax, fabsf(v[i]));
     amax = fmaxf(amax, shfl_xor_f(amax, 1));
     amax = fmaxf(amax, shfl_xor_f(amax, 2)); // the 32-element block's
-    if (a.aux[1] == 256)
+    if (p.block == 256)
         for (int o = 4; o < RF_WARP; o <<= 1) amax = fmaxf(amax, shfl_xor_f(amax, o));
     int q[8], qs = 0;
     const float f = act_factor(amax);
@@ -89,7 +114,7 @@ template <bool SWIGLU> RF_DEV void quantize_q8_1(const rf_kargs &a) {
     qs += shfl_xor_i(qs, 1);
     qs += shfl_xor_i(qs, 2); // |sum| <= 32 * 127
     if (!in) return;
-    u8 *col = (u8 *)a.scratch + (i64)z * a.aux[0];
+    u8 *col = p.col;
     u32 w0 = 0, w1 = 0;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -103,12 +128,14 @@ template <bool SWIGLU> RF_DEV void quantize_q8_1(const rf_kargs &a) {
     }
 }
 RF_KERNEL __launch_bounds__(256) void rf_quantize_q8_1(rf_kargs a) {
+    const QuantLane p = prefetch_quant_lane<false>(a);
     rf_kernel_start();
-    quantize_q8_1<false>(a);
+    quantize_q8_1<false>(p);
 }
 RF_KERNEL __launch_bounds__(256) void rf_swiglu_q8_1(rf_kargs a) {
+    const QuantLane p = prefetch_quant_lane<true>(a);
     rf_kernel_start();
-    quantize_q8_1<true>(a);
+    quantize_q8_1<true>(p);
 }
 
 // Grid (ceil(K/256), min(rows, 65535)), 256 threads; rows = ne1*ne2*ne3 of src0, walked with
