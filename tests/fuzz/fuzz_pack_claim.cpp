@@ -1,7 +1,8 @@
 // A pack fusion's claim as the HIP backend binds it (backends/hip/pack_bind.cpp), from fuzzed
 // bytes: a claim is either refused with a reason or bound to tensors of the claimed nodes only;
 // the activations it reads (ABI 2.6) are such a tensor in a known form, and its address words
-// change integer members only.
+// change integer members, or (ABI 2.7) the data address of a bound slot, never a bound tensor's
+// shape, strides or type.
 #include <algorithm>
 #include <cstring>
 
@@ -43,10 +44,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         RF_FUZZ_CHECK(block == 32 || block == 256 || block == RF_ACT_IN_F32);
         RF_FUZZ_CHECK(act >= t && act < t + 5);
     }
+    alignas(16) static unsigned char lent[64];
     rf_kargs w = k;
-    if (rf_hip::bind_words(g, first, count, l, w).empty()) {
-        RF_FUZZ_CHECK(std::memcmp(w.src, k.src, sizeof k.src) == 0 && w.scratch == k.scratch && w.dst.data == k.dst.data);
-        RF_FUZZ_CHECK(std::memcmp(w.iparams, k.iparams, sizeof k.iparams) == 0);
+    if (rf_hip::bind_words(g, first, count, l, w, lent, sizeof lent).empty()) {
+        const auto same_layout = [](const rf_ktensor &a, const rf_ktensor &b) {
+            return std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0 && a.type == b.type;
+        };
+        for (int i = 0; i < RF_KMAX_SRC; ++i) {
+            RF_FUZZ_CHECK(same_layout(w.src[i], k.src[i]));
+            RF_FUZZ_CHECK(w.src[i].data == k.src[i].data || l.src[i].node != RF_BIND_NONE);
+        }
+        RF_FUZZ_CHECK(w.dst.data == k.dst.data || l.dst.node != RF_BIND_NONE);
+        RF_FUZZ_CHECK(l.dst.node == RF_BIND_NONE || same_layout(w.dst, k.dst));
+        RF_FUZZ_CHECK(w.scratch == k.scratch && std::memcmp(w.iparams, k.iparams, sizeof k.iparams) == 0);
     }
     return 0;
 }
