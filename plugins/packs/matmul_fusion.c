@@ -78,6 +78,41 @@ void pm_decode_input(rf_fusion_launch *l, int block) {
     l->iparams[7] = (pm_decode_settings() & PM_PREFETCH) ? 0 : 1; /* 1: no L2 prefetch */
 }
 
+void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node) {
+    const int16_t rn = (int16_t)(node + 1);
+    l->src[0] = (rf_tensor_ref){node, 0}; /* weight */
+    l->dst = (rf_tensor_ref){node, RF_BIND_DST};
+    l->src[1] = (rf_tensor_ref){rn, 1}; /* positions */
+    if (rp->src[2]) l->src[2] = (rf_tensor_ref){rn, 2}; /* frequency factors */
+    l->src[3] = (rf_tensor_ref){rn, RF_BIND_DST};
+    l->iparams[0] = 2; /* matmul + rope form */
+    l->iparams[1] = rp->iparams[1];
+    l->iparams[2] = (int32_t)rp->src[0]->ne[0];
+    l->fparams[0] = rp->fparams[0];
+    l->fparams[1] = rp->fparams[1];
+}
+
+int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, int16_t node) {
+    const int64_t N = mm->dst->ne[0];
+    int64_t nc = 0;
+    const int64_t chunks = pm_column_chunks(mm->dst->ne[1], &nc);
+    if (!chunks || !(l->kernel = pm_cols_kernel(mm->src[0]->type, nc)) || (N + 7) / 8 > 0x7fffffff) return 0;
+    l->grid[0] = (uint32_t)((N + 7) / 8); /* 4 warps of two rows (one rotation pair) each */
+    l->grid[1] = (uint32_t)chunks;
+    l->threads = 128;
+    l->aux[1] = 0; /* first column */
+    if (rp) {
+        pm_bind_rope_form(l, rp, node);
+    } else {
+        l->src[0] = (rf_tensor_ref){node, 0};
+        l->dst = (rf_tensor_ref){node, RF_BIND_DST};
+        l->iparams[0] = 3; /* plain form */
+    }
+    pm_decode_input(l, pm_act_in_block(mm->src[0]->type));
+    l->act_in = (rf_tensor_ref){node, 1};
+    return 1;
+}
+
 float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsigned char *act, int64_t K) {
     return f32_row ? pm_dot_f16((const uint16_t *)row, (const float *)act, K) : pm_dot_q8_1(type, row, act, K);
 }

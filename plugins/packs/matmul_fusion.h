@@ -43,6 +43,16 @@ int pm_rope_of_product(const rf_node *mm, const rf_node *rp);
  * iparams[7] = 1 unless the L2 prefetch setting is on (those kernels' convention). */
 void pm_decode_input(rf_fusion_launch *l, int block);
 
+/* The rope form's bindings of a decode matmul launch (rf_mvq_multi, rf_mvqn_<type>_<NC>f): the
+ * matmul at claimed node `node` and its rope rp at node + 1 (weights src[0], product dst, positions
+ * src[1], factors src[2] when rp has them, rotation src[3]; iparams[0..2], fparams[0..1]). */
+void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node);
+/* rf_mvqn_<type>_<NC>f for matmul mm at claimed node `node`: its rope form with rp (at node + 1),
+ * without rp its plain form (iparams[0] = 3: two rows of mm a warp); the columns in chunks
+ * (pm_column_chunks, grid y), the activations as the backend lends them. 0 where no launch covers
+ * mm's columns (the launch is then partly written: the claim must decline). */
+int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, int16_t node);
+
 /* For the host_runs: one output of a matmul as the decode kernels compute it, weight row `row`
  * dotted with the activations lent (a q8_1 column, or for f32_row the f32 row itself: F16 weights). */
 float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsigned char *act, int64_t K);

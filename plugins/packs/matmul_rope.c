@@ -24,29 +24,12 @@ static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack
     block = pm_act_in_block(type);
     if (form == RF_MATMUL_OTHER || !block) return 0;
     N = mm->dst->ne[0], M = mm->dst->ne[1];
-    if (form == RF_MATMUL_COLUMNS) {
-        int64_t nc = 0;
-        const int64_t chunks = pm_column_chunks(M, &nc);
-        if (!pm_nvidia(dev) || !chunks || !(l->kernel = pm_cols_kernel(type, nc)) || (N + 7) / 8 > 0x7fffffff) return 0;
-        l->grid[0] = (uint32_t)((N + 7) / 8); /* 4 warps of one rotation pair each */
-        l->grid[1] = (uint32_t)chunks;
-        l->aux[1] = 0; /* first column */
-    } else {
-        if (M != 1 || N / 4 > 0x7fffffff) return 0;
-        l->grid[0] = (uint32_t)(N / 4); /* rf_mvq_multi: 4 warps of one row each, two pairs per block */
-        l->aux[3] = 1;                  /* one segment */
-    }
+    if (form == RF_MATMUL_COLUMNS) return pm_nvidia(dev) && pm_cols_launch(l, mm, rp, 0) ? 2 : 0;
+    if (M != 1 || N / 4 > 0x7fffffff) return 0;
+    l->grid[0] = (uint32_t)(N / 4); /* rf_mvq_multi: 4 warps of one row each, two pairs per block */
+    l->aux[3] = 1;                  /* one segment */
     l->threads = 128;
-    l->src[0] = (rf_tensor_ref){0, 0}; /* weight */
-    l->src[1] = (rf_tensor_ref){1, 1}; /* positions */
-    if (rp->src[2]) l->src[2] = (rf_tensor_ref){1, 2}; /* frequency factors */
-    l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
-    l->dst = (rf_tensor_ref){0, RF_BIND_DST};
-    l->iparams[0] = 2; /* matmul + rope form */
-    l->iparams[1] = rp->iparams[1];
-    l->iparams[2] = (int32_t)rp->src[0]->ne[0];
-    l->fparams[0] = rp->fparams[0];
-    l->fparams[1] = rp->fparams[1];
+    pm_bind_rope_form(l, rp, 0);
     pm_decode_input(l, block);
     return 2;
 }

@@ -190,13 +190,12 @@ static void mr_rope_launch(rf_fusion_launch *l, const struct mr_seg *p, const st
 }
 
 /* Whether matmul mm can be a segment of the run: on the tiles (`tiles`, *t = its tile launch) or on
- * the column kernels (two rows per warp: an even row count). */
+ * the column kernels (two rows per warp: an even row count; whether a launch covers its columns,
+ * which all segments share, pm_cols_launch says). */
 static int mr_takes(const rf_pack_device *dev, int tiles, const rf_node *mm, rf_matmul_tiles *t) {
-    int64_t nc;
     if (mm->op != RF_OP_MATMUL) return 0;
     if (tiles) return rf_pack_matmul_tiles(dev, mm, t);
-    return rf_pack_matmul_form(dev, mm) == RF_MATMUL_COLUMNS && pm_plain_matmul(mm) && mm->dst->ne[0] % 2 == 0 &&
-           pm_column_chunks(mm->dst->ne[1], &nc) && pm_cols_kernel(mm->src[0]->type, nc) && (mm->dst->ne[0] + 7) / 8 <= 0x7fffffff;
+    return rf_pack_matmul_form(dev, mm) == RF_MATMUL_COLUMNS && pm_plain_matmul(mm) && mm->dst->ne[0] % 2 == 0;
 }
 
 /* The segments of the run at `first` (matmuls of one activation tensor and q8_1 block, each with
@@ -318,36 +317,14 @@ static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_dev
 
 /* Segment s's rf_mvqn_<type>_<NC>f launch: its rope form (with the rope) or plain form, and the
  * append of its final output when app is given (node app_node). */
-static void mr_cols_launch(rf_fusion_launch *l, const struct mr_seg *s, const rf_node *app, int app_node) {
-    const rf_node *mm = s->mm, *rp = s->rp;
-    const int16_t mn = (int16_t)s->node, rn = (int16_t)(s->node + 1);
-    int64_t nc = 0;
-    const int64_t chunks = pm_column_chunks(mm->dst->ne[1], &nc);
-    l->kernel = pm_cols_kernel(mm->src[0]->type, nc);
-    l->grid[0] = (uint32_t)((mm->dst->ne[0] + 7) / 8); /* 4 warps of two rows each */
-    l->grid[1] = (uint32_t)chunks;
-    l->threads = 128;
-    l->src[0] = (rf_tensor_ref){mn, 0};
-    l->dst = (rf_tensor_ref){mn, RF_BIND_DST};
-    l->aux[1] = 0; /* first column */
-    l->iparams[0] = 3; /* plain form */
-    if (rp) {
-        l->src[1] = (rf_tensor_ref){rn, 1}; /* positions */
-        if (rp->src[2]) l->src[2] = (rf_tensor_ref){rn, 2};
-        l->src[3] = (rf_tensor_ref){rn, RF_BIND_DST};
-        l->iparams[0] = 2; /* rope form */
-        l->iparams[1] = rp->iparams[1];
-        l->iparams[2] = (int32_t)rp->src[0]->ne[0];
-        l->fparams[0] = rp->fparams[0];
-        l->fparams[1] = rp->fparams[1];
-    }
+static int mr_cols_launch(rf_fusion_launch *l, const struct mr_seg *s, const rf_node *app, int app_node) {
+    if (!pm_cols_launch(l, s->mm, s->rp, (int16_t)s->node)) return 0;
     if (app) {
         l->src[4] = (rf_tensor_ref){(int16_t)app_node, RF_BIND_DST};
         l->words[0] = (rf_kargs_word){RF_KFIELD_AUX0 + 2, (rf_tensor_ref){(int16_t)app_node, 1}, 0};
         l->iparams[3] = 1;
     }
-    pm_decode_input(l, pm_act_in_block(mm->src[0]->type));
-    l->act_in = (rf_tensor_ref){mn, 1};
+    return 1;
 }
 
 static int32_t claim_cols_run(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *ls, int32_t max_launches,
@@ -367,7 +344,7 @@ static int32_t claim_cols_run(const rf_graph *g, int32_t first, const rf_pack_de
     if (!mr_find_appends(g, &run, apps, app_seg)) return 0; /* nothing to gain without them */
     for (i = 0; i < run.nseg; ++i) {
         const int a = i == app_seg[0] ? 0 : i == app_seg[1] ? 1 : -1;
-        mr_cols_launch(&ls[i], &run.segs[i], a >= 0 ? apps[a] : NULL, a >= 0 ? mr_app_node(g, first, &run, apps[a]) : 0);
+        if (!mr_cols_launch(&ls[i], &run.segs[i], a >= 0 ? apps[a] : NULL, a >= 0 ? mr_app_node(g, first, &run, apps[a]) : 0)) return 0;
     }
     *n_launches = run.nseg;
     return run.end - first + 2;
