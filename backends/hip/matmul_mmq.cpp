@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "mmq_layout.h"
 #include "ops.h"
@@ -225,24 +226,31 @@ int launch_mmqp_id(Backend &b, const rf_tensor *w, int cols, int64_t tiles, rf_k
 
 namespace {
 
-// "rf_mmq_<type>_<cols>_k<split>" for every kernel matmul_mmq may launch, built once: the names
-// rf_matmul_tiles hands to packs must outlive the call.
+// The weight types, column tiles and K splits of rf_mmq_<type>_<cols>_k<split>, in the order of
+// mmq_names().
+constexpr int kMmqTypes[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0};
+constexpr int kMmqCols[] = {8, 16, 32}, kMmqSplits[] = {1, 2, 4};
+
+// Every kernel matmul_mmq may launch, built once: the names rf_matmul_tiles hands to packs must
+// outlive the call.
 const std::vector<std::string> &mmq_names() {
     static const std::vector<std::string> v = [] {
         std::vector<std::string> r;
-        for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
-            for (int c : {8, 16, 32})
-                for (int k : {1, 2, 4}) r.push_back(std::string("rf_mmq_") + suffix(t) + "_" + std::to_string(c) + "_k" + std::to_string(k));
+        for (int t : kMmqTypes)
+            for (int c : kMmqCols)
+                for (int k : kMmqSplits) r.push_back(std::string("rf_mmq_") + suffix(t) + "_" + std::to_string(c) + "_k" + std::to_string(k));
         return r;
     }();
     return v;
 }
 
+// Its name for a matmul (claims ask on every walked graph: an index, no string built).
 const char *mmq_name(int type, int cols, int ks) {
-    const std::string want = std::string("rf_mmq_") + suffix(type) + "_" + std::to_string(cols) + "_k" + std::to_string(ks);
-    for (const std::string &s : mmq_names())
-        if (s == want) return s.c_str();
-    return nullptr;
+    constexpr size_t nt = std::size(kMmqTypes), nc = std::size(kMmqCols), nk = std::size(kMmqSplits);
+    const size_t t = size_t(std::find(kMmqTypes, kMmqTypes + nt, type) - kMmqTypes),
+                 c = size_t(std::find(kMmqCols, kMmqCols + nc, cols) - kMmqCols),
+                 k = size_t(std::find(kMmqSplits, kMmqSplits + nk, ks) - kMmqSplits);
+    return t < nt && c < nc && k < nk ? mmq_names()[(t * nc + c) * nk + k].c_str() : nullptr;
 }
 
 } // namespace
