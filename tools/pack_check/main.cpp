@@ -410,7 +410,7 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                 if (at == SIZE_MAX) continue;
             }
             log += "    FAIL node " + std::to_string(i) + " (" + rf_op_name(nodes[i]->op) + "): bytes differ from the unfused graph's" +
-                   (at == SIZE_MAX ? std::string() : ", half " + std::to_string(at) + " by more than one ulp") + "\n";
+                   (at == SIZE_MAX ? std::string() : ", half " + std::to_string(at) + " beyond the tolerance plus one ulp") + "\n";
             ok = false;
             continue;
         }
