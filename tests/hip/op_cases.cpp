@@ -239,6 +239,11 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 4096, 37, 1, 3, 1)); // decode kernel, broadcast, long rows
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 4096, 37, 1, 2, 2));
     v.push_back(matmul(rng, RF_TYPE_Q6_K, 4096, 37, 1));
+    // Long rows (FFN down's K = 11008: 43 blocks, an odd count per lane group), a batch.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K}) {
+        v.push_back(matmul(rng, t, 11008, 37, 1));
+        v.push_back(matmul(rng, t, 8448, 21, 1, 2, 1));
+    }
     // Decode (M = 1) dp4a kernels over q8_1 activations: block counts not a multiple of the
     // blocks per warp step, odd N, broadcast batches.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
