@@ -17,6 +17,7 @@
 #include "matmul_mma.hip"
 #include "quantize_act.hip"
 #include "matmul_vec.hip"
+#include "matmul_vec_qx.hip"
 #include "matmul_mmq.hip"
 #include "moe_group.hip"
 #include "matmul_mmq_prefill.hip"
