@@ -291,7 +291,7 @@ RF_DEV void mvq_dot_lane(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq
     const int lane = threadIdx.x % RF_WARP;
     const i64 nb = K / B::ELEMS;
     // Two columns of a K-quant: eight blocks in flight per lane (H100, 7B Q4_K_M, two sequences
-    // 699 -> 716 t/s); one column and four lost 4-8% with eight (registers: fewer warps).
+    // 699 -> 716 t/s); one column and four lost 4-8% with eight (docs/PERFORMANCE.md round 17).
 #if RF_NVIDIA
     enum { U = NC == 2 && B::ELEMS == 256 ? 8 : B::UNROLL };
 #else
