@@ -1,6 +1,6 @@
 // Precision of the K-quant dot kernels (Q4_K / Q6_K weights x q8_K activations) of every SIMD
 // level against float64 math on the same quantized values: the exact integer dot of each
-// super-block, scaled in double. The kernels are compiled into this executable (not dlopened) so
+// super-block, scaled in double. The CPU plugin's kernel objects are linked into this executable (not dlopened) so
 // each level's table can be called directly. Prints per-kernel max / mean relative errors
 // (RF_KDOT_VERBOSE=1 for the full table) and checks saturation extremes.
 #include <catch2/catch.hpp>
