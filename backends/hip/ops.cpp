@@ -131,6 +131,12 @@ bool overlaps(const rf_tensor *t, const void *p, uint64_t bytes) {
     return a < b + bytes && b < a + byte_extent(t);
 }
 
+// Whether the q8_1 columns in scratch are x's, quantized in blocks of `block` (ensure_q8_columns'
+// cache).
+bool q8_columns_ready(const Backend &b, const rf_tensor *x, int block) {
+    return b.q8.src == x->data && b.q8.k == x->ne[0] && b.q8.rows == x->ne[1] * x->ne[2] * x->ne[3] && b.q8.block == block;
+}
+
 // Whether an M = 1 matmul quantizes its vector in its own blocks (rf_mvq_<type>_qx,
 // kernels/matmul_vec_qx.hip): NVIDIA, one vector, and no q8_1 copy of it made already (the
 // attention's output before the output projection, SwiGLU's before FFN down); the copy would
@@ -148,7 +154,7 @@ bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
     // did not pay for the blocks' quantization (H100, 7B Q4_K_M, one sequence: -1.2%).
     const int block = act_block(w->type);
     if (block != 32) return false;
-    return !(b.q8.src == x->data && b.q8.k == K && b.q8.rows == 1 && b.q8.block == block);
+    return !q8_columns_ready(b, x, block);
 #else
     (void)b, (void)n, (void)batch;
     return false;
@@ -543,7 +549,7 @@ bool ensure_q8_scratch(Backend &b, int64_t K, int64_t rows, std::string &err) {
 
 int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &err) {
     const int64_t K = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3], col = q8_column_bytes(K);
-    if (b.q8.src == x->data && b.q8.k == K && b.q8.rows == rows && b.q8.block == block) return RF_OK;
+    if (q8_columns_ready(b, x, block)) return RF_OK;
     if (rows > 65535) { err = "matmul: too many activation columns"; return RF_ERR_INVALID; }
     if (!ensure_q8_scratch(b, K, rows, err)) return RF_ERR_OUT_OF_MEMORY;
     rf_kargs qa{};
