@@ -394,9 +394,11 @@ template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
 #define RF_MVQN_TYPE(t, B) RF_MVQN_COLS(t, B, 1) RF_MVQN_COLS(t, B, 2)
 RF_MVQN_TYPE(q4_k, MvqK4<T_Q4_K>)
 RF_MVQN_TYPE(q5_k, MvqK4<T_Q5_K>)
-RF_MVQN_COLS(q6_k, MvqQ6K, 1)
-RF_MVQN(q6_k, MvqQ6K, 1, 2) RF_MVQN4(q6_k, MvqQ6K, 2, 2) RF_MVQN4(q6_k, MvqQ6K, 3, 2) RF_MVQN4(q6_k, MvqQ6K, 4, 2)
-RF_MVQN(q6_k, MvqQ6K, 5, 2) RF_MVQN(q6_k, MvqQ6K, 6, 2) RF_MVQN(q6_k, MvqQ6K, 7, 2) RF_MVQN(q6_k, MvqQ6K, 8, 2)
+// Q6_K: MvqQ6K for one column, MvqQ6KCols for several (mvq_blocks.h).
+RF_MVQN(q6_k, MvqQ6K, 1, 1) RF_MVQN(q6_k, MvqQ6KCols, 2, 1) RF_MVQN(q6_k, MvqQ6KCols, 3, 1) RF_MVQN(q6_k, MvqQ6KCols, 4, 1)
+RF_MVQN(q6_k, MvqQ6KCols, 5, 1) RF_MVQN(q6_k, MvqQ6KCols, 6, 1) RF_MVQN(q6_k, MvqQ6KCols, 7, 1) RF_MVQN(q6_k, MvqQ6KCols, 8, 1)
+RF_MVQN(q6_k, MvqQ6K, 1, 2) RF_MVQN4(q6_k, MvqQ6KCols, 2, 2) RF_MVQN4(q6_k, MvqQ6KCols, 3, 2) RF_MVQN4(q6_k, MvqQ6KCols, 4, 2)
+RF_MVQN(q6_k, MvqQ6KCols, 5, 2) RF_MVQN(q6_k, MvqQ6KCols, 6, 2) RF_MVQN(q6_k, MvqQ6KCols, 7, 2) RF_MVQN(q6_k, MvqQ6KCols, 8, 2)
 RF_MVQN_TYPE(q4_0, MvqQ4_0)
 RF_MVQN_TYPE(q8_0, MvqQ8_0)
 
@@ -484,7 +486,8 @@ template <int NC> RF_DEV RopeCS prefetch_rope_cols(const rf_kargs &a) {
     RF_MVQNF(t, B, 5) RF_MVQNF(t, B, 6) RF_MVQNF(t, B, 7) RF_MVQNF(t, B, 8)
 RF_MVQNF_TYPE(q4_k, MvqK4<T_Q4_K>)
 RF_MVQNF_TYPE(q5_k, MvqK4<T_Q5_K>)
-RF_MVQNF_TYPE(q6_k, MvqQ6K)
+RF_MVQNF(q6_k, MvqQ6K, 1) RF_MVQNF(q6_k, MvqQ6KCols, 2) RF_MVQNF(q6_k, MvqQ6KCols, 3) RF_MVQNF(q6_k, MvqQ6KCols, 4)
+RF_MVQNF(q6_k, MvqQ6KCols, 5) RF_MVQNF(q6_k, MvqQ6KCols, 6) RF_MVQNF(q6_k, MvqQ6KCols, 7) RF_MVQNF(q6_k, MvqQ6KCols, 8)
 RF_MVQNF_TYPE(q4_0, MvqQ4_0)
 RF_MVQNF_TYPE(q8_0, MvqQ8_0)
 #endif // RF_NVIDIA

@@ -164,32 +164,46 @@ template <int T> struct MvqK4 {
 // two aligned 8-byte loads, of the words holding its first and its last byte (the same word
 // when mis == 0): 8 loads instead of 12 two-byte and 4 one-byte ones. Bytes read beyond the
 // needed ones lie in those words, never past an allocation.
-struct MvqQ6K {
+// OffsetInDot: the quants stay unsigned (0..63) and dot takes their offset of 32 with one dp4a per
+// activation word (0xE0 = -32 in every byte), where subtracting 32 from the packed quants takes
+// four instructions a word: fewer instructions for one column (H200, one-column kernels 5-8%
+// faster), more for several (the dot runs once per column): MvqQ6K and MvqQ6KCols below. Both
+// give the same integers, so the same floats.
+template <bool OffsetInDot> struct MvqQ6KT {
     enum { LANES = 8, ELEMS = 256, UNROLL = 4 };
-    int v[2][4]; // signed 6-bit quants: [word of the 8 positions][quarter q]
+    int v[2][4]; // 6-bit quants, minus 32 unless OffsetInDot: [word of the 8 positions][quarter q]
     u32 sc; // int8 scales of the lane's four quarters, one per byte (fewer registers than four ints)
     float d;
     RF_DEV void load(const u8 *row, i64 b, int lane) {
-        const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3), s8 = 8 * (l0 >> 4);
+        const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
         const u8 *blk = row + b * 210;
         const int mis = (int)((unsigned long long)blk & 7), r = 8 * (mis & 3);
         const bool k = mis >= 4;
         const u8 *lo = blk - mis, *hi = lo + (mis ? 8 : 0);
-        u32 qa[2], qb[2], hh[2], sw[2];
-        ld8_mis(lo + 64 * n + l0, hi + 64 * n + l0, k, r, qa[0], qa[1]);
-        ld8_mis(lo + 64 * n + 32 + l0, hi + 64 * n + 32 + l0, k, r, qb[0], qb[1]);
-        ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, hh[0], hh[1]);
-        ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, sw[0], sw[1]); // scale bytes 8n + [0,8)
+        u32 p[4][2];
+        ld8_mis(lo + 64 * n + l0, hi + 64 * n + l0, k, r, p[0][0], p[0][1]);
+        ld8_mis(lo + 64 * n + 32 + l0, hi + 64 * n + 32 + l0, k, r, p[1][0], p[1][1]);
+        ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, p[2][0], p[2][1]);
+        ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, p[3][0], p[3][1]); // scale bytes 8n + [0,8)
         d = h2f(*(const u16 *)(blk + 208));
+        set_quants(p, lane);
+    }
+    // v and sc from the lane's four 8-byte pieces: ql (two runs), qh, scales.
+    RF_DEV void set_quants(const u32 (&p)[4][2], int lane) {
+        const int s8 = 8 * ((8 * (lane & 3)) >> 4);
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-            v[i][0] = (int)sub32_6bit((qa[i] & 0x0F0F0F0Fu) | ((hh[i] << 4) & 0x30303030u));
-            v[i][1] = (int)sub32_6bit((qb[i] & 0x0F0F0F0Fu) | ((hh[i] << 2) & 0x30303030u));
-            v[i][2] = (int)sub32_6bit(((qa[i] >> 4) & 0x0F0F0F0Fu) | (hh[i] & 0x30303030u));
-            v[i][3] = (int)sub32_6bit(((qb[i] >> 4) & 0x0F0F0F0Fu) | ((hh[i] >> 2) & 0x30303030u));
+            const u32 qa = p[0][i], qb = p[1][i], hh = p[2][i];
+            v[i][0] = (int)((qa & 0x0F0F0F0Fu) | ((hh << 4) & 0x30303030u));
+            v[i][1] = (int)((qb & 0x0F0F0F0Fu) | ((hh << 2) & 0x30303030u));
+            v[i][2] = (int)(((qa >> 4) & 0x0F0F0F0Fu) | (hh & 0x30303030u));
+            v[i][3] = (int)(((qb >> 4) & 0x0F0F0F0Fu) | ((hh >> 2) & 0x30303030u));
+            if (!OffsetInDot)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) v[i][q] = (int)sub32_6bit((u32)v[i][q]);
         }
         // Scales 8n + l0/16 + 2q: bytes l0/16 and l0/16 + 2 of each scale word.
-        const u32 a = sw[0] >> s8, c = sw[1] >> s8; // scales at bytes 0 and 2 of each
+        const u32 a = p[3][0] >> s8, c = p[3][1] >> s8; // scales at bytes 0 and 2 of each
         sc = (a & 0xFFu) | ((a >> 8) & 0xFF00u) | ((c & 0xFFu) << 16) | ((c << 8) & 0xFF000000u);
     }
     RF_DEV void dot(Q8Col x, i64 b, int lane, float &acc) const {
@@ -197,17 +211,30 @@ struct MvqQ6K {
         int2 xv[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) xv[q] = *(const int2 *)(x.q + b * 256 + 128 * n + 32 * q + l0);
+        // sum over (quant - 32) * x
         int sum[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
-            for (int q = 0; q < 4; ++q) sum[q] = dot4_i8(v[i][q], i == 0 ? xv[q].x : xv[q].y, sum[q]);
+            for (int q = 0; q < 4; ++q) {
+                const int xw = i == 0 ? xv[q].x : xv[q].y;
+                sum[q] = dot4_i8(v[i][q], xw, sum[q]);
+                if (OffsetInDot) sum[q] = dot4_i8((int)0xE0E0E0E0u, xw, sum[q]);
+            }
         // The column's d of the 256 block (quantized in blocks of 256, as for MvqK4): the four
         // scaled quarter sums added as integers (|s| < 2^24: exact), scaled once.
         const int s = sum[0] * (i8)sc + sum[1] * (i8)(sc >> 8) + sum[2] * (i8)(sc >> 16) + sum[3] * (i8)(sc >> 24);
         acc = ffma(fmul(d, x.ds[2 * b * 8]), (float)s, acc);
     }
 };
+
+#if RF_NVIDIA
+typedef MvqQ6KT<true> MvqQ6K;      // one column a weight block (and the one-row kernels)
+#else
+typedef MvqQ6KT<false> MvqQ6K;     // the AMD packs keep the form they were tuned with (rf_mvq_multi
+                                   // and rf_mvq_proj spilled on gfx1100 with the other)
+#endif
+typedef MvqQ6KT<false> MvqQ6KCols; // several columns a weight block
 
 // 24 bytes from the aligned 8-byte word at or below p (2-byte aligned): the window holding the 18
 // bytes [p, p + 18) whatever p % 8 (0, 2, 4 or 6). Every word holds a byte of that range, so no

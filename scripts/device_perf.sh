@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Performance-work runs on the H100 from a prebuilt dist/ (scripts/make_dist.sh), several steps
+# Performance-work runs on the lent GPU (H100, now H200) from a prebuilt dist/ (scripts/make_dist.sh), several steps
 # in one device call. Logs -> $OUT; a summary (summary.txt) is printed last.
 # Usage: scripts/device_perf.sh STEP...   steps:
 #   opcheck   every op against the CPU plugin (correctness)
@@ -62,6 +62,10 @@ mkdir -p /tmp/m "$OUT"
 V=tests/data/vocab/ggml-vocab-llama-spm.gguf
 Y=$D/yardstick # scripts/make_dist.sh copies ../shared/yardstick there (../shared does not travel)
 S=$OUT/summary.txt
+# The GPU's short name for baseline files (h100, h200, ...): our numbers are kept per GPU model;
+# the yardstick ($Y/llamacpp-h100-*) stays the H100 one whatever runs this.
+G=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'H[0-9]{3}|A[0-9]{3}|L[0-9]{2}' | head -1 | tr A-Z a-z)
+G=${G:-gpu}
 log() { echo "$*" | tee -a "$S"; }
 greedy_vs_cpu() { # "SHAPES" "TYPES" TAG: greedy tokens of each tiny model on hip and cpu, logged identical / DIFFER
   local sh t m b r
@@ -172,15 +176,15 @@ for step in "$@"; do
   final) # the table: baselines of pp/tg, depth, batched decode and TTFT (JSON in $OUT)
     for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
       set -- $spec
-      timeout 200 $RF bench -m $(model $1 $2) -p 512 -n 128 -r 5 --backend hip --save-baseline "$OUT/baseline-h100-$1-$2.json" \
+      timeout 200 $RF bench -m $(model $1 $2) -p 512 -n 128 -r 5 --backend hip --save-baseline "$OUT/baseline-$G-$1-$2.json" \
         --compare-baseline $Y/llamacpp-h100-$1-$2.json --threshold 0 --force > "$OUT/final-$1-$2.txt" 2>&1
       log "-- $1 $2"; grep -E "pp512|tg128" "$OUT/final-$1-$2.txt" | tee -a "$S"
     done
     m=$(model llama2-7b Q4_K_M)
-    timeout 300 $RF bench -m $m -p 512 -n 128 -d 2048,8192 -r 3 --backend hip --save-baseline "$OUT/baseline-h100-llama2-7b-Q4_K_M-depth.json" \
+    timeout 300 $RF bench -m $m -p 512 -n 128 -d 2048,8192 -r 3 --backend hip --save-baseline "$OUT/baseline-$G-llama2-7b-Q4_K_M-depth.json" \
       2>&1 | grep -E "@ d" | tee -a "$S"
     timeout 300 $RF bench-inference -m $m --prompts 512 --batches 1,2,4,8,16 --prompt-len 128 -n 128 -r 2 --backend hip \
-      --save-baseline "$OUT/baseline-h100-llama2-7b-Q4_K_M-inference.json" 2>/dev/null | grep -E "^\|" | tee -a "$S" ;;
+      --save-baseline "$OUT/baseline-$G-llama2-7b-Q4_K_M-inference.json" 2>/dev/null | grep -E "^\|" | tee -a "$S" ;;
   ab) # interleaved decode A/B of one knob: AB_VAR=NAME, AB_VALS="A B" (default "1 0"), tokens compared
     v=${AB_VAR:-ROCMFORGE_HIP_PREFETCH}
     vals=${AB_VALS:-1 0}

@@ -39,6 +39,15 @@ struct Backend {
     // Decode matmuls pull their rows into L2 before rf_kernel_start (ROCMFORGE_HIP_PREFETCH=1).
     // Off: on the H100 it gave TinyLlama tg128 +5% but Llama-2-7B -3..-13% (interleaved A/B).
     bool prefetch_weights = false;
+    // ROCMFORGE_HIP_DROP=name,...: launches of these base kernels (by kernel name) and pack fusions
+    // (by fusion name) are not queued. A measuring tool only, for what those launches cost in a
+    // step (docs/PROFILING_GUIDE.md): the results are wrong while it is set.
+    std::vector<std::string> drop_launches;
+    bool drops(const char *name) const {
+        for (const auto &d : drop_launches)
+            if (d == name) return true;
+        return false;
+    }
     bool attention_stream = true;
     // Streaming decode attention's grid target in blocks per SM (ROCMFORGE_HIP_ATT_BLOCKS, A/B): 8 since
     // the packed f16 kernels fit 8 per SM (H100 7B tg64 @ d8192 222-224 vs 216-219 with 4; d512,

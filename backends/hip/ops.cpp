@@ -39,6 +39,7 @@ int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsign
     auto it = b.kernels.functions.find(name);
     if (it == b.kernels.functions.end()) { err = "kernel '" + name + "' not loaded"; return RF_ERR_DEVICE; }
     if (gx == 0 || gy == 0 || gz == 0) return RF_OK; // empty tensor
+    if (!b.drop_launches.empty() && b.drops(name.c_str())) return RF_OK;
     if (int r = allow_smem(b, it->second, smem, name, err)) return r;
     // Collected by the backend's launch queue; compute() submits the list (or replays it as a graph).
     LaunchRec r;

@@ -225,6 +225,14 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_COLS")) b->mvq_max_cols = std::max(1, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_ROWS"); s && (*s == '1' || *s == '2')) b->mvq_rows_per_warp = *s - '0';
     if (const char *s = std::getenv("ROCMFORGE_HIP_REUSE"); s && *s == '0') b->reuse_walks = false;
+    if (const char *s = std::getenv("ROCMFORGE_HIP_DROP"); s && *s) {
+        std::string list = s;
+        for (size_t a = 0, e; a <= list.size(); a = e + 1) {
+            e = std::min(list.find(',', a), list.size());
+            if (e > a) b->drop_launches.push_back(list.substr(a, e - a));
+        }
+        std::fprintf(stderr, "hip: ROCMFORGE_HIP_DROP=%s: those launches are skipped, results are wrong (timing only)\n", s);
+    }
     if (const char *s = std::getenv("ROCMFORGE_HIP_GRAPHS_KEPT")) b->queue.set_kept(std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_STATS"); s && *s == '1') {
         b->stats.on = hipEventCreate(&b->stats.ev[0]) == hipSuccess && hipEventCreate(&b->stats.ev[1]) == hipSuccess;
