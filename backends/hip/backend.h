@@ -36,9 +36,11 @@ struct Backend {
     // ROCMFORGE_HIP_MVQ_COLS / ROCMFORGE_HIP_MVQ_ROWS override them (A/B).
     int64_t mvq_max_cols = 16;
     int mvq_rows_per_warp = 2;
-    // Decode matmuls pull their rows into L2 before rf_kernel_start (ROCMFORGE_HIP_PREFETCH=1).
-    // Off: on the H100 it gave TinyLlama tg128 +5% but Llama-2-7B -3..-13% (interleaved A/B).
-    bool prefetch_weights = false;
+    // Decode matmuls pull their rows into L2 before rf_kernel_start: 1 every one, 0 none
+    // (ROCMFORGE_HIP_PREFETCH=1 / 0), -1 (default) the backend's one-column matmuls whose weight
+    // matrix has at most kPrefetchMaxBytes (ops.cpp). All on: TinyLlama tg128 +2.4% but Llama-2-7B
+    // -3.6% (H200; H100 +5% / -3..-13%), interleaved A/Bs.
+    int prefetch_weights = -1;
     // ROCMFORGE_HIP_DROP=name,...: launches of these base kernels (by kernel name) and pack fusions
     // (by fusion name) are not queued. A measuring tool only, for what those launches cost in a
     // step (docs/PROFILING_GUIDE.md): the results are wrong while it is set.

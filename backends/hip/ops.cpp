@@ -162,11 +162,21 @@ bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
 #endif
 }
 
+// iparams[7] of the decode matmul kernels: 0 = pull the weight rows into L2 before
+// rf_kernel_start, 1 = not. By default only matrices of a small model's size (TinyLlama's 2048 x
+// 5632 Q4_K is 6.5 MB), whose launches are short enough for the prefetch to overlap the kernel
+// before; a 7B model's (9.4-37 MB) lost speed with it (Backend::prefetch_weights).
+constexpr uint64_t kPrefetchMaxBytes = 8ull << 20;
+int no_weight_prefetch(const Backend &b, const rf_tensor *w) {
+    if (b.prefetch_weights >= 0) return b.prefetch_weights ? 0 : 1;
+    return byte_extent(w) <= kPrefetchMaxBytes ? 0 : 1;
+}
+
 int matmul_vec_qx(Backend &b, const rf_node &n, const char *kernel, std::string &err) {
     const rf_tensor *w = n.src[0];
     rf_kargs a = make_args(n);
     a.aux[1] = act_block(w->type);
-    a.iparams[7] = b.prefetch_weights ? 0 : 1;
+    a.iparams[7] = no_weight_prefetch(b, w);
     return launch(b, std::string(kernel) + "_qx", (unsigned)((w->ne[1] + 31) / 32), 1, 1, 1024, a, err,
                   (unsigned)q8_column_bytes(w->ne[0]));
 }
@@ -181,7 +191,7 @@ int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned bat
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(w->ne[0]);
-    a.iparams[7] = b.prefetch_weights ? 0 : 1;
+    a.iparams[7] = no_weight_prefetch(b, w);
     return launch(b, kernel, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
 }
 
@@ -202,7 +212,7 @@ int matmul_cols_q8(Backend &b, const rf_node &n, std::string &err) {
         a.scratch = b.q8.where;
         a.aux[0] = q8_column_bytes(w->ne[0]);
         a.aux[1] = m0;
-        a.iparams[7] = b.prefetch_weights ? 0 : 1;
+        a.iparams[7] = b.prefetch_weights == 1 ? 0 : 1; // several columns: only when asked for
         if (int r = launch(b, stem + std::to_string(nc) + "x" + std::to_string(R), blocks, (unsigned)chunks, 1, 128, a, err))
             return r;
         m0 += nc * chunks;
