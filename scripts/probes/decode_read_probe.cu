@@ -1,0 +1,110 @@
+// What a one-column decode matmul could reach: each decode-shaped weight matrix (Llama-2-7B's, in
+// Q4_K and Q6_K) read by a plain streaming kernel with the matmul's thread mapping (a warp per row,
+// four rows a block, 16-byte loads), against the production dot products (kernels/mvq_blocks.h)
+// on the same bytes. Launches run back to back with programmatic dependent launch, as in a decode
+// graph, each on another region of a 4 GiB pool (the L2 never holds the matrix). Prints
+// microseconds per launch and GB/s. Standalone, NVIDIA only (sm_90); build on the development
+// machine and run on the GPU machine:
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels \
+//        -o probe/decode_read_probe scripts/probes/decode_read_probe.cu
+// Results: docs/notes/decode_latency.md ("Eighteenth session").
+#include "compat.h"
+#include "mvq_blocks.h"
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+
+RF_DEV uint4 ldnc(const uint4 *p) {
+    uint4 v;
+    asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+// A warp per row of rb bytes (rb % 16 == 0), U 16-byte loads per lane in flight.
+template <int U> __global__ void __launch_bounds__(128) k_read(const u8 *base, long rb, long nrows, float *y) {
+    rf_kernel_start();
+    const long row = (long)blockIdx.x * 4 + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= nrows) return;
+    const uint4 *p = (const uint4 *)(base + row * rb);
+    const long n16 = rb / 16;
+    unsigned acc = 0;
+    long i = lane;
+    for (; i + 32 * (U - 1) < n16; i += 32 * U) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = ldnc(p + i + 32 * u);
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    for (; i < n16; i += 32) { const uint4 v = ldnc(p + i); acc += v.x ^ v.y ^ v.z ^ v.w; }
+    if (acc == 0x12345678u) y[row] = 1.f; // never true for the pool's bytes; keeps the loads
+}
+// The production row dot: R rows a warp, one q8_1 column.
+template <class B, int R> __global__ void __launch_bounds__(128) k_mvq(const u8 *w, long rb, long N, const i8 *xq, long K, float *y) {
+    rf_kernel_start();
+    const long n0 = ((long)blockIdx.x * 4 + threadIdx.x / 32) * R;
+    if (n0 >= N) return;
+    float acc[R][1];
+    mvq_dot_cols<B, 1, R>(w + n0 * rb, rb, (int)(N - n0 < R ? N - n0 : R), xq, 0, K, acc);
+    if (threadIdx.x % 32 == 0)
+        for (int r = 0; r < R; ++r)
+            if (n0 + r < N) y[n0 + r] = acc[r][0];
+}
+
+static u8 *pool;
+static const long kPool = 4L << 30;
+template <class... A> void launch_pdl(void (*k)(A...), unsigned grid, unsigned threads, A... args) {
+    cudaLaunchConfig_t c{};
+    c.gridDim = grid;
+    c.blockDim = threads;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    c.attrs = at;
+    c.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&c, k, args...));
+}
+template <class F> float us_per_launch(long bytes, F launch) {
+    const long slot = (bytes + 65535) / 65536 * 65536, slots = kPool / slot;
+    const int reps = 300;
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    for (int r = 0; r < 30; ++r) launch(pool + (r % slots) * slot);
+    cudaEventRecord(a);
+    for (int r = 0; r < reps; ++r) launch(pool + ((r + 7) % slots) * slot);
+    cudaEventRecord(b);
+    CK(cudaEventSynchronize(b));
+    float ms;
+    cudaEventElapsedTime(&ms, a, b);
+    return ms * 1000.f / reps;
+}
+int main() {
+    CK(cudaMalloc(&pool, kPool));
+    CK(cudaMemset(pool, 0x11, kPool));
+    i8 *xq;
+    float *y;
+    CK(cudaMalloc(&xq, 1 << 20));
+    CK(cudaMemset(xq, 0x3, 1 << 20));
+    CK(cudaMalloc(&y, 1 << 20));
+    struct Shape { const char *name; int type; long n, k; } shapes[] = {
+        {"O      Q4_K 4096x4096 ", T_Q4_K, 4096, 4096},   {"QKV    Q4_K 12288x4096", T_Q4_K, 12288, 4096},
+        {"gateup Q4_K 22016x4096", T_Q4_K, 22016, 4096},  {"down   Q4_K 4096x11008", T_Q4_K, 4096, 11008},
+        {"down   Q6_K 4096x11008", T_Q6_K, 4096, 11008},  {"V      Q6_K 4096x4096 ", T_Q6_K, 4096, 4096},
+        {"out    Q6_K 32000x4096", T_Q6_K, 32000, 4096}};
+    for (const Shape &s : shapes) {
+        const long rb = s.k / 256 * (s.type == T_Q4_K ? 144 : 210), bytes = s.n * rb, rb16 = (rb + 15) / 16 * 16;
+        printf("%s %6.1f MB:", s.name, bytes / 1e6);
+        auto rep = [&](const char *v, float us) { printf("  %s %6.2f us %5.0f GB/s |", v, us, bytes / us / 1e3); };
+        rep("read", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+#define MVQ(B, R, tag)                                                                                                            \
+    rep(tag, us_per_launch(bytes, [&](const u8 *p) {                                                                              \
+        launch_pdl(k_mvq<B, R>, (unsigned)((s.n + 4 * R - 1) / (4 * R)), 128u, p, rb, s.n, (const i8 *)xq, s.k, y); }))
+        if (s.type == T_Q4_K) { MVQ(MvqK4<T_Q4_K>, 1, "dot, 1 row a warp"); MVQ(MvqK4<T_Q4_K>, 2, "2 rows"); }
+        else { MVQ(MvqQ6K, 1, "dot, 1 row a warp"); MVQ(MvqQ6K, 2, "2 rows"); }
+        printf("\n");
+    }
+    CK(cudaGetLastError());
+    return 0;
+}
