@@ -72,7 +72,7 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
     l->iparams[0] = 1; /* SwiGLU form */
-    pm_decode_input(l, block);
+    pm_decode_input(l, block, mg->src[0], M);
     return 3;
 }
 

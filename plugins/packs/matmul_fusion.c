@@ -61,7 +61,8 @@ int pm_decode_settings(void) {
         const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ"),
                    *t = getenv("ROCMFORGE_HIP_PROJ_TYPED"), *ms = getenv("ROCMFORGE_HIP_MMQ_SEGMENTS"),
                    *ma = getenv("ROCMFORGE_HIP_MMQ_APPEND"), *cr = getenv("ROCMFORGE_HIP_COLS_RUN");
-        v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (j && *j == '0' ? 0 : PM_JOIN_PROJ) |
+        v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (p && *p == '0' ? PM_NO_PREFETCH : 0) |
+            (j && *j == '0' ? 0 : PM_JOIN_PROJ) |
             (t && *t == '0' ? 0 : PM_TYPED_PROJ) | (ms && *ms == '0' ? 0 : PM_MMQ_JOIN) | (ma && *ma == '0' ? 0 : PM_MMQ_APPEND) |
             (cr && *cr == '0' ? 0 : PM_COLS_RUN);
         atomic_store_explicit(&settings, v, memory_order_relaxed);
@@ -71,11 +72,13 @@ int pm_decode_settings(void) {
 
 int pm_nvidia(const rf_pack_device *dev) { return dev->arch && strncmp(dev->arch, "sm_", 3) == 0; }
 
-void pm_decode_input(rf_fusion_launch *l, int block) {
+void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t columns) {
+    const int s = pm_decode_settings();
+    const int small = columns == 1 && pm_end(w) - (uintptr_t)w->data <= PM_PREFETCH_MAX_BYTES;
     l->act_in = (rf_tensor_ref){0, 1};
     l->act_in_block = block;
     l->q8_aux_stride = 0;
-    l->iparams[7] = (pm_decode_settings() & PM_PREFETCH) ? 0 : 1; /* 1: no L2 prefetch */
+    l->iparams[7] = (s & PM_PREFETCH) || (small && !(s & PM_NO_PREFETCH)) ? 0 : 1; /* 1: no L2 prefetch */
 }
 
 void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node) {
@@ -108,7 +111,7 @@ int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, in
         l->dst = (rf_tensor_ref){node, RF_BIND_DST};
         l->iparams[0] = 3; /* plain form */
     }
-    pm_decode_input(l, pm_act_in_block(mm->src[0]->type));
+    pm_decode_input(l, pm_act_in_block(mm->src[0]->type), mm->src[0], mm->dst->ne[1]);
     l->act_in = (rf_tensor_ref){node, 1};
     return 1;
 }

@@ -40,8 +40,12 @@ int pm_rope_of_product(const rf_node *mm, const rf_node *rp);
 
 /* The activation input of an rf_mvq_multi / rf_mvqn_*f launch replacing the matmul at claimed
  * node 0: its src[1] lent as `block` says (pm_act_in_block), the column stride in aux[0], and
- * iparams[7] = 1 unless the L2 prefetch setting is on (those kernels' convention). */
-void pm_decode_input(rf_fusion_launch *l, int block);
+ * iparams[7] = 1 (those kernels' convention: no L2 prefetch of the weight rows before the wait)
+ * unless weight w is pulled in: ROCMFORGE_HIP_PREFETCH=1 every matrix, =0 none, unset one launch
+ * (one activation column) of a matrix of at most PM_PREFETCH_MAX_BYTES, as the backend does for
+ * its own decode matmuls (backends/hip/ops.cpp no_weight_prefetch). */
+#define PM_PREFETCH_MAX_BYTES (8u << 20)
+void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t columns);
 
 /* The rope form's bindings of a decode matmul launch (rf_mvq_multi, rf_mvqn_<type>_<NC>f): the
  * matmul at claimed node `node` and its rope rp at node + 1 (weights src[0], product dst, positions
@@ -71,6 +75,7 @@ enum pm_decode_setting {
     PM_MMQ_JOIN = 16,  /* several tokens' projections joined on the tensor-core tiles, proj_runs.c (ROCMFORGE_HIP_MMQ_SEGMENTS, default 1) */
     PM_MMQ_APPEND = 32, /* with the K and V appends (ROCMFORGE_HIP_MMQ_APPEND, default 1) */
     PM_COLS_RUN = 64,   /* 2..8 tokens' projections with their appends on the column kernels, proj_runs.c (ROCMFORGE_HIP_COLS_RUN, default 1) */
+    PM_NO_PREFETCH = 128, /* no weight prefetch at all (ROCMFORGE_HIP_PREFETCH=0) */
 };
 int pm_decode_settings(void);
 /* Whether the device runs NVIDIA packs' kernels (the column kernels rf_mvqn_* exist only there:

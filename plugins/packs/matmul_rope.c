@@ -30,7 +30,7 @@ static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack
     l->aux[3] = 1;                  /* one segment */
     l->threads = 128;
     pm_bind_rope_form(l, rp, 0);
-    pm_decode_input(l, block);
+    pm_decode_input(l, block, mm->src[0], M);
     return 2;
 }
 
