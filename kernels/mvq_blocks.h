@@ -166,9 +166,9 @@ template <int T> struct MvqK4 {
 // needed ones lie in those words, never past an allocation.
 // OffsetInDot: the quants stay unsigned (0..63) and dot takes their offset of 32 with one dp4a per
 // activation word (0xE0 = -32 in every byte), where subtracting 32 from the packed quants takes
-// four instructions a word: fewer instructions for one column (H200, one-column kernels 5-8%
-// faster), more for several (the dot runs once per column): MvqQ6K and MvqQ6KCols below. Both
-// give the same integers, so the same floats.
+// four instructions a word: fewer instructions for one column (H200, scripts/probes: the 7B
+// matrices' one-row kernels 2.5-4% faster; 7B Q4_K_M tg128 +1.7%), more for several (the dot runs
+// once per column): MvqQ6K and MvqQ6KCols below. Both give the same integers, so the same floats.
 template <bool OffsetInDot> struct MvqQ6KT {
     enum { LANES = 8, ELEMS = 256, UNROLL = 4 };
     int v[2][4]; // 6-bit quants, minus 32 unless OffsetInDot: [word of the 8 positions][quarter q]
@@ -186,11 +186,7 @@ template <bool OffsetInDot> struct MvqQ6KT {
         ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, p[2][0], p[2][1]);
         ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, p[3][0], p[3][1]); // scale bytes 8n + [0,8)
         d = h2f(*(const u16 *)(blk + 208));
-        set_quants(p, lane);
-    }
-    // v and sc from the lane's four 8-byte pieces: ql (two runs), qh, scales.
-    RF_DEV void set_quants(const u32 (&p)[4][2], int lane) {
-        const int s8 = 8 * ((8 * (lane & 3)) >> 4);
+        const int s8 = 8 * ((8 * (lane & 3)) >> 4); // 8 * (l0 >> 4), from lane (one instruction less)
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
             const u32 qa = p[0][i], qb = p[1][i], hh = p[2][i];
