@@ -39,7 +39,7 @@ int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsign
     auto it = b.kernels.functions.find(name);
     if (it == b.kernels.functions.end()) { err = "kernel '" + name + "' not loaded"; return RF_ERR_DEVICE; }
     if (gx == 0 || gy == 0 || gz == 0) return RF_OK; // empty tensor
-    if (!b.drop_launches.empty() && b.drops(name.c_str())) return RF_OK;
+    if (b.drops(name.c_str())) return RF_OK;
     if (int r = allow_smem(b, it->second, smem, name, err)) return r;
     // Collected by the backend's launch queue; compute() submits the list (or replays it as a graph).
     LaunchRec r;
@@ -162,21 +162,22 @@ bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
 #endif
 }
 
-// iparams[7] of the decode matmul kernels: 0 = pull the weight rows into L2 before
-// rf_kernel_start, 1 = not. By default only matrices of a small model's size (TinyLlama's 2048 x
-// 5632 Q4_K is 6.5 MB), whose launches are short enough for the prefetch to overlap the kernel
-// before; a 7B model's (9.4-37 MB) lost speed with it (Backend::prefetch_weights).
+// iparams[7] of the decode matmul kernels reading `columns` activation columns: 0 = pull the
+// weight rows into L2 before rf_kernel_start, 1 = not. By default only one column of a matrix of
+// a small model's size (TinyLlama's 2048 x 5632 Q4_K is 6.5 MB), whose launches are short enough
+// for the prefetch to overlap the kernel before; a 7B model's (9.4-37 MB) lost speed with it
+// (Backend::prefetch_weights). The packs' decode launches follow the same rule (pm_decode_input).
 constexpr uint64_t kPrefetchMaxBytes = 8ull << 20;
-int no_weight_prefetch(const Backend &b, const rf_tensor *w) {
+int no_weight_prefetch(const Backend &b, const rf_tensor *w, int64_t columns) {
     if (b.prefetch_weights >= 0) return b.prefetch_weights ? 0 : 1;
-    return byte_extent(w) <= kPrefetchMaxBytes ? 0 : 1;
+    return columns == 1 && byte_extent(w) <= kPrefetchMaxBytes ? 0 : 1;
 }
 
 int matmul_vec_qx(Backend &b, const rf_node &n, const char *kernel, std::string &err) {
     const rf_tensor *w = n.src[0];
     rf_kargs a = make_args(n);
     a.aux[1] = act_block(w->type);
-    a.iparams[7] = no_weight_prefetch(b, w);
+    a.iparams[7] = no_weight_prefetch(b, w, 1);
     return launch(b, std::string(kernel) + "_qx", (unsigned)((w->ne[1] + 31) / 32), 1, 1, 1024, a, err,
                   (unsigned)q8_column_bytes(w->ne[0]));
 }
@@ -191,7 +192,7 @@ int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned bat
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(w->ne[0]);
-    a.iparams[7] = no_weight_prefetch(b, w);
+    a.iparams[7] = no_weight_prefetch(b, w, 1);
     return launch(b, kernel, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
 }
 
@@ -212,7 +213,7 @@ int matmul_cols_q8(Backend &b, const rf_node &n, std::string &err) {
         a.scratch = b.q8.where;
         a.aux[0] = q8_column_bytes(w->ne[0]);
         a.aux[1] = m0;
-        a.iparams[7] = b.prefetch_weights == 1 ? 0 : 1; // several columns: only when asked for
+        a.iparams[7] = no_weight_prefetch(b, w, M);
         if (int r = launch(b, stem + std::to_string(nc) + "x" + std::to_string(R), blocks, (unsigned)chunks, 1, 128, a, err))
             return r;
         m0 += nc * chunks;
