@@ -217,6 +217,18 @@ RF_DEV double block_sum_d(double v, double *sh) {
     v = l < (int)(blockDim.x / RF_WARP) ? sh[l] : 0.0;
     return warp_sum(v);
 }
+
+// A generic pointer to shared memory as a 32-bit shared address.
+RF_DEV u32 shared_addr(const void *p) {
+#if RF_NVIDIA
+    u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+#else
+    return (u32)(unsigned long long)p;
+#endif
+}
+
 RF_DEV float rms_scale(double sum_sq, i64 K, float eps) { return (float)(1.0 / sqrt(sum_sq / (double)K + (double)eps)); }
 
 // SWIGLU of one element: silu(u) * v (rf_swiglu_f32 and the fused rf_swiglu_q8_1: same bits).

@@ -51,7 +51,7 @@ template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &
     const i64 K = w.ne[0], N = w.ne[1];
     i64 M = x.ne[1], m0 = (i64)(blockIdx.x / KS) * BM;
     const i64 n0 = (i64)blockIdx.y * RF_H16_BN;
-    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const u32 rank = KS > 1 ? cluster_rank() : 0;
     const u8 *wb, *xb;
     u8 *db;
     i64 xnb1 = x.nb[1];
@@ -156,7 +156,7 @@ template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &
 #pragma unroll
                 for (int r = 0; r < 4; ++r) red[((i * C::NJ + j) * 4 + r) * RF_H16_THREADS + tid] = acc[i][j][r];
         red_at = smem_addr(red + tid);
-        mmq_cluster_sync();
+        cluster_sync();
     }
     const int g = lane >> 2, t4 = lane & 3;
     // GROUPED: per sorted column of this tile, its output offset (read here, not kept live).
@@ -175,11 +175,11 @@ template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &
                 if (KS > 1) {
                     v = 0.f;
 #pragma unroll
-                    for (int q = 0; q < KS; ++q) v += mmq_ld_cluster(red_at + 4u * (u32)(e * RF_H16_THREADS), (u32)q);
+                    for (int q = 0; q < KS; ++q) v += cluster_ld_f32(red_at + 4u * (u32)(e * RF_H16_THREADS), (u32)q);
                 }
                 if (n < N && m < M) ((float *)(db + (GROUPED ? dst_off[m] : m * d.nb[1])))[n] = v;
             }
-    if (KS > 1) mmq_cluster_sync(); // no block leaves while the others read its shared memory
+    if (KS > 1) cluster_sync(); // no block leaves while the others read its shared memory
 }
 
 // BM = 128: 64 accumulators per thread, two blocks per SM (80 KB of shared memory each);
@@ -189,11 +189,11 @@ template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &
         rf_kernel_start();                                                                                         \
         mm_h16_impl<BM, 1, false>(a);                                                                                     \
     }                                                                                                              \
-    RF_KERNEL __launch_bounds__(RF_H16_THREADS, MINB) RF_MMQ_CLUSTER(2) void rf_mm_h16_##BM##_k2(rf_kargs a) {      \
+    RF_KERNEL __launch_bounds__(RF_H16_THREADS, MINB) RF_CLUSTER_DIMS(2) void rf_mm_h16_##BM##_k2(rf_kargs a) {      \
         rf_kernel_start();                                                                                         \
         mm_h16_impl<BM, 2, false>(a);                                                                                     \
     }                                                                                                              \
-    RF_KERNEL __launch_bounds__(RF_H16_THREADS, MINB) RF_MMQ_CLUSTER(4) void rf_mm_h16_##BM##_k4(rf_kargs a) {      \
+    RF_KERNEL __launch_bounds__(RF_H16_THREADS, MINB) RF_CLUSTER_DIMS(4) void rf_mm_h16_##BM##_k4(rf_kargs a) {      \
         rf_kernel_start();                                                                                         \
         mm_h16_impl<BM, 4, false>(a);                                                                                     \
     }

@@ -80,7 +80,7 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
     const i64 K = w.ne[0], N = w.ne[1], M = x.ne[1];
     const i64 m0 = (i64)(blockIdx.x / KS) * BM, n0 = (i64)blockIdx.y * BN;
-    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const u32 rank = KS > 1 ? cluster_rank() : 0;
     const int z = blockIdx.z;
     const i64 i2 = z % x.ne[2], i3 = z / x.ne[2];
     const u8 *wb = (const u8 *)w.data + (i2 / (x.ne[2] / w.ne[2])) * w.nb[2] + (i3 / (x.ne[3] / w.ne[3])) * w.nb[3];
@@ -155,7 +155,7 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
 #pragma unroll
         for (int i = 0; i < 64; ++i) red[i * RF_H16W_THREADS + tid] = acc[i];
         red_at = smem_addr(red + tid);
-        mmq_cluster_sync();
+        cluster_sync();
     }
     const bool pairs = (ldd & 7) == 0 && ((unsigned long long)db & 7) == 0;
 #pragma unroll
@@ -167,8 +167,8 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
             v0 = v1 = 0.f;
 #pragma unroll
             for (int q = 0; q < KS; ++q) {
-                v0 += mmq_ld_cluster(red_at + 4u * (u32)(i * RF_H16W_THREADS), (u32)q);
-                v1 += mmq_ld_cluster(red_at + 4u * (u32)((i + 1) * RF_H16W_THREADS), (u32)q);
+                v0 += cluster_ld_f32(red_at + 4u * (u32)(i * RF_H16W_THREADS), (u32)q);
+                v1 += cluster_ld_f32(red_at + 4u * (u32)((i + 1) * RF_H16W_THREADS), (u32)q);
             }
         }
         if (m >= M || n >= N) continue;
@@ -179,7 +179,7 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
             if (n + 1 < N) y[1] = v1;
         }
     }
-    if (KS > 1) mmq_cluster_sync(); // no block leaves while the others read its shared memory
+    if (KS > 1) cluster_sync(); // no block leaves while the others read its shared memory
 }
 
 // ---- quantized weights, dequantized to f16 in shared memory -------------------------------------
@@ -298,7 +298,7 @@ template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
     const i64 K = w.ne[0], N = w.ne[1], M = x.ne[1];
     const i64 m0 = (i64)(blockIdx.x / KS) * BM, n0 = (i64)blockIdx.y * BN;
-    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const u32 rank = KS > 1 ? cluster_rank() : 0;
     const int tid = threadIdx.x, g = tid >> 7;
     // [S activation stages][2 f16 weight tiles][S raw weight stages], from a 1024-byte boundary.
     const u32 base = (smem_addr(rf_h16w_smem) + 1023u) & ~1023u;
@@ -390,7 +390,7 @@ RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) void rf_mm_h16w_128_k1(rf_kargs 
     rf_kernel_start();
     RF_H16W_BODY(1);
 }
-RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_MMQ_CLUSTER(2) void rf_mm_h16w_128_k2(rf_kargs a) {
+RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_CLUSTER_DIMS(2) void rf_mm_h16w_128_k2(rf_kargs a) {
     rf_kernel_start();
     RF_H16W_BODY(2);
 }
@@ -401,7 +401,7 @@ RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_MMQ_CLUSTER(2) void rf_mm_h16
         rf_kernel_start();                                                                                            \
         RF_Q16W_BODY(T, 1);                                                                                           \
     }                                                                                                                 \
-    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_MMQ_CLUSTER(2) void rf_mm_q16w_##t##_k2(rf_kargs a) {          \
+    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_CLUSTER_DIMS(2) void rf_mm_q16w_##t##_k2(rf_kargs a) {          \
         rf_kernel_start();                                                                                            \
         RF_Q16W_BODY(T, 2);                                                                                           \
     }

@@ -66,7 +66,7 @@ template <int T> RF_DEV void mmq_prefetch_rows(const rf_kargs &a, i64 n0, i64 sa
 template <int T> RF_DEV int mmq_window(const rf_kargs &a) { return a.iparams[2] > 0 ? a.iparams[2] : (MmqFmt<T>::SB >= 128 ? 4 : 8); }
 // The first window of the block's steps, issued before rf_kernel_start (weights are never written).
 template <int T> RF_DEV void mmq_prefetch_first(const rf_kargs &a, int KS) {
-    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const u32 rank = KS > 1 ? cluster_rank() : 0;
     const i64 nst = mmq_steps<T>(a.src[0].ne[0]), s0 = nst * rank / KS, s1 = nst * (rank + 1) / KS;
     const i64 e = s0 + mmq_window<T>(a) < s1 ? s0 + mmq_window<T>(a) : s1;
     mmq_prefetch_rows<T>(a, (i64)(blockIdx.x / KS) * RF_MMQ_ROWS, s0, e);
@@ -190,7 +190,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     const int tid = threadIdx.x, lane = tid % RF_WARP, wid = tid / RF_WARP, g = lane >> 2, t = lane & 3;
     const i64 n0 = (i64)(blockIdx.x / KS) * RF_MMQ_ROWS, c0 = (i64)blockIdx.y * C;
     if (n0 >= N) return; // a shorter segment's tile (the whole cluster leaves: same n0)
-    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const u32 rank = KS > 1 ? cluster_rank() : 0;
     const int ntv = (int)((M - c0 + 7) / 8 < NT ? (M - c0 + 7) / 8 : NT);
     const u8 *wbase = seg.w;
     const i64 wnb = seg.wnb;
@@ -199,7 +199,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     // This block's K steps: [s0, s1).
     const i64 nst = mmq_steps<T>(K);
     const i64 s0 = nst * rank / KS, s1 = nst * (rank + 1) / KS;
-    const u32 sbase = mmq_saddr(sm);
+    const u32 sbase = shared_addr(sm);
     const int win = mmq_window<T>(a);
 
     const MmqCopies<T, RF_MMQ_ROWS, C, RF_MMQ_THREADS> copies(wbase, wnb, N, n0, xq, xs, M, c0, K);
@@ -209,7 +209,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     // next C threads one column's quants each, the next C its (d, sum) pairs; every thread
     // arrives on the stage's mbarrier with the byte count of its copy.
     const bool tma = a.iparams[3] != 0;
-    const u32 bbase = mmq_saddr(mbar);
+    const u32 bbase = shared_addr(mbar);
     if (tma && tid == 0)
         for (int p = 0; p < P; ++p) mmq_bar_init(bbase + 8 * p, RF_MMQ_THREADS);
     __syncthreads();
@@ -299,7 +299,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
             for (int i = 0; i < 4; ++i) red[(wid * NT * 4 + nt * 4 + i) * RF_WARP + lane] = acc[0][nt][i];
-        mmq_cluster_sync();
+        cluster_sync();
         // Rank r adds up warps r, r + KS, .. of all ranks (in rank order) and stores them.
         for (int e = tid; e < (4 / KS) * NT * 4 * RF_WARP; e += RF_MMQ_THREADS) {
             const int slice = e / (NT * 4 * RF_WARP), i = (e / RF_WARP) % (NT * 4), ln = e % RF_WARP;
@@ -307,11 +307,11 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
             const u32 at = sbase + 4u * (u32)((wv * NT * 4 + i) * RF_WARP + ln);
             float v = 0.f;
 #pragma unroll
-            for (int q = 0; q < KS; ++q) v += mmq_ld_cluster(at, (u32)q);
+            for (int q = 0; q < KS; ++q) v += cluster_ld_f32(at, (u32)q);
             const i64 n = n0 + 16 * wv + (ln >> 2) + 8 * ((i & 3) >> 1), m = c0 + 8 * nt + 2 * (ln & 3) + (i & 1);
             if (nt < ntv && n < N && m < M) mmq_store(a, seg, n, m, v);
         }
-        mmq_cluster_sync(); // no block leaves while the others read its shared memory
+        cluster_sync(); // no block leaves while the others read its shared memory
     } else {
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
@@ -325,12 +325,6 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     }
 }
 
-// Cluster dimensions only where clusters exist (sm_90+; the host splits K only there).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define RF_MMQ_CLUSTER(S)
-#else
-#define RF_MMQ_CLUSTER(S) __cluster_dims__(S, 1, 1)
-#endif
 // Blocks per multiprocessor the register allocation must allow (shared memory allows 4-5): 3 for
 // 16 columns (with 4, i.e. 128 registers, Q5_K spills and the others ran slower: H100, 7B Q4_K_M,
 // 16 sequences S_TG 2,245-2,313 against 2,461-2,495 with 3, interleaved).
@@ -342,7 +336,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
         mmq_run<T, C / 8, 1>(a);                                                                       \
     }
 #define RF_MMQS(t, T, C, S)                                                                           \
-    RF_KERNEL __launch_bounds__(RF_MMQ_THREADS, RF_MMQ_MINB(C)) RF_MMQ_CLUSTER(S) void rf_mmq_##t##_##C##_k##S(rf_kargs a) { \
+    RF_KERNEL __launch_bounds__(RF_MMQ_THREADS, RF_MMQ_MINB(C)) RF_CLUSTER_DIMS(S) void rf_mmq_##t##_##C##_k##S(rf_kargs a) { \
         prefetch_mmq(a, T, S);                                                                         \
         rf_kernel_start();                                                                             \
         mmq_run<T, C / 8, S>(a);                                                                       \

@@ -52,7 +52,7 @@ template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_
     const i64 K = w.ne[0], N = w.ne[1];
     const int tid = threadIdx.x, lane = tid % RF_WARP, wid = tid / RF_WARP, g = lane >> 2, t = lane & 3;
     const i64 n0 = (i64)(blockIdx.x / KS) * ROWS;
-    const u32 rank = KS > 1 ? mmq_cluster_rank() : 0;
+    const u32 rank = KS > 1 ? cluster_rank() : 0;
     const int col = (wid / WROW) * 8 * NT; // the warp's first column in the stage
     // Every column tile is computed (columns past M hold the clamped last column and are not
     // stored): no run-time bound in the unrolled mma loops.
@@ -72,7 +72,7 @@ template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_
         c0 = 0;
     }
     const i64 nst = (K + F::STEP - 1) / F::STEP, s0 = nst * rank / KS, s1 = nst * (rank + 1) / KS;
-    const u32 sbase = mmq_saddr(rf_mmqp_smem);
+    const u32 sbase = shared_addr(rf_mmqp_smem);
 
     int rr[2 * WR];     // stage rows: row tile i holds rr[2i] (its row g) and rr[2i + 1] (g + 8)
     // Their global rows (clamped), for the misalignment of 2-byte formats. GROUPED keeps only
@@ -143,7 +143,7 @@ template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_
             for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) red[((i * NT + nt) * 4 + e) * RF_MMQP_THREADS + tid] = acc[i][nt][e];
-        mmq_cluster_sync();
+        cluster_sync();
         const int k0 = (int)rank * NE / KS, k1 = ((int)rank + 1) * NE / KS;
 #pragma unroll
         for (int i = 0; i < WR; ++i)
@@ -156,11 +156,11 @@ template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_
                     const u32 at = sbase + 4u * (u32)(k * RF_MMQP_THREADS + tid);
                     float v = 0.f;
 #pragma unroll
-                    for (int q = 0; q < KS; ++q) v += mmq_ld_cluster(at, (u32)q);
+                    for (int q = 0; q < KS; ++q) v += cluster_ld_f32(at, (u32)q);
                     const i64 n = n0 + rr[2 * i + (e >> 1)], m = c0 + col + 8 * nt + 2 * t + (e & 1);
                     if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = v;
                 }
-        mmq_cluster_sync(); // no block leaves while the others read its shared memory
+        cluster_sync(); // no block leaves while the others read its shared memory
         return;
     }
     // GROUPED: per sorted column of this tile, its output offset (the tile is read again here
@@ -199,7 +199,7 @@ template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_
         mmqp_run<T, C / 16, true, RF_MMQP_MAGIC(T, C)>(a);                                                                       \
     }
 #define RF_MMQP_K2(t, T)                                                                                       \
-    RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, 64)) RF_MMQ_CLUSTER(2) void rf_mmqp_##t##_64_k2(rf_kargs a) { \
+    RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, 64)) RF_CLUSTER_DIMS(2) void rf_mmqp_##t##_64_k2(rf_kargs a) { \
         rf_kernel_start();                                                                                  \
         mmqp_run<T, 4, false, RF_MMQP_MAGIC(T, 64), 2>(a);                                                  \
     }

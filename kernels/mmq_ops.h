@@ -4,6 +4,7 @@
 #pragma once
 #include "compat.h"
 #include "mmq_layout.h"
+#include "cluster.h"
 
 #if RF_NVIDIA
 
@@ -21,12 +22,7 @@ RF_MMQ_FMT(T_Q4_0, RF_MMQ_Q4_0)
 RF_MMQ_FMT(T_Q8_0, RF_MMQ_Q8_0)
 #undef RF_MMQ_FMT
 
-// ---- async copies, cluster ------------------------------------------------------------------------
-RF_DEV u32 mmq_saddr(const void *p) {
-    u32 a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
+// ---- async copies (clusters: cluster.h) ------------------------------------------------------
 RF_DEV void mmq_cp_w(u32 dst, const void *src) { // weights: L2 only
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
@@ -35,33 +31,6 @@ RF_DEV void mmq_cp_x(u32 dst, const void *src) { // activations: also L1 (the SM
 }
 RF_DEV void mmq_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> RF_DEV void mmq_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
-
-RF_DEV u32 mmq_cluster_rank() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    u32 r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-#else
-    return 0;
-#endif
-}
-RF_DEV void mmq_cluster_sync() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-#endif
-}
-// f32 at shared address `a` of the cluster's block `rank`.
-RF_DEV float mmq_ld_cluster(u32 a, u32 rank) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    u32 r;
-    float v;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(r) : "memory");
-    return v;
-#else
-    return 0.f;
-#endif
-}
 
 // Bulk (TMA) copies, sm_90: `n` bytes (multiple of 16, both ends 16-byte aligned) from global to
 // this block's shared memory, completion counted on an mbarrier in bytes.

@@ -9,8 +9,10 @@
 // src2 = norm weight [K], src3 = add result, src4 = rms_norm result, dst = product;
 // fparams[0] = eps; iparams[0] = 1: src2 is a model weight (read before the previous kernel
 // ends); aux[0] = q8_1 column stride into scratch (0: no quantization; row r is column r),
-// aux[1] = its block size (32 or 256, see quantize_act.hip).
+// aux[1] = its block size (32 or 256, see quantize_act.hip); iparams[1] = blocks a row (the
+// cluster form below; grid x = rows x blocks).
 #include "compat.h"
+#include "cluster.h"
 
 // Up to 1024 threads per row, each holding C float4 pieces of it in registers between the
 // passes (host: K % 4 == 0, K <= blockDim.x * 4 * C, 16-byte aligned rows, blockDim.x a multiple
@@ -23,6 +25,15 @@
 // sum in double and shares the float), the quantization factor 127 / amax (once per piece, not per
 // element). The host picks C (rf_add_rms_norm_mul_1 / _2 / _4) and the block size that covers
 // the row; a piece slot past the row's end still costs its (predicated) instructions.
+//
+// The cluster form (rf_add_rms_norm_mul_c<N>, sm_90): N blocks of a thread-block cluster share a
+// row, one piece per thread each, block `rank` pieces [rank T, rank T + T). Each block sums its
+// squares as above, the blocks add the N block sums from distributed shared memory in rank order
+// (every block the same order, so the same scale), and each normalises and quantizes its own
+// part: a row's instructions spread over N SMs. The cluster barrier also orders every block's
+// reads of x and the addend before any block writes the sum (which may lie on x). The squares'
+// sum is a double, so the order (blocks, then ranks) does not show in the float scale but where
+// the double lands within an ulp of a float rounding boundary.
 #define RF_NORM_THREADS 1024
 
 RF_DEV float4 f4(float x, float y, float z, float w) { float4 r; r.x = x; r.y = y; r.z = z; r.w = w; return r; }
@@ -47,14 +58,16 @@ template <int C> struct NormWeight { float4 v[C]; };
 typedef NormWeight<1> NormWeight1;
 typedef NormWeight<2> NormWeight2;
 typedef NormWeight<4> NormWeight4;
-template <int C> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
+// N > 1: this block's part of the row (the cluster form).
+template <int C, int N = 1> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
     NormWeight<C> w;
     const bool load = started || a.iparams[0] == 1;
     const int n4 = (int)(a.src[0].ne[0] / 4), T = (int)blockDim.x;
+    const int base = N > 1 ? (int)cluster_rank() * C * T : 0;
     const float *p = (const float *)a.src[2].data;
 #pragma unroll
     for (int j = 0; j < C; ++j) {
-        const int c = (int)threadIdx.x + j * T;
+        const int c = base + (int)threadIdx.x + j * T;
         w.v[j] = load && c < n4 ? ld4(p + 4 * c) : f4(0.f, 0.f, 0.f, 0.f);
     }
     return w;
@@ -71,10 +84,11 @@ struct NormRow {
     int K, block;
     float eps;
 };
-RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
+template <int N = 1> RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
     const rf_ktensor &s0 = a.src[0];
-    // Row blockIdx.x's coordinates, once for all tensors (the host checked equal shapes).
-    const RowAt at = row_at(s0, blockIdx.x);
+    const unsigned ri = N > 1 ? blockIdx.x / N : blockIdx.x; // N blocks a row in the cluster form
+    // Row ri's coordinates, once for all tensors (the host checked equal shapes).
+    const RowAt at = row_at(s0, ri);
     const bool add = a.src[1].data != 0;
     NormRow r;
     r.x = row_of(s0, at);
@@ -82,20 +96,23 @@ RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
     r.sum_out = add ? row_of(a.src[3], at) : (float *)0;
     r.norm_out = row_of(a.src[4], at);
     r.y = row_of(a.dst, at);
-    r.q8 = a.aux[0] == 0 ? (u8 *)0 : (u8 *)a.scratch + (i64)blockIdx.x * a.aux[0];
+    r.q8 = a.aux[0] == 0 ? (u8 *)0 : (u8 *)a.scratch + (i64)ri * a.aux[0];
     r.K = (int)s0.ne[0];
     r.block = (int)a.aux[1];
     r.eps = a.fparams[0];
     return r;
 }
 
-template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, const NormRow &row) {
-    const NormWeight<C> wv = a.iparams[0] == 1 ? early : prefetch_norm_weight<C>(a, true);
+template <int C, int N = 1>
+RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, const NormRow &row) {
+    const NormWeight<C> wv = a.iparams[0] == 1 ? early : prefetch_norm_weight<C, N>(a, true);
     __shared__ double sh[RF_WARP];
+    __shared__ double sh_part; // N > 1: this block's sum of squares, read by the cluster's blocks
     __shared__ float sh_inv;
     __shared__ float sh_amax[C * RF_NORM_THREADS / RF_WARP];
-    const int K = row.K, tid = threadIdx.x, n4 = K / 4, T = (int)blockDim.x;
-    const int lane = tid % RF_WARP, wi = tid / RF_WARP;
+    const int K = row.K, n4 = K / 4, T = (int)blockDim.x, th = threadIdx.x;
+    const int lane = th % RF_WARP, wi = th / RF_WARP;
+    const int tid = (N > 1 ? (int)cluster_rank() * C * T : 0) + th; // piece = tid + j T
     const bool add = row.xb != 0;
     const float *x = row.x, *xb = add ? row.xb : row.x;
     float *sum_out = row.sum_out, *norm_out = row.norm_out, *y = row.y;
@@ -117,7 +134,7 @@ template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormW
 #pragma unroll
     for (int j = 0; j < C; ++j) {
         const int c = tid + j * T;
-        if (add && c < n4) st4(sum_out + 4 * c, v[j]); // same thread read x there: in-place safe
+        if (N == 1 && add && c < n4) st4(sum_out + 4 * c, v[j]); // same thread read x there: in-place safe
         s += (double)v[j].x * v[j].x + (double)v[j].y * v[j].y + (double)v[j].z * v[j].z + (double)v[j].w * v[j].w;
     }
     // block_sum_d's order (each warp's butterfly, then warp 0's over the warp sums), and the
@@ -127,13 +144,26 @@ template <int C> RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormW
     __syncthreads();
     if (wi == 0) {
         const double t = warp_sum(lane < T / RF_WARP ? sh[lane] : 0.0);
-        if (lane == 0) sh_inv = rms_scale(t, K, row.eps);
+        if (N > 1 && lane == 0) sh_part = t;
+        if (N == 1 && lane == 0) sh_inv = rms_scale(t, K, row.eps);
+    }
+    if (N > 1) {
+        // Every block's sum is in its shared memory and every read of x and the addend is done.
+        cluster_sync();
+        if (wi == 0 && lane == 0) {
+            const u32 part = shared_addr(&sh_part);
+            double t = 0.0;
+            for (int q = 0; q < N; ++q) t += cluster_ld_f64(part, (u32)q);
+            sh_inv = rms_scale(t, K, row.eps);
+        }
+        cluster_arrive(); // this block reads no other's shared memory after this
     }
     __syncthreads();
     const float inv = sh_inv;
 #pragma unroll
     for (int j = 0; j < C; ++j) {
         const int c = tid + j * T;
+        if (N > 1 && add && c < n4) st4(sum_out + 4 * c, v[j]);
         const float4 n = f4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
         v[j] = f4(n.x * wv.v[j].x, n.y * wv.v[j].y, n.z * wv.v[j].z, n.w * wv.v[j].w);
         if (c < n4) { st4(norm_out + 4 * c, n); st4(y + 4 * c, v[j]); }
@@ -197,3 +227,16 @@ RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul_4(rf_kargs
     rf_kernel_start();
     add_rms_norm_mul_row<4>(a, w, row);
 }
+// The cluster form: N blocks a row (grid x = rows x N), one piece per thread. Each block waits for
+// the cluster before leaving: no block's shared memory goes while another may still read it.
+#define RF_NORM_CLUSTER(N)                                                                                     \
+    RF_KERNEL __launch_bounds__(RF_NORM_THREADS) RF_CLUSTER_DIMS(N) void rf_add_rms_norm_mul_c##N(rf_kargs a) { \
+        const NormWeight1 w = prefetch_norm_weight<1, N>(a);                                                   \
+        const NormRow row = prefetch_norm_row<N>(a);                                                           \
+        rf_kernel_start();                                                                                     \
+        add_rms_norm_mul_row<1, N>(a, w, row);                                                                 \
+        cluster_wait();                                                                                        \
+    }
+RF_NORM_CLUSTER(2)
+RF_NORM_CLUSTER(4)
+RF_NORM_CLUSTER(8)

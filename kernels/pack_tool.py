@@ -42,11 +42,11 @@ def check_kernel_starts(text):
     kernel while the previous one still runs, and only that call orders them. Only prefetch_*
     calls (weights into L2, mvq_blocks.h; values computed from graph inputs, matmul_vec.hip) may
     come before it, alone or initialising a constant: `const T x = prefetch_f(...);` (prefetch_f<N>
-    too)."""
+    or prefetch_f<N, M> too)."""
     bad = []
     for m in re.finditer(r'RF_KERNEL\b[^{;]*?\b(rf_[\w#]+)\s*\(rf_kargs a\)\s*\{', text):
         # weight prefetches may come first; a macro body's line continuations count as space
-        body = re.sub(r'^([\s\\]*(const\s+\w+\s+\w+\s*=\s*)?prefetch_\w+(<\w+>)?\([^;]*\);)*[\s\\]*', '', text[m.end():])
+        body = re.sub(r'^([\s\\]*(const\s+\w+\s+\w+\s*=\s*)?prefetch_\w+(<[\w, ]+>)?\([^;]*\);)*[\s\\]*', '', text[m.end():])
         if not body.startswith('rf_kernel_start();'):
             bad.append(m.group(1))
     if bad:

@@ -7,7 +7,9 @@
 // machine and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels \
 //        -o probe/decode_read_probe scripts/probes/decode_read_probe.cu
-// Results: docs/notes/decode_latency.md ("Eighteenth session").
+// The read also with each lane's first loads issued before rf_kernel_start: into registers, into
+// shared memory (cp.async), or as L2 prefetches only.
+// Results: docs/notes/decode_latency.md ("Eighteenth session", "Nineteenth session").
 #include "compat.h"
 #include "mvq_blocks.h"
 #include <cstdio>
@@ -20,16 +22,9 @@ RF_DEV uint4 ldnc(const uint4 *p) {
     asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
 }
-// A warp per row of rb bytes (rb % 16 == 0), U 16-byte loads per lane in flight.
-template <int U> __global__ void __launch_bounds__(128) k_read(const u8 *base, long rb, long nrows, float *y) {
-    rf_kernel_start();
-    const long row = (long)blockIdx.x * 4 + threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    if (row >= nrows) return;
-    const uint4 *p = (const uint4 *)(base + row * rb);
-    const long n16 = rb / 16;
+// Lane's 16-byte pieces i, i + 32, ... < n16 of row p, U loads in flight, folded into a checksum.
+template <int U> RF_DEV unsigned read_from(const uint4 *p, long i, long n16) {
     unsigned acc = 0;
-    long i = lane;
     for (; i + 32 * (U - 1) < n16; i += 32 * U) {
         uint4 v[U];
 #pragma unroll
@@ -38,7 +33,78 @@ template <int U> __global__ void __launch_bounds__(128) k_read(const u8 *base, l
         for (int u = 0; u < U; ++u) acc += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
     for (; i < n16; i += 32) { const uint4 v = ldnc(p + i); acc += v.x ^ v.y ^ v.z ^ v.w; }
+    return acc;
+}
+// A warp per row of rb bytes (rb % 16 == 0), U 16-byte loads per lane in flight.
+template <int U> __global__ void __launch_bounds__(128) k_read(const u8 *base, long rb, long nrows, float *y) {
+    rf_kernel_start();
+    const long row = (long)blockIdx.x * 4 + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= nrows) return;
+    const uint4 *p = (const uint4 *)(base + row * rb);
+    const long n16 = rb / 16;
+    const unsigned acc = read_from<U>(p, lane, n16);
     if (acc == 0x12345678u) y[row] = 1.f; // never true for the pool's bytes; keeps the loads
+}
+// The same, with each lane's first U loads issued before rf_kernel_start (weights never depend on
+// the kernel before): the loads of the blocks resident early overlap the previous launch.
+template <int U> __global__ void __launch_bounds__(128) k_read_pre(const u8 *base, long rb, long nrows, float *y) {
+    const long row = (long)blockIdx.x * 4 + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const uint4 *p = (const uint4 *)(base + row * rb);
+    const long n16 = rb / 16;
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = row < nrows && lane + 32 * u < n16 ? ldnc(p + lane + 32 * u) : make_uint4(0, 0, 0, 0);
+    rf_kernel_start();
+    if (row >= nrows) return;
+    unsigned acc = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    acc += read_from<U>(p, lane + 32 * U, n16);
+    if (acc == 0x12345678u) y[row] = 1.f;
+}
+// The first U loads' lines only pulled into L2 before rf_kernel_start, then read as k_read does.
+template <int U> __global__ void __launch_bounds__(128) k_read_pf(const u8 *base, long rb, long nrows, float *y) {
+    const long row0 = (long)blockIdx.x * 4 + threadIdx.x / 32;
+    if (row0 < nrows) {
+        const u8 *r = base + row0 * rb;
+        const long n = rb < 512L * U ? rb : 512L * U;
+        for (long o = (long)(threadIdx.x % 32) * 128; o < n; o += 32 * 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(r + o));
+    }
+    rf_kernel_start();
+    const long row = row0;
+    const int lane = threadIdx.x % 32;
+    if (row >= nrows) return;
+    const uint4 *p = (const uint4 *)(base + row * rb);
+    const long n16 = rb / 16;
+    const unsigned acc = read_from<U>(p, lane, n16);
+    if (acc == 0x12345678u) y[row] = 1.f;
+}
+// The first U 16-byte pieces of each lane copied into shared memory (cp.async) before
+// rf_kernel_start, read from there after it: nothing held in registers across the wait.
+template <int U> __global__ void __launch_bounds__(128) k_read_smem(const u8 *base, long rb, long nrows, float *y) {
+    __shared__ uint4 st[4][U][32];
+    const int wi = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const long row = (long)blockIdx.x * 4 + wi;
+    const uint4 *p = (const uint4 *)(base + row * rb);
+    const long n16 = rb / 16;
+    if (row < nrows)
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (lane + 32 * u < n16) {
+                const unsigned d = shared_addr(&st[wi][u][lane]);
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(p + lane + 32 * u) : "memory");
+            }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    rf_kernel_start();
+    if (row >= nrows) return;
+    unsigned acc = read_from<U>(p, lane + 32 * U, n16);
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+        if (lane + 32 * u < n16) { const uint4 v = st[wi][u][lane]; acc += v.x ^ v.y ^ v.z ^ v.w; }
+    if (acc == 0x12345678u) y[row] = 1.f;
 }
 // The production row dot: R rows a warp, one q8_1 column.
 template <class B, int R> __global__ void __launch_bounds__(128) k_mvq(const u8 *w, long rb, long N, const i8 *xq, long K, float *y) {
@@ -98,6 +164,13 @@ int main() {
         printf("%s %6.1f MB:", s.name, bytes / 1e6);
         auto rep = [&](const char *v, float us) { printf("  %s %6.2f us %5.0f GB/s |", v, us, bytes / us / 1e3); };
         rep("read", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+        rep("read, 4 loads before the wait", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_pre<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+        rep("8 before", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_pre<8>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+        rep("L2 pf 4", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_pf<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+        rep("L2 pf 8", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_pf<8>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+        rep("smem 4", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_smem<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+        rep("smem 8", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_smem<8>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+        printf("\n                                 ");
 #define MVQ(B, R, tag)                                                                                                            \
     rep(tag, us_per_launch(bytes, [&](const u8 *p) {                                                                              \
         launch_pdl(k_mvq<B, R>, (unsigned)((s.n + 4 * R - 1) / (4 * R)), 128u, p, rb, s.n, (const i8 *)xq, s.k, y); }))

@@ -196,6 +196,52 @@ TEST_CASE("in-tree pack: the fused norm offers q8_1 columns to a 2.4 backend onl
     CHECK(l.q8_of.node == RF_BIND_NONE);
 }
 
+TEST_CASE("in-tree pack: the fused norm spreads a row over a thread-block cluster on sm_90 only") {
+    rf_hip::PackPlugin p;
+    if (!open_own_pack(p)) return;
+    const rf_fusion *f = fusion_named(p, "rms_norm_mul_1");
+    REQUIRE(f);
+    // Rows of K = 4096 (three rows), 5120 (one block would take two pieces a thread) and 256 (no
+    // whole 256-blocks for two blocks: one block).
+    alignas(16) static float mem[4][3 * 5120] = {};
+    auto claim = [&](int64_t K, int64_t rows, const char *arch, uint32_t launch_size, rf_fusion_launch &l) {
+        rf_tensor t[4];
+        for (int i = 0; i < 4; ++i)
+            t[i] = rf_tensor{RF_TYPE_F32, 0, {K, i == 3 ? 1 : rows, 1, 1}, {4, 4 * K, 4 * K * rows, 4 * K * rows}, mem[i], nullptr, nullptr};
+        t[3].flags = RF_TENSOR_WEIGHT;
+        rf_node norm{RF_OP_RMS_NORM, &t[1], {&t[0]}, {}, {1e-5f}, nullptr};
+        rf_node mul{RF_OP_MUL, &t[2], {&t[1], &t[3]}, {}, {}, nullptr};
+        rf_node *nodes[] = {&norm, &mul};
+        const rf_graph g{2, nodes};
+        rf_pack_device dev{sizeof(rf_pack_device), arch, 132, 32, launch_size};
+        rf_fusion_launch_init(&l);
+        return f->claim(&g, 0, &dev, &l);
+    };
+    const auto kernel = [](const rf_fusion_launch &l) { return std::string(l.kernel ? l.kernel : "(own)"); };
+    rf_fusion_launch l;
+    REQUIRE(claim(4096, 3, "sm_90", sizeof(rf_fusion_launch), l) == 2);
+    CHECK(kernel(l) == "rf_add_rms_norm_mul_c4");
+    CHECK(l.grid[0] == 12); // rows x blocks
+    CHECK(l.threads == 256);
+    CHECK(l.iparams[1] == 4);
+    REQUIRE(claim(5120, 1, "sm_90", sizeof(rf_fusion_launch), l) == 2);
+    CHECK(kernel(l) == "rf_add_rms_norm_mul_c4");
+    CHECK(l.threads == 320);
+    REQUIRE(claim(256, 1, "sm_90", sizeof(rf_fusion_launch), l) == 2);
+    CHECK(kernel(l) == "(own)");
+    CHECK(l.grid[0] == 1);
+    // No clusters before sm_90 or on AMD, nor for a backend whose launch cannot name a kernel.
+    for (const char *arch : {"sm_80", "gfx1100"}) {
+        REQUIRE(claim(4096, 3, arch, sizeof(rf_fusion_launch), l) == 2);
+        CHECK(kernel(l) == "(own)");
+        CHECK(l.grid[0] == 3);
+        CHECK(l.iparams[1] == 0);
+    }
+    REQUIRE(claim(4096, 1, "sm_90", (uint32_t)offsetof(rf_fusion_launch, kernel), l) == 2);
+    CHECK(kernel(l) == "(own)");
+    CHECK(claim(5120, 1, "sm_80", sizeof(rf_fusion_launch), l) == 0); // two pieces a thread: another fusion's
+}
+
 TEST_CASE("pack claim: a matmul's activations read as q8_1 columns or f32 rows, checked (ABI 2.6)") {
     alignas(16) static float mem[3][256] = {};
     rf_tensor t[3];
