@@ -14,8 +14,11 @@
 static const char *const cols_kernels[5][PM_MAX_COLS] = {PM_NAMES("q4_k"), PM_NAMES("q5_k"), PM_NAMES("q6_k"), PM_NAMES("q4_0"),
                                                           PM_NAMES("q8_0")};
 
-static const char *const proj_kernels[5] = {"rf_mvq_proj_q4_k", "rf_mvq_proj_q5_k", "rf_mvq_proj_q6_k", "rf_mvq_proj_q4_0",
-                                             "rf_mvq_proj_q8_0"};
+static const char *const proj_kernels[2][7] = {
+    {"rf_mvq_proj_q4_k", "rf_mvq_proj_q5_k", "rf_mvq_proj_q6_k", "rf_mvq_proj_q4_0", "rf_mvq_proj_q8_0", "rf_mvq_proj_q4_k_q6_k",
+     "rf_mvq_proj_q5_k_q6_k"},
+    {"rf_mvq_proj2_q4_k", "rf_mvq_proj2_q5_k", NULL, "rf_mvq_proj2_q4_0", "rf_mvq_proj2_q8_0", "rf_mvq_proj2_q4_k_q6_k",
+     "rf_mvq_proj2_q5_k_q6_k"}}; /* all Q6_K: none (96 registers: 7B Q6_K tg128 -3%) */
 
 /* Index of a q8_1 weight type in the name tables, -1 for any other. */
 static int q8_type_index(int type) {
@@ -28,12 +31,12 @@ const char *pm_cols_kernel(int type, int64_t nc) {
     return t < 0 || nc < 1 || nc > PM_MAX_COLS ? NULL : cols_kernels[t][nc - 1];
 }
 
-const char *pm_proj_kernel(int a, int b) {
-    const int t = q8_type_index(a);
-    if (a == b) return t < 0 ? NULL : proj_kernels[t];
+const char *pm_proj_kernel(int a, int b, int rows) {
+    const int t = q8_type_index(a), r = rows == 2;
+    if (a == b) return t < 0 ? NULL : proj_kernels[r][t];
     if (a == RF_TYPE_Q6_K) a = b; /* either order: the other type */
     else if (b != RF_TYPE_Q6_K) return NULL;
-    return a == RF_TYPE_Q4_K ? "rf_mvq_proj_q4_k_q6_k" : a == RF_TYPE_Q5_K ? "rf_mvq_proj_q5_k_q6_k" : NULL;
+    return a == RF_TYPE_Q4_K ? proj_kernels[r][5] : a == RF_TYPE_Q5_K ? proj_kernels[r][6] : NULL;
 }
 
 int64_t pm_column_chunks(int64_t M, int64_t *nc) {
@@ -60,11 +63,12 @@ int pm_decode_settings(void) {
     if (v < 0) {
         const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ"),
                    *t = getenv("ROCMFORGE_HIP_PROJ_TYPED"), *ms = getenv("ROCMFORGE_HIP_MMQ_SEGMENTS"),
-                   *ma = getenv("ROCMFORGE_HIP_MMQ_APPEND"), *cr = getenv("ROCMFORGE_HIP_COLS_RUN");
+                   *ma = getenv("ROCMFORGE_HIP_MMQ_APPEND"), *cr = getenv("ROCMFORGE_HIP_COLS_RUN"),
+                   *pr = getenv("ROCMFORGE_HIP_PROJ_ROWS");
         v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (p && *p == '0' ? PM_NO_PREFETCH : 0) |
             (j && *j == '0' ? 0 : PM_JOIN_PROJ) |
             (t && *t == '0' ? 0 : PM_TYPED_PROJ) | (ms && *ms == '0' ? 0 : PM_MMQ_JOIN) | (ma && *ma == '0' ? 0 : PM_MMQ_APPEND) |
-            (cr && *cr == '0' ? 0 : PM_COLS_RUN);
+            (cr && *cr == '0' ? 0 : PM_COLS_RUN) | (pr && *pr == '1' ? 0 : PM_PROJ_ROWS2);
         atomic_store_explicit(&settings, v, memory_order_relaxed);
     }
     return v;

@@ -15,8 +15,9 @@
 const char *pm_cols_kernel(int type, int64_t nc);
 /* The joined projections' kernel for weights of types a and b (in either order): rf_mvq_proj_<type>
  * where both are one q8_1 type, rf_mvq_proj_<type>_q6_k for Q4_K or Q5_K with Q6_K (a K-quant "_M"
- * layer), else NULL (rf_mvq_proj, any types). */
-const char *pm_proj_kernel(int a, int b);
+ * layer), else NULL (rf_mvq_proj, any types); rows = 2: their two-rows-a-warp forms
+ * (rf_mvq_proj2_*, NVIDIA packs), none for Q6_K alone. */
+const char *pm_proj_kernel(int a, int b, int rows);
 /* The column chunks of one launch over M columns (grid y): 1 for M <= 8 (*nc = M), M / 8 for a
  * multiple of 8 (*nc = 8), else 0 (no single launch covers them). */
 int64_t pm_column_chunks(int64_t M, int64_t *nc);
@@ -76,6 +77,7 @@ enum pm_decode_setting {
     PM_MMQ_APPEND = 32, /* with the K and V appends (ROCMFORGE_HIP_MMQ_APPEND, default 1) */
     PM_COLS_RUN = 64,   /* 2..8 tokens' projections with their appends on the column kernels, proj_runs.c (ROCMFORGE_HIP_COLS_RUN, default 1) */
     PM_NO_PREFETCH = 128, /* no weight prefetch at all (ROCMFORGE_HIP_PREFETCH=0) */
+    PM_PROJ_ROWS2 = 256,  /* the typed projections two rows a warp on NVIDIA, rf_mvq_proj2_<type> (ROCMFORGE_HIP_PROJ_ROWS=1: one) */
 };
 int pm_decode_settings(void);
 /* Whether the device runs NVIDIA packs' kernels (the column kernels rf_mvqn_* exist only there:

@@ -9,7 +9,8 @@
  * after a tensor's last reader, here its rope, which the kernel feeds from shared memory).
  * The kernel has more operands than the argument block's tensor slots: the outputs, pools and
  * slots go in by address (rf_fusion_launch.words, ABI 2.6). ROCMFORGE_HIP_FUSE_PROJ=0: not
- * claimed (A/B; each matmul then takes matmul_rope.c or its own launch). */
+ * claimed (A/B; each matmul then takes matmul_rope.c or its own launch). On NVIDIA the typed
+ * launch takes two rows a warp (rf_mvq_proj2_<type>; ROCMFORGE_HIP_PROJ_ROWS=1: one). */
 #include "matmul_fusion.h"
 #include "pack_fusions.h"
 #include "pack_match.h"
@@ -122,7 +123,18 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
             for (t = 0; t < nt && types[t] != segs[i].mm->src[0]->type; ++t) {}
             if (t == nt) types[nt++] = segs[i].mm->src[0]->type;
         }
-        if (nt <= 2) l->kernel = pm_proj_kernel(types[0], types[nt - 1]);
+        if (nt <= 2) l->kernel = pm_proj_kernel(types[0], types[nt - 1], 1);
+        /* Two rows a warp where every segment's rows fill whole blocks of 8 (NVIDIA packs): a
+         * rotation pair within one warp, each piece of the vector read once for two rows. */
+        if (nt <= 2 && (pm_decode_settings() & PM_PROJ_ROWS2) && pm_nvidia(dev)) {
+            int whole = 1;
+            const char *rows2 = pm_proj_kernel(types[0], types[nt - 1], 2);
+            for (i = 0; i < nseg; ++i) whole = whole && segs[i].mm->dst->ne[0] % 8 == 0;
+            if (whole && rows2) {
+                l->kernel = rows2;
+                l->grid[0] = (uint32_t)(blocks / 2);
+            }
+        }
     }
     return j - first;
 }
