@@ -47,23 +47,17 @@ RF_DEV u32 cluster_map(u32 a, u32 rank) {
     return a;
 #endif
 }
-// f32 / f64 at shared address `a` of the cluster's block `rank`.
-RF_DEV float cluster_ld_f32(u32 a, u32 rank) {
+// The float or double at shared address `a` of the cluster's block `rank`.
+template <class T> RF_DEV T cluster_ld(u32 a, u32 rank) {
 #ifdef RF_HAS_CLUSTERS
-    float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_map(a, rank)) : "memory");
+    const u32 r = cluster_map(a, rank);
+    T v;
+    if constexpr (sizeof(T) == 8) asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(r) : "memory");
+    else asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(r) : "memory");
     return v;
 #else
-    return 0.f;
-#endif
-}
-RF_DEV double cluster_ld_f64(u32 a, u32 rank) {
-#ifdef RF_HAS_CLUSTERS
-    double v;
-    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(cluster_map(a, rank)) : "memory");
-    return v;
-#else
-    return 0.0;
+    (void)a, (void)rank;
+    return T(0);
 #endif
 }
 // A kernel's cluster dimensions (S blocks in x), only where clusters exist: the sm_90 device pass

@@ -175,7 +175,7 @@ template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &
                 if (KS > 1) {
                     v = 0.f;
 #pragma unroll
-                    for (int q = 0; q < KS; ++q) v += cluster_ld_f32(red_at + 4u * (u32)(e * RF_H16_THREADS), (u32)q);
+                    for (int q = 0; q < KS; ++q) v += cluster_ld<float>(red_at + 4u * (u32)(e * RF_H16_THREADS), (u32)q);
                 }
                 if (n < N && m < M) ((float *)(db + (GROUPED ? dst_off[m] : m * d.nb[1])))[n] = v;
             }

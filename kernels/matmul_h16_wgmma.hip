@@ -167,8 +167,8 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
             v0 = v1 = 0.f;
 #pragma unroll
             for (int q = 0; q < KS; ++q) {
-                v0 += cluster_ld_f32(red_at + 4u * (u32)(i * RF_H16W_THREADS), (u32)q);
-                v1 += cluster_ld_f32(red_at + 4u * (u32)((i + 1) * RF_H16W_THREADS), (u32)q);
+                v0 += cluster_ld<float>(red_at + 4u * (u32)(i * RF_H16W_THREADS), (u32)q);
+                v1 += cluster_ld<float>(red_at + 4u * (u32)((i + 1) * RF_H16W_THREADS), (u32)q);
             }
         }
         if (m >= M || n >= N) continue;

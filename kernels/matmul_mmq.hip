@@ -307,7 +307,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
             const u32 at = sbase + 4u * (u32)((wv * NT * 4 + i) * RF_WARP + ln);
             float v = 0.f;
 #pragma unroll
-            for (int q = 0; q < KS; ++q) v += cluster_ld_f32(at, (u32)q);
+            for (int q = 0; q < KS; ++q) v += cluster_ld<float>(at, (u32)q);
             const i64 n = n0 + 16 * wv + (ln >> 2) + 8 * ((i & 3) >> 1), m = c0 + 8 * nt + 2 * (ln & 3) + (i & 1);
             if (nt < ntv && n < N && m < M) mmq_store(a, seg, n, m, v);
         }

@@ -156,7 +156,7 @@ template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_
                     const u32 at = sbase + 4u * (u32)(k * RF_MMQP_THREADS + tid);
                     float v = 0.f;
 #pragma unroll
-                    for (int q = 0; q < KS; ++q) v += cluster_ld_f32(at, (u32)q);
+                    for (int q = 0; q < KS; ++q) v += cluster_ld<float>(at, (u32)q);
                     const i64 n = n0 + rr[2 * i + (e >> 1)], m = c0 + col + 8 * nt + 2 * t + (e & 1);
                     if (n < N && m < M) ((float *)((u8 *)dst.data + m * dst.nb[1]))[n] = v;
                 }

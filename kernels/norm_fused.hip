@@ -153,7 +153,7 @@ RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, 
         if (wi == 0 && lane == 0) {
             const u32 part = shared_addr(&sh_part);
             double t = 0.0;
-            for (int q = 0; q < N; ++q) t += cluster_ld_f64(part, (u32)q);
+            for (int q = 0; q < N; ++q) t += cluster_ld<double>(part, (u32)q);
             sh_inv = rms_scale(t, K, row.eps);
         }
         cluster_arrive(); // this block reads no other's shared memory after this
