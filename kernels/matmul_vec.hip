@@ -351,7 +351,8 @@ RF_MVQ_PROJ(q5_k_q6_k, RowOrQ6K<MvqK4<T_Q5_K>>)
 // pair is one warp's, so no shared memory or barrier between the dot and the rope. The rows' dots
 // as mvq_dot_row's (mvq_dot_cols with R = 2: the same sums in the same order): the same floats.
 // H200: the probe's K+V+Q of a 7B layer 9.5 us against 10.4 with a row a warp; 7B Q4_K_M tg128
-// +0.8%, Q4_0 +0.3..2.2% (two calls). Not for Q6_K alone (96 registers: 7B Q6_K -3%).
+// +0.8%, +0.8%, 0 and Q4_0 +0.3%, +2.2%, +1.6% (three calls). Not for Q6_K alone (96 registers:
+// 7B Q6_K -3%).
 #if RF_NVIDIA
 template <class B> struct Rows2Of {
     RF_DEV static void dot(int, const u8 *w, i64 stride, const i8 *xq, i64 K, float (&acc)[2][1]) {
