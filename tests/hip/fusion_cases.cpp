@@ -256,8 +256,9 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(projections(rng, RF_TYPE_Q5_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, 768, 64, 2, 2, 32, layout == 2, layout));
     }
     v.push_back(projections(rng, RF_TYPE_Q8_0, RF_TYPE_Q4_K, 0, 512, 64, 2, 0, 64, false, 0));
-    // One weight type in every segment: rf_mvq_proj_<type> (above: a pair with Q6_K, or any types).
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0})
+    // One weight type in every segment: rf_mvq_proj_<type>, on NVIDIA rf_mvq_proj2_<type> but for Q6_K
+    // (above: a pair with Q6_K, or any types).
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         v.push_back(projections(rng, t, t, t, 512, 64, 2, 4, 64, false, 0));
     // F16 weights: the fused launches dot their rows with the f32 vector itself (rf_mv_f16's way).
     v.push_back(gate_up(rng, RF_TYPE_F16, 512, 67, 1));
