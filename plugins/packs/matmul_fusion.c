@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "pack_match.h"
 #include "q8_dot.h"
@@ -74,7 +73,6 @@ int pm_decode_settings(void) {
     return v;
 }
 
-int pm_nvidia(const rf_pack_device *dev) { return dev->arch && strncmp(dev->arch, "sm_", 3) == 0; }
 
 void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t columns) {
     const int s = pm_decode_settings();

@@ -80,8 +80,5 @@ enum pm_decode_setting {
     PM_PROJ_ROWS2 = 256,  /* the typed projections two rows a warp on NVIDIA, rf_mvq_proj2_<type> (ROCMFORGE_HIP_PROJ_ROWS=1: one) */
 };
 int pm_decode_settings(void);
-/* Whether the device runs NVIDIA packs' kernels (the column kernels rf_mvqn_* exist only there:
- * the AMD packs' claims take one activation row only). */
-int pm_nvidia(const rf_pack_device *dev);
 
 #endif

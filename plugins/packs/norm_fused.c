@@ -21,7 +21,6 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "pack_fusions.h"
 #include "pack_match.h"
@@ -66,8 +65,7 @@ static int norm_cluster_blocks(int64_t K, const rf_pack_device *dev) {
         n = set && (*set == '1' || *set == '2' || *set == '4' || *set == '8') && !set[1] ? *set - '0' : NORM_CLUSTER_DEFAULT;
         atomic_store_explicit(&most, n, memory_order_relaxed);
     }
-    if (!dev->arch || strncmp(dev->arch, "sm_", 3) != 0 || atoi(dev->arch + 3) < 90 ||
-        !rf_pack_launch_has(dev, offsetof(rf_fusion_launch, kernel) + sizeof(const char *)))
+    if (pm_nvidia_sm(dev) < 90 || !rf_pack_launch_has(dev, offsetof(rf_fusion_launch, kernel) + sizeof(const char *)))
         return 1;
     for (; n > 1; n /= 2)
         if (K % (256 * n) == 0 && K / (4 * n) <= 1024) return n;
