@@ -58,12 +58,13 @@ template <int C> struct NormWeight { float4 v[C]; };
 typedef NormWeight<1> NormWeight1;
 typedef NormWeight<2> NormWeight2;
 typedef NormWeight<4> NormWeight4;
-// N > 1: this block's part of the row (the cluster form).
+// The first piece of this block's part of the row: 0, or in the cluster form (N > 1) rank x C x T.
+template <int C, int N> RF_DEV int first_piece() { return N > 1 ? (int)cluster_rank() * C * (int)blockDim.x : 0; }
 template <int C, int N = 1> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
     NormWeight<C> w;
     const bool load = started || a.iparams[0] == 1;
     const int n4 = (int)(a.src[0].ne[0] / 4), T = (int)blockDim.x;
-    const int base = N > 1 ? (int)cluster_rank() * C * T : 0;
+    const int base = first_piece<C, N>();
     const float *p = (const float *)a.src[2].data;
 #pragma unroll
     for (int j = 0; j < C; ++j) {
@@ -112,7 +113,7 @@ RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, 
     __shared__ float sh_amax[C * RF_NORM_THREADS / RF_WARP];
     const int K = row.K, n4 = K / 4, T = (int)blockDim.x, th = threadIdx.x;
     const int lane = th % RF_WARP, wi = th / RF_WARP;
-    const int tid = (N > 1 ? (int)cluster_rank() * C * T : 0) + th; // piece = tid + j T
+    const int tid = first_piece<C, N>() + th; // piece = tid + j T
     const bool add = row.xb != 0;
     const float *x = row.x, *xb = add ? row.xb : row.x;
     float *sum_out = row.sum_out, *norm_out = row.norm_out, *y = row.y;
