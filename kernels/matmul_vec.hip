@@ -264,7 +264,7 @@ RF_DEV void proj_append(const rf_kargs &a, int s, i64 n, float v) {
 }
 // The block's segment s and this warp's (first) row n in it, with the segment's weight and
 // outputs; R rows a warp.
-struct ProjRow { const u8 *w; i64 n, stride; int s, type; float *prod, *rot; };
+struct ProjRow { const u8 *w; i64 n, stride, rows; int s, type; float *prod, *rot; };
 template <int R = 1> RF_DEV ProjRow proj_row(const rf_kargs &a) {
     const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
     const int nseg = a.iparams[3];
@@ -279,6 +279,7 @@ template <int R = 1> RF_DEV ProjRow proj_row(const rf_kargs &a) {
     r.n = (blk * RF_MV_WARPS + threadIdx.x / RF_WARP) * R;
     r.w = (const u8 *)(s == 0 ? w0.data : s == 1 ? w1.data : w2.data);
     r.stride = s == 0 ? w0.nb[1] : s == 1 ? w1.nb[1] : w2.nb[1];
+    r.rows = s == 0 ? w0.ne[1] : s == 1 ? w1.ne[1] : w2.ne[1];
     r.type = s == 0 ? w0.type : s == 1 ? w1.type : w2.type;
     r.prod = (float *)(s == 0 ? a.dst.ne[0] : s == 1 ? a.dst.ne[1] : a.dst.ne[2]);
     r.rot = (float *)(s == 0 ? a.dst.nb[0] : s == 1 ? a.dst.nb[1] : a.dst.nb[2]);
@@ -539,4 +540,82 @@ RF_MVQNF(q6_k, MvqQ6K, 1) RF_MVQNF(q6_k, MvqQ6KCols, 2) RF_MVQNF(q6_k, MvqQ6KCol
 RF_MVQNF(q6_k, MvqQ6KCols, 5) RF_MVQNF(q6_k, MvqQ6KCols, 6) RF_MVQNF(q6_k, MvqQ6KCols, 7) RF_MVQNF(q6_k, MvqQ6KCols, 8)
 RF_MVQNF_TYPE(q4_0, MvqQ4_0)
 RF_MVQNF_TYPE(q8_0, MvqQ8_0)
+
+// rf_mvqn_proj_<type>_<NC>: rf_mvq_proj2 for NC = 2..4 columns (sequences decoding together): a
+// layer's K / V / Q projections, their rotations and the K and V appends in one launch, where
+// cols_run (plugins/packs/proj_runs.c) makes one rf_mvqn_<type>_<NC>f launch a matrix, each too
+// small to keep the memory system busy (7B, 2 columns: 4096 rows are 2,048 warps). Each warp dots
+// two rows of one segment with the NC columns (mvq_dot_cols<B, NC, 2>, as rf_mvqn_*f: the same
+// floats) and each writer lane stores its column's pair. Arguments as rf_mvq_proj's, except:
+//   scratch = the first q8_1 column, aux[0] = the column stride (q8_1 types only);
+//   outputs dense [N_s, M]: column m of segment s N_s floats on; src[3] = the M positions;
+//   pool A at aux[1], its slots (M int32) at aux[3], its row stride dst.nb[3];
+//   pool B at aux[2], its slots at dst.ne[3], its row stride iparams[0].
+// Grid: the segments' rows / 8 blocks (every segment's rows a multiple of 8), one column chunk.
+template <class B, int NC> struct ColsOf {
+    RF_DEV static void dot(int, const u8 *w, i64 stride, const i8 *xq, i64 xs, i64 K, float (&acc)[2][NC]) {
+        mvq_dot_cols<B, NC, 2>(w, stride, 2, xq, xs, K, acc);
+    }
+};
+template <class B, int NC> struct ColsOrQ6K {
+    RF_DEV static void dot(int type, const u8 *w, i64 stride, const i8 *xq, i64 xs, i64 K, float (&acc)[2][NC]) {
+        if (type == T_Q6_K) mvq_dot_cols<MvqQ6KCols, NC, 2>(w, stride, 2, xq, xs, K, acc);
+        else mvq_dot_cols<B, NC, 2>(w, stride, 2, xq, xs, K, acc);
+    }
+};
+// Rows n, n + 1 of segment s's final output for column m into the pools that append it.
+RF_DEV void projn_append(const rf_kargs &a, int s, i64 m, i64 n, float y0, float y1) {
+    if (a.iparams[4] == s + 1) {
+        u8 *row = (u8 *)a.aux[1] + (i64)((const int *)a.aux[3])[m] * a.dst.nb[3];
+        store_pool_elem(row, a.iparams[6], n, y0);
+        store_pool_elem(row, a.iparams[6], n + 1, y1);
+    }
+    if (a.iparams[5] == s + 1) {
+        u8 *row = (u8 *)a.aux[2] + (i64)((const int *)a.dst.ne[3])[m] * a.iparams[0];
+        store_pool_elem(row, a.iparams[7], n, y0);
+        store_pool_elem(row, a.iparams[7], n + 1, y1);
+    }
+}
+// The block's rows and, for a rotated segment, the writer lane's column's cos/sin, before
+// rf_kernel_start (as prefetch_rope_cols).
+template <int NC> RF_DEV ProjStart prefetch_projn(const rf_kargs &a) {
+    ProjStart p{proj_row<2>(a), RopeCS{1.f, 0.f, false}};
+    const int lane = threadIdx.x % RF_WARP;
+    const bool writer = split_writer<NC>(lane);
+    if (p.r.rot) p.rot = rope_cs_of(a, a.src[3], a.src[4], p.r.n, writer ? split_col<NC>(lane) : 0, writer);
+    return p;
+}
+template <class Cols, int NC> RF_DEV void mvqn_proj(const rf_kargs &a, const ProjStart &ps) {
+    const ProjRow &pr = ps.r;
+    float acc[2][NC];
+    Cols::dot(pr.type, pr.w + pr.n * pr.stride, pr.stride, (const i8 *)a.scratch, a.aux[0], a.src[0].ne[0], acc);
+    const int lane = threadIdx.x % RF_WARP;
+    if (!split_writer<NC>(lane)) return;
+    const i64 m = split_col<NC>(lane), at = m * pr.rows + pr.n;
+    float y0 = acc[0][0], y1 = acc[1][0];
+    if (pr.prod) {
+        pr.prod[at] = y0;
+        pr.prod[at + 1] = y1;
+    }
+    if (pr.rot) {
+        if (ps.rot.rotates) rope_apply(acc[0][0], acc[1][0], ps.rot.c, ps.rot.s, y0, y1);
+        pr.rot[at] = y0;
+        pr.rot[at + 1] = y1;
+    }
+    projn_append(a, pr.s, m, pr.n, y0, y1);
+}
+#define RF_MVQN_PROJ(t, Cols, B, NC, BOUNDS) \
+    RF_KERNEL BOUNDS void rf_mvqn_proj_##t##_##NC(rf_kargs a) { \
+        const ProjStart ps = prefetch_projn<NC>(a); rf_kernel_start(); mvqn_proj<Cols<B, NC>, NC>(a, ps); }
+#define RF_MVQN_PROJ_COLS(t, Cols, B, BOUNDS) \
+    RF_MVQN_PROJ(t, Cols, B, 2, BOUNDS) RF_MVQN_PROJ(t, Cols, B, 3, BOUNDS) RF_MVQN_PROJ(t, Cols, B, 4, BOUNDS)
+RF_MVQN_PROJ_COLS(q4_k, ColsOf, MvqK4<T_Q4_K>, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(q5_k, ColsOf, MvqK4<T_Q5_K>, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(q4_0, ColsOf, MvqQ4_0, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(q8_0, ColsOf, MvqQ8_0, __launch_bounds__(128))
+// With Q6_K: at most 128 registers (four blocks a multiprocessor, as rf_mvqn_q6_k_<NC>x2), where
+// ptxas's own choice, 96, spilled.
+RF_MVQN_PROJ_COLS(q6_k, ColsOf, MvqQ6KCols, __launch_bounds__(128, 4))
+RF_MVQN_PROJ_COLS(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>, __launch_bounds__(128, 4))
+RF_MVQN_PROJ_COLS(q5_k_q6_k, ColsOrQ6K, MvqK4<T_Q5_K>, __launch_bounds__(128, 4))
 #endif // RF_NVIDIA

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pack_match.h"
 #include "q8_dot.h"
@@ -18,6 +19,11 @@ static const char *const proj_kernels[2][7] = {
      "rf_mvq_proj_q5_k_q6_k"},
     {"rf_mvq_proj2_q4_k", "rf_mvq_proj2_q5_k", NULL, "rf_mvq_proj2_q4_0", "rf_mvq_proj2_q8_0", "rf_mvq_proj2_q4_k_q6_k",
      "rf_mvq_proj2_q5_k_q6_k"}}; /* all Q6_K: none (96 registers: 7B Q6_K tg128 -3%) */
+
+#define PM_JOIN_NAMES(t) {"rf_mvqn_proj_" t "_2", "rf_mvqn_proj_" t "_3", "rf_mvqn_proj_" t "_4"}
+static const char *const join_kernels[7][PM_JOIN_MAX_COLS - 1] = {PM_JOIN_NAMES("q4_k"), PM_JOIN_NAMES("q5_k"), PM_JOIN_NAMES("q6_k"),
+                                                                 PM_JOIN_NAMES("q4_0"), PM_JOIN_NAMES("q8_0"),
+                                                                 PM_JOIN_NAMES("q4_k_q6_k"), PM_JOIN_NAMES("q5_k_q6_k")};
 
 /* Index of a q8_1 weight type in the name tables, -1 for any other. */
 static int q8_type_index(int type) {
@@ -36,6 +42,14 @@ const char *pm_proj_kernel(int a, int b, int rows) {
     if (a == RF_TYPE_Q6_K) a = b; /* either order: the other type */
     else if (b != RF_TYPE_Q6_K) return NULL;
     return a == RF_TYPE_Q4_K ? proj_kernels[r][5] : a == RF_TYPE_Q5_K ? proj_kernels[r][6] : NULL;
+}
+
+const char *pm_proj_cols_kernel(int a, int b, int64_t nc) {
+    const char *one = pm_proj_kernel(a, b, 1); /* the same type pairs as the one-column launch */
+    int i;
+    if (!one || nc < 2 || nc > PM_JOIN_MAX_COLS) return NULL;
+    for (i = 0; i < 7 && strcmp(proj_kernels[0][i], one) != 0; ++i) {}
+    return i < 7 ? join_kernels[i][nc - 2] : NULL;
 }
 
 int64_t pm_column_chunks(int64_t M, int64_t *nc) {
@@ -63,11 +77,11 @@ int pm_decode_settings(void) {
         const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ"),
                    *t = getenv("ROCMFORGE_HIP_PROJ_TYPED"), *ms = getenv("ROCMFORGE_HIP_MMQ_SEGMENTS"),
                    *ma = getenv("ROCMFORGE_HIP_MMQ_APPEND"), *cr = getenv("ROCMFORGE_HIP_COLS_RUN"),
-                   *pr = getenv("ROCMFORGE_HIP_PROJ_ROWS");
+                   *pr = getenv("ROCMFORGE_HIP_PROJ_ROWS"), *cj = getenv("ROCMFORGE_HIP_COLS_JOIN");
         v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (p && *p == '0' ? PM_NO_PREFETCH : 0) |
             (j && *j == '0' ? 0 : PM_JOIN_PROJ) |
             (t && *t == '0' ? 0 : PM_TYPED_PROJ) | (ms && *ms == '0' ? 0 : PM_MMQ_JOIN) | (ma && *ma == '0' ? 0 : PM_MMQ_APPEND) |
-            (cr && *cr == '0' ? 0 : PM_COLS_RUN) | (pr && *pr == '1' ? 0 : PM_PROJ_ROWS2);
+            (cr && *cr == '0' ? 0 : PM_COLS_RUN) | (pr && *pr == '1' ? 0 : PM_PROJ_ROWS2) | (cj && *cj == '0' ? 0 : PM_COLS_JOIN);
         atomic_store_explicit(&settings, v, memory_order_relaxed);
     }
     return v;

@@ -18,6 +18,11 @@ const char *pm_cols_kernel(int type, int64_t nc);
  * layer), else NULL (rf_mvq_proj, any types); rows = 2: their two-rows-a-warp forms
  * (rf_mvq_proj2_*, NVIDIA packs), none for Q6_K alone. */
 const char *pm_proj_kernel(int a, int b, int rows);
+/* Columns the joined column projections take (rf_mvqn_proj_<type>_<NC>, NC = 2..4). */
+#define PM_JOIN_MAX_COLS 4
+/* Their kernel for weights of types a and b over nc columns: the type pairs of pm_proj_kernel
+ * (with Q6_K alone too), nc = 2..PM_JOIN_MAX_COLS; else NULL. */
+const char *pm_proj_cols_kernel(int a, int b, int64_t nc);
 /* The column chunks of one launch over M columns (grid y): 1 for M <= 8 (*nc = M), M / 8 for a
  * multiple of 8 (*nc = 8), else 0 (no single launch covers them). */
 int64_t pm_column_chunks(int64_t M, int64_t *nc);
@@ -78,6 +83,7 @@ enum pm_decode_setting {
     PM_COLS_RUN = 64,   /* 2..8 tokens' projections with their appends on the column kernels, proj_runs.c (ROCMFORGE_HIP_COLS_RUN, default 1) */
     PM_NO_PREFETCH = 128, /* no weight prefetch at all (ROCMFORGE_HIP_PREFETCH=0) */
     PM_PROJ_ROWS2 = 256,  /* the typed projections two rows a warp on NVIDIA, rf_mvq_proj2_<type> (ROCMFORGE_HIP_PROJ_ROWS=1: one) */
+    PM_COLS_JOIN = 512,   /* cols_run's matrices as one launch for 2..4 tokens, rf_mvqn_proj_<type>_<NC> (ROCMFORGE_HIP_COLS_JOIN, default 1) */
 };
 int pm_decode_settings(void);
 

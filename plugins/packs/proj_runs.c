@@ -24,10 +24,12 @@
  * matrix without rope in the kernel's plain form, the bits of rf_mvqn_<type>_<NC>x2), the K and V
  * appends written by the launches of their matrices: the SET_ROWS launch after the run is saved.
  * Only the appends move (earlier): the pools overlap nothing the run reads or writes, and no later
- * output overlaps a final output the appends read.
+ * output overlaps a final output the appends read. For 2..4 tokens, where every matrix's kernel
+ * allows, the whole run is one rf_mvqn_proj_<type>_<NC> launch instead (cols_join_launch).
  *
  * ROCMFORGE_HIP_MMQ_SEGMENTS=0: mmq_run not claimed; ROCMFORGE_HIP_MMQ_APPEND=0: its appends stay
- * separate launches; ROCMFORGE_HIP_COLS_RUN=0: cols_run not claimed (A/B). */
+ * separate launches; ROCMFORGE_HIP_COLS_RUN=0: cols_run not claimed; ROCMFORGE_HIP_COLS_JOIN=0: its
+ * launches one a matrix (A/B). */
 #include <string.h>
 
 #include "matmul_fusion.h"
@@ -327,6 +329,74 @@ static int mr_cols_launch(rf_fusion_launch *l, const struct mr_seg *s, const rf_
     return 1;
 }
 
+/* The run as one rf_mvqn_proj_<type>_<NC> launch (kernels/matmul_vec.hip) where that kernel takes
+ * it: 2..4 tokens, weight types of one kernel (pm_proj_cols_kernel), every matrix's rows a multiple
+ * of 8, the ropes agreeing (one cos / sin per pair and column). Every output is written at once, so
+ * a product that a later output overlaps is not written (the executor reuses its bytes after its
+ * rope, the product's last reader); any other overlap between outputs declines. The appends read
+ * the final outputs from registers. */
+static int cols_join_launch(const rf_graph *g, int32_t first, const struct mr_run *r, const rf_node *const apps[2],
+                            const int app_seg[2], rf_fusion_launch *l) {
+    const rf_node *rope0 = NULL;
+    int types[2] = {0, 0}, nt = 0, dead[MR_MAX_SEGS] = {0}, i, k, w = 0;
+    int64_t blocks = 0;
+    if (!(pm_decode_settings() & PM_COLS_JOIN)) return 0;
+    for (i = 0; i < r->nseg; ++i) {
+        const struct mr_seg *s = &r->segs[i];
+        const int t = s->mm->src[0]->type;
+        if (s->mm->dst->ne[0] % 8) return 0;
+        if (nt == 0 || (t != types[0] && (nt == 1 || t != types[1]))) {
+            if (nt == 2) return 0;
+            types[nt++] = t;
+        }
+        if (s->rp && rope0 && (!mr_same_rotation(rope0, s->rp) || rope0->src[0]->ne[0] != s->rp->src[0]->ne[0])) return 0;
+        if (s->rp && !rope0) rope0 = s->rp;
+        blocks += s->mm->dst->ne[0] / 8;
+    }
+    if (blocks > 0x7fffffff || !(l->kernel = pm_proj_cols_kernel(types[0], types[nt - 1], r->M))) return 0;
+    for (k = 0; k < r->nout; ++k)
+        for (i = k + 1; i < r->nout; ++i) {
+            if (!pm_overlap(r->outs[k], r->outs[i])) continue;
+            if (!r->out_product[k] || !r->segs[r->out_seg[k]].rp) return 0;
+            dead[r->out_seg[k]] = 1;
+        }
+    for (i = 0; i < r->nseg; ++i) { /* weights src[i], product dst.ne[i], rotation dst.nb[i] */
+        const struct mr_seg *s = &r->segs[i];
+        const int16_t rn = (int16_t)(s->node + 1);
+        l->src[i] = (rf_tensor_ref){(int16_t)s->node, 0};
+        if (!dead[i]) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + i, (rf_tensor_ref){(int16_t)s->node, RF_BIND_DST}, 0};
+        if (s->rp) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + i, (rf_tensor_ref){rn, RF_BIND_DST}, 0};
+        if (s->rp && s->rp == rope0) {
+            l->src[3] = (rf_tensor_ref){rn, 1};
+            if (rope0->src[2]) l->src[4] = (rf_tensor_ref){rn, 2};
+        }
+    }
+    { /* pool A (the rotated segment's append): aux[1], slots aux[3], row stride dst.nb[3]; pool B
+       * (the other's): aux[2], slots dst.ne[3], row stride iparams[0] */
+        const int16_t na = (int16_t)mr_app_node(g, first, r, apps[0]), nb = (int16_t)mr_app_node(g, first, r, apps[1]);
+        l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 1, (rf_tensor_ref){na, RF_BIND_DST}, 0};
+        l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 3, (rf_tensor_ref){na, 1}, 0};
+        l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + 3, (rf_tensor_ref){RF_BIND_NONE, 0}, apps[0]->dst->nb[1]};
+        l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 2, (rf_tensor_ref){nb, RF_BIND_DST}, 0};
+        l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + 3, (rf_tensor_ref){nb, 1}, 0};
+        l->iparams[0] = (int32_t)apps[1]->dst->nb[1];
+        l->iparams[4] = app_seg[0] + 1, l->iparams[5] = app_seg[1] + 1;
+        l->iparams[6] = apps[0]->dst->type, l->iparams[7] = apps[1]->dst->type;
+    }
+    if (rope0) {
+        l->iparams[1] = rope0->iparams[1];
+        l->iparams[2] = (int32_t)rope0->src[0]->ne[0];
+        l->fparams[0] = rope0->fparams[0], l->fparams[1] = rope0->fparams[1];
+    }
+    l->iparams[3] = r->nseg;
+    l->grid[0] = (uint32_t)blocks;
+    l->threads = 128;
+    l->act_in = (rf_tensor_ref){0, 1};
+    l->act_in_block = pm_act_block(types[0]);
+    l->q8_aux_stride = 0;
+    return 1;
+}
+
 static int32_t claim_cols_run(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *ls, int32_t max_launches,
                               int32_t *n_launches) {
     struct mr_run run;
@@ -342,6 +412,10 @@ static int32_t claim_cols_run(const rf_graph *g, int32_t first, const rf_pack_de
             if (pm_overlap(run.outs[k], run.outs[i])) return 0;
     }
     if (!mr_find_appends(g, &run, apps, app_seg)) return 0; /* nothing to gain without them */
+    if (cols_join_launch(g, first, &run, apps, app_seg, &ls[0])) {
+        *n_launches = 1;
+        return run.end - first + 2;
+    }
     for (i = 0; i < run.nseg; ++i) {
         const int a = i == app_seg[0] ? 0 : i == app_seg[1] ? 1 : -1;
         if (!mr_cols_launch(&ls[i], &run.segs[i], a >= 0 ? apps[a] : NULL, a >= 0 ? mr_app_node(g, first, &run, apps[a]) : 0)) return 0;

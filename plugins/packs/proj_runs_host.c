@@ -127,7 +127,50 @@ int32_t pm_host_mmq_run(const rf_kargs *a, const rf_fusion_launch *l) {
     return RF_ERR_INVALID;
 }
 
-int32_t pm_host_cols_run(const rf_kargs *a, const rf_fusion_launch *l) {
+/* rf_mvqn_proj_<type>_<NC> (kernels/matmul_vec.hip): every segment's rows over the NC columns (the
+ * kernel name's last digit), the rotations, the two pools' appends. */
+static int32_t host_cols_join(const rf_kargs *a, const rf_fusion_launch *l) {
+    const int nseg = a->iparams[3], n_rot = a->iparams[1];
+    const int64_t D = a->iparams[2], stride = a->aux[0], M = l->kernel[strlen(l->kernel) - 1] - '0';
+    const int32_t *pos = (const int32_t *)a->src[3].data;
+    const int32_t *slots[2] = {(const int32_t *)(uintptr_t)a->aux[3], (const int32_t *)(uintptr_t)a->dst.ne[3]};
+    char *pools[2] = {(char *)(uintptr_t)a->aux[1], (char *)(uintptr_t)a->aux[2]};
+    const int64_t pool_row[2] = {a->dst.nb[3], a->iparams[0]};
+    int s, p;
+    int64_t m, n;
+    if (!a->scratch || nseg < 2 || nseg > 3 || M < 2 || M > 4) return RF_ERR_INVALID;
+    for (p = 0; p < 2; ++p)
+        if (a->iparams[4 + p] && (!pools[p] || !slots[p] || (a->iparams[6 + p] != RF_TYPE_F16 && a->iparams[6 + p] != RF_TYPE_F32)))
+            return RF_ERR_INVALID;
+    for (s = 0; s < nseg; ++s) {
+        const rf_ktensor *w = &a->src[s];
+        const int64_t N = w->ne[1];
+        float *prod = (float *)(uintptr_t)(s == 0 ? a->dst.ne[0] : s == 1 ? a->dst.ne[1] : a->dst.ne[2]);
+        float *rot = (float *)(uintptr_t)(s == 0 ? a->dst.nb[0] : s == 1 ? a->dst.nb[1] : a->dst.nb[2]);
+        if (!pm_q8_dot_type(w->type) || N % 8 || (rot && !pos)) return RF_ERR_INVALID;
+        for (m = 0; m < M; ++m) {
+            const unsigned char *act = (const unsigned char *)a->scratch + m * stride;
+            for (n = 0; n < N; n += 2) {
+                const float x0 = pm_matmul_out(w->type, 0, (const unsigned char *)w->data + n * w->nb[1], act, w->ne[0]);
+                const float x1 = pm_matmul_out(w->type, 0, (const unsigned char *)w->data + (n + 1) * w->nb[1], act, w->ne[0]);
+                const int64_t r = (n % D) / 2;
+                float y0 = x0, y1 = x1;
+                if (rot && r < n_rot / 2)
+                    pm_rope_pair(x0, x1, r, pos[m], n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[4].data, &y0, &y1);
+                if (prod) prod[m * N + n] = x0, prod[m * N + n + 1] = x1;
+                if (rot) rot[m * N + n] = y0, rot[m * N + n + 1] = y1;
+                for (p = 0; p < 2; ++p) {
+                    char *row = a->iparams[4 + p] == s + 1 ? pools[p] + (int64_t)slots[p][m] * pool_row[p] : NULL;
+                    if (row) pool_store(row, a->iparams[6 + p], n, y0), pool_store(row, a->iparams[6 + p], n + 1, y1);
+                }
+            }
+        }
+    }
+    return RF_OK;
+}
+
+/* rf_mvqn_<type>_<NC>f: one matrix, its rope or plain form, its append. */
+static int32_t host_cols_launch(const rf_kargs *a, const rf_fusion_launch *l) {
     const rf_ktensor *w = &a->src[0], *rd = &a->src[3], *pool = &a->src[4];
     const int64_t K = w->ne[0], N = a->dst.ne[0], M = a->dst.ne[1], stride = a->aux[l->q8_aux_stride];
     const int64_t D = a->iparams[2], n_rot = a->iparams[1];
@@ -152,4 +195,9 @@ int32_t pm_host_cols_run(const rf_kargs *a, const rf_fusion_launch *l) {
         }
     }
     return RF_OK;
+}
+
+int32_t pm_host_cols_run(const rf_kargs *a, const rf_fusion_launch *l) {
+    if (l->kernel && strncmp(l->kernel, "rf_mvqn_proj_", 13) == 0) return host_cols_join(a, l);
+    return host_cols_launch(a, l);
 }

@@ -18,7 +18,7 @@ int32_t pm_host_rope(const rf_kargs *a, const rf_fusion_launch *l);
  * kernel). The fusion's host_run. */
 int32_t pm_host_mmq_run(const rf_kargs *a, const rf_fusion_launch *l);
 /* rf_mvqn_<type>_<NC>f in its rope (iparams[0] = 2) or plain (3) form with the append of
- * iparams[3]: cols_run's host_run. */
+ * iparams[3], or the joined rf_mvqn_proj_<type>_<NC> (by l->kernel): cols_run's host_run. */
 int32_t pm_host_cols_run(const rf_kargs *a, const rf_fusion_launch *l);
 
 #endif

@@ -278,6 +278,19 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q6_K, 512, 64, 2, 2, 32, false, 0, M));
     }
     v.push_back(projections(rng, RF_TYPE_Q5_K, RF_TYPE_Q5_K, 0, 256, 128, 1, 0, 128, true, 1, 5));
+    // 2..4 sequences with the K and V appends: the run as one rf_mvqn_proj_<type>_<NC> launch on
+    // NVIDIA (a product a later output overlaps not written: layouts 2, 3); rows that are no multiple
+    // of 8 (D = 36, one head: 36 rows) keep a launch a matrix.
+    for (int64_t M : {2, 3, 4}) {
+        for (int layout : {0, 1, 2, 3})
+            v.push_back(projections(rng, RF_TYPE_Q4_K, layout == 0 ? RF_TYPE_Q6_K : RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 64, 2,
+                                    layout == 3 ? 2 : 4, 64, layout == 1, layout, M, layout % 2 ? RF_TYPE_F32 : RF_TYPE_F16));
+        const int t = M == 2 ? RF_TYPE_Q5_K : M == 3 ? RF_TYPE_Q4_0 : RF_TYPE_Q8_0;
+        v.push_back(projections(rng, t, t, t, 256, 128, 1, 3, 128, M == 3, 0, M, RF_TYPE_F16));
+        v.push_back(projections(rng, RF_TYPE_Q6_K, RF_TYPE_Q6_K, M == 4 ? RF_TYPE_Q5_K : RF_TYPE_Q6_K, 512, 64, 2, 2, 32, false, 0, M,
+                                RF_TYPE_F32));
+        v.push_back(projections(rng, RF_TYPE_Q4_0, RF_TYPE_Q4_0, 0, 256, 36, 1, 0, 36, false, 0, M, RF_TYPE_F16));
+    }
     // 8+ sequences: the projections of one weight type as one tensor-core launch (segments of
     // unequal rows under GQA; a Q6_K V between Q4_K K and Q: two launches), then the ropes. Layout
     // 2 (V's product on K's) must stay unjoined.
