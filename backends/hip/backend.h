@@ -42,8 +42,9 @@ struct Backend {
     // -3.6% (H200; H100 +5% / -3..-13%), interleaved A/Bs.
     int prefetch_weights = -1;
     // ROCMFORGE_HIP_DROP=name,...: launches of these base kernels (by kernel name) and pack fusions
-    // (by fusion name) are not queued. A measuring tool only, for what those launches cost in a
-    // step (docs/PROFILING_GUIDE.md): the results are wrong while it is set.
+    // (by fusion name, or the kernel a claim's launch names) are not queued. A measuring tool only,
+    // for what those launches cost in a step (docs/PROFILING_GUIDE.md): the results are wrong while
+    // it is set.
     std::vector<std::string> drop_launches;
     bool drops(const char *name) const {
         for (const auto &d : drop_launches)

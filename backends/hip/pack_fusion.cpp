@@ -47,7 +47,7 @@ int queue_claimed(Backend &b, const rf_graph &g, int i, int count, const PackFus
     r.smem = l.shared_bytes;
     r.plain_edge = !pf.programmatic;
     r.stamps = pf.stamps; // else the observer puts its stamp kernel before the launch (launch_queue.h)
-    if (!b.drops(pf.fusion->name)) b.queue.add(r);
+    if (!b.drops(pf.fusion->name) && !(l.kernel && b.drops(l.kernel))) b.queue.add(r); // by fusion or kernel name
     if (q8_block) *offered = {q8x->data, byte_extent(q8x), q8x->ne[0], q8_rows, q8_block, b.act_scratch.ptr};
     return 0;
 }
