@@ -62,10 +62,10 @@ RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) ast_slots()[i] = slots[p0 + i];
 }
 
-// WARPS warps per block; the wide forms (WARPS = 8 or 16) take a short context in one chunk (the
-// host: up to att_wide_max positions).
-template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS> RF_DEV void attn_stream(const rf_kargs &a) {
-    constexpr bool ONE_CHUNK = WARPS > RF_AST_WARPS; // a wide form (RF_AST_WIDE's kernels)
+// WARPS warps per block; the one-chunk forms (the wide ones, WARPS = 8 or 16, and _w4) take a
+// short context in one chunk (the host: up to att_wide_max positions).
+template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS, bool ONE_CHUNK = (WARPS > RF_AST_WARPS)>
+RF_DEV void attn_stream(const rf_kargs &a) {
     constexpr int L = D / 8;           // lanes per row
     constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
     // Warp steps whose loads are issued together; wide form: 16 positions a warp, as far as 128
@@ -217,5 +217,16 @@ RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(
         prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true, W>(a); }
 RF_AST_WIDE(64, 1, 16) RF_AST_WIDE(64, 2, 16) RF_AST_WIDE(64, 4, 16) RF_AST_WIDE(64, 8, 8)
 RF_AST_WIDE(128, 1, 16) RF_AST_WIDE(128, 2, 16) RF_AST_WIDE(128, 4, 16) RF_AST_WIDE(128, 8, 8)
+// ..._w4: the one-chunk form over 4 warps, for launches of more blocks (KV heads x tokens) than
+// multiprocessors: a 16-warp block of ~124 registers a thread is alone on its multiprocessor, so 16
+// sequences of 7B (512 blocks) ran in four waves of short blocks; four of these fit one (ncu: the
+// wide form at 25% occupancy, a third of its stalls at the barriers).
+#define RF_AST_ONE4(D, GP) \
+    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_w4(rf_kargs a) { \
+        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, false, RF_AST_WARPS, true>(a); } \
+    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h_w4(rf_kargs a) { \
+        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true, RF_AST_WARPS, true>(a); }
+RF_AST_ONE4(64, 1) RF_AST_ONE4(64, 2) RF_AST_ONE4(64, 4) RF_AST_ONE4(64, 8)
+RF_AST_ONE4(128, 1) RF_AST_ONE4(128, 2) RF_AST_ONE4(128, 4) RF_AST_ONE4(128, 8)
 
 #endif // RF_NVIDIA
