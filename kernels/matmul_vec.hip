@@ -241,8 +241,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
 // the same q8_1 vector (decode: K, V, Q), each optionally followed by its ROPE NORMAL, every row
 // and rotation computed exactly as rf_mvq_multi's forms do (mvq_row, rope_cos_sin, rope_apply):
 // one launch instead of three, so two fewer kernel boundaries per layer, and a grid that covers
-// all three matrices. (A column form for several sequences, one launch per run of same-type
-// segments, measured no faster on the H100 for 2-8 sequences of 7B Q4_K_M: not kept.) Arguments:
+// all three matrices. (For 2..4 columns: rf_mvqn_proj_<type>_<NC> below.) Arguments:
 //   src[s], s < iparams[3]: weight of segment s (rows % 4 == 0, same K);
 //   src[3] = positions (one int32), src[4] = frequency factors (data may be null);
 //   outputs as raw pointers (rf_kargs has no ktensor left for them), f32, dense:
