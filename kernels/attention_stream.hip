@@ -210,13 +210,18 @@ RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64,
 RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
 // ..._w: 16 warps for groups of up to 4 heads, 8 for 8 heads (their queries and sums alone take
 // 128 registers: 255 at 256 threads).
-#define RF_AST_WIDE(D, GP, W) \
-    RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##_w(rf_kargs a) { \
+#define RF_AST_WIDE_AS(D, GP, W, SUFFIX) \
+    RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##SUFFIX(rf_kargs a) { \
         prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, false, W>(a); } \
-    RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##_h_w(rf_kargs a) { \
+    RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##_h##SUFFIX(rf_kargs a) { \
         prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true, W>(a); }
+#define RF_AST_WIDE(D, GP, W) RF_AST_WIDE_AS(D, GP, W, _w)
 RF_AST_WIDE(64, 1, 16) RF_AST_WIDE(64, 2, 16) RF_AST_WIDE(64, 4, 16) RF_AST_WIDE(64, 8, 8)
 RF_AST_WIDE(128, 1, 16) RF_AST_WIDE(128, 2, 16) RF_AST_WIDE(128, 4, 16) RF_AST_WIDE(128, 8, 8)
+// ..._w8: the groups of up to 4 heads on 8 warps, for launches of up to two blocks a multiprocessor
+// (two 256-thread blocks fit one where a 512-thread one fills it).
+RF_AST_WIDE_AS(64, 1, 8, _w8) RF_AST_WIDE_AS(64, 2, 8, _w8) RF_AST_WIDE_AS(64, 4, 8, _w8)
+RF_AST_WIDE_AS(128, 1, 8, _w8) RF_AST_WIDE_AS(128, 2, 8, _w8) RF_AST_WIDE_AS(128, 4, 8, _w8)
 // ..._w4: the one-chunk form over 4 warps, for launches of more blocks (KV heads x tokens) than
 // multiprocessors: a 16-warp block of ~124 registers a thread is alone on its multiprocessor, so 16
 // sequences of 7B (512 blocks) ran in four waves of short blocks; four of these fit one (ncu: the

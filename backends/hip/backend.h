@@ -59,8 +59,11 @@ struct Backend {
     // Contexts up to this many positions take the wide one-chunk kernels (ROCMFORGE_HIP_ATT_WIDE=N; 0: never, A/B).
     int64_t att_wide_max = 512;
     // ... on 4 warps (_w4) where the launch has at least this many blocks (KV heads x tokens); 0:
-    // never. Set to the multiprocessors + 1 at load (ROCMFORGE_HIP_ATT_W4=N, A/B).
+    // never. Set to twice the multiprocessors + 1 at load (ROCMFORGE_HIP_ATT_W4=N, A/B).
     int64_t att_wide4_blocks = 0;
+    // ... on 8 warps (_w8, groups of up to 4 heads) from this many blocks, below att_wide4_blocks; 0:
+    // never (set to the multiprocessors + 1 at load, ROCMFORGE_HIP_ATT_W8=N).
+    int64_t att_wide8_blocks = 0;
     // F16-weight prefill: rf_mm_h16_* (staged copies) with the token tile chosen per shape;
     // ROCMFORGE_HIP_H16=0: rf_mm_mma_f16 instead, =64|128: that tile (A/B).
     int h16_tokens = -1;

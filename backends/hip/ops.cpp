@@ -312,6 +312,8 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     // More blocks than multiprocessors: the one-chunk form over 4 warps (_w4; one 16-warp block
     // fills a multiprocessor's registers).
     const bool wide4 = wide && b.att_wide4_blocks > 0 && Hkv * T >= b.att_wide4_blocks;
+    // Up to two blocks a multiprocessor: groups of up to 4 heads on 8 warps (_w8).
+    const bool wide8 = wide && !wide4 && G <= 4 && b.att_wide8_blocks > 0 && Hkv * T >= b.att_wide8_blocks;
     if (wide) {
         C = (n_kv + 31) / 32 * 32;
     } else if (stream) {
@@ -344,9 +346,9 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     if (stream) { // _h: f16 rows held packed between load and use (16-byte loads); _w: the wide form
         kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8);
         if (a.aux[2] == 1 && packed_kv_on()) kernel += "_h";
-        if (wide) kernel += wide4 ? "_w4" : "_w";
+        if (wide) kernel += wide4 ? "_w4" : wide8 ? "_w8" : "_w";
     }
-    return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, !wide || wide4 ? 128 : G <= 4 ? 512 : 256, a, err);
+    return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, !wide || wide4 ? 128 : G <= 4 && !wide8 ? 512 : 256, a, err);
 }
 
 std::string matmul_reason(const rf_node &n) {
@@ -447,7 +449,9 @@ std::vector<std::string> required_kernel_names() {
 #if defined(RF_HIP_NVIDIA)
     for (int d : {64, 128})
         for (int g : {1, 2, 4, 8})
-            for (const char *form : {"", "_h", "_w", "_h_w", "_w4", "_h_w4"}) v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
+            for (const char *form : {"", "_h", "_w", "_h_w", "_w4", "_h_w4", "_w8", "_h_w8"})
+                if (g < 8 || std::string(form).find("w8") == std::string::npos)
+                    v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
     v.push_back("rf_attention_mma_d64");
     v.push_back("rf_attention_mma_d128");
     for (const char *t : {"q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_") + t + "_qx");

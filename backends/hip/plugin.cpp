@@ -215,7 +215,9 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_MMA"); s && *s == '0') b->attention_mma = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_BLOCKS")) b->att_blocks_per_sm = std::clamp(std::atoi(s), 1, 64);
     if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_WIDE")) b->att_wide_max = std::clamp(std::atoi(s), 0, 1024);
-    b->att_wide4_blocks = b->multiprocessors + 1;
+    b->att_wide8_blocks = b->multiprocessors + 1;
+    b->att_wide4_blocks = 2 * b->multiprocessors + 1;
+    if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_W8")) b->att_wide8_blocks = std::max(0, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_W4")) b->att_wide4_blocks = std::max(0, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_H16")) b->h16_tokens = std::atoi(s);
     if (const char *s = std::getenv("ROCMFORGE_HIP_H16_KS")) b->h16_splits = std::atoi(s);

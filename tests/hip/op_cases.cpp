@@ -409,9 +409,10 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(attention(rng, pool, 64, 4, 2, {5000}, 1, 1e-5));
         // Batched decode: 16 sequences of different lengths, one token each.
         v.push_back(attention(rng, pool, 128, 8, 2, {1, 5, 64, 65, 100, 129, 200, 300, 17, 33, 700, 1000, 2, 3, 90, 400}, 1, 1e-5));
-        // More (KV head, token) blocks than multiprocessors: the one-chunk contexts on 4 warps (_w4).
+        // More (KV head, token) blocks than multiprocessors: the one-chunk contexts on 8 warps (_w8:
+        // 256 blocks on the H200's 132), then on 4 (_w4: 296 blocks).
         v.push_back(attention(rng, pool, 128, 32, 16, {1, 9, 64, 100, 129, 200, 300, 512, 17, 33, 250, 501, 2, 3, 90, 160}, 1, 1e-5));
-        v.push_back(attention(rng, pool, 64, 32, 4, {40, 300, 128, 7, 480, 33, 200, 64, 99, 12, 450, 1, 500, 260, 80, 16, 3, 190, 222,
+        v.push_back(attention(rng, pool, 64, 32, 8, {40, 300, 128, 7, 480, 33, 200, 64, 99, 12, 450, 1, 500, 260, 80, 16, 3, 190, 222,
                                                      350, 41, 510, 8, 100, 60, 70, 90, 110, 130, 150, 170, 180, 220, 240, 310, 320, 330},
                               1, 1e-5));
     }
