@@ -222,8 +222,8 @@ RF_AST_WIDE(128, 1, 16) RF_AST_WIDE(128, 2, 16) RF_AST_WIDE(128, 4, 16) RF_AST_W
 // (two 256-thread blocks fit one where a 512-thread one fills it).
 RF_AST_WIDE_AS(64, 1, 8, _w8) RF_AST_WIDE_AS(64, 2, 8, _w8) RF_AST_WIDE_AS(64, 4, 8, _w8)
 RF_AST_WIDE_AS(128, 1, 8, _w8) RF_AST_WIDE_AS(128, 2, 8, _w8) RF_AST_WIDE_AS(128, 4, 8, _w8)
-// ..._w4: the one-chunk form over 4 warps, for launches of more blocks (KV heads x tokens) than
-// multiprocessors: a 16-warp block of ~124 registers a thread is alone on its multiprocessor, so 16
+// ..._w4: the one-chunk form over 4 warps, for launches of more than two blocks (KV heads x tokens)
+// a multiprocessor: a 16-warp block of ~124 registers a thread is alone on its multiprocessor, so 16
 // sequences of 7B (512 blocks) ran in four waves of short blocks; four of these fit one (ncu: the
 // wide form at 25% occupancy, a third of its stalls at the barriers).
 #define RF_AST_ONE4(D, GP) \

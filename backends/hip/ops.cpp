@@ -309,8 +309,8 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     // heads: each warp's positions in one or two steps of loads, no partials to merge): up to
     // att_wide_max positions.
     const bool wide = stream && n_kv <= b.att_wide_max;
-    // More blocks than multiprocessors: the one-chunk form over 4 warps (_w4; one 16-warp block
-    // fills a multiprocessor's registers).
+    // More than two blocks a multiprocessor: the one-chunk form over 4 warps (_w4; one 16-warp
+    // block fills a multiprocessor's registers).
     const bool wide4 = wide && b.att_wide4_blocks > 0 && Hkv * T >= b.att_wide4_blocks;
     // Up to two blocks a multiprocessor: groups of up to 4 heads on 8 warps (_w8).
     const bool wide8 = wide && !wide4 && G <= 4 && b.att_wide8_blocks > 0 && Hkv * T >= b.att_wide8_blocks;
