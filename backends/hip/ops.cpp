@@ -449,9 +449,10 @@ std::vector<std::string> required_kernel_names() {
 #if defined(RF_HIP_NVIDIA)
     for (int d : {64, 128})
         for (int g : {1, 2, 4, 8})
-            for (const char *form : {"", "_h", "_w", "_h_w", "_w4", "_h_w4", "_w8", "_h_w8"})
-                if (g < 8 || std::string(form).find("w8") == std::string::npos)
-                    v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
+            for (const char *form : {"", "_h", "_w", "_h_w", "_w4", "_h_w4", "_w8", "_h_w8"}) {
+                if (g == 8 && std::strstr(form, "_w8")) continue; // groups of 8 heads: _w is 8 warps already
+                v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
+            }
     v.push_back("rf_attention_mma_d64");
     v.push_back("rf_attention_mma_d128");
     for (const char *t : {"q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_") + t + "_qx");

@@ -147,13 +147,13 @@ static int32_t host_cols_join(const rf_kargs *a, const rf_fusion_launch *l) {
         const int64_t N = w->ne[1];
         float *prod = (float *)(uintptr_t)(s == 0 ? a->dst.ne[0] : s == 1 ? a->dst.ne[1] : a->dst.ne[2]);
         float *rot = (float *)(uintptr_t)(s == 0 ? a->dst.nb[0] : s == 1 ? a->dst.nb[1] : a->dst.nb[2]);
-        if (!pm_q8_dot_type(w->type) || N % 8 || (rot && !pos)) return RF_ERR_INVALID;
+        if (!pm_q8_dot_type(w->type) || N % 8 || (rot && (!pos || D < 2))) return RF_ERR_INVALID;
         for (m = 0; m < M; ++m) {
             const unsigned char *act = (const unsigned char *)a->scratch + m * stride;
             for (n = 0; n < N; n += 2) {
                 const float x0 = pm_matmul_out(w->type, 0, (const unsigned char *)w->data + n * w->nb[1], act, w->ne[0]);
                 const float x1 = pm_matmul_out(w->type, 0, (const unsigned char *)w->data + (n + 1) * w->nb[1], act, w->ne[0]);
-                const int64_t r = (n % D) / 2;
+                const int64_t r = rot ? (n % D) / 2 : 0; /* D = 0 where the run has no rope */
                 float y0 = x0, y1 = x1;
                 if (rot && r < n_rot / 2)
                     pm_rope_pair(x0, x1, r, pos[m], n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[4].data, &y0, &y1);
