@@ -304,10 +304,11 @@ for step in "$@"; do
       grep -iE "stall|est. speedup" "$OUT/kdetail-$k.txt" | head -8 | cut -c1-220 | tee -a "$S"
     done ;;
   kdetailb) # Nsight Compute details of one launch of each kernel in KERNELS, 7B Q4_K_M decoding KB sequences
+    # (PL: prompt tokens per sequence, default 0: the attention then reads a few positions only)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
     for k in ${KERNELS:-rf_mvqn_q4_k_2x2}; do
       ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k regex:$k --launch-skip ${SKIP:-100} --launch-count 1 --set full \
-        $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-2} -n 6 -r 1 --backend hip > "$OUT/kdetailb-$k.txt" 2>&1
+        $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-2} --prompt-len ${PL:-0} -n 6 -r 1 --backend hip > "$OUT/kdetailb-$k.txt" 2>&1
       log "-- ncu $k (${KB:-2} sequences)"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit|Issue Slots Busy|Compute \(SM\) Throughput)" "$OUT/kdetailb-$k.txt" | tee -a "$S"
       grep -iE "stall|est. speedup" "$OUT/kdetailb-$k.txt" | head -8 | cut -c1-240 | tee -a "$S"
     done ;;
