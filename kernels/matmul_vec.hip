@@ -354,21 +354,26 @@ RF_MVQ_PROJ(q5_k_q6_k, RowOrQ6K<MvqK4<T_Q5_K>>)
 // +0.8%, +0.8%, 0 and Q4_0 +0.3%, +2.2%, +1.6% (three calls). Not for Q6_K alone (96 registers:
 // 7B Q6_K -3%).
 #if RF_NVIDIA
-template <class B> struct Rows2Of {
-    RF_DEV static void dot(int, const u8 *w, i64 stride, const i8 *xq, i64 K, float (&acc)[2][1]) {
-        mvq_dot_cols<B, 1, 2>(w, stride, 2, xq, 0, K, acc);
+// A warp's two weight rows dotted with NC q8_1 columns (xs bytes apart) in the typed projection
+// launches (rf_mvq_proj2_*: NC = 1; rf_mvqn_proj_*: 2..4): one block format, or a K-quant beside
+// Q6_K (a Q4_K_M / Q5_K_M layer), whose form is MvqQ6K for one column, MvqQ6KCols for several (as
+// rf_mvqn_q6_k_<NC>f's).
+template <class B, int NC> struct ColsOf {
+    RF_DEV static void dot(int, const u8 *w, i64 stride, const i8 *xq, i64 xs, i64 K, float (&acc)[2][NC]) {
+        mvq_dot_cols<B, NC, 2>(w, stride, 2, xq, xs, K, acc);
     }
 };
-template <class B> struct Rows2OrQ6K {
-    RF_DEV static void dot(int type, const u8 *w, i64 stride, const i8 *xq, i64 K, float (&acc)[2][1]) {
-        if (type == T_Q6_K) mvq_dot_cols<MvqQ6K, 1, 2>(w, stride, 2, xq, 0, K, acc);
-        else mvq_dot_cols<B, 1, 2>(w, stride, 2, xq, 0, K, acc);
+template <class B, int NC> struct ColsOrQ6K {
+    RF_DEV static void dot(int type, const u8 *w, i64 stride, const i8 *xq, i64 xs, i64 K, float (&acc)[2][NC]) {
+        if (type != T_Q6_K) mvq_dot_cols<B, NC, 2>(w, stride, 2, xq, xs, K, acc);
+        else if constexpr (NC == 1) mvq_dot_cols<MvqQ6K, NC, 2>(w, stride, 2, xq, xs, K, acc);
+        else mvq_dot_cols<MvqQ6KCols, NC, 2>(w, stride, 2, xq, xs, K, acc);
     }
 };
 template <class Rows> RF_DEV void mvq_proj2(const rf_kargs &a, const ProjStart &ps) {
     const ProjRow &pr = ps.r;
     float acc[2][1];
-    Rows::dot(pr.type, pr.w + pr.n * pr.stride, pr.stride, (const i8 *)a.scratch, a.src[0].ne[0], acc);
+    Rows::dot(pr.type, pr.w + pr.n * pr.stride, pr.stride, (const i8 *)a.scratch, 0, a.src[0].ne[0], acc);
     if (threadIdx.x % RF_WARP != 0) return;
     float y0 = acc[0][0], y1 = acc[1][0];
     if (pr.prod) {
@@ -383,15 +388,15 @@ template <class Rows> RF_DEV void mvq_proj2(const rf_kargs &a, const ProjStart &
     proj_append(a, pr.s, pr.n, y0);
     proj_append(a, pr.s, pr.n + 1, y1);
 }
-#define RF_MVQ_PROJ2(t, Rows) \
+#define RF_MVQ_PROJ2(t, Cols, B) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_proj2_##t(rf_kargs a) { \
-        const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Rows>(a, ps); }
-RF_MVQ_PROJ2(q4_k, Rows2Of<MvqK4<T_Q4_K>>)
-RF_MVQ_PROJ2(q5_k, Rows2Of<MvqK4<T_Q5_K>>)
-RF_MVQ_PROJ2(q4_0, Rows2Of<MvqQ4_0>)
-RF_MVQ_PROJ2(q8_0, Rows2Of<MvqQ8_0>)
-RF_MVQ_PROJ2(q4_k_q6_k, Rows2OrQ6K<MvqK4<T_Q4_K>>)
-RF_MVQ_PROJ2(q5_k_q6_k, Rows2OrQ6K<MvqK4<T_Q5_K>>)
+        const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1>>(a, ps); }
+RF_MVQ_PROJ2(q4_k, ColsOf, MvqK4<T_Q4_K>)
+RF_MVQ_PROJ2(q5_k, ColsOf, MvqK4<T_Q5_K>)
+RF_MVQ_PROJ2(q4_0, ColsOf, MvqQ4_0)
+RF_MVQ_PROJ2(q8_0, ColsOf, MvqQ8_0)
+RF_MVQ_PROJ2(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
+RF_MVQ_PROJ2(q5_k_q6_k, ColsOrQ6K, MvqK4<T_Q5_K>)
 #endif
 
 // ---- several activation columns (batched decode, short batches) ------------------------------
@@ -551,17 +556,7 @@ RF_MVQNF_TYPE(q8_0, MvqQ8_0)
 //   pool A at aux[1], its slots (M int32) at aux[3], its row stride dst.nb[3];
 //   pool B at aux[2], its slots at dst.ne[3], its row stride iparams[0].
 // Grid: the segments' rows / 8 blocks (every segment's rows a multiple of 8), one column chunk.
-template <class B, int NC> struct ColsOf {
-    RF_DEV static void dot(int, const u8 *w, i64 stride, const i8 *xq, i64 xs, i64 K, float (&acc)[2][NC]) {
-        mvq_dot_cols<B, NC, 2>(w, stride, 2, xq, xs, K, acc);
-    }
-};
-template <class B, int NC> struct ColsOrQ6K {
-    RF_DEV static void dot(int type, const u8 *w, i64 stride, const i8 *xq, i64 xs, i64 K, float (&acc)[2][NC]) {
-        if (type == T_Q6_K) mvq_dot_cols<MvqQ6KCols, NC, 2>(w, stride, 2, xq, xs, K, acc);
-        else mvq_dot_cols<B, NC, 2>(w, stride, 2, xq, xs, K, acc);
-    }
-};
+// The rows' dots: ColsOf / ColsOrQ6K (above, with rf_mvq_proj2).
 // Rows n, n + 1 of segment s's final output for column m into the pools that append it.
 RF_DEV void projn_append(const rf_kargs &a, int s, i64 m, i64 n, float y0, float y1) {
     if (a.iparams[4] == s + 1) {
