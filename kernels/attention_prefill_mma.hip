@@ -21,7 +21,7 @@ extern __shared__ __align__(16) u8 rf_atm_smem[];
 
 RF_DEV void ldsm_x4_trans(u32 *r, const void *p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(shared_addr(p)));
 }
 RF_DEV float atm_exp2(float x) { // 2^x; exact 0 for -inf
     float y;
@@ -79,7 +79,7 @@ template <int D> RF_DEV void attention_mma_impl(const rf_kargs &a) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) o[n][e] = 0.f;
 
-    const u32 sbase = smem_addr(sm);
+    const u32 sbase = shared_addr(sm);
     int prev_seq = -1;
     for (;;) {
         __syncthreads(); // token info / the previous pass done before pass_seq is rewritten

@@ -85,13 +85,13 @@ template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &
     for (int i = 0; i < C::WG; ++i) {
         const int g = tid + RF_H16_THREADS * i, r = g >> 2, p = g & 3;
         wsrc[i] = wb + (n0 + r < N ? n0 + r : N - 1) * w.nb[1] + 16 * p;
-        wdst[i] = smem_addr(&Ws[0][r][8 * p]);
+        wdst[i] = shared_addr(&Ws[0][r][8 * p]);
     }
 #pragma unroll
     for (int i = 0; i < C::XG; ++i) {
         const int g = tid + RF_H16_THREADS * i, r = g >> 2, p = g & 3;
         xsrc[i] = xb + (m0 + r < M ? m0 + r : M - 1) * xnb1 + 16 * p;
-        xdst[i] = smem_addr(&Xs[0][r][8 * p]);
+        xdst[i] = shared_addr(&Xs[0][r][8 * p]);
     }
     auto load_stage = [&](int s, i64 kt) { // mmq_cp_w: L2 only, each tile is read once per block
         const i64 off = kt * RF_H16_BK * 2;
@@ -155,7 +155,7 @@ template <int BM, int KS, bool GROUPED> RF_DEV void mm_h16_impl(const rf_kargs &
             for (int j = 0; j < C::NJ; ++j)
 #pragma unroll
                 for (int r = 0; r < 4; ++r) red[((i * C::NJ + j) * 4 + r) * RF_H16_THREADS + tid] = acc[i][j][r];
-        red_at = smem_addr(red + tid);
+        red_at = shared_addr(red + tid);
         cluster_sync();
     }
     const int g = lane >> 2, t4 = lane & 3;

@@ -89,7 +89,7 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
 
     const int tid = threadIdx.x;
     // The stages from the first 1024-byte boundary (the swizzle pattern repeats every 1024 bytes).
-    const u32 base = (smem_addr(rf_h16w_smem) + 1023u) & ~1023u;
+    const u32 base = (shared_addr(rf_h16w_smem) + 1023u) & ~1023u;
     // Copies: thread t moves 16-byte chunk c = t % 8 of tile rows t / 8 + 32 i (i < 4) of both
     // tiles; every such row has the same row % 8, so one swizzled offset serves all eight copies.
     const int cr = tid >> 3, cc = tid & 7;
@@ -151,10 +151,10 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
     u32 red_at = 0;
     if (KS > 1) { // every thread's sums to its block's shared memory as red[i][tid]
         __syncthreads();
-        float *red = (float *)(rf_h16w_smem + (base - smem_addr(rf_h16w_smem)));
+        float *red = (float *)(rf_h16w_smem + (base - shared_addr(rf_h16w_smem)));
 #pragma unroll
         for (int i = 0; i < 64; ++i) red[i * RF_H16W_THREADS + tid] = acc[i];
-        red_at = smem_addr(red + tid);
+        red_at = shared_addr(red + tid);
         cluster_sync();
     }
     const bool pairs = (ldd & 7) == 0 && ((unsigned long long)db & 7) == 0;
@@ -301,9 +301,9 @@ template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
     const u32 rank = KS > 1 ? cluster_rank() : 0;
     const int tid = threadIdx.x, g = tid >> 7;
     // [S activation stages][2 f16 weight tiles][S raw weight stages], from a 1024-byte boundary.
-    const u32 base = (smem_addr(rf_h16w_smem) + 1023u) & ~1023u;
+    const u32 base = (shared_addr(rf_h16w_smem) + 1023u) & ~1023u;
     const u32 wtile = base + S * TILE_X, raw = wtile + 2 * TILE_W;
-    const u8 *raw_p = rf_h16w_smem + (raw - smem_addr(rf_h16w_smem));
+    const u8 *raw_p = rf_h16w_smem + (raw - shared_addr(rf_h16w_smem));
 
     // Activation copies as rf_mm_h16w (4 rows of 16-byte chunks per thread).
     const int cr = tid >> 3, cc = tid & 7;

@@ -48,15 +48,9 @@ RF_DEV u32x4 ld16_a2(const u8 *p) {
     return u32x4{o[0], o[1], o[2], o[3]};
 }
 
-RF_DEV u32 smem_addr(const void *p) {
-    u32 a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-
 RF_DEV void ldsm_x4(u32 *r, const void *p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(shared_addr(p)));
 }
 
 RF_DEV void mma_f16_16816(float *c, const u32 *a, u32 b0, u32 b1) {
