@@ -64,7 +64,7 @@ RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
 
 // WARPS warps per block; the one-chunk forms (the wide ones, WARPS = 8 or 16, and _w4) take a
 // short context in one chunk (the host: up to att_wide_max positions).
-template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS, bool ONE_CHUNK = (WARPS > RF_AST_WARPS)>
+template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS, bool ONE_CHUNK = false>
 RF_DEV void attn_stream(const rf_kargs &a) {
     constexpr int L = D / 8;           // lanes per row
     constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
@@ -212,9 +212,9 @@ RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(
 // 128 registers: 255 at 256 threads).
 #define RF_AST_WIDE_AS(D, GP, W, SUFFIX) \
     RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##SUFFIX(rf_kargs a) { \
-        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, false, W>(a); } \
+        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, false, W, true>(a); } \
     RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##_h##SUFFIX(rf_kargs a) { \
-        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true, W>(a); }
+        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true, W, true>(a); }
 #define RF_AST_WIDE(D, GP, W) RF_AST_WIDE_AS(D, GP, W, _w)
 RF_AST_WIDE(64, 1, 16) RF_AST_WIDE(64, 2, 16) RF_AST_WIDE(64, 4, 16) RF_AST_WIDE(64, 8, 8)
 RF_AST_WIDE(128, 1, 16) RF_AST_WIDE(128, 2, 16) RF_AST_WIDE(128, 4, 16) RF_AST_WIDE(128, 8, 8)
@@ -226,11 +226,7 @@ RF_AST_WIDE_AS(128, 1, 8, _w8) RF_AST_WIDE_AS(128, 2, 8, _w8) RF_AST_WIDE_AS(128
 // a multiprocessor: a 16-warp block of ~124 registers a thread is alone on its multiprocessor, so 16
 // sequences of 7B (512 blocks) ran in four waves of short blocks; four of these fit one (ncu: the
 // wide form at 25% occupancy, a third of its stalls at the barriers).
-#define RF_AST_ONE4(D, GP) \
-    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_w4(rf_kargs a) { \
-        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, false, RF_AST_WARPS, true>(a); } \
-    RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h_w4(rf_kargs a) { \
-        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true, RF_AST_WARPS, true>(a); }
+#define RF_AST_ONE4(D, GP) RF_AST_WIDE_AS(D, GP, RF_AST_WARPS, _w4)
 RF_AST_ONE4(64, 1) RF_AST_ONE4(64, 2) RF_AST_ONE4(64, 4) RF_AST_ONE4(64, 8)
 RF_AST_ONE4(128, 1) RF_AST_ONE4(128, 2) RF_AST_ONE4(128, 4) RF_AST_ONE4(128, 8)
 
