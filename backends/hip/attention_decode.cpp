@@ -1,0 +1,95 @@
+// Decode attention's launch (kernels/attention_decode.hip, attention_stream.hip): which kernel,
+// chunking and block size a decode ATTENTION node takes. ops.cpp's dispatch hands it here.
+#include "attention_decode.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "ops.h"
+
+namespace rf_hip {
+
+// A sliding window or a score soft cap (Gemma): only the generic rf_attention kernel has them.
+bool attention_limited(const rf_node &n) { return n.iparams[0] != 0 || n.fparams[1] != 0.f; }
+
+namespace {
+
+// ROCMFORGE_HIP_ATT_PACKED=0: the streaming attention converts f16 K/V to floats at load (A/B).
+bool packed_kv_on() {
+    static const bool v = [] {
+        const char *s = std::getenv("ROCMFORGE_HIP_ATT_PACKED");
+        return !(s && *s == '0');
+    }();
+    return v;
+}
+
+constexpr uint64_t kAttCounterBytes = 64 << 10; // 16384 (token, KV head) counters
+
+} // namespace
+
+int attention_decode(Backend &b, const rf_node &n, std::string &err) {
+    const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
+    const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
+    // A block per (KV head, chunk, token): right for a few tokens, or for many sequences that
+    // decode one or two tokens each (tab->ne[1] = sequences in the batch); long runs of one
+    // sequence's tokens take the prefill tiles, which share each K/V row among queries.
+    if ((T > 8 && T > 2 * tab->ne[1]) || G > 8 || D % 2 || D > 256 || (k->type != RF_TYPE_F16 && k->type != RF_TYPE_Q8_0)) return -1;
+    if (attention_limited(n)) return -1;
+    for (const rf_tensor *p : {k, v})
+        if ((size_t)p->data % 4 || p->nb[1] % 4) return -1;
+    const int64_t n_kv = std::max<int64_t>(tab->ne[0], 1);
+    const bool fixed_d = D == 64 || D == 128;
+#if defined(RF_HIP_NVIDIA)
+    const bool stream = fixed_d && b.attention_stream;
+    int64_t C = fixed_d ? 64 : 128;
+#else
+    const bool stream = false; // the AMD packs have no rf_attention_stream_* (attention_stream.hip)
+    int64_t C = fixed_d ? (D == 128 ? 32 : 64) : 128; // attention_decode.hip's RF_ADV_MAXC
+#endif
+    // A short context in one chunk on the wide streaming kernels (16 warps, 8 for groups of 8
+    // heads: each warp's positions in one or two steps of loads, no partials to merge): up to
+    // att_wide_max positions.
+    const bool wide = stream && n_kv <= b.att_wide_max;
+    // More than two blocks a multiprocessor: the one-chunk form over 4 warps (_w4; one 16-warp
+    // block fills a multiprocessor's registers).
+    const bool wide4 = wide && b.att_wide4_blocks > 0 && Hkv * T >= b.att_wide4_blocks;
+    // Up to two blocks a multiprocessor: groups of up to 4 heads on 8 warps (_w8).
+    const bool wide8 = wide && !wide4 && G <= 4 && b.att_wide8_blocks > 0 && Hkv * T >= b.att_wide8_blocks;
+    if (wide) {
+        C = (n_kv + 31) / 32 * 32;
+    } else if (stream) {
+        // About att_blocks_per_sm blocks per multiprocessor (enough loads in flight), chunks of 64..1024
+        // positions (attention_stream.hip's RF_AST_MAXC), so long contexts merge few partials.
+        const int64_t want = std::max<int64_t>(1, (b.att_blocks_per_sm * b.multiprocessors + Hkv * T - 1) / (Hkv * T));
+        const int64_t chunks = std::clamp<int64_t>(want, (n_kv + 1023) / 1024, (n_kv + 63) / 64);
+        C = ((n_kv + chunks - 1) / chunks + 31) / 32 * 32;
+    } else if (!fixed_d) {
+        while (C > 32 && Hkv * T * ((n_kv + C - 1) / C) < 2 * b.multiprocessors) C /= 2;
+    }
+    const int64_t nch = (n_kv + C - 1) / C;
+    if (nch > 65535) return -1;
+    // The arrival counters of the chunk merge keep one fixed place at the front of att_scratch,
+    // which nothing else writes: zeroed when it is allocated, each merging block resets its own,
+    // so they are zero between launches whatever the earlier launches' token counts. (Sized by
+    // each launch, the counters of a wider launch lay on the partials or q8_1 columns a narrower
+    // one had left there: a server's batch growing from 1 to 3 sequences merged garbage.)
+    if (T * Hkv * 4 > (int64_t)kAttCounterBytes) return -1;
+    const uint64_t counters = kAttCounterBytes;
+    uint64_t bytes = counters + (nch > 1 ? (uint64_t)(T * Hq * nch * (D + 2) * 4) : 0);
+    if (!ensure_scratch(b, b.att_scratch, std::max<uint64_t>(bytes, 8 << 20), true, err)) return RF_ERR_OUT_OF_MEMORY;
+    rf_kargs a = make_args(n);
+    a.scratch = b.att_scratch.ptr;
+    a.aux[0] = C;
+    a.aux[1] = nch;
+    a.aux[2] = k->type == RF_TYPE_F16 && D % 8 == 0 && aligned(k, 16) && aligned(v, 16) ? 1 : 0;
+    a.aux[3] = (int64_t)counters;
+    std::string kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
+    if (stream) { // _h: f16 rows held packed between load and use (16-byte loads); _w: the wide form
+        kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8);
+        if (a.aux[2] == 1 && packed_kv_on()) kernel += "_h";
+        if (wide) kernel += wide4 ? "_w4" : wide8 ? "_w8" : "_w";
+    }
+    return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, !wide || wide4 ? 128 : G <= 4 && !wide8 ? 512 : 256, a, err);
+}
+
+} // namespace rf_hip
