@@ -34,13 +34,11 @@ static inline int pm_overlap(const rf_tensor *a, const rf_tensor *b) {
     if (!a || !b || !a->data || !b->data) return 0;
     return (uintptr_t)a->data < pm_end(b) && (uintptr_t)b->data < pm_end(a);
 }
-/* The device's sm number (90 for "sm_90"), 0 for any other arch (AMD). */
-static inline int pm_nvidia_sm(const rf_pack_device *dev) {
-    return dev->arch && strncmp(dev->arch, "sm_", 3) == 0 ? atoi(dev->arch + 3) : 0;
-}
 /* Whether the device runs NVIDIA packs' kernels (the column kernels rf_mvqn_* exist only there:
  * the AMD packs' claims take one activation row only). */
 static inline int pm_nvidia(const rf_pack_device *dev) { return dev->arch && strncmp(dev->arch, "sm_", 3) == 0; }
+/* The device's sm number (90 for "sm_90"), 0 for any other arch (AMD). */
+static inline int pm_nvidia_sm(const rf_pack_device *dev) { return pm_nvidia(dev) ? atoi(dev->arch + 3) : 0; }
 /* Whether the backend's rf_fusion_launch has the q8_1 members (ABI 2.4). */
 static inline int pm_launch_has_q8(const rf_pack_device *dev) {
     return rf_pack_launch_has(dev, offsetof(rf_fusion_launch, q8_aux_block) + sizeof(int32_t));
