@@ -167,15 +167,17 @@ GraphCase kv_append(std::mt19937 &rng, int pool, int64_t R, int64_t T) {
 }
 
 // ATTENTION of one token of each sequence (contexts ctx), then a matmul of its output (the
-// output projection): with one token the attention kernel also writes the matmul's q8_1 copy
-// when each block's G * D outputs are whole blocks; with several (the column or tensor-core
-// kernels) the matmul quantizes them.
+// output projection), which quantizes it: the attention writing the q8_1 columns too was
+// measured slower, twice (docs/notes/decode_latency.md, twenty-first session).
 GraphCase attention_matmul(std::mt19937 &rng, int type, int D, int Hq, int Hkv, const std::vector<int> &ctx, int64_t N) {
     Case a = attention(rng, RF_TYPE_F16, D, Hq, Hkv, ctx, 1, 1e-5);
     const int64_t T = (int64_t)ctx.size();
     Builder b;
     std::string ctxs;
-    for (int c : ctx) ctxs += (ctxs.empty() ? "" : ",") + std::to_string(c);
+    for (int c : ctx) {
+        if (!ctxs.empty()) ctxs += ',';
+        ctxs += std::to_string(c);
+    }
     b.c.name = std::string("fused attention+matmul ") + type_label(type) + " D=" + std::to_string(D) + " Hq=" + std::to_string(Hq) +
                " Hkv=" + std::to_string(Hkv) + " ctx=" + ctxs + " N=" + std::to_string(N);
     b.c.max_nmse = 5e-4;
@@ -323,6 +325,10 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     v.push_back(attention_matmul(rng, RF_TYPE_Q8_0, 128, 8, 8, {37}, 40));
     v.push_back(attention_matmul(rng, RF_TYPE_Q4_K, 128, 8, 4, {300}, 67));
     v.push_back(attention_matmul(rng, RF_TYPE_Q6_K, 64, 16, 4, {17}, 33));
+    // One head of 128 a block against blocks of 256 (Llama-2-7B's shape: a q8_1 block spans two
+    // blocks' outputs, so the matmul quantizes them).
+    v.push_back(attention_matmul(rng, RF_TYPE_Q4_K, 128, 8, 8, {300}, 67));
+    v.push_back(attention_matmul(rng, RF_TYPE_Q6_K, 128, 6, 6, {5, 200}, 33));
     v.push_back(attention_widening(rng));
     // Several sequences, one token each: the column kernels (2, 3), the tensor-core ones (5, 16).
     // (The attention writing their q8_1 columns too measured no faster: S_TG 2 / 16 sequences
