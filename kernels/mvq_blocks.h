@@ -7,7 +7,10 @@
 //   load(row, b, lane)          issue this lane's loads of block b of a weight row and unpack
 //                               them into registers (done once, whatever the column count),
 //   dot(col, b, lane, acc)      add this lane's part of block b's dot product with one q8_1
-//                               column to acc.
+//                               column to acc,
+//   Act, act(col, b, lane),     the same in two steps: the column's pieces this lane reads, then
+//   dot(act, acc)               the arithmetic (the same), so that several rows share one load
+//                               of the pieces (mvq_dot_lane, from three columns on).
 // Splitting load from dot lets one weight read serve several activation columns (batched
 // decode) with, per column, exactly the arithmetic of the one-column kernel: a batch of
 // sequences gets the same floats as each sequence decoded alone.
@@ -149,7 +152,16 @@ template <int T> struct MvqK4 {
         const int s0 = dot16_i8(lo, *(const uint4 *)(x.q + e0), 0);
         const int s1 = dot16_i8(hi, *(const uint4 *)(x.q + e0 + 32), 0);
         // (d, d * sum) of this lane's min sub-block 2p + h (8-byte aligned)
-        const float2 ds = *(const float2 *)(x.ds + 2 * (b * 8 + 2 * p + h));
+        add(s0, s1, *(const float2 *)(x.ds + 2 * (b * 8 + 2 * p + h)), acc);
+    }
+    struct Act { uint4 x0, x1; float2 ds; };
+    RF_DEV static Act act(Q8Col x, i64 b, int lane) {
+        const int j = lane & 7, p = j >> 1, h = j & 1;
+        const i64 e0 = b * 256 + 64 * p + 16 * h;
+        return Act{*(const uint4 *)(x.q + e0), *(const uint4 *)(x.q + e0 + 32), *(const float2 *)(x.ds + 2 * (b * 8 + 2 * p + h))};
+    }
+    RF_DEV void dot(const Act &x, float &acc) const { add(dot16_i8(lo, x.x0, 0), dot16_i8(hi, x.x1, 0), x.ds, acc); }
+    RF_DEV void add(int s0, int s1, float2 ds, float &acc) const {
         acc = ffma(fmul(d, ds.x), (float)(s0 * sc0 + s1 * sc1), acc);
         acc = ffma(-dm, ds.y, acc);
     }
@@ -207,6 +219,23 @@ template <bool OffsetInDot> struct MvqQ6KT {
         int2 xv[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) xv[q] = *(const int2 *)(x.q + b * 256 + 128 * n + 32 * q + l0);
+        const int s = sum(xv);
+        acc = ffma(fmul(d, x.ds[2 * b * 8]), (float)s, acc);
+    }
+    struct Act { int2 xv[4]; float ds; };
+    RF_DEV static Act act(Q8Col x, i64 b, int lane) {
+        const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
+        Act a;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) a.xv[q] = *(const int2 *)(x.q + b * 256 + 128 * n + 32 * q + l0);
+        a.ds = x.ds[2 * b * 8];
+        return a;
+    }
+    RF_DEV void dot(const Act &x, float &acc) const {
+        const int s = sum(x.xv);
+        acc = ffma(fmul(d, x.ds), (float)s, acc);
+    }
+    RF_DEV int sum(const int2 (&xv)[4]) const {
         // sum over (quant - 32) * x
         int sum[4] = {0, 0, 0, 0};
 #pragma unroll
@@ -219,8 +248,7 @@ template <bool OffsetInDot> struct MvqQ6KT {
             }
         // The column's d of the 256 block (quantized in blocks of 256, as for MvqK4): the four
         // scaled quarter sums added as integers (|s| < 2^24: exact), scaled once.
-        const int s = sum[0] * (i8)sc + sum[1] * (i8)(sc >> 8) + sum[2] * (i8)(sc >> 16) + sum[3] * (i8)(sc >> 24);
-        acc = ffma(fmul(d, x.ds[2 * b * 8]), (float)s, acc);
+        return sum[0] * (i8)sc + sum[1] * (i8)(sc >> 8) + sum[2] * (i8)(sc >> 16) + sum[3] * (i8)(sc >> 24);
     }
 };
 
@@ -278,9 +306,19 @@ struct MvqQ4_0 {
     }
     RF_DEV void dot(Q8Col x, i64 b, int, float &acc) const {
         const uint4 x0 = *(const uint4 *)(x.q + b * 32), x1 = *(const uint4 *)(x.q + b * 32 + 16);
+        const int s = sum(x0, x1);
+        add(s, *(const float2 *)(x.ds + 2 * b), acc);
+    }
+    struct Act { uint4 x0, x1; float2 ds; };
+    RF_DEV static Act act(Q8Col x, i64 b, int) {
+        return Act{*(const uint4 *)(x.q + b * 32), *(const uint4 *)(x.q + b * 32 + 16), *(const float2 *)(x.ds + 2 * b)};
+    }
+    RF_DEV void dot(const Act &x, float &acc) const { add(sum(x.x0, x.x1), x.ds, acc); }
+    RF_DEV int sum(uint4 x0, uint4 x1) const {
         const uint4 lo = and4(u4(q[0], q[1], q[2], q[3]), 0x0F0F0F0Fu), hi = and4(shr4(u4(q[0], q[1], q[2], q[3]), 4), 0x0F0F0F0Fu);
-        const int s = dot16_i8(hi, x1, dot16_i8(lo, x0, 0));
-        const float2 ds = *(const float2 *)(x.ds + 2 * b);
+        return dot16_i8(hi, x1, dot16_i8(lo, x0, 0));
+    }
+    RF_DEV void add(int s, float2 ds, float &acc) const {
         acc = ffma(d, ffma((float)s, ds.x, fmul(-8.f, ds.y)), acc); // d (s dx - 8 dx sum): quants - 8
     }
 };
@@ -305,6 +343,9 @@ struct MvqQ8_0 {
         const int s = dot16_i8(u4(q[0], q[1], q[2], q[3]), xv, 0);
         acc = ffma(fmul(d, (float)s), x.ds[2 * b], acc);
     }
+    struct Act { uint4 xv; float ds; };
+    RF_DEV static Act act(Q8Col x, i64 b, int lane) { return Act{*(const uint4 *)(x.q + b * 32 + 16 * (lane & 1)), x.ds[2 * b]}; }
+    RF_DEV void dot(const Act &x, float &acc) const { acc = ffma(fmul(d, (float)dot16_i8(u4(q[0], q[1], q[2], q[3]), x.xv, 0)), x.ds, acc); }
 };
 
 // This lane's part of acc[r][c] = dot product of weight row r (rows at w + r * w_stride; rows
@@ -332,8 +373,20 @@ RF_DEV void mvq_dot_lane(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq
 #pragma unroll
         for (int c = 0; c < NC; ++c) {
             const Q8Col x = q8_col(xq, x_stride, c, K);
+            // Three or more columns: the column's pieces loaded once for the R rows (the compiler
+            // does not merge the rows' identical loads: 29 loads a step in the two-column Q4_K
+            // kernel where 10 do). H200, 7B Q4_K_M, S_TG of 3 / 4 sequences +2.0% / +3.5% (two
+            // calls, seven interleaved rounds); one and two columns lost 1-5% that way (the
+            // same loads in another order, scheduled otherwise), so they keep the loads inside
+            // each row's dot (their kernels' code as before, PTX byte-identical).
+            if constexpr (NC >= 3) {
+                const typename B::Act xa = B::act(x, b, lane);
 #pragma unroll
-            for (int r = 0; r < R; ++r) wb[r].dot(x, b, lane, acc[r][c]);
+                for (int r = 0; r < R; ++r) wb[r].dot(xa, acc[r][c]);
+            } else {
+#pragma unroll
+                for (int r = 0; r < R; ++r) wb[r].dot(x, b, lane, acc[r][c]);
+            }
         }
     }
 }
