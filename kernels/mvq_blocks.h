@@ -219,7 +219,7 @@ template <bool OffsetInDot> struct MvqQ6KT {
         int2 xv[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) xv[q] = *(const int2 *)(x.q + b * 256 + 128 * n + 32 * q + l0);
-        const int s = sum(xv);
+        const int s = scaled_sum(xv);
         acc = ffma(fmul(d, x.ds[2 * b * 8]), (float)s, acc);
     }
     struct Act { int2 xv[4]; float ds; };
@@ -232,10 +232,11 @@ template <bool OffsetInDot> struct MvqQ6KT {
         return a;
     }
     RF_DEV void dot(const Act &x, float &acc) const {
-        const int s = sum(x.xv);
+        const int s = scaled_sum(x.xv);
         acc = ffma(fmul(d, x.ds), (float)s, acc);
     }
-    RF_DEV int sum(const int2 (&xv)[4]) const {
+    // The four quarters' integer sums, each times its 6-bit scale, added (the block's sum before d).
+    RF_DEV int scaled_sum(const int2 (&xv)[4]) const {
         // sum over (quant - 32) * x
         int sum[4] = {0, 0, 0, 0};
 #pragma unroll
