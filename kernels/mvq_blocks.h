@@ -220,7 +220,7 @@ template <bool OffsetInDot> struct MvqQ6KT {
 #pragma unroll
         for (int q = 0; q < 4; ++q) xv[q] = *(const int2 *)(x.q + b * 256 + 128 * n + 32 * q + l0);
         const int s = scaled_sum(xv);
-        acc = ffma(fmul(d, x.ds[2 * b * 8]), (float)s, acc);
+        add(s, x.ds[2 * b * 8], acc);
     }
     struct Act { int2 xv[4]; float ds; };
     RF_DEV static Act act(Q8Col x, i64 b, int lane) {
@@ -231,10 +231,8 @@ template <bool OffsetInDot> struct MvqQ6KT {
         a.ds = x.ds[2 * b * 8];
         return a;
     }
-    RF_DEV void dot(const Act &x, float &acc) const {
-        const int s = scaled_sum(x.xv);
-        acc = ffma(fmul(d, x.ds), (float)s, acc);
-    }
+    RF_DEV void dot(const Act &x, float &acc) const { add(scaled_sum(x.xv), x.ds, acc); }
+    RF_DEV void add(int s, float ds, float &acc) const { acc = ffma(fmul(d, ds), (float)s, acc); }
     // The four quarters' integer sums, each times its 6-bit scale, added (the block's sum before d).
     RF_DEV int scaled_sum(const int2 (&xv)[4]) const {
         // sum over (quant - 32) * x
@@ -346,6 +344,8 @@ struct MvqQ8_0 {
     }
     struct Act { uint4 xv; float ds; };
     RF_DEV static Act act(Q8Col x, i64 b, int lane) { return Act{*(const uint4 *)(x.q + b * 32 + 16 * (lane & 1)), x.ds[2 * b]}; }
+    // (The one-step dot's product written out, not through a shared helper: passing the scale as
+    // an argument moves its load ahead of the product in the one-column kernels' PTX.)
     RF_DEV void dot(const Act &x, float &acc) const { acc = ffma(fmul(d, (float)dot16_i8(u4(q[0], q[1], q[2], q[3]), x.xv, 0)), x.ds, acc); }
 };
 
