@@ -358,16 +358,17 @@ RF_MVQ_PROJ(q5_k_q6_k, RowOrQ6K<MvqK4<T_Q5_K>>)
 // launches (rf_mvq_proj2_*: NC = 1; rf_mvqn_proj_*: 2..4): one block format, or a K-quant beside
 // Q6_K (a Q4_K_M / Q5_K_M layer), whose form is MvqQ6K for one column, MvqQ6KCols for several (as
 // rf_mvqn_q6_k_<NC>f's).
-template <class B, int NC> struct ColsOf {
+// SHARE: mvq_dot_lane's SHARE (the wide-row kernels, rf_mvq_proj2w_*).
+template <class B, int NC, bool SHARE = false> struct ColsOf {
     RF_DEV static void dot(int, const u8 *w, i64 stride, const i8 *xq, i64 xs, i64 K, float (&acc)[2][NC]) {
-        mvq_dot_cols<B, NC, 2>(w, stride, 2, xq, xs, K, acc);
+        mvq_dot_cols<B, NC, 2, SHARE>(w, stride, 2, xq, xs, K, acc);
     }
 };
-template <class B, int NC> struct ColsOrQ6K {
+template <class B, int NC, bool SHARE = false> struct ColsOrQ6K {
     RF_DEV static void dot(int type, const u8 *w, i64 stride, const i8 *xq, i64 xs, i64 K, float (&acc)[2][NC]) {
-        if (type != T_Q6_K) mvq_dot_cols<B, NC, 2>(w, stride, 2, xq, xs, K, acc);
-        else if constexpr (NC == 1) mvq_dot_cols<MvqQ6K, NC, 2>(w, stride, 2, xq, xs, K, acc);
-        else mvq_dot_cols<MvqQ6KCols, NC, 2>(w, stride, 2, xq, xs, K, acc);
+        if (type != T_Q6_K) mvq_dot_cols<B, NC, 2, SHARE>(w, stride, 2, xq, xs, K, acc);
+        else if constexpr (NC == 1) mvq_dot_cols<MvqQ6K, NC, 2, SHARE>(w, stride, 2, xq, xs, K, acc);
+        else mvq_dot_cols<MvqQ6KCols, NC, 2, SHARE>(w, stride, 2, xq, xs, K, acc);
     }
 };
 template <class Rows> RF_DEV void mvq_proj2(const rf_kargs &a, const ProjStart &ps) {
@@ -388,15 +389,23 @@ template <class Rows> RF_DEV void mvq_proj2(const rf_kargs &a, const ProjStart &
     proj_append(a, pr.s, pr.n, y0);
     proj_append(a, pr.s, pr.n + 1, y1);
 }
+// rf_mvq_proj2w_<type>: the same for rows of K >= 4096 (the packs pick it by K, pm_proj_kernel),
+// a column's pieces loaded once for the warp's two rows (SHARE). Q4_K only: H200, 7B tg128
+// Q4_K_M +1.0% (four interleaved rounds, each positive), Q5_K_M -0.9%, Q4_0 unchanged.
 #define RF_MVQ_PROJ2(t, Cols, B) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_proj2_##t(rf_kargs a) { \
         const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1>>(a, ps); }
+#define RF_MVQ_PROJ2W(t, Cols, B) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvq_proj2w_##t(rf_kargs a) { \
+        const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1, true>>(a, ps); }
 RF_MVQ_PROJ2(q4_k, ColsOf, MvqK4<T_Q4_K>)
 RF_MVQ_PROJ2(q5_k, ColsOf, MvqK4<T_Q5_K>)
 RF_MVQ_PROJ2(q4_0, ColsOf, MvqQ4_0)
 RF_MVQ_PROJ2(q8_0, ColsOf, MvqQ8_0)
 RF_MVQ_PROJ2(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
 RF_MVQ_PROJ2(q5_k_q6_k, ColsOrQ6K, MvqK4<T_Q5_K>)
+RF_MVQ_PROJ2W(q4_k, ColsOf, MvqK4<T_Q4_K>)
+RF_MVQ_PROJ2W(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
 #endif
 
 // ---- several activation columns (batched decode, short batches) ------------------------------
@@ -471,7 +480,7 @@ RF_MVQN_TYPE(q8_0, MvqQ8_0)
 //  ((const int *)aux[2])[m] of the pool src[4] (its data, nb[1] and type).
 // Outputs are f32 with columns nb[1] apart (dense rows; the rotated product dense, columns N apart). Grid (ceil(N / 4) for SwiGLU, else
 // ceil(N / 8), column chunks of NC); scratch, aux[0], aux[1] as rf_mvqn_*.
-template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a, const RopeCS &rot) {
+template <class B, int NC, bool SHARE = false> RF_DEV void mvq_cols_fused(const rf_kargs &a, const RopeCS &rot) {
     const rf_ktensor &w = a.src[0];
     const i64 N = w.ne[1], K = w.ne[0];
     const bool swiglu = a.iparams[0] == 1;
@@ -483,7 +492,7 @@ template <class B, int NC> RF_DEV void mvq_cols_fused(const rf_kargs &a, const R
     const u8 *r0 = (const u8 *)w.data + n0 * w.nb[1];
     const u8 *r1 = swiglu ? (const u8 *)a.src[1].data + n0 * a.src[1].nb[1] : r0 + w.nb[1];
     float acc[2][NC];
-    mvq_dot_cols<B, NC, 2>(r0, (i64)(r1 - r0), 2, (const i8 *)a.scratch + m0 * a.aux[0], a.aux[0], K, acc);
+    mvq_dot_cols<B, NC, 2, SHARE>(r0, (i64)(r1 - r0), 2, (const i8 *)a.scratch + m0 * a.aux[0], a.aux[0], K, acc);
     if (!split_writer<NC>(lane)) return;
     const i64 m = m0 + split_col<NC>(lane); // this lane's column
     const rf_ktensor &d = a.dst, &o3 = a.src[3], &o4 = a.src[4];
@@ -540,6 +549,14 @@ template <int NC> RF_DEV RopeCS prefetch_rope_cols(const rf_kargs &a) {
     RF_MVQNF(t, B, 5) RF_MVQNF(t, B, 6) RF_MVQNF(t, B, 7) RF_MVQNF(t, B, 8)
 RF_MVQNF_TYPE(q4_k, MvqK4<T_Q4_K>)
 RF_MVQNF_TYPE(q5_k, MvqK4<T_Q5_K>)
+// rf_mvqn_q4_k_1fw: the one-column form for rows of K >= 4096 (picked by K, pm_cols_kernel), a
+// column's pieces loaded once for the warp's two rows (SHARE), as rf_mvq_proj2w_*.
+RF_KERNEL __launch_bounds__(128) void rf_mvqn_q4_k_1fw(rf_kargs a) {
+    prefetch_mvq_cols_fused(a);
+    const RopeCS rot = prefetch_rope_cols<1>(a);
+    rf_kernel_start();
+    mvq_cols_fused<MvqK4<T_Q4_K>, 1, true>(a, rot);
+}
 RF_MVQNF(q6_k, MvqQ6K, 1) RF_MVQNF(q6_k, MvqQ6KCols, 2) RF_MVQNF(q6_k, MvqQ6KCols, 3) RF_MVQNF(q6_k, MvqQ6KCols, 4)
 RF_MVQNF(q6_k, MvqQ6KCols, 5) RF_MVQNF(q6_k, MvqQ6KCols, 6) RF_MVQNF(q6_k, MvqQ6KCols, 7) RF_MVQNF(q6_k, MvqQ6KCols, 8)
 RF_MVQNF_TYPE(q4_0, MvqQ4_0)

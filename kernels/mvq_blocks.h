@@ -351,7 +351,9 @@ struct MvqQ8_0 {
 
 // This lane's part of acc[r][c] = dot product of weight row r (rows at w + r * w_stride; rows
 // r >= rows_valid repeat the last valid one) with q8_1 column c (columns at xq + c * x_stride).
-template <class B, int NC, int R>
+// SHARE: the column's pieces loaded once for the R rows also at one and two columns (the
+// wide-row kernels, rf_mvq_proj2w_*, rf_mvqn_q4_k_1fw).
+template <class B, int NC, int R, bool SHARE = false>
 RF_DEV void mvq_dot_lane(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq, i64 x_stride, i64 K, float (&acc)[R][NC]) {
     const int lane = threadIdx.x % RF_WARP;
     const i64 nb = K / B::ELEMS;
@@ -379,8 +381,11 @@ RF_DEV void mvq_dot_lane(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq
             // kernel where 10 do). H200, 7B Q4_K_M, S_TG of 3 / 4 sequences +2.0% / +3.5% (two
             // calls, seven interleaved rounds); one and two columns lost 1-5% that way (the
             // same loads in another order, scheduled otherwise), so they keep the loads inside
-            // each row's dot (their kernels' code as before, PTX byte-identical).
-            if constexpr (NC >= 3) {
+            // each row's dot (their kernels' code as before, PTX byte-identical). At one column
+            // and two rows the sharing measured 7B Q4_K_M (K = 4096) tg128 +1.0% but TinyLlama
+            // (K = 2048: its rows run in the loop's remainder) -1.5%: a second kernel (SHARE)
+            // that the packs pick by K.
+            if constexpr (NC >= 3 || SHARE) {
                 const typename B::Act xa = B::act(x, b, lane);
 #pragma unroll
                 for (int r = 0; r < R; ++r) wb[r].dot(xa, acc[r][c]);
@@ -442,9 +447,9 @@ template <int NC, int R> RF_DEV void warp_sum_cols(float (&acc)[R][NC]) {
 
 // mvq_dot_lane summed over the warp: lane l holds column split_col<NC>(l) of every row r in
 // acc[r][0] (the column kernels; one column: every lane, as warp_sum).
-template <class B, int NC, int R>
+template <class B, int NC, int R, bool SHARE = false>
 RF_DEV void mvq_dot_cols(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq, i64 x_stride, i64 K, float (&acc)[R][NC]) {
-    mvq_dot_lane<B, NC, R>(w, w_stride, rows_valid, xq, x_stride, K, acc);
+    mvq_dot_lane<B, NC, R, SHARE>(w, w_stride, rows_valid, xq, x_stride, K, acc);
     warp_sum_cols<NC, R>(acc);
 }
 

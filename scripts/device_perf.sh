@@ -191,13 +191,14 @@ for step in "$@"; do
       2>&1 | grep -E "@ d" | tee -a "$S"
     timeout 300 $RF bench-inference -m $m --prompts 512 --batches 1,2,4,8,16 --prompt-len 128 -n 128 -r 2 --backend hip \
       --save-baseline "$OUT/baseline-$G-llama2-7b-Q4_K_M-inference.json" 2>/dev/null | grep -E "^\|" | tee -a "$S" ;;
-  ab) # interleaved decode A/B of one knob: AB_VAR=NAME, AB_VALS="A B" (default "1 0"), tokens compared
+  ab) # interleaved decode A/B of one knob: AB_VAR=NAME, AB_VALS="A B" (default "1 0"), tokens compared;
+    # AB_MODELS="shape:type ..." (default 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M), AB_REPS rounds (2)
     v=${AB_VAR:-ROCMFORGE_HIP_PREFETCH}
     vals=${AB_VALS:-1 0}
-    for spec in "llama2-7b Q4_K_M" "llama2-7b Q4_0" "tinyllama-1.1b Q4_K_M"; do
-      set -- $spec
+    for spec in ${AB_MODELS:-llama2-7b:Q4_K_M llama2-7b:Q4_0 tinyllama-1.1b:Q4_K_M}; do
+      set -- ${spec/:/ }
       m=$(model $1 $2)
-      for rep in 1 2; do
+      for rep in $(seq ${AB_REPS:-2}); do
         for p in $vals; do
           r=$(env $v=$p timeout 120 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
           log "tg128 $1 $2 $v=$p: $r"

@@ -53,7 +53,7 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
          * columns, or chunks of 8 (grid y). */
         int64_t nc = 0;
         const int64_t chunks = pm_column_chunks(M, &nc);
-        if (!pm_nvidia(dev) || type != mu->src[0]->type || !chunks || !(kernel = pm_cols_kernel(type, nc))) return 0;
+        if (!pm_nvidia(dev) || type != mu->src[0]->type || !chunks || !(kernel = pm_cols_kernel(type, nc, x->ne[0]))) return 0;
         l->grid[1] = (uint32_t)chunks;
         l->aux[1] = 0; /* first column */
     } else if (M != 1) {

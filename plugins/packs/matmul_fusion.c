@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "pack_match.h"
 #include "q8_dot.h"
@@ -31,25 +30,35 @@ static int q8_type_index(int type) {
            : type == RF_TYPE_Q8_0 ? 4 : -1;
 }
 
-const char *pm_cols_kernel(int type, int64_t nc) {
+/* The one-column two-row kernels for wide rows (SHARE in kernels/mvq_blocks.h): Q4_K only (7B Q5_K_M
+ * measured 0.9% slower with them, Q4_0 unchanged). */
+static const char *const proj_wide_kernels[7] = {"rf_mvq_proj2w_q4_k", NULL, NULL, NULL, NULL, "rf_mvq_proj2w_q4_k_q6_k", NULL};
+
+const char *pm_cols_kernel(int type, int64_t nc, int64_t K) {
     const int t = q8_type_index(type);
-    return t < 0 || nc < 1 || nc > PM_MAX_COLS ? NULL : cols_kernels[t][nc - 1];
+    if (t < 0 || nc < 1 || nc > PM_MAX_COLS) return NULL;
+    if (nc == 1 && K >= PM_WIDE_K && type == RF_TYPE_Q4_K && (pm_decode_settings() & PM_WIDE_ROWS)) return "rf_mvqn_q4_k_1fw";
+    return cols_kernels[t][nc - 1];
 }
 
-const char *pm_proj_kernel(int a, int b, int rows) {
-    const int t = q8_type_index(a), r = rows == 2;
-    if (a == b) return t < 0 ? NULL : proj_kernels[r][t];
+/* Index of the weight type pair (a, b) in proj_kernels' rows, -1 for none. */
+static int proj_pair_index(int a, int b) {
+    if (a == b) return q8_type_index(a);
     if (a == RF_TYPE_Q6_K) a = b; /* either order: the other type */
-    else if (b != RF_TYPE_Q6_K) return NULL;
-    return a == RF_TYPE_Q4_K ? proj_kernels[r][5] : a == RF_TYPE_Q5_K ? proj_kernels[r][6] : NULL;
+    else if (b != RF_TYPE_Q6_K) return -1;
+    return a == RF_TYPE_Q4_K ? 5 : a == RF_TYPE_Q5_K ? 6 : -1;
+}
+
+const char *pm_proj_kernel(int a, int b, int rows, int64_t K) {
+    const int i = proj_pair_index(a, b);
+    if (i < 0) return NULL;
+    if (rows == 2 && K >= PM_WIDE_K && proj_wide_kernels[i] && (pm_decode_settings() & PM_WIDE_ROWS)) return proj_wide_kernels[i];
+    return proj_kernels[rows == 2][i];
 }
 
 const char *pm_proj_cols_kernel(int a, int b, int64_t nc) {
-    const char *one = pm_proj_kernel(a, b, 1); /* the same type pairs as the one-column launch */
-    int i;
-    if (!one || nc < 2 || nc > PM_JOIN_MAX_COLS) return NULL;
-    for (i = 0; i < 7 && strcmp(proj_kernels[0][i], one) != 0; ++i) {}
-    return i < 7 ? join_kernels[i][nc - 2] : NULL;
+    const int i = proj_pair_index(a, b); /* the same type pairs as the one-column launch */
+    return i < 0 || nc < 2 || nc > PM_JOIN_MAX_COLS ? NULL : join_kernels[i][nc - 2];
 }
 
 int64_t pm_column_chunks(int64_t M, int64_t *nc) {
@@ -77,11 +86,13 @@ int pm_decode_settings(void) {
         const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ"),
                    *t = getenv("ROCMFORGE_HIP_PROJ_TYPED"), *ms = getenv("ROCMFORGE_HIP_MMQ_SEGMENTS"),
                    *ma = getenv("ROCMFORGE_HIP_MMQ_APPEND"), *cr = getenv("ROCMFORGE_HIP_COLS_RUN"),
-                   *pr = getenv("ROCMFORGE_HIP_PROJ_ROWS"), *cj = getenv("ROCMFORGE_HIP_COLS_JOIN");
+                   *pr = getenv("ROCMFORGE_HIP_PROJ_ROWS"), *cj = getenv("ROCMFORGE_HIP_COLS_JOIN"),
+                   *wr = getenv("ROCMFORGE_HIP_WIDE_ROWS");
         v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (p && *p == '0' ? PM_NO_PREFETCH : 0) |
             (j && *j == '0' ? 0 : PM_JOIN_PROJ) |
             (t && *t == '0' ? 0 : PM_TYPED_PROJ) | (ms && *ms == '0' ? 0 : PM_MMQ_JOIN) | (ma && *ma == '0' ? 0 : PM_MMQ_APPEND) |
-            (cr && *cr == '0' ? 0 : PM_COLS_RUN) | (pr && *pr == '1' ? 0 : PM_PROJ_ROWS2) | (cj && *cj == '0' ? 0 : PM_COLS_JOIN);
+            (cr && *cr == '0' ? 0 : PM_COLS_RUN) | (pr && *pr == '1' ? 0 : PM_PROJ_ROWS2) | (cj && *cj == '0' ? 0 : PM_COLS_JOIN) |
+            (wr && *wr == '0' ? 0 : PM_WIDE_ROWS);
         atomic_store_explicit(&settings, v, memory_order_relaxed);
     }
     return v;
@@ -115,7 +126,7 @@ int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, in
     const int64_t N = mm->dst->ne[0];
     int64_t nc = 0;
     const int64_t chunks = pm_column_chunks(mm->dst->ne[1], &nc);
-    if (!chunks || !(l->kernel = pm_cols_kernel(mm->src[0]->type, nc)) || (N + 7) / 8 > 0x7fffffff) return 0;
+    if (!chunks || !(l->kernel = pm_cols_kernel(mm->src[0]->type, nc, mm->src[0]->ne[0])) || (N + 7) / 8 > 0x7fffffff) return 0;
     l->grid[0] = (uint32_t)((N + 7) / 8); /* 4 warps of two rows (one rotation pair) each */
     l->grid[1] = (uint32_t)chunks;
     l->threads = 128;

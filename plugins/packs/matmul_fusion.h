@@ -10,14 +10,20 @@
 /* Columns one launch of the column kernels covers (rf_mvqn_<type>_<NC>f, NC = 1..8). */
 #define PM_MAX_COLS 8
 
-/* rf_mvqn_<type>_<nc>f for the five dp4a weight types (Q4_K, Q5_K, Q6_K, Q4_0, Q8_0), nc = 1..8:
- * a string literal; NULL for another type or count. */
-const char *pm_cols_kernel(int type, int64_t nc);
-/* The joined projections' kernel for weights of types a and b (in either order): rf_mvq_proj_<type>
- * where both are one q8_1 type, rf_mvq_proj_<type>_q6_k for Q4_K or Q5_K with Q6_K (a K-quant "_M"
- * layer), else NULL (rf_mvq_proj, any types); rows = 2: their two-rows-a-warp forms
- * (rf_mvq_proj2_*, NVIDIA packs), none for Q6_K alone. */
-const char *pm_proj_kernel(int a, int b, int rows);
+/* Rows of at least this many elements take the wide-row forms of the one-column two-row kernels
+ * (rf_mvqn_q4_k_1fw, rf_mvq_proj2w_q4_k*): a column's q8_1 pieces loaded once for both rows.
+ * H200: 7B Q4_K_M (K = 4096) tg128 +1.0%; TinyLlama's 2048 lost 1.5% that way. */
+#define PM_WIDE_K 4096
+/* rf_mvqn_<type>_<nc>f for the five dp4a weight types (Q4_K, Q5_K, Q6_K, Q4_0, Q8_0), nc = 1..8
+ * (rf_mvqn_q4_k_1fw for nc = 1, rows of K >= PM_WIDE_K): a string literal; NULL
+ * for another type or count. */
+const char *pm_cols_kernel(int type, int64_t nc, int64_t K);
+/* The joined projections' kernel for weights of types a and b (in either order) and rows of K
+ * elements: rf_mvq_proj_<type> where both are one q8_1 type, rf_mvq_proj_<type>_q6_k for Q4_K or
+ * Q5_K with Q6_K (a K-quant "_M" layer), else NULL (rf_mvq_proj, any types); rows = 2: their
+ * two-rows-a-warp forms (rf_mvq_proj2_*, NVIDIA packs; rf_mvq_proj2w_* for Q4_K at K >=
+ * PM_WIDE_K), none for Q6_K alone. */
+const char *pm_proj_kernel(int a, int b, int rows, int64_t K);
 /* Columns the joined column projections take (rf_mvqn_proj_<type>_<NC>, NC = 2..4). */
 #define PM_JOIN_MAX_COLS 4
 /* Their kernel for weights of types a and b over nc columns: the type pairs of pm_proj_kernel
@@ -84,6 +90,7 @@ enum pm_decode_setting {
     PM_NO_PREFETCH = 128, /* no weight prefetch at all (ROCMFORGE_HIP_PREFETCH=0) */
     PM_PROJ_ROWS2 = 256,  /* the typed projections two rows a warp on NVIDIA, rf_mvq_proj2_<type> (ROCMFORGE_HIP_PROJ_ROWS=1: one) */
     PM_COLS_JOIN = 512,   /* cols_run's matrices as one launch for 2..4 tokens, rf_mvqn_proj_<type>_<NC> (ROCMFORGE_HIP_COLS_JOIN, default 1) */
+    PM_WIDE_ROWS = 1024,  /* the wide-row kernels from PM_WIDE_K on (ROCMFORGE_HIP_WIDE_ROWS, default 1) */
 };
 int pm_decode_settings(void);
 

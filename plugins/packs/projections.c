@@ -123,12 +123,13 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
             for (t = 0; t < nt && types[t] != segs[i].mm->src[0]->type; ++t) {}
             if (t == nt) types[nt++] = segs[i].mm->src[0]->type;
         }
-        if (nt <= 2) l->kernel = pm_proj_kernel(types[0], types[nt - 1], 1);
+        const int64_t K = segs[0].mm->src[0]->ne[0]; /* every segment reads the one vector */
+        if (nt <= 2) l->kernel = pm_proj_kernel(types[0], types[nt - 1], 1, K);
         /* Two rows a warp where every segment's rows fill whole blocks of 8 (NVIDIA packs): a
          * rotation pair within one warp, each piece of the vector read once for two rows. */
         if (nt <= 2 && (pm_decode_settings() & PM_PROJ_ROWS2) && pm_nvidia(dev)) {
             int whole = 1;
-            const char *rows2 = pm_proj_kernel(types[0], types[nt - 1], 2);
+            const char *rows2 = pm_proj_kernel(types[0], types[nt - 1], 2, K);
             for (i = 0; i < nseg; ++i) whole = whole && segs[i].mm->dst->ne[0] % 8 == 0;
             if (whole && rows2) {
                 l->kernel = rows2;

@@ -262,6 +262,14 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     // (above: a pair with Q6_K, or any types).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         v.push_back(projections(rng, t, t, t, 512, 64, 2, 4, 64, false, 0));
+    // Rows of K >= 4096 take the wide-row kernels on NVIDIA (rf_mvqn_<type>_1fw, rf_mvq_proj2w_*:
+    // a column's pieces loaded once for both rows), 4352 = 17 blocks: a remainder step.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K})
+        for (int64_t K : {4096, 4352}) {
+            v.push_back(gate_up(rng, t, K, K == 4096 ? 67 : 37, 1));
+            v.push_back(matmul_rope(rng, t, K, 64, 4, 1, 64, K == 4352));
+            v.push_back(projections(rng, t, t == RF_TYPE_Q4_K ? RF_TYPE_Q6_K : t, t, K, 64, 2, 4, 64, false, K == 4096 ? 0 : 1));
+        }
     // F16 weights: the fused launches dot their rows with the f32 vector itself (rf_mv_f16's way).
     v.push_back(gate_up(rng, RF_TYPE_F16, 512, 67, 1));
     v.push_back(matmul_rope(rng, RF_TYPE_F16, 512, 64, 4, 1, 32, true));
