@@ -81,20 +81,36 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     /* Bindings: weights src[0..nseg-1], positions src[3], factors src[4]; outputs by address
      * (dst.ne[s] = product or 0 when a later output reuses its bytes, dst.nb[s] = rotation or 0),
      * the pools in aux[0..1], their slots in aux[2..3], their row strides in dst.ne[3] / dst.nb[3]. */
+    /* The kernel's segments: the rotated ones first (K, Q, then V). Blocks start in grid order, so
+     * the first wave takes the rotations, whose double-precision cos / sin (computed before
+     * rf_kernel_start) then overlap the previous kernel, and the blocks that start later, after
+     * it, have none to compute (docs/notes/decode_latency.md: those rotations cost 2-3% of a
+     * step where blocks of a later wave computed them). */
+    int order[3], node_at[3], kseg_of[3], no = 0;
     for (i = 0, k = 0; i < nseg; ++i) { /* k: segment i's matmul node, relative to first */
-        const rf_tensor *prod = segs[i].mm->dst;
+        node_at[i] = k;
+        k += segs[i].rp ? 2 : 1;
+    }
+    for (i = 0; i < nseg; ++i)
+        if (segs[i].rp) order[no++] = i;
+    for (i = 0; i < nseg; ++i)
+        if (!segs[i].rp) order[no++] = i;
+    for (no = 0; no < nseg; ++no) { /* no: the kernel's segment, i: the node-order one */
+        const rf_tensor *prod;
+        const int16_t at = (int16_t)node_at[i = order[no]];
         int dead = 0, o;
+        kseg_of[i] = no;
+        prod = segs[i].mm->dst;
         for (o = 0; o < nout && outs[o] != prod; ++o) {}
         for (++o; o < nout; ++o) dead = dead || pm_overlap(prod, outs[o]);
-        l->src[i] = (rf_tensor_ref){(int16_t)k, 0};
-        if (!dead) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + i, (rf_tensor_ref){(int16_t)k, RF_BIND_DST}, 0};
-        if (segs[i].rp) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + i, (rf_tensor_ref){(int16_t)(k + 1), RF_BIND_DST}, 0};
+        l->src[no] = (rf_tensor_ref){at, 0};
+        if (!dead) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + no, (rf_tensor_ref){at, RF_BIND_DST}, 0};
+        if (segs[i].rp) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + no, (rf_tensor_ref){(int16_t)(at + 1), RF_BIND_DST}, 0};
         if (segs[i].rp == rope0) {
-            l->src[3] = (rf_tensor_ref){(int16_t)(k + 1), 1};
-            if (rope0->src[2]) l->src[4] = (rf_tensor_ref){(int16_t)(k + 1), 2};
+            l->src[3] = (rf_tensor_ref){(int16_t)(at + 1), 1};
+            if (rope0->src[2]) l->src[4] = (rf_tensor_ref){(int16_t)(at + 1), 2};
         }
         blocks += prod->ne[0] / 4;
-        k += segs[i].rp ? 2 : 1;
     }
     for (i = 0; i < napp; ++i) {
         const int16_t at = (int16_t)(k + i); /* the append's node, relative to first */
@@ -102,7 +118,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 2 + i, (rf_tensor_ref){at, 1}, 0};
         l->words[w++] = (rf_kargs_word){i == 0 ? RF_KFIELD_DST_NE0 + 3 : RF_KFIELD_DST_NB0 + 3, (rf_tensor_ref){RF_BIND_NONE, 0},
                                         apps[i]->dst->nb[1]};
-        l->iparams[4 + i] = app_seg[i] + 1;
+        l->iparams[4 + i] = kseg_of[app_seg[i]] + 1;
         l->iparams[6 + i] = apps[i]->dst->type;
     }
     if (blocks > 0x7fffffff) return 0;
