@@ -95,18 +95,18 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         if (segs[i].rp) order[no++] = i;
     for (i = 0; i < nseg; ++i)
         if (!segs[i].rp) order[no++] = i;
-    for (no = 0; no < nseg; ++no) { /* no: the kernel's segment, i: the node-order one */
-        const rf_tensor *prod;
-        const int16_t at = (int16_t)node_at[i = order[no]];
+    for (no = 0; no < nseg; ++no) { /* no: the kernel's segment */
+        const int s = order[no];      /* its segment in node order */
+        const rf_tensor *prod = segs[s].mm->dst;
+        const int16_t at = (int16_t)node_at[s];
         int dead = 0, o;
-        kseg_of[i] = no;
-        prod = segs[i].mm->dst;
+        kseg_of[s] = no;
         for (o = 0; o < nout && outs[o] != prod; ++o) {}
         for (++o; o < nout; ++o) dead = dead || pm_overlap(prod, outs[o]);
         l->src[no] = (rf_tensor_ref){at, 0};
         if (!dead) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + no, (rf_tensor_ref){at, RF_BIND_DST}, 0};
-        if (segs[i].rp) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + no, (rf_tensor_ref){(int16_t)(at + 1), RF_BIND_DST}, 0};
-        if (segs[i].rp == rope0) {
+        if (segs[s].rp) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + no, (rf_tensor_ref){(int16_t)(at + 1), RF_BIND_DST}, 0};
+        if (segs[s].rp == rope0) {
             l->src[3] = (rf_tensor_ref){(int16_t)(at + 1), 1};
             if (rope0->src[2]) l->src[4] = (rf_tensor_ref){(int16_t)(at + 1), 2};
         }

@@ -262,8 +262,9 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     // (above: a pair with Q6_K, or any types).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         v.push_back(projections(rng, t, t, t, 512, 64, 2, 4, 64, false, 0));
-    // Rows of K >= 4096 take the wide-row kernels on NVIDIA (rf_mvqn_<type>_1fw, rf_mvq_proj2w_*:
-    // a column's pieces loaded once for both rows), 4352 = 17 blocks: a remainder step.
+    // Rows of K >= 4096: Q4_K takes the wide-row kernels on NVIDIA (rf_mvqn_q4_k_1fw,
+    // rf_mvq_proj2w_q4_k*: a column's pieces loaded once for both rows), Q5_K keeps the plain ones
+    // at the same sizes; 4352 = 17 blocks: a remainder step.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K})
         for (int64_t K : {4096, 4352}) {
             v.push_back(gate_up(rng, t, K, K == 4096 ? 67 : 37, 1));
