@@ -166,21 +166,22 @@ RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
     prefetch_l2(r.w + r.n * r.stride, r.stride);
     if (a.iparams[0] == 1) prefetch_l2((const u8 *)a.src[1].data + r.n * a.src[1].nb[1], a.src[1].nb[1]);
 }
-// The cos/sin of a rotation pair computed before rf_kernel_start (compat.h): positions are graph
-// inputs and frequency factors weights, never written by a kernel, so under programmatic
-// dependent launch the double-precision trigonometry (~3 us on the H100, measured as the cost of
-// the fused rope) overlaps the previous kernel, as rope.hip's prefetch_rope_table does.
+// The cos/sin of a rotation pair fetched before rf_kernel_start (compat.h): the graph's (cos,
+// sin) rows, positions (graph inputs) and frequency factors (weights) are never written by a
+// kernel, so under programmatic dependent launch the load, or the double-precision trigonometry
+// where the graph gives positions only (~3 us on the H100, measured as the cost of the fused
+// rope), overlaps the previous kernel, as rope.hip's prefetch_rope_table does.
 struct RopeCS { float c, s; bool rotates; };
 // positions / factors: where the kernel's arguments keep them (src[1], src[2] in the rope form of
-// rf_mvq_multi and rf_mvqn_*f; src[3], src[4] in rf_mvq_proj).
+// rf_mvq_multi and rf_mvqn_*f; src[3], src[4] in rf_mvq_proj); the positions' slot may hold the
+// angles' rows instead (rope_cs_token).
 RF_DEV RopeCS rope_cs_of(const rf_kargs &a, const rf_ktensor &positions, const rf_ktensor &factors, i64 row, int pos_index,
                          bool active) {
     const int D = a.iparams[2], n_rot = a.iparams[1];
     const i64 j = row % D; // even: the pair (j, j + 1) of head row / D
     RopeCS r{1.f, 0.f, j / 2 < n_rot / 2};
     if (r.rotates && active)
-        rope_cos_sin(j / 2, ((const int *)positions.data)[pos_index], n_rot, a.fparams[0], a.fparams[1],
-                     (const float *)factors.data, r.c, r.s);
+        rope_cs_token(positions, (const float *)factors.data, j / 2, pos_index, n_rot, a.fparams[0], a.fparams[1], r.c, r.s);
     return r;
 }
 RF_DEV RopeCS rope_cs_at(const rf_kargs &a, i64 row, int pos_index, bool active) {

@@ -18,22 +18,31 @@ RF_DEV void rope_apply(float x0, float x1, float c, float s, float &y0, float &y
     y0 = __fmul_rn(x0, c) - __fmul_rn(x1, s);
     y1 = __fmul_rn(x0, s) + __fmul_rn(x1, c);
 }
-// Rotation r of the pair (x0, x1) at position pos (rf_mvq_multi's matmul + rope form uses the
-// same two functions, so both give the same bits).
-RF_DEV void rope_rotate(float x0, float x1, i64 r, int pos, int n_rot, float base, float fscale, const float *factors,
-                        float &y0, float &y1) {
-    float c, s;
-    rope_cos_sin(r, pos, n_rot, base, fscale, factors, c, s);
-    rope_apply(x0, x1, c, s, y0, y1);
+// The cos/sin of rotation r for token t from a rope kernel's angle slot (the positions' slot of
+// its arguments), which holds either the graph's rows of (cos, sin) (f32 [2, n_rot/2, T]: abi.h
+// ROPE src3, evaluated by the host as rope_cos_sin does, in the layout rf_rope_angles_readable
+// checks) or the tokens' positions (i32), from which they are evaluated here. Every rope form
+// (rf_rope_f32, the matmul + rope and joined projection kernels) gets them from this function.
+RF_DEV void rope_cs_token(const rf_ktensor &angles, const float *factors, i64 r, i64 t, int n_rot, float base, float fscale,
+                          float &c, float &s) {
+    if (angles.type == T_F32) {
+        const float2 v = *(const float2 *)((const u8 *)angles.data + t * angles.nb[2] + r * 8);
+        c = v.x;
+        s = v.y;
+        return;
+    }
+    rope_cos_sin(r, ((const int *)angles.data)[t], n_rot, base, fscale, factors, c, s);
 }
 
-// Pair slot i of one row: the two element indices it writes and their values.
-RF_DEV void rope_pair(const float *xr, i64 i, int pos, int mode, int n_rot, float base, float fscale, const float *factors,
-                      i64 &j0, i64 &j1, float &y0, float &y1) {
+// Pair slot i of token t's row: the two element indices it writes and their values.
+RF_DEV void rope_pair(const float *xr, i64 i, i64 t, const rf_ktensor &angles, int mode, int n_rot, float base, float fscale,
+                      const float *factors, i64 &j0, i64 &j1, float &y0, float &y1) {
     if (i >= n_rot / 2) { j0 = 2 * i; j1 = 2 * i + 1; y0 = xr[j0]; y1 = xr[j1]; return; }
     j0 = mode == 2 ? i : 2 * i;
     j1 = mode == 2 ? i + n_rot / 2 : 2 * i + 1;
-    rope_rotate(xr[j0], xr[j1], i, pos, n_rot, base, fscale, factors, y0, y1);
+    float c, s;
+    rope_cs_token(angles, factors, i, t, n_rot, base, fscale, c, s);
+    rope_apply(xr[j0], xr[j1], c, s, y0, y1);
 }
 
 // The cos/sin table of one token's rotated pairs (up to 256), shared by the block's heads.
@@ -41,15 +50,14 @@ __shared__ float rf_rope_cs[2][256];
 
 RF_DEV int rope_table_pairs(const rf_kargs &a) { return a.iparams[1] / 2 < 256 ? a.iparams[1] / 2 : 256; }
 RF_DEV void rope_table(const rf_kargs &a, i64 t) {
-    const int *pos = (const int *)a.src[1].data;
     const float *factors = (const float *)a.src[2].data; // may be null
     for (int i = threadIdx.x; i < rope_table_pairs(a); i += blockDim.x)
-        rope_cos_sin(i, pos[t], a.iparams[1], a.fparams[0], a.fparams[1], factors, rf_rope_cs[0][i], rf_rope_cs[1][i]);
+        rope_cs_token(a.src[1], factors, i, t, a.iparams[1], a.fparams[0], a.fparams[1], rf_rope_cs[0][i], rf_rope_cs[1][i]);
 }
-// The table of the block's first token before rf_kernel_start (compat.h): positions are graph
-// inputs and frequency factors weights, never written by a kernel, so under programmatic
-// dependent launch the double-precision trigonometry overlaps the previous kernel (the matmul
-// whose output is rotated) instead of following it.
+// The table of the block's first token before rf_kernel_start (compat.h): positions, the angles'
+// rows (graph inputs) and frequency factors (weights) are never written by a kernel, so under
+// programmatic dependent launch this overlaps the previous kernel (the matmul whose output is
+// rotated) instead of following it.
 RF_DEV void prefetch_rope_table(const rf_kargs &a) {
     if ((i64)blockIdx.x < a.src[0].ne[2]) rope_table(a, blockIdx.x);
 }
@@ -71,7 +79,6 @@ RF_KERNEL void rf_rope_f32(rf_kargs a) {
     const i64 D = x.ne[0], H = x.ne[1], T = x.ne[2];
     const int mode = a.iparams[0], n_rot = a.iparams[1];
     const float base = a.fparams[0], fscale = a.fparams[1];
-    const int *pos = (const int *)a.src[1].data;
     const float *factors = (const float *)a.src[2].data; // may be null
     const i64 half = D / 2, h0 = ((i64)blockIdx.y - (second ? G : 0)) * 8, nh = H - h0 < 8 ? H - h0 : 8;
     const int nr = rope_table_pairs(a);
@@ -92,7 +99,7 @@ RF_KERNEL void rf_rope_f32(rf_kargs a) {
                 j1 = mode == 2 ? i + n_rot / 2 : 2 * i + 1;
                 rope_apply(xr[j0], xr[j1], rf_rope_cs[0][i], rf_rope_cs[1][i], y0, y1);
             } else {
-                rope_pair(xr, i, pos[t], mode, n_rot, base, fscale, factors, j0, j1, y0, y1);
+                rope_pair(xr, i, t, a.src[1], mode, n_rot, base, fscale, factors, j0, j1, y0, y1);
             }
             yr[j0] = y0;
             yr[j1] = y1;

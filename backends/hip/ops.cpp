@@ -7,6 +7,7 @@
 #include "attention_decode.h"
 #include "attention_mma_layout.h"
 #include "kernel_args.h"
+#include "rocmforge/pack_abi.h"
 #include "matmul_h16.h"
 #include "matmul_mmq.h"
 #include "moe.h"
@@ -592,6 +593,9 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_SOFTMAX: return launch(b, "rf_softmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ARGMAX: return launch(b, "rf_argmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ROPE: // a block per token and group of 8 heads: the token's angles once per block
+        // The graph's (cos, sin) rows, when given in the layout the kernels read, take the
+        // positions' slot (kernels/rope.hip rope_cs_token tells them apart by type).
+        if (rf_rope_angles_readable(&n)) a.src[1] = a.src[3], a.src[3] = rf_ktensor{};
         return launch(b, "rf_rope_f32", (unsigned)std::min<int64_t>(s0->ne[2], 65535), (unsigned)((s0->ne[1] + 7) / 8), 1, 256, a, err);
     case RF_OP_SET_ROWS: // one block per appended row: decode appends 1 row, so give it enough threads
         return launch(b, "rf_set_rows", (unsigned)s0->ne[1], 1, 1, s0->ne[1] <= 4 ? 512 : 128, a, err);

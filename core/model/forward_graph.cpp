@@ -36,6 +36,7 @@ ForwardKey forward_key(const ForwardInputs &in) {
     k.n_outputs = (int64_t)in.output_rows.size();
     k.single_rows = in.single_rows;
     k.top_k = in.top_k;
+    for (int i = 0; i < 2; ++i) k.rope_angles[i] = !in.rope_angles[i].empty();
     if (in.output_rows.empty()) k.out_mode = 0;
     else if (k.n_outputs == k.n_tokens) k.out_mode = 1;
     else if (is_contiguous_range(in.output_rows)) k.out_mode = 2, k.out_first = in.output_rows.front();
@@ -60,6 +61,8 @@ void ForwardGraphInputs::bind(const ForwardInputs &in) const {
     slot_table->host_data = in.slot_table.data();
     token_info->host_data = in.token_info.data();
     if (out_ids) out_ids->host_data = in.output_rows.data();
+    for (int i = 0; i < 2; ++i)
+        if (rope_angles[i]) rope_angles[i]->host_data = in.rope_angles[i].data();
 }
 
 namespace {
@@ -70,11 +73,18 @@ Tensor *rms_norm_mul(Graph &g, Tensor *x, Tensor *w, float eps, const std::strin
 }
 
 // The frequency factors every layer's RoPE reads: Llama 3's rope_freqs, or phi3's long factors
-// when the context exceeds the original one (short ones otherwise), as llama.cpp chooses them.
-Tensor *rope_factors(const Model &model, const KvCache &cache) {
-    if (model.rope_freqs) return model.rope_freqs;
-    if (model.rope_factors_long && cache.n_ctx() > model.hparams().n_ctx_orig) return model.rope_factors_long;
-    return model.rope_factors_short;
+// when the context exceeds the original one (short ones otherwise), as llama.cpp chooses them;
+// with the file's name of that tensor.
+struct RopeFactors {
+    Tensor *tensor;
+    const char *name;
+};
+RopeFactors rope_factors(const Model &model, const KvCache &cache) {
+    if (model.rope_freqs) return {model.rope_freqs, "rope_freqs.weight"};
+    if (model.rope_factors_long && cache.n_ctx() > model.hparams().n_ctx_orig)
+        return {model.rope_factors_long, "rope_factors_long.weight"};
+    if (model.rope_factors_short) return {model.rope_factors_short, "rope_factors_short.weight"};
+    return {nullptr, nullptr};
 }
 
 // The experts' FFN of h [n_embd, T] (llama.cpp's build_moe_ffn with softmax gating and normalised
@@ -94,6 +104,21 @@ Tensor *moe_ffn(Graph &g, const LayerWeights &w, const ModelHparams &hp, Tensor 
 
 } // namespace
 
+bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParams *p) {
+    const ModelHparams &hp = model.hparams();
+    p->n_rot = (int)hp.n_rot;
+    p->freq_base = local ? hp.rope_freq_base_swa : hp.rope_freq_base;
+    p->freq_scale = local ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
+    p->factors = nullptr;
+    const RopeFactors f = rope_factors(model, cache);
+    if (!f.tensor) return true;
+    // The factors' host bytes from the file (the tensor itself may be device memory).
+    const gguf::TensorInfo *ti = model.file().find_tensor(f.name);
+    if (!ti || ti->type != RF_TYPE_F32 || ti->n_elements() < hp.n_rot / 2) return false;
+    p->factors = reinterpret_cast<const float *>(model.file().tensor_data(*ti));
+    return true;
+}
+
 Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                             ForwardGraphInputs *inputs) {
     const ModelHparams &hp = model.hparams();
@@ -110,7 +135,11 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
     Tensor *out_ids = nullptr;
     if (want_logits && !all_rows && !is_contiguous_range(in.output_rows))
         out_ids = g.input("output_rows", RF_TYPE_I32, {(int64_t)in.output_rows.size()}, in.output_rows.data());
-    if (inputs) *inputs = {tokens, positions, slots, slot_table, token_info, out_ids};
+    Tensor *angles[2] = {nullptr, nullptr};
+    for (int i = 0; i < 2; ++i)
+        if (!in.rope_angles[i].empty())
+            angles[i] = g.input(i ? "rope_angles_swa" : "rope_angles", RF_TYPE_F32, {2, hp.n_rot / 2, T}, in.rope_angles[i].data());
+    if (inputs) *inputs = {tokens, positions, slots, slot_table, token_info, out_ids, {angles[0], angles[1]}};
     // Keeps only the rows whose logits are wanted (row-wise ops after this see only those).
     auto select_rows = [&](Tensor *t) -> Tensor * {
         if (all_rows) return t;
@@ -120,7 +149,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
 
     // phi3's attn_factor scales RoPE's output, hence Q and K: the scores by its square.
     const float kq_scale = hp.attn_scale * hp.rope_attn_factor * hp.rope_attn_factor;
-    Tensor *factors = rope_factors(model, cache);
+    Tensor *factors = rope_factors(model, cache).tensor;
     Tensor *x = g.get_rows(model.tok_embd, tokens, "token_embd");
     if (hp.embd_scale) x = g.scale(x, std::sqrt((float)hp.n_embd), "token_embd_scale");
 
@@ -139,7 +168,8 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
             if (bias) t = g.add(t, bias, ("attn_" + n + "_bias").c_str());
             t = g.reshape(t, {D, H, T});
             if (head_norm) t = rms_norm_mul(g, t, head_norm, hp.rms_eps, "attn_" + n + "_norm");
-            return g.rope(t, positions, factors, hp.rope_mode, (int)hp.n_rot, rope_base, rope_scale, ("rope_" + n).c_str());
+            return g.rope(t, positions, factors, hp.rope_mode, (int)hp.n_rot, rope_base, rope_scale, ("rope_" + n).c_str(),
+                          angles[local ? 1 : 0]);
         };
 
         Tensor *k = project_heads(w.wk, w.bk, w.attn_k_norm, hp.n_head_kv, "k");

@@ -6,6 +6,7 @@
 #include "rocmforge/graph.h"
 #include "rocmforge/kv_cache.h"
 #include "rocmforge/model.h"
+#include "rocmforge/rope_angles.h"
 
 namespace rf {
 
@@ -26,6 +27,10 @@ struct ForwardInputs {
     // > 0: the caller appends TOPK and GATHER of this many candidates to the logits (part of
     // the graph's structure, so part of its key).
     int64_t top_k = 0;
+    // The tokens' RoPE (cos, sin) rows (rope_angles.h), [2, n_rot/2, T] each, of the global
+    // layers' parameters [0] and the sliding-window layers' [1]; empty: the ROPE nodes evaluate
+    // the angles themselves (part of the graph's structure, so part of its key).
+    std::vector<float> rope_angles[2];
 };
 
 // Everything of ForwardInputs the graph's structure depends on: inputs with equal keys give
@@ -34,6 +39,7 @@ struct ForwardKey {
     int64_t n_tokens = -1, n_kv_max = -1, n_seq = -1, n_outputs = -1, single_rows = -1, top_k = -1;
     int out_mode = -1;      // 0: no logits, 1: all rows, 2: a contiguous range, 3: gathered rows
     int64_t out_first = -1; // first row of a contiguous range
+    bool rope_angles[2] = {false, false};
     bool operator==(const ForwardKey &) const = default;
 };
 ForwardKey forward_key(const ForwardInputs &in);
@@ -48,9 +54,14 @@ int64_t leading_single_rows(const std::vector<int32_t> &token_info, int64_t n_se
 struct ForwardGraphInputs {
     Tensor *tokens = nullptr, *positions = nullptr, *slots = nullptr, *slot_table = nullptr,
            *token_info = nullptr, *out_ids = nullptr;
+    Tensor *rope_angles[2] = {nullptr, nullptr};
     // Points the input tensors at `in`'s arrays (which must have the key the graph was built for).
     void bind(const ForwardInputs &in) const;
 };
+
+// The RoPE parameters of the model's global (local = false) or sliding-window layers with the
+// host values of its frequency factors; false when those cannot be read as f32 from the file.
+bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParams *p);
 
 // Builds embeddings -> layers -> final norm -> output matmul of the output rows. Returns the
 // logits tensor [n_vocab, output_rows.size()] or nullptr when no row is wanted (the graph then

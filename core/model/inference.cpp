@@ -3,6 +3,7 @@
 #include "rocmforge/inference.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "forward_graph.h"
@@ -35,6 +36,10 @@ struct InferenceContext::Step {
     std::vector<int64_t> next_pos;   // run_graph(): next position of each sequence present
     std::vector<int> batch_seqs;     // run_graph(): sequences in order of first appearance
     HostPin logits_pin;              // logits_ page-locked for the model's backend (host_pin.h)
+    // The (cos, sin) rows handed to the ROPE nodes of steps of few tokens: of the global layers'
+    // parameters [0] and the sliding-window layers' [1] (nullptr: no such layers, or factors the
+    // host cannot read).
+    std::unique_ptr<RopeAngleCache> rope_angles[2];
     // submit() / collect(): the submitted batch's state and its output rows.
     enum class Pending { None, Running, Done } pending = Pending::None;
     size_t pending_outputs = 0;
@@ -60,6 +65,17 @@ InferenceContext::InferenceContext(Model &model, Runtime &runtime, const Context
     // Room for one row per sequence from the start: decode steps then never move the buffer
     // (which would unpin and pin it again).
     logits_.reserve(n_seq * (size_t)model.hparams().n_vocab);
+    const ModelHparams &hp = model.hparams();
+    const bool has_local = hp.n_swa > 0 && hp.swa_pattern > 0;
+    // ROCMFORGE_ROPE_ANGLES=0: the ROPE nodes evaluate their angles (an A/B and debugging switch;
+    // the same values either way).
+    const char *env = std::getenv("ROCMFORGE_ROPE_ANGLES");
+    const bool angles = !(env && std::string(env) == "0");
+    for (int i = 0; angles && i < (has_local ? 2 : 1); ++i) {
+        RopeParams p;
+        if (rope_params(model, cache_, i == 1, &p) && p.n_rot > 0)
+            step_->rope_angles[i] = std::make_unique<RopeAngleCache>(p, cache_.pages().n_slots());
+    }
 }
 
 InferenceContext::~InferenceContext() = default;
@@ -227,6 +243,17 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
         in.token_info.push_back(seq_index[(size_t)s]);
         in.token_info.push_back(pos);
         if (batch.output[i]) in.output_rows.push_back((int32_t)(i - first));
+    }
+    // Steps of few tokens (decode) hand the ROPE nodes their angles: every layer then reads them
+    // instead of evaluating them in double precision on its kernels' path. Larger batches
+    // (prompts) evaluate them on the device, where that is spread over many blocks, instead of
+    // on the host for every new position.
+    constexpr int64_t kRopeAngleMaxTokens = 64;
+    for (int i = 0; i < 2; ++i) {
+        if (st.rope_angles[i] && (int64_t)count <= kRopeAngleMaxTokens)
+            st.rope_angles[i]->gather(in.positions.data(), (int64_t)count, in.rope_angles[i]);
+        else
+            in.rope_angles[i].clear();
     }
     int64_t n_kv_max = 0;
     for (int s : batch_seqs) n_kv_max = std::max(n_kv_max, next_pos[(size_t)s]);

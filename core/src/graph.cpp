@@ -131,11 +131,14 @@ Tensor *Graph::rms_norm(Tensor *a, float eps, const char *label) {
 }
 
 Tensor *Graph::rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode, int n_rot,
-                    float freq_base, float freq_scale, const char *label) {
+                    float freq_base, float freq_scale, const char *label, Tensor *angles) {
     if (!(positions->type() == RF_TYPE_I32 && positions->ne(0) == x->ne(2))) fail("rope positions must be i32[T]");
     if (!(n_rot <= x->ne(0) && n_rot % 2 == 0)) fail("rope n_rot must be even and <= head size");
+    if (angles && !(angles->type() == RF_TYPE_F32 && angles->ne(0) == 2 && angles->ne(1) == n_rot / 2 &&
+                    angles->ne(2) == x->ne(2) && angles->ne(3) == 1))
+        fail("rope angles must be f32[2, n_rot/2, T]");
     Tensor *d = add_node(RF_OP_ROPE, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {x->ne(0), x->ne(1), x->ne(2), x->ne(3)}),
-                         {x, positions, freq_factors}, label);
+                         {x, positions, freq_factors, angles}, label);
     rf_node &n = nodes_.back();
     n.iparams[0] = mode;
     n.iparams[1] = n_rot;

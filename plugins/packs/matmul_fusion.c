@@ -112,7 +112,7 @@ void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node) {
     const int16_t rn = (int16_t)(node + 1);
     l->src[0] = (rf_tensor_ref){node, 0}; /* weight */
     l->dst = (rf_tensor_ref){node, RF_BIND_DST};
-    l->src[1] = (rf_tensor_ref){rn, 1}; /* positions */
+    l->src[1] = (rf_tensor_ref){rn, pm_rope_angles_slot(rp)}; /* positions, or the angles' rows */
     if (rp->src[2]) l->src[2] = (rf_tensor_ref){rn, 2}; /* frequency factors */
     l->src[3] = (rf_tensor_ref){rn, RF_BIND_DST};
     l->iparams[0] = 2; /* matmul + rope form */
@@ -147,14 +147,27 @@ float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsig
     return f32_row ? pm_dot_f16((const uint16_t *)row, (const float *)act, K) : pm_dot_q8_1(type, row, act, K);
 }
 
-void pm_rope_pair(float x0, float x1, int64_t r, int32_t pos, int n_rot, float base, float fscale, const float *factors, float *y0,
-                  float *y1) {
-    double theta = (double)pos * (double)fscale * pow((double)base, -2.0 * (double)r / (double)n_rot);
+void pm_rope_pair(float x0, float x1, int64_t r, const rf_ktensor *angles, int64_t t, int n_rot, float base, float fscale,
+                  const float *factors, float *y0, float *y1) {
     float c, s;
-    if (factors) theta /= (double)factors[r];
-    c = (float)cos(theta), s = (float)sin(theta);
+    if (angles->type == RF_TYPE_F32) { /* the graph's (cos, sin) rows (rf_rope_angles_readable) */
+        const float *cs = (const float *)((const char *)angles->data + t * angles->nb[2]) + 2 * r;
+        c = cs[0], s = cs[1];
+    } else {
+        double theta = (double)((const int32_t *)angles->data)[t] * (double)fscale * pow((double)base, -2.0 * (double)r / (double)n_rot);
+        if (factors) theta /= (double)factors[r];
+        c = (float)cos(theta), s = (float)sin(theta);
+    }
     *y0 = x0 * c - x1 * s;
     *y1 = x0 * s + x1 * c;
+}
+
+int16_t pm_rope_angles_slot(const rf_node *rope) { return (int16_t)(rf_rope_angles_readable(rope) ? 3 : 1); }
+
+int pm_same_angles(const rf_node *a, const rf_node *b) {
+    const rf_tensor *fa = a->src[2], *fb = b->src[2], *ra = a->src[3], *rb = b->src[3];
+    return a->src[1]->data == b->src[1]->data && (fa ? fb && fa->data == fb->data : !fb) && (ra ? rb && ra->data == rb->data : !rb) &&
+           a->iparams[1] == b->iparams[1] && a->fparams[0] == b->fparams[0] && a->fparams[1] == b->fparams[1];
 }
 
 int pm_rope_of_product(const rf_node *mm, const rf_node *rp) {
@@ -169,7 +182,8 @@ int pm_rope_of_product(const rf_node *mm, const rf_node *rp) {
     if (pos->type != RF_TYPE_I32 || pos->ne[0] != M || pos->ne[1] * pos->ne[2] * pos->ne[3] != 1 || pos->nb[0] != 4) return 0;
     if (n_rot <= 0 || n_rot % 2 || n_rot > D) return 0;
     if (ff && (ff->type != RF_TYPE_F32 || ff->nb[0] != 4 || ff->ne[0] * ff->ne[1] * ff->ne[2] * ff->ne[3] < n_rot / 2)) return 0;
-    if ((pm_overlap(rd, md) && rd->data != md->data) || pm_overlap(rd, mm->src[0]) || pm_overlap(rd, pos) || pm_overlap(rd, ff))
+    if ((pm_overlap(rd, md) && rd->data != md->data) || pm_overlap(rd, mm->src[0]) || pm_overlap(rd, pos) || pm_overlap(rd, ff) ||
+        pm_overlap(rd, rp->src[3]))
         return 0;
     return mm->src[0]->type != RF_TYPE_F16 || !pm_overlap(rd, mm->src[1]); /* F16: the kernel reads x itself */
 }

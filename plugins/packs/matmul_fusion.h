@@ -49,6 +49,12 @@ int pm_plain_matmul(const rf_node *n);
  * quantized weights (the kernels read only its q8_1 copy, made before the launch); no other
  * overlap. */
 int pm_rope_of_product(const rf_node *mm, const rf_node *rp);
+/* Where a rope kernel reads the angles of ROPE node `rope` (the slot its launches bind in place
+ * of the positions): the node's (cos, sin) rows (src3) where the kernels can read them
+ * (rf_rope_angles_readable), else its positions (src1). */
+int16_t pm_rope_angles_slot(const rf_node *rope);
+/* Two ROPE nodes with the same angles: positions, rows, factors, n_rot, base and scale. */
+int pm_same_angles(const rf_node *a, const rf_node *b);
 
 /* The activation input of an rf_mvq_multi / rf_mvqn_*f launch replacing the matmul at claimed
  * node 0: its src[1] lent as `block` says (pm_act_in_block), the column stride in aux[0], and
@@ -72,10 +78,11 @@ int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, in
 /* For the host_runs: one output of a matmul as the decode kernels compute it, weight row `row`
  * dotted with the activations lent (a q8_1 column, or for f32_row the f32 row itself: F16 weights). */
 float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsigned char *act, int64_t K);
-/* Rotation pair r (< n_rot / 2) of a head at position pos, as rope.hip rotates it (angle in
- * double, products rounded separately); factors: the frequency factors or NULL. */
-void pm_rope_pair(float x0, float x1, int64_t r, int32_t pos, int n_rot, float base, float fscale, const float *factors, float *y0,
-                  float *y1);
+/* Rotation pair r (< n_rot / 2) of token t's head, as rope.hip rotates it: its (cos, sin) from the
+ * kernel's angle slot (the graph's rows when f32, else i32 positions: the angle in double;
+ * factors: the frequency factors or NULL). */
+void pm_rope_pair(float x0, float x1, int64_t r, const rf_ktensor *angles, int64_t t, int n_rot, float base, float fscale,
+                  const float *factors, float *y0, float *y1);
 
 /* The A/B settings of the decode launches, read from the environment once (claims run for every
  * walked graph). */

@@ -53,7 +53,7 @@ struct mr_seg {
 struct mr_run {
     struct mr_seg segs[MR_MAX_SEGS];
     int nseg, nout, nread;
-    const rf_tensor *outs[2 * MR_MAX_SEGS], *reads[1 + 3 * MR_MAX_SEGS];
+    const rf_tensor *outs[2 * MR_MAX_SEGS], *reads[1 + 4 * MR_MAX_SEGS];
     int out_seg[2 * MR_MAX_SEGS], out_product[2 * MR_MAX_SEGS];
     int32_t end;
     int64_t M;
@@ -72,12 +72,10 @@ static int mr_joinable(const struct mr_seg *a, const struct mr_seg *b) {
            d->type == RF_TYPE_F32 && d->nb[0] == 4 && d->nb[1] > 0 && d->nb[1] <= 0x7fffffff;
 }
 
-/* Two ropes one rf_rope_f32 launch does: the same tokens, positions, factors and parameters. */
+/* Two ropes one rf_rope_f32 launch does: the same tokens, angles (pm_same_angles) and mode. */
 static int mr_same_rotation(const rf_node *p, const rf_node *q) {
-    const rf_tensor *fp = p->src[2], *fq = q->src[2];
-    return p->src[1]->data == q->src[1]->data && (fp ? fq && fp->data == fq->data : !fq) && p->iparams[0] == q->iparams[0] &&
-           p->iparams[1] == q->iparams[1] && p->fparams[0] == q->fparams[0] && p->fparams[1] == q->fparams[1] &&
-           p->src[0]->ne[2] == q->src[0]->ne[2] && p->src[0]->ne[3] == 1 && q->src[0]->ne[3] == 1;
+    return pm_same_angles(p, q) && p->iparams[0] == q->iparams[0] && p->src[0]->ne[2] == q->src[0]->ne[2] &&
+           p->src[0]->ne[3] == 1 && q->src[0]->ne[3] == 1;
 }
 
 /* The K and V appends after the run at node j: SET_ROWS of one segment's rotation (found[0]) and of
@@ -174,6 +172,7 @@ static void mr_rope_launch(rf_fusion_launch *l, const struct mr_seg *p, const st
     l->dst = (rf_tensor_ref){rn, RF_BIND_DST};
     for (i = 0; i < 3; ++i)
         if (r->src[i]) l->src[i] = (rf_tensor_ref){rn, (int16_t)i};
+    l->src[1] = (rf_tensor_ref){rn, pm_rope_angles_slot(r)}; /* positions, or the angles' rows */
     for (i = 0; i < 8; ++i) l->iparams[i] = r->iparams[i], l->fparams[i] = r->fparams[i];
     if (p->dead) l->words[w++] = (rf_kargs_word){RF_KFIELD_SRC0_DATA, (rf_tensor_ref){RF_BIND_LENT, 0}, (long long)p->lent_at};
     if (q) {
@@ -202,7 +201,7 @@ static int mr_takes(const rf_pack_device *dev, int tiles, const rf_node *mm, rf_
 
 /* The segments of the run at `first` (matmuls of one activation tensor and q8_1 block, each with
  * the rope over its product when one follows) and what they write and read; 0 where fewer than two.
- * No output may overlap a weight or a rope's positions / factors (the activations are checked by
+ * No output may overlap a weight or a rope's positions / factors / angles (the activations are checked by
  * each fusion). */
 static int mr_gather(const rf_graph *g, int32_t first, const rf_pack_device *dev, int tiles, struct mr_run *r) {
     const rf_node *f = g->nodes[first];
@@ -233,6 +232,7 @@ static int mr_gather(const rf_graph *g, int32_t first, const rf_pack_device *dev
             r->outs[r->nout] = s->rp->dst, r->out_seg[r->nout] = i, r->out_product[r->nout++] = 0;
             r->reads[r->nread++] = s->rp->src[1];
             r->reads[r->nread++] = s->rp->src[2];
+            r->reads[r->nread++] = s->rp->src[3];
         }
     }
     for (k = 0; k < r->nout; ++k)
@@ -367,7 +367,7 @@ static int cols_join_launch(const rf_graph *g, int32_t first, const struct mr_ru
         if (!dead[i]) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + i, (rf_tensor_ref){(int16_t)s->node, RF_BIND_DST}, 0};
         if (s->rp) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + i, (rf_tensor_ref){rn, RF_BIND_DST}, 0};
         if (s->rp && s->rp == rope0) {
-            l->src[3] = (rf_tensor_ref){rn, 1};
+            l->src[3] = (rf_tensor_ref){rn, pm_rope_angles_slot(rope0)};
             if (rope0->src[2]) l->src[4] = (rf_tensor_ref){rn, 2};
         }
     }

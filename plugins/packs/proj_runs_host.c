@@ -78,7 +78,6 @@ int32_t pm_host_mmq(const rf_kargs *a, const rf_fusion_launch *l) {
 static void rope_group(const rf_kargs *a, const rf_ktensor *x, const rf_ktensor *d, int64_t y, const char *pool) {
     const int64_t D = x->ne[0], H = x->ne[1], T = x->ne[2], half = D / 2, h0 = 8 * y;
     const int mode = a->iparams[0], n_rot = a->iparams[1];
-    const int32_t *pos = (const int32_t *)a->src[1].data;
     const float *factors = (const float *)a->src[2].data; /* may be NULL */
     int64_t t, h, i;
     for (t = 0; t < T; ++t)
@@ -91,7 +90,7 @@ static void rope_group(const rf_kargs *a, const rf_ktensor *x, const rf_ktensor 
                 float y0, y1;
                 if (i < n_rot / 2) {
                     if (mode == RF_ROPE_NEOX) j0 = i, j1 = i + n_rot / 2;
-                    pm_rope_pair(xr[j0], xr[j1], i, pos[t], n_rot, a->fparams[0], a->fparams[1], factors, &y0, &y1);
+                    pm_rope_pair(xr[j0], xr[j1], i, &a->src[1], t, n_rot, a->fparams[0], a->fparams[1], factors, &y0, &y1);
                 } else {
                     y0 = xr[j0], y1 = xr[j1];
                 }
@@ -132,7 +131,6 @@ int32_t pm_host_mmq_run(const rf_kargs *a, const rf_fusion_launch *l) {
 static int32_t host_cols_join(const rf_kargs *a, const rf_fusion_launch *l) {
     const int nseg = a->iparams[3], n_rot = a->iparams[1];
     const int64_t D = a->iparams[2], stride = a->aux[0], M = l->kernel[strlen(l->kernel) - 1] - '0';
-    const int32_t *pos = (const int32_t *)a->src[3].data;
     const int32_t *slots[2] = {(const int32_t *)(uintptr_t)a->aux[3], (const int32_t *)(uintptr_t)a->dst.ne[3]};
     char *pools[2] = {(char *)(uintptr_t)a->aux[1], (char *)(uintptr_t)a->aux[2]};
     const int64_t pool_row[2] = {a->dst.nb[3], a->iparams[0]};
@@ -147,7 +145,7 @@ static int32_t host_cols_join(const rf_kargs *a, const rf_fusion_launch *l) {
         const int64_t N = w->ne[1];
         float *prod = (float *)(uintptr_t)(s == 0 ? a->dst.ne[0] : s == 1 ? a->dst.ne[1] : a->dst.ne[2]);
         float *rot = (float *)(uintptr_t)(s == 0 ? a->dst.nb[0] : s == 1 ? a->dst.nb[1] : a->dst.nb[2]);
-        if (!pm_q8_dot_type(w->type) || N % 8 || (rot && (!pos || D < 2))) return RF_ERR_INVALID;
+        if (!pm_q8_dot_type(w->type) || N % 8 || (rot && (!a->src[3].data || D < 2))) return RF_ERR_INVALID;
         for (m = 0; m < M; ++m) {
             const unsigned char *act = (const unsigned char *)a->scratch + m * stride;
             for (n = 0; n < N; n += 2) {
@@ -156,7 +154,7 @@ static int32_t host_cols_join(const rf_kargs *a, const rf_fusion_launch *l) {
                 const int64_t r = rot ? (n % D) / 2 : 0; /* D = 0 where the run has no rope */
                 float y0 = x0, y1 = x1;
                 if (rot && r < n_rot / 2)
-                    pm_rope_pair(x0, x1, r, pos[m], n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[4].data, &y0, &y1);
+                    pm_rope_pair(x0, x1, r, &a->src[3], m, n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[4].data, &y0, &y1);
                 if (prod) prod[m * N + n] = x0, prod[m * N + n + 1] = x1;
                 if (rot) rot[m * N + n] = y0, rot[m * N + n + 1] = y1;
                 for (p = 0; p < 2; ++p) {
@@ -175,7 +173,7 @@ static int32_t host_cols_launch(const rf_kargs *a, const rf_fusion_launch *l) {
     const int64_t K = w->ne[0], N = a->dst.ne[0], M = a->dst.ne[1], stride = a->aux[l->q8_aux_stride];
     const int64_t D = a->iparams[2], n_rot = a->iparams[1];
     const int rope = a->iparams[0] == 2, append = a->iparams[3] != 0;
-    const int32_t *pos = (const int32_t *)a->src[1].data, *slots = (const int32_t *)(uintptr_t)a->aux[2];
+    const int32_t *slots = (const int32_t *)(uintptr_t)a->aux[2];
     int64_t m, n;
     if (!a->scratch || !pm_q8_dot_type(w->type) || (a->iparams[0] != 2 && a->iparams[0] != 3) || N % 2) return RF_ERR_INVALID;
     if (append && (!pool->data || !slots || (pool->type != RF_TYPE_F16 && pool->type != RF_TYPE_F32))) return RF_ERR_INVALID;
@@ -188,7 +186,7 @@ static int32_t host_cols_launch(const rf_kargs *a, const rf_fusion_launch *l) {
             const float x1 = pm_matmul_out(w->type, 0, (const unsigned char *)w->data + (n + 1) * w->nb[1], act, K);
             float y0 = x0, y1 = x1;
             const int64_t r = rope ? (n % D) / 2 : 0;
-            if (rope && r < n_rot / 2) pm_rope_pair(x0, x1, r, pos[m], (int)n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[2].data, &y0, &y1);
+            if (rope && r < n_rot / 2) pm_rope_pair(x0, x1, r, &a->src[1], m, (int)n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[2].data, &y0, &y1);
             prod[n] = x0, prod[n + 1] = x1;
             if (rot) rot[n] = y0, rot[n + 1] = y1;
             if (prow) pool_store(prow, pool->type, n, y0), pool_store(prow, pool->type, n + 1, y1);

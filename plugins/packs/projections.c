@@ -18,12 +18,8 @@
 
 struct seg { const rf_node *mm, *rp; };
 
-/* The ropes of one launch agree: positions, factors, n_rot, head size, base and scale. */
-static int same_rope(const rf_node *a, const rf_node *b) {
-    return a->src[1]->data == b->src[1]->data && (a->src[2] ? a->src[2]->data : NULL) == (b->src[2] ? b->src[2]->data : NULL) &&
-           a->iparams[1] == b->iparams[1] && a->src[0]->ne[0] == b->src[0]->ne[0] && a->fparams[0] == b->fparams[0] &&
-           a->fparams[1] == b->fparams[1];
-}
+/* The ropes of one launch agree: their angles (pm_same_angles) and head size. */
+static int same_rope(const rf_node *a, const rf_node *b) { return pm_same_angles(a, b) && a->src[0]->ne[0] == b->src[0]->ne[0]; }
 
 /* The final output of segment s: its rotation, else its product. */
 static const rf_tensor *final_of(const struct seg *s) { return s->rp ? s->rp->dst : s->mm->dst; }
@@ -31,7 +27,7 @@ static const rf_tensor *final_of(const struct seg *s) { return s->rp ? s->rp->ds
 static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
     struct seg segs[3];
     const rf_node *apps[2], *rope0 = NULL, *f = g->nodes[first];
-    const rf_tensor *outs[6], *ins[6];
+    const rf_tensor *outs[6], *ins[7];
     int app_seg[2], nseg = 0, napp = 0, nout = 0, nin = 0, i, k, block, w = 0;
     int32_t j = first;
     int64_t blocks = 0;
@@ -54,6 +50,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     /* Outputs in node order; inputs the kernel reads (the vector only for F16, else its q8_1 copy). */
     ins[nin++] = rope0->src[1];
     ins[nin++] = rope0->src[2];
+    ins[nin++] = rope0->src[3];
     if (block == RF_ACT_IN_F32) ins[nin++] = f->src[1];
     for (i = 0; i < nseg; ++i) {
         outs[nout++] = segs[i].mm->dst;
@@ -107,7 +104,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         if (!dead) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + no, (rf_tensor_ref){at, RF_BIND_DST}, 0};
         if (segs[s].rp) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + no, (rf_tensor_ref){(int16_t)(at + 1), RF_BIND_DST}, 0};
         if (segs[s].rp == rope0) {
-            l->src[3] = (rf_tensor_ref){(int16_t)(at + 1), 1};
+            l->src[3] = (rf_tensor_ref){(int16_t)(at + 1), pm_rope_angles_slot(rope0)};
             if (rope0->src[2]) l->src[4] = (rf_tensor_ref){(int16_t)(at + 1), 2};
         }
         blocks += prod->ne[0] / 4;
@@ -172,7 +169,6 @@ static void append(const rf_kargs *a, int s, int64_t n, float v) {
 static int32_t host_projections(const rf_kargs *a, const rf_fusion_launch *l) {
     const int f32_row = l->act_in_block == RF_ACT_IN_F32, nseg = a->iparams[3], n_rot = a->iparams[1];
     const int64_t D = a->iparams[2];
-    const int32_t pos = ((const int32_t *)a->src[3].data)[0];
     int s;
     int64_t n;
     if (!a->scratch || nseg < 2 || nseg > 3) return RF_ERR_INVALID;
@@ -188,7 +184,7 @@ static int32_t host_projections(const rf_kargs *a, const rf_fusion_launch *l) {
             if (prod) prod[n] = x0, prod[n + 1] = x1;
             if (rot) {
                 const int64_t r = (n % D) / 2;
-                if (r < n_rot / 2) pm_rope_pair(x0, x1, r, pos, n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[4].data, &y0, &y1);
+                if (r < n_rot / 2) pm_rope_pair(x0, x1, r, &a->src[3], 0, n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[4].data, &y0, &y1);
                 rot[n] = y0, rot[n + 1] = y1;
             }
             append(a, s, n, y0);

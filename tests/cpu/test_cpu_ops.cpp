@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cpu_test_util.h"
+#include "rocmforge/rope_angles.h"
 #include "rocmforge/types.h"
 
 using namespace cputest;
@@ -178,6 +179,39 @@ TEST_CASE("cpu ops: ROPE normal and NeoX with freq factors", "[cpu][ops]") {
                         }
                     CHECK(nmse(ref, y.f32(), y.n()) < 1e-11);
                 }
+    }
+}
+
+// The rows a decode graph hands ROPE (rope_angles.h) hold the CPU backend's angles bit for bit:
+// rotating (1, 0) pairs makes its output the cos and sin it evaluated.
+TEST_CASE("cpu ops: ROPE angles of rope_angles.h equal the CPU backend's", "[cpu][ops]") {
+    for (auto &be : all_backends()) {
+        const int64_t D = 64, H = 1, T = 6;
+        for (int n_rot : {64, 48})
+            for (bool factors : {false, true}) {
+                INFO("n_rot " << n_rot << " factors " << factors);
+                Tensor x(RF_TYPE_F32, {D, H, T}), pos(RF_TYPE_I32, {T}), ff(RF_TYPE_F32, {n_rot / 2}), y(RF_TYPE_F32, {D, H, T});
+                for (int64_t i = 0; i < x.n(); ++i) x.f32()[i] = i % 2 ? 0.f : 1.f;
+                const int32_t p[T] = {0, 1, 17, 4095, 70001, 131071};
+                std::memcpy(pos.i32(), p, sizeof p);
+                for (int64_t i = 0; i < n_rot / 2; ++i) ff.f32()[i] = 1.f + float(i % 7) * 0.75f;
+                rf_node node = make_node(RF_OP_ROPE, y, {&x, &pos, factors ? &ff : nullptr});
+                node.iparams[0] = RF_ROPE_NORMAL;
+                node.iparams[1] = n_rot;
+                node.fparams[0] = 500000.f;
+                node.fparams[1] = 0.25f;
+                run_ok(*be, node);
+                // A cache of fewer positions than asked for: the rest are evaluated directly.
+                rf::RopeAngleCache cache(rf::RopeParams{n_rot, 500000.f, 0.25f, factors ? ff.f32() : nullptr}, 4096);
+                std::vector<float> rows;
+                for (int pass = 0; pass < 2; ++pass) { // computed, then from the cache
+                    cache.gather(pos.i32(), T, rows);
+                    REQUIRE(rows.size() == size_t(T * n_rot));
+                    for (int64_t t = 0; t < T; ++t)
+                        for (int64_t i = 0; i < n_rot; ++i)
+                            CHECK(rows[size_t(t * n_rot + i)] == y.f32()[t * D + i]);
+                }
+            }
     }
 }
 

@@ -65,23 +65,31 @@ GraphCase ffn(std::mt19937 &rng, int type, int down_type, int64_t K, int64_t N, 
     return b.c;
 }
 
-// The ROPE inputs of M tokens at random positions (one int32 each) and, optionally, n_rot / 2
-// frequency factors (-1: none), added to b.
-struct RopeInputs { int positions, factors; };
+// The ROPE inputs of M tokens at random positions (one int32 each), optionally n_rot / 2
+// frequency factors (-1: none), added to b; every other call also the tokens' (cos, sin) rows
+// (src3, as decode graphs give them: the kernels read them in place of the positions; " +angles"
+// in the case's name), so each fusion meets both forms.
+struct RopeInputs { int positions, factors, angles; };
 RopeInputs rope_inputs(Builder &b, std::mt19937 &rng, int64_t M, int n_rot, bool factors) {
+    static int calls = 0;
     std::vector<int32_t> pos(M);
     for (auto &p : pos) p = (int32_t)(rng() % 4000);
-    RopeInputs r{b.input(ints(pos, M)), -1};
+    RopeInputs r{b.input(ints(pos, M)), -1, -1};
+    std::vector<float> ff;
     if (factors) {
         HostTensor f = make(RF_TYPE_F32, n_rot / 2);
-        for (int i = 0; i < n_rot / 2; ++i) { const float v = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &v, 4); }
+        for (int i = 0; i < n_rot / 2; ++i) { ff.push_back(1.f + (float)(rng() % 8)); std::memcpy(&f.data[4 * i], &ff.back(), 4); }
         r.factors = b.input(std::move(f));
+    }
+    if (calls++ % 2) {
+        r.angles = b.input(rope_angles(pos, n_rot, 10000.f, 1.f, factors ? ff.data() : nullptr));
+        b.c.name += " +angles";
     }
     return r;
 }
 // ROPE(NORMAL) of `heads` into dst, base 10000, no scaling.
 void rope_normal(Builder &b, int heads, int dst, RopeInputs in, int n_rot) {
-    GraphNode &r = b.node(RF_OP_ROPE, dst, {heads, in.positions, in.factors});
+    GraphNode &r = b.node(RF_OP_ROPE, dst, {heads, in.positions, in.factors, in.angles});
     r.iparams[0] = RF_ROPE_NORMAL;
     r.iparams[1] = n_rot;
     r.fparams[0] = 10000.f;

@@ -1,4 +1,5 @@
 #include "op_cases.h"
+#include "rocmforge/rope_angles.h"
 
 #include "weight_types.h"
 
@@ -73,6 +74,14 @@ HostTensor make(int type, int64_t n0, int64_t n1, int64_t n2, int64_t n3) {
 HostTensor rnd(std::mt19937 &rng, int type, int64_t n0, int64_t n1, int64_t n2, int64_t n3, float amp) {
     HostTensor t = make(type, n0, n1, n2, n3);
     fill_random(t, rng, amp);
+    return t;
+}
+
+HostTensor rope_angles(const std::vector<int32_t> &pos, int n_rot, float base, float scale, const float *factors) {
+    HostTensor t = make(RF_TYPE_F32, 2, n_rot / 2, (int64_t)pos.size());
+    std::vector<float> rows;
+    rf::RopeAngleCache(rf::RopeParams{n_rot, base, scale, factors}, 4096).gather(pos.data(), (int64_t)pos.size(), rows);
+    std::memcpy(t.data.data(), rows.data(), rows.size() * 4);
     return t;
 }
 
@@ -348,25 +357,33 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         c.exact = true;
         v.push_back(c);
     }
+    // +angles: the tokens' (cos, sin) rows as src3 (what decode graphs give), read by the kernel
+    // in place of its positions; the CPU backend evaluates the angles itself.
     for (int mode : {RF_ROPE_NORMAL, RF_ROPE_NEOX})
         for (int n_rot : {64, 32})
-            for (bool factors : {false, true}) {
-                const int D = 64, H = 4, T = 5;
-                std::vector<int32_t> pos = random_ids(rng, T, 3000);
-                Case c = base(std::string("rope ") + (mode ? "neox" : "normal") + " D=64 n_rot=" + std::to_string(n_rot) +
-                                  (factors ? " +factors" : ""),
-                              RF_OP_ROPE, {make(RF_TYPE_F32, D, H, T), rnd(rng, RF_TYPE_F32, D, H, T), ints(pos, T), make(RF_TYPE_F32, n_rot / 2)},
-                              1e-8);
-                if (factors) {
-                    auto &f = c.tensors[3];
-                    for (int i = 0; i < n_rot / 2; ++i) { float x = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &x, 4); }
-                } else {
-                    c.present[3] = false;
+            for (bool factors : {false, true})
+                for (bool angles : {false, true}) {
+                    const int D = 64, H = 4, T = 5;
+                    std::vector<int32_t> pos = random_ids(rng, T, 3000);
+                    Case c = base(std::string("rope ") + (mode ? "neox" : "normal") + " D=64 n_rot=" + std::to_string(n_rot) +
+                                      (factors ? " +factors" : "") + (angles ? " +angles" : ""),
+                                  RF_OP_ROPE,
+                                  {make(RF_TYPE_F32, D, H, T), rnd(rng, RF_TYPE_F32, D, H, T), ints(pos, T), make(RF_TYPE_F32, n_rot / 2)},
+                                  1e-8);
+                    if (factors) {
+                        auto &f = c.tensors[3];
+                        for (int i = 0; i < n_rot / 2; ++i) { float x = 1.f + (float)(rng() % 8); std::memcpy(&f.data[4 * i], &x, 4); }
+                    } else {
+                        c.present[3] = false;
+                    }
+                    if (angles) {
+                        c.tensors.push_back(rope_angles(pos, n_rot, 10000.f, 1.f, factors ? (const float *)c.tensors[3].data.data() : nullptr));
+                        c.present.push_back(true);
+                    }
+                    c.iparams[0] = mode; c.iparams[1] = n_rot;
+                    c.fparams[0] = 10000.f; c.fparams[1] = 1.f;
+                    v.push_back(c);
                 }
-                c.iparams[0] = mode; c.iparams[1] = n_rot;
-                c.fparams[0] = 10000.f; c.fparams[1] = 1.f;
-                v.push_back(c);
-            }
     for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0, RF_TYPE_F32}) {
         std::vector<int32_t> slots = {5, 0, 11};
         v.push_back(base(std::string("set_rows pool=") + type_label(pool) + " R=128", RF_OP_SET_ROWS,

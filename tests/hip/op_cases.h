@@ -44,6 +44,9 @@ std::vector<double> to_double(const HostTensor &t, const std::vector<uint8_t> &b
 HostTensor make(int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3 = 1);
 HostTensor rnd(std::mt19937 &rng, int type, int64_t n0, int64_t n1 = 1, int64_t n2 = 1, int64_t n3 = 1, float amp = 1.f);
 HostTensor ints(const std::vector<int32_t> &v, int64_t n0, int64_t n1 = 1);
+// ROPE's (cos, sin) rows of the tokens at `pos` (f32 [2, n_rot/2, T], rope_angles.h), base and
+// scale as given, factors [n_rot/2] or nullptr.
+HostTensor rope_angles(const std::vector<int32_t> &pos, int n_rot, float base, float scale, const float *factors);
 Case base(const std::string &name, int op, std::vector<HostTensor> t, double nmse);
 Case matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int64_t b2 = 1, int64_t bw2 = 1);
 std::string matmul_label(int type, int64_t K, int64_t N, int64_t M, int64_t b2 = 1, int64_t bw2 = 1); // its name

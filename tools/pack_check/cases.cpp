@@ -1,8 +1,12 @@
 #include "cases.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
+#include <stdexcept>
 #include <tuple>
 
+#include "rocmforge/rope_angles.h"
 #include "rocmforge/types.h"
 
 namespace pack_check {
@@ -118,12 +122,44 @@ rf_tensor *head_view(Case &c, rf_tensor *prod, int64_t D, int64_t H, int64_t M) 
     v->nb[1] = 4 * D, v->nb[2] = 4 * D * H, v->nb[3] = 4 * D * H * M;
     return v;
 }
+// The values an int input of the case was given (positions, the factors' bits).
+const std::vector<int32_t> &int_input(const Case &c, const rf_tensor *t) {
+    for (const auto &[tensor, values] : c.int_inputs)
+        if (tensor == t) return values;
+    throw std::logic_error("pack-check case: no values for an input");
+}
+// The (cos, sin) rows (rope_angles.h) of positions p with factors ff (or none) for D rotated
+// dims, base 10000: an input of the case.
+rf_tensor *rope_angles(Case &c, const rf_tensor *p, const rf_tensor *ff, int64_t D) {
+    const std::vector<int32_t> &pos = int_input(c, p);
+    std::vector<float> factors;
+    if (ff)
+        for (int32_t b : int_input(c, ff)) factors.push_back(std::bit_cast<float>(b));
+    std::vector<float> rows;
+    rf::RopeAngleCache(rf::RopeParams{(int)D, 10000.f, 1.f, ff ? factors.data() : nullptr}, 0).gather(pos.data(), (int64_t)pos.size(), rows);
+    rf_tensor *a = f32(c, {2, D / 2, (int64_t)pos.size()});
+    std::vector<int32_t> bits;
+    for (float v : rows) bits.push_back(std::bit_cast<int32_t>(v));
+    c.int_inputs.push_back({a, bits});
+    return a;
+}
 // ROPE(mode) of x at positions p with factors ff (or none) into dst, all D elements rotated.
+// Every other case's ropes also get the tokens' (cos, sin) rows (src3, as decode graphs give
+// them: the launches read them in place of the positions); a case's ropes of the same positions
+// share them, as a layer's K and Q ropes do.
 void rope_node(Case &c, rf_tensor *dst, rf_tensor *x, rf_tensor *p, rf_tensor *ff, int mode, int64_t D) {
+    static int cases_with_ropes = 0;
     rf_node r{};
     r.op = RF_OP_ROPE;
     r.dst = dst;
     r.src[0] = x, r.src[1] = p, r.src[2] = ff;
+    const auto earlier = std::find_if(c.nodes.begin(), c.nodes.end(), [&](const rf_node &n) { return n.op == RF_OP_ROPE && n.src[1] == p; });
+    if (earlier != c.nodes.end()) {
+        r.src[3] = earlier->src[3];
+    } else if (cases_with_ropes++ % 2) {
+        r.src[3] = rope_angles(c, p, ff, D);
+        c.name += ", angle rows";
+    }
     r.iparams[0] = mode;
     r.iparams[1] = (int32_t)D;
     r.fparams[0] = 10000.f, r.fparams[1] = 1.f;

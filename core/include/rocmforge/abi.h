@@ -131,6 +131,9 @@ typedef struct rf_tensor {
  *            fparams[1] = freq_scale (position multiplier).
  *            theta_i = pos * freq_scale * base^(-2i/n_rot) / factor_i.
  *            NORMAL rotates pairs (x[2i], x[2i+1]); NEOX rotates (x[i], x[i + n_rot/2]).
+ *            src3 optional f32[2, n_rot/2, T] (dense): each token's (cos theta_i, sin theta_i),
+ *            theta_i evaluated in double and each rounded to float once (rope_angles.h); a
+ *            backend may read them instead of evaluating theta (the same values either way).
  * SOFTMAX    dst[K,M] = softmax(src0 * fparams[0]) over K.
  * SILU       dst = src0 * sigmoid(src0).
  * SWIGLU     dst = silu(src0) * src1.

@@ -162,8 +162,9 @@ public:
     Tensor *mul(Tensor *a, Tensor *b, const char *label = "mul");
     Tensor *scale(Tensor *a, float s, const char *label = "scale");
     Tensor *rms_norm(Tensor *a, float eps, const char *label = "rms_norm");
+    // angles: optional f32[2, n_rot/2, T], the tokens' (cos, sin) rows (rope_angles.h; abi.h ROPE src3).
     Tensor *rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode, int n_rot,
-                 float freq_base, float freq_scale, const char *label = "rope");
+                 float freq_base, float freq_scale, const char *label = "rope", Tensor *angles = nullptr);
     Tensor *softmax(Tensor *a, float scale, const char *label = "softmax");
     Tensor *silu(Tensor *a, const char *label = "silu");
     Tensor *swiglu(Tensor *gate, Tensor *up, const char *label = "swiglu");

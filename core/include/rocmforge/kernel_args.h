@@ -8,7 +8,7 @@
 #define RF_KMAX_SRC 5
 /* Bump when rf_kargs or any kernel signature changes: packs declare it (kargs_version) and the
  * HIP backend refuses a pack of another version. */
-#define RF_KARGS_VERSION 1
+#define RF_KARGS_VERSION 2 /* 2: a ROPE kernel's positions slot may hold the (cos, sin) rows instead (f32) */
 
 typedef struct rf_ktensor {
     void *data;

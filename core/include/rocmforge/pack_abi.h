@@ -206,6 +206,15 @@ typedef struct rf_pack_device {
 } rf_pack_device;
 
 /* Whether the backend's rf_fusion_launch has the member ending at byte `end` (offsetof + size). */
+/* Whether a ROPE node's (cos, sin) rows (abi.h ROPE src3) have the layout the in-tree kernels
+ * read in place of its positions: dense f32 [2, n_rot/2, T] at an 8-byte aligned address. Where
+ * they have not, the kernels get the positions and evaluate the angles (the same values). */
+static inline int rf_rope_angles_readable(const rf_node *rope) {
+    const rf_tensor *t = rope->src[3], *x = rope->src[0];
+    return t && x && t->type == RF_TYPE_F32 && t->ne[0] == 2 && t->ne[1] == rope->iparams[1] / 2 && t->ne[2] == x->ne[2] &&
+           t->ne[3] == 1 && t->nb[0] == 4 && t->nb[1] == 8 && t->nb[2] == 8 * t->ne[1] && (uintptr_t)t->data % 8 == 0;
+}
+
 static inline int rf_pack_launch_has(const rf_pack_device *d, size_t end) {
     return d->struct_size >= offsetof(rf_pack_device, launch_size) + sizeof(uint32_t) && d->launch_size >= end;
 }
