@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -592,6 +593,72 @@ TEST_CASE("bad files and bad batches are rejected by name", "[model]") {
     CHECK_THROWS_WITH(prefill(ctx, {5, 97}), Catch::Contains("97"));
     CHECK_THROWS_WITH(prefill(ctx, {5}, 1), Catch::Contains("sequence id 1"));
     CHECK(ctx.seq_length(0) == 0);
+}
+
+// The (cos, sin) rows a decode step gives every ROPE node (rope_angles.h; abi.h ROPE src3) are those
+// of the node's own parameters: gemma3's local layers their own base and scale, phi3's long or short
+// factors by context. Without rows in the inputs the nodes get none.
+void check_rope_angles(const TinySpec &spec, const std::string &file, int64_t n_ctx, int expect_sets) {
+    Setup s = load(spec, file);
+    const ModelHparams &hp = s.model->hparams();
+    KvCacheParams kp;
+    kp.n_ctx = n_ctx;
+    KvCache cache(s.model->backend(), hp.n_layer, hp.n_embd_kv(), kp);
+    ForwardInputs in;
+    in.tokens = {5, 9, 3};
+    in.positions = {7, 0, (int32_t)n_ctx - 1};
+    in.slots = {7, 0, (int32_t)n_ctx - 1};
+    in.token_info = {0, 7, 0, 0, 0, (int32_t)n_ctx - 1};
+    in.output_rows = {0, 1, 2};
+    in.n_seq = 1;
+    in.n_kv_max = n_ctx;
+    in.slot_table.assign((size_t)n_ctx, 0);
+    for (int with_rows = 0; with_rows < 2; ++with_rows) {
+        INFO("angle rows given: " << with_rows);
+        int sets = 0;
+        for (int i = 0; i < 2; ++i) {
+            in.rope_angles[i].clear();
+            RopeParams p;
+            if (!with_rows || (i == 1 && hp.n_swa == 0)) continue;
+            REQUIRE(rope_params(*s.model, cache, i == 1, &p));
+            RopeAngleCache(p, n_ctx).gather(in.positions.data(), 3, in.rope_angles[i]);
+            ++sets;
+        }
+        CHECK(sets == (with_rows ? expect_sets : 0));
+        Graph g;
+        build_forward_graph(g, *s.model, cache, in);
+        int ropes = 0, local = 0;
+        for (size_t k = 0; k < g.nodes().size(); ++k) {
+            const rf_node &n = g.nodes()[k];
+            if (n.op != RF_OP_ROPE) continue;
+            ++ropes;
+            const Tensor *rows = g.node_refs()[k].src[3];
+            if (!with_rows) {
+                CHECK(n.src[3] == nullptr);
+                continue;
+            }
+            REQUIRE(rows != nullptr);
+            local += rows->host_data == in.rope_angles[1].data() ? 1 : 0;
+            // The node's parameters and factors (CPU backend: the weight's bytes are host memory).
+            const RopeParams np{n.iparams[1], n.fparams[0], n.fparams[1], n.src[2] ? (const float *)n.src[2]->data : nullptr};
+            std::vector<float> want((size_t)n.iparams[1]);
+            for (int t = 0; t < 3; ++t) {
+                rope_angles_row(np, in.positions[(size_t)t], want.data());
+                CHECK(std::memcmp(want.data(), (const float *)rows->host_data + t * n.iparams[1], want.size() * 4) == 0);
+            }
+        }
+        CHECK(ropes > 0);
+        if (with_rows && expect_sets == 2) CHECK((local > 0 && local < ropes));
+    }
+}
+
+TEST_CASE("decode steps give each ROPE node the angle rows of its own parameters", "[model]") {
+    check_rope_angles(TinySpec{}, "angles_llama.gguf", 128, 1);
+    check_rope_angles(gemma3_spec(), "angles_gemma3.gguf", 128, 2);
+    check_rope_angles(phi3_spec(), "angles_phi3_long.gguf", 128, 1); // 128 > the original 64: long factors
+    TinySpec short_ctx = phi3_spec();
+    short_ctx.n_ctx_orig = 256;
+    check_rope_angles(short_ctx, "angles_phi3_short.gguf", 128, 1);
 }
 
 TEST_CASE("attention split hint: the decode rows ahead of a prompt chunk", "[model]") {
