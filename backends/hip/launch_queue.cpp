@@ -38,6 +38,7 @@ uint64_t LaunchQueue::kernel_signature(const std::vector<LaunchRec> &list) {
         if (!r.f) continue; // event records: not part of the kernel sequence
         mix(uint64_t(reinterpret_cast<uintptr_t>(r.f)));
         mix(uint64_t(r.threads) << 32 | r.smem);
+        mix(r.beside_prev ? 1 : 0); // the graph's shape
     }
     return h;
 }
@@ -45,7 +46,9 @@ uint64_t LaunchQueue::kernel_signature(const std::vector<LaunchRec> &list) {
 bool LaunchQueue::same_kernels(const std::vector<LaunchRec> &a, const std::vector<LaunchRec> &b) const {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].f != b[i].f || a[i].threads != b[i].threads || a[i].smem != b[i].smem || a[i].event != b[i].event) return false;
+        if (a[i].f != b[i].f || a[i].threads != b[i].threads || a[i].smem != b[i].smem || a[i].event != b[i].event ||
+            a[i].beside_prev != b[i].beside_prev)
+            return false;
     return true;
 }
 
@@ -79,11 +82,24 @@ bool LaunchQueue::build_graph(std::string &err) {
     sl.nodes.resize(cur_.size());
     const bool typed = programmatic_ && rf_cuda::api.cuGraphAddDependencies;
     const rf_cuda::GraphEdgeData edge = {1, 0, 1, {0, 0, 0, 0, 0}}; // programmatic port and type
-    hipGraphNode_t last_kernel = nullptr; // kernels chain to kernels; event nodes hang off them
+    // Kernels chain to kernels; event nodes hang off them. `open`: the kernels no later kernel
+    // depends on yet, the last added last (one, but for a kernel run beside the one before it);
+    // `preds`: what the last kernel depends on (its side-by-side successor depends on the same).
+    std::vector<hipGraphNode_t> open, preds;
+    bool forked = false;
+    // A driver that refuses the fork (several programmatic edges from one kernel) gets chains
+    // from then on; programmatic edges stay.
+    auto refused = [&](const char *what, hipError_t e) {
+        err = gpu_error(what, e);
+        if (forked) beside_ = false;
+        else programmatic_ = false; // the next build uses plain edges
+        drop_graph();
+        return false;
+    };
     for (size_t i = 0; i < cur_.size(); ++i) {
-        if (!cur_[i].f) { // an event record: after the kernel before it, nothing waits for it
-            if (hipError_t e = rf_cuda::api.cuGraphAddEventRecordNode(&sl.nodes[i], sl.graph, last_kernel ? &last_kernel : nullptr,
-                                                                      last_kernel ? 1 : 0, cur_[i].event)) {
+        if (!cur_[i].f) { // an event record: after the kernels before it, nothing waits for it
+            if (hipError_t e = rf_cuda::api.cuGraphAddEventRecordNode(&sl.nodes[i], sl.graph, open.empty() ? nullptr : open.data(),
+                                                                      open.size(), cur_[i].event)) {
                 err = gpu_error("graph add event record node", e);
                 drop_graph();
                 return false;
@@ -93,28 +109,29 @@ bool LaunchQueue::build_graph(std::string &err) {
         void *params[] = {&cur_[i].args};
         const auto p = node_params(cur_[i], params);
         const bool programmatic_edge = typed && !cur_[i].plain_edge;
-        const bool chain = last_kernel && !programmatic_edge; // plain edge to the previous kernel
-        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&sl.nodes[i], sl.graph, chain ? &last_kernel : nullptr, chain ? 1 : 0, &p)) {
+        const bool beside = beside_ && cur_[i].beside_prev && !open.empty();
+        forked = forked || beside;
+        // Beside the previous kernel: after what that one waits for (the kernels before it). A
+        // programmatic edge from the most recent of them (the kernel this one overlaps), plain
+        // edges from the others, given when the node is made.
+        const std::vector<hipGraphNode_t> from = beside ? preds : open;
+        const size_t n_plain = programmatic_edge && !from.empty() ? from.size() - 1 : from.size();
+        if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&sl.nodes[i], sl.graph, n_plain ? from.data() : nullptr, n_plain, &p)) {
             err = gpu_error("graph add kernel node", e);
             drop_graph();
             return false;
         }
-        const hipGraphNode_t prev_kernel = last_kernel;
-        last_kernel = sl.nodes[i];
-        if (prev_kernel && programmatic_edge)
-            if (hipError_t e = rf_cuda::api.cuGraphAddDependencies(sl.graph, &prev_kernel, &sl.nodes[i], &edge, 1)) {
-                err = gpu_error("graph add programmatic edge", e);
-                programmatic_ = false; // the next build uses plain edges
-                drop_graph();
-                return false;
-            }
+        if (n_plain < from.size())
+            if (hipError_t e = rf_cuda::api.cuGraphAddDependencies(sl.graph, &from.back(), &sl.nodes[i], &edge, 1))
+                return refused("graph add programmatic edge", e);
+        if (beside) {
+            open.push_back(sl.nodes[i]);
+        } else {
+            preds = from;
+            open.assign(1, sl.nodes[i]);
+        }
     }
-    if (hipError_t e = hipGraphInstantiateWithFlags(&sl.exec, sl.graph, 0)) {
-        err = gpu_error("graph instantiate", e);
-        programmatic_ = false;
-        drop_graph();
-        return false;
-    }
+    if (hipError_t e = hipGraphInstantiateWithFlags(&sl.exec, sl.graph, 0)) return refused("graph instantiate", e);
     sl.have_graph = true;
     ++stats_.graph_builds;
     return true;

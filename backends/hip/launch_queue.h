@@ -35,6 +35,10 @@ struct LaunchRec {
     // The observer's own kernel (rf_stamp_mark): not counted where observing must not change
     // what is graphed.
     bool mark = false;
+    // Independent of the kernel queued before it (a claim's rf_fusion_launch.beside_previous,
+    // nothing queued between): in a graph it depends on what that kernel depends on, so the two
+    // run side by side, and the next kernel depends on both. Direct launches run in order.
+    bool beside_prev = false;
 };
 
 // Launches one kernel on `s` (the argument block is copied by the driver at launch).
@@ -62,6 +66,9 @@ public:
     // The observer set (0 <= set < kSets) whose graphs the next flush() compares with and replays.
     void set_slot(int set) { set_ = set >= 0 && set < kSets ? set : 0; }
     bool programmatic() const { return programmatic_; }
+    // Graph kernels marked beside_prev run beside the one before them (off: chained; A/B
+    // ROCMFORGE_HIP_BESIDE=0).
+    void set_beside(bool on) { beside_ = on; drop_graphs(); }
     bool graphs() const { return graphs_; }
     void begin() { cur_.clear(), has_events_ = false; }
     // Queues a list collected earlier (walk_cache.h) in place of begin()..add(); no event records.
@@ -145,6 +152,7 @@ private:
 
     bool graphs_ = false;
     bool programmatic_ = false;
+    bool beside_ = true;
     bool has_events_ = false;
     bool stamping_ = false, unit_start_ = false;
     LaunchRec mark_{};

@@ -1,5 +1,7 @@
 #include "pack_fusion.h"
 
+#include <cstdint>
+
 #include "matmul_mmq.h"
 #include "ops.h"
 #include "pack_bind.h"
@@ -11,8 +13,10 @@ namespace {
 // Binds launch `l` of a claim over nodes [i, i + count) and queues it: 0, -1 (invalid claim) or -2
 // (no device memory), with `err` naming the fusion (`who`). `lent`: the scratch lent to the claim.
 // *offered: the q8_1 columns the launch writes for the next node, if it was lent them.
+// *queued: the queue's length after the claim's previous launch (SIZE_MAX: none, or dropped),
+// updated: a launch may run beside that one only where nothing was queued between them.
 int queue_claimed(Backend &b, const rf_graph &g, int i, int count, const PackFusion &pf, const rf_fusion_launch &l, void *lent,
-                  uint64_t lent_bytes, const std::string &who, Backend::ActCopy *offered, std::string &err) {
+                  uint64_t lent_bytes, const std::string &who, Backend::ActCopy *offered, size_t *queued, std::string &err) {
     LaunchRec r;
     const rf_tensor *q8x = nullptr, *act = nullptr;
     int act_block = 0;
@@ -47,7 +51,16 @@ int queue_claimed(Backend &b, const rf_graph &g, int i, int count, const PackFus
     r.smem = l.shared_bytes;
     r.plain_edge = !pf.programmatic;
     r.stamps = pf.stamps; // else the observer puts its stamp kernel before the launch (launch_queue.h)
-    if (!b.drops(pf.fusion->name) && !(l.kernel && b.drops(l.kernel))) b.queue.add(r); // by fusion or kernel name
+    // Beside the claim's launch before it (rf_fusion_launch.beside_previous) where that is the
+    // kernel queued last (no activation copy made between) and no observer times the kernels one
+    // after another.
+    r.beside_prev = l.beside_previous && *queued == b.queue.pending().size() && !b.queue.stamping();
+    *queued = SIZE_MAX;
+    if (!b.drops(pf.fusion->name) && !(l.kernel && b.drops(l.kernel))) { // by fusion or kernel name
+        const size_t before = b.queue.pending().size();
+        b.queue.add(r); // (which drops a launch of an empty grid)
+        if (b.queue.pending().size() == before + 1) *queued = before + 1;
+    }
     if (q8_block) *offered = {q8x->data, byte_extent(q8x), q8x->ne[0], q8_rows, q8_block, b.act_scratch.ptr};
     return 0;
 }
@@ -77,8 +90,10 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
             return -2;
         }
         Backend::ActCopy offered{};
+        size_t queued = SIZE_MAX;
         for (int k = 0; k < n; ++k)
-            if (int r = queue_claimed(b, g, i, count, pf, ls[k], lent_bytes ? b.lent_scratch.ptr : nullptr, lent_bytes, who, &offered, err))
+            if (int r = queue_claimed(b, g, i, count, pf, ls[k], lent_bytes ? b.lent_scratch.ptr : nullptr, lent_bytes, who, &offered,
+                                      &queued, err))
                 return r;
         ++b.stats.pack_claims;
         // The launches wrote every covered node's result: activation copies of those bytes are stale.

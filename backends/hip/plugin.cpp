@@ -203,6 +203,10 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     const char *pdl = std::getenv("ROCMFORGE_HIP_PDL");
     b->queue.set_programmatic(nvidia_sm(b->device_arch) >= 90 && nvidia_sm(b->arch) >= 90 && !(pdl && *pdl == '0'));
 #endif
+    // Pack launches that may run beside the one before them (rf_fusion_launch.beside_previous) do
+    // so in graphs; ROCMFORGE_HIP_BESIDE=0: chained like the others (A/B).
+    const char *bs = std::getenv("ROCMFORGE_HIP_BESIDE");
+    b->queue.set_beside(!(bs && *bs == '0'));
     // Node fusion (fusion.h); ROCMFORGE_HIP_FUSE=0 turns it off. Off with per-node sync, so a
     // fault names its node.
     const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");

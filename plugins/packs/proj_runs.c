@@ -293,7 +293,12 @@ static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_dev
             for (k = i; k < run.nseg; ++k)
                 if (group_of[k] == i) idx[c++] = k;
             if (n >= max_launches) return 0;
-            mr_mmq_launch(&ls[n++], segs, idx, c, appends ? apps[1] : NULL, app_seg[1], appends ? mr_app_node(g, first, &run, apps[1]) : 0);
+            mr_mmq_launch(&ls[n], segs, idx, c, appends ? apps[1] : NULL, app_seg[1], appends ? mr_app_node(g, first, &run, apps[1]) : 0);
+            /* The groups read the same activations and write their own outputs (a dead product into
+             * its own part of the lent scratch): each may run beside the one before (ABI 2.8). */
+            if (n > 0 && rf_pack_launch_has(dev, offsetof(rf_fusion_launch, beside_previous) + sizeof(uint32_t)))
+                ls[n].beside_previous = 1;
+            ++n;
         }
         for (i = 0; i < run.nseg; ++i)
             if (segs[i].rp) {

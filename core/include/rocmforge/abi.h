@@ -37,9 +37,11 @@ extern "C" {
  * 2.7: a kernel-pack claim may fill several launches (rf_fusion.claim_launches), borrow scratch
  * for all of them (rf_fusion_launch.lent_bytes, RF_BIND_LENT) and replace the data address of a
  * bound tensor (RF_KFIELD_DST_DATA, RF_KFIELD_SRC0_DATA); the backend names its tensor-core tile
- * launch of a MATMUL (rf_pack_device.matmul_tiles). */
+ * launch of a MATMUL (rf_pack_device.matmul_tiles).
+ * 2.8: ROPE's optional src3, the tokens' (cos, sin) rows; a kernel-pack launch may declare that
+ * it can run beside the claim's launch before it (rf_fusion_launch.beside_previous). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 7
+#define RF_ABI_MINOR 8
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)

@@ -136,6 +136,12 @@ typedef struct rf_fusion_launch {
      * scratch the backend lends to every launch of the claim (16-byte aligned; RF_BIND_LENT); 0:
      * none. Ignored in later launches. */
     uint64_t lent_bytes;
+    /* ABI 2.8 (write it only where launch_size has it). Non-zero in launch k >= 1 of a claim: it
+     * reads nothing launch k - 1 writes and writes nothing launch k - 1 reads or writes (a layer's
+     * V projection on other tiles than K and Q: the same activations, its own outputs), so the
+     * backend may run it beside launch k - 1, both after what came before them, what follows
+     * after both. A permission, not a request: run in order, the results are the same. */
+    uint32_t beside_previous;
 } rf_fusion_launch;
 
 /* The most launches one claim_launches fills (ABI 2.7). */
@@ -205,7 +211,6 @@ typedef struct rf_pack_device {
     int32_t (*matmul_tiles)(const struct rf_pack_device *device, const rf_node *matmul, rf_matmul_tiles *tiles);
 } rf_pack_device;
 
-/* Whether the backend's rf_fusion_launch has the member ending at byte `end` (offsetof + size). */
 /* Whether a ROPE node's (cos, sin) rows (abi.h ROPE src3) have the layout the in-tree kernels
  * read in place of its positions: dense f32 [2, n_rot/2, T] at an 8-byte aligned address. Where
  * they have not, the kernels get the positions and evaluate the angles (the same values). */
@@ -215,6 +220,7 @@ static inline int rf_rope_angles_readable(const rf_node *rope) {
            t->ne[3] == 1 && t->nb[0] == 4 && t->nb[1] == 8 && t->nb[2] == 8 * t->ne[1] && (uintptr_t)t->data % 8 == 0;
 }
 
+/* Whether the backend's rf_fusion_launch has the member ending at byte `end` (offsetof + size). */
 static inline int rf_pack_launch_has(const rf_pack_device *d, size_t end) {
     return d->struct_size >= offsetof(rf_pack_device, launch_size) + sizeof(uint32_t) && d->launch_size >= end;
 }
