@@ -144,6 +144,16 @@ TEST_CASE("cpu ops: GEGLU and SOFTCAP (Gemma)", "[cpu][ops]") {
     }
 }
 
+// ROPE of x at positions pos (frequency factors ff or none) into y.
+static rf_node rope_node(Tensor &y, Tensor &x, Tensor &pos, Tensor *ff, int mode, int n_rot, float base, float scale) {
+    rf_node node = make_node(RF_OP_ROPE, y, {&x, &pos, ff});
+    node.iparams[0] = mode;
+    node.iparams[1] = n_rot;
+    node.fparams[0] = base;
+    node.fparams[1] = scale;
+    return node;
+}
+
 TEST_CASE("cpu ops: ROPE normal and NeoX with freq factors", "[cpu][ops]") {
     for (auto &be : all_backends()) {
         const int64_t D = 64, H = 3, T = 5;
@@ -156,11 +166,7 @@ TEST_CASE("cpu ops: ROPE normal and NeoX with freq factors", "[cpu][ops]") {
                     fill_normal(x.f32(), x.n());
                     for (int64_t t = 0; t < T; ++t) pos.i32()[t] = int32_t(t * 37 + 3);
                     for (int64_t i = 0; i < n_rot / 2; ++i) ff.f32()[i] = 1.f + float(i % 5);
-                    rf_node node = make_node(RF_OP_ROPE, y, {&x, &pos, factors ? &ff : nullptr});
-                    node.iparams[0] = mode;
-                    node.iparams[1] = n_rot;
-                    node.fparams[0] = 10000.f;
-                    node.fparams[1] = 0.5f;
+                    rf_node node = rope_node(y, x, pos, factors ? &ff : nullptr, mode, n_rot, 10000.f, 0.5f);
                     run_ok(*be, node);
                     std::vector<double> ref(size_t(x.n()));
                     for (int64_t t = 0; t < T; ++t)
@@ -195,11 +201,7 @@ TEST_CASE("cpu ops: ROPE angles of rope_angles.h equal the CPU backend's", "[cpu
                 const int32_t p[T] = {0, 1, 17, 4095, 70001, 131071};
                 std::memcpy(pos.i32(), p, sizeof p);
                 for (int64_t i = 0; i < n_rot / 2; ++i) ff.f32()[i] = 1.f + float(i % 7) * 0.75f;
-                rf_node node = make_node(RF_OP_ROPE, y, {&x, &pos, factors ? &ff : nullptr});
-                node.iparams[0] = RF_ROPE_NORMAL;
-                node.iparams[1] = n_rot;
-                node.fparams[0] = 500000.f;
-                node.fparams[1] = 0.25f;
+                rf_node node = rope_node(y, x, pos, factors ? &ff : nullptr, RF_ROPE_NORMAL, n_rot, 500000.f, 0.25f);
                 run_ok(*be, node);
                 // A cache of fewer positions than asked for: the rest are evaluated directly.
                 rf::RopeAngleCache cache(rf::RopeParams{n_rot, 500000.f, 0.25f, factors ? ff.f32() : nullptr}, 4096);
