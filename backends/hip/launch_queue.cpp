@@ -114,7 +114,7 @@ bool LaunchQueue::build_graph(std::string &err) {
         // Beside the previous kernel: after what that one waits for (the kernels before it). A
         // programmatic edge from the most recent of them (the kernel this one overlaps), plain
         // edges from the others, given when the node is made.
-        const std::vector<hipGraphNode_t> from = beside ? preds : open;
+        const std::vector<hipGraphNode_t> &from = beside ? preds : open;
         const size_t n_plain = programmatic_edge && !from.empty() ? from.size() - 1 : from.size();
         if (hipError_t e = rf_cuda::api.cuGraphAddKernelNode(&sl.nodes[i], sl.graph, n_plain ? from.data() : nullptr, n_plain, &p)) {
             err = gpu_error("graph add kernel node", e);

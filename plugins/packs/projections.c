@@ -75,14 +75,16 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         apps[napp] = ap, app_seg[napp] = s, ++napp;
         ++j;
     }
-    /* Bindings: weights src[0..nseg-1], positions src[3], factors src[4]; outputs by address
+    /* Bindings: weights src[0..nseg-1], positions (or the angles' rows, pm_rope_angles_slot) src[3],
+     * factors src[4]; outputs by address
      * (dst.ne[s] = product or 0 when a later output reuses its bytes, dst.nb[s] = rotation or 0),
      * the pools in aux[0..1], their slots in aux[2..3], their row strides in dst.ne[3] / dst.nb[3]. */
     /* The kernel's segments: the rotated ones first (K, Q, then V). Blocks start in grid order, so
-     * the first wave takes the rotations, whose double-precision cos / sin (computed before
-     * rf_kernel_start) then overlap the previous kernel, and the blocks that start later, after
-     * it, have none to compute (docs/notes/decode_latency.md: those rotations cost 2-3% of a
-     * step where blocks of a later wave computed them). */
+     * the first wave takes the rotations, whose cos / sin (fetched before rf_kernel_start) then
+     * overlap the previous kernel, and the blocks that start later, after it, have none to fetch.
+     * This mattered where the kernels evaluate the angles in double precision (graphs that give
+     * positions only: those rotations cost 2-3% of a step where blocks of a later wave computed
+     * them, docs/notes/decode_latency.md); with the angles' rows it is a load. */
     int order[3], node_at[3], kseg_of[3], no = 0;
     for (i = 0, k = 0; i < nseg; ++i) { /* k: segment i's matmul node, relative to first */
         node_at[i] = k;

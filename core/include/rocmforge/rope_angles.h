@@ -25,7 +25,6 @@ void rope_angles_row(const RopeParams &p, int32_t pos, float *out);
 class RopeAngleCache {
 public:
     RopeAngleCache(const RopeParams &p, int64_t n_positions);
-    int n_rot() const { return p_.n_rot; }
     // The rows of positions[0..T) one after another: out holds T * n_rot floats.
     void gather(const int32_t *positions, int64_t T, std::vector<float> &out);
 
