@@ -60,17 +60,22 @@ typedef NormWeight<2> NormWeight2;
 typedef NormWeight<4> NormWeight4;
 // The first piece of this block's part of the row: 0, or in the cluster form (N > 1) rank x C x T.
 template <int C, int N> RF_DEV int first_piece() { return N > 1 ? (int)cluster_rank() * C * (int)blockDim.x : 0; }
-template <int C, int N = 1> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
+// The pieces of a weight row of K floats at p this thread multiplies.
+template <int C, int N = 1> RF_DEV NormWeight<C> load_norm_weight(const float *p, int K) {
     NormWeight<C> w;
-    const bool load = started || a.iparams[0] == 1;
-    const int n4 = (int)(a.src[0].ne[0] / 4), T = (int)blockDim.x;
-    const int base = first_piece<C, N>();
-    const float *p = (const float *)a.src[2].data;
+    const int n4 = K / 4, T = (int)blockDim.x, base = first_piece<C, N>();
 #pragma unroll
     for (int j = 0; j < C; ++j) {
         const int c = base + (int)threadIdx.x + j * T;
-        w.v[j] = load && c < n4 ? ld4(p + 4 * c) : f4(0.f, 0.f, 0.f, 0.f);
+        w.v[j] = c < n4 ? ld4(p + 4 * c) : f4(0.f, 0.f, 0.f, 0.f);
     }
+    return w;
+}
+template <int C, int N = 1> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
+    if (started || a.iparams[0] == 1) return load_norm_weight<C, N>((const float *)a.src[2].data, (int)a.src[0].ne[0]);
+    NormWeight<C> w;
+#pragma unroll
+    for (int j = 0; j < C; ++j) w.v[j] = f4(0.f, 0.f, 0.f, 0.f);
     return w;
 }
 
@@ -104,67 +109,17 @@ template <int N = 1> RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
     return r;
 }
 
-template <int C, int N = 1>
-RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, const NormRow &row) {
-    const NormWeight<C> wv = a.iparams[0] == 1 ? early : prefetch_norm_weight<C, N>(a, true);
-    __shared__ double sh[RF_WARP];
-    __shared__ double sh_part; // N > 1: this block's sum of squares, read by the cluster's blocks
-    __shared__ float sh_inv;
+// The second half of a row, once its scale is known: this thread's pieces v (the sum) normalised
+// (-> norm_out), times the weight (-> y), and where row.q8 is set their q8_1 quants. tid: the
+// thread's first piece (piece tid + j blockDim.x); every thread of the block calls it.
+template <int C> RF_DEV void norm_scale_row(float4 (&v)[C], float inv, const NormWeight<C> &wv, const NormRow &row, int tid) {
     __shared__ float sh_amax[C * RF_NORM_THREADS / RF_WARP];
-    const int K = row.K, n4 = K / 4, T = (int)blockDim.x, th = threadIdx.x;
-    const int lane = th % RF_WARP, wi = th / RF_WARP;
-    const int tid = first_piece<C, N>() + th; // piece = tid + j T
-    const bool add = row.xb != 0;
-    const float *x = row.x, *xb = add ? row.xb : row.x;
-    float *sum_out = row.sum_out, *norm_out = row.norm_out, *y = row.y;
-    // Every load first (x, the addend), then the arithmetic.
-    float4 v[C];
+    const int K = row.K, n4 = K / 4, T = (int)blockDim.x;
+    const int lane = threadIdx.x % RF_WARP, wi = threadIdx.x / RF_WARP;
+    float *norm_out = row.norm_out, *y = row.y;
 #pragma unroll
     for (int j = 0; j < C; ++j) {
         const int c = tid + j * T;
-        v[j] = f4(0.f, 0.f, 0.f, 0.f);
-        if (c < n4) {
-            v[j] = ld4(x + 4 * c);
-            if (add) {
-                const float4 b = ld4(xb + 4 * c);
-                v[j].x += b.x; v[j].y += b.y; v[j].z += b.z; v[j].w += b.w;
-            }
-        }
-    }
-    double s = 0.0;
-#pragma unroll
-    for (int j = 0; j < C; ++j) {
-        const int c = tid + j * T;
-        if (N == 1 && add && c < n4) st4(sum_out + 4 * c, v[j]); // same thread read x there: in-place safe
-        s += (double)v[j].x * v[j].x + (double)v[j].y * v[j].y + (double)v[j].z * v[j].z + (double)v[j].w * v[j].w;
-    }
-    // block_sum_d's order (each warp's butterfly, then warp 0's over the warp sums), and the
-    // scale computed once.
-    s = warp_sum(s);
-    if (lane == 0) sh[wi] = s;
-    __syncthreads();
-    if (wi == 0) {
-        const double t = warp_sum(lane < T / RF_WARP ? sh[lane] : 0.0);
-        if (N > 1 && lane == 0) sh_part = t;
-        if (N == 1 && lane == 0) sh_inv = rms_scale(t, K, row.eps);
-    }
-    if (N > 1) {
-        // Every block's sum is in its shared memory and every read of x and the addend is done.
-        cluster_sync();
-        if (wi == 0 && lane == 0) {
-            const u32 part = shared_addr(&sh_part);
-            double t = 0.0;
-            for (int q = 0; q < N; ++q) t += cluster_ld<double>(part, (u32)q);
-            sh_inv = rms_scale(t, K, row.eps);
-        }
-        cluster_arrive(); // this block reads no other's shared memory after this
-    }
-    __syncthreads();
-    const float inv = sh_inv;
-#pragma unroll
-    for (int j = 0; j < C; ++j) {
-        const int c = tid + j * T;
-        if (N > 1 && add && c < n4) st4(sum_out + 4 * c, v[j]);
         const float4 n = f4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
         v[j] = f4(n.x * wv.v[j].x, n.y * wv.v[j].y, n.z * wv.v[j].z, n.w * wv.v[j].w);
         if (c < n4) { st4(norm_out + 4 * c, n); st4(y + 4 * c, v[j]); }
@@ -208,6 +163,74 @@ RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, 
             ds[1] = ds[0] * qsum;
         }
     }
+}
+
+
+// One row: wv the weight's pieces.
+template <int C, int N = 1> RF_DEV void norm_row(const NormWeight<C> &wv, const NormRow &row) {
+    __shared__ double sh[RF_WARP];
+    __shared__ double sh_part; // N > 1: this block's sum of squares, read by the cluster's blocks
+    __shared__ float sh_inv;
+    const int K = row.K, n4 = K / 4, T = (int)blockDim.x, th = threadIdx.x;
+    const int lane = th % RF_WARP, wi = th / RF_WARP;
+    const int tid = first_piece<C, N>() + th; // piece = tid + j T
+    const bool add = row.xb != 0;
+    const float *x = row.x, *xb = add ? row.xb : row.x;
+    float *sum_out = row.sum_out;
+    // Every load first (x, the addend), then the arithmetic.
+    float4 v[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        const int c = tid + j * T;
+        v[j] = f4(0.f, 0.f, 0.f, 0.f);
+        if (c < n4) {
+            v[j] = ld4(x + 4 * c);
+            if (add) {
+                const float4 b = ld4(xb + 4 * c);
+                v[j].x += b.x; v[j].y += b.y; v[j].z += b.z; v[j].w += b.w;
+            }
+        }
+    }
+    double s = 0.0;
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        const int c = tid + j * T;
+        if (N == 1 && add && c < n4) st4(sum_out + 4 * c, v[j]); // same thread read x there: in-place safe
+        s += (double)v[j].x * v[j].x + (double)v[j].y * v[j].y + (double)v[j].z * v[j].z + (double)v[j].w * v[j].w;
+    }
+    // block_sum_d's order (each warp's butterfly, then warp 0's over the warp sums), and the
+    // scale computed once.
+    s = warp_sum(s);
+    if (lane == 0) sh[wi] = s;
+    __syncthreads();
+    if (wi == 0) {
+        const double t = warp_sum(lane < T / RF_WARP ? sh[lane] : 0.0);
+        if (N > 1 && lane == 0) sh_part = t;
+        if (N == 1 && lane == 0) sh_inv = rms_scale(t, K, row.eps);
+    }
+    if (N > 1) {
+        // Every block's sum is in its shared memory and every read of x and the addend is done.
+        cluster_sync();
+        if (wi == 0 && lane == 0) {
+            const u32 part = shared_addr(&sh_part);
+            double t = 0.0;
+            for (int q = 0; q < N; ++q) t += cluster_ld<double>(part, (u32)q);
+            sh_inv = rms_scale(t, K, row.eps);
+        }
+        cluster_arrive(); // this block reads no other's shared memory after this
+    }
+    __syncthreads();
+    if (N > 1 && add) {
+#pragma unroll
+        for (int j = 0; j < C; ++j)
+            if (tid + j * T < n4) st4(sum_out + 4 * (tid + j * T), v[j]);
+    }
+    norm_scale_row<C>(v, sh_inv, wv, row, tid);
+}
+
+template <int C, int N = 1>
+RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, const NormRow &row) {
+    norm_row<C, N>(a.iparams[0] == 1 ? early : prefetch_norm_weight<C, N>(a, true), row);
 }
 
 RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a) {
