@@ -18,7 +18,6 @@
 #include "quantize_act.hip"
 #include "matmul_vec.hip"
 #include "matmul_vec_qx.hip"
-#include "matmul_norm.hip"
 #include "matmul_mmq.hip"
 #include "moe_group.hip"
 #include "matmul_mmq_prefill.hip"

@@ -29,7 +29,18 @@ RF_DEV float *decode_partial(const rf_kargs &a, int t, int hq, int k) {
 // (KV head, token), which then merges (the arrival counter is reset for the next launch).
 RF_DEV bool decode_last_block(const rf_kargs &a, int kvh, int t, int *sh_flag) {
     const int Hkv = (int)(a.src[1].ne[0] / a.src[0].ne[0]), nch = (int)a.aux[1];
-    return last_arrival((int *)a.scratch + (i64)t * Hkv + kvh, nch, sh_flag);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int *cnt = (int *)a.scratch + (i64)t * Hkv + kvh;
+        const int done = atomicAdd(cnt, 1);
+        *sh_flag = done == nch - 1;
+        if (*sh_flag) *cnt = 0;
+    }
+    __syncthreads();
+    const bool last = *sh_flag != 0;
+    if (last) __threadfence();
+    return last;
 }
 
 // Merge of the G heads' chunks into out (G*D floats): chunk weights exp(m_k - M) per head first

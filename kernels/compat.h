@@ -218,35 +218,6 @@ RF_DEV double block_sum_d(double v, double *sh) {
     return warp_sum(v);
 }
 
-// Arrival counting (the split attention's merge, the matmul + norm): after a block stored its
-// results, true in every thread of the last of `blocks` blocks to count themselves in at
-// *counter, which it resets to 0 for the next launch. A fence on either side of the count: the
-// last block's loads after it see every other block's stores (read them past L1: ld_l2).
-RF_DEV bool last_arrival(int *counter, int blocks, int *sh_flag) {
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const int done = atomicAdd(counter, 1);
-        *sh_flag = done == blocks - 1;
-        if (*sh_flag) *counter = 0;
-    }
-    __syncthreads();
-    const bool last = *sh_flag != 0;
-    if (last) __threadfence();
-    return last;
-}
-// 16 bytes another block of this grid stored (after last_arrival): from L2, never a stale L1 line.
-RF_DEV float4 ld_l2(const float *p) {
-#if RF_NVIDIA
-    return __ldcg((const float4 *)p);
-#else
-    const volatile float *v = p;
-    float4 r;
-    r.x = v[0], r.y = v[1], r.z = v[2], r.w = v[3];
-    return r;
-#endif
-}
-
 // A generic pointer to shared memory as a 32-bit shared address.
 RF_DEV u32 shared_addr(const void *p) {
 #if RF_NVIDIA

@@ -60,22 +60,17 @@ typedef NormWeight<2> NormWeight2;
 typedef NormWeight<4> NormWeight4;
 // The first piece of this block's part of the row: 0, or in the cluster form (N > 1) rank x C x T.
 template <int C, int N> RF_DEV int first_piece() { return N > 1 ? (int)cluster_rank() * C * (int)blockDim.x : 0; }
-// The pieces of a weight row of K floats at p this thread multiplies.
-template <int C, int N = 1> RF_DEV NormWeight<C> load_norm_weight(const float *p, int K) {
+template <int C, int N = 1> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
     NormWeight<C> w;
-    const int n4 = K / 4, T = (int)blockDim.x, base = first_piece<C, N>();
+    const bool load = started || a.iparams[0] == 1;
+    const int n4 = (int)(a.src[0].ne[0] / 4), T = (int)blockDim.x;
+    const int base = first_piece<C, N>();
+    const float *p = (const float *)a.src[2].data;
 #pragma unroll
     for (int j = 0; j < C; ++j) {
         const int c = base + (int)threadIdx.x + j * T;
-        w.v[j] = c < n4 ? ld4(p + 4 * c) : f4(0.f, 0.f, 0.f, 0.f);
+        w.v[j] = load && c < n4 ? ld4(p + 4 * c) : f4(0.f, 0.f, 0.f, 0.f);
     }
-    return w;
-}
-template <int C, int N = 1> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
-    if (started || a.iparams[0] == 1) return load_norm_weight<C, N>((const float *)a.src[2].data, (int)a.src[0].ne[0]);
-    NormWeight<C> w;
-#pragma unroll
-    for (int j = 0; j < C; ++j) w.v[j] = f4(0.f, 0.f, 0.f, 0.f);
     return w;
 }
 
@@ -109,74 +104,19 @@ template <int N = 1> RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
     return r;
 }
 
-// The second half of a row, once its scale is known: this thread's pieces v (the sum) normalised
-// (-> norm_out), times the weight (-> y), and where row.q8 is set their q8_1 quants. tid: the
-// thread's first piece (piece tid + j blockDim.x); every thread of the block calls it.
-template <int C> RF_DEV void norm_scale_row(float4 (&v)[C], float inv, const NormWeight<C> &wv, const NormRow &row, int tid) {
-    __shared__ float sh_amax[C * RF_NORM_THREADS / RF_WARP];
-    const int K = row.K, n4 = K / 4, T = (int)blockDim.x;
-    const int lane = threadIdx.x % RF_WARP, wi = threadIdx.x / RF_WARP;
-    float *norm_out = row.norm_out, *y = row.y;
-#pragma unroll
-    for (int j = 0; j < C; ++j) {
-        const int c = tid + j * T;
-        const float4 n = f4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
-        v[j] = f4(n.x * wv.v[j].x, n.y * wv.v[j].y, n.z * wv.v[j].z, n.w * wv.v[j].w);
-        if (c < n4) { st4(norm_out + 4 * c, n); st4(y + 4 * c, v[j]); }
-    }
-    // q8_1 form of the row (column r of the scratch), quantized like rf_quantize_q8_1 (aux[1] =
-    // block 32 or 256): block 32 = 8 lanes; block 256 = two warps (the warp maxima meet in
-    // shared memory).
-    if (!row.q8) return;
-    u8 *q8 = row.q8;
-    float amax[C];
-#pragma unroll
-    for (int j = 0; j < C; ++j)
-        amax[j] = max8_lanes(fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
-    if (row.block == 256) {
-#pragma unroll
-        for (int j = 0; j < C; ++j) {
-            float m = fmaxf(amax[j], shfl_xor_f(amax[j], 8)); // butterfly over the warp's four 8-lane groups
-            m = fmaxf(m, shfl_xor_f(m, 16));
-            if (lane == 0) sh_amax[j * (RF_NORM_THREADS / RF_WARP) + wi] = m;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < C; ++j) {
-            const float *g = sh_amax + j * (RF_NORM_THREADS / RF_WARP) + (wi & ~1);
-            amax[j] = fmaxf(g[0], g[1]);
-        }
-    }
-#pragma unroll
-    for (int j = 0; j < C; ++j) {
-        const int c = tid + j * T;
-        const bool in = 4 * c < K; // whole 8-lane groups are in or out (K % 32 == 0); all lanes shuffle
-        const float f = act_factor(amax[j]);
-        const int q0 = act_quant_f(v[j].x, amax[j], f), q1 = act_quant_f(v[j].y, amax[j], f),
-                  q2 = act_quant_f(v[j].z, amax[j], f), q3 = act_quant_f(v[j].w, amax[j], f);
-        const float qsum = sum8_lanes((float)(q0 + q1 + q2 + q3));
-        if (!in) continue;
-        *(u32 *)(q8 + 4 * c) = (u32)(u8)q0 | ((u32)(u8)q1 << 8) | ((u32)(u8)q2 << 16) | ((u32)(u8)q3 << 24);
-        if (lane % 8 == 0) {
-            float *ds = (float *)(q8 + K) + 2 * (c / 8);
-            ds[0] = act_scale(amax[j]);
-            ds[1] = ds[0] * qsum;
-        }
-    }
-}
-
-
-// One row: wv the weight's pieces.
-template <int C, int N = 1> RF_DEV void norm_row(const NormWeight<C> &wv, const NormRow &row) {
+template <int C, int N = 1>
+RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, const NormRow &row) {
+    const NormWeight<C> wv = a.iparams[0] == 1 ? early : prefetch_norm_weight<C, N>(a, true);
     __shared__ double sh[RF_WARP];
     __shared__ double sh_part; // N > 1: this block's sum of squares, read by the cluster's blocks
     __shared__ float sh_inv;
+    __shared__ float sh_amax[C * RF_NORM_THREADS / RF_WARP];
     const int K = row.K, n4 = K / 4, T = (int)blockDim.x, th = threadIdx.x;
     const int lane = th % RF_WARP, wi = th / RF_WARP;
     const int tid = first_piece<C, N>() + th; // piece = tid + j T
     const bool add = row.xb != 0;
     const float *x = row.x, *xb = add ? row.xb : row.x;
-    float *sum_out = row.sum_out;
+    float *sum_out = row.sum_out, *norm_out = row.norm_out, *y = row.y;
     // Every load first (x, the addend), then the arithmetic.
     float4 v[C];
 #pragma unroll
@@ -220,17 +160,54 @@ template <int C, int N = 1> RF_DEV void norm_row(const NormWeight<C> &wv, const 
         cluster_arrive(); // this block reads no other's shared memory after this
     }
     __syncthreads();
-    if (N > 1 && add) {
+    const float inv = sh_inv;
 #pragma unroll
-        for (int j = 0; j < C; ++j)
-            if (tid + j * T < n4) st4(sum_out + 4 * (tid + j * T), v[j]);
+    for (int j = 0; j < C; ++j) {
+        const int c = tid + j * T;
+        if (N > 1 && add && c < n4) st4(sum_out + 4 * c, v[j]);
+        const float4 n = f4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
+        v[j] = f4(n.x * wv.v[j].x, n.y * wv.v[j].y, n.z * wv.v[j].z, n.w * wv.v[j].w);
+        if (c < n4) { st4(norm_out + 4 * c, n); st4(y + 4 * c, v[j]); }
     }
-    norm_scale_row<C>(v, sh_inv, wv, row, tid);
-}
-
-template <int C, int N = 1>
-RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, const NormRow &row) {
-    norm_row<C, N>(a.iparams[0] == 1 ? early : prefetch_norm_weight<C, N>(a, true), row);
+    // q8_1 form of the row (column r of the scratch), quantized like rf_quantize_q8_1 (aux[1] =
+    // block 32 or 256): block 32 = 8 lanes; block 256 = two warps (the warp maxima meet in
+    // shared memory).
+    if (!row.q8) return;
+    u8 *q8 = row.q8;
+    float amax[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j)
+        amax[j] = max8_lanes(fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
+    if (row.block == 256) {
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            float m = fmaxf(amax[j], shfl_xor_f(amax[j], 8)); // butterfly over the warp's four 8-lane groups
+            m = fmaxf(m, shfl_xor_f(m, 16));
+            if (lane == 0) sh_amax[j * (RF_NORM_THREADS / RF_WARP) + wi] = m;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            const float *g = sh_amax + j * (RF_NORM_THREADS / RF_WARP) + (wi & ~1);
+            amax[j] = fmaxf(g[0], g[1]);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        const int c = tid + j * T;
+        const bool in = 4 * c < K; // whole 8-lane groups are in or out (K % 32 == 0); all lanes shuffle
+        const float f = act_factor(amax[j]);
+        const int q0 = act_quant_f(v[j].x, amax[j], f), q1 = act_quant_f(v[j].y, amax[j], f),
+                  q2 = act_quant_f(v[j].z, amax[j], f), q3 = act_quant_f(v[j].w, amax[j], f);
+        const float qsum = sum8_lanes((float)(q0 + q1 + q2 + q3));
+        if (!in) continue;
+        *(u32 *)(q8 + 4 * c) = (u32)(u8)q0 | ((u32)(u8)q1 << 8) | ((u32)(u8)q2 << 16) | ((u32)(u8)q3 << 24);
+        if (lane % 8 == 0) {
+            float *ds = (float *)(q8 + K) + 2 * (c / 8);
+            ds[0] = act_scale(amax[j]);
+            ds[1] = ds[0] * qsum;
+        }
+    }
 }
 
 RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul(rf_kargs a) {

@@ -94,11 +94,6 @@ struct Backend {
     Scratch act_scratch, att_scratch, fq_scratch;
     Scratch moe_scratch; // MATMUL_ID prefill: columns grouped by expert (moe_grouped.cpp)
     Scratch lent_scratch; // lent to a pack claim's launches (rf_fusion_launch.lent_bytes, ABI 2.7)
-    // Arrival counters lent to pack launches (rf_fusion_launch.counters, ABI 2.9): zeroed once,
-    // left zero by every launch. Each walk hands them out from the front (counters_next), so the
-    // launches of one graph never share one; graphs run one after another on the stream.
-    Scratch counter_pool;
-    uint64_t counters_next = 0;
     uint64_t scratch_gen = 0; // bumped by every (re)allocation of a scratch buffer (walk_cache.h)
     // An activation quantized in this compute() the way the CPU backend quantizes it
     // (kernels/quantize_act.hip): reused by the next matmuls that read the same tensor with the

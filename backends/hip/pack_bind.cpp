@@ -71,9 +71,7 @@ std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion
     *x = nullptr;
     *block = 0;
     if (l.act_in.node == RF_BIND_NONE) return "";
-    // Both (ABI 2.9): the q8_1 columns are written by the grid's last block, found with counters.
-    if (l.q8_of.node != RF_BIND_NONE && (!l.counters || l.act_in_block == RF_ACT_IN_F32))
-        return "both act_in and q8_of without arrival counters or with the f32 rows (scratch holds one of them)";
+    if (l.q8_of.node != RF_BIND_NONE) return "both act_in and q8_of (scratch holds one of them)";
     if (l.q8_aux_stride < -1 || l.q8_aux_stride > 3) return "act_in with aux slot " + std::to_string(l.q8_aux_stride) + " (0..3, or -1)";
     const int b = l.act_in_block;
     if (b != 32 && b != 256 && b != RF_ACT_IN_F32)
@@ -96,7 +94,8 @@ void lend_act_in(const rf_fusion_launch &l, const void *first, int64_t stride, r
     if (l.q8_aux_stride >= 0) out.aux[l.q8_aux_stride] = stride;
 }
 
-std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out, const WordSources &from) {
+std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out, void *lent,
+                       uint64_t lent_bytes) {
     const bool stride_slot = l.act_in.node != RF_BIND_NONE || l.q8_of.node != RF_BIND_NONE;
     for (int i = 0; i < RF_FUSION_MAX_WORDS; ++i) {
         const rf_kargs_word &w = l.words[i];
@@ -110,30 +109,17 @@ std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_
             if (slot.node == RF_BIND_NONE) return which + " moves the data of a slot the claim binds to no tensor";
         }
         if (!dst && !data && stride_slot && w.field - RF_KFIELD_AUX0 == l.q8_aux_stride) return which + " sets the aux member of the q8_1 stride";
-        if (!dst && !data && l.q8_of.node != RF_BIND_NONE && w.field - RF_KFIELD_AUX0 == l.q8_aux_block)
-            return which + " sets the aux member of the q8_1 block";
         uintptr_t base = 0;
-        long long value = w.value;
         if (w.tensor.node == RF_BIND_LENT) {
-            if (!from.lent || w.value < 0 || (uint64_t)w.value >= from.lent_bytes)
-                return which + " addresses lent scratch beyond the bytes the claim asked for";
-            base = (uintptr_t)from.lent;
-        } else if (w.tensor.node == RF_BIND_COUNTERS) {
-            if (!from.counters || w.value < 0 || (uint64_t)w.value >= 4ull * l.counters)
-                return which + " addresses arrival counters beyond the " + std::to_string(l.counters) + " the launch asked for";
-            base = (uintptr_t)from.counters;
-        } else if (w.tensor.node == RF_BIND_Q8_OF) {
-            if (l.act_in.node == RF_BIND_NONE || l.q8_of.node == RF_BIND_NONE)
-                return which + " names the q8_1 columns written beside act_in in a launch that does not name both";
-            base = (uintptr_t)from.q8_of;
-            if (!base) value = 0; // none wanted: the kernel sees 0
+            if (!lent || w.value < 0 || (uint64_t)w.value >= lent_bytes) return which + " addresses lent scratch beyond the bytes the claim asked for";
+            base = (uintptr_t)lent;
         } else {
             const rf_tensor *t = nullptr;
             if (std::string e = resolve(g, first, count, w.tensor, which.c_str(), &t); !e.empty()) return e;
             base = t ? (uintptr_t)t->data : 0;
         }
         // Unsigned: an address plus any value wraps instead of overflowing (a pack bug, not UB here).
-        const long long v = (long long)((uint64_t)base + (uint64_t)value);
+        const long long v = (long long)((uint64_t)base + (uint64_t)w.value);
         if (w.field < RF_KFIELD_DST_NE0) out.aux[w.field - RF_KFIELD_AUX0] = v;
         else if (w.field < RF_KFIELD_DST_NB0) out.dst.ne[w.field - RF_KFIELD_DST_NE0] = v;
         else if (w.field < RF_KFIELD_DST_DATA) out.dst.nb[w.field - RF_KFIELD_DST_NB0] = v;
@@ -144,10 +130,6 @@ std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_
 }
 
 void lend_q8(const rf_fusion_launch &l, void *scratch, int64_t stride, int block, rf_kargs &out) {
-    if (l.act_in.node != RF_BIND_NONE) { // beside act_in (ABI 2.9): the address goes to RF_BIND_Q8_OF words
-        out.aux[l.q8_aux_block] = block;
-        return;
-    }
     out.scratch = block ? scratch : nullptr;
     out.aux[l.q8_aux_stride] = block ? stride : 0;
     out.aux[l.q8_aux_block] = block;

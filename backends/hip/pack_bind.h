@@ -21,15 +21,12 @@ std::string bind_claim(const rf_graph &g, int first, int count, const rf_fusion_
 // 0..3 or equal, not an f32 tensor of rows with K % 32 == 0 elements).
 std::string bind_q8(const rf_graph &g, int first, int count, const rf_fusion_launch &l, const rf_tensor **x);
 // The columns lent into the argument block (scratch = column 0, the stride and the block into the
-// launch's aux slots), or, with block 0, none (scratch null, both slots 0). A launch that also
-// reads act_in (ABI 2.9) gets the block only: its scratch and stride slot are act_in's, the
-// columns' address goes to its RF_BIND_Q8_OF words (WordSources::q8_of).
+// launch's aux slots), or, with block 0, none (scratch null, both slots 0).
 void lend_q8(const rf_fusion_launch &l, void *scratch, int64_t stride, int block, rf_kargs &out);
 
 // The activation rows the claim's launch reads (ABI 2.6, rf_fusion_launch.act_in; *x = null when
 // it reads none) and how (*block: 32 or 256 for q8_1 columns, RF_ACT_IN_F32 for the rows as they
-// are): "" or the reason the claim is invalid (both act_in and q8_of without counters or with the
-// f32 rows, an aux slot outside 0..3,
+// are): "" or the reason the claim is invalid (both act_in and q8_of, an aux slot outside 0..3,
 // another block, not f32 rows of a multiple of the block (of 32 for the f32 form), rows not
 // contiguous). (A claim of a pack before 2.6 leaves act_in as rf_fusion_launch_init set it.)
 std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion_launch &l, const rf_tensor **x, int *block);
@@ -37,21 +34,12 @@ std::string bind_act_in(const rf_graph &g, int first, int count, const rf_fusion
 // (none for q8_aux_stride = -1).
 void lend_act_in(const rf_fusion_launch &l, const void *first, int64_t stride, rf_kargs &out);
 
-// What the words of a claim's launch may name besides its nodes' tensors: the scratch lent to
-// the claim (ABI 2.7, RF_BIND_LENT), the launch's arrival counters and the q8_1 columns it writes
-// beside the activations it reads (ABI 2.9, RF_BIND_COUNTERS, RF_BIND_Q8_OF; null: not wanted).
-struct WordSources {
-    void *lent = nullptr;
-    uint64_t lent_bytes = 0;
-    void *counters = nullptr;
-    void *q8_of = nullptr;
-};
 // The claim's address words (ABI 2.6, rf_fusion_launch.words) written into `out` (bound by
 // bind_claim): "" or the reason they are invalid (a field outside rf_kargs_field, a dst shape member
 // while dst is bound, a data address of an unbound slot, the aux member of the q8_1 stride, a tensor
-// outside the claimed nodes, RF_BIND_LENT without lent scratch or past its `lent_bytes`,
-// RF_BIND_COUNTERS past the launch's counters, RF_BIND_Q8_OF in a launch that does not name both
-// act_in and q8_of).
-std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out, const WordSources &from = {});
+// outside the claimed nodes, RF_BIND_LENT without lent scratch or past its `lent_bytes`). `lent`: the
+// scratch lent to the claim (ABI 2.7), null where none.
+std::string bind_words(const rf_graph &g, int first, int count, const rf_fusion_launch &l, rf_kargs &out, void *lent = nullptr,
+                       uint64_t lent_bytes = 0);
 
 } // namespace rf_hip

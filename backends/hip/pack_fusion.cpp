@@ -23,29 +23,9 @@ int queue_claimed(Backend &b, const rf_graph &g, int i, int count, const PackFus
     if (std::string e = bind_claim(g, i, count, l, r.args); !e.empty()) { err = who + ": " + e; return -1; }
     if (std::string e = bind_q8(g, i, count, l, &q8x); !e.empty()) { err = who + ": " + e; return -1; }
     if (std::string e = bind_act_in(g, i, count, l, &act, &act_block); !e.empty()) { err = who + ": " + e; return -1; }
+    if (std::string e = bind_words(g, i, count, l, r.args, lent, lent_bytes); !e.empty()) { err = who + ": " + e; return -1; }
     hipFunction_t f = pf.function;
     if (l.kernel && !(f = claim_kernel(b.kernels, pf, l.kernel, err))) { err = who + ": " + err; return -1; }
-    // Its arrival counters (ABI 2.9): the walk's next ones, zero since the pool was made
-    // (first: a pool that grows flushes the queue and forgets the activation copies).
-    void *counters = nullptr;
-    if (l.counters) {
-        if (l.counters > RF_FUSION_MAX_COUNTERS) {
-            err = who + ": asks for " + std::to_string(l.counters) + " arrival counters (at most " + std::to_string(RF_FUSION_MAX_COUNTERS) + ")";
-            return -1;
-        }
-        const uint64_t end = (b.counters_next + l.counters) * 4;
-        if (!ensure_scratch(b, b.counter_pool, std::max<uint64_t>(end, 16 << 10), true, err)) {
-            err = who + ": its arrival counters: " + err;
-            return -2;
-        }
-        counters = static_cast<char *>(b.counter_pool.ptr) + b.counters_next * 4;
-        b.counters_next += l.counters;
-    }
-    // The q8_1 columns it offers, lent when the next node is a matmul that reads them. Their room
-    // first: growing the scratch after the activations' columns were made there would lose those.
-    const int64_t q8_rows = q8x ? q8x->ne[1] * q8x->ne[2] * q8x->ne[3] : 0;
-    const int q8_block = q8x ? q8_columns_read_next(b, g, i + count, q8x) : 0;
-    if (q8_block && !ensure_q8_scratch(b, q8x->ne[0], q8_rows, err)) return -2;
     // The activations it reads: the q8_1 columns made now (before the launch, in the queue) or
     // the copy an earlier node left; or the f32 rows themselves.
     if (act_block == RF_ACT_IN_F32) {
@@ -57,9 +37,11 @@ int queue_claimed(Backend &b, const rf_graph &g, int i, int count, const PackFus
         }
         lend_act_in(l, b.q8.where, q8_column_bytes(act->ne[0]), r.args);
     }
+    // The q8_1 columns it offers, lent when the next node is a matmul that reads them.
+    const int64_t q8_rows = q8x ? q8x->ne[1] * q8x->ne[2] * q8x->ne[3] : 0;
+    const int q8_block = q8x ? q8_columns_read_next(b, g, i + count, q8x) : 0;
+    if (q8_block && !ensure_q8_scratch(b, q8x->ne[0], q8_rows, err)) return -2;
     if (q8x) lend_q8(l, b.act_scratch.ptr, q8_column_bytes(q8x->ne[0]), q8_block, r.args);
-    const WordSources from{lent, lent_bytes, counters, q8_block ? b.act_scratch.ptr : nullptr};
-    if (std::string e = bind_words(g, i, count, l, r.args, from); !e.empty()) { err = who + ": " + e; return -1; }
     // Kernels needing more than the default dynamic shared memory would need the function's
     // limit raised (ops.cpp does that for the base kernels); packs stay below it for now.
     if (l.shared_bytes > 48 * 1024) { err = who + ": asks for " + std::to_string(l.shared_bytes) + " bytes of shared memory (at most 49152)"; return -1; }

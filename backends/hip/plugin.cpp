@@ -324,7 +324,7 @@ void shutdown(void *ctx) {
         }
         b->queue.set_graphs(false); // destroys the graph while the context is current
         b->observer.release();      // after the graph, whose event-record nodes use its events
-        for (auto *s : {&b->act_scratch, &b->att_scratch, &b->fq_scratch, &b->moe_scratch, &b->lent_scratch, &b->counter_pool})
+        for (auto *s : {&b->act_scratch, &b->att_scratch, &b->fq_scratch, &b->moe_scratch, &b->lent_scratch})
             if (s->ptr) hipFree(s->ptr);
         unload_kernels(b->kernels);
         hipStreamDestroy(b->stream);
@@ -440,7 +440,6 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         b->walk_units.clear();
         b->queue.record(&b->walk_launches);
     }
-    b->counters_next = 0; // a walk's launches take the arrival counters from the front (backend.h)
     for (int i = 0, used = 1; !saved && i < g->n_nodes; i += used) {
         const rf_node *n = g->nodes[i];
         used = 1;

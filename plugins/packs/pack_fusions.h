@@ -16,10 +16,8 @@ extern const rf_fusion rf_fusion_projections; /* projections.c: a layer's K/V/Q 
 /* proj_runs.c (ABI 2.7): those over several tokens on the tensor-core tiles, and on the column
  * kernels with their appends */
 extern const rf_fusion rf_fusion_mmq_run, rf_fusion_cols_run;
-/* matmul_norm.c (ABI 2.9): MATMUL ADD RMS_NORM MUL, the norm done by the matmul's last block */
-extern const rf_fusion rf_fusion_matmul_norm;
 
-#define RF_PACK_N_FUSIONS 14
+#define RF_PACK_N_FUSIONS 13
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

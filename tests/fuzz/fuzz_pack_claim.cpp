@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     alignas(16) static unsigned char lent[64];
     rf_kargs w = k;
-    if (rf_hip::bind_words(g, first, count, l, w, {lent, sizeof lent}).empty()) {
+    if (rf_hip::bind_words(g, first, count, l, w, lent, sizeof lent).empty()) {
         const auto same_layout = [](const rf_ktensor &a, const rf_ktensor &b) {
             return std::memcmp(a.ne, b.ne, sizeof a.ne) == 0 && std::memcmp(a.nb, b.nb, sizeof a.nb) == 0 && a.type == b.type;
         };

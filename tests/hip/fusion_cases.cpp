@@ -226,29 +226,6 @@ GraphCase attention_widening(std::mt19937 &rng) {
 
 // MUL then ADD of its product: unfused in the backend, claimed by examples/pack when a config
 // loads it (opcheck --gpu-config '{"packs": [".../rocmforge-pack-example-sm_90.so"]}').
-// MATMUL ADD RMS_NORM MUL, then a matmul of type `next` reading the result (a layer's O or down
-// projection, the residual add, the next norm, its first projection): the packs' matmul_add_norm
-// on NVIDIA (the norm by the matmul's last block, which also writes the next matmul's q8_1
-// columns). residual_first: ADD(residual, product); sum_on_product: the sum over the product's
-// bytes.
-GraphCase matmul_norm(std::mt19937 &rng, int type, int next, int64_t K, int64_t N, int64_t M, bool residual_first, bool sum_on_product) {
-    Builder b;
-    b.c.name = std::string("fused matmul+add+norm ") + type_label(type) + " K=" + std::to_string(K) + " N=" + std::to_string(N) +
-               " then " + type_label(next) + (residual_first ? " residual first" : "") + (sum_on_product ? " sum on product" : "") + cols(M);
-    b.c.max_nmse = 5e-4;
-    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M)), W = b.input(rnd(rng, type, K, N));
-    const int r = b.input(rnd(rng, RF_TYPE_F32, N, M)), w = b.weight(rnd(rng, RF_TYPE_F32, N)), W2 = b.input(rnd(rng, next, N, 40));
-    const int p = b.output(RF_TYPE_F32, N, M), s = sum_on_product ? b.view(p, RF_TYPE_F32, N, M, 1) : b.output(RF_TYPE_F32, N, M);
-    const int n = b.output(RF_TYPE_F32, N, M), y = b.output(RF_TYPE_F32, N, M), out = b.output(RF_TYPE_F32, 40, M);
-    b.node(RF_OP_MATMUL, p, {W, x});
-    if (residual_first) b.node(RF_OP_ADD, s, {r, p});
-    else b.node(RF_OP_ADD, s, {p, r});
-    b.node(RF_OP_RMS_NORM, n, {s}).fparams[0] = 1e-5f;
-    b.node(RF_OP_MUL, y, {n, w});
-    b.node(RF_OP_MATMUL, out, {W2, y});
-    return b.c;
-}
-
 GraphCase mul_add(std::mt19937 &rng, int64_t K, int64_t M, int64_t b1, int64_t c0) {
     Builder b;
     b.c.name = "mul+add (examples/pack) K=" + std::to_string(K) + cols(M);
@@ -359,20 +336,6 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(kv_append(rng, pool, 128, 6));
     }
     // GQA groups whose G * D covers whole q8_1 blocks (32 for Q4_0/Q8_0, 256 for the K-quants).
-    // Matmul + residual add + norm: every weight type at 1..4 columns (one row a warp at one, two
-    // at several), the next matmul's q8_1 columns in blocks of 256 and 32; a 7B layer's O and down
-    // shapes (K = 4096 / 11008, rows of 4096: the kernel's longest norm row); 5 columns and rows
-    // of 5120 stay two launches.
-    for (int t : types)
-        for (int64_t M : {1, 2, 3, 4})
-            v.push_back(matmul_norm(rng, t, M % 2 ? RF_TYPE_Q4_K : RF_TYPE_Q8_0, 512, 256, M, M == 2, M == 3));
-    v.push_back(matmul_norm(rng, RF_TYPE_Q4_K, RF_TYPE_Q4_K, 4096, 4096, 1, false, false));
-    v.push_back(matmul_norm(rng, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 11008, 4096, 1, true, true));
-    v.push_back(matmul_norm(rng, RF_TYPE_Q4_K, RF_TYPE_Q4_K, 11008, 4096, 2, false, true));
-    v.push_back(matmul_norm(rng, RF_TYPE_Q4_0, RF_TYPE_Q4_0, 4096, 4096, 4, false, false));
-    v.push_back(matmul_norm(rng, RF_TYPE_Q8_0, RF_TYPE_Q4_0, 256, 96, 3, false, false));
-    v.push_back(matmul_norm(rng, RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 256, 5, false, false));
-    v.push_back(matmul_norm(rng, RF_TYPE_Q4_0, RF_TYPE_Q4_0, 256, 5120, 1, false, false));
     v.push_back(mul_add(rng, 64, 3, 1, 64));
     v.push_back(mul_add(rng, 4096, 1, 1, 1));
     v.push_back(attention_matmul(rng, RF_TYPE_Q4_0, 64, 8, 2, {100}, 67));

@@ -278,13 +278,7 @@ TEST_CASE("pack claim: a matmul's activations read as q8_1 columns or f32 rows, 
     CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "aux slot 4"));
     l.q8_aux_stride = 0;
     l.q8_of = {0, RF_BIND_DST};
-    CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "both act_in and q8_of without arrival counters"));
-    l.counters = 1; // ABI 2.9: both, where the grid's last block writes the columns
-    CHECK(rf_hip::bind_act_in(g, 0, 1, l, &x, &block) == "");
-    l.act_in_block = RF_ACT_IN_F32;
-    CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "or with the f32 rows"));
-    l.act_in_block = 256;
-    l.counters = 0;
+    CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "both act_in and q8_of"));
     l.q8_of = {RF_BIND_NONE, 0};
     l.act_in = {0, 0}; // the weight: not f32 rows
     CHECK(has(rf_hip::bind_act_in(g, 0, 1, l, &x, &block), "not f32 rows of a multiple of 256"));
@@ -455,48 +449,13 @@ TEST_CASE("pack claim: data addresses moved into lent scratch, checked (ABI 2.7)
     l.words[2] = {RF_KFIELD_AUX0 + 3, {RF_BIND_LENT, 0}, 48};
     rf_kargs k{};
     REQUIRE(rf_hip::bind_claim(g, 0, 1, l, k) == "");
-    REQUIRE(rf_hip::bind_words(g, 0, 1, l, k, {lent, sizeof lent}) == "");
+    REQUIRE(rf_hip::bind_words(g, 0, 1, l, k, lent, sizeof lent) == "");
     CHECK(k.dst.data == lent + 16);
     CHECK(k.dst.ne[0] == 4); // the bound tensor's shape stays
     CHECK(k.src[1].data == lent + 32);
     CHECK(k.aux[3] == (long long)(uintptr_t)(lent + 48));
     CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 0 addresses lent scratch beyond the bytes the claim asked for"));
-    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, {lent, 16}), "word 0 addresses lent scratch beyond"));
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, lent, 16), "word 0 addresses lent scratch beyond"));
     l.words[0] = {RF_KFIELD_SRC0_DATA + 2, {0, 0}, 0};
-    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, {lent, sizeof lent}), "word 0 moves the data of a slot the claim binds to no tensor"));
-}
-
-TEST_CASE("pack claim: arrival counters and q8_1 columns beside act_in, addressed by words (ABI 2.9)") {
-    OneAdd one;
-    const rf_graph &g = one.g;
-    alignas(16) unsigned char counters[16], cols[64];
-    rf_fusion_launch l;
-    rf_fusion_launch_init(&l);
-    l.counters = 2;
-    l.words[0] = {RF_KFIELD_DST_NE0 + 2, {RF_BIND_COUNTERS, 0}, 4};
-    rf_kargs k{};
-    REQUIRE(rf_hip::bind_claim(g, 0, 1, l, k) == "");
-    REQUIRE(rf_hip::bind_words(g, 0, 1, l, k, {nullptr, 0, counters, nullptr}) == "");
-    CHECK(k.dst.ne[2] == (long long)(uintptr_t)(counters + 4));
-    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k), "word 0 addresses arrival counters beyond the 2 the launch asked for"));
-    l.words[0].value = 8; // past two counters
-    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, {nullptr, 0, counters, nullptr}), "beyond the 2"));
-    l.words[0] = {RF_KFIELD_DST_NE0 + 3, {RF_BIND_Q8_OF, 0}, 0};
-    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, {nullptr, 0, counters, cols}), "in a launch that does not name both"));
-    l.act_in = {0, 0};
-    l.act_in_block = 32;
-    l.q8_of = {0, RF_BIND_DST};
-    l.q8_aux_stride = 0;
-    l.q8_aux_block = 1;
-    REQUIRE(rf_hip::bind_words(g, 0, 1, l, k, {nullptr, 0, counters, cols}) == "");
-    CHECK(k.dst.ne[3] == (long long)(uintptr_t)cols);
-    REQUIRE(rf_hip::bind_words(g, 0, 1, l, k, {nullptr, 0, counters, nullptr}) == ""); // none wanted: 0
-    CHECK(k.dst.ne[3] == 0);
-    rf_hip::lend_act_in(l, counters, 48, k);
-    rf_hip::lend_q8(l, cols, 64, 32, k); // beside act_in: the block only
-    CHECK(k.scratch == counters);
-    CHECK(k.aux[0] == 48);
-    CHECK(k.aux[1] == 32);
-    l.words[1] = {RF_KFIELD_AUX0 + 1, {RF_BIND_NONE, 0}, 7};
-    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, {nullptr, 0, counters, cols}), "word 1 sets the aux member of the q8_1 block"));
+    CHECK(has(rf_hip::bind_words(g, 0, 1, l, k, lent, sizeof lent), "word 0 moves the data of a slot the claim binds to no tensor"));
 }

@@ -293,25 +293,6 @@ Case mmq_projections(int type, int v_type, int64_t K, int64_t D, int64_t H, int6
     return c;
 }
 
-// MATMUL ADD RMS_NORM MUL over M activation rows (a layer's O or down projection, the residual
-// add, the next norm: the packs' matmul_add_norm), the q8_1 columns of the result lent in
-// `block` (0: none). residual_first: ADD(residual, product); sum_on_product: the sum written over
-// the product's bytes, as the executor may place it.
-Case matmul_norm(int type, int64_t K, int64_t N, int64_t M, bool residual_first, bool sum_on_product, int block, const std::string &note) {
-    Case c{std::string("matmul+add+rms_norm+mul ") + rf::type_name(type) + " [" + std::to_string(K) + "," + std::to_string(N) + "] x " +
-           std::to_string(M) + " row(s), q8_1 " + (block ? "blocks of " + std::to_string(block) : std::string("not lent")) + note};
-    c.tolerance = 1e-4;
-    c.q8_block = block;
-    rf_tensor *x = input(c, {K, M}), *wm = weight(c, type, K, N), *r = input(c, {N, M}), *w = input(c, {N});
-    rf_tensor *p = f32(c, {N, M}), *sum = sum_on_product ? in_place(c, p) : f32(c, {N, M}), *n = f32(c, {N, M}), *y = f32(c, {N, M});
-    node(c, RF_OP_MATMUL, p, {wm, x});
-    if (residual_first) node(c, RF_OP_ADD, sum, {r, p});
-    else node(c, RF_OP_ADD, sum, {p, r});
-    node(c, RF_OP_RMS_NORM, n, {sum}, 1e-5f);
-    node(c, RF_OP_MUL, y, {n, w});
-    return c;
-}
-
 } // namespace
 
 std::deque<Case> make_cases() {
@@ -446,18 +427,6 @@ std::deque<Case> make_cases() {
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 80, 8, false, " (the tiles: gate and up joined)"));
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 512, 144, 16, false, " (the tiles: gate and up joined)"));
     cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 256, 72, 12, false, " (the tiles: gate and up joined)"));
-    // Matmul + residual add + norm (ABI 2.9: the norm by the matmul's last block, with its
-    // arrival counter; the q8_1 columns written beside the activations read): each weight type,
-    // one column (rf_mvq_<type>'s rows) and 2..4 (two rows a warp), rows not a multiple of a
-    // block's; not claimed for 5 rows or rows longer than the kernel's norm row (4096).
-    cases.push_back(matmul_norm(RF_TYPE_Q4_K, 512, 256, 1, false, false, 256, ""));
-    cases.push_back(matmul_norm(RF_TYPE_Q6_K, 256, 4096, 1, true, true, 256, ""));
-    cases.push_back(matmul_norm(RF_TYPE_Q5_K, 256, 96, 2, true, false, 32, ""));
-    cases.push_back(matmul_norm(RF_TYPE_Q4_0, 96, 160, 3, false, true, 0, ""));
-    cases.push_back(matmul_norm(RF_TYPE_Q8_0, 64, 224, 4, true, false, 32, ""));
-    cases.push_back(matmul_norm(RF_TYPE_Q6_K, 256, 64, 4, false, false, 32, ""));
-    cases.push_back(matmul_norm(RF_TYPE_Q4_K, 256, 256, 5, false, false, 256, " (not claimed: 5 rows)"));
-    cases.push_back(matmul_norm(RF_TYPE_Q4_0, 64, 4128, 1, false, false, 32, " (not claimed: a row beyond 4096)"));
     cases.push_back(kv_append("kv append f16 pools, 3 tokens", RF_TYPE_F16, 64, {5, 0, 2}, 8, false));
     cases.push_back(kv_append("kv append f32 pools, 1 token", RF_TYPE_F32, 128, {3}, 4, false));
     cases.push_back(kv_append("kv append f16, both into one pool (not one launch)", RF_TYPE_F16, 32, {1, 6}, 8, true));

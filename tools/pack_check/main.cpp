@@ -295,7 +295,6 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                 std::vector<std::vector<uint8_t>> q8_cols((size_t)n_launches);
                 std::vector<const rf_tensor *> acts((size_t)n_launches, nullptr);
                 std::vector<int> act_blocks((size_t)n_launches, 0);
-                std::vector<std::vector<int32_t>> counters((size_t)n_launches);
                 std::string launches;
                 for (int k = 0; k < n_launches; ++k) {
                     const rf_fusion_launch &l = ls[k];
@@ -314,13 +313,8 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                     // The activations it reads (ABI 2.6): q8_1 columns quantized here as the backend
                     // quantizes them, or the f32 rows; the scratch lent to the claim (ABI 2.7); and the
                     // kernel it names, which its pack must list.
-                    // Arrival counters (ABI 2.9): zero, as the backend lends them; the q8_1 columns
-                    // written beside act_in are addressed by words.
-                    counters[(size_t)k].assign(l.counters, 0);
-                    void *q8_beside = q8x && c.q8_block ? q8_cols[(size_t)k].data() : nullptr;
                     std::string bad = rf_hip::bind_act_in(g, i, count, l, &acts[(size_t)k], &act_blocks[(size_t)k]);
-                    if (bad.empty())
-                        bad = rf_hip::bind_words(g, i, count, l, a, {lent_at, lent_bytes, l.counters ? counters[(size_t)k].data() : nullptr, q8_beside});
+                    if (bad.empty()) bad = rf_hip::bind_words(g, i, count, l, a, lent_at, lent_bytes);
                     if (bad.empty() && l.kernel && !rf_hip::pack_lists_kernel(*p.vt, l.kernel))
                         bad = std::string("launches kernel '") + l.kernel + "' that the pack does not list";
                     if (!bad.empty()) return refuse(at + bad);
@@ -366,12 +360,6 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
                         ++tot.failures;
                         break;
                     }
-                    for (int32_t v : counters[(size_t)k])
-                        if (v != 0) {
-                            log += "    FAIL " + who + at + ": an arrival counter left at " + std::to_string(v) + "\n";
-                            ++tot.failures;
-                            break;
-                        }
                     const rf_tensor *q8x = q8xs[(size_t)k];
                     if (q8x && c.q8_block) {
                         // Against the unfused graph's value of that tensor (the last covered node writing it).

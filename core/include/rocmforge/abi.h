@@ -39,12 +39,9 @@ extern "C" {
  * bound tensor (RF_KFIELD_DST_DATA, RF_KFIELD_SRC0_DATA); the backend names its tensor-core tile
  * launch of a MATMUL (rf_pack_device.matmul_tiles).
  * 2.8: ROPE's optional src3, the tokens' (cos, sin) rows; a kernel-pack launch may declare that
- * it can run beside the claim's launch before it (rf_fusion_launch.beside_previous).
- * 2.9: a kernel-pack launch may ask for zeroed arrival counters (rf_fusion_launch.counters,
- * RF_BIND_COUNTERS) and then both read a matmul's activations and write the q8_1 columns of its
- * result (RF_BIND_Q8_OF). */
+ * it can run beside the claim's launch before it (rf_fusion_launch.beside_previous). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 9
+#define RF_ABI_MINOR 8
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)

@@ -37,13 +37,6 @@
  * of the run reuses. rf_pack_device.matmul_tiles tells the launch the backend would make for a
  * MATMUL on its tensor-core tiles, so a claim that joins matrices keeps the backend's tile choice
  * (and with it every output bit).
- *
- * Arrival counters (ABI 2.9). A launch may ask for zeroed 32-bit counters
- * (rf_fusion_launch.counters) in memory the backend keeps for it: the blocks of its grid count
- * themselves in as they finish and the last one to arrive does the work that needs all the others'
- * results (a matmul's product normalised: the norm after it folded into the same launch). The
- * same launch may then both read a matmul's activations (act_in) and write the q8_1 columns of
- * its result (q8_of): its last block writes them after every block has read its activations.
  */
 #ifndef ROCMFORGE_PACK_ABI_H
 #define ROCMFORGE_PACK_ABI_H
@@ -62,12 +55,6 @@ extern "C" {
 /* rf_tensor_ref.node in an rf_kargs_word (ABI 2.7): the scratch the backend lends the claim
  * (rf_fusion_launch.lent_bytes); which is ignored. */
 #define RF_BIND_LENT (-2)
-/* rf_tensor_ref.node in an rf_kargs_word (ABI 2.9): the launch's arrival counters
- * (rf_fusion_launch.counters); value is the byte offset into them. */
-#define RF_BIND_COUNTERS (-3)
-/* rf_tensor_ref.node in an rf_kargs_word (ABI 2.9), in a launch that names both act_in and q8_of:
- * the first q8_1 column the launch writes (value added), or 0 where the backend wants none. */
-#define RF_BIND_Q8_OF (-4)
 
 /* One tensor of a claimed node: node is relative to the claim's first node (0 = graph node
  * `first`, up to the claim's count - 1). */
@@ -134,13 +121,8 @@ typedef struct rf_fusion_launch {
      * type, pm_act_block in plugins/packs), which the backend makes before the launch or reuses;
      * RF_ACT_IN_F32, the f32 rows themselves. scratch is then the first column (row) and
      * aux[q8_aux_stride] the stride in bytes between columns (rows); q8_aux_stride = -1: no
-     * stride (a tensor of one row only). Before ABI 2.9 a launch reads act_in or writes q8_of, not
-     * both (scratch holds one). From 2.9 it may name both where it writes no q8_of column before
-     * every act_in column has been read (the last block of the grid writes them, found with its
-     * counters): scratch and aux[q8_aux_stride] are then act_in's; the q8_of columns start at the
-     * address of the words bound to RF_BIND_Q8_OF (0: not wanted, write none), lie
-     * RF_Q8_1_COLUMN_BYTES(K) apart and have their block in aux[q8_aux_block] (0: none); the two
-     * may share bytes. act_in.node = RF_BIND_NONE (the default): none. */
+     * stride (a tensor of one row only). A launch reads act_in or writes q8_of, not both (scratch
+     * holds one). act_in.node = RF_BIND_NONE (the default): none. */
     rf_tensor_ref act_in;
     int32_t act_in_block;
     /* The kernel of this launch: NULL (the default) the fusion's own `kernel`, else another name
@@ -160,16 +142,7 @@ typedef struct rf_fusion_launch {
      * backend may run it beside launch k - 1, both after what came before them, what follows
      * after both. A permission, not a request: run in order, the results are the same. */
     uint32_t beside_previous;
-    /* ABI 2.9 (write it only where launch_size has it). 32-bit counters the backend lends the
-     * launch, at most RF_FUSION_MAX_COUNTERS: each is 0 when the launch starts and the launch
-     * leaves it 0 when it ends (the last block to arrive resets it); words bound to
-     * RF_BIND_COUNTERS take their address. They stay the launch's while it runs: no other launch
-     * of the graph uses them. 0 (the default): none. */
-    uint32_t counters;
 } rf_fusion_launch;
-
-/* The most counters one launch asks for (ABI 2.9). */
-#define RF_FUSION_MAX_COUNTERS 64
 
 /* The most launches one claim_launches fills (ABI 2.7). */
 #define RF_FUSION_MAX_LAUNCHES 4
