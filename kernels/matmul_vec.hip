@@ -288,8 +288,11 @@ template <int R = 1> RF_DEV ProjRow proj_row(const rf_kargs &a) {
 // The block's row and, for a rotated segment, the pair's cos/sin, before rf_kernel_start (as
 // prefetch_rope_multi: positions and factors are never written by a kernel).
 struct ProjStart { ProjRow r; RopeCS rot; };
+// iparams[0] = k > 0: the first k blocks also pull their weight rows into L2 (the head of the
+// launch's weights, fetched while the norm before it runs: pm_prefetch_head in plugins/packs).
 template <int R = 1> RF_DEV ProjStart prefetch_proj(const rf_kargs &a) {
     ProjStart p{proj_row<R>(a), RopeCS{1.f, 0.f, false}};
+    if ((int)blockIdx.x < a.iparams[0] && p.r.n < p.r.rows) prefetch_l2(p.r.w + p.r.n * p.r.stride, R * p.r.stride);
     const int wi = threadIdx.x / RF_WARP;
     if (p.r.rot) p.rot = rope_cs_of(a, a.src[3], a.src[4], p.r.n, 0, threadIdx.x % RF_WARP == 0 && (R == 2 || !(wi & 1)));
     return p;
@@ -522,12 +525,13 @@ template <class B, int NC, bool SHARE = false> RF_DEV void mvq_cols_fused(const 
         store_pool_elem(prow, o4.type, n0 + 1, y1);
     }
 }
-// The warp's two weight rows into L2 (column chunk 0 blocks only, as prefetch_mvq_cols).
+// The warp's two weight rows into L2 (column chunk 0 blocks only, as prefetch_mvq_cols);
+// iparams[6] = k > 0: only the first k blocks' (the head of the weights, pm_prefetch_head).
 RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0];
     const bool swiglu = a.iparams[0] == 1;
     const i64 wn = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP, n0 = swiglu ? wn : 2 * wn;
-    if (a.iparams[7] || blockIdx.y != 0 || n0 >= w.ne[1]) return;
+    if (a.iparams[7] || blockIdx.y != 0 || n0 >= w.ne[1] || (a.iparams[6] && (int)blockIdx.x >= a.iparams[6])) return;
     const u8 *r0 = (const u8 *)w.data + n0 * w.nb[1];
     prefetch_l2(r0, swiglu ? w.nb[1] : 2 * w.nb[1]);
     if (swiglu) prefetch_l2((const u8 *)a.src[1].data + n0 * a.src[1].nb[1], a.src[1].nb[1]);

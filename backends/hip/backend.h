@@ -38,9 +38,11 @@ struct Backend {
     int mvq_rows_per_warp = 2;
     // Decode matmuls pull their rows into L2 before rf_kernel_start: 1 every one, 0 none
     // (ROCMFORGE_HIP_PREFETCH=1 / 0), -1 (default) the backend's one-column matmuls whose weight
-    // matrix has at most kPrefetchMaxBytes (ops.cpp). All on: TinyLlama tg128 +2.4% but Llama-2-7B
+    // matrix has at most prefetch_max_bytes (ops.cpp). All on: TinyLlama tg128 +2.4% but Llama-2-7B
     // -3.6% (H200; H100 +5% / -3..-13%), interleaved A/Bs.
     int prefetch_weights = -1;
+    // ... and that limit, bytes (ROCMFORGE_HIP_PREFETCH_MB=N sets it, A/B).
+    uint64_t prefetch_max_bytes = 8ull << 20;
     // ROCMFORGE_HIP_DROP=name,...: launches of these base kernels (by kernel name) and pack fusions
     // (by fusion name, or the kernel a claim's launch names) are not queued. A measuring tool only,
     // for what those launches cost in a step (docs/PROFILING_GUIDE.md): the results are wrong while

@@ -169,10 +169,9 @@ bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
 // a small model's size (TinyLlama's 2048 x 5632 Q4_K is 6.5 MB), whose launches are short enough
 // for the prefetch to overlap the kernel before; a 7B model's (9.4-37 MB) lost speed with it
 // (Backend::prefetch_weights). The packs' decode launches follow the same rule (pm_decode_input).
-constexpr uint64_t kPrefetchMaxBytes = 8ull << 20;
 int no_weight_prefetch(const Backend &b, const rf_tensor *w, int64_t columns) {
     if (b.prefetch_weights >= 0) return b.prefetch_weights ? 0 : 1;
-    return columns == 1 && byte_extent(w) <= kPrefetchMaxBytes ? 0 : 1;
+    return columns == 1 && byte_extent(w) <= b.prefetch_max_bytes ? 0 : 1;
 }
 
 int matmul_vec_qx(Backend &b, const rf_node &n, const char *kernel, std::string &err) {

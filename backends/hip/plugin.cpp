@@ -230,6 +230,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (const char *s = std::getenv("ROCMFORGE_HIP_Q16W_KQUANTS"); s && *s == '1') b->q16w_kquants = true;
     if (const char *s = std::getenv("ROCMFORGE_HIP_ACT16"); s && *s == '0') b->f16_prefill_acts = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_PREFETCH"); s && (*s == '0' || *s == '1')) b->prefetch_weights = *s - '0';
+    if (const char *s = std::getenv("ROCMFORGE_HIP_PREFETCH_MB"); s && std::atoi(s) > 0) b->prefetch_max_bytes = (uint64_t)std::atoi(s) << 20;
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_COLS")) b->mvq_max_cols = std::max(1, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_ROWS"); s && (*s == '1' || *s == '2')) b->mvq_rows_per_warp = *s - '0';
     if (const char *s = std::getenv("ROCMFORGE_HIP_REUSE"); s && *s == '0') b->reuse_walks = false;

@@ -99,6 +99,19 @@ int pm_decode_settings(void) {
 }
 
 
+int64_t pm_prefetch_head(int64_t block_bytes, int64_t blocks) {
+    static atomic_llong head = -1; /* bytes; -1: not read yet */
+    long long h = atomic_load_explicit(&head, memory_order_relaxed);
+    if (h < 0) {
+        const char *s = getenv("ROCMFORGE_HIP_PREFETCH_HEAD_MB");
+        h = (long long)(s && *s ? atoi(s) : 4) << 20;
+        if (h < 0) h = 0;
+        atomic_store_explicit(&head, h, memory_order_relaxed);
+    }
+    if (block_bytes <= 0) return 0;
+    return h / block_bytes < blocks ? h / block_bytes : blocks;
+}
+
 void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t columns) {
     const int s = pm_decode_settings();
     const int small = columns == 1 && pm_end(w) - (uintptr_t)w->data <= PM_PREFETCH_MAX_BYTES;
@@ -139,6 +152,10 @@ int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, in
         l->iparams[0] = 3; /* plain form */
     }
     pm_decode_input(l, pm_act_in_block(mm->src[0]->type), mm->src[0], mm->dst->ne[1]);
+    if (l->iparams[7]) { /* the weights' head at least (a block: 8 rows) */
+        const int64_t head = pm_prefetch_head(8 * mm->src[0]->nb[1], l->grid[0]);
+        if (head > 0) l->iparams[7] = 0, l->iparams[6] = (int32_t)head;
+    }
     l->act_in = (rf_tensor_ref){node, 1};
     return 1;
 }

@@ -152,6 +152,9 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
             }
         }
     }
+    /* The weights' head into L2 while the norm before runs (a block: 4 warps of 1 or 2 rows of
+     * the first segment; iparams[0] is free in these kernels). */
+    l->iparams[0] = (int32_t)pm_prefetch_head((int64_t)(4 * (l->grid[0] < blocks ? 2 : 1)) * segs[order[0]].mm->src[0]->nb[1], l->grid[0]);
     return j - first;
 }
 
