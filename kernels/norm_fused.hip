@@ -10,7 +10,8 @@
 // fparams[0] = eps; iparams[0] = 1: src2 is a model weight (read before the previous kernel
 // ends); aux[0] = q8_1 column stride into scratch (0: no quantization; row r is column r),
 // aux[1] = its block size (32 or 256, see quantize_act.hip); iparams[1] = blocks a row (the
-// cluster form below; grid x = rows x blocks).
+// cluster form below; grid x = rows x blocks); iparams[2] = 1: the add's operands pulled into L2
+// before the wait (prefetch_norm_row).
 #include "compat.h"
 #include "cluster.h"
 
@@ -101,6 +102,20 @@ template <int N = 1> RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
     r.K = (int)s0.ne[0];
     r.block = (int)a.aux[1];
     r.eps = a.fparams[0];
+#if RF_NVIDIA
+    // The add's operands into L2 while the kernel before still runs, a 128-byte line a thread
+    // over this block's part of the row: one of them (the residual stream) was written several
+    // kernels ago and has usually left L2 under the weights streamed since, which put an HBM
+    // round trip on the chain after the wait. A prefetch only moves lines (L2 is where every SM
+    // sees them), so it is safe whatever the kernel before writes.
+    if (add && a.iparams[2]) {
+        const int part = r.K / N, first = N > 1 ? (int)cluster_rank() * part : 0;
+        for (int e = first + 32 * (int)threadIdx.x; e < first + part; e += 32 * (int)blockDim.x) {
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(r.x + e));
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(r.xb + e));
+        }
+    }
+#endif
     return r;
 }
 

@@ -72,6 +72,18 @@ static int norm_cluster_blocks(int64_t K, const rf_pack_device *dev) {
     return 1;
 }
 
+/* ROCMFORGE_HIP_NORM_PREFETCH=0: the add's operands are not pulled into L2 before the wait (A/B). */
+static int norm_prefetch_operands(void) {
+    static atomic_int on = -1; /* -1: not read yet */
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        const char *s = getenv("ROCMFORGE_HIP_NORM_PREFETCH");
+        v = !(s && *s == '0');
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 static int is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
 
 /* [ADD] RMS_NORM MUL at `first` for the kernel with `want` pieces per thread. */
@@ -140,6 +152,7 @@ static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device
     l->dst = (rf_tensor_ref){(int16_t)(used - 1), RF_BIND_DST};
     l->fparams[0] = norm->fparams[0];
     l->iparams[0] = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0; /* read before the previous kernel ends */
+    l->iparams[2] = add && norm_prefetch_operands(); /* the add's operands into L2 meanwhile */
     if (K % 32 == 0 && pm_launch_has_q8(dev)) { /* the kernel's q8_1 arguments: aux[0] stride, aux[1] block */
         l->q8_of = l->dst;
         l->q8_aux_stride = 0;
