@@ -319,8 +319,14 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
     CHECK(l.act_in.which == 1);
     CHECK(l.act_in_block == 256);
     CHECK(l.grid[0] == 2);
-    CHECK(l.iparams[7] == 1); // several columns: no L2 prefetch of the weights unless forced
-    if (!std::getenv("ROCMFORGE_HIP_PREFETCH")) {
+    const bool defaults = !std::getenv("ROCMFORGE_HIP_PREFETCH") && !std::getenv("ROCMFORGE_HIP_PREFETCH_HEAD_MB");
+    if (defaults) {
+        // Several columns: not the whole matrix into L2 before the wait, its head (the first
+        // blocks' rows, about 4 MB: here both blocks of this 1 KB matrix).
+        CHECK(l.iparams[7] == 0);
+        CHECK(l.iparams[6] == 2);
+    }
+    if (defaults) {
         // One column of a small matrix (at most 8 MiB): its rows pulled into L2 before the wait,
         // as the backend does for its own one-column matmuls; the kernel's form for one row.
         for (int i : {2, 3, 4, 5}) t[i].ne[1] = 1, t[i].nb[2] = t[i].nb[3] = t[i].nb[1];
@@ -328,11 +334,13 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
         rf_fusion_launch_init(&l);
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
         CHECK(l.iparams[7] == 0);
+        CHECK(l.iparams[6] == 0); // every block
         t[0].ne[1] = t[1].ne[1] = 65536; // 9.4 MB each (never read: the claim only looks at shapes)
         t[0].nb[2] = t[0].nb[3] = t[1].nb[2] = t[1].nb[3] = 65536 * 144;
         rf_fusion_launch_init(&l);
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
-        CHECK(l.iparams[7] == 1);
+        CHECK(l.iparams[7] == 0);
+        CHECK(l.iparams[6] == 2); // its head: 4 MB, capped at the launch's blocks (the outputs keep 8 rows)
         t[0].ne[1] = t[1].ne[1] = 8;
         t[0].nb[2] = t[0].nb[3] = t[1].nb[2] = t[1].nb[3] = 1152;
         for (int i : {2, 3, 4, 5}) t[i].ne[1] = 2, t[i].nb[2] = t[i].nb[3] = 2 * t[i].nb[1];
