@@ -42,6 +42,7 @@
 #   mmq16     the 16-column decode matmuls (rf_mmq_*_16_k*): kernel times of the M=16 shapes under each
 #             ROCMFORGE_HIP_MMQ_KSPLIT, then Nsight Compute details of the Q4_K and Q6_K kernels in decode
 #   bsweep    batched decode S_TG for each environment in CONFIGS, interleaved
+#   tgsweep   tg128 of each model in MODELS for each environment in CONFIGS, interleaved REPS times
 #   fusecmp   greedy tokens of 2..12 sequences with the decode fusions on and off
 #   candab    the sampler's candidates chosen on the GPU against whole logits rows read back
 #             (--candidates on / off): bench-inference S_TG and TTFT of 7B Q4_K_M and TinyLlama,
@@ -209,6 +210,19 @@ for step in "$@"; do
       done
       set -- $vals
       cmp -s "$OUT/ab-$1.txt" "$OUT/ab-$2.txt" && log "greedy $spec $v $vals: identical" || log "greedy $spec $v $vals: DIFFER"
+    done ;;
+  tgsweep) # tg128 (bench -p 0 -n 128 -r 3) of MODELS ("shape:type ...", default 7B Q4_K_M, 7B Q4_0,
+    # TinyLlama Q4_K_M) under each environment in CONFIGS ("A=1,B=2 A=0 -": comma-joined assignments per
+    # configuration, "-" = none), REPS rounds (3) interleaved: configurations next to each other in time
+    for rep in $(seq ${REPS:-3}); do
+      for c in ${CONFIGS:--}; do
+        e=""; [ "$c" != "-" ] && e=$(echo "$c" | tr ',' ' ')
+        for spec in ${MODELS:-llama2-7b:Q4_K_M llama2-7b:Q4_0 tinyllama-1.1b:Q4_K_M}; do
+          set -- ${spec/:/ }
+          r=$(env $e timeout 120 $RF bench -m $(model $1 $2) -p 0 -n 128 -r 3 --backend hip 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+          log "tg128 $1 $2 [$c]: $r"
+        done
+      done
     done ;;
   bsweep) # batched decode (7B Q4_K_M, 128-token prompts, S_TG) for each environment in CONFIGS
     # ("A=1,B=2 A=0 -": comma-joined assignments per configuration, "-" = none, BIN=path: that
