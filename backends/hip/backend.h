@@ -41,8 +41,8 @@ struct Backend {
     // matrix has at most prefetch_max_bytes (ops.cpp). All on: TinyLlama tg128 +2.4% but Llama-2-7B
     // -3.6% (H200; H100 +5% / -3..-13%), interleaved A/Bs.
     int prefetch_weights = -1;
-    // ... and that limit, bytes (ROCMFORGE_HIP_PREFETCH_MB=N sets it, A/B: 10 and 40 were slower
-    // on 7B; the packs' launches keep 8 MiB, PM_PREFETCH_MAX_BYTES).
+    // ... and that limit, bytes (ROCMFORGE_HIP_PREFETCH_MB=N sets it, for the packs' launches too,
+    // A/B: 10 and 40 were slower on 7B).
     uint64_t prefetch_max_bytes = 8ull << 20;
     // ROCMFORGE_HIP_DROP=name,...: launches of these base kernels (by kernel name) and pack fusions
     // (by fusion name, or the kernel a claim's launch names) are not queued. A measuring tool only,

@@ -112,9 +112,22 @@ int64_t pm_prefetch_head(int64_t block_bytes, int64_t blocks) {
     return h / block_bytes < blocks ? h / block_bytes : blocks;
 }
 
+/* The largest matrix a one-column launch pulls into L2 whole: 8 MiB, ROCMFORGE_HIP_PREFETCH_MB=N
+ * (the backend's Backend::prefetch_max_bytes reads the same variable). */
+static uint64_t prefetch_max_bytes(void) {
+    static atomic_llong limit = -1; /* -1: not read yet */
+    long long v = atomic_load_explicit(&limit, memory_order_relaxed);
+    if (v < 0) {
+        const char *s = getenv("ROCMFORGE_HIP_PREFETCH_MB");
+        v = (long long)(s && atoi(s) > 0 ? atoi(s) : 8) << 20;
+        atomic_store_explicit(&limit, v, memory_order_relaxed);
+    }
+    return (uint64_t)v;
+}
+
 void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t columns) {
     const int s = pm_decode_settings();
-    const int small = columns == 1 && pm_end(w) - (uintptr_t)w->data <= PM_PREFETCH_MAX_BYTES;
+    const int small = columns == 1 && pm_end(w) - (uintptr_t)w->data <= prefetch_max_bytes();
     l->act_in = (rf_tensor_ref){0, 1};
     l->act_in_block = block;
     l->q8_aux_stride = 0;

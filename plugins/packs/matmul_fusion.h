@@ -60,9 +60,8 @@ int pm_same_angles(const rf_node *a, const rf_node *b);
  * node 0: its src[1] lent as `block` says (pm_act_in_block), the column stride in aux[0], and
  * iparams[7] = 1 (those kernels' convention: no L2 prefetch of the weight rows before the wait)
  * unless weight w is pulled in: ROCMFORGE_HIP_PREFETCH=1 every matrix, =0 none, unset one launch
- * (one activation column) of a matrix of at most PM_PREFETCH_MAX_BYTES, as the backend does for
- * its own decode matmuls (backends/hip/ops.cpp no_weight_prefetch). */
-#define PM_PREFETCH_MAX_BYTES (8u << 20)
+ * (one activation column) of a matrix of at most 8 MiB (ROCMFORGE_HIP_PREFETCH_MB=N moves that
+ * limit), as the backend does for its own decode matmuls (backends/hip/ops.cpp no_weight_prefetch). */
 void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t columns);
 
 /* The head of a launch's weights pulled into L2 before rf_kernel_start, while the kernel before

@@ -319,7 +319,8 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
     CHECK(l.act_in.which == 1);
     CHECK(l.act_in_block == 256);
     CHECK(l.grid[0] == 2);
-    const bool defaults = !std::getenv("ROCMFORGE_HIP_PREFETCH") && !std::getenv("ROCMFORGE_HIP_PREFETCH_HEAD_MB");
+    const bool defaults =
+        !std::getenv("ROCMFORGE_HIP_PREFETCH") && !std::getenv("ROCMFORGE_HIP_PREFETCH_HEAD_MB") && !std::getenv("ROCMFORGE_HIP_PREFETCH_MB");
     if (defaults) {
         // Several columns: not the whole matrix into L2 before the wait, its head (the first
         // blocks' rows, about 4 MB: here both blocks of this 1 KB matrix).
