@@ -73,10 +73,7 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
     l->iparams[0] = 1; /* SwiGLU form */
     pm_decode_input(l, block, mg->src[0], M);
-    if (kernel && l->iparams[7]) { /* the weights' head at least (a block: 4 rows of gate and of up) */
-        const int64_t head = pm_prefetch_head(8 * mg->src[0]->nb[1], l->grid[0]);
-        if (head > 0) l->iparams[7] = 0, l->iparams[6] = (int32_t)head;
-    }
+    if (kernel) pm_cols_prefetch_head(l, 8 * mg->src[0]->nb[1]); /* a block: 4 rows of gate and of up */
     return 3;
 }
 

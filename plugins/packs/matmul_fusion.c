@@ -112,6 +112,11 @@ int64_t pm_prefetch_head(int64_t block_bytes, int64_t blocks) {
     return h / block_bytes < blocks ? h / block_bytes : blocks;
 }
 
+void pm_cols_prefetch_head(rf_fusion_launch *l, int64_t block_bytes) {
+    const int64_t head = l->iparams[7] ? pm_prefetch_head(block_bytes, l->grid[0]) : 0;
+    if (head > 0) l->iparams[7] = 0, l->iparams[6] = (int32_t)head;
+}
+
 /* The largest matrix a one-column launch pulls into L2 whole: 8 MiB, ROCMFORGE_HIP_PREFETCH_MB=N
  * (the backend's Backend::prefetch_max_bytes reads the same variable). */
 static uint64_t prefetch_max_bytes(void) {
@@ -165,10 +170,7 @@ int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, in
         l->iparams[0] = 3; /* plain form */
     }
     pm_decode_input(l, pm_act_in_block(mm->src[0]->type), mm->src[0], mm->dst->ne[1]);
-    if (l->iparams[7]) { /* the weights' head at least (a block: 8 rows) */
-        const int64_t head = pm_prefetch_head(8 * mm->src[0]->nb[1], l->grid[0]);
-        if (head > 0) l->iparams[7] = 0, l->iparams[6] = (int32_t)head;
-    }
+    pm_cols_prefetch_head(l, 8 * mm->src[0]->nb[1]); /* a block: 4 warps of 2 rows */
     l->act_in = (rf_tensor_ref){node, 1};
     return 1;
 }
