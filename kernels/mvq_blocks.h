@@ -25,7 +25,7 @@
 RF_DEV void prefetch_l2(const u8 *p, i64 bytes) {
 #if RF_NVIDIA
     for (i64 o = (i64)(threadIdx.x % RF_WARP) * 128; o < bytes; o += RF_WARP * 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(p + o));
+        prefetch_line_l2(p + o);
 #endif
 }
 

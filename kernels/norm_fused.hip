@@ -106,13 +106,13 @@ template <int N = 1> RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
     // The add's operands into L2 while the kernel before still runs, a 128-byte line a thread
     // over this block's part of the row: one of them (the residual stream) was written several
     // kernels ago and has usually left L2 under the weights streamed since, which put an HBM
-    // round trip on the chain after the wait. A prefetch only moves lines (L2 is where every SM
-    // sees them), so it is safe whatever the kernel before writes.
+    // round trip on the chain after the wait (prefetch_line_l2: safe whatever the kernel before
+    // writes).
     if (add && a.iparams[2]) {
         const int part = r.K / N, first = N > 1 ? (int)cluster_rank() * part : 0;
         for (int e = first + 32 * (int)threadIdx.x; e < first + part; e += 32 * (int)blockDim.x) {
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(r.x + e));
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(r.xb + e));
+            prefetch_line_l2(r.x + e);
+            prefetch_line_l2(r.xb + e);
         }
     }
 #endif
