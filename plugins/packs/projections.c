@@ -131,6 +131,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     l->act_in = (rf_tensor_ref){0, 1}; /* iparams[7] is pool B's type here, not the prefetch flag */
     l->act_in_block = block;
     l->q8_aux_stride = -1; /* one vector; every aux member holds a pool or its slots */
+    int64_t rows_per_warp = 1;
     /* One weight type in every segment, or Q4_K / Q5_K with Q6_K: the kernel fixed to those. */
     if (pm_decode_settings() & PM_TYPED_PROJ) {
         int types[3], nt = 0, t;
@@ -148,13 +149,14 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
             for (i = 0; i < nseg; ++i) whole = whole && segs[i].mm->dst->ne[0] % 8 == 0;
             if (whole && rows2) {
                 l->kernel = rows2;
+                rows_per_warp = 2;
                 l->grid[0] = (uint32_t)(blocks / 2);
             }
         }
     }
-    /* The weights' head into L2 while the norm before runs (a block: 4 warps of 1 or 2 rows of
-     * the first segment; iparams[0] is free in these kernels). */
-    l->iparams[0] = (int32_t)pm_prefetch_head((int64_t)(4 * (l->grid[0] < blocks ? 2 : 1)) * segs[order[0]].mm->src[0]->nb[1], l->grid[0]);
+    /* The weights' head into L2 while the norm before runs (a block: 4 warps of rows_per_warp rows
+     * of the first segment; iparams[0] is free in these kernels). */
+    l->iparams[0] = (int32_t)pm_prefetch_head(4 * rows_per_warp * segs[order[0]].mm->src[0]->nb[1], l->grid[0]);
     return j - first;
 }
 
