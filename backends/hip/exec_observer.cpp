@@ -9,6 +9,10 @@ namespace {
 // A free set's anchor is recorded again at an idle point once it is this old, so that the float
 // millisecond offsets from it stay small (float: ~0.1 us resolution at 1 s).
 constexpr uint64_t kReanchorNs = 500'000'000;
+// How far a stamp may lie before the one of the launch before it (check_stamps: the
+// multiprocessors' clocks a tick apart). Seen: 32 ns on the H200; the units it could hide are
+// microseconds long.
+constexpr double kStampSkewNs = 1000.0;
 
 uint64_t steady_ns() {
     return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
@@ -367,7 +371,7 @@ void ExecObserver::report(Set &set) {
 void ExecObserver::report_stamps(Set &set) {
     set.state = State::Free;
     if (!set.done && hipEventSynchronize(set.end) != hipSuccess) {
-        ++lost_;
+        lose(set, "its end event failed");
         resync_ = true;
         return;
     }
@@ -380,15 +384,15 @@ void ExecObserver::report_stamps(Set &set) {
     }
     const size_t n = set.n_units;
     // Not reported (the profiler counts the nodes as lost) rather than reported wrong.
-    if (!check_stamps(set.host, set.n_stamps, set.base).empty()) {
-        ++lost_;
+    if (std::string why = check_stamps(set.host, set.n_stamps, set.base, uint64_t(kStampSkewNs / setup_.ns_per_tick)); !why.empty()) {
+        lose(set, why);
         resync_ = true;
         return;
     }
     start_ns_.resize(n);
     end_ns_.resize(n);
     if (!unit_times(set.host, set.n_stamps, set.marks.first.data(), n, clock_, start_ns_.data(), end_ns_.data())) {
-        ++lost_;
+        lose(set, "its units do not fit its stamps");
         return;
     }
     std::vector<rf_exec_unit> &out = report_;
@@ -398,6 +402,11 @@ void ExecObserver::report_stamps(Set &set) {
         out[u] = {x.name.c_str(), node_index_.data() + x.first, x.used, start_ns_[u], end_ns_[u]};
     }
     observer_.ran(observer_.user, set.call, out.data(), int32_t(n));
+}
+
+void ExecObserver::lose(const Set &set, const std::string &why) {
+    ++lost_;
+    last_loss_ = "call " + std::to_string(set.call) + ": " + why;
 }
 
 void ExecObserver::release() {

@@ -92,6 +92,8 @@ public:
     void release();
     // Observed calls not reported because their stamps failed the check (ROCMFORGE_HIP_STATS).
     uint64_t lost() const { return lost_; }
+    // Why the last of them was lost ("" while none was).
+    const std::string &last_loss() const { return last_loss_; }
     // "kernel timestamps", or "events" and why not timestamps (ROCMFORGE_HIP_STATS).
     std::string mode() const { return stamps_ ? "kernel timestamps" : "events (" + why_events_ + ")"; }
 
@@ -130,6 +132,8 @@ private:
     // Reads a pending set's times (waiting for them if need be) and reports them; frees the set.
     void report(Set &set);
     void report_stamps(Set &set);
+    // Counts a call whose stamps cannot be used (it goes unreported) and keeps why.
+    void lose(const Set &set, const std::string &why);
     void name_unit(Set &set, const rf_graph &g, int first, int used);
 
     // Timestamps.
@@ -167,6 +171,7 @@ private:
     bool closed_ = false;           // close_call() ran for the call in progress
     uint64_t call_stamps_ = 0;      // the stamps its launches write (the end mark's included)
     uint64_t lost_ = 0;
+    std::string last_loss_;
     std::string why_events_;        // why the observer set last uses events
 };
 

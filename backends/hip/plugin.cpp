@@ -302,13 +302,14 @@ void print_stats(Backend &b) {
                  "%llu calls reused a saved launch list), "
                  "GPU %.1f us, host gap before it %.1f us (of which synchronize() %.1f us, uploads %.1f us in %.1f calls, downloads %.1f us in %.1f calls); "
                  "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes; %llu pack fusion claims; "
-                 "observer: %s, %llu calls lost\n",
+                 "observer: %s, %llu calls lost%s%s\n",
                  (unsigned long long)s.computes, s.nodes / n, q.launches / n, s.compute_host_us / n, s.walk_us / n,
                  (unsigned long long)s.reused_walks, s.gpu_us / n, s.gap_us / n,
                  s.sync_us / n, s.upload_us / n, s.uploads / n, s.download_us / n, s.downloads / n, (unsigned long long)q.graph_builds,
                  (unsigned long long)q.graph_replays, q.graph_replays ? (double)q.node_updates / q.graph_replays : 0.0,
                  (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims, b.observer.on() ? b.observer.mode().c_str() : "off",
-                 (unsigned long long)b.observer.lost());
+                 (unsigned long long)b.observer.lost(), b.observer.last_loss().empty() ? "" : " (last: ",
+                 b.observer.last_loss().empty() ? "" : (b.observer.last_loss() + ")").c_str());
 }
 
 void shutdown(void *ctx) {

@@ -35,15 +35,18 @@ struct StampUnits {
 };
 
 // "" when the n stamps at `e` are those of one call whose first stamp took counter index `base`:
-// the k-th written (tagged) with index base + k (32-bit, wrapping), times never decreasing;
-// otherwise what is wrong (a launch that wrote no stamp or one more than counted, a ring
-// overrun, a copy not done).
-std::string check_stamps(const rf_stamp *e, uint32_t n, uint32_t base);
+// the k-th written (tagged) with index base + k (32-bit, wrapping), times never decreasing by
+// more than `skew` ticks; otherwise what is wrong (a launch that wrote no stamp or one more than
+// counted, a ring overrun, a copy not done). `skew`: the multiprocessors read the clock a tick
+// apart at times (H200, %globaltimer: a stamp 32 ns before the one of the kernel that completed
+// before it, about one call in twenty of 800 stamps), and a kernel that completes right after its
+// stamp lets the next one stamp within that tick.
+std::string check_stamps(const rf_stamp *e, uint32_t n, uint32_t base, uint64_t skew = 0);
 
 // Unit u of a call ran from stamp first[u] to stamp first[u + 1] (the last unit: to stamp
-// n - 1, the end mark's); first[] (positions among the call's n stamps, before the unit's first
-// launch) never decreases and is < n (a unit that launched nothing shares its start with the
-// next one: 0 ns). Writes start_ns[u], end_ns[u] on the host's clock. False (nothing usable)
+// n - 1, the end mark's), each stamp's time taken as the latest of the stamps up to it; first[]
+// (positions among the call's n stamps, before the unit's first launch) never decreases and is
+// < n (a unit that launched nothing shares its start with the next one: 0 ns). Writes start_ns[u], end_ns[u] on the host's clock. False (nothing usable)
 // when first[] breaks those rules.
 bool unit_times(const rf_stamp *e, uint32_t n, const uint32_t *first, size_t n_units, const StampClock &clock, uint64_t *start_ns,
                 uint64_t *end_ns);

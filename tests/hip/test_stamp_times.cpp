@@ -123,6 +123,27 @@ TEST_CASE("stamps: a missing, extra or stale stamp fails the check", "[stamps]")
         e[1].t = e[0].t - 1;
         CHECK(check_stamps(e.data(), 3, 0).find("earlier") != std::string::npos);
     }
+    SECTION("a stamp a clock tick behind the one before: accepted within the skew, timed as taken with it") {
+        Device d(1024, 0);
+        d.kernel(true, 10);
+        d.kernel(true, 0);
+        d.kernel(true, 20);
+        std::vector<rf_stamp> e = d.end_mark(4);
+        e[2].t = e[1].t - 32; // the third kernel's multiprocessor read the clock a tick behind
+        CHECK(check_stamps(e.data(), 4, 0, 32).empty());
+        CHECK(check_stamps(e.data(), 4, 0, 31).find("earlier than a stamp before it by 32") != std::string::npos);
+        CHECK_FALSE(check_stamps(e.data(), 4, 0).empty());
+        e[3].t = e[1].t - 40; // behind the latest stamp (not only the one before) by more than the skew
+        CHECK_FALSE(check_stamps(e.data(), 4, 0, 32).empty());
+        e[3].t = e[1].t + 20;
+        const uint32_t first[] = {0, 1, 2};
+        uint64_t start[3], end[3];
+        REQUIRE(unit_times(e.data(), 4, first, 3, StampClock{e[0].t, 0, 1.0}, start, end));
+        CHECK(end[0] - start[0] == 10);
+        CHECK(end[1] == start[1]); // from stamp 1 to stamp 2 (32 ticks earlier): 0, not negative
+        CHECK(start[2] == end[1]);
+        CHECK(end[2] - start[2] == 20);
+    }
     CHECK_FALSE(check_stamps(nullptr, 0, 0).empty());
 }
 
