@@ -98,6 +98,11 @@ struct Backend {
     Scratch moe_scratch; // MATMUL_ID prefill: columns grouped by expert (moe_grouped.cpp)
     Scratch lent_scratch; // lent to a pack claim's launches (rf_fusion_launch.lent_bytes, ABI 2.7)
     uint64_t scratch_gen = 0; // bumped by every (re)allocation of a scratch buffer (walk_cache.h)
+    // Pinned host memory that small uploads are copied into before their device copy is queued
+    // (memory.cpp upload): [0, used) may still be read by queued copies until the stream is
+    // next idle. ROCMFORGE_HIP_STAGED_UPLOADS=0: every upload blocking (A/B).
+    struct Staging { uint8_t *ptr = nullptr; uint64_t size = 0, used = 0; bool on = true; };
+    Staging staging;
     // An activation quantized in this compute() the way the CPU backend quantizes it
     // (kernels/quantize_act.hip): reused by the next matmuls that read the same tensor with the
     // same block size (Q, K, V / gate, up) until a node writes over its source bytes.

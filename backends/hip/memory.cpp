@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 namespace rf_hip {
 
@@ -83,6 +84,53 @@ int copy(Backend &b, void *dst, const void *src, uint64_t size, bool to_device, 
     if (hipError_t r = hipStreamSynchronize(b.stream)) // pageable host memory: the copy must be done on return
         return fail(err, len, RF_ERR_DEVICE, gpu_error(to_device ? "upload (sync)" : "download (sync)", r));
     return RF_OK;
+}
+
+namespace {
+constexpr uint64_t kStagingBytes = 4ull << 20; // a decode step's inputs fit many times over
+constexpr uint64_t kStagedMax = 256ull << 10;  // larger uploads are not worth the host copy
+} // namespace
+
+int upload(Backend &b, void *dst, const void *src, uint64_t size, bool *blocked, char *err, size_t len) {
+    *blocked = true;
+    Backend::Staging &st = b.staging;
+    if (!st.on || size == 0 || size > kStagedMax) return copy(b, dst, src, size, true, err, len);
+    std::string e;
+    if (!make_current(b, e)) return fail(err, len, RF_ERR_DEVICE, e);
+    if (!st.ptr) {
+        void *p = nullptr;
+        if (hipHostMalloc(&p, kStagingBytes, 0) != hipSuccess || !p) {
+            st.on = false; // no pinned memory: blocking uploads from now on
+            return copy(b, dst, src, size, true, err, len);
+        }
+        st.ptr = static_cast<uint8_t *>(p);
+        st.size = kStagingBytes;
+        st.used = 0;
+    }
+    if (st.used + size > st.size) { // full: wait for the queued copies that read it
+        if (hipError_t r = hipStreamSynchronize(b.stream)) return fail(err, len, RF_ERR_DEVICE, gpu_error("upload (sync)", r));
+        st.used = 0;
+    } else {
+        *blocked = false;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    uint8_t *at = st.ptr + st.used;
+    std::memcpy(at, src, size);
+    st.used += (size + 255) / 256 * 256;
+    if (hipError_t r = hipMemcpyAsync(dst, at, size, hipMemcpyHostToDevice, b.stream))
+        return fail(err, len, RF_ERR_DEVICE, gpu_error("upload", r) + " (" + std::to_string(size) + " bytes)");
+    if (b.stats.on && b.stats.computes > 0) {
+        b.stats.upload_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        ++b.stats.uploads;
+    }
+    return RF_OK;
+}
+
+void staging_idle(Backend &b) { b.staging.used = 0; }
+
+void staging_release(Backend &b) {
+    if (b.staging.ptr) hipHostFree(b.staging.ptr);
+    b.staging = {};
 }
 
 int host_pin(Backend &b, void *ptr, uint64_t size, char *err, size_t len) {

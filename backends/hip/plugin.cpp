@@ -231,6 +231,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (const char *s = std::getenv("ROCMFORGE_HIP_ACT16"); s && *s == '0') b->f16_prefill_acts = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_PREFETCH"); s && (*s == '0' || *s == '1')) b->prefetch_weights = *s - '0';
     if (const char *s = std::getenv("ROCMFORGE_HIP_PREFETCH_MB"); s && std::atoi(s) > 0) b->prefetch_max_bytes = (uint64_t)std::atoi(s) << 20;
+    if (const char *s = std::getenv("ROCMFORGE_HIP_STAGED_UPLOADS"); s && *s == '0') b->staging.on = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_COLS")) b->mvq_max_cols = std::max(1, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_ROWS"); s && (*s == '1' || *s == '2')) b->mvq_rows_per_warp = *s - '0';
     if (const char *s = std::getenv("ROCMFORGE_HIP_REUSE"); s && *s == '0') b->reuse_walks = false;
@@ -328,6 +329,7 @@ void shutdown(void *ctx) {
         b->observer.release();      // after the graph, whose event-record nodes use its events
         for (auto *s : {&b->act_scratch, &b->att_scratch, &b->fq_scratch, &b->moe_scratch, &b->lent_scratch})
             if (s->ptr) hipFree(s->ptr);
+        staging_release(*b);
         unload_kernels(b->kernels);
         hipStreamDestroy(b->stream);
     }
@@ -356,16 +358,24 @@ int v_buffer_alloc(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, siz
 void v_buffer_free(void *ctx, void *handle) { buffer_free(*static_cast<Backend *>(ctx), handle); }
 // Copies synchronize the stream: the steps before them are complete (and are reported by the
 // next compute(), after its launch).
+// Small uploads are staged and not waited for (memory.h upload()).
 int v_upload(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
-    const int st = copy(*b, dst, src, size, true, err, len);
-    if (st == RF_OK) b->observer.idle(b->stream);
+    bool blocked = true;
+    const int st = upload(*b, dst, src, size, &blocked, err, len);
+    if (st == RF_OK && blocked) {
+        staging_idle(*b);
+        b->observer.idle(b->stream);
+    }
     return st;
 }
 int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     const int st = copy(*b, dst, src, size, false, err, len);
-    if (st == RF_OK) b->observer.idle(b->stream);
+    if (st == RF_OK) {
+        staging_idle(*b);
+        b->observer.idle(b->stream);
+    }
     return st;
 }
 
@@ -507,6 +517,7 @@ int synchronize(void *ctx, char *err, size_t len) {
     const double t0 = b->stats.on ? now_us() : 0;
     if (hipError_t r = hipStreamSynchronize(b->stream)) return fail(err, len, RF_ERR_DEVICE, gpu_error("kernel execution", r));
     if (b->stats.on) b->stats.sync_us += now_us() - t0;
+    staging_idle(*b);
     // The step is complete; its timing events are read by the next compute(), after its launch
     // (exec_observer.h): reading them here would delay that launch.
     b->observer.idle(b->stream);

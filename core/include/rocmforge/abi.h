@@ -303,7 +303,10 @@ typedef struct rf_backend_vtable {
     int (*buffer_alloc)(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, size_t err_len);
     void (*buffer_free)(void *ctx, void *handle);
     /* Copies between host memory and a backend address (tensor->data + offset). Ordered after
-     * all work submitted earlier by compute(); complete when they return. */
+     * all work submitted earlier by compute(). download: complete when it returns. upload: the
+     * source may be reused when it returns; the bytes are in place for everything submitted to
+     * this backend afterwards (compute, download, synchronize), which is when a backend that
+     * queues small uploads (the HIP one) writes them. */
     int (*upload)(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t err_len);
     int (*download)(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t err_len);
 
