@@ -299,13 +299,13 @@ void print_stats(Backend &b) {
     const auto &q = b.queue.stats();
     const double n = s.computes ? (double)s.computes : 1.0;
     std::fprintf(stderr,
-                 "hip stats: %llu compute() calls, %.1f nodes and %.1f launches each; per call: host in compute %.1f us (graph walk %.1f us; "
-                 "%llu calls reused a saved launch list), "
+                 "hip stats: %llu compute() calls, %.1f nodes and %.1f launches each; per call: host in compute %.1f us (graph walk %.1f us, of it the saved lists' "
+                 "lookup %.1f us; %llu calls reused a saved launch list), "
                  "GPU %.1f us, host gap before it %.1f us (of which synchronize() %.1f us, uploads %.1f us in %.1f calls, downloads %.1f us in %.1f calls); "
                  "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes; %llu pack fusion claims; "
                  "observer: %s, %llu calls lost%s%s\n",
                  (unsigned long long)s.computes, s.nodes / n, q.launches / n, s.compute_host_us / n, s.walk_us / n,
-                 (unsigned long long)s.reused_walks, s.gpu_us / n, s.gap_us / n,
+                 s.lookup_us / n, (unsigned long long)s.reused_walks, s.gpu_us / n, s.gap_us / n,
                  s.sync_us / n, s.upload_us / n, s.uploads / n, s.download_us / n, s.downloads / n, (unsigned long long)q.graph_builds,
                  (unsigned long long)q.graph_replays, q.graph_replays ? (double)q.node_updates / q.graph_replays : 0.0,
                  (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims, b.observer.on() ? b.observer.mode().c_str() : "off",
@@ -428,6 +428,7 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     const bool reuse = b->reuse_walks && !b->sync_each_node;
     const double tw = b->stats.on ? now_us() : 0;
     const WalkCache::Entry *saved = reuse ? b->walk_cache.lookup(*g, b->scratch_gen) : nullptr;
+    if (b->stats.on) b->stats.lookup_us += now_us() - tw;
     const uint64_t gen0 = b->scratch_gen;
     uint64_t tag = 0;       // the list's name for the launch queue (unobserved calls)
     bool submitted = false; // the slot's graph replayed as it is: nothing to queue or flush
