@@ -107,12 +107,13 @@ int upload(Backend &b, void *dst, const void *src, uint64_t size, bool *blocked,
         st.size = kStagingBytes;
         st.used = 0;
     }
-    if (st.used + size > st.size) { // full: wait for the queued copies that read it
+    // Full: wait for the queued copies that read it. (Not reported as blocked: the copy queued
+    // below is in flight when this returns, its staging bytes still in use.)
+    if (st.used + size > st.size) {
         if (hipError_t r = hipStreamSynchronize(b.stream)) return fail(err, len, RF_ERR_DEVICE, gpu_error("upload (sync)", r));
         st.used = 0;
-    } else {
-        *blocked = false;
     }
+    *blocked = false;
     const auto t0 = std::chrono::steady_clock::now();
     uint8_t *at = st.ptr + st.used;
     std::memcpy(at, src, size);

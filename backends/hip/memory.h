@@ -9,7 +9,7 @@ int copy(Backend &b, void *dst, const void *src, uint64_t size, bool to_device, 
 // ABI upload: a small one (a decode step's inputs) is copied into pinned staging memory and its
 // device copy queued behind the work before it, without waiting (the bytes at src may be reused
 // at once; everything queued later on the stream, downloads included, sees them); others as
-// copy(). *blocked: whether the stream was waited for (it is then idle).
+// copy(). *blocked: whether it was a blocking copy (the stream is idle on return).
 int upload(Backend &b, void *dst, const void *src, uint64_t size, bool *blocked, char *err, size_t len);
 // The stream is idle: the staged uploads are done, their staging memory free again.
 void staging_idle(Backend &b);

@@ -16,6 +16,7 @@
 
 #include "fusion_cases.h"
 #include "graph_binding.h"
+#include "copy_check.h"
 #include "observer_check.h"
 #include "moe_cases.h"
 #include "select_cases.h"
@@ -244,6 +245,7 @@ int check(Plugin &gpu, Plugin &ref, const Options &o) {
         std::fflush(stdout);
     }
     check_graphs(gpu, ref, o, rng, passed, failed, skipped);
+    if (wanted("copies", o.filter)) check_copies(gpu, passed, failed);
     std::printf("\n%d passed, %d failed, %d skipped (seed %u)\n", passed, failed, skipped, o.seed);
     return failed ? 1 : 0;
 }
