@@ -118,7 +118,7 @@ struct Backend {
     ActCopy fq; // f32 or f16 rows in fq_scratch (tensor-core, tile and small-M kernels)
     struct Stats { // ROCMFORGE_HIP_STATS=1: printed at shutdown
         bool on = false;
-        uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0, pack_claims = 0, reused_walks = 0;
+        uint64_t computes = 0, nodes = 0, uploads = 0, downloads = 0, pack_claims = 0, reused_walks = 0, same_calls = 0;
         double compute_host_us = 0, walk_us = 0, lookup_us = 0, gap_us = 0, sync_us = 0, upload_us = 0, download_us = 0, gpu_us = 0;
         double last_compute_end = -1; // host clock (us) when the previous compute() returned
         hipEvent_t ev[2] = {nullptr, nullptr};

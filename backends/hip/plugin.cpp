@@ -300,12 +300,12 @@ void print_stats(Backend &b) {
     const double n = s.computes ? (double)s.computes : 1.0;
     std::fprintf(stderr,
                  "hip stats: %llu compute() calls, %.1f nodes and %.1f launches each; per call: host in compute %.1f us (graph walk %.1f us, of it the saved lists' "
-                 "lookup %.1f us; %llu calls reused a saved launch list), "
+                 "lookup %.1f us; %llu calls reused a saved launch list, %llu of them told it was unchanged), "
                  "GPU %.1f us, host gap before it %.1f us (of which synchronize() %.1f us, uploads %.1f us in %.1f calls, downloads %.1f us in %.1f calls); "
                  "graphs: %llu built, %llu replays, %.1f node updates per replay, %llu direct flushes; %llu pack fusion claims; "
                  "observer: %s, %llu calls lost%s%s\n",
                  (unsigned long long)s.computes, s.nodes / n, q.launches / n, s.compute_host_us / n, s.walk_us / n,
-                 s.lookup_us / n, (unsigned long long)s.reused_walks, s.gpu_us / n, s.gap_us / n,
+                 s.lookup_us / n, (unsigned long long)s.reused_walks, (unsigned long long)s.same_calls, s.gpu_us / n, s.gap_us / n,
                  s.sync_us / n, s.upload_us / n, s.uploads / n, s.download_us / n, s.downloads / n, (unsigned long long)q.graph_builds,
                  (unsigned long long)q.graph_replays, q.graph_replays ? (double)q.node_updates / q.graph_replays : 0.0,
                  (unsigned long long)q.direct_flushes, (unsigned long long)s.pack_claims, b.observer.on() ? b.observer.mode().c_str() : "off",
@@ -394,8 +394,9 @@ int supports_op(void *, const rf_node *node) { return node && unsupported_reason
 // and the observer's stamp kernel and one event end the call (exec_observer.h; the per-call sets
 // alternate between calls, each with its graph slot). After the launch, the earlier calls that
 // are complete are reported while the device runs this one.
-int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
-    auto *b = static_cast<Backend *>(ctx);
+// same: the host's compute_same (ABI 2.9): the graph is the one the last call with this node array
+// had, unchanged, so the saved launch list that call used is taken without comparing the nodes.
+int run_graph(Backend *b, const rf_graph *g, bool same, char *err, size_t len) {
     if (!b || !g || (g->n_nodes > 0 && !g->nodes)) return fail(err, len, RF_ERR_INVALID, "hip backend: compute needs ctx and a graph");
     const double t0 = b->stats.on ? now_us() : 0;
     std::string e;
@@ -427,7 +428,9 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
     // The same graph as a recent call: its launches again, unit by unit when observed (walk_cache.h).
     const bool reuse = b->reuse_walks && !b->sync_each_node;
     const double tw = b->stats.on ? now_us() : 0;
-    const WalkCache::Entry *saved = reuse ? b->walk_cache.lookup(*g, b->scratch_gen) : nullptr;
+    const WalkCache::Entry *saved = reuse && same ? b->walk_cache.lookup_same(*g, b->scratch_gen) : nullptr;
+    if (saved) ++b->stats.same_calls;
+    if (reuse && !saved && (saved = b->walk_cache.lookup(*g, b->scratch_gen))) b->walk_cache.remember_nodes(saved, *g);
     if (b->stats.on) b->stats.lookup_us += now_us() - tw;
     const uint64_t gen0 = b->scratch_gen;
     uint64_t tag = 0;       // the list's name for the launch queue (unobserved calls)
@@ -500,6 +503,13 @@ int compute(void *ctx, const rf_graph *g, char *err, size_t len) {
         b->stats.compute_host_us += b->stats.last_compute_end - t0;
     }
     return RF_OK;
+}
+
+int compute(void *ctx, const rf_graph *g, char *err, size_t len) { return run_graph(static_cast<Backend *>(ctx), g, false, err, len); }
+// ROCMFORGE_HIP_SAME=0: compared as compute() compares (A/B).
+int compute_same(void *ctx, const rf_graph *g, char *err, size_t len) {
+    static const bool off = [] { const char *s = std::getenv("ROCMFORGE_HIP_SAME"); return s && *s == '0'; }();
+    return run_graph(static_cast<Backend *>(ctx), g, !off, err, len);
 }
 
 int set_observer(void *ctx, const rf_exec_observer *observer, char *err, size_t len) {
@@ -576,6 +586,7 @@ const rf_backend_vtable kVtable = {
     /* .device_memory    = */ device_memory,
     /* .host_pin         = */ v_host_pin,
     /* .host_unpin       = */ v_host_unpin,
+    /* .compute_same     = */ compute_same,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};

@@ -55,6 +55,19 @@ const WalkCache::Entry *WalkCache::lookup(const rf_graph &g, uint64_t scratch_ge
     return nullptr;
 }
 
+const WalkCache::Entry *WalkCache::lookup_same(const rf_graph &g, uint64_t scratch_gen) const {
+    for (const Entry &e : entries_)
+        if (e.valid && e.gen == scratch_gen && e.nodes == g.nodes && e.n_nodes == g.n_nodes) return &e;
+    return nullptr;
+}
+
+void WalkCache::remember_nodes(const Entry *e, const rf_graph &g) {
+    for (Entry &x : entries_) {
+        if (&x == e) x.nodes = g.nodes, x.n_nodes = g.n_nodes;
+        else if (x.nodes == g.nodes) x.nodes = nullptr, x.n_nodes = 0;
+    }
+}
+
 uint64_t WalkCache::store(const rf_graph &g, uint64_t scratch_gen, std::vector<LaunchRec> &launches, std::vector<Unit> &units) {
     Entry &e = entries_[next_];
     next_ = (next_ + 1) % kEntries;
@@ -64,11 +77,12 @@ uint64_t WalkCache::store(const rf_graph &g, uint64_t scratch_gen, std::vector<L
     e.gen = scratch_gen;
     e.tag = ++last_tag_;
     e.valid = true;
+    remember_nodes(&e, g);
     return e.tag;
 }
 
 void WalkCache::clear() {
-    for (Entry &e : entries_) e.valid = false;
+    for (Entry &e : entries_) e.valid = false, e.nodes = nullptr, e.n_nodes = 0;
 }
 
 } // namespace rf_hip

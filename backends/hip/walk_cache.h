@@ -35,12 +35,23 @@ public:
         uint64_t gen = 0;
         uint64_t tag = 0; // unique per store(): LaunchQueue::flush / replay_tagged know the list by it
         bool valid = false;
+        // The node array of the last call that stored or found this entry (compute_same, ABI 2.9:
+        // the host's promise that a call with that array and nothing changed is this graph).
+        rf_node *const *nodes = nullptr;
+        int32_t n_nodes = 0;
     };
     // The entry saved for g (compared in place, node by node), null when there is none or a
     // scratch buffer was reallocated since it was made.
     const Entry *lookup(const rf_graph &g, uint64_t scratch_gen) const;
+    // The entry the last store() or lookup() hit made for g's node array (same array, same node
+    // count), without comparing the nodes: for a caller that knows they did not change (the host's
+    // compute_same). Null when none, or a scratch buffer was reallocated since.
+    const Entry *lookup_same(const rf_graph &g, uint64_t scratch_gen) const;
+    // Marks e as the entry of g's node array (and no other entry as that array's).
+    void remember_nodes(const Entry *e, const rf_graph &g);
     // Saves what the walk of g made; takes the vectors' contents (they come back holding an older
-    // entry's, to be cleared and reused). Returns the new entry's tag.
+    // entry's, to be cleared and reused). Returns the new entry's tag. The new entry is g's node
+    // array's (remember_nodes).
     uint64_t store(const rf_graph &g, uint64_t scratch_gen, std::vector<LaunchRec> &launches, std::vector<Unit> &units);
     void clear();
 

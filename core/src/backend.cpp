@@ -144,6 +144,14 @@ void Backend::compute(const rf_graph &graph) {
     if (st != RF_OK) fail(name_, "compute", st, err);
 }
 
+void Backend::compute_same(const rf_graph &graph) {
+    auto same = RF_SLOT(vt_, rf_backend_vtable, compute_same);
+    if (!same) return compute(graph);
+    char err[kErrLen] = {0};
+    int st = same(ctx_, &graph, err, sizeof err);
+    if (st != RF_OK) fail(name_, "compute", st, err);
+}
+
 void Backend::synchronize() {
     auto synchronize = RF_SLOT(vt_, rf_backend_vtable, synchronize);
     if (!synchronize) return;

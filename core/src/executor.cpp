@@ -75,6 +75,7 @@ struct Executor::Impl {
             int first, count;
         };
         std::vector<Segment> segments;
+        uint64_t reruns = 0; // completed reruns since the above was recorded
     } rerun;
     // Inputs with arena memory as the last bind placed them, in runs of inputs that are adjacent
     // in one backend's arena: a run goes up in one upload from a staging copy (one blocking copy
@@ -293,6 +294,7 @@ void Executor::run(Graph &g, bool wait) {
     R.views.clear();
     R.nodes.clear();
     R.segments.clear();
+    R.reruns = 0;
     for (Tensor *t : order)
         if (t->kind == TensorKind::Input && !t->plan.placed) R.host_inputs.push_back(t);
     for (auto &t : g.tensors_)
@@ -312,16 +314,28 @@ void Executor::rerun(Graph &g) {
     Impl &I = *impl_;
     Impl::Rerun &R = I.rerun;
     R.valid = false; // until this run completes
-    for (Tensor *t : R.host_inputs) t->t.data = const_cast<void *>(t->host_data);
+    // Unchanged since the last run when no address the rebinding sets moved: the backends are
+    // then told so (compute_same), from the second rerun on; the first gave them this node array.
+    bool moved = false;
+    for (Tensor *t : R.host_inputs) {
+        void *d = const_cast<void *>(t->host_data);
+        moved |= t->t.data != d;
+        t->t.data = d;
+    }
     for (Tensor *t : R.views) {
+        void *d = t->view_src->t.data ? static_cast<uint8_t *>(t->view_src->t.data) + t->view_offset : nullptr;
+        moved |= t->t.data != d || t->home != t->view_src->home;
         t->home = t->view_src->home;
-        t->t.data = t->view_src->t.data ? static_cast<uint8_t *>(t->view_src->t.data) + t->view_offset : nullptr;
+        t->t.data = d;
     }
     I.upload_inputs();
+    const bool same = R.reruns > 0 && !moved;
     for (const auto &seg : R.segments) {
         rf_graph sub{static_cast<int32_t>(seg.count), R.nodes.data() + seg.first};
-        seg.backend->compute(sub);
+        if (same) seg.backend->compute_same(sub);
+        else seg.backend->compute(sub);
     }
+    ++R.reruns;
     if (I.wait)
         for (Backend *b : I.rt.backends()) b->synchronize();
     R.valid = true;

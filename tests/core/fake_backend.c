@@ -17,7 +17,8 @@
  *                    minor version (a shorter struct) has it. The slots from there on are filled
  *                    with a poison address: a host reading past struct_size calls it and crashes.
  * Every variant has host_pin / host_unpin (ABI 2.3) within its struct_size: they count calls and
- * pinned bytes, read by the tests through fake_pin_stats().
+ * pinned bytes, read by the tests through fake_pin_stats(); and compute_same (ABI 2.9), which
+ * computes as compute() does, both counted (fake_compute_stats()).
  * Ops: ADD, MUL, SCALE on contiguous f32, with FAKE_OPS_MASK selecting which. */
 #include <stddef.h>
 #include <stdint.h>
@@ -209,7 +210,13 @@ static int fake_supports(void *ctx, const rf_node *node) {
         if (node->src[i] && node->src[i]->type != RF_TYPE_F32) return 0;
     return 1;
 }
-static int fake_compute(void *vctx, const rf_graph *g, char *err, size_t n) {
+static struct { int computes, sames; } fake_calls;
+/* compute() and compute_same() calls so far, all instances of this plugin. */
+RF_PLUGIN_EXPORT void fake_compute_stats(int *computes, int *sames) {
+    *computes = fake_calls.computes;
+    *sames = fake_calls.sames;
+}
+static int fake_run(void *vctx, const rf_graph *g, char *err, size_t n) {
     fake_ctx *ctx = (fake_ctx *)vctx;
     ctx->computes++;
     for (int k = 0; k < g->n_nodes; ++k) {
@@ -231,6 +238,14 @@ static int fake_compute(void *vctx, const rf_graph *g, char *err, size_t n) {
         }
     }
     return RF_OK;
+}
+static int fake_compute(void *vctx, const rf_graph *g, char *err, size_t n) {
+    ++fake_calls.computes;
+    return fake_run(vctx, g, err, n);
+}
+static int fake_compute_same(void *vctx, const rf_graph *g, char *err, size_t n) {
+    ++fake_calls.sames;
+    return fake_run(vctx, g, err, n);
 }
 
 #ifdef FAKE_OPTION_KEYS
@@ -275,6 +290,7 @@ static const rf_backend_vtable fake_vtable = {
     .device_memory = FAKE_SLOT(device_memory, FAKE_DEVICE_MEMORY_SLOT),
     .host_pin = FAKE_SLOT(host_pin, fake_host_pin),
     .host_unpin = FAKE_SLOT(host_unpin, fake_host_unpin),
+    .compute_same = FAKE_SLOT(compute_same, fake_compute_same),
 };
 
 static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};

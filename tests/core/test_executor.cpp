@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <dlfcn.h>
+#include <utility>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -46,6 +48,83 @@ TEST_CASE("executor: nodes split across a device and a host backend with copies 
             REQUIRE(out_w[i] == Approx(1.5f * x[i]));
             REQUIRE(out_u[i] == Approx(2.25f * x[i] * x[i]));
         }
+    }
+}
+
+namespace {
+// compute() and compute_same() calls the fake plugin `b` was loaded from has had.
+std::pair<int, int> compute_calls(const rf::Backend &b) {
+    void *lib = dlopen(b.plugin_path().c_str(), RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(lib);
+    using Fn = void (*)(int *, int *);
+    auto fn = reinterpret_cast<Fn>(dlsym(lib, "fake_compute_stats"));
+    REQUIRE(fn);
+    int c = 0, s = 0;
+    fn(&c, &s);
+    dlclose(lib);
+    return {c, s};
+}
+} // namespace
+
+// ABI 2.9: a rerun of an unchanged graph is compute_same() from the second rerun on (the first
+// hands the backend the rerun's node array through compute()); a rerun whose rebinding moved an
+// address is compute(); a new graph object starts over.
+TEST_CASE("executor: reruns of an unchanged graph are compute_same, moved inputs compute") {
+    auto rt = fake_runtime("[\"fakehost\"]");
+    rf::Backend *host = rt->find("fakehost");
+    REQUIRE(host);
+    rf::Executor ex(*rt);
+    std::vector<float> a(8, 1.f), b(8, 5.f);
+    rf::Graph g;
+    auto *in = g.input("x", RF_TYPE_F32, {8}, a.data()); // zero-copy on a host backend
+    auto *y = g.scale(in, 2.0f);
+    const auto c0 = compute_calls(*host);
+    auto calls = [&] {
+        const auto c = compute_calls(*host);
+        return std::pair<int, int>{c.first - c0.first, c.second - c0.second};
+    };
+    ex.run(g); // planned and bound: compute
+    CHECK(calls() == std::pair<int, int>{1, 0});
+    a[0] = 3.f;
+    ex.run(g); // first rerun: compute, with the rerun's node array
+    CHECK(calls() == std::pair<int, int>{2, 0});
+    CHECK(read4(ex, y)[0] == 6.f);
+    a[0] = 4.f;
+    ex.run(g); // unchanged: compute_same, new input bytes read all the same
+    ex.run(g);
+    CHECK(calls() == std::pair<int, int>{2, 2});
+    CHECK(read4(ex, y)[0] == 8.f);
+    in->host_data = b.data(); // the input moved: its address in the node changes
+    ex.run(g);
+    CHECK(calls() == std::pair<int, int>{3, 2});
+    CHECK(read4(ex, y)[0] == 10.f);
+    ex.run(g);
+    CHECK(calls() == std::pair<int, int>{3, 3});
+    rf::Graph g2; // another graph: planned, then its first rerun hands over the array again
+    auto *in2 = g2.input("x", RF_TYPE_F32, {8}, b.data());
+    auto *y2 = g2.scale(in2, 3.0f);
+    ex.run(g2);
+    ex.run(g2);
+    CHECK(calls() == std::pair<int, int>{5, 3});
+    ex.run(g2);
+    CHECK(calls() == std::pair<int, int>{5, 4});
+    CHECK(read4(ex, y2)[0] == 15.f);
+}
+
+// A backend built against an older minor version (no compute_same in its struct) gets compute().
+TEST_CASE("executor: reruns on a backend without compute_same are compute") {
+    auto rt = fake_runtime("[\"fakeold\", \"fakehost\"]");
+    rf::Backend *old = rt->find("fakeold");
+    REQUIRE(old);
+    rf::Executor ex(*rt);
+    std::vector<float> a(8, 1.f);
+    rf::Graph g;
+    auto *in = g.input("x", RF_TYPE_F32, {8}, a.data());
+    auto *y = g.scale(in, 2.0f); // fakeold runs SCALE (a "device": the input is uploaded)
+    for (int i = 0; i < 4; ++i) {
+        a[0] = (float)i;
+        ex.run(g);
+        CHECK(read4(ex, y)[0] == 2.f * i);
     }
 }
 

@@ -154,3 +154,36 @@ TEST_CASE("launch queue: record() keeps the launches as added, repeat() queues t
     CHECK(q.replay_tagged(nullptr, 1, done, err) == RF_OK);
     CHECK_FALSE(done);
 }
+
+// compute_same (ABI 2.9): the entry of the last call with a node array, found by the array alone.
+TEST_CASE("walk cache: the entry of a node array, without comparing the nodes", "[walk_cache]") {
+    TinyGraph t, u; // u: equal nodes and tensors (t's addresses) in another node array
+    u.w.data = t.w.data, u.x.data = t.x.data, u.y.data = t.y.data, u.pos.data = t.pos.data, u.z.data = t.z.data;
+    WalkCache c;
+    CHECK_FALSE(c.lookup_same(t.g, 0));
+    store(c, t.g, 0, 3); // stored by a call with t's array
+    const WalkCache::Entry *e = c.lookup_same(t.g, 0);
+    REQUIRE(e);
+    CHECK(e->launches.size() == 3);
+    CHECK_FALSE(c.lookup_same(u.g, 0)); // another array: nothing, though its nodes are equal
+    CHECK_FALSE(c.lookup_same(t.g, 1)); // a scratch buffer reallocated since
+    rf_graph shorter{1, t.nodes};
+    CHECK_FALSE(c.lookup_same(shorter, 0)); // the same array, fewer nodes
+    // u's array found t's entry by comparing (equal nodes): now the entry is u's array's.
+    const WalkCache::Entry *f = c.lookup(u.g, 0);
+    REQUIRE(f == e);
+    c.remember_nodes(f, u.g);
+    CHECK(c.lookup_same(u.g, 0) == e);
+    CHECK_FALSE(c.lookup_same(t.g, 0));
+    // A new graph stored from u's array takes the array over.
+    t.rope.iparams[1] = 2;
+    store(c, t.g, 0, 1);
+    u.rope.iparams[1] = 2;
+    const WalkCache::Entry *g2 = c.lookup(u.g, 0);
+    REQUIRE(g2);
+    CHECK(g2->launches.size() == 1);
+    c.remember_nodes(g2, u.g);
+    CHECK(c.lookup_same(u.g, 0) == g2);
+    c.clear();
+    CHECK_FALSE(c.lookup_same(u.g, 0));
+}

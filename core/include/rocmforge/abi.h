@@ -39,9 +39,10 @@ extern "C" {
  * bound tensor (RF_KFIELD_DST_DATA, RF_KFIELD_SRC0_DATA); the backend names its tensor-core tile
  * launch of a MATMUL (rf_pack_device.matmul_tiles).
  * 2.8: ROPE's optional src3, the tokens' (cos, sin) rows; a kernel-pack launch may declare that
- * it can run beside the claim's launch before it (rf_fusion_launch.beside_previous). */
+ * it can run beside the claim's launch before it (rf_fusion_launch.beside_previous).
+ * 2.9: rf_backend_vtable.compute_same, a rerun of an unchanged graph. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 8
+#define RF_ABI_MINOR 9
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -384,6 +385,15 @@ typedef struct rf_backend_vtable {
      * or returns an error. */
     int (*host_pin)(void *ctx, void *ptr, uint64_t size, char *err, size_t err_len);
     void (*host_unpin)(void *ctx, void *ptr);
+
+    /* ---- ABI 2.9 ---- */
+    /* Optional: compute() of a graph that is exactly the one of the last compute() or
+     * compute_same() call given the same node array (graph->nodes, same n_nodes): the host
+     * promises that nothing in those nodes and the tensors they point to changed since (only bytes
+     * in tensor memory did, e.g. uploaded inputs). A backend may then skip checking the graph
+     * against what it prepared for it; one that has nothing saved for that array runs the graph
+     * as compute() would. NULL: the host calls compute(). */
+    int (*compute_same)(void *ctx, const rf_graph *graph, char *err, size_t err_len);
 } rf_backend_vtable;
 
 /* Kernel packs (RF_PLUGIN_KERNEL_PACK): their vtable, rf_kernel_pack_vtable, and the fusion

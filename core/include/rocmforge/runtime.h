@@ -115,6 +115,10 @@ public:
     void unpin_host(void *p);
     bool supports(const rf_node &node) const;
     void compute(const rf_graph &graph);
+    // compute() of the graph last given to this backend with the same node array, unchanged
+    // since (ABI 2.9 compute_same; compute() where the dispatch has no such slot, e.g. through
+    // the profiler).
+    void compute_same(const rf_graph &graph);
     void synchronize();
 
     // Installs a decorator (the profiler) in front of the plugin's vtable.
