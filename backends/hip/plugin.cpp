@@ -356,9 +356,9 @@ int v_buffer_alloc(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, siz
     return buffer_alloc(*static_cast<Backend *>(ctx), size, out, err, len);
 }
 void v_buffer_free(void *ctx, void *handle) { buffer_free(*static_cast<Backend *>(ctx), handle); }
-// Copies synchronize the stream: the steps before them are complete (and are reported by the
-// next compute(), after its launch).
-// Small uploads are staged and not waited for (memory.h upload()).
+// A blocking copy synchronizes the stream: the steps before it are complete (and are reported by
+// the next compute(), after its launch), and the staged uploads' memory is free again. Small
+// uploads are staged and not waited for (memory.h upload()).
 int v_upload(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     bool blocked = true;
