@@ -1,5 +1,6 @@
 #include "copy_check.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
