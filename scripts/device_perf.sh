@@ -43,6 +43,9 @@
 #             ROCMFORGE_HIP_MMQ_KSPLIT, then Nsight Compute details of the Q4_K and Q6_K kernels in decode
 #   bsweep    batched decode S_TG for each environment in CONFIGS, interleaved
 #   tgsweep   tg128 of each model in MODELS for each environment in CONFIGS, interleaved REPS times
+#   tokcmp    generate's tokens with the environment TOK_A (default none) against TOK_B ("A=1,B=2":
+#             comma-joined assignments): TinyLlama and 7B Q4_K_M and the trained model, greedy, sampled
+#             and 3 / 4 sequences; any difference makes the script exit 1
 #   fusecmp   greedy tokens of 2..12 sequences with the decode fusions on and off
 #   candab    the sampler's candidates chosen on the GPU against whole logits rows read back
 #             (--candidates on / off): bench-inference S_TG and TTFT of 7B Q4_K_M and TinyLlama,
@@ -224,6 +227,17 @@ for step in "$@"; do
         done
       done
     done ;;
+  tokcmp) # generate's tokens under TOK_A against TOK_B: a switch that must not change results
+    ea=$(echo "${TOK_A:-}" | tr ',' ' '); eb=$(echo "${TOK_B:-}" | tr ',' ' '); n=0; d=0
+    for m in $(model tinyllama-1.1b Q4_K_M) $(model llama2-7b Q4_K_M) models/trained/kjv-q8_0.gguf; do
+      for args in "--temp 0" "--temp 0.8 -s 11" "--temp 0 --parallel 4 -p A -p B" "--temp 0.8 -s 5 --parallel 3"; do
+        env $ea timeout 120 $RF generate -m $m -p "In the beginning" -n 40 $args --backend hip 2>/dev/null > "$OUT/tok-a.txt"
+        env $eb timeout 120 $RF generate -m $m -p "In the beginning" -n 40 $args --backend hip 2>/dev/null > "$OUT/tok-b.txt"
+        n=$((n + 1))
+        if ! cmp -s "$OUT/tok-a.txt" "$OUT/tok-b.txt" || [ ! -s "$OUT/tok-a.txt" ]; then d=$((d + 1)); log "tokens DIFFER: $(basename $m) $args"; fi
+      done
+    done
+    log "tokens [${TOK_A:-}] against [${TOK_B:-}]: $((n - d)) of $n identical"; [ $d -eq 0 ] || failed=1 ;;
   bsweep) # batched decode (7B Q4_K_M, 128-token prompts, S_TG) for each environment in CONFIGS
     # ("A=1,B=2 A=0 -": comma-joined assignments per configuration, "-" = none, BIN=path: that
     # rocmforge binary instead, e.g. an older dist carried alongside), interleaved REPS times
