@@ -85,6 +85,9 @@ struct Backend {
     // ROCMFORGE_HIP_REUSE=0: every call walks its graph (A/B).
     WalkCache walk_cache;
     bool reuse_walks = true;
+    // compute_same (ABI 2.9) takes the launch list kept for the node array without comparing the
+    // graph (ROCMFORGE_HIP_SAME=0: compared as compute() compares, A/B).
+    bool trust_same = true;
     std::vector<LaunchRec> walk_launches; // what the walk in progress adds (LaunchQueue::record)
     std::vector<WalkCache::Unit> walk_units;
     ExecObserver observer;       // set_observer (ABI 2.1): what compute() ran, for a profiler

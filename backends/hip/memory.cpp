@@ -65,17 +65,23 @@ bool ensure_scratch(Backend &b, Backend::Scratch &s, uint64_t bytes, bool zero, 
     return true;
 }
 
+namespace {
+// ROCMFORGE_HIP_STATS: host time of a copy, from its construction to the end of the scope.
+struct CopyAccount {
+    Backend &b;
+    bool up;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    ~CopyAccount() {
+        if (!b.stats.on || b.stats.computes == 0) return; // model loading is not a step's cost
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        (up ? b.stats.upload_us : b.stats.download_us) += us;
+        ++(up ? b.stats.uploads : b.stats.downloads);
+    }
+};
+} // namespace
+
 int copy(Backend &b, void *dst, const void *src, uint64_t size, bool to_device, char *err, size_t len) {
-    const auto t0 = std::chrono::steady_clock::now();
-    struct Account { // ROCMFORGE_HIP_STATS: host time of every blocking copy
-        Backend &b; bool up; std::chrono::steady_clock::time_point t0;
-        ~Account() {
-            if (!b.stats.on || b.stats.computes == 0) return; // model loading is not a step's cost
-            const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-            (up ? b.stats.upload_us : b.stats.download_us) += us;
-            ++(up ? b.stats.uploads : b.stats.downloads);
-        }
-    } account{b, to_device, t0};
+    const CopyAccount account{b, to_device};
     std::string e;
     if (!make_current(b, e)) return fail(err, len, RF_ERR_DEVICE, e);
     if (size == 0) return RF_OK;
@@ -114,16 +120,12 @@ int upload(Backend &b, void *dst, const void *src, uint64_t size, bool *blocked,
         st.used = 0;
     }
     *blocked = false;
-    const auto t0 = std::chrono::steady_clock::now();
+    const CopyAccount account{b, true};
     uint8_t *at = st.ptr + st.used;
     std::memcpy(at, src, size);
     st.used += (size + 255) / 256 * 256;
     if (hipError_t r = hipMemcpyAsync(dst, at, size, hipMemcpyHostToDevice, b.stream))
         return fail(err, len, RF_ERR_DEVICE, gpu_error("upload", r) + " (" + std::to_string(size) + " bytes)");
-    if (b.stats.on && b.stats.computes > 0) {
-        b.stats.upload_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        ++b.stats.uploads;
-    }
     return RF_OK;
 }
 

@@ -235,6 +235,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_COLS")) b->mvq_max_cols = std::max(1, std::atoi(s));
     if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_ROWS"); s && (*s == '1' || *s == '2')) b->mvq_rows_per_warp = *s - '0';
     if (const char *s = std::getenv("ROCMFORGE_HIP_REUSE"); s && *s == '0') b->reuse_walks = false;
+    if (const char *s = std::getenv("ROCMFORGE_HIP_SAME"); s && *s == '0') b->trust_same = false;
     if (const char *s = std::getenv("ROCMFORGE_HIP_DROP"); s && *s) {
         std::string list = s;
         for (size_t a = 0, e; a <= list.size(); a = e + 1) {
@@ -356,26 +357,25 @@ int v_buffer_alloc(void *ctx, uint64_t size, rf_buffer_desc *out, char *err, siz
     return buffer_alloc(*static_cast<Backend *>(ctx), size, out, err, len);
 }
 void v_buffer_free(void *ctx, void *handle) { buffer_free(*static_cast<Backend *>(ctx), handle); }
-// A blocking copy synchronizes the stream: the steps before it are complete (and are reported by
-// the next compute(), after its launch), and the staged uploads' memory is free again. Small
-// uploads are staged and not waited for (memory.h upload()).
+// The stream was waited for (a synchronize, a blocking copy): the steps before are complete
+// (and are reported by the next compute(), after its launch), and the staged uploads' memory is
+// free again.
+void stream_idle(Backend &b) {
+    staging_idle(b);
+    b.observer.idle(b.stream);
+}
+// Small uploads are staged and not waited for (memory.h upload()).
 int v_upload(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     bool blocked = true;
     const int st = upload(*b, dst, src, size, &blocked, err, len);
-    if (st == RF_OK && blocked) {
-        staging_idle(*b);
-        b->observer.idle(b->stream);
-    }
+    if (st == RF_OK && blocked) stream_idle(*b);
     return st;
 }
 int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t len) {
     auto *b = static_cast<Backend *>(ctx);
     const int st = copy(*b, dst, src, size, false, err, len);
-    if (st == RF_OK) {
-        staging_idle(*b);
-        b->observer.idle(b->stream);
-    }
+    if (st == RF_OK) stream_idle(*b);
     return st;
 }
 
@@ -506,10 +506,9 @@ int run_graph(Backend *b, const rf_graph *g, bool same, char *err, size_t len) {
 }
 
 int compute(void *ctx, const rf_graph *g, char *err, size_t len) { return run_graph(static_cast<Backend *>(ctx), g, false, err, len); }
-// ROCMFORGE_HIP_SAME=0: compared as compute() compares (A/B).
 int compute_same(void *ctx, const rf_graph *g, char *err, size_t len) {
-    static const bool off = [] { const char *s = std::getenv("ROCMFORGE_HIP_SAME"); return s && *s == '0'; }();
-    return run_graph(static_cast<Backend *>(ctx), g, !off, err, len);
+    auto *b = static_cast<Backend *>(ctx);
+    return run_graph(b, g, b && b->trust_same, err, len);
 }
 
 int set_observer(void *ctx, const rf_exec_observer *observer, char *err, size_t len) {
@@ -528,10 +527,9 @@ int synchronize(void *ctx, char *err, size_t len) {
     const double t0 = b->stats.on ? now_us() : 0;
     if (hipError_t r = hipStreamSynchronize(b->stream)) return fail(err, len, RF_ERR_DEVICE, gpu_error("kernel execution", r));
     if (b->stats.on) b->stats.sync_us += now_us() - t0;
-    staging_idle(*b);
     // The step is complete; its timing events are read by the next compute(), after its launch
     // (exec_observer.h): reading them here would delay that launch.
-    b->observer.idle(b->stream);
+    stream_idle(*b);
     return RF_OK;
 }
 

@@ -46,8 +46,9 @@ std::string check_stamps(const rf_stamp *e, uint32_t n, uint32_t base, uint64_t 
 // Unit u of a call ran from stamp first[u] to stamp first[u + 1] (the last unit: to stamp
 // n - 1, the end mark's), each stamp's time taken as the latest of the stamps up to it; first[]
 // (positions among the call's n stamps, before the unit's first launch) never decreases and is
-// < n (a unit that launched nothing shares its start with the next one: 0 ns). Writes start_ns[u], end_ns[u] on the host's clock. False (nothing usable)
-// when first[] breaks those rules.
+// < n (a unit that launched nothing shares its start with the next one: 0 ns). Writes
+// start_ns[u], end_ns[u] on the host's clock. False (nothing usable) when first[] breaks those
+// rules.
 bool unit_times(const rf_stamp *e, uint32_t n, const uint32_t *first, size_t n_units, const StampClock &clock, uint64_t *start_ns,
                 uint64_t *end_ns);
 
