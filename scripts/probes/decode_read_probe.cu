@@ -8,8 +8,10 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels \
 //        -o probe/decode_read_probe scripts/probes/decode_read_probe.cu
 // The read also with each lane's first loads issued before rf_kernel_start: into registers, into
-// shared memory (cp.async), or as L2 prefetches only.
-// Results: docs/notes/decode_latency.md ("Eighteenth session", "Nineteenth session").
+// shared memory (cp.async), or as L2 prefetches only. The Q6_K matrices also in a split layout
+// (each row's quants, then its scales, then its d: every load aligned; MvqQ6KSplit below).
+// Results: docs/notes/decode_latency.md ("Eighteenth session", "Nineteenth session",
+// "Twenty-sixth session").
 #include "compat.h"
 #include "mvq_blocks.h"
 #include <cstdio>
@@ -118,6 +120,34 @@ template <class B, int R> __global__ void __launch_bounds__(128) k_mvq(const u8 
             if (n0 + r < N) y[n0 + r] = acc[r][0];
 }
 
+// Q6_K with each row split into its quants (NB x 192 bytes: ql then qh of each block), then the
+// blocks' scales (NB x 16), then their d (NB x 2): every piece a lane loads is 8-byte aligned, one
+// load each, where the 210-byte blocks (2-byte aligned) need two loads and two funnel shifts per
+// piece. The same bytes and the same arithmetic (MvqQ6KT's dot); only the loads differ.
+template <int NB> struct MvqQ6KSplit : MvqQ6KT<true> {
+    RF_DEV void load(const u8 *row, i64 b, int lane) {
+        const int j = lane & 7, n = j >> 2, l0 = 8 * (j & 3);
+        const u8 *q = row + b * 192;
+        u32 p[4][2];
+        ld_g8(q + 64 * n + l0, p[0][0], p[0][1]);
+        ld_g8(q + 64 * n + 32 + l0, p[1][0], p[1][1]);
+        ld_g8(q + 128 + 32 * n + l0, p[2][0], p[2][1]);
+        ld_g8(row + NB * 192 + b * 16 + 8 * n, p[3][0], p[3][1]);
+        d = h2f(*(const u16 *)(row + NB * 208 + 2 * b));
+        const int s8 = 8 * ((8 * (lane & 3)) >> 4);
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const u32 qa = p[0][i], qb = p[1][i], hh = p[2][i];
+            v[i][0] = (int)((qa & 0x0F0F0F0Fu) | ((hh << 4) & 0x30303030u));
+            v[i][1] = (int)((qb & 0x0F0F0F0Fu) | ((hh << 2) & 0x30303030u));
+            v[i][2] = (int)(((qa >> 4) & 0x0F0F0F0Fu) | (hh & 0x30303030u));
+            v[i][3] = (int)(((qb >> 4) & 0x0F0F0F0Fu) | ((hh >> 2) & 0x30303030u));
+        }
+        const u32 a = p[3][0] >> s8, c = p[3][1] >> s8;
+        sc = (a & 0xFFu) | ((a >> 8) & 0xFF00u) | ((c & 0xFFu) << 16) | ((c << 8) & 0xFF000000u);
+    }
+};
+
 static u8 *pool;
 static const long kPool = 4L << 30;
 template <class... A> void launch_pdl(void (*k)(A...), unsigned grid, unsigned threads, A... args) {
@@ -175,7 +205,16 @@ int main() {
     rep(tag, us_per_launch(bytes, [&](const u8 *p) {                                                                              \
         launch_pdl(k_mvq<B, R>, (unsigned)((s.n + 4 * R - 1) / (4 * R)), 128u, p, rb, s.n, (const i8 *)xq, s.k, y); }))
         if (s.type == T_Q4_K) { MVQ(MvqK4<T_Q4_K>, 1, "dot, 1 row a warp"); MVQ(MvqK4<T_Q4_K>, 2, "2 rows"); }
-        else { MVQ(MvqQ6K, 1, "dot, 1 row a warp"); MVQ(MvqQ6K, 2, "2 rows"); }
+        else {
+            MVQ(MvqQ6K, 1, "dot, 1 row a warp"); MVQ(MvqQ6K, 2, "2 rows");
+            // The split rows (row stride rounded up to 16 bytes).
+            const long rbs = rb16;
+#define MVQS(NB, R, tag)                                                                                                          \
+    rep(tag, us_per_launch(s.n * rbs, [&](const u8 *p) {                                                                          \
+        launch_pdl(k_mvq<MvqQ6KSplit<NB>, R>, (unsigned)((s.n + 4 * R - 1) / (4 * R)), 128u, p, rbs, s.n, (const i8 *)xq, s.k, y); }))
+            if (s.k == 4096) { MVQS(16, 1, "split rows, 1 row a warp"); MVQS(16, 2, "split, 2 rows"); }
+            else { MVQS(43, 1, "split rows, 1 row a warp"); MVQS(43, 2, "split, 2 rows"); }
+        }
         printf("\n");
     }
     CK(cudaGetLastError());
