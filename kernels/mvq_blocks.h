@@ -198,6 +198,10 @@ template <bool OffsetInDot> struct MvqQ6KT {
         ld8_mis(lo + 128 + 32 * n + l0, hi + 128 + 32 * n + l0, k, r, p[2][0], p[2][1]);
         ld8_mis(lo + 192 + 8 * n, hi + 192 + 8 * n, k, r, p[3][0], p[3][1]); // scale bytes 8n + [0,8)
         d = h2f(*(const u16 *)(blk + 208));
+        unpack(p, lane);
+    }
+    // The lane's pieces as loaded (ql runs, qh, scale bytes: p[0..3], two words each) into v and sc.
+    RF_DEV void unpack(const u32 (&p)[4][2], int lane) {
         const int s8 = 8 * ((8 * (lane & 3)) >> 4); // 8 * (l0 >> 4), from lane (one instruction less)
 #pragma unroll
         for (int i = 0; i < 2; ++i) {

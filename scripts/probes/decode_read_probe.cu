@@ -134,17 +134,7 @@ template <int NB> struct MvqQ6KSplit : MvqQ6KT<true> {
         ld_g8(q + 128 + 32 * n + l0, p[2][0], p[2][1]);
         ld_g8(row + NB * 192 + b * 16 + 8 * n, p[3][0], p[3][1]);
         d = h2f(*(const u16 *)(row + NB * 208 + 2 * b));
-        const int s8 = 8 * ((8 * (lane & 3)) >> 4);
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            const u32 qa = p[0][i], qb = p[1][i], hh = p[2][i];
-            v[i][0] = (int)((qa & 0x0F0F0F0Fu) | ((hh << 4) & 0x30303030u));
-            v[i][1] = (int)((qb & 0x0F0F0F0Fu) | ((hh << 2) & 0x30303030u));
-            v[i][2] = (int)(((qa >> 4) & 0x0F0F0F0Fu) | (hh & 0x30303030u));
-            v[i][3] = (int)(((qb >> 4) & 0x0F0F0F0Fu) | ((hh >> 2) & 0x30303030u));
-        }
-        const u32 a = p[3][0] >> s8, c = p[3][1] >> s8;
-        sc = (a & 0xFFu) | ((a >> 8) & 0xFF00u) | ((c & 0xFFu) << 16) | ((c << 8) & 0xFF000000u);
+        unpack(p, lane);
     }
 };
 
