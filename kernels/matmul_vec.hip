@@ -153,8 +153,10 @@ RF_DEV MultiRow multi_row(const rf_kargs &a) {
     r.n = blk * RF_MV_WARPS + threadIdx.x / RF_WARP;
     return r;
 }
+// iparams[7] = 1: none; else iparams[6] = k > 0: only the first k blocks' rows (the head of the
+// weights, pm_prefetch_head: the SwiGLU form of F16 gate / up after the norm).
 RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
-    if (a.iparams[7]) return;
+    if (a.iparams[7] || (a.iparams[6] && (int)blockIdx.x >= a.iparams[6])) return;
     if (a.iparams[0] == 2) {
         const rf_ktensor &w = a.src[0];
         const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;

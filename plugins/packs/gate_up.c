@@ -73,7 +73,7 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
     l->iparams[0] = 1; /* SwiGLU form */
     pm_decode_input(l, block, mg->src[0], M);
-    if (kernel) pm_cols_prefetch_head(l, 8 * mg->src[0]->nb[1]); /* a block: 4 rows of gate and of up */
+    pm_cols_prefetch_head(l, 8 * mg->src[0]->nb[1]); /* a block: 4 rows of gate and of up (either kernel) */
     return 3;
 }
 

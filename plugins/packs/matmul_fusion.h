@@ -72,8 +72,9 @@ void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t
  * and 25-37 MB do not stay in L2). The number of blocks whose rows (block_bytes each) make up
  * the head, at most `blocks`; 0: none. */
 int64_t pm_prefetch_head(int64_t block_bytes, int64_t blocks);
-/* For an rf_mvqn_<type>_<NC>f launch that pulls none of its weights into L2 (iparams[7] = 1): its
- * head instead (iparams[7] = 0, iparams[6] = the blocks that prefetch), block_bytes a block. */
+/* For an rf_mvqn_<type>_<NC>f or rf_mvq_multi launch that pulls none of its weights into L2
+ * (iparams[7] = 1): its head instead (iparams[7] = 0, iparams[6] = the blocks that prefetch),
+ * block_bytes a block. */
 void pm_cols_prefetch_head(rf_fusion_launch *l, int64_t block_bytes);
 
 /* The rope form's bindings of a decode matmul launch (rf_mvq_multi, rf_mvqn_<type>_<NC>f): the

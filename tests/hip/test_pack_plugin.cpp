@@ -342,6 +342,15 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
         CHECK(l.iparams[7] == 0);
         CHECK(l.iparams[6] == 2); // its head: 4 MB, capped at the launch's blocks (the outputs keep 8 rows)
+        // F16 gate / up run on rf_mvq_multi's SwiGLU form (no column kernel): the same head.
+        for (int i : {0, 1}) t[i].type = RF_TYPE_F16, t[i].nb[0] = 2, t[i].nb[1] = 512, t[i].nb[2] = t[i].nb[3] = 65536 * 512;
+        rf_fusion_launch_init(&l);
+        REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
+        CHECK(l.kernel == nullptr);
+        CHECK(l.iparams[0] == 1);
+        CHECK(l.iparams[7] == 0);
+        CHECK(l.iparams[6] == 2);
+        for (int i : {0, 1}) t[i].type = RF_TYPE_Q4_K, t[i].nb[0] = t[i].nb[1] = 144;
         t[0].ne[1] = t[1].ne[1] = 8;
         t[0].nb[2] = t[0].nb[3] = t[1].nb[2] = t[1].nb[3] = 1152;
         for (int i : {2, 3, 4, 5}) t[i].ne[1] = 2, t[i].nb[2] = t[i].nb[3] = 2 * t[i].nb[1];
