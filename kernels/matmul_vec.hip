@@ -51,18 +51,43 @@ RF_DEV float sum16(const float *x) {
 // F16: 8 halves per 16-byte load (host guarantees K % 8 == 0 and 16-byte aligned rows); the
 // warp's dot product of row w with the f32 vector x (every lane gets it). Also the F16 rows of the
 // fused decode launches (mvq_row), so fused and unfused give the same floats.
-RF_DEV float mv_f16_dot(const u8 *w, const float *x, i64 K) {
+// One group of 8: the products added in the order the compiler gave the written-out sum (the
+// second product, the first fused onto it, then the others in order), written out here so that
+// every kernel dotting F16 rows, one row a warp or two, gets the same bits.
+RF_DEV float f16_group(uint4 q, float4 x0, float4 x1) {
+    float s = fmul(h2f((u16)(q.x >> 16)), x0.y);
+    s = ffma(h2f((u16)q.x), x0.x, s);
+    s = ffma(h2f((u16)q.y), x0.z, s);
+    s = ffma(h2f((u16)(q.y >> 16)), x0.w, s);
+    s = ffma(h2f((u16)q.z), x1.x, s);
+    s = ffma(h2f((u16)(q.z >> 16)), x1.y, s);
+    s = ffma(h2f((u16)q.w), x1.z, s);
+    return ffma(h2f((u16)(q.w >> 16)), x1.w, s);
+}
+// R rows (at w[r]) dotted with x, each piece of x loaded once for all of them; every lane gets
+// the sums. R = 2: F16 gate and up side by side (rf_mvq_multi), two groups of each in flight.
+template <int R> RF_DEV void mv_f16_dot_rows(const u8 *const (&w)[R], const float *x, i64 K, float (&acc)[R]) {
     const int lane = threadIdx.x % RF_WARP;
     const i64 n8 = K / 8;
-    float acc = 0.f;
-#pragma unroll 4
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] = 0.f;
+#pragma unroll(R == 1 ? 4 : 2)
     for (i64 i = lane; i < n8; i += RF_WARP) {
-        const uint4 q = *(const uint4 *)(w + 16 * i);
+        uint4 q[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) q[r] = *(const uint4 *)(w[r] + 16 * i);
         const float4 x0 = *(const float4 *)(x + 8 * i), x1 = *(const float4 *)(x + 8 * i + 4);
-        acc += h2f((u16)q.x) * x0.x + h2f((u16)(q.x >> 16)) * x0.y + h2f((u16)q.y) * x0.z + h2f((u16)(q.y >> 16)) * x0.w +
-               h2f((u16)q.z) * x1.x + h2f((u16)(q.z >> 16)) * x1.y + h2f((u16)q.w) * x1.z + h2f((u16)(q.w >> 16)) * x1.w;
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r] = fadd(acc[r], f16_group(q[r], x0, x1));
     }
-    return warp_sum(acc);
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] = warp_sum(acc[r]);
+}
+RF_DEV float mv_f16_dot(const u8 *w, const float *x, i64 K) {
+    const u8 *const rows[1] = {w};
+    float acc[1];
+    mv_f16_dot_rows<1>(rows, x, K, acc);
+    return acc[0];
 }
 RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
     rf_kernel_start();
@@ -224,15 +249,24 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
     if (n >= mr.rows) return;
     const i64 K = a.src[0].ne[0];
     const i8 *xq = (const i8 *)a.scratch;
-    const float v = mvq_row(mr.type, mr.w + n * mr.stride, xq, K);
+    const rf_ktensor &wu = a.src[1];
+    float v, u = 0.f;
+    if (swiglu && mr.type == T_F16 && wu.type == T_F16) { // gate and up rows side by side (each dotted as rf_mv_f16 does)
+        const u8 *const rows[2] = {mr.w + n * mr.stride, (const u8 *)wu.data + n * wu.nb[1]};
+        float acc[2];
+        mv_f16_dot_rows<2>(rows, (const float *)xq, K, acc);
+        v = acc[0];
+        u = acc[1];
+    } else {
+        v = mvq_row(mr.type, mr.w + n * mr.stride, xq, K);
+    }
     const bool lane0 = threadIdx.x % RF_WARP == 0;
     if (!swiglu) {
         float *y = (float *)(s == 0 ? a.dst.data : s == 1 ? a.src[3].data : a.src[4].data);
         if (lane0) y[n] = v;
         return;
     }
-    const rf_ktensor &wu = a.src[1];
-    const float u = mvq_row(wu.type, (const u8 *)wu.data + n * wu.nb[1], xq, K);
+    if (mr.type != T_F16 || wu.type != T_F16) u = mvq_row(wu.type, (const u8 *)wu.data + n * wu.nb[1], xq, K);
     if (lane0) {
         ((float *)a.dst.data)[n] = v;
         ((float *)a.src[3].data)[n] = u;

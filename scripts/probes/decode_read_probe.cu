@@ -138,6 +138,38 @@ template <int NB> struct MvqQ6KSplit : MvqQ6KT<true> {
     }
 };
 
+// F16 rows dotted with an f32 vector, R rows a warp sharing the vector's loads, U 16-byte weight
+// loads of each row in flight per lane (the engine's mv_f16_dot: R = 1, U = 4). A warning from the
+// twenty-sixth session: here two rows a warp beat one (7B FFN down 27.8 against 30.9 us), but in the
+// engine the one-row kernel ran that matrix in 23.4 us and two rows a warp in 28.4 (the profiler,
+// 7B F16 decode): these back-to-back launches do not stand for the engine's F16 kernels.
+template <int R, int U> __global__ void __launch_bounds__(128) k_f16(const u8 *w, long rb, long N, const float *x, long K, float *y) {
+    rf_kernel_start();
+    const long n0 = ((long)blockIdx.x * 4 + threadIdx.x / 32) * R;
+    if (n0 >= N) return;
+    const int lane = threadIdx.x % 32;
+    const long n8 = K / 8;
+    float acc[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] = 0.f;
+#pragma unroll U
+    for (long i = lane; i < n8; i += 32) {
+        const float4 x0 = *(const float4 *)(x + 8 * i), x1 = *(const float4 *)(x + 8 * i + 4);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const uint4 q = ldnc((const uint4 *)(w + (n0 + r) * rb) + i);
+            acc[r] += h2f((u16)q.x) * x0.x + h2f((u16)(q.x >> 16)) * x0.y + h2f((u16)q.y) * x0.z + h2f((u16)(q.y >> 16)) * x0.w +
+                      h2f((u16)q.z) * x1.x + h2f((u16)(q.z >> 16)) * x1.y + h2f((u16)q.w) * x1.z + h2f((u16)(q.w >> 16)) * x1.w;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const float v = warp_sum(acc[r]);
+        if (lane == 0 && n0 + r < N) y[n0 + r] = v;
+    }
+}
+static void f16_shapes(float *xf, float *y);
+
 static u8 *pool;
 static const long kPool = 4L << 30;
 template <class... A> void launch_pdl(void (*k)(A...), unsigned grid, unsigned threads, A... args) {
@@ -207,6 +239,25 @@ int main() {
         }
         printf("\n");
     }
+    float *xf;
+    CK(cudaMalloc(&xf, 64 << 10));
+    CK(cudaMemset(xf, 0, 64 << 10));
+    f16_shapes(xf, y);
     CK(cudaGetLastError());
     return 0;
+}
+static void f16_shapes(float *xf, float *y) {
+    struct Shape { const char *name; long n, k; } shapes[] = {
+        {"O      F16  4096x4096 ", 4096, 4096}, {"gate   F16  11008x4096", 11008, 4096},
+        {"down   F16  4096x11008", 4096, 11008}, {"out    F16  32000x4096", 32000, 4096}};
+    for (const Shape &s : shapes) {
+        const long rb = 2 * s.k, bytes = s.n * rb;
+        printf("%s %6.1f MB:", s.name, bytes / 1e6);
+        auto rep = [&](const char *v, float us) { printf("  %s %6.2f us %5.0f GB/s |", v, us, bytes / us / 1e3); };
+        rep("read", us_per_launch(bytes, [&](const u8 *p) { launch_pdl(k_read<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb, s.n, y); }));
+#define F16K(R, U, tag) \
+    rep(tag, us_per_launch(bytes, [&](const u8 *p) { launch_pdl(k_f16<R, U>, (unsigned)((s.n + 4 * R - 1) / (4 * R)), 128u, p, rb, s.n, (const float *)xf, s.k, y); }))
+        F16K(1, 4, "dot 1 row, 4 loads (engine)"); F16K(1, 8, "1 row, 8"); F16K(2, 4, "2 rows, 4"); F16K(2, 2, "2 rows, 2");
+        printf("\n");
+    }
 }
