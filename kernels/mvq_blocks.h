@@ -66,8 +66,9 @@ RF_DEV u32 sub32_6bit(u32 v) {
 RF_DEV void ld_g8(const u8 *p, u32 &x, u32 &y) { // 8 bytes at an 8-byte aligned p (read-only data)
 #if RF_NVIDIA
     // volatile: a plain asm counts as free of side effects and could be hoisted out of the loop's
-    // bound check, i.e. issued for a block past the row.
-    asm volatile("ld.global.nc.v2.u32 {%0,%1}, [%2];" : "=r"(x), "=r"(y) : "l"(p));
+    // bound check, i.e. issued for a block past the row. Not .nc (the read-only path): H200, 7B Q6_K
+    // tg128 +2.5% without it (docs/PERFORMANCE.md round 26), Q4_0 / Q8_0 / Q4_K_M unchanged.
+    asm volatile("ld.global.v2.u32 {%0,%1}, [%2];" : "=r"(x), "=r"(y) : "l"(p));
 #else
     const uint2 v = *(const uint2 *)p;
     x = v.x;
