@@ -29,48 +29,29 @@ RF_DEV uint4 ldg(const uint4 *p) { // the same without .nc (the engine's F16 and
     asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
 }
-// A warp per row of rb bytes, U plain 16-byte loads per lane in flight.
-template <int U> __global__ void __launch_bounds__(128) k_read_plain(const u8 *base, long rb, long nrows, float *y) {
-    rf_kernel_start();
-    const long row = (long)blockIdx.x * 4 + threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    if (row >= nrows) return;
-    const uint4 *p = (const uint4 *)(base + row * rb);
-    const long n16 = rb / 16;
-    unsigned acc = 0;
-    long i = lane;
-    for (; i + 32 * (U - 1) < n16; i += 32 * U) {
-        uint4 v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = ldg(p + i + 32 * u);
-#pragma unroll
-        for (int u = 0; u < U; ++u) acc += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-    }
-    for (; i < n16; i += 32) { const uint4 v = ldg(p + i); acc += v.x ^ v.y ^ v.z ^ v.w; }
-    if (acc == 0x12345678u) y[row] = 1.f;
-}
-// Lane's 16-byte pieces i, i + 32, ... < n16 of row p, U loads in flight, folded into a checksum.
-template <int U> RF_DEV unsigned read_from(const uint4 *p, long i, long n16) {
+// Lane's 16-byte pieces i, i + 32, ... < n16 of row p, U loads in flight, folded into a checksum
+// (NC: through the read-only path).
+template <int U, bool NC = true> RF_DEV unsigned read_from(const uint4 *p, long i, long n16) {
     unsigned acc = 0;
     for (; i + 32 * (U - 1) < n16; i += 32 * U) {
         uint4 v[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = ldnc(p + i + 32 * u);
+        for (int u = 0; u < U; ++u) v[u] = NC ? ldnc(p + i + 32 * u) : ldg(p + i + 32 * u);
 #pragma unroll
         for (int u = 0; u < U; ++u) acc += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
-    for (; i < n16; i += 32) { const uint4 v = ldnc(p + i); acc += v.x ^ v.y ^ v.z ^ v.w; }
+    for (; i < n16; i += 32) { const uint4 v = NC ? ldnc(p + i) : ldg(p + i); acc += v.x ^ v.y ^ v.z ^ v.w; }
     return acc;
 }
 // A warp per row of rb bytes (rb % 16 == 0), U 16-byte loads per lane in flight.
-template <int U> __global__ void __launch_bounds__(128) k_read(const u8 *base, long rb, long nrows, float *y) {
+template <int U, bool NC = true> __global__ void __launch_bounds__(128) k_read(const u8 *base, long rb, long nrows, float *y) {
     rf_kernel_start();
     const long row = (long)blockIdx.x * 4 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (row >= nrows) return;
     const uint4 *p = (const uint4 *)(base + row * rb);
     const long n16 = rb / 16;
-    const unsigned acc = read_from<U>(p, lane, n16);
+    const unsigned acc = read_from<U, NC>(p, lane, n16);
     if (acc == 0x12345678u) y[row] = 1.f; // never true for the pool's bytes; keeps the loads
 }
 // The same, with each lane's first U loads issued before rf_kernel_start (weights never depend on
@@ -241,7 +222,7 @@ int main() {
         printf("%s %6.1f MB:", s.name, bytes / 1e6);
         auto rep = [&](const char *v, float us) { printf("  %s %6.2f us %5.0f GB/s |", v, us, bytes / us / 1e3); };
         rep("read", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
-        rep("read without .nc", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_plain<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
+        rep("read without .nc", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read<4, false>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
         rep("read, 4 loads before the wait", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_pre<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
         rep("8 before", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_pre<8>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
         rep("L2 pf 4", us_per_launch(s.n * rb16, [&](const u8 *p) { launch_pdl(k_read_pf<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb16, s.n, y); }));
@@ -281,7 +262,7 @@ static void f16_shapes(float *xf, float *y) {
         printf("%s %6.1f MB:", s.name, bytes / 1e6);
         auto rep = [&](const char *v, float us) { printf("  %s %6.2f us %5.0f GB/s |", v, us, bytes / us / 1e3); };
         rep("read", us_per_launch(bytes, [&](const u8 *p) { launch_pdl(k_read<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb, s.n, y); }));
-        rep("read without .nc", us_per_launch(bytes, [&](const u8 *p) { launch_pdl(k_read_plain<4>, (unsigned)((s.n + 3) / 4), 128u, p, rb, s.n, y); }));
+        rep("read without .nc", us_per_launch(bytes, [&](const u8 *p) { launch_pdl(k_read<4, false>, (unsigned)((s.n + 3) / 4), 128u, p, rb, s.n, y); }));
 #define F16K(R, U, tag) \
     rep(tag, us_per_launch(bytes, [&](const u8 *p) { launch_pdl(k_f16<R, U>, (unsigned)((s.n + 4 * R - 1) / (4 * R)), 128u, p, rb, s.n, (const float *)xf, s.k, y); }))
         F16K(1, 4, "dot 1 row, 4 loads (engine)"); F16K(1, 8, "1 row, 8"); F16K(2, 4, "2 rows, 4"); F16K(2, 2, "2 rows, 2");
