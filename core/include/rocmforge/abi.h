@@ -40,9 +40,11 @@ extern "C" {
  * launch of a MATMUL (rf_pack_device.matmul_tiles).
  * 2.8: ROPE's optional src3, the tokens' (cos, sin) rows; a kernel-pack launch may declare that
  * it can run beside the claim's launch before it (rf_fusion_launch.beside_previous).
- * 2.9: rf_backend_vtable.compute_same, a rerun of an unchanged graph. */
+ * 2.9: rf_backend_vtable.compute_same, a rerun of an unchanged graph.
+ * 2.10: rf_backend_vtable.option_descs, each backend option's type, default, range and meaning,
+ * so the host validates values (not only keys) before init and `rocmforge info` lists them. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 9
+#define RF_ABI_MINOR 10
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -292,6 +294,25 @@ typedef struct rf_exec_observer {
     void (*ran)(void *user, uint64_t call, const rf_exec_unit *units, int32_t n_units);
 } rf_exec_observer;
 
+/* One backend option (ABI 2.10, rf_backend_vtable.option_descs). The host checks a value in the
+ * config's backend_options (or --backend-option) against it before init: the JSON type, and for
+ * RF_OPTION_INT the range min..max, for RF_OPTION_ENUM one of `choices`. */
+enum rf_option_type {
+    RF_OPTION_BOOL = 0,        /* JSON true / false */
+    RF_OPTION_INT = 1,         /* JSON integer in min..max */
+    RF_OPTION_STRING = 2,      /* JSON string */
+    RF_OPTION_ENUM = 3,        /* JSON string, one of choices */
+    RF_OPTION_STRING_LIST = 4, /* JSON array of strings */
+};
+typedef struct rf_option_desc {
+    const char *key;
+    int32_t type;              /* enum rf_option_type */
+    const char *default_value; /* as the user would write it ("true", "16", "auto"); "" when none */
+    long long min, max;        /* RF_OPTION_INT: the accepted range, inclusive */
+    const char *choices;       /* RF_OPTION_ENUM: "a|b|c"; else NULL */
+    const char *help;          /* one line: what the option changes */
+} rf_option_desc;
+
 /* Backend vtable. Optional slots may be NULL; the host then uses the documented default. */
 typedef struct rf_backend_vtable {
     uint32_t struct_size;
@@ -394,6 +415,12 @@ typedef struct rf_backend_vtable {
      * against what it prepared for it; one that has nothing saved for that array runs the graph
      * as compute() would. NULL: the host calls compute(). */
     int (*compute_same)(void *ctx, const rf_graph *graph, char *err, size_t err_len);
+
+    /* ---- ABI 2.10 ---- */
+    /* Optional: every key of option_keys described (rf_option_desc), *count entries, valid while
+     * the plugin is loaded. No ctx, like option_keys. The host refuses a value of the wrong type
+     * or out of range, naming the option's type and range; NULL: values are passed on unchecked. */
+    const rf_option_desc *(*option_descs)(int32_t *count);
 } rf_backend_vtable;
 
 /* Kernel packs (RF_PLUGIN_KERNEL_PACK): their vtable, rf_kernel_pack_vtable, and the fusion
