@@ -9,7 +9,10 @@
 #define RF_ATM_BKV 64      /* KV positions per shared-memory stage */
 /* f16 elements per staged K or V row: D + 8 of padding (conflict-free ldmatrix rows). */
 #define RF_ATM_LD(D) ((D) + 8)
-/* Dynamic shared memory: two stages of a K and a V tile of RF_ATM_BKV rows. */
-#define RF_ATM_SMEM_BYTES(D) (2 * 2 * RF_ATM_BKV * RF_ATM_LD(D) * 2)
+/* Head sizes whose Q fragments live in shared memory instead of registers. */
+#define RF_ATM_Q_SHARED(D) ((D) > 128)
+/* Dynamic shared memory: two stages of a K and a V tile of RF_ATM_BKV rows, then (Q_SHARED) the
+ * block's RF_ATM_BQ query rows. */
+#define RF_ATM_SMEM_BYTES(D) ((2 * 2 * RF_ATM_BKV + (RF_ATM_Q_SHARED(D) ? RF_ATM_BQ : 0)) * RF_ATM_LD(D) * 2)
 
 #endif

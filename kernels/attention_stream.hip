@@ -14,6 +14,9 @@
 // four warps over chunks of 64 left a latency chain of two load steps, the partials' stores, the
 // arrival atomic and the merge's loads. Same arguments as rf_attention_dec*: aux[0] = C,
 // aux[1] = chunks, aux[2] bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials.
+// Gemma's limits as rf_attention has them: with a sliding window (iparams[0] = W > 0) the chunks
+// start at the token's first visible position, pos - W + 1 (chunks past its last one are empty);
+// a soft cap (fparams[1] > 0) maps each score s to cap * tanh(s / cap).
 #include "attention_decode.hip"
 
 #if RF_NVIDIA
@@ -53,10 +56,13 @@ RF_DEV int *ast_slots() {
 // kernel before and the K/V loads need not wait for it (2 / 4 / 16 sequences +1%). The split
 // kernels load them after the wait: staged early, 7B tg32 @ d8192 fell from 247-249 to 232-234 t/s
 // (not understood; measured twice, interleaved).
+// The first position token `pos` sees: its window's start, or 0.
+RF_DEV int ast_first_position(const rf_kargs &a, int pos) { return a.iparams[0] > 0 ? max(0, pos - a.iparams[0] + 1) : 0; }
+
 RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
     const rf_ktensor &tab = a.src[3], &info = a.src[4];
     const int *ti = (const int *)((const u8 *)info.data + (i64)blockIdx.z * info.nb[1]);
-    const int seq = ti[0], pos = ti[1], C = (int)a.aux[0], p0 = (int)blockIdx.y * C;
+    const int seq = ti[0], pos = ti[1], C = (int)a.aux[0], p0 = ast_first_position(a, pos) + (int)blockIdx.y * C;
     const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
     const int n = min(p0 + C, pos + 1) - p0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) ast_slots()[i] = slots[p0 + i];
@@ -71,7 +77,10 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     // Warp steps whose loads are issued together; wide form: 16 positions a warp, as far as 128
     // registers allow (each step holds 8 K and 8 V elements a lane: 8 registers packed, 16 not).
     constexpr int UW = (WARPS > 8 ? 8 : 32) / (GP * (PACKED ? 1 : 2)); // 8 warps: up to 255 registers
-    constexpr int U = ONE_CHUNK ? (UW < 16 / R ? UW : 16 / R) : GP >= 8 ? 1 : GP >= 4 ? 2 : 4;
+    // At most 8 steps: a 256-element row takes the whole warp (R = 1), where 16 steps of 16
+    // unpacked values a lane would spill.
+    constexpr int UR = 16 / R < 8 ? 16 / R : 8;
+    constexpr int U = ONE_CHUNK ? (UW < UR ? UW : UR) : GP >= 8 ? 1 : GP >= 4 ? 2 : 4;
     constexpr float NEG = -1e30f;      // "no position yet": finite, so exp(NEG - m) is 0, never NaN
     int *const sh_slot = ast_slots(); // ONE_CHUNK: staged by prefetch_ast_slots
     __shared__ float sh_wm[WARPS][GP], sh_wl[WARPS][GP];
@@ -88,7 +97,8 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     const bool wide = (a.aux[2] & 1) != 0;
     const int *ti = (const int *)((const u8 *)info.data + (i64)t * info.nb[1]);
     const int seq = ti[0], pos = ti[1];
-    const int p0 = c * C, n = max(0, min(p0 + C, pos + 1) - p0);
+    const int p0 = ast_first_position(a, pos) + c * C, n = max(0, min(p0 + C, pos + 1) - p0);
+    const float cap = a.fparams[1];
     const i64 e0 = (i64)kvh * D + 8 * le;
     if (!ONE_CHUNK) { // the split kernels load their slots here
         const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
@@ -138,6 +148,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
                 for (int e = 0; e < 8; ++e) d += qv[g][e] * kf[u][e];
 #pragma unroll
                 for (int x = 1; x < L; x <<= 1) d += shfl_xor_f(d, x);
+                if (cap > 0.f) d = cap * tanhf(d / cap);
                 s[u] = d;
                 if (ok[u]) mx = fmaxf(mx, d);
             }
@@ -208,6 +219,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP, true>(a); }
 RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64, 8)
 RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
+RF_AST_KERNEL(256, 1) RF_AST_KERNEL(256, 2) RF_AST_KERNEL(256, 4) RF_AST_KERNEL(256, 8)
 // ..._w: 16 warps for groups of up to 4 heads, 8 for 8 heads (their queries and sums alone take
 // 128 registers: 255 at 256 threads).
 #define RF_AST_WIDE_AS(D, GP, W, SUFFIX) \
@@ -218,10 +230,13 @@ RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(
 #define RF_AST_WIDE(D, GP, W) RF_AST_WIDE_AS(D, GP, W, _w)
 RF_AST_WIDE(64, 1, 16) RF_AST_WIDE(64, 2, 16) RF_AST_WIDE(64, 4, 16) RF_AST_WIDE(64, 8, 8)
 RF_AST_WIDE(128, 1, 16) RF_AST_WIDE(128, 2, 16) RF_AST_WIDE(128, 4, 16) RF_AST_WIDE(128, 8, 8)
+// Head size 256: the 16 warps' partial outputs would not fit the static shared memory, so the
+// wide forms are the 8-warp and 4-warp ones below (and none for groups of 8).
 // ..._w8: the groups of up to 4 heads on 8 warps, for launches of up to two blocks a multiprocessor
 // (two 256-thread blocks fit one where a 512-thread one fills it).
 RF_AST_WIDE_AS(64, 1, 8, _w8) RF_AST_WIDE_AS(64, 2, 8, _w8) RF_AST_WIDE_AS(64, 4, 8, _w8)
 RF_AST_WIDE_AS(128, 1, 8, _w8) RF_AST_WIDE_AS(128, 2, 8, _w8) RF_AST_WIDE_AS(128, 4, 8, _w8)
+RF_AST_WIDE_AS(256, 1, 8, _w8) RF_AST_WIDE_AS(256, 2, 8, _w8) RF_AST_WIDE_AS(256, 4, 8, _w8)
 // ..._w4: the one-chunk form over 4 warps, for launches of more than two blocks (KV heads x tokens)
 // a multiprocessor: a 16-warp block of ~124 registers a thread is alone on its multiprocessor, so 16
 // sequences of 7B (512 blocks) ran in four waves of short blocks; four of these fit one (ncu: the
@@ -229,5 +244,6 @@ RF_AST_WIDE_AS(128, 1, 8, _w8) RF_AST_WIDE_AS(128, 2, 8, _w8) RF_AST_WIDE_AS(128
 #define RF_AST_ONE4(D, GP) RF_AST_WIDE_AS(D, GP, RF_AST_WARPS, _w4)
 RF_AST_ONE4(64, 1) RF_AST_ONE4(64, 2) RF_AST_ONE4(64, 4) RF_AST_ONE4(64, 8)
 RF_AST_ONE4(128, 1) RF_AST_ONE4(128, 2) RF_AST_ONE4(128, 4) RF_AST_ONE4(128, 8)
+RF_AST_ONE4(256, 1) RF_AST_ONE4(256, 2) RF_AST_ONE4(256, 4)
 
 #endif // RF_NVIDIA

@@ -176,7 +176,27 @@ template <class B> RF_DEV void mvq_id_impl(const rf_kargs &a) {
         }
     }
 }
-#define RF_MVQ_ID(t, B) RF_KERNEL __launch_bounds__(128) void rf_mvq_id_##t(rf_kargs a) { rf_kernel_start(); mvq_id_impl<B>(a); }
+// The same dot for one routed column per grid row y (decode, S*M <= E): the block reads its
+// expert from the ids, so no block is launched for an expert no token chose and none scans the
+// ids. Same row function and activations as mvq_id_impl: the same bits.
+template <class B> RF_DEV void mvq_idc_impl(const rf_kargs &a) {
+    const rf_ktensor &w = a.src[0];
+    const MmIdGeom g = mmid_geom(a);
+    const i64 K = w.ne[0], N = w.ne[1];
+    const int col = (int)blockIdx.y;
+    const i64 n = (i64)blockIdx.x * RF_MMI_WARPS + threadIdx.x / RF_WARP;
+    if (n >= N) return;
+    const int e = ((const int *)a.src[2].data)[col];
+    float s = 0.f;
+    if (e >= 0 && e < (int)g.E) {
+        const u8 *row = (const u8 *)w.data + (i64)e * w.nb[2] + n * w.nb[1];
+        s = mvq_dot_row<B>(row, (const i8 *)a.scratch + (i64)g.act_row(col) * a.aux[0], K);
+    }
+    if (threadIdx.x % RF_WARP == 0) *mmid_out(a, g, col, n) = s;
+}
+#define RF_MVQ_ID(t, B) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvq_id_##t(rf_kargs a) { rf_kernel_start(); mvq_id_impl<B>(a); } \
+    RF_KERNEL __launch_bounds__(128) void rf_mvq_idc_##t(rf_kargs a) { rf_kernel_start(); mvq_idc_impl<B>(a); }
 RF_MVQ_ID(q4_k, MvqK4<T_Q4_K>)
 RF_MVQ_ID(q5_k, MvqK4<T_Q5_K>)
 #if RF_NVIDIA // gfx1100 (LLVM 15, 128 VGPRs) spills it: AMD runs Q6_K experts on rf_mm_id_q6_k

@@ -186,7 +186,7 @@ template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_
 // blocks of ~74-98 KB of stages fit the shared memory), else 1. Within the 128 registers of two
 // blocks the two-FMA epilogue spills: those kernels keep the four-instruction one (measured at
 // M = 512, 4096 x 4096: 123.5 us as is, 129 us with the two-FMA epilogue at one block per SM).
-#define RF_MMQP_MINB(T, C) ((C) == 64 && ((T) == T_Q4_0 || (T) == T_Q8_0) ? 2 : 1)
+#define RF_MMQP_MINB(T, C) ((C) == 64 && ((T) == T_Q4_0 || (T) == T_Q5_0 || (T) == T_Q8_0) ? 2 : 1)
 #define RF_MMQP_MAGIC(T, C) (RF_MMQP_MINB(T, C) == 1)
 #define RF_MMQP(t, T, C)                                                                                       \
     RF_KERNEL __launch_bounds__(RF_MMQP_THREADS, RF_MMQP_MINB(T, C)) void rf_mmqp_##t##_##C(rf_kargs a) {     \
@@ -209,6 +209,8 @@ RF_MMQP_TYPE(q5_k, T_Q5_K)
 RF_MMQP_TYPE(q6_k, T_Q6_K)
 RF_MMQP_TYPE(q4_0, T_Q4_0)
 RF_MMQP_TYPE(q8_0, T_Q8_0)
+// Q5_0 (the rows of Q4_K_M files that are not a multiple of 256): the plain prefill tiles only.
+RF_MMQP(q5_0, T_Q5_0, 64) RF_MMQP(q5_0, T_Q5_0, 128) RF_MMQP_K2(q5_0, T_Q5_0)
 // The grouped 128-column tiles only where they do not spill on sm_90 (Q5_K spilled 4 bytes,
 // Q6_K 40; matmul_mmq.cpp's mmqp_id_cols keeps those at 64).
 RF_MMQP_ID(q4_k, T_Q4_K, 128)

@@ -97,6 +97,36 @@ RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
     if (threadIdx.x % RF_WARP == 0) *r.y = acc;
 }
 
+// F32 weights, one activation row (the routers of mixture-of-experts models: 8..128 rows): a
+// block per row, its warps over interleaved float4 pieces of K, summed in shared memory; a warp
+// per row left most of the GPU idle on so few rows. Grid (N, 1, batch), RF_MV_WARPS warps.
+RF_KERNEL __launch_bounds__(RF_MV_WARPS * RF_WARP) void rf_mv_f32(rf_kargs a) {
+    rf_kernel_start();
+    const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
+    const i64 n = blockIdx.x, K = w.ne[0];
+    int i2 = 0, i3 = 0, w2 = 0, w3 = 0;
+    batch_coords(blockIdx.z, x, w, i2, i3, w2, w3);
+    const float4 *wr = (const float4 *)((const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + n * w.nb[1]);
+    const float4 *xr = (const float4 *)((const u8 *)x.data + i2 * x.nb[2] + i3 * x.nb[3]);
+    float s = 0.f;
+    for (i64 i = threadIdx.x; i < K / 4; i += blockDim.x) {
+        const float4 wv = wr[i], xv = xr[i];
+        s = ffma(wv.x, xv.x, s);
+        s = ffma(wv.y, xv.y, s);
+        s = ffma(wv.z, xv.z, s);
+        s = ffma(wv.w, xv.w, s);
+    }
+    s = warp_sum(s);
+    __shared__ float part[RF_MV_WARPS];
+    if (threadIdx.x % RF_WARP == 0) part[threadIdx.x / RF_WARP] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (int i = 0; i < (int)(blockDim.x / RF_WARP); ++i) t += part[i];
+        ((float *)((u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3]))[n] = t;
+    }
+}
+
 // ---- q8_1 activations (written by quantize_act.hip or the fused norm) ----------------------
 // Column z (batch index) of the scratch: K int8 quants, then K/32 pairs (scale d, d * sum of the
 // 32 quants); aux[0] = column stride in bytes.
@@ -131,6 +161,9 @@ RF_MVQ_ONE(q5_k, MvqK4<T_Q5_K>)
 RF_MVQ_ONE(q6_k, MvqQ6K)
 RF_MVQ_ONE(q4_0, MvqQ4_0)
 RF_MVQ_ONE(q8_0, MvqQ8_0)
+RF_MVQ_ONE(q4_1, MvqLegacy<T_Q4_1>)
+RF_MVQ_ONE(q5_0, MvqLegacy<T_Q5_0>)
+RF_MVQ_ONE(q5_1, MvqLegacy<T_Q5_1>)
 
 // xq: the q8_1 vector, or for F16 weights the f32 vector itself (a launch is all F16 or none).
 RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {

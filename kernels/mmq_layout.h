@@ -31,6 +31,13 @@
 #define RF_MMQ_Q4_0_WS 96
 #define RF_MMQ_Q4_0_XDG 2
 
+/* Q5_0: prefill kernels (rf_mmqp_q5_0_*) only. */
+#define RF_MMQ_Q5_0_STEP 128
+#define RF_MMQ_Q5_0_SB 88
+#define RF_MMQ_Q5_0_G 7
+#define RF_MMQ_Q5_0_WS 160
+#define RF_MMQ_Q5_0_XDG 2
+
 #define RF_MMQ_Q8_0_STEP 128
 #define RF_MMQ_Q8_0_SB 136
 #define RF_MMQ_Q8_0_G 10

@@ -26,6 +26,9 @@ RF_DEV u32 q6_times4_minus128(u32 lo4, u32 hi2) { return ((lo4 & 0x3C3C3C3Cu) | 
 // column tile nt its columns 8 nt .. 8 nt + 7 of the stage (col: the warp's first); ntv = valid
 // column tiles; nsub = valid sub-blocks (legacy last step). acc[i][nt]: the mma C layout (rows
 // g, g + 8 x columns 2t, 2t + 1). Each B fragment is loaded once for the WR row tiles.
+// Bits 0..3 of v at bit 4 of four bytes (Q5_0's fifth quant bit of four elements).
+RF_DEV u32 mmq_bit4x4(u32 v) { return ((v & 0xFu) * 0x00204081u & 0x01010101u) << 4; }
+
 template <int T, int WR, int NT> struct MmqStep {
     typedef MmqFmt<T> F;
     enum { XF = F::XDG * 4, XS = F::STEP + 32, R = 2 * WR };
@@ -192,14 +195,16 @@ template <int T, int WR, int NT> struct MmqStep {
         }
     }
 
-    // Q4_0 / Q8_0: 4 blocks of 32 from misalignment mis; lane t's quants: Q8_0 bytes 8t + [0,8),
-    // Q4_0 bytes 8(t & 1) + [0,8) (low nibbles for t < 2, high for t >= 2: elements 8t..8t+7).
+    // Q4_0 / Q5_0 / Q8_0: 4 blocks of 32 from misalignment mis; lane t's quants: Q8_0 bytes
+    // 8t + [0,8), Q4_0 / Q5_0 bytes 8(t & 1) + [0,8) (low nibbles for t < 2, high for t >= 2:
+    // elements 8t..8t+7), Q5_0's fifth bits 8t..8t+7 of its 32-bit qh moved to bit 4.
     // MAGIC: two FMAs per output (mmq_mma_s8_magic, mmq_scaled_add: 4 more live registers);
     // else four instructions (mmq_i2f, the scale product, the FMA).
     template <bool MAGIC = true>
     RF_DEV static void legacy(const u8 *sw, const u8 *sx, const float *sd, const int (&rr)[R], const int (&mis)[R], int col,
                               int g, int t, int ntv, int nsub, float (&acc)[WR][NT][4]) {
-        const int BY = T == T_Q4_0 ? 18 : 34, piece = T == T_Q4_0 ? 8 * (t & 1) : 8 * t;
+        const int BY = T == T_Q4_0 ? 18 : T == T_Q5_0 ? 22 : 34, piece = T == T_Q8_0 ? 8 * t : 8 * (t & 1);
+        const int QS = T == T_Q5_0 ? 6 : 2; // the quants' offset in a block
         const u8 *w[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) w[r] = sw + rr[r] * F::WS;
@@ -213,11 +218,18 @@ template <int T, int WR, int NT> struct MmqStep {
                 const int o = mis[r] + BY * s;
                 dw[r] = h2f(*(const u16 *)(w[r] + o));
                 dm[r] = MAGIC ? -MMQ_MAGIC_F * dw[r] : 0.f;
-                uint2 q = mmq_lds8_a2(w[r], o + 2 + piece);
+                uint2 q = mmq_lds8_a2(w[r], o + QS + piece);
                 if (T == T_Q4_0) {
                     const int ns = 4 * (t >> 1);
                     q.x = (((q.x >> ns) & 0x0F0F0F0Fu) + 0x78787878u) ^ 0x80808080u; // q - 8 as signed bytes
                     q.y = (((q.y >> ns) & 0x0F0F0F0Fu) + 0x78787878u) ^ 0x80808080u;
+                } else if (T == T_Q5_0) {
+                    const int ns = 4 * (t >> 1);
+                    const u32 qh = (u32)*(const u16 *)(w[r] + o + 2) | (u32)*(const u16 *)(w[r] + o + 4) << 16;
+                    const u32 hb = qh >> (8 * t);
+                    const u32 x = ((q.x >> ns) & 0x0F0F0F0Fu) | mmq_bit4x4(hb), y = ((q.y >> ns) & 0x0F0F0F0Fu) | mmq_bit4x4(hb >> 4);
+                    q.x = (x + 0x70707070u) ^ 0x80808080u; // q - 16 as signed bytes
+                    q.y = (y + 0x70707070u) ^ 0x80808080u;
                 }
                 a[r >> 1][r & 1] = q.x;
                 a[r >> 1][2 + (r & 1)] = q.y;

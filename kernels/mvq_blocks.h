@@ -354,6 +354,85 @@ struct MvqQ8_0 {
     RF_DEV void dot(const Act &x, float &acc) const { acc = ffma(fmul(d, (float)dot16_i8(u4(q[0], q[1], q[2], q[3]), x.xv, 0)), x.ds, acc); }
 };
 
+// Up to 32 bytes from the aligned 8-byte word at or below p: a whole Q4_1, Q5_0 or Q5_1 block
+// (`bytes` = 20, 22, 24) wherever in its 8-byte word it starts, in three 8-byte loads, or four
+// where the block reaches into a fourth word (none reads a word the block does not touch, so
+// none lies past an allocation).
+struct Window32 {
+    u32 w[8];
+    int mis;
+    RF_DEV void load(const u8 *p, int bytes) {
+        mis = (int)((unsigned long long)p & 7);
+        const u8 *lo = p - mis;
+#pragma unroll
+        for (int i = 0; i < 3; ++i) ld_g8(lo + 8 * i, w[2 * i], w[2 * i + 1]);
+        w[6] = w[7] = 0;
+        if (mis + bytes > 24) ld_g8(lo + 24, w[6], w[7]);
+    }
+    // Word i (constant after unrolling) counted from word `base` (0..4): selects, no local memory.
+    RF_DEV u32 word(int i, int base) const {
+        u32 v = w[i < 8 ? i : 7];
+#pragma unroll
+        for (int k = 1; k <= 4; ++k)
+            if (base == k) v = w[i + k < 8 ? i + k : 7];
+        return v;
+    }
+    // The 4 bytes at byte offset off (0..16) as a little-endian u32.
+    RF_DEV u32 u32_at(int off, int i = 0) const {
+        return funnel_r(word(i, off >> 2), word(i + 1, off >> 2), 8 * (off & 3));
+    }
+};
+
+// Four bits (bits 0..3 of v) moved to bit 4 of four bytes: Q5's fifth quant bit of 4 elements.
+RF_DEV u32 spread4_bit4(u32 v) { return ((v & 0xFu) * 0x00204081u & 0x01010101u) << 4; }
+
+// Q4_1 (20 bytes: d, m, 16 quant bytes), Q5_0 (22: d, 32 fifth bits, 16 quant bytes) and Q5_1
+// (24: d, m, fifth bits, quants): one lane per block from a 32-byte window. The quants (low
+// nibbles = elements 0..15, high = 16..31, plus the fifth bit) are unsigned; Q5_0's -16 offset
+// is applied through the q8_1 block sum, Q4_1's and Q5_1's minimum m the same way:
+//   Q5_0: d (s dx - 16 dx sum), Q4_1 / Q5_1: d s dx + m dx sum.
+template <int T> struct MvqLegacy {
+    enum { LANES = 1, ELEMS = 32, UNROLL = 2 };
+    enum { BYTES = T == T_Q4_1 ? 20 : T == T_Q5_0 ? 22 : 24, QS = T == T_Q4_1 ? 4 : T == T_Q5_0 ? 6 : 8 };
+    u32 lo[4], hi[4]; // elements 0..15 and 16..31, one per byte
+    float d, m;
+    RF_DEV void load(const u8 *row, i64 b, int) {
+        Window32 win;
+        win.load(row + b * BYTES, BYTES);
+        const int o = win.mis;
+        const u32 dm = win.u32_at(o);
+        d = h2f((u16)dm);
+        m = T == T_Q5_0 ? 0.f : h2f((u16)(dm >> 16));
+        u32 qh = 0;
+        if (T != T_Q4_1) qh = win.u32_at(o + (T == T_Q5_0 ? 2 : 4));
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const u32 q = win.u32_at(o + QS, i);
+            lo[i] = q & 0x0F0F0F0Fu;
+            hi[i] = (q >> 4) & 0x0F0F0F0Fu;
+            if (T != T_Q4_1) {
+                lo[i] |= spread4_bit4(qh >> (4 * i));
+                hi[i] |= spread4_bit4(qh >> (16 + 4 * i));
+            }
+        }
+    }
+    RF_DEV int sum(uint4 x0, uint4 x1) const {
+        return dot16_i8(u4(hi[0], hi[1], hi[2], hi[3]), x1, dot16_i8(u4(lo[0], lo[1], lo[2], lo[3]), x0, 0));
+    }
+    RF_DEV void add(int s, float2 ds, float &acc) const {
+        if (T == T_Q5_0) acc = ffma(d, ffma((float)s, ds.x, fmul(-16.f, ds.y)), acc);
+        else acc = ffma(m, ds.y, ffma(fmul(d, (float)s), ds.x, acc));
+    }
+    RF_DEV void dot(Q8Col x, i64 b, int, float &acc) const {
+        add(sum(*(const uint4 *)(x.q + b * 32), *(const uint4 *)(x.q + b * 32 + 16)), *(const float2 *)(x.ds + 2 * b), acc);
+    }
+    struct Act { uint4 x0, x1; float2 ds; };
+    RF_DEV static Act act(Q8Col x, i64 b, int) {
+        return Act{*(const uint4 *)(x.q + b * 32), *(const uint4 *)(x.q + b * 32 + 16), *(const float2 *)(x.ds + 2 * b)};
+    }
+    RF_DEV void dot(const Act &x, float &acc) const { add(sum(x.x0, x.x1), x.ds, acc); }
+};
+
 // This lane's part of acc[r][c] = dot product of weight row r (rows at w + r * w_stride; rows
 // r >= rows_valid repeat the last valid one) with q8_1 column c (columns at xq + c * x_stride).
 // SHARE: the column's pieces loaded once for the R rows also at one and two columns (the

@@ -34,27 +34,31 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     // decode one or two tokens each (tab->ne[1] = sequences in the batch); long runs of one
     // sequence's tokens take the prefill tiles, which share each K/V row among queries.
     if ((T > 8 && T > 2 * tab->ne[1]) || G > 8 || D % 2 || D > 256 || (k->type != RF_TYPE_F16 && k->type != RF_TYPE_Q8_0)) return -1;
-    if (attention_limited(n)) return -1;
     for (const rf_tensor *p : {k, v})
         if ((size_t)p->data % 4 || p->nb[1] % 4) return -1;
-    const int64_t n_kv = std::max<int64_t>(tab->ne[0], 1);
+    // Positions a token may see: the context, or at most the sliding window (the kernels start a
+    // token's chunks at its window's first position).
+    const int64_t n_kv = std::max<int64_t>(n.iparams[0] > 0 ? std::min<int64_t>(tab->ne[0], n.iparams[0]) : tab->ne[0], 1);
     const bool fixed_d = D == 64 || D == 128;
 #if defined(RF_HIP_NVIDIA)
-    const bool stream = fixed_d && b.attention_stream;
+    // The streaming kernels also take head size 256 and Gemma's window and soft cap.
+    const bool stream = (fixed_d || D == 256) && b.attention_stream;
     int64_t C = fixed_d ? 64 : 128;
 #else
     const bool stream = false; // the AMD packs have no rf_attention_stream_* (attention_stream.hip)
     int64_t C = fixed_d ? (D == 128 ? 32 : 64) : 128; // attention_decode.hip's RF_ADV_MAXC
 #endif
+    if (attention_limited(n) && !stream) return -1; // rf_attention_dec* have no window or cap
     // A short context in one chunk on the wide streaming kernels (16 warps, 8 for groups of 8
     // heads: each warp's positions in one or two steps of loads, no partials to merge): up to
-    // att_wide_max positions.
-    const bool wide = stream && n_kv <= b.att_wide_max;
+    // att_wide_max positions. Head size 256 has no 16-warp form (its partial outputs would not
+    // fit the static shared memory): the 8-warp one for groups of up to 4 heads, or the 4-warp one.
+    const bool wide = stream && n_kv <= b.att_wide_max && (D != 256 || G <= 4);
     // More than two blocks a multiprocessor: the one-chunk form over 4 warps (_w4; one 16-warp
     // block fills a multiprocessor's registers).
     const bool wide4 = wide && b.att_wide4_blocks > 0 && Hkv * T >= b.att_wide4_blocks;
     // Up to two blocks a multiprocessor: groups of up to 4 heads on 8 warps (_w8).
-    const bool wide8 = wide && !wide4 && G <= 4 && b.att_wide8_blocks > 0 && Hkv * T >= b.att_wide8_blocks;
+    const bool wide8 = wide && !wide4 && ((G <= 4 && b.att_wide8_blocks > 0 && Hkv * T >= b.att_wide8_blocks) || D == 256);
     if (wide) {
         C = (n_kv + 31) / 32 * 32;
     } else if (stream) {

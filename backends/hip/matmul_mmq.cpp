@@ -74,7 +74,7 @@ bool has_clusters(const Backend &b) { return nvidia_sm(b.arch) >= 90; }
 // The weight types the kernels decode; their kernel name suffix (ops.cpp's), else null.
 const char *suffix(int type) {
     switch (type) {
-    case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: case RF_TYPE_Q4_0: case RF_TYPE_Q8_0: return weight_suffix(type);
+    case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: case RF_TYPE_Q4_0: case RF_TYPE_Q5_0: case RF_TYPE_Q8_0: return weight_suffix(type);
     default: return nullptr;
     }
 }
@@ -112,6 +112,7 @@ unsigned prefill_smem(int type, int cols) {
     case RF_TYPE_Q5_K: stage = RF_STAGE(RF_MMQ_Q5_K); break;
     case RF_TYPE_Q6_K: stage = RF_STAGE(RF_MMQ_Q6_K); break;
     case RF_TYPE_Q4_0: stage = RF_STAGE(RF_MMQ_Q4_0); break;
+    case RF_TYPE_Q5_0: stage = RF_STAGE(RF_MMQ_Q5_0); break;
     case RF_TYPE_Q8_0: stage = RF_STAGE(RF_MMQ_Q8_0); break;
     default: break;
     }
@@ -151,7 +152,8 @@ int ksplit(const Backend &b, const rf_node &n) {
 
 bool mmq_usable(const Backend &, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
-    if (!w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
+    // Q5_0 has prefill tiles only (rf_mmqp_q5_0_*).
+    if (!w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type) || w->type == RF_TYPE_Q5_0) return false;
     const int64_t M = x->ne[1], N = w->ne[1];
     if (x->ne[2] * x->ne[3] != 1 || M < min_cols() || M > kMaxCols || N < 1) return false;
     return rows_usable(w);
@@ -183,7 +185,7 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS, sms = std::max(1, b.multiprocessors);
     const auto waves_of = [&](int64_t blocks) { return (blocks + sms - 1) / sms; };
     const auto waves = [&](int64_t c) { return waves_of(row_tiles * ((M + c - 1) / c)); };
-    const bool legacy = w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0;
+    const bool legacy = w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q5_0 || w->type == RF_TYPE_Q8_0;
     int cols = legacy ? (M <= 128 ? 64 : 128) : 1.74 * (double)waves(128) < (double)waves(64) ? 128 : 64;
     if (forced_prefill_cols()) cols = forced_prefill_cols();
     // 64-column tiles whose grid leaves SMs idle or ends in a part-filled wave (a server step's
@@ -205,7 +207,7 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
 }
 
 bool mmqp_id_usable(const Backend &b, const rf_tensor *w) {
-    if (!prefill_on() || !w || !suffix(w->type)) return false;
+    if (!prefill_on() || !w || !suffix(w->type) || w->type == RF_TYPE_Q5_0) return false;
     if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
     return rows_usable(w);
 }
@@ -286,11 +288,11 @@ int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
 
 std::vector<std::string> mmq_kernel_names() {
     std::vector<std::string> v = mmq_names();
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0})
         for (int c : {64, 128}) {
             v.push_back(std::string("rf_mmqp_") + suffix(t) + "_" + std::to_string(c));
             if (c == 64) v.push_back(std::string("rf_mmqp_") + suffix(t) + "_64_k2");
-            if (c == 64 || has_id_128(t)) v.push_back(std::string("rf_mmqp_id_") + suffix(t) + "_" + std::to_string(c));
+            if (t != RF_TYPE_Q5_0 && (c == 64 || has_id_128(t))) v.push_back(std::string("rf_mmqp_id_") + suffix(t) + "_" + std::to_string(c));
         }
     return v;
 }

@@ -100,6 +100,11 @@ int matmul_id(Backend &b, const rf_node &n, std::string &err) {
         if (int r = ensure_q8_columns(b, x, block, err)) return r;
         a.scratch = b.q8.where;
         a.aux[0] = q8_column_bytes(w->ne[0]);
+        // No more columns than experts: a grid row per column (rf_mvq_idc_*), so the experts no
+        // token chose cost nothing; else a grid row per expert that finds its columns.
+        if (ids->ne[0] * ids->ne[1] <= w->ne[2])
+            return launch(b, std::string(mvq).replace(0, 9, "rf_mvq_idc"), gx, (unsigned)(ids->ne[0] * ids->ne[1]), 1,
+                          32 * kRowsPerBlock, a, err);
         return launch(b, mvq, gx, gy, 1, 32 * kRowsPerBlock, a, err);
     }
     if (matmul_id_grouped_usable(b, n)) return matmul_id_grouped(b, n, err);
@@ -145,9 +150,11 @@ int run_moe_node(Backend &b, const rf_node &n, std::string &err) {
 std::vector<std::string> moe_kernel_names() {
     std::vector<std::string> v = {"rf_moe_weights_f32", "rf_moe_sum_f32"};
     for (const auto &t : kWeightTypes) v.push_back(std::string("rf_mm_id_") + t.suffix);
-    for (const char *t : {"q4_k", "q5_k", "q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_id_") + t);
+    for (const char *t : {"q4_k", "q5_k", "q4_0", "q8_0"})
+        for (const char *form : {"rf_mvq_id_", "rf_mvq_idc_"}) v.push_back(std::string(form) + t);
 #if defined(RF_HIP_NVIDIA)
     v.push_back("rf_mvq_id_q6_k");
+    v.push_back("rf_mvq_idc_q6_k");
 #endif
     for (const std::string &k : moe_group_kernel_names()) v.push_back(k);
     return v;

@@ -89,8 +89,8 @@ constexpr int64_t kTiledMinM = 16;
 
 const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32", "rf_scale_f32",  "rf_silu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
-                               "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
-                               "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0",
+                               "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_mv_f32", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
+                               "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1",
                                "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_add_rms_norm_mul_4", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
                                "rf_geglu_f32", "rf_softcap_f32"};
 
@@ -99,6 +99,12 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
 const char *mv_kernel(const rf_tensor *w, const rf_tensor *x) {
     if (w->type == RF_TYPE_F16 && aligned(x, 16) && w->ne[0] % 8 == 0 && aligned(w, 16)) return "rf_mv_f16";
     return nullptr;
+}
+
+// F32 weights with one activation row (MoE routers): a block per row (matmul_vec.hip).
+bool mv_f32_usable(const rf_tensor *w, const rf_tensor *x) {
+    return w->type == RF_TYPE_F32 && x->type == RF_TYPE_F32 && aligned(x, 16) && aligned(w, 16) && w->ne[0] % 4 == 0 &&
+           w->ne[1] <= 65535;
 }
 
 // Decode (M = 1) kernels with int8 dot products against q8_1 activations (matmul_vec.hip);
@@ -110,6 +116,19 @@ const char *mvq_kernel(const rf_tensor *w) {
     case RF_TYPE_Q6_K: return aligned(w, 2) ? "rf_mvq_q6_k" : nullptr;
     case RF_TYPE_Q4_0: return aligned(w, 2) ? "rf_mvq_q4_0" : nullptr;
     case RF_TYPE_Q8_0: return aligned(w, 2) ? "rf_mvq_q8_0" : nullptr;
+    default: return nullptr;
+    }
+}
+
+// The other block formats' decode (M = 1) kernels on q8_1 activations (Q4_1, and Q5_0 / Q5_1,
+// which Q4_K_M / Q5_K_M files hold where a row is not a multiple of 256: Gemma 3's 1152). Only
+// the plain kernel: no column, fused or in-block-quantizing forms (the packs claim no such
+// matmul: matmul_reads_q8 names the five formats above).
+const char *mvq_plain_kernel(const rf_tensor *w) {
+    switch (w->type) {
+    case RF_TYPE_Q4_1: return aligned(w, 2) ? "rf_mvq_q4_1" : nullptr;
+    case RF_TYPE_Q5_0: return aligned(w, 2) ? "rf_mvq_q5_0" : nullptr;
+    case RF_TYPE_Q5_1: return aligned(w, 2) ? "rf_mvq_q5_1" : nullptr;
     default: return nullptr;
     }
 }
@@ -185,10 +204,10 @@ int matmul_vec_qx(Backend &b, const rf_node &n, const char *kernel, std::string 
 
 // M = 1 matmul through q8_1 activations: quantize x into scratch (skipped when the previous
 // node quantized the same vector, e.g. the Q/K/V or gate/up projections), then the dp4a kernel.
-int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned batch, std::string &err) {
+int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned batch, std::string &err, bool in_block_form = true) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     const int64_t N = w->ne[1];
-    if (quantizes_in_block(b, n, batch)) return matmul_vec_qx(b, n, kernel, err);
+    if (in_block_form && quantizes_in_block(b, n, batch)) return matmul_vec_qx(b, n, kernel, err);
     if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
@@ -313,10 +332,11 @@ int launch_prefill_matmul(Backend &b, const rf_node &n, rf_kargs &a, std::string
     return launch(b, std::string("rf_mm_tiled_") + sfx, (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), batch, 128, a, err);
 }
 
-// Attention of many new tokens: on NVIDIA with f16 pools and head sizes 64 / 128 the tensor-core
-// kernels (attention_prefill_mma.hip, RF_ATM_BQ queries per block, `smem` bytes of dynamic shared
-// memory); else flash-style tiles on the shader cores (attention_prefill.hip) for head sizes 64
-// and 128; the rest (and decode) use rf_attention. Returns false when the node is not for them.
+// Attention of many new tokens: on NVIDIA with f16 pools and head sizes 64 / 96 / 128 / 256 the
+// tensor-core kernels (attention_prefill_mma.hip, RF_ATM_BQ queries per block, `smem` bytes of
+// dynamic shared memory; they also take Gemma's window and soft cap); else flash-style tiles on
+// the shader cores (attention_prefill.hip) for head sizes 64 and 128 without those limits; the
+// rest (and decode) use rf_attention. Returns false when the node is not for them.
 constexpr int64_t kPrefillAttnMinT = 16;
 bool prefill_attention_kernel(const Backend &b, const rf_node &n, const char *&name, unsigned &tile, unsigned &smem) {
     const int64_t D = n.src[0]->ne[0], T = n.src[0]->ne[2];
@@ -326,8 +346,8 @@ bool prefill_attention_kernel(const Backend &b, const rf_node &n, const char *&n
 #if defined(RF_HIP_NVIDIA)
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2];
     const bool f16_pools = k->type == RF_TYPE_F16 && v->type == RF_TYPE_F16 && aligned(k, 16) && aligned(v, 16);
-    if (b.attention_mma && f16_pools && (D == 64 || D == 128) && nvidia_sm(b.arch) >= 80 && aligned(q, 8)) {
-        name = D == 64 ? "rf_attention_mma_d64" : "rf_attention_mma_d128";
+    if (b.attention_mma && f16_pools && (D == 64 || D == 96 || D == 128 || D == 256) && nvidia_sm(b.arch) >= 80 && aligned(q, 8)) {
+        name = D == 64 ? "rf_attention_mma_d64" : D == 96 ? "rf_attention_mma_d96" : D == 128 ? "rf_attention_mma_d128" : "rf_attention_mma_d256";
         tile = RF_ATM_BQ;
         smem = (unsigned)RF_ATM_SMEM_BYTES(D); // kernels/attention_mma_layout.h
         return true;
@@ -338,6 +358,7 @@ bool prefill_attention_kernel(const Backend &b, const rf_node &n, const char *&n
     (void)b;
     const unsigned q64 = 32, q128 = 16;
 #endif
+    if (attention_limited(n)) return false; // the shader-core tiles have no window or cap
     if (D == 64) { name = "rf_attention_prefill_d64"; tile = q64; return true; }
     if (D == 128) { name = "rf_attention_prefill_d128"; tile = q128; return true; }
     return false;
@@ -359,14 +380,17 @@ std::vector<std::string> required_kernel_names() {
 #endif
     }
 #if defined(RF_HIP_NVIDIA)
-    for (int d : {64, 128})
+    for (int d : {64, 128, 256})
         for (int g : {1, 2, 4, 8})
             for (const char *form : {"", "_h", "_w", "_h_w", "_w4", "_h_w4", "_w8", "_h_w8"}) {
                 if (g == 8 && std::strstr(form, "_w8")) continue; // groups of 8 heads: _w is 8 warps already
+                // Head size 256: no 16-warp form, no one-chunk form for groups of 8 (attention_stream.hip).
+                if (d == 256 && ((std::strstr(form, "_w") && !std::strstr(form, "_w4") && !std::strstr(form, "_w8")) ||
+                                 (g == 8 && std::strstr(form, "_w"))))
+                    continue;
                 v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
             }
-    v.push_back("rf_attention_mma_d64");
-    v.push_back("rf_attention_mma_d128");
+    for (int d : {64, 96, 128, 256}) v.push_back("rf_attention_mma_d" + std::to_string(d));
     for (const char *t : {"q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_") + t + "_qx");
     for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
         for (int nc = 1; nc <= kMvqCols; ++nc)
@@ -562,7 +586,9 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         const unsigned batch = (unsigned)(s1->ne[2] * s1->ne[3]);
         if (M == 1) {
             if (const char *mvq = mvq_kernel(s0)) return matmul_vec_q8(b, n, mvq, batch, err);
+            if (const char *mvq = mvq_plain_kernel(s0)) return matmul_vec_q8(b, n, mvq, batch, err, false);
             if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
+            if (mv_f32_usable(s0, s1)) return launch(b, "rf_mv_f32", (unsigned)N, 1, batch, 128, a, err);
         }
         if (mmq_usable(b, n)) return matmul_mmq(b, n, err);
         if (q16w_usable(b, n)) return matmul_q16w(b, n, err);
@@ -602,7 +628,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         if (s0->ne[2] > 65535) { err = "attention: too many tokens in one node"; return RF_ERR_INVALID; }
         if (n.iparams[1] > 0 && n.iparams[1] < s0->ne[2]) return attention_in_two_parts(b, n, err);
         if (int r = attention_decode(b, n, err); r != -1) return r;
-        if (!attention_limited(n)) {
+        {
             const char *pname = nullptr;
             unsigned tile = 0, smem = 0;
             if (prefill_attention_kernel(b, n, pname, tile, smem))

@@ -85,6 +85,8 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
         v.push_back(matmul_id(rng, t, K, 67, 8, 2, 1, true));      // Mixtral decode, gate/up (dp4a for 5 types)
         v.push_back(matmul_id(rng, t, K2, 33, 8, 2, 1, false));    // Mixtral decode, down
         v.push_back(matmul_id(rng, t, K, 29, 16, 4, 3, true));     // 3 tokens, 16 experts
+        v.push_back(matmul_id(rng, t, K, 37, 128, 8, 1, true));    // Qwen3-MoE decode: a grid row per column
+        v.push_back(matmul_id(rng, t, K2, 21, 128, 8, 4, false));  // 4 sequences, down
         v.push_back(matmul_id(rng, t, K, 45, 5, 2, 37, true));     // prefill: tiles of tokens per expert
         v.push_back(matmul_id(rng, t, K2, 19, 6, 3, 13, false));   // prefill, down
         v.push_back(matmul_id(rng, t, K, 9, 4, 1, 70, true, 2));   // top-1, two experts take 70 tokens

@@ -245,6 +245,9 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     }
     v.push_back(matmul(rng, RF_TYPE_F16, 64, 40, 3, 4, 2));   // broadcast of W over batch
     v.push_back(matmul(rng, RF_TYPE_F16, 96, 45, 1));         // 16-byte decode kernel
+    v.push_back(matmul(rng, RF_TYPE_F32, 2048, 128, 1));      // MoE routers: a block per row
+    v.push_back(matmul(rng, RF_TYPE_F32, 4096, 8, 1));
+    v.push_back(matmul(rng, RF_TYPE_F32, 64, 40, 1, 4, 2));
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 4096, 37, 1, 3, 1)); // decode kernel, broadcast, long rows
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 4096, 37, 1, 2, 2));
     v.push_back(matmul(rng, RF_TYPE_Q6_K, 4096, 37, 1));
@@ -259,6 +262,19 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(matmul(rng, t, 2816, 131, 1));
         v.push_back(matmul(rng, t, 256, 5, 1, 3, 1));
     }
+    // The plain decode kernels of Q4_1 / Q5_0 / Q5_1 (every start of a block within its 8-byte
+    // word: 20-, 22- and 24-byte blocks; Gemma 3's 1152-element rows).
+    for (int t : {RF_TYPE_Q4_1, RF_TYPE_Q5_0, RF_TYPE_Q5_1}) {
+        v.push_back(matmul(rng, t, 1152, 131, 1));
+        v.push_back(matmul(rng, t, 6912, 37, 1));
+        v.push_back(matmul(rng, t, 160, 5, 1, 3, 1));
+    }
+    // Q5_0 prefill on the integer tensor-core tiles: 1152-element rows (Gemma 3), a partial last
+    // K step (160 = 128 + 32), both tile widths.
+    v.push_back(matmul(rng, RF_TYPE_Q5_0, 1152, 300, 512));
+    v.push_back(matmul(rng, RF_TYPE_Q5_0, 6912, 131, 200));
+    v.push_back(matmul(rng, RF_TYPE_Q5_0, 160, 50, 130));
+    v.push_back(matmul(rng, RF_TYPE_Q5_0, 1152, 1024, 70));
     // Several columns (sequences decoding together) on the dp4a column kernels: every column
     // count up to one 8-column chunk, chunks plus a remainder, odd N (partial row pairs).
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
@@ -412,6 +428,29 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(limited_attention(rng, pool, 256, 8, 4, {300, 40}, 1, 0, 0.5f));
         v.push_back(limited_attention(rng, pool, 256, 4, 1, {90}, 40, 16, 0.5f));
         v.push_back(limited_attention(rng, pool, 64, 8, 2, {512}, 512, 3, 1.f));
+        // The tensor-core prefill tiles and the streaming decode kernels with the limits: a window
+        // inside one KV tile, one spanning tiles, a soft cap; several sequences in one tile.
+        v.push_back(limited_attention(rng, pool, 256, 4, 1, {512}, 512, 512, 0.f));
+        v.push_back(limited_attention(rng, pool, 256, 4, 1, {700}, 512, 100, 0.f));
+        v.push_back(limited_attention(rng, pool, 256, 8, 4, {600}, 300, 0, 50.f));
+        v.push_back(limited_attention(rng, pool, 256, 8, 4, {90, 140}, 40, 64, 0.5f));
+        v.push_back(limited_attention(rng, pool, 128, 8, 2, {400}, 200, 37, 0.f));
+        v.push_back(limited_attention(rng, pool, 96, 8, 8, {300}, 100, 130, 30.f));
+        for (int G : {1, 2, 4, 8})
+            for (int ctx : {1, 60, 513, 2000}) {
+                v.push_back(limited_attention(rng, pool, 256, 4 * G, 4, {ctx}, 1, 512, 0.f));
+                v.push_back(limited_attention(rng, pool, 256, 2 * G, 2, {ctx, ctx / 2 + 1}, 1, 0, 50.f));
+            }
+        v.push_back(limited_attention(rng, pool, 128, 16, 8, {3000, 90}, 1, 1024, 0.f));
+    }
+    // Head sizes 96 (Phi-3) and 256 (Gemma) without limits: prefill after 0 and 300 positions, decode.
+    for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0}) {
+        for (int D : {96, 256}) {
+            v.push_back(attention(rng, pool, D, 4, 2, {512}, 512, 1e-5));
+            v.push_back(attention(rng, pool, D, 8, 1, {812}, 512, 1e-5));
+            v.push_back(attention(rng, pool, D, 6, 3, {45, 70}, 20, 1e-5));
+            v.push_back(attention(rng, pool, D, 8, 4, {1, 300, 4096}, 1, 1e-5));
+        }
     }
     // Decode attention (split over the context; up to 512 positions one chunk on the wide kernels):
     // contexts 1..4096, GQA group 1/4/8, two sequences.
