@@ -28,7 +28,7 @@ int k_split(int64_t tiles, int64_t slots, int64_t steps, int64_t min_steps, int 
 }
 
 // The token tile: 128 (a warp's 64 x 32 sub-tile reuses each fragment more than the 32 x 32 of
-// the 64-token tile; H100, 4096 x 11008 x 512: 204 vs 268 us), 64 for short prompts.
+// the 64-token tile), 64 for short prompts.
 // The K split: the fewest block-waves per unit of work, a split paying ~5% per doubling for its
 // reduction; at least 16 K steps per block. ROCMFORGE_HIP_H16=64|128 forces the tile,
 // ROCMFORGE_HIP_H16_KS=1|2|4 the split (A/B).
@@ -78,9 +78,8 @@ int matmul_h16(Backend &b, const rf_node &n, std::string &err) {
 namespace {
 // Raw granules per weight row and K step of 64 staged by rf_mm_q16w_<type> (the step's span:
 // two legacy blocks or one K-quant block), its kernel suffix; 0 / null: not on these tiles.
-// kquant: a K-quant, whose f32 decoding makes these tiles no faster than rf_mmqp_* (H100, 512
-// tokens: Q4_K 4096 x 4096 62.1 against 58.7 us, Q6_K 88.7 against 102.2; pp512 7B Q4_K_M 15,040
-// against 15,515 with all K-quants here): only with Backend::q16w_kquants.
+// kquant: a K-quant, whose f32 decoding makes these tiles no faster than rf_mmqp_* over a whole
+// prompt (7B Q4_K_M prefill was slower with every K-quant here): only with Backend::q16w_kquants.
 struct Q16wType { int granules; const char *suffix; bool kquant; };
 Q16wType q16w_type(int type) {
     switch (type) {
@@ -112,7 +111,7 @@ int matmul_q16w(Backend &b, const rf_node &n, std::string &err) {
     rf_kargs a = make_args(n);
     // f16 rows of the activations rounded as the CPU backend quantizes them for this weight type
     // (q8 blocks of 32 / 256), as the other f16 prefill tiles take them: without, the trained
-    // Q4_K_M model's perplexity (Q8_0 FFN-down tensors) moved from within 0.05% of the CPU's to 0.107%.
+    // Q4_K_M model's perplexity (Q8_0 FFN-down tensors) left the GPU-vs-CPU agreement bound.
     if (int r = quantized_activations(b, x, b.cpu_like_activations ? act_block(w->type) : 0, true, a.src[1], err)) return r;
     const Q16wType t = q16w_type(w->type);
     const int64_t tiles = (N + RF_H16W_BN - 1) / RF_H16W_BN * ((M + RF_H16W_BM - 1) / RF_H16W_BM);

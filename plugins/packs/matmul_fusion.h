@@ -12,7 +12,7 @@
 
 /* Rows of at least this many elements take the wide-row forms of the one-column two-row kernels
  * (rf_mvqn_q4_k_1fw, rf_mvq_proj2w_q4_k*): a column's q8_1 pieces loaded once for both rows.
- * H200: 7B Q4_K_M (K = 4096) tg128 +1.0%; TinyLlama's 2048 lost 1.5% that way. */
+ * That paid for 7B's K = 4096 and lost for TinyLlama's 2048. */
 #define PM_WIDE_K 4096
 /* rf_mvqn_<type>_<nc>f for the five dp4a weight types (Q4_K, Q5_K, Q6_K, Q4_0, Q8_0), nc = 1..8
  * (rf_mvqn_q4_k_1fw for nc = 1, rows of K >= PM_WIDE_K): a string literal; NULL
@@ -67,9 +67,9 @@ void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t
 /* The head of a launch's weights pulled into L2 before rf_kernel_start, while the kernel before
  * it (the fused norm: short, and no weight traffic) runs: the first blocks' rows, about
  * ROCMFORGE_HIP_PREFETCH_HEAD_MB megabytes (default 4; 0: none), in the gate/up, joined projection
- * and column launches. H200, 7B tg128: 4 MB Q4_K_M +2.3%, Q4_0 +4.4%; 2 MB +1.4 / +2.5%, 6 MB
- * +1.8 / +3.4% (the whole matrix lost 3.6%: it competes with the matmul before for bandwidth,
- * and 25-37 MB do not stay in L2). The number of blocks whose rows (block_bytes each) make up
+ * and column launches. 4 MB was the best of the sizes tried (the whole matrix is slower: it
+ * competes with the matmul before for bandwidth, and a large matrix does not stay in L2). The
+ * number of blocks whose rows (block_bytes each) make up
  * the head, at most `blocks`; 0: none. */
 int64_t pm_prefetch_head(int64_t block_bytes, int64_t blocks);
 /* For an rf_mvqn_<type>_<NC>f or rf_mvq_multi launch that pulls none of its weights into L2
