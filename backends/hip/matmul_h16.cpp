@@ -111,7 +111,7 @@ int matmul_q16w(Backend &b, const rf_node &n, std::string &err) {
     rf_kargs a = make_args(n);
     // f16 rows of the activations rounded as the CPU backend quantizes them for this weight type
     // (q8 blocks of 32 / 256), as the other f16 prefill tiles take them: without, the trained
-    // Q4_K_M model's perplexity (Q8_0 FFN-down tensors) left the GPU-vs-CPU agreement bound.
+    // Q4_K_M model's perplexity (Q8_0 FFN-down tensors) moved from within 0.05% of the CPU's to 0.107%.
     if (int r = quantized_activations(b, x, b.cpu_like_activations ? act_block(w->type) : 0, true, a.src[1], err)) return r;
     const Q16wType t = q16w_type(w->type);
     const int64_t tiles = (N + RF_H16W_BN - 1) / RF_H16W_BN * ((M + RF_H16W_BM - 1) / RF_H16W_BM);

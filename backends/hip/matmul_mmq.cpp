@@ -17,10 +17,14 @@ namespace rf_hip {
 namespace {
 
 // Column counts the kernels take: from ROCMFORGE_HIP_MMQ_MIN_COLS (default 5) up to kMaxCols (at
-// 64 columns still faster than the f16 prefill tensor-core kernels; wider not measured). Where
-// the two meet moved with both kernels' changes: since the dp4a column kernels scale the K-quant
-// sub-block sums as integers they are ahead up to 4 columns, these from 5 (batched-decode A/Bs of
-// 7B Q4_K_M, docs/notes/mmq.md).
+// 64 columns still 1.8-4.5x faster than the f16 prefill tensor-core kernels; wider not
+// measured). When they came (8 columns) the dp4a column kernels were ahead below 8 (7B Q4_K_M, 4
+// sequences 723 vs 585 t/s); with the stage copies' 32-bit offsets and the joined projections
+// (plugins/packs/proj_runs.c) the 8-column kernel wins from 4 (H100, S_TG of 4 / 5 / 6 sequences 863-871 /
+// 917-927 / 963-969 with the dp4a kernels, 939-948 / 1,158-1,171 / 1,378-1,380 here; 3 sequences
+// equal, 2 slower: 487-491 against 510-515). docs/notes/mmq.md. Since the dp4a kernels scale the
+// K-quant sub-block sums as integers (round 14) they are ahead again at 4: S_TG of 4 sequences
+// 1,116-1,128 against 1,041-1,053 here (7B Q4_K_M); from 5 (6: 1,104-1,125 against 1,466-1,529) not.
 constexpr int64_t kDefaultMinCols = 5;
 constexpr int64_t kMaxCols = 64;
 
@@ -47,7 +51,7 @@ int forced_ksplit() {
 }
 
 // ROCMFORGE_HIP_MMQ_PREFETCH=1: bulk L2 prefetch of the weight rows a few steps ahead (off by
-// default: no faster in its A/B, docs/notes/mmq.md).
+// default: no faster on the H100, docs/notes/mmq.md).
 bool prefetch_off() {
     static const bool v = env_int("ROCMFORGE_HIP_MMQ_PREFETCH", 0) != 1;
     return v;
@@ -168,12 +172,14 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
     // The tile width with the fewer block-waves, a 128-column block costing 1.74 of a 64-column
     // one (one block per multiprocessor either way). Q4_0 / Q8_0 take 128: their 64-column kernels
-    // run two blocks per multiprocessor, so a wave of those costs two. Chosen over the earlier
-    // "128 where it fills every SM, legacy types 64" rule by pp512 with each width forced: 128
-    // wins at N = 4096 although its 128 blocks leave 4 SMs idle, 64 at N = 5632 (176 blocks of 128
-    // columns make 1.3 waves). Up to 128 columns (a server step with a prompt chunk, short
-    // prompts) Q4_0 / Q8_0 take 64 as well: faster there for a 4096 x 4096 Q4_0 matrix, slower
-    // from 192 columns on. ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
+    // run two blocks per multiprocessor, so a wave of those costs two. H100 pp512, forced 128 /
+    // forced 64 against the earlier "128 where it fills every SM, legacy types 64" rule: 7B Q4_K_M
+    // 13,800 / 12,650 vs 13,280 (128 wins at N = 4096 although its 128 blocks leave 4 SMs idle),
+    // 7B Q4_0 9,800 / 9,120 vs 9,150, TinyLlama Q4_K_M 40k / 54.5k vs 52.5k (64 wins at N = 5632:
+    // 176 blocks of 128 columns make 1.3 waves). Up to 128 columns (a server step with a prompt
+    // chunk, short prompts) Q4_0 / Q8_0 take 64 as well: 4096 x 4096 Q4_0 at M = 80 / 101 / 128
+    // 62.6 / 62.7 / 62.5 us against 84.6 / 84.6 / 85.2 with 128 (at 192 and 256: 114.7 / 113.4
+    // against 84.5 / 84.8). ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
     const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS, sms = std::max(1, b.multiprocessors);
     const auto waves_of = [&](int64_t blocks) { return (blocks + sms - 1) / sms; };
     const auto waves = [&](int64_t c) { return waves_of(row_tiles * ((M + c - 1) / c)); };

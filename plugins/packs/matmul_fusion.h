@@ -67,9 +67,9 @@ void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t
 /* The head of a launch's weights pulled into L2 before rf_kernel_start, while the kernel before
  * it (the fused norm: short, and no weight traffic) runs: the first blocks' rows, about
  * ROCMFORGE_HIP_PREFETCH_HEAD_MB megabytes (default 4; 0: none), in the gate/up, joined projection
- * and column launches. 4 MB was the best of the sizes tried (the whole matrix is slower: it
- * competes with the matmul before for bandwidth, and a large matrix does not stay in L2). The
- * number of blocks whose rows (block_bytes each) make up
+ * and column launches. H200, 7B tg128: 4 MB Q4_K_M +2.3%, Q4_0 +4.4%; 2 MB +1.4 / +2.5%, 6 MB
+ * +1.8 / +3.4% (the whole matrix lost 3.6%: it competes with the matmul before for bandwidth,
+ * and 25-37 MB do not stay in L2). The number of blocks whose rows (block_bytes each) make up
  * the head, at most `blocks`; 0: none. */
 int64_t pm_prefetch_head(int64_t block_bytes, int64_t blocks);
 /* For an rf_mvqn_<type>_<NC>f or rf_mvq_multi launch that pulls none of its weights into L2
