@@ -53,9 +53,8 @@ RF_DEV int *ast_slots() {
 }
 // Staged before rf_kernel_start (compat.h) by the wide forms: the slot table and the token info
 // are graph inputs, never written by a kernel (as rope's positions), so this load overlaps the
-// kernel before and the K/V loads need not wait for it (2 / 4 / 16 sequences +1%). The split
-// kernels load them after the wait: staged early, 7B tg32 @ d8192 fell from 247-249 to 232-234 t/s
-// (not understood; measured twice, interleaved).
+// kernel before and the K/V loads need not wait for it. The split kernels load them after the
+// wait: staged early, they made long-context decode slower (cause not found; docs/notes/attention.md).
 // The first position token `pos` sees: its window's start, or 0.
 RF_DEV int ast_first_position(const rf_kargs &a, int pos) { return a.iparams[0] > 0 ? max(0, pos - a.iparams[0] + 1) : 0; }
 
@@ -239,8 +238,8 @@ RF_AST_WIDE_AS(128, 1, 8, _w8) RF_AST_WIDE_AS(128, 2, 8, _w8) RF_AST_WIDE_AS(128
 RF_AST_WIDE_AS(256, 1, 8, _w8) RF_AST_WIDE_AS(256, 2, 8, _w8) RF_AST_WIDE_AS(256, 4, 8, _w8)
 // ..._w4: the one-chunk form over 4 warps, for launches of more than two blocks (KV heads x tokens)
 // a multiprocessor: a 16-warp block of ~124 registers a thread is alone on its multiprocessor, so 16
-// sequences of 7B (512 blocks) ran in four waves of short blocks; four of these fit one (ncu: the
-// wide form at 25% occupancy, a third of its stalls at the barriers).
+// sequences of 7B (512 blocks) ran in four waves of short blocks; four of these fit one (Nsight
+// Compute showed the wide form at low occupancy, much of its time stalled at the barriers).
 #define RF_AST_ONE4(D, GP) RF_AST_WIDE_AS(D, GP, RF_AST_WARPS, _w4)
 RF_AST_ONE4(64, 1) RF_AST_ONE4(64, 2) RF_AST_ONE4(64, 4) RF_AST_ONE4(64, 8)
 RF_AST_ONE4(128, 1) RF_AST_ONE4(128, 2) RF_AST_ONE4(128, 4) RF_AST_ONE4(128, 8)

@@ -1,7 +1,7 @@
 // MATMUL for prefill with F16 weights on Hopper's warpgroup tensor-core instructions (wgmma,
 // sm_90a): the F16 rows of rf_mm_h16_* (matmul_h16.hip) on the instruction that keeps the
 // tensor cores busy from shared memory without ldmatrix round trips through registers.
-// rf_mm_h16 (mma.sync m16n8k16) peaked at ~170 TFLOP/s on the H100: every warp loads each
+// rf_mm_h16 (mma.sync m16n8k16) stays well below the tensor cores' peak: every warp loads each
 // fragment into registers before its mma, so the issue slots, not the tensor cores, bound it.
 //
 // rf_mm_h16w_128_k<KS>: a block of two warpgroups (256 threads) computes 128 tokens x 128 weight

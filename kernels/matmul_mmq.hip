@@ -16,7 +16,7 @@
 //    at or below its start, coalesced) and the step's activations (per column its quants, 32
 //    bytes of padding, then its (d, sum) pairs). One barrier per step. Each weight byte is read
 //    from memory once for all C columns.
-//  - Opt-in variants kept for A/B (both measured slower on the H100, docs/notes/mmq.md):
+//  - Opt-in variants kept for A/B (both slower in their A/Bs, docs/notes/mmq.md):
 //    iparams[3] = 1 stages with bulk (TMA) copies completing on mbarriers; iparams[1] = 0 adds
 //    bulk L2 prefetches of each row several steps ahead (iparams[2] steps per window).
 //  - A warp's A operand (16 rows x 32 k) is unpacked in registers from the staged bytes; B
@@ -326,8 +326,8 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
 }
 
 // Blocks per multiprocessor the register allocation must allow (shared memory allows 4-5): 3 for
-// 16 columns (with 4, i.e. 128 registers, Q5_K spills and the others ran slower: H100, 7B Q4_K_M,
-// 16 sequences S_TG 2,245-2,313 against 2,461-2,495 with 3, interleaved).
+// 16 columns (with 4, i.e. 128 registers, Q5_K spills and the others ran 16-sequence decode
+// slower).
 #define RF_MMQ_MINB(C) ((C) == 16 ? 3 : 4)
 #define RF_MMQ1(t, T, C)                                                                              \
     RF_KERNEL __launch_bounds__(RF_MMQ_THREADS, RF_MMQ_MINB(C)) void rf_mmq_##t##_##C##_k1(rf_kargs a) {                \

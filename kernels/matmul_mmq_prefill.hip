@@ -184,8 +184,8 @@ template <int T, int NT, bool GROUPED, bool MAGIC, int KS = 1> RF_DEV void mmqp_
 // Blocks per multiprocessor the registers must allow: 2 for the 64-column Q4_0 / Q8_0 kernels
 // (their float epilogue per 32-element block makes them latency-bound at 8 warps per SM; two
 // blocks of ~74-98 KB of stages fit the shared memory), else 1. Within the 128 registers of two
-// blocks the two-FMA epilogue spills: those kernels keep the four-instruction one (measured at
-// M = 512, 4096 x 4096: 123.5 us as is, 129 us with the two-FMA epilogue at one block per SM).
+// blocks the two-FMA epilogue spills: those kernels keep the four-instruction one (the two-FMA
+// one at one block per SM was slower for them as well).
 #define RF_MMQP_MINB(T, C) ((C) == 64 && ((T) == T_Q4_0 || (T) == T_Q5_0 || (T) == T_Q8_0) ? 2 : 1)
 #define RF_MMQP_MAGIC(T, C) (RF_MMQP_MINB(T, C) == 1)
 #define RF_MMQP(t, T, C)                                                                                       \

@@ -132,8 +132,8 @@ RF_KERNEL __launch_bounds__(RF_MV_WARPS * RF_WARP) void rf_mv_f32(rf_kargs a) {
 // 32 quants); aux[0] = column stride in bytes.
 
 // The row functions of mvq_blocks.h: one kernel per weight type, a warp per row. (Two or four
-// warps per row, each taking part of the row's blocks, ran 15-20% slower on the H100 for
-// 4096-row matrices: measured and dropped.)
+// warps per row, each taking part of the row's blocks, ran slower for 4096-row matrices and
+// were dropped.)
 template <class B> RF_DEV void mvq_one(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
     const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
@@ -229,8 +229,8 @@ RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
 // The cos/sin of a rotation pair fetched before rf_kernel_start (compat.h): the graph's (cos,
 // sin) rows, positions (graph inputs) and frequency factors (weights) are never written by a
 // kernel, so under programmatic dependent launch the load, or the double-precision trigonometry
-// where the graph gives positions only (~3 us on the H100, measured as the cost of the fused
-// rope), overlaps the previous kernel, as rope.hip's prefetch_rope_table does.
+// where the graph gives positions only (the fused rope's main cost), overlaps the previous
+// kernel, as rope.hip's prefetch_rope_table does.
 struct RopeCS { float c, s; bool rotates; };
 // positions / factors: where the kernel's arguments keep them (src[1], src[2] in the rope form of
 // rf_mvq_multi and rf_mvqn_*f; src[3], src[4] in rf_mvq_proj); the positions' slot may hold the
@@ -423,9 +423,8 @@ RF_MVQ_PROJ(q5_k_q6_k, RowOrQ6K<MvqK4<T_Q5_K>>)
 // the rows / 8): each weight piece of the q8_1 vector is read once for two rows, and a rotation's
 // pair is one warp's, so no shared memory or barrier between the dot and the rope. The rows' dots
 // as mvq_dot_row's (mvq_dot_cols with R = 2: the same sums in the same order): the same floats.
-// H200: the probe's K+V+Q of a 7B layer 9.5 us against 10.4 with a row a warp; 7B Q4_K_M tg128
-// +0.8%, +0.8%, 0 and Q4_0 +0.3%, +2.2%, +1.6% (three calls). Not for Q6_K alone (96 registers:
-// 7B Q6_K -3%).
+// Faster than a row a warp for the joined K / V / Q of a 7B layer. Not for Q6_K alone (96
+// registers: slower).
 #if RF_NVIDIA
 // A warp's two weight rows dotted with NC q8_1 columns (xs bytes apart) in the typed projection
 // launches (rf_mvq_proj2_*: NC = 1; rf_mvqn_proj_*: 2..4): one block format, or a K-quant beside
@@ -463,8 +462,8 @@ template <class Rows> RF_DEV void mvq_proj2(const rf_kargs &a, const ProjStart &
     proj_append(a, pr.s, pr.n + 1, y1);
 }
 // rf_mvq_proj2w_<type>: the same for rows of K >= 4096 (the packs pick it by K, pm_proj_kernel),
-// a column's pieces loaded once for the warp's two rows (SHARE). Q4_K only: H200, 7B tg128
-// Q4_K_M +1.0% (four interleaved rounds, each positive), Q5_K_M -0.9%, Q4_0 unchanged.
+// a column's pieces loaded once for the warp's two rows (SHARE). Q4_K only: Q5_K was slower
+// that way, Q4_0 did not move.
 #define RF_MVQ_PROJ2(t, Cols, B) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_proj2_##t(rf_kargs a) { \
         const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1>>(a, ps); }
@@ -517,7 +516,7 @@ template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
 // Q6_K with two rows and up to four columns: at least four blocks per multiprocessor (at most
 // 128 registers). These kernels sit at that line, and the compiler's choice moves with small
 // changes of the block code (2 columns went from 128 to 130 registers, 3 blocks per
-// multiprocessor, with the integer scale sums: two sequences of 7B Q4_K_M 624 -> 606 t/s). Not
+// multiprocessor, with the integer scale sums, and two-sequence decode slowed). Not
 // for the other kernels: a minimum-blocks bound also lets the compiler spend up to its limit
 // (Q4_K 2x2 92 -> 128 registers, the one-row kernels up to 250).
 #define RF_MVQN_BOUNDED(t, B, NC, R, BOUNDS) \

@@ -1,13 +1,13 @@
 // One-row (M = 1) quantized matmuls whose block quantizes its own f32 activations: the output
 // projection after the attention and FFN down after SwiGLU read an f32 vector that no kernel
-// before them quantized, which took an rf_quantize_q8_1 launch of its own (~3 us of a one-sequence
-// step each, two a layer). Here every block quantizes the vector into shared memory with
+// before them quantized, which took an rf_quantize_q8_1 launch of its own (two a layer). Here
+// every block quantizes the vector into shared memory with
 // rf_quantize_q8_1's arithmetic (quantize_q8_1() of quantize_act.hip, one warp per 256 elements),
 // then each warp dots its weight row with it as rf_mvq_<type> does (mvq_dot_row, reading the
 // q8_1 column from shared memory): the same int8 activations, the same sums, the same bits as the
 // two launches. NVIDIA packs only (the host picks these where rf_mvq_<type> would need a
-// quantization first). Q4_0 and Q8_0 only: on the H100, 7B Q4_0 tg128 451.9 against 439.9 with
-// the separate launch; the K-quant forms (blocks of 256) cost 7B Q4_K_M 1.2% and were dropped.
+// quantization first). Q4_0 and Q8_0 only: the K-quant forms (blocks of 256) made 7B Q4_K_M
+// decode slower than the separate launch and were dropped.
 //
 // rf_mvq_<type>_qx: src[0] = weights [K, N] (batch 1), src[1] = the f32 vector (K % 32 == 0),
 // dst = f32 [N]; aux[1] = the q8_1 block (32, the weight type's); iparams[7] = 1: no L2

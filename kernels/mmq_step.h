@@ -14,9 +14,8 @@
 // flipping bit 7 makes it 4v - 128 = 4 (v - 32) as a signed byte. The mma sums come out four times
 // as large, exactly, and are shifted back once a step: the same integers as subtracting 32 from the
 // packed 6-bit values (sub32_6bit, a sign extension: four instructions a word more), so the same
-// floats. H200, 7B Q4_K_M S_TG of 8 / 16 sequences +2.5 / +0.9% (three interleaved rounds). (The
-// dp4a column kernels measured neutral with it at 2..4 columns and 1% slower at one: mvq_blocks.h
-// keeps its forms.)
+// floats, in fewer instructions: faster batched decode. (The dp4a column kernels gained nothing
+// from it, one column lost: mvq_blocks.h keeps its forms.)
 RF_DEV u32 q6_times4_minus128(u32 lo4, u32 hi2) { return ((lo4 & 0x3C3C3C3Cu) | (hi2 & 0xC0C0C0C0u)) ^ 0x80808080u; }
 
 // ---- one K step of a warp's WR x 16 rows ----------------------------------------------------------

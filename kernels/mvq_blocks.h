@@ -66,8 +66,8 @@ RF_DEV u32 sub32_6bit(u32 v) {
 RF_DEV void ld_g8(const u8 *p, u32 &x, u32 &y) { // 8 bytes at an 8-byte aligned p (read-only data)
 #if RF_NVIDIA
     // volatile: a plain asm counts as free of side effects and could be hoisted out of the loop's
-    // bound check, i.e. issued for a block past the row. Not .nc (the read-only path): H200, 7B Q6_K
-    // tg128 +2.5% without it (docs/PERFORMANCE.md round 26), Q4_0 / Q8_0 / Q4_K_M unchanged.
+    // bound check, i.e. issued for a block past the row. Not .nc (the read-only path): Q6_K decode
+    // is faster without it, Q4_0 / Q8_0 / Q4_K_M the same (docs/notes/decode_matmul.md).
     asm volatile("ld.global.v2.u32 {%0,%1}, [%2];" : "=r"(x), "=r"(y) : "l"(p));
 #else
     const uint2 v = *(const uint2 *)p;
@@ -108,8 +108,8 @@ RF_DEV void ld8_a2(const u8 *p, u32 &o0, u32 &o1) {
 // use the q8_1 block sums, one sub-block's per lane (2p + h).
 template <int T> struct MvqK4 {
 #if RF_NVIDIA
-    // Four blocks of a warp's row in flight per lane: two-column decode 2 sequences 574 -> 602-608
-    // t/s (7B Q4_K_M, H100). The AMD packs keep two (four spilled in gfx1100's rf_mvq_id_q4_k).
+    // Four blocks of a warp's row in flight per lane: faster two-column decode. The AMD packs keep
+    // two (four spilled in gfx1100's rf_mvq_id_q4_k).
     enum { LANES = 8, ELEMS = 256, UNROLL = 4 };
 #else
     enum { LANES = 8, ELEMS = 256, UNROLL = 2 };
@@ -179,8 +179,8 @@ template <int T> struct MvqK4 {
 // needed ones lie in those words, never past an allocation.
 // OffsetInDot: the quants stay unsigned (0..63) and dot takes their offset of 32 with one dp4a per
 // activation word (0xE0 = -32 in every byte), where subtracting 32 from the packed quants takes
-// four instructions a word: fewer instructions for one column (H200, scripts/probes: the 7B
-// matrices' one-row kernels 2.5-4% faster; 7B Q4_K_M tg128 +1.7%), more for several (the dot runs
+// four instructions a word: fewer instructions for one column (its one-row kernels run faster),
+// more for several (the dot runs
 // once per column): MvqQ6K and MvqQ6KCols below. Both give the same integers, so the same floats.
 template <bool OffsetInDot> struct MvqQ6KT {
     enum { LANES = 8, ELEMS = 256, UNROLL = 4 };
@@ -441,8 +441,8 @@ template <class B, int NC, int R, bool SHARE = false>
 RF_DEV void mvq_dot_lane(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq, i64 x_stride, i64 K, float (&acc)[R][NC]) {
     const int lane = threadIdx.x % RF_WARP;
     const i64 nb = K / B::ELEMS;
-    // Two columns of a K-quant: eight blocks in flight per lane (H100, 7B Q4_K_M, two sequences
-    // 699 -> 716 t/s); one column and four lost 4-8% with eight (docs/PERFORMANCE.md round 17).
+    // Two columns of a K-quant: eight blocks in flight per lane (faster two-sequence decode); one
+    // column and four were slower with eight.
 #if RF_NVIDIA
     enum { U = NC == 2 && B::ELEMS == 256 ? 8 : B::UNROLL };
 #else
@@ -462,13 +462,12 @@ RF_DEV void mvq_dot_lane(const u8 *w, i64 w_stride, int rows_valid, const i8 *xq
             const Q8Col x = q8_col(xq, x_stride, c, K);
             // Three or more columns: the column's pieces loaded once for the R rows (the compiler
             // does not merge the rows' identical loads: 29 loads a step in the two-column Q4_K
-            // kernel where 10 do). H200, 7B Q4_K_M, S_TG of 3 / 4 sequences +2.0% / +3.5% (two
-            // calls, seven interleaved rounds); one and two columns lost 1-5% that way (the
-            // same loads in another order, scheduled otherwise), so they keep the loads inside
-            // each row's dot (their kernels' code as before, PTX byte-identical). At one column
-            // and two rows the sharing measured 7B Q4_K_M (K = 4096) tg128 +1.0% but TinyLlama
-            // (K = 2048: its rows run in the loop's remainder) -1.5%: a second kernel (SHARE)
-            // that the packs pick by K.
+            // kernel where 10 do): faster decode of 3 and 4 sequences. One and two columns
+            // were slower that way (the same loads in another order, scheduled otherwise), so
+            // they keep the loads inside each row's dot (their kernels' code as before, PTX
+            // byte-identical). At one column and two rows the sharing paid for 7B's K = 4096
+            // but not for TinyLlama's K = 2048 (its rows run in the loop's remainder): a
+            // second kernel (SHARE) that the packs pick by K.
             if constexpr (NC >= 3 || SHARE) {
                 const typename B::Act xa = B::act(x, b, lane);
 #pragma unroll

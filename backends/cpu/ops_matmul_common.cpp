@@ -29,9 +29,9 @@ namespace {
 
 // Weight rows per phase-1 part. Decode streams every weight once from DRAM, and each part is a
 // new stream: its first kPrefetchBytes are not prefetched and the prefetches past its end fetch
-// rows another thread may take. Parts of about kPartBytes keep that to a few percent (16-row
-// parts of 2048-wide q4_K rows, 18 KiB: 17 GB/s for those matmuls where 64-row parts reach
-// 22-24 GB/s, tinyllama Q4_K_M decode, 2 threads), while at least kMinPartsPerThread parts per
+// rows another thread may take. Parts of about kPartBytes keep that small (16-row parts of
+// 2048-wide q4_K rows, 18 KiB, streamed clearly slower than 64-row parts in TinyLlama-shaped
+// decode), while at least kMinPartsPerThread parts per
 // thread remain for dynamic balancing (a descheduled thread's parts are taken by the others).
 constexpr int64_t kPartBytes = int64_t(64) << 10;
 constexpr int64_t kMinRowsPerPart = 16;

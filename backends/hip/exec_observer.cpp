@@ -10,8 +10,8 @@ namespace {
 // millisecond offsets from it stay small (float: ~0.1 us resolution at 1 s).
 constexpr uint64_t kReanchorNs = 500'000'000;
 // How far a stamp may lie before the one of the launch before it (check_stamps: the
-// multiprocessors' clocks a tick apart). Seen: 32 ns on the H200; the units it could hide are
-// microseconds long.
+// multiprocessors' clocks a tick apart at times): far below this bound, and the units it could
+// hide are far longer than the bound.
 constexpr double kStampSkewNs = 1000.0;
 
 uint64_t steady_ns() {

@@ -4,9 +4,9 @@
 // patching only the nodes whose arguments changed removes most per-launch CPU and GPU overhead.
 // Graphs are kept per kernel sequence, several at once (kSlots, the least recently used
 // replaced): a server alternates decode steps with steps that also take a prompt chunk, and the
-// decode shape's graph must survive the chunk's (one slot, as before, rebuilt it after every
-// chunk: launched directly once, built the next step; on the H100, ~0.5 ms of host time per step
-// of a 16-client server). An observed backend alternates its timing events between sets
+// decode shape's graph must survive the chunk's (one slot rebuilt it after every chunk: launched
+// directly once, built the next step, host time on most steps of a busy server). An observed
+// backend alternates its timing events between sets
 // (exec_observer.h): each set's lists have graphs of their own (set_slot), so both replay.
 #pragma once
 #include <cstdint>

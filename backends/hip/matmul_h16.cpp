@@ -28,7 +28,7 @@ int k_split(int64_t tiles, int64_t slots, int64_t steps, int64_t min_steps, int 
 }
 
 // The token tile: 128 (a warp's 64 x 32 sub-tile reuses each fragment more than the 32 x 32 of
-// the 64-token tile; H100, 4096 x 11008 x 512: 204 vs 268 us), 64 for short prompts.
+// the 64-token tile), 64 for short prompts.
 // The K split: the fewest block-waves per unit of work, a split paying ~5% per doubling for its
 // reduction; at least 16 K steps per block. ROCMFORGE_HIP_H16=64|128 forces the tile,
 // ROCMFORGE_HIP_H16_KS=1|2|4 the split (A/B).
@@ -78,9 +78,8 @@ int matmul_h16(Backend &b, const rf_node &n, std::string &err) {
 namespace {
 // Raw granules per weight row and K step of 64 staged by rf_mm_q16w_<type> (the step's span:
 // two legacy blocks or one K-quant block), its kernel suffix; 0 / null: not on these tiles.
-// kquant: a K-quant, whose f32 decoding makes these tiles no faster than rf_mmqp_* (H100, 512
-// tokens: Q4_K 4096 x 4096 62.1 against 58.7 us, Q6_K 88.7 against 102.2; pp512 7B Q4_K_M 15,040
-// against 15,515 with all K-quants here): only with Backend::q16w_kquants.
+// kquant: a K-quant, whose f32 decoding makes these tiles no faster than rf_mmqp_* over a whole
+// prompt (7B Q4_K_M prefill was slower with every K-quant here): only with Backend::q16w_kquants.
 struct Q16wType { int granules; const char *suffix; bool kquant; };
 Q16wType q16w_type(int type) {
     switch (type) {

@@ -173,7 +173,7 @@ bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
         q8_column_bytes(K) > 48 * 1024)
         return false;
     // Only the formats quantized in blocks of 32 (Q4_0, Q8_0): for the K-quants the launch saved
-    // did not pay for the blocks' quantization (H100, 7B Q4_K_M, one sequence: -1.2%).
+    // did not pay for the blocks' quantization (7B Q4_K_M decode was slower with it).
     const int block = act_block(w->type);
     if (block != 32) return false;
     return !q8_columns_ready(b, x, block);
@@ -542,8 +542,8 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err);
 
 // ATTENTION with its split hint (abi.h iparams[1] = d): tokens 0..d-1 are decode rows of as many
 // sequences, the rest a prompt chunk. As one node the prefill tiles would hold both, and each
-// tile makes a pass over the cache of every sequence present (a server's mixed step of 15
-// decode rows and a 77-token chunk: ~240 us per layer on the H100); as two, the decode rows take
+// tile makes a pass over the cache of every sequence present (slow for a server's mixed step of
+// many decode rows and a prompt chunk); as two, the decode rows take
 // the decode kernels and the chunk the prefill tiles. Each part is a view of the node's rows
 // (Q's tokens, the token info, the result); both kernels compute any row exactly as alone.
 int attention_in_two_parts(Backend &b, const rf_node &n, std::string &err) {

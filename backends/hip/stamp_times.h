@@ -38,8 +38,8 @@ struct StampUnits {
 // the k-th written (tagged) with index base + k (32-bit, wrapping), times never decreasing by
 // more than `skew` ticks; otherwise what is wrong (a launch that wrote no stamp or one more than
 // counted, a ring overrun, a copy not done). `skew`: the multiprocessors read the clock a tick
-// apart at times (H200, %globaltimer: a stamp 32 ns before the one of the kernel that completed
-// before it, about one call in twenty of 800 stamps), and a kernel that completes right after its
+// apart at times (%globaltimer: now and then a stamp one tick before the one of the kernel that
+// completed before it), and a kernel that completes right after its
 // stamp lets the next one stamp within that tick.
 std::string check_stamps(const rf_stamp *e, uint32_t n, uint32_t base, uint64_t skew = 0);
 

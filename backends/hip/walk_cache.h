@@ -1,9 +1,9 @@
 // The launches of a recent compute() and the graph they were made from, so that a call with the
 // same graph (every node's op, parameters and tensors: type, flags, shape, strides, data) queues
 // them again instead of walking the graph. The walk (fusion matching, argument blocks, kernel
-// lookups by name) runs before anything is submitted, while the device sits idle: on the H100
-// machine's host 125 us per 7B decode step, 209 us with 16 sequences (53 and 76 us reused, the graph
-// launch included). A decode step repeats its graph (the core keeps it and re-points only the input
+// lookups by name) runs before anything is submitted, while the device sits idle, and costs the
+// host more than queueing the kept launches again. A decode step repeats its graph (the core keeps
+// it and re-points only the input
 // tensors, whose addresses stay the same).
 // The launches are kept as the walk added them, with the launch units it reported (a node or a
 // fused group: exec_observer.h), so an observed call replays them unit by unit and the observer

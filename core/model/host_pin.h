@@ -1,6 +1,6 @@
 // Host memory page-locked for one backend's copies (ABI 2.3 host_pin) for as long as this says so:
 // the logits buffer a decode step downloads into. A GPU runtime copies pageable memory through
-// staging buffers (2 MB of logits for 16 sequences took ~300 us on the H100 machine); pinned, the
+// staging buffers (slow for the megabytes of logits of many sequences); pinned, the
 // download is one DMA. Only a speed hint: where the backend cannot pin, nothing changes.
 #pragma once
 #include <cstdint>

@@ -191,8 +191,8 @@ RF_ISA_CLONES void group_maxima(const float *l, int64_t chunks, float *m) {
 // The k-th largest group maximum, t, is a floor for the k best: k logits (those maxima) are >= t,
 // so the k-th best logit is too. Only logits >= t are collected (usually a few dozen, from the
 // groups whose maximum reaches t, and the chunks' tail) and sorted: one vectorised pass over the
-// vocabulary instead of a heap update for every new leader of a scan (the H100 host spent ~60 us
-// a draw there on a random-weight Llama's logits). False (c untouched) when the vocabulary has
+// vocabulary instead of a heap update for every new leader of a scan (slow on a random-weight
+// Llama's logits, whose leader changes often). False (c untouched) when the vocabulary has
 // fewer than k groups: the caller's sort of every logit is as good there.
 bool top_k_of(const float *l, int64_t n, int32_t k, std::vector<float> &maxima, std::vector<TokenProb> &c) {
     const int64_t chunks = n / kChunk, groups = chunks * kLanes;
@@ -246,9 +246,9 @@ void Sampler::filter_top_k_survivors(std::vector<TokenProb> &c) const {
 
 // A draw over the whole vocabulary at temperature t (no top-k, top-p or min-p): the inverse CDF
 // walked in token-id order, as llama.cpp's dist sampler walks its candidates, in O(n)
-// (softmax_draw.h). Sorting the vocabulary first (what filtered() returns) cost ~2 ms per token
-// for 32k tokens, the largest host cost of a 16-sequence server step (OpenAI requests have no
-// top-k). -1: NaN logits (the sorted path handles them).
+// (softmax_draw.h). Sorting the vocabulary first (what filtered() returns) was the largest host
+// cost of a many-sequence server step (OpenAI requests have no top-k). -1: NaN logits (the sorted
+// path handles them).
 int32_t Sampler::sample_whole_vocabulary(const float *l, int64_t n, float t) {
     SoftmaxWeights w{weights_, blocks_};
     if (!softmax_weigh(l, n, t, w)) return -1;

@@ -1,8 +1,8 @@
 // One draw from softmax(logits / T) over a whole vocabulary in O(n) (the sampler's path without
 // top-k, top-p or min-p: what OpenAI requests ask for). The weights exp((l - max) / T) are float
-// and computed by a branch-free exp the compiler vectorizes: glibc's double exp per token took
-// ~190 us for 32k tokens on the development machine (~54 us now, rocmforge-bench-sampler), ~2
-// draws per helper thread every step of a 16-client server. The inverse CDF is walked in token-id
+// and computed by a branch-free exp the compiler vectorizes: glibc's double exp per token was
+// several times slower (rocmforge-bench-sampler times the draw), and a busy server makes a few
+// draws per helper thread every step. The inverse CDF is walked in token-id
 // order, per block of kSoftmaxBlock tokens first.
 #pragma once
 #include <algorithm>

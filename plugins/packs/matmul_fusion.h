@@ -12,7 +12,7 @@
 
 /* Rows of at least this many elements take the wide-row forms of the one-column two-row kernels
  * (rf_mvqn_q4_k_1fw, rf_mvq_proj2w_q4_k*): a column's q8_1 pieces loaded once for both rows.
- * H200: 7B Q4_K_M (K = 4096) tg128 +1.0%; TinyLlama's 2048 lost 1.5% that way. */
+ * That paid for 7B's K = 4096 and lost for TinyLlama's 2048. */
 #define PM_WIDE_K 4096
 /* rf_mvqn_<type>_<nc>f for the five dp4a weight types (Q4_K, Q5_K, Q6_K, Q4_0, Q8_0), nc = 1..8
  * (rf_mvqn_q4_k_1fw for nc = 1, rows of K >= PM_WIDE_K): a string literal; NULL

@@ -5,8 +5,8 @@
  * "mmq_run", 5..64 tokens on the integer tensor-core tiles. The matrices whose tile launch is the
  * same kernel (rf_pack_device.matmul_tiles: weight type, column tile, K split) share one rf_mmq
  * launch (grid z = matrix), so a Q4_K_M layer's K and Q are one launch and its Q6_K V another; then
- * the rotations, two in one rf_rope_f32 launch where they agree. K + Q of 7B at 16 columns: 20.6 us
- * joined against 2 x 12.0. The V append is written by V's matmul epilogue and the K append by the
+ * the rotations, two in one rf_rope_f32 launch where they agree (K + Q of 7B joined take less
+ * than their two launches apart). The V append is written by V's matmul epilogue and the K append by the
  * rope: one launch fewer each.
  * The matmuls run before the ropes, which reorders the graph (a rope ran before the next matmul).
  * That is the same computation when:

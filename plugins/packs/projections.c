@@ -83,8 +83,8 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
      * the first wave takes the rotations, whose cos / sin (fetched before rf_kernel_start) then
      * overlap the previous kernel, and the blocks that start later, after it, have none to fetch.
      * This mattered where the kernels evaluate the angles in double precision (graphs that give
-     * positions only: those rotations cost 2-3% of a step where blocks of a later wave computed
-     * them, docs/notes/decode_latency.md); with the angles' rows it is a load. */
+     * positions only: those rotations cost a visible part of a step where blocks of a later wave
+     * computed them, docs/notes/decode_latency.md); with the angles' rows it is a load. */
     int order[3], node_at[3], kseg_of[3], no = 0;
     for (i = 0, k = 0; i < nseg; ++i) { /* k: segment i's matmul node, relative to first */
         node_at[i] = k;

@@ -176,7 +176,7 @@ GraphCase kv_append(std::mt19937 &rng, int pool, int64_t R, int64_t T) {
 
 // ATTENTION of one token of each sequence (contexts ctx), then a matmul of its output (the
 // output projection), which quantizes it: the attention writing the q8_1 columns too was
-// measured slower, twice (docs/notes/decode_latency.md, twenty-first session).
+// slower in its A/Bs (docs/notes/attention.md).
 GraphCase attention_matmul(std::mt19937 &rng, int type, int D, int Hq, int Hkv, const std::vector<int> &ctx, int64_t N) {
     Case a = attention(rng, RF_TYPE_F16, D, Hq, Hkv, ctx, 1, 1e-5);
     const int64_t T = (int64_t)ctx.size();
@@ -348,8 +348,7 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     v.push_back(attention_matmul(rng, RF_TYPE_Q6_K, 128, 6, 6, {5, 200}, 33));
     v.push_back(attention_widening(rng));
     // Several sequences, one token each: the column kernels (2, 3), the tensor-core ones (5, 16).
-    // (The attention writing their q8_1 columns too measured no faster: S_TG 2 / 16 sequences
-    // 630-632 / 3,400-3,411 against 632-633 / 3,407-3,415 on the H100.)
+    // (The attention writing their q8_1 columns too was no faster.)
     v.push_back(attention_matmul(rng, RF_TYPE_Q4_K, 128, 8, 4, {300, 17}, 67));
     v.push_back(attention_matmul(rng, RF_TYPE_Q4_0, 64, 8, 2, {100, 1, 64}, 67));
     v.push_back(attention_matmul(rng, RF_TYPE_Q6_K, 128, 16, 4, {33, 70, 5, 129, 2}, 130));

@@ -1,8 +1,8 @@
 #pragma once
 // Many persistent tensors that live and die together (a model's weights, a KV pool's layers)
 // carved from one backend allocation. GPU runtimes round every allocation up to whole 2 MiB
-// pages: Llama-2-7B's ~290 weights, one allocation each, left ~260 MiB of those pages unused on
-// an H100, and its 64 K/V layer pools another 72 MiB at 263 pages (docs/PERFORMANCE.md).
+// pages: Llama-2-7B's ~290 weights, one allocation each, left a few hundred MiB of those pages
+// unused, and its 64 K/V layer pools more (`rocmforge bench-memory` reports the device's use).
 #include <cstdint>
 
 #include "rocmforge/abi.h"

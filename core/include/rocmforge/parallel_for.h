@@ -1,7 +1,7 @@
 // A small fork-join over indices for per-sequence host work between decode steps (sampling): the
 // sequences' samplers are independent objects, and drawing 16 of them one after another kept the
-// GPU idle for ~1-3 ms a step (a draw costs 0.05-0.2 ms of host time; the server, generate and
-// bench-inference all draw this way). The helpers are a process-wide pool started on first use
+// GPU idle for the sum of the draws every step (the server, generate and bench-inference all draw
+// this way). The helpers are a process-wide pool started on first use
 // and kept: starting and joining up to 7 threads for every step was host time the device waited
 // through as well.
 #pragma once
