@@ -71,7 +71,9 @@ RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
 // short context in one chunk (the host: up to att_wide_max positions).
 template <int D, int GP, bool PACKED, int WARPS = RF_AST_WARPS, bool ONE_CHUNK = false>
 RF_DEV void attn_stream(const rf_kargs &a) {
-    constexpr int L = D / 8;           // lanes per row
+    // Lanes per row: D / 8 rounded up to a power of two for the shuffle sums (head size 96: 16
+    // lanes, the last 4 idle); lanes le >= LV hold zeros.
+    constexpr int LV = D / 8, L = LV <= 8 ? (LV <= 4 ? 4 : 8) : LV <= 16 ? 16 : 32;
     constexpr int R = RF_WARP / L;     // row groups per warp (positions per warp step)
     // Warp steps whose loads are issued together; wide form: 16 positions a warp, as far as 128
     // registers allow (each step holds 8 K and 8 V elements a lane: 8 registers packed, 16 not).
@@ -98,7 +100,8 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     const int seq = ti[0], pos = ti[1];
     const int p0 = ast_first_position(a, pos) + c * C, n = max(0, min(p0 + C, pos + 1) - p0);
     const float cap = a.fparams[1];
-    const i64 e0 = (i64)kvh * D + 8 * le;
+    const bool lane_valid = L == LV || le < LV;
+    const i64 e0 = (i64)kvh * D + 8 * (lane_valid ? le : 0);
     if (!ONE_CHUNK) { // the split kernels load their slots here
         const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
         for (int i = tid; i < n; i += blockDim.x) sh_slot[i] = slots[p0 + i];
@@ -111,7 +114,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
         const int hq = kvh * G + (g < G ? g : 0);
         const float *qr = (const float *)((const u8 *)q.data + (i64)hq * q.nb[1] + (i64)t * q.nb[2]) + 8 * le;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) qv[g][e] = qr[e] * a.fparams[0];
+        for (int e = 0; e < 8; ++e) qv[g][e] = lane_valid ? qr[e] * a.fparams[0] : 0.f;
     }
     __syncthreads();
 
@@ -182,7 +185,8 @@ RF_DEV void attn_stream(const rf_kargs &a) {
 #pragma unroll
         for (int g = 0; g < GP; ++g) {
 #pragma unroll
-            for (int e = 0; e < 8; ++e) sh_wo[w][g * D + 8 * le + e] = o[g][e];
+            for (int e = 0; e < 8; ++e)
+                if (lane_valid) sh_wo[w][g * D + 8 * le + e] = o[g][e];
             if (le == 0) { sh_wm[w][g] = m[g]; sh_wl[w][g] = l[g]; }
         }
     }
@@ -218,6 +222,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     RF_KERNEL __launch_bounds__(128) void rf_attention_stream_d##D##_g##GP##_h(rf_kargs a) { rf_kernel_start(); attn_stream<D, GP, true>(a); }
 RF_AST_KERNEL(64, 1) RF_AST_KERNEL(64, 2) RF_AST_KERNEL(64, 4) RF_AST_KERNEL(64, 8)
 RF_AST_KERNEL(128, 1) RF_AST_KERNEL(128, 2) RF_AST_KERNEL(128, 4) RF_AST_KERNEL(128, 8)
+RF_AST_KERNEL(96, 1) RF_AST_KERNEL(96, 2) RF_AST_KERNEL(96, 4) RF_AST_KERNEL(96, 8)
 RF_AST_KERNEL(256, 1) RF_AST_KERNEL(256, 2) RF_AST_KERNEL(256, 4) RF_AST_KERNEL(256, 8)
 // ..._w: 16 warps for groups of up to 4 heads, 8 for 8 heads (their queries and sums alone take
 // 128 registers: 255 at 256 threads).
@@ -228,12 +233,14 @@ RF_AST_KERNEL(256, 1) RF_AST_KERNEL(256, 2) RF_AST_KERNEL(256, 4) RF_AST_KERNEL(
         prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true, W, true>(a); }
 #define RF_AST_WIDE(D, GP, W) RF_AST_WIDE_AS(D, GP, W, _w)
 RF_AST_WIDE(64, 1, 16) RF_AST_WIDE(64, 2, 16) RF_AST_WIDE(64, 4, 16) RF_AST_WIDE(64, 8, 8)
+RF_AST_WIDE(96, 1, 16) RF_AST_WIDE(96, 2, 16) RF_AST_WIDE(96, 4, 16) RF_AST_WIDE(96, 8, 8)
 RF_AST_WIDE(128, 1, 16) RF_AST_WIDE(128, 2, 16) RF_AST_WIDE(128, 4, 16) RF_AST_WIDE(128, 8, 8)
 // Head size 256: the 16 warps' partial outputs would not fit the static shared memory, so the
 // wide forms are the 8-warp and 4-warp ones below (and none for groups of 8).
 // ..._w8: the groups of up to 4 heads on 8 warps, for launches of up to two blocks a multiprocessor
 // (two 256-thread blocks fit one where a 512-thread one fills it).
 RF_AST_WIDE_AS(64, 1, 8, _w8) RF_AST_WIDE_AS(64, 2, 8, _w8) RF_AST_WIDE_AS(64, 4, 8, _w8)
+RF_AST_WIDE_AS(96, 1, 8, _w8) RF_AST_WIDE_AS(96, 2, 8, _w8) RF_AST_WIDE_AS(96, 4, 8, _w8)
 RF_AST_WIDE_AS(128, 1, 8, _w8) RF_AST_WIDE_AS(128, 2, 8, _w8) RF_AST_WIDE_AS(128, 4, 8, _w8)
 RF_AST_WIDE_AS(256, 1, 8, _w8) RF_AST_WIDE_AS(256, 2, 8, _w8) RF_AST_WIDE_AS(256, 4, 8, _w8)
 // ..._w4: the one-chunk form over 4 warps, for launches of more than two blocks (KV heads x tokens)
@@ -242,6 +249,7 @@ RF_AST_WIDE_AS(256, 1, 8, _w8) RF_AST_WIDE_AS(256, 2, 8, _w8) RF_AST_WIDE_AS(256
 // Compute showed the wide form at low occupancy, much of its time stalled at the barriers).
 #define RF_AST_ONE4(D, GP) RF_AST_WIDE_AS(D, GP, RF_AST_WARPS, _w4)
 RF_AST_ONE4(64, 1) RF_AST_ONE4(64, 2) RF_AST_ONE4(64, 4) RF_AST_ONE4(64, 8)
+RF_AST_ONE4(96, 1) RF_AST_ONE4(96, 2) RF_AST_ONE4(96, 4) RF_AST_ONE4(96, 8)
 RF_AST_ONE4(128, 1) RF_AST_ONE4(128, 2) RF_AST_ONE4(128, 4) RF_AST_ONE4(128, 8)
 RF_AST_ONE4(256, 1) RF_AST_ONE4(256, 2) RF_AST_ONE4(256, 4)
 

@@ -41,8 +41,8 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     const int64_t n_kv = std::max<int64_t>(n.iparams[0] > 0 ? std::min<int64_t>(tab->ne[0], n.iparams[0]) : tab->ne[0], 1);
     const bool fixed_d = D == 64 || D == 128;
 #if defined(RF_HIP_NVIDIA)
-    // The streaming kernels also take head size 256 and Gemma's window and soft cap.
-    const bool stream = (fixed_d || D == 256) && b.attention_stream;
+    // The streaming kernels also take head sizes 96 and 256 and Gemma's window and soft cap.
+    const bool stream = (fixed_d || D == 96 || D == 256) && b.attention_stream;
     int64_t C = fixed_d ? 64 : 128;
 #else
     const bool stream = false; // the AMD packs have no rf_attention_stream_* (attention_stream.hip)

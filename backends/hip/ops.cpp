@@ -380,7 +380,7 @@ std::vector<std::string> required_kernel_names() {
 #endif
     }
 #if defined(RF_HIP_NVIDIA)
-    for (int d : {64, 128, 256})
+    for (int d : {64, 96, 128, 256})
         for (int g : {1, 2, 4, 8})
             for (const char *form : {"", "_h", "_w", "_h_w", "_w4", "_h_w4", "_w8", "_h_w8"}) {
                 if (g == 8 && std::strstr(form, "_w8")) continue; // groups of 8 heads: _w is 8 warps already
