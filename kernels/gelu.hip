@@ -3,9 +3,12 @@
 // rows, else by strides): the unity file includes elementwise.hip first.
 #include "compat.h"
 
+// Every step rounded explicitly: the fused feed-forward kernels (matmul_vec.hip's GeGLU forms)
+// give the same bits as rf_geglu_f32 only if the compiler contracts no step differently.
 RF_DEV float gelu_tanh(float x) {
     const float kSqrt2OverPi = 0.7978845608028654f;
-    return 0.5f * x * (1.f + tanhf(kSqrt2OverPi * x * (1.f + 0.044715f * x * x)));
+    const float inner = __fmul_rn(__fmul_rn(kSqrt2OverPi, x), __fadd_rn(1.f, __fmul_rn(0.044715f, __fmul_rn(x, x))));
+    return __fmul_rn(__fmul_rn(0.5f, x), __fadd_rn(1.f, tanhf(inner)));
 }
 
 constexpr int kBinaryGeglu = 3; // after elementwise.hip's add (0), mul (1), swiglu (2)

@@ -1,5 +1,6 @@
 /* The "gate_up_swiglu" fusion of ROCmForge's kernel packs: a feed-forward block's two decode
- * projections and their SwiGLU, MATMUL(gate) MATMUL(up) SWIGLU(gate, up), as one launch that
+ * projections and their SwiGLU, MATMUL(gate) MATMUL(up) SWIGLU(gate, up) (or GEGLU, Gemma's
+ * gate: the kernels' GeGLU form, iparams[0] = 4), as one launch that
  * reads each row pair of the gate and up weights with all its loads in flight and writes gate,
  * up and their product (kernels/matmul_vec.hip):
  *  - one activation row: rf_mvqn_<type>_1f (NVIDIA packs; gate and up of one weight type), else
@@ -27,7 +28,8 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     const char *kernel = NULL;
     if (first + 2 >= g->n_nodes) return 0;
     mg = g->nodes[first], mu = g->nodes[first + 1], sw = g->nodes[first + 2];
-    if (mu->op != RF_OP_MATMUL || sw->op != RF_OP_SWIGLU || !pm_plain_matmul(mg) || !pm_plain_matmul(mu)) return 0;
+    if (mu->op != RF_OP_MATMUL || (sw->op != RF_OP_SWIGLU && sw->op != RF_OP_GEGLU) || !pm_plain_matmul(mg) || !pm_plain_matmul(mu))
+        return 0;
     x = mg->src[1], gd = mg->dst, ud = mu->dst, sd = sw->dst;
     if (mu->src[1]->data != x->data || mu->src[1]->ne[0] != x->ne[0] || mu->src[1]->ne[1] != x->ne[1]) return 0;
     form = rf_pack_matmul_form(dev, mg);
@@ -71,14 +73,20 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->dst = (rf_tensor_ref){0, RF_BIND_DST};
     l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
-    l->iparams[0] = 1; /* SwiGLU form */
+    l->iparams[0] = sw->op == RF_OP_GEGLU ? 4 : 1; /* GeGLU or SwiGLU form */
     pm_decode_input(l, block, mg->src[0], M);
     pm_cols_prefetch_head(l, 8 * mg->src[0]->nb[1]); /* a block: 4 rows of gate and of up (either kernel) */
     return 3;
 }
 
+/* GELU's tanh form step by step as kernels/gelu.hip evaluates it. */
+static float gelu_tanh_host(float x) {
+    const float inner = (0.7978845608028654f * x) * (1.f + 0.044715f * (x * x));
+    return (0.5f * x) * (1.f + tanhf(inner));
+}
+
 /* The launch on the host: every product as the kernels compute it (q8_1 columns lent: integer
- * dot products with the weight blocks; F16: the f32 row), then silu(gate) * up. */
+ * dot products with the weight blocks; F16: the f32 row), then silu(gate) * up or gelu(gate) * up. */
 static int32_t host_gate_up(const rf_kargs *a, const rf_fusion_launch *l) {
     const rf_ktensor *wg = &a->src[0], *wu = &a->src[1];
     const int64_t K = wg->ne[0], N = a->dst.ne[0], M = a->dst.ne[1], stride = a->aux[l->q8_aux_stride];
@@ -93,7 +101,7 @@ static int32_t host_gate_up(const rf_kargs *a, const rf_fusion_launch *l) {
             const float v = pm_matmul_out(wg->type, f16, rg, col, K), u = pm_matmul_out(wu->type, f16, ru, col, K);
             gate[n] = v;
             up[n] = u;
-            prod[n] = (v / (1.f + expf(-v))) * u;
+            prod[n] = a->iparams[0] == 4 ? gelu_tanh_host(v) * u : (v / (1.f + expf(-v))) * u;
         }
     }
     return RF_OK;

@@ -33,16 +33,17 @@ GraphCase norm_matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t
     return b.c;
 }
 
-// MATMUL(gate) MATMUL(up) SWIGLU over one activation vector or M columns.
-GraphCase gate_up(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M) {
+// MATMUL(gate) MATMUL(up) SWIGLU (or GEGLU, Gemma) over one activation vector or M columns.
+GraphCase gate_up(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int glu = RF_OP_SWIGLU) {
     Builder b;
-    b.c.name = std::string("fused gate/up+swiglu ") + type_label(type) + " K=" + std::to_string(K) + " N=" + std::to_string(N) + cols(M);
+    b.c.name = std::string(glu == RF_OP_GEGLU ? "fused gate/up+geglu " : "fused gate/up+swiglu ") + type_label(type) + " K=" +
+               std::to_string(K) + " N=" + std::to_string(N) + cols(M);
     b.c.max_nmse = 5e-4;
     const int x = b.input(rnd(rng, RF_TYPE_F32, K, M)), Wg = b.input(rnd(rng, type, K, N)), Wu = b.input(rnd(rng, type, K, N));
     const int g = b.output(RF_TYPE_F32, N, M), u = b.output(RF_TYPE_F32, N, M), s = b.output(RF_TYPE_F32, N, M);
     b.node(RF_OP_MATMUL, g, {Wg, x});
     b.node(RF_OP_MATMUL, u, {Wu, x});
-    b.node(RF_OP_SWIGLU, s, {g, u});
+    b.node(glu, s, {g, u});
     return b.c;
 }
 
@@ -246,6 +247,7 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         for (int64_t M : {1, 2, 3, 5, 7, 11, 24, 100}) {
             v.push_back(norm_matmul(rng, t, 512, 67, M, M % 2 == 1));
             v.push_back(gate_up(rng, t, 512, M == 1 ? 67 : 37, M));
+            if (M <= 3) v.push_back(gate_up(rng, t, 512, M == 1 ? 67 : 37, M, RF_OP_GEGLU));
             v.push_back(matmul_rope(rng, t, 512, 64, 4, M, M == 5 ? 32 : 64, M == 7));
         }
         v.push_back(matmul_rope(rng, t, 256, 128, 2, 3, 128, false));
