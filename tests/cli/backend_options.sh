@@ -28,6 +28,10 @@ best=$("$exe" info --backend cpu 2>/dev/null | grep -o 'simd=[a-z0-9]* (detected
 [ -n "$best" ] || fail "info: no 'detected' SIMD level in the cpu backend's details"
 expect 0 "simd=$best \(detected" -- "$exe" info --config "$tmp/scalar.json" --backend-option cpu.simd=scalar --backend-option cpu.simd=auto
 expect 0 "^ +weights = copy \(set in" -- "$exe" info --config "$tmp/scalar.json" --backend-option cpu.simd=auto
+# An instance's option, over the backend's, for that instance only.
+expect 0 "^ +on cpu:0: simd = scalar \(set by --backend-option cpu:0.simd=scalar\)" -- \
+  "$exe" info --backend cpu:0 --backend-option cpu.simd=avx2 --backend-option cpu:0.simd=scalar
+expect 0 "threads=[0-9]+ simd=scalar \(detected" -- "$exe" info --backend cpu:0 --backend-option cpu.simd=avx2 --backend-option cpu:0.simd=scalar
 
 # Malformed flags and bad values: exit 2 naming the flag, the key and what it accepts.
 expect 2 "--backend-option 'cpu.simd' has no '='" -- "$exe" info --backend-option cpu.simd
