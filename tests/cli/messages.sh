@@ -49,6 +49,11 @@ head -1 "$tmp/none.err" | grep -q "^error: $tmp/simd.json: backend_options.cpu.s
   fail "the reason does not lead: $(head -1 "$tmp/none.err")"
 expect 2 "^error: .*backend_options.cpu.simd is \"bogus\"" -- "$exe" generate -m "$model" -p x -n 1 --config "$tmp/simd.json"
 
+# At debug level the executor logs each node's backend with the reason (was RF_SCHED_DEBUG).
+expect 0 "sched: node +0 get_rows .*-> cpu \(where its weights live\)" -- "$exe" -vv generate -m "$model" -p x -n 1 --backend cpu
+expect 0 "sched: node" -- env ROCMFORGE_LOG=debug "$exe" generate -m "$model" -p x -n 1 --backend cpu
+"$exe" generate -m "$model" -p x -n 1 --backend cpu 2>&1 | grep -q "sched:" && fail "sched: lines without -vv"
+
 # Ctrl-C during generate: the statistics of what was done, exit 130. A long run (-c 65536,
 # one thread) is interrupted once its first text is out.
 "$exe" generate -m "$model" -p "And" -n -1 --ignore-eos -c 65536 -t 1 --seed 1 >"$tmp/int.out" 2>"$tmp/int.err" &
