@@ -22,7 +22,8 @@ std::vector<std::string> split_names(const char *list) {
     return names;
 }
 
-// The config the params describe: file or defaults, backends, threads, the hip device.
+// The config the params describe: file or defaults, backends, threads, the hip device, backend
+// options.
 rf::Config config_from(const rocmforge_model_params &p) {
     rf::Config c = rf::Config::resolve(p.config_path ? p.config_path : "");
     if (p.backends) {
@@ -33,6 +34,7 @@ rf::Config config_from(const rocmforge_model_params &p) {
     if (p.n_threads < 0) throw rf::UsageError("rocmforge_model_load: params.n_threads must be >= 0");
     if (p.n_threads > 0) c.n_threads = p.n_threads;
     if (p.device >= 0) c.device = p.device; // the GPU the hip backend runs on
+    if (p.backend_options) c.merge_backend_options(p.backend_options, "rocmforge_model_params.backend_options");
     return c;
 }
 

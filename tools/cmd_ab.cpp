@@ -1,4 +1,5 @@
-// rocmforge ab -m MODEL (--config a.json --config b.json | --backend x --backend y) [-p N -n N -r R]
+// rocmforge ab -m MODEL (--config a.json --config b.json | --backend x --backend y |
+//                        --backend-option-a O --backend-option-b O) [-p N -n N -r R]
 //
 // Both sides live in this process (two Runtimes, two model instances). Repetitions alternate
 // the order (A B, B A, ...) so drift hits both alike. Each repetition: prefill of a fixed random
@@ -23,6 +24,7 @@
 
 #include <rapidjson/document.h>
 
+#include "backend_option_arg.h"
 #include "bench_report.h"
 #include "common_args.h"
 #include "rocmforge/error.h"
@@ -35,14 +37,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 const char *kUsage =
-    "usage: rocmforge ab -m MODEL (--config A.json --config B.json | --backend X --backend Y)\n"
+    "usage: rocmforge ab -m MODEL (--config A.json --config B.json | --backend X --backend Y |\n"
+    "                    --backend-option-a B.K=V --backend-option-b B.K=V)\n"
     "                    [-p N] [-n N] [-r R] [--svg FILE] [-t N] [--no-profile]\n\n"
-    "Runs the model on two configs (or backends) interleaved in one process and reports the\n"
-    "speed ratio B/A with a 95% confidence interval, whether the outputs agree, and per-op times\n"
-    "from a profiled run of each side (table + SVG chart).\n\n"
+    "Runs the model on two configs (or backends, or backend options) interleaved in one process\n"
+    "and reports the speed ratio B/A with a 95% confidence interval, whether the outputs agree,\n"
+    "and per-op times from a profiled run of each side (table + SVG chart).\n\n"
     "  -m, --model FILE   GGUF model (required)\n"
-    "  --config FILE      side A, then side B (JSON configs)\n"
-    "  --backend NAME     side A, then side B (instead of --config)\n"
+    "  --config FILE      side A, then side B (JSON configs); given once: both sides\n"
+    "  --backend NAME     side A, then side B; given once: both sides\n"
+    "  --backend-option BACKEND.KEY=VALUE    a backend option for both sides (repeatable)\n"
+    "  --backend-option-a BACKEND.KEY=VALUE  one for side A only (repeatable; over the above)\n"
+    "  --backend-option-b BACKEND.KEY=VALUE  one for side B only (repeatable)\n"
     "  -p, --n-prompt N   prompt tokens (random ids, fixed seed; default 128)\n"
     "  -n, --n-gen N      generated tokens, greedy (default 32)\n"
     "  -r, --repetitions N  timed repetitions per side (default 5)\n"
@@ -156,6 +162,7 @@ double median(std::vector<double> v) { return rf::bench::percentile(std::move(v)
 int cmd_ab(int argc, char **argv) {
     std::string model_path, svg = "ab.svg";
     std::vector<std::string> configs, backends;
+    std::vector<rf::BackendOptionFlag> both_options, side_options[2];
     int64_t n_prompt = 128, n_gen = 32;
     int reps = 5, threads = 0;
     bool profile = true;
@@ -168,6 +175,11 @@ int cmd_ab(int argc, char **argv) {
         if (a == "-m" || a == "--model") model_path = rf::take_value(argc, argv, i);
         else if (a == "--config") configs.push_back(rf::take_value(argc, argv, i));
         else if (a == "--backend") backends.push_back(rf::take_value(argc, argv, i));
+        else if (a == "--backend-option" || a == "--backend-option-a" || a == "--backend-option-b") {
+            auto &to = a == "--backend-option" ? both_options : side_options[a == "--backend-option-a" ? 0 : 1];
+            to.push_back({a, rf::take_value(argc, argv, i)});
+            rf::parse_backend_option_arg(a, to.back().text);
+        }
         else if (a == "-p" || a == "--n-prompt") n_prompt = rf::parse_int_arg(a, rf::take_value(argc, argv, i), 1, 1 << 20);
         else if (a == "-n" || a == "--n-gen") n_gen = rf::parse_int_arg(a, rf::take_value(argc, argv, i), 1, 1 << 20);
         else if (a == "-r" || a == "--repetitions") reps = int(rf::parse_int_arg(a, rf::take_value(argc, argv, i), 1, 10000));
@@ -177,15 +189,35 @@ int cmd_ab(int argc, char **argv) {
         else throw rf::UsageError("ab: unknown option '" + a + "' (see rocmforge ab --help)");
     }
     if (model_path.empty()) throw rf::UsageError("ab: -m MODEL is required");
-    if (!((configs.size() == 2 && backends.empty()) || (backends.size() == 2 && configs.empty())))
-        throw rf::UsageError("ab: give exactly two --config files or exactly two --backend names (one per side)");
+    if (configs.size() > 2 || backends.size() > 2)
+        throw rf::UsageError("ab: give --config and --backend at most twice each (once: both sides; twice: side A, then B)");
+    const auto texts = [](const std::vector<rf::BackendOptionFlag> &flags) {
+        std::vector<std::string> out;
+        for (const auto &f : flags) out.push_back(f.text);
+        return out;
+    };
+    if (configs.size() < 2 && backends.size() < 2 && texts(side_options[0]) == texts(side_options[1]))
+        throw rf::UsageError("ab: the two sides are the same: give two --config files, two --backend names, or "
+                             "--backend-option-a / --backend-option-b");
 
     Side sides[2];
     for (int k = 0; k < 2; ++k) {
         Side &s = sides[k];
-        const char *name = k == 0 ? "A" : "B";
-        if (!configs.empty()) s.args.config_path = configs[size_t(k)], s.label = std::string(name) + ": --config " + configs[size_t(k)];
-        else s.args.backends = {backends[size_t(k)]}, s.label = std::string(name) + ": --backend " + backends[size_t(k)];
+        s.label = k == 0 ? "A:" : "B:";
+        if (!configs.empty()) {
+            s.args.config_path = configs[std::min(size_t(k), configs.size() - 1)];
+            s.label += " --config " + s.args.config_path;
+        }
+        if (!backends.empty()) {
+            s.args.backends = {backends[std::min(size_t(k), backends.size() - 1)]};
+            s.label += " --backend " + s.args.backends[0];
+        }
+        s.args.backend_options = both_options;
+        for (const auto &o : side_options[k]) {
+            s.args.backend_options.push_back(o);
+            s.label += " " + o.text;
+        }
+        if (configs.empty() && backends.empty() && side_options[k].empty()) s.label += " (defaults)";
         s.args.n_threads = threads;
         load_side(s, model_path, false, "");
     }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "info_backend_options.h"
 #include "rocmforge/error.h"
 #include "rocmforge/plugin_loader.h"
 #include "rocmforge/runtime.h"
@@ -17,6 +18,7 @@ namespace {
 const char *kHelp = "usage: rocmforge info [options]\n"
                     "Lists the plugins found (and why any was refused), the backends started, every\n"
                     "device of every backend plugin (arch, total and free memory, the backend using it),\n"
+                    "every backend plugin's options (value in force, default, valid values, meaning),\n"
                     "and the config in force.\n";
 
 std::string gib(uint64_t b) {
@@ -113,7 +115,9 @@ int cmd_info(int argc, char **argv) {
     std::printf("backends (priority order: %s):\n", order.c_str());
     if (!rt) {
         std::printf("  none started\n");
-        print_devices(discover_plugins(run_cfg), nullptr);
+        const auto plugins = discover_plugins(run_cfg);
+        print_devices(plugins, nullptr);
+        print_backend_options(plugins, cfg);
         std::fflush(stdout);
         throw Error(failure, failure_code);
     }
@@ -127,7 +131,9 @@ int cmd_info(int argc, char **argv) {
         const auto it = std::find_if(un.begin(), un.end(), [&](const auto &u) { return u.first == name; });
         if (it != un.end()) std::printf("  %s: unavailable: %s\n", name.c_str(), it->second.c_str());
     }
-    print_devices(discover_plugins(run_cfg), rt.get());
+    const auto plugins = discover_plugins(run_cfg);
+    print_devices(plugins, rt.get());
+    print_backend_options(plugins, cfg);
     bool gpu = false;
     for (const auto *b : rt->backends()) gpu |= b->info().kind == RF_DEVICE_GPU;
     if (!gpu) std::printf("no GPU backend available: running on the CPU backend\n");

@@ -8,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "backend_option_arg.h"
 #include "rocmforge/error.h"
 
 namespace rf {
@@ -18,6 +19,10 @@ const char *RuntimeArgs::help() {
            "  --backend NAME     run on backend NAME (repeatable: priority order; the model goes on\n"
            "                     the first); NAME:N runs it on its device N (hip:1); exits with an\n"
            "                     error if NAME cannot start, rather than falling back to another\n"
+           "  --backend-option BACKEND.KEY=VALUE  set backend option KEY of BACKEND (hip, cpu, or an\n"
+           "                     instance: hip:1) over the config's backend_options (repeatable);\n"
+           "                     VALUE is JSON when it parses (true, 16, [\"a\"]), else a string;\n"
+           "                     `rocmforge info` lists every backend's options\n"
            "  --device N         GPU N for the hip backend (`rocmforge info` lists every device;\n"
            "                     default: the config's backend_options.hip.device, else 0; the CPU\n"
            "                     has one); an index out of range is an error naming the devices\n"
@@ -35,6 +40,10 @@ bool RuntimeArgs::parse(int argc, char **argv, int &i) {
     };
     if (a == "--config") config_path = value();
     else if (a == "--backend") backends.push_back(value());
+    else if (a == "--backend-option") {
+        backend_options.push_back({a, value()});
+        parse_backend_option_arg(a, backend_options.back().text); // a malformed one fails before anything loads
+    }
     else if (a == "--device") {
         std::string v = value();
         char *end = nullptr;
@@ -64,6 +73,7 @@ bool RuntimeArgs::parse(int argc, char **argv, int &i) {
 Config RuntimeArgs::make_config() const {
     Config c = Config::resolve(config_path);
     if (!backends.empty()) c.require_backends(backends);
+    apply_backend_option_flags(c, backend_options);
     if (n_threads > 0) c.n_threads = n_threads;
     if (device >= 0) c.device = device;
     if (profile || profile_every > 0) {

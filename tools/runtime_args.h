@@ -1,8 +1,10 @@
-// Options every runtime-using command shares: --config, --backend, --device, -t, --profile.
+// Options every runtime-using command shares: --config, --backend, --backend-option, --device, -t,
+// --profile.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "backend_option_arg.h"
 #include "rocmforge/runtime.h"
 
 namespace rf {
@@ -10,6 +12,7 @@ namespace rf {
 struct RuntimeArgs {
     std::string config_path;
     std::vector<std::string> backends; // --backend (repeatable)
+    std::vector<BackendOptionFlag> backend_options; // --backend-option BACKEND.KEY=VALUE (repeatable)
     int n_threads = 0;
     int device = -1; // --device N: the GPU the hip backend runs on (-1: the config's, else 0)
     bool profile = false;

@@ -43,6 +43,8 @@ struct CpuBackend {
 std::unique_ptr<CpuBackend> create_backend(const char *config_json);
 // The keys create_backend reads, NULL-terminated (rf_backend_vtable::option_keys).
 const char *const *option_keys();
+// Each of those keys' type, default and valid values (rf_backend_vtable::option_descs).
+const rf_option_desc *option_descs(int32_t *count);
 
 // Runs every node of the graph on the pool. Returns an rf_status and fills *message on error.
 // marks_ns (optional, n_nodes + 1 entries, steady clock ns): marks_ns[0] when the first node

@@ -56,13 +56,25 @@ const char *const *option_keys() {
     return keys;
 }
 
+const rf_option_desc *option_descs(int32_t *count) {
+    static const rf_option_desc descs[] = {
+        {"n_threads", RF_OPTION_INT, "0", 0, 1024, nullptr, "worker threads; 0: one per core (-t N sets it)"},
+        {"weights", RF_OPTION_ENUM, "auto", 0, 0, "auto|copy|map",
+         "the model's weights copied into huge-page memory (copy), read from the mapped file (map), "
+         "or copied when they fit in free memory (auto)"},
+        {"simd", RF_OPTION_ENUM, "auto", 0, 0, "auto|scalar|avx2|avx512vnni",
+         "the kernels' instruction set: the best this CPU has (auto) or a lower one; one it lacks is refused"},
+    };
+    *count = int32_t(sizeof descs / sizeof descs[0]);
+    return descs;
+}
+
 std::unique_ptr<CpuBackend> create_backend(const char *config_json) {
     auto be = std::make_unique<CpuBackend>();
     int n_threads = 0;
     be->detected = detect_simd_level();
     be->simd = be->detected;
     std::string simd_name;
-    if (const char *env = std::getenv("ROCMFORGE_CPU_SIMD"); env && *env) simd_name = env;
 
     rapidjson::Document doc;
     const char *text = (config_json && *config_json) ? config_json : "{}";
@@ -77,7 +89,6 @@ std::unique_ptr<CpuBackend> create_backend(const char *config_json) {
         n_threads = it->value.GetInt();
     }
     std::string weights_name;
-    if (const char *env = std::getenv("ROCMFORGE_CPU_WEIGHTS"); env && *env) weights_name = env;
     if (auto it = doc.FindMember("weights"); it != doc.MemberEnd()) {
         if (!it->value.IsString()) throw rf::UsageError("cpu backend config: weights must be a string");
         weights_name = it->value.GetString();

@@ -202,6 +202,10 @@ const rf_backend_vtable kVtable = {
     cpu_list_devices,
     cpu_set_observer,
     cpu_device_memory,
+    nullptr, // host_pin: its memory is host memory already
+    nullptr, // host_unpin
+    nullptr, // compute_same: compute() checks nothing it could skip
+    option_descs,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "cpu", "0.1.0", &kVtable};

@@ -67,11 +67,7 @@ InferenceContext::InferenceContext(Model &model, Runtime &runtime, const Context
     logits_.reserve(n_seq * (size_t)model.hparams().n_vocab);
     const ModelHparams &hp = model.hparams();
     const bool has_local = hp.n_swa > 0 && hp.swa_pattern > 0;
-    // ROCMFORGE_ROPE_ANGLES=0: the ROPE nodes evaluate their angles (an A/B and debugging switch;
-    // the same values either way).
-    const char *env = std::getenv("ROCMFORGE_ROPE_ANGLES");
-    const bool angles = !(env && std::string(env) == "0");
-    for (int i = 0; angles && i < (has_local ? 2 : 1); ++i) {
+    for (int i = 0; i < (has_local ? 2 : 1); ++i) {
         RopeParams p;
         if (rope_params(model, cache_, i == 1, &p) && p.n_rot > 0)
             step_->rope_angles[i] = std::make_unique<RopeAngleCache>(p, cache_.pages().n_slots());

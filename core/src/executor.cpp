@@ -124,8 +124,6 @@ struct Executor::Impl {
         }
     }
 
-    bool debug = std::getenv("RF_SCHED_DEBUG") != nullptr;
-
     // op_overrides per op id (nullptr: none), looked up once instead of per node.
     Backend *override_backend[RF_OP_COUNT] = {};
 
@@ -347,15 +345,17 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
     const auto &refs = g.refs_;
     const int n_nodes = static_cast<int>(nodes.size());
 
+    // Every assignment and copy with its reason, at debug level (-vv, ROCMFORGE_LOG=debug).
+    const bool debug = spdlog::should_log(spdlog::level::debug);
     // 1. Assign backends; intermediates live where they are produced.
     for (int i = 0; i < n_nodes; ++i) {
         const char *why = "";
         steps[i].backend = I.choose_backend(nodes[i], refs[i], why);
         Tensor *dst = refs[i].dst;
         if (dst->kind == TensorKind::Intermediate) dst->home = steps[i].backend;
-        if (I.debug)
-            fmt::print(stderr, "sched: node {:4d} {:10s} {:28s} -> {} ({})\n", i, op_name(nodes[i].op),
-                       nodes[i].label ? nodes[i].label : "", steps[i].backend->name(), why);
+        if (debug)
+            spdlog::debug("sched: node {:4d} {:10s} {:28s} -> {} ({})", i, op_name(nodes[i].op),
+                          nodes[i].label ? nodes[i].label : "", steps[i].backend->name(), why);
     }
     // Inputs live on their first consumer's backend.
     for (int i = 0; i < n_nodes; ++i)
@@ -384,9 +384,9 @@ void Executor::plan(Graph &g, std::vector<Step> &steps, std::vector<Tensor *> &o
             c->name = std::string(src->label()) + "@" + steps[i].backend->name();
             c->view_src = src; // remembered for the copy; not a view
             steps[i].copies.emplace_back(s, c);
-            if (I.debug)
-                fmt::print(stderr, "sched: copy {} {} -> {} for node {}\n", src->label(), r->home ? r->home->name() : "host",
-                           steps[i].backend->name(), i);
+            if (debug)
+                spdlog::debug("sched: copy {} {} -> {} for node {}", src->label(), r->home ? r->home->name() : "host",
+                              steps[i].backend->name(), i);
         }
     }
 

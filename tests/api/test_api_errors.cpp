@@ -183,3 +183,33 @@ TEST_CASE("a full context is an error code that changes nothing", "[api][errors]
     REQUIRE(rocmforge_decode(c.ctx, &b) == ROCMFORGE_OK);
     rocmforge_batch_free(b);
 }
+
+TEST_CASE("backend options: each checked against the backend's options, good ones load", "[api][errors]") {
+    rocmforge_model *m = nullptr;
+    rocmforge_model_params p = rocmforge_model_default_params();
+    p.backends = "cpu";
+    const std::string path = api_test::model_path();
+    p.backend_options = R"({"cpu": {"simd": "avx9"}})";
+    REQUIRE_FAILS(rocmforge_model_load(path.c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT,
+                  "backend_options.cpu.simd is \"avx9\", but option simd of backend 'cpu' is of type enum: one of auto, scalar, avx2, avx512vnni");
+    REQUIRE_FAILS(rocmforge_model_load(path.c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT, "rocmforge_model_params.backend_options");
+    p.backend_options = R"({"cpu": {"n_threads": 5000}})";
+    REQUIRE_FAILS(rocmforge_model_load(path.c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT, "an integer in 0..1024");
+    p.backend_options = R"({"cpu": {"n_threads": "many"}})";
+    REQUIRE_FAILS(rocmforge_model_load(path.c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT, "of type int");
+    p.backend_options = R"({"cpu": {"smd": "scalar"}})";
+    REQUIRE_FAILS(rocmforge_model_load(path.c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT, "is not an option of backend 'cpu'");
+    p.backend_options = R"({"warpdrive": {"x": 1}})";
+    REQUIRE_FAILS(rocmforge_model_load(path.c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT, "names backend 'warpdrive'");
+    p.backend_options = "[1, 2]";
+    REQUIRE_FAILS(rocmforge_model_load(path.c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT, "not a JSON object");
+    p.backend_options = R"({"cpu": 3})";
+    REQUIRE_FAILS(rocmforge_model_load(path.c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT, "cpu must be an object");
+    REQUIRE(m == nullptr);
+
+    p.backend_options = R"({"cpu": {"simd": "scalar", "weights": "copy", "n_threads": 2}})";
+    REQUIRE(rocmforge_model_load(path.c_str(), &p, &m) == ROCMFORGE_OK);
+    REQUIRE(m != nullptr);
+    REQUIRE(std::string(rocmforge_model_backend(m)) == "cpu");
+    rocmforge_model_free(m);
+}

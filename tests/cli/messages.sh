@@ -37,15 +37,22 @@ plugin=$(awk '$1 == "cpu" && /loaded/ { sub(":$", "", $3); print $3; exit }' "$t
 mkdir -p "$tmp/p1" "$tmp/p2" && cp "$plugin" "$tmp/p1/" && cp "$plugin" "$tmp/p2/"
 echo "{\"backends\": [\"nosuch\"], \"plugin_dirs\": [\"$tmp/p1\", \"$tmp/p2\"]}" >"$tmp/dup.json"
 expect 2 "backends found: cpu(, hip)?\)" -- "$exe" info --config "$tmp/dup.json"
-# No backend starts: info still lists what it found, and the reason leads the error (exit 1).
+# No backend starts (an option value the cpu plugin's description refuses): info still lists
+# what it found and every backend's options, and the reason leads the error (exit 2).
 echo '{"backends": ["cpu"], "backend_options": {"cpu": {"simd": "bogus"}}}' >"$tmp/simd.json"
 "$exe" info --config "$tmp/simd.json" >"$tmp/none.out" 2>"$tmp/none.err"
 rc=$?
-[ $rc = 1 ] || fail "info with no backend starting exited $rc"
+[ $rc = 2 ] || fail "info with no backend starting exited $rc"
 grep -q "^plugins:" "$tmp/none.out" && grep -q "none started" "$tmp/none.out" || fail "info printed: $(cat "$tmp/none.out")"
-head -1 "$tmp/none.err" | grep -q "^error: backend 'cpu' cannot start: .*simd \"bogus\"" ||
+grep -q "^ *simd = bogus (set in $tmp/simd.json)" "$tmp/none.out" || fail "info: the refused option is not listed"
+head -1 "$tmp/none.err" | grep -q "^error: $tmp/simd.json: backend_options.cpu.simd is \"bogus\"" ||
   fail "the reason does not lead: $(head -1 "$tmp/none.err")"
-expect 1 "^error: backend 'cpu' cannot start: .*simd" -- "$exe" generate -m "$model" -p x -n 1 --config "$tmp/simd.json"
+expect 2 "^error: .*backend_options.cpu.simd is \"bogus\"" -- "$exe" generate -m "$model" -p x -n 1 --config "$tmp/simd.json"
+
+# At debug level the executor logs each node's backend with the reason (was RF_SCHED_DEBUG).
+expect 0 "sched: node +0 get_rows .*-> cpu \(where its weights live\)" -- "$exe" -vv generate -m "$model" -p x -n 1 --backend cpu
+expect 0 "sched: node" -- env ROCMFORGE_LOG=debug "$exe" generate -m "$model" -p x -n 1 --backend cpu
+"$exe" generate -m "$model" -p x -n 1 --backend cpu 2>&1 | grep -q "sched:" && fail "sched: lines without -vv"
 
 # Ctrl-C during generate: the statistics of what was done, exit 130. A long run (-c 65536,
 # one thread) is interrupted once its first text is out.

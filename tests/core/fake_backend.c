@@ -7,6 +7,10 @@
  *   FAKE_ABI_MAJOR   ABI major version to report (to test refusal)
  *   FAKE_ABI_MINOR   ABI minor version to report
  *   FAKE_OPTION_KEYS the backend_options keys it lists (ABI 1.2 option_keys), e.g. "a", "b"
+ *   FAKE_OPTION_DESCS defined: describes its keys (ABI 2.10 option_descs) from the table below:
+ *                    level (int 0..9), mode (enum auto|fast|safe), fast (bool), label (string),
+ *                    tags (string list); a listed key not in the table stays undescribed.
+ *                    fake_last_config() returns the config init last received.
  *   FAKE_FLAGS       its RF_BACKEND_* flags (ABI 1.2 flags)
  *   FAKE_DEVICES     how many devices it serves (list_devices, ABI 1.3; device_memory, ABI 2.2;
  *                    init's "device" picks one, out of range is refused). Each has
@@ -62,7 +66,16 @@ typedef struct { uint64_t size; int device; } fake_buffer_head;
 #define DEV_OFF ((uintptr_t)(FAKE_HOST_MEMORY ? 0 : 0x400000000000ull))
 static void *to_host(const void *p) { return (void *)((uintptr_t)p - DEV_OFF); }
 
+#ifdef FAKE_OPTION_DESCS
+static char fake_config_seen[4096];
+/* The config JSON the last init() received (truncated to 4095 bytes). */
+RF_PLUGIN_EXPORT const char *fake_last_config(void) { return fake_config_seen; }
+#endif
+
 static int fake_init(const char *cfg, void **ctx, char *err, size_t n) {
+#ifdef FAKE_OPTION_DESCS
+    snprintf(fake_config_seen, sizeof fake_config_seen, "%s", cfg ? cfg : "");
+#endif
     /* Any option set to "invalid" stands for a bad config value. */
     if (cfg && strstr(cfg, "\"invalid\"")) {
         strncpy(err, "fake: an option is invalid", n);
@@ -257,6 +270,23 @@ static const char *const *fake_option_keys(void) {
 #else
 #define FAKE_OPTION_KEYS_SLOT NULL
 #endif
+#ifdef FAKE_OPTION_DESCS
+static const rf_option_desc *fake_option_descs(int32_t *count) {
+    static const rf_option_desc descs[] = {
+        {"level", RF_OPTION_INT, "2", 0, 9, NULL, "how hard it tries"},
+        {"mode", RF_OPTION_ENUM, "auto", 0, 0, "auto|fast|safe", "which way it runs"},
+        {"fast", RF_OPTION_BOOL, "false", 0, 0, NULL, "skips the slow part"},
+        {"label", RF_OPTION_STRING, "", 0, 0, NULL, "a name for the logs"},
+        {"tags", RF_OPTION_STRING_LIST, "", 0, 0, NULL, "labels for the logs"},
+        {NULL, RF_OPTION_INT, "", 0, 0, NULL, "an entry without a key: the host skips it"},
+    };
+    *count = (int32_t)(sizeof descs / sizeof descs[0]);
+    return descs;
+}
+#define FAKE_OPTION_DESCS_SLOT fake_option_descs
+#else
+#define FAKE_OPTION_DESCS_SLOT NULL
+#endif
 #ifdef FAKE_FLAGS
 static uint32_t fake_flags(void) { return FAKE_FLAGS; }
 #define FAKE_FLAGS_SLOT fake_flags
@@ -291,6 +321,7 @@ static const rf_backend_vtable fake_vtable = {
     .host_pin = FAKE_SLOT(host_pin, fake_host_pin),
     .host_unpin = FAKE_SLOT(host_unpin, fake_host_unpin),
     .compute_same = FAKE_SLOT(compute_same, fake_compute_same),
+    .option_descs = FAKE_SLOT(option_descs, FAKE_OPTION_DESCS_SLOT),
 };
 
 static const rf_plugin_info fake_info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, RF_PLUGIN_BACKEND, FAKE_NAME, "test", &fake_vtable};

@@ -14,10 +14,11 @@ ok() { echo "ok: $*"; }
 # check DESCRIPTION CONDITION...: runs the condition (a command), ok or FAIL.
 check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
 
-# start_server NAME ARGS...: sets URL (and URL_<NAME> is not needed: one URL at a time).
+# start_server NAME ARGS...: sets URL (and URL_<NAME> is not needed: one URL at a time). The
+# script's serve_extra array, if set, is appended to every server's arguments.
 start_server() {
   local name=$1; shift
-  "$rocmforge" serve -m "$model" --port 0 "$@" >"$tmp/$name.log" 2>&1 &
+  "$rocmforge" serve -m "$model" --port 0 "$@" ${serve_extra[@]+"${serve_extra[@]}"} >"$tmp/$name.log" 2>&1 &
   server_pid[$name]=$!
   for _ in $(seq 100); do
     local port

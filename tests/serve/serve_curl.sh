@@ -2,8 +2,10 @@
 # rocmforge serve driven with curl: the endpoints, streaming, stop strings, usage counts, every
 # kind of bad request, the API key, the wait queue, batching that does not change the tokens,
 # cancellation by disconnect, and graceful shutdown. Usage: serve_curl.sh ROCMFORGE MODEL
+# [SERVE_ARGS...] (given to every server started).
 set -uo pipefail
 rocmforge=$1 model=$2
+serve_extra=("${@:3}")
 source "$(dirname "$0")/lib_server.sh"
 C=(curl -s --max-time 20)
 

@@ -37,6 +37,10 @@ const char *kUsage =
     "  --timeout S          per-request limit in seconds, queue wait included (default 300)\n"
     "  --prefill-chunk N    prompt tokens per step beside the decodes (default 256)\n"
     "  --shutdown-grace S   on SIGINT/SIGTERM, seconds running requests may finish (default 5)\n"
+    "  --candidates on|off|always  on (default): where the logits are on a GPU and every running\n"
+    "                       request samples greedily or from its top-k without logprobs, only each\n"
+    "                       row's candidates are read back (the same tokens); off: whole rows;\n"
+    "                       always: candidates on any backend (the CPU too)\n"
     "  -c N                 KV pool in tokens, shared by all requests (default --parallel x the\n"
     "                       model's trained context, at most 4096 each)\n";
 
@@ -49,7 +53,16 @@ struct Options {
     std::string api_key;
     std::string chat_template;
     int64_t max_tokens = 256, timeout_s = 300, prefill_chunk = 256, grace_s = 5;
+    SchedulerOptions::Candidates candidates = SchedulerOptions::Candidates::automatic;
 };
+
+SchedulerOptions::Candidates parse_candidates(const std::string &opt, const std::string &value) {
+    using C = SchedulerOptions::Candidates;
+    if (value == "on") return C::automatic;
+    if (value == "off") return C::off;
+    if (value == "always") return C::always;
+    throw UsageError("option " + opt + " needs on, off or always, got '" + value + "'");
+}
 
 Options parse(int argc, char **argv) {
     Options o;
@@ -71,6 +84,7 @@ Options parse(int argc, char **argv) {
         else if (a == "--timeout") o.timeout_s = parse_int_arg(a, take_value(argc, argv, i), 1, 86400);
         else if (a == "--prefill-chunk") o.prefill_chunk = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 20);
         else if (a == "--shutdown-grace") o.grace_s = parse_int_arg(a, take_value(argc, argv, i), 0, 3600);
+        else if (a == "--candidates") o.candidates = parse_candidates(a, take_value(argc, argv, i));
         else throw UsageError("serve: unknown option '" + a + "' (see rocmforge serve --help)");
     }
     return o;
@@ -126,13 +140,7 @@ int cmd_serve(int argc, char **argv) {
                  (long long)rc.n_ctx_request);
 
     Metrics metrics;
-    const char *pipe = std::getenv("ROCMFORGE_SERVE_PIPELINE"), *cand = std::getenv("ROCMFORGE_SERVE_CANDIDATES");
-    using Candidates = SchedulerOptions::Candidates;
-    const Candidates candidates = !cand                        ? Candidates::automatic
-                                  : std::string(cand) == "0"     ? Candidates::off
-                                  : std::string(cand) == "force" ? Candidates::always
-                                                                 : Candidates::automatic;
-    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, !(pipe && *pipe == '0'), candidates});
+    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, o.candidates});
     ApiRouter router(rc, *lm.tokenizer, scheduler, metrics);
     HttpServer server(o.host, o.port, HttpLimits{}, [&](const HttpRequest &req, Exchange &ex) { router(req, ex); });
     std::fprintf(stderr, "listening on http://%s:%u (%d parallel, queue %zu%s)\n", o.host.c_str(), server.port(), o.parallel,

@@ -191,13 +191,10 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     // Decided before on_token() counts the drawn tokens (goes_on reads the count before them).
     std::vector<char> feeds(running.size(), 0);
     for (size_t k = 0; k < running.size(); ++k) feeds[k] = drawn[k] >= 0 && goes_on(running[k], drawn[k]);
-    const auto send_tokens = [&] {
-        for (size_t k = 0; k < running.size(); ++k)
-            if (drawn[k] >= 0 && !running[k].done) on_token(running[k], drawn[k], row_logits[k]);
-    };
-    if (!options_.pipeline) send_tokens();
     launch(running, drawn, feeds);
-    if (options_.pipeline) send_tokens(); // while the device runs the batch just launched
+    // While the device runs the batch just launched.
+    for (size_t k = 0; k < running.size(); ++k)
+        if (drawn[k] >= 0 && !running[k].done) on_token(running[k], drawn[k], row_logits[k]);
     {
         std::lock_guard lock(mutex_);
         free_slots_ = (int)free_seqs.size();

@@ -72,12 +72,9 @@ struct GenerationRequest {
 struct SchedulerOptions {
     size_t max_queue = 64;       // waiting requests beyond the running ones; more get 429
     int64_t prefill_chunk = 256; // most prompt tokens per step, all prefilling requests together
-    // A step's tokens go out while the device runs the next step (false: before it is built and
-    // submitted, as a step did before; ROCMFORGE_SERVE_PIPELINE=0, for A/B).
-    bool pipeline = true;
     // Greedy and top-k requests without penalties or logprobs: their candidates chosen where the
-    // logits are and only they read back (InferenceContext::set_output_top_k). auto: where that
-    // pays (a GPU); ROCMFORGE_SERVE_CANDIDATES=0: never (whole rows), =force: on any backend (tests).
+    // logits are and only they read back (InferenceContext::set_output_top_k). automatic: where
+    // that pays (a GPU); off: never (whole rows); always: on any backend (serve --candidates).
     enum class Candidates { off, automatic, always } candidates = Candidates::automatic;
 };
 

@@ -37,7 +37,7 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=".train_data")
     ap.add_argument("--tokenizer", default="models/trained/kjv-tokenizer.json")
-    ap.add_argument("--out", default=os.environ.get("OUT", "train_out"))
+    ap.add_argument("--out", default="train_out")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--n-embd", type=int, default=256)
     ap.add_argument("--n-layer", type=int, default=4)

@@ -254,7 +254,7 @@ public:
     void read(const Tensor *t, void *dst, uint64_t bytes);
     // Bytes reserved in arenas, per backend (for memory reports).
     uint64_t arena_bytes(const Backend *b) const;
-    // RF_SCHED_DEBUG=1 prints each node's backend and the reason.
+    // At debug level (-vv, ROCMFORGE_LOG=debug) plan() logs each node's backend and the reason.
 
 private:
     struct Impl;

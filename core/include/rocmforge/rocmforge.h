@@ -22,7 +22,7 @@ extern "C" {
 /* API version: the major changes only with the soname (librocmforge.so.N); a minor adds calls
  * and appends fields to the end of parameter structs. */
 #define ROCMFORGE_API_VERSION_MAJOR 0
-#define ROCMFORGE_API_VERSION_MINOR 1
+#define ROCMFORGE_API_VERSION_MINOR 2
 
 typedef int32_t rocmforge_token;
 typedef int32_t rocmforge_seq_id;
@@ -80,6 +80,12 @@ typedef struct rocmforge_model_params {
     bool use_mmap;           /* serve weights from the mapped file where the backend can */
     rocmforge_progress_callback progress_callback;
     void *progress_callback_user_data;
+    /* API 0.2: backend options over the config's "backend_options" (docs/OPTIONS.md), a JSON
+     * object of the same shape: {"cpu": {"simd": "avx2"}, "hip:1": {...}}; NULL: none. Each is
+     * checked against its backend's options like the config's: an unknown backend or key, a value
+     * of the wrong type or out of range fails the load with ROCMFORGE_ERR_INVALID_ARGUMENT and a
+     * message naming the key and what it accepts (rocmforge_last_error()). */
+    const char *backend_options;
 } rocmforge_model_params;
 
 ROCMFORGE_API rocmforge_model_params rocmforge_model_default_params(void);

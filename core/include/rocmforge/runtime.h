@@ -33,6 +33,9 @@ struct Config {
     // backend_options: plugin name ("hip", for all its instances) or instance name ("hip:1", on
     // top of the plugin's object for that instance only) -> its JSON object text
     std::map<std::string, std::string> backend_json;
+    // Where a backend option was set when not in the config file ("--backend-option", the C
+    // API's params), by "backend.key"; the messages about that option name it.
+    std::map<std::string, std::string> backend_option_origin;
     int n_threads = 0;                                // 0 = backend default
     // Device index handed to the init of every backend instance the config names without one
     // ("hip", not "hip:1") as "device" (--device N); -1: each backend's own option or default.
@@ -54,6 +57,17 @@ struct Config {
     std::string backend_config_json(const std::string &backend) const;
     // The keys of the backend's object in backend_options, as the user wrote them.
     std::vector<std::string> backend_option_keys(const std::string &backend) const;
+    // backend_options.<backend>.<key> = the JSON text `value`, over what the file set; `origin`
+    // ("--backend-option") is remembered for messages. Throws UsageError naming `origin` for a
+    // malformed backend name, value or instance device.
+    void set_backend_option(const std::string &backend, const std::string &key, const std::string &value,
+                            const std::string &origin);
+    // Every option of `json`, an object shaped like the config's "backend_options", set as above.
+    void merge_backend_options(const std::string &json, const std::string &origin);
+    // The JSON text of backend_options.<backend>.<key> as the user set it; "" when not set.
+    std::string backend_option_value(const std::string &backend, const std::string &key) const;
+    // Where that option was set: its origin, else the config file.
+    std::string backend_option_source(const std::string &backend, const std::string &key) const;
     std::string to_json() const;
     // The JSON object handed to the profiler plugin's init: its config object with the
     // command line's trace path applied.
