@@ -1,7 +1,7 @@
 // The HIP backend's options (backends/hip/options.h) without a GPU: the table the plugin hands
 // the host (option_keys, option_descs) agrees with itself and with Options' defaults, and
 // parse_options refuses a wrong type or a value out of range, naming the key and what it takes.
-#include <catch2/catch_test_macros.hpp>
+#include <catch2/catch.hpp>
 #include <dlfcn.h>
 
 #include <cstdlib>
