@@ -37,6 +37,12 @@
  * of the run reuses. rf_pack_device.matmul_tiles tells the launch the backend would make for a
  * MATMUL on its tensor-core tiles, so a claim that joins matrices keeps the backend's tile choice
  * (and with it every output bit).
+ *
+ * Backend options (ABI 2.10). A pack reads its tuning knobs (weight prefetch, the fused norm's
+ * block shape) from rf_pack_device.options, which the backend fills from its validated
+ * backend_options, never from the environment: two backend instances may differ. A pack given
+ * none (a 2.9 backend, whose rf_pack_device ends before the member, or a NULL pointer) uses the
+ * defaults rf_pack_options names; a 2.9 pack ignores the member.
  */
 #ifndef ROCMFORGE_PACK_ABI_H
 #define ROCMFORGE_PACK_ABI_H
