@@ -16,9 +16,10 @@
 //    at or below its start, coalesced) and the step's activations (per column its quants, 32
 //    bytes of padding, then its (d, sum) pairs). One barrier per step. Each weight byte is read
 //    from memory once for all C columns.
-//  - Opt-in variants kept for A/B (both slower in their A/Bs, docs/notes/mmq.md):
-//    iparams[3] = 1 stages with bulk (TMA) copies completing on mbarriers; iparams[1] = 0 adds
-//    bulk L2 prefetches of each row several steps ahead (iparams[2] steps per window).
+//  - Variants the backend no longer launches (both slower in their A/Bs, docs/notes/mmq.md; it
+//    passes iparams[1] = 1, iparams[2] = iparams[3] = 0): iparams[3] = 1 stages with bulk (TMA)
+//    copies completing on mbarriers; iparams[1] = 0 adds bulk L2 prefetches of each row several
+//    steps ahead (iparams[2] steps per window).
 //  - A warp's A operand (16 rows x 32 k) is unpacked in registers from the staged bytes; B
 //    (32 k x 8 columns) is one 8-byte shared load per lane. The k order inside a 32-element
 //    sub-block is permuted, the same for A and B: lane t of a quad holds elements 8t..8t+7 (k
@@ -49,7 +50,7 @@ template <int T> RF_DEV i64 mmq_steps(i64 K) { return (K + MmqFmt<T>::STEP - 1) 
 // Weight rows n0.. n0+63 of the tile, steps [sa, sb), into L2 as one contiguous range per row
 // (threads 0..63; rounded inwards to 16 bytes). The cp.async stream reads each row 144-210
 // bytes at a time, scattered over the rows, which the DRAM serves poorly; these reads are
-// several steps long. iparams[1] = 1: off (the default; ROCMFORGE_HIP_MMQ_PREFETCH=1 turns it on).
+// several steps long. iparams[1] = 1: off (what the backend passes).
 template <int T> RF_DEV void mmq_prefetch_rows(const rf_kargs &a, i64 n0, i64 sa, i64 sb) {
     typedef MmqFmt<T> F;
     const rf_ktensor &w = a.src[0];

@@ -152,7 +152,7 @@ template <class B> RF_DEV void mvq_one(const rf_kargs &a) {
     if (threadIdx.x % RF_WARP == 0) ((float *)((u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3]))[n] = acc;
 }
 // The warp's weight row (batch slice of blockIdx.z) into L2 before the kernel starts.
-// iparams[7] = 1 (all three kernel families): no prefetch (ROCMFORGE_HIP_PREFETCH=0, A/B).
+// iparams[7] = 1 (all three kernel families): no prefetch (the backend option prefetch).
 RF_DEV void prefetch_mvq_one(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0], &x = a.src[1];
     const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;

@@ -36,9 +36,9 @@ for step in $steps; do
       timeout 240 $RF bench -m $m -p 512 -n 128 -r 3 --backend hip 2>>"$OUT/bench.err" | tail -2 | tee -a "$S"
     done ;;
   kprof)
-    ROCMFORGE_HIP_GRAPHS=0 timeout 300 $(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1) --clock-control none \
+    timeout 300 $(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1) --clock-control none \
       --cache-control none --metrics gpu__time_duration.sum --csv \
-      $RF generate -m $(model tinyllama-1.1b Q4_K_M) -p "Hello" -n 4 --temp 0 --backend hip > "$OUT/kprof.csv" 2> "$OUT/kprof.err"
+      $RF generate -m $(model tinyllama-1.1b Q4_K_M) -p "Hello" -n 4 --temp 0 --backend hip --backend-option hip.graphs=false > "$OUT/kprof.csv" 2> "$OUT/kprof.err"
     python3 scripts/kernel_profile_summary.py "$OUT/kprof.csv" | tee "$OUT/kprof.txt" | head -16 | tee -a "$S" ;;
   esac
 done

@@ -38,10 +38,10 @@ for m in kjv-f16 kjv-q8_0 kjv-q4_k_m tinyllama-1.1b-f16 tinyllama-1.1b-q8_0 tiny
   cmp -s "$L/gen-$m-cpu.txt" "$L/gen-$m-hip.txt" && log "greedy $m: identical tokens" || log "greedy $m: DIFFER"
 done
 
-log "== decode fusions keep the arithmetic: greedy tokens with all fusions vs none (ROCMFORGE_HIP_FUSE=0) (64 tokens)"
+log "== decode fusions keep the arithmetic: greedy tokens with all fusions vs none (hip.fuse=false) (64 tokens)"
 for m in tinyllama-1.1b-q8_0 tinyllama-1.1b-Q4_K_M llama2-7b-Q4_K_M llama2-7b-Q4_0; do
   timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip 2>/dev/null > "$L/fuse-$m-all.txt"
-  ROCMFORGE_HIP_FUSE=0 timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip 2>/dev/null > "$L/fuse-$m-norm.txt"
+  timeout 120 $RF generate -m /tmp/m/$m.gguf -p "In the beginning" -n 64 --temp 0 --backend hip --backend-option hip.fuse=false 2>/dev/null > "$L/fuse-$m-norm.txt"
   cmp -s "$L/fuse-$m-all.txt" "$L/fuse-$m-norm.txt" && log "fusion $m: identical tokens" || log "fusion $m: DIFFER"
 done
 
@@ -65,9 +65,9 @@ log "== ab hip vs cpu (TinyLlama Q4_K_M)"
 timeout 200 $RF ab -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf --backend hip --backend cpu -p 64 -n 16 -r 3 -t 16 --svg "$OUT/ab-hip-cpu.svg" > "$L/ab.txt" 2>&1; log "ab rc=$?"; tail -8 "$L/ab.txt" | tee -a "$S"
 
 log "== per-kernel decode profile (ncu, TinyLlama Q4_K_M)"
-ROCMFORGE_HIP_GRAPHS=0 timeout 300 $(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1) --clock-control none \
+timeout 300 $(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1) --clock-control none \
   --cache-control none --metrics gpu__time_duration.sum --csv \
-  $RF generate -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p "Hello" -n 4 --temp 0 --backend hip > "$L/kprof.csv" 2> "$L/kprof.err"
+  $RF generate -m /tmp/m/tinyllama-1.1b-Q4_K_M.gguf -p "Hello" -n 4 --temp 0 --backend hip --backend-option hip.graphs=false > "$L/kprof.csv" 2> "$L/kprof.err"
 python3 scripts/kernel_profile_summary.py "$L/kprof.csv" | head -14 | tee -a "$S"
 
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$L"

@@ -21,7 +21,7 @@ $RF info > "$OUT/info.txt" 2>&1
 check "info: sm_90 pack carries the base kernels" "pack .*rocmforge-pack-sm_90.so .*sha256 verified" "$OUT/info.txt"
 timeout 300 $OC > "$OUT/opcheck.txt" 2>&1
 check "opcheck with the sm_90 pack" " 0 failed" "$OUT/opcheck.txt"
-ROCMFORGE_HIP_STATS=1 $OC --filter 'mul+add' --gpu-config "{\"packs\": [\"$EX\"]}" > "$OUT/opcheck-example.txt" 2>&1
+$OC --option stats=true --filter 'mul+add' --gpu-config "{\"packs\": [\"$EX\"]}" > "$OUT/opcheck-example.txt" 2>&1
 check "example pack: mul+add cases pass" " 0 failed" "$OUT/opcheck-example.txt"
 check "example pack: its fusion ran" "[1-9][0-9]* pack fusion claims" "$OUT/opcheck-example.txt"
 $OC --filter fused --gpu-config "{\"packs\": [\"$EX\"]}" > "$OUT/opcheck-example-fused.txt" 2>&1
@@ -35,7 +35,7 @@ $RF info --config "$OUT/no-pack.json" > "$OUT/info-jit.txt" 2>&1
 check "no pack: info says JIT and why" "JIT \(looked for rocmforge-pack-sm_90.so" "$OUT/info-jit.txt"
 printf '{"backend_options": {"hip": {"packs": ["%s"]}}}\n' "$EX" > "$OUT/example.json"
 gen() { timeout 300 $RF generate -m models/trained/kjv-q8_0.gguf -n 48 --temp 0 -p "In the beginning" "$@" 2>/dev/null | md5sum | cut -c1-16; }
-base=$(gen) cpu=$(gen --backend cpu) nofuse=$(ROCMFORGE_HIP_FUSE=0 gen) jit=$(gen --config "$OUT/no-pack.json") ex=$(gen --config "$OUT/example.json")
+base=$(gen) cpu=$(gen --backend cpu) nofuse=$(gen --backend-option hip.fuse=false) jit=$(gen --config "$OUT/no-pack.json") ex=$(gen --config "$OUT/example.json")
 echo "greedy md5: pack $base, cpu $cpu, fusions off $nofuse, jit $jit, example pack $ex" | tee "$OUT/greedy.txt"
 [ "$base" = "$nofuse" ] && [ "$base" = "$jit" ] && [ "$base" = "$ex" ] && echo "ok: greedy tokens identical (pack, no fusion, JIT, example pack)" ||
   { echo "FAIL: greedy tokens differ"; fails=$((fails + 1)); }

@@ -3,10 +3,9 @@
 # in one device call. Logs -> $OUT; a summary (summary.txt) is printed last.
 # Usage: scripts/device_perf.sh STEP...   steps:
 #   opcheck   every op against the CPU plugin (correctness)
-#   opperf    kernel times of the decode-shaped matmuls (2..16 columns) and decode attention,
-#             once per ROCMFORGE_HIP_MVQ_ROWS setting
+#   opperf    kernel times of the decode-shaped matmuls (2..16 columns) and decode attention
 #   batched   bench-inference on 7B Q4_K_M, 1..16 sequences; A/B of the column kernels
-#             (ROCMFORGE_HIP_MVQ_COLS=1: the tile/generic path) and rows per warp
+#             (hip.mvq_max_cols=1: the tile/generic path)
 #   bench     pp512/tg128 of 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M against the yardstick
 #   m1perf    decode (M = 1) matmul kernel times
 #   attperf   decode attention kernel times, streaming kernels against rf_attention_dec*
@@ -15,36 +14,36 @@
 #   yard      pp512/tg128 of 7B Q5_K_M, Q6_K, Q8_0, F16 against the yardstick (YARD_TYPES, YARD_REPS)
 #   depth     pp512 / tg128 with 2k / 8k tokens in context (bench -d) on 7B Q4_K_M, same A/B
 #   final     the issue's benchmark table with baselines saved in \$OUT
-#   ab        the same for any knob: AB_VAR=ROCMFORGE_HIP_... (1 against 0)
-#   abpp      pp512 A/B of AB_VAR (1 against 0)
-#   pdl       decode with programmatic dependent launch on and off (ROCMFORGE_HIP_PDL), tokens compared
+#   ab        the same for any HIP backend option: AB_KEY=KEY (docs/OPTIONS.md), AB_VALS="A B"
+#   abpp      pp512 A/B of AB_KEY
+#   pdl       decode with programmatic dependent launch on and off (hip.pdl), tokens compared
 #   kprof     Nsight Compute per-kernel times of a decode step (TinyLlama Q4_K_M, 7B Q4_0)
-#   profov    --profile (observer; kernel timestamps and, ROCMFORGE_HIP_OBS_EVENTS=1, events) against
+#   profov    --profile (observer; kernel timestamps and, hip.observer_events=on, events) against
 #             no profiler: decode speed and greedy tokens, GPU time per step, per-op table of both
-#   stats     ROCMFORGE_HIP_STATS=1: GPU time and host gap per decode step
+#   stats     hip.stats=true: GPU time and host gap per decode step
 #   bstats    the same while KB (default 16) sequences decode together
 #   packab    the sm_90 pack against none (JIT base kernels): info, opcheck, tokens, ab, batched decode
 #   greedy    GPU vs CPU greedy tokens and batched = single tokens on the trained model
 #   mmqp      prefill matmul kernel times (M = 512, 2048): integer tensor-core kernels
-#             (rf_mmqp_*) against the f16 ones (ROCMFORGE_HIP_MMQP=0)
+#             (rf_mmqp_*) against the f16 ones (hip.mmq_prefill=false)
 #   ppl       GPU vs CPU perplexity of the trained model (F16, Q8_0, Q4_K_M; -c 128 and 512, so
 #             the prefill kernels run; every chunk of heldout.txt: over 16 chunks a sub-ulp change
 #             of one dot moves the quantized models' perplexity by up to 0.1%) and greedy tokens after a 300-token prompt (TinyLlama
 #             Q4_K_M: the tensor-core prefill attention)
-#   depthab   tg64 at 8k context (bench -d 8192) for DEPTH_VAR (default ROCMFORGE_HIP_ATT_BLOCKS)
+#   depthab   tg64 at 8k context (bench -d 8192) for DEPTH_KEY (default attention_blocks_per_sm)
 #             at each of DEPTH_VALS (default "4 8 16"), interleaved
 #   attpp     prefill attention kernel times, tensor-core kernels against the shader-core ones
-#             (ROCMFORGE_HIP_ATT_MMA=0)
+#             (hip.attention_mma=false)
 #   memcheck  compute-sanitizer memcheck over opcheck and over generate runs that take the
 #             prefill (mmqp, tensor-core attention) and decode paths
 #   kdetail8k Nsight Compute details of the decode attention at 8k context
 #   kdetailb  Nsight Compute details of the kernels in KERNELS while KB sequences decode (7B Q4_K_M)
 #   mmq16     the 16-column decode matmuls (rf_mmq_*_16_k*): kernel times of the M=16 shapes under each
-#             ROCMFORGE_HIP_MMQ_KSPLIT, then Nsight Compute details of the Q4_K and Q6_K kernels in decode
-#   bsweep    batched decode S_TG for each environment in CONFIGS, interleaved
-#   tgsweep   tg128 of each model in MODELS for each environment in CONFIGS, interleaved REPS times
-#   tokcmp    generate's tokens with the environment TOK_A (default none) against TOK_B ("A=1,B=2":
-#             comma-joined assignments): TinyLlama and 7B Q4_K_M and the trained model, greedy, sampled
+#             hip.mmq_ksplit, then Nsight Compute details of the Q4_K and Q6_K kernels in decode
+#   bsweep    batched decode S_TG for each configuration in CONFIGS, interleaved
+#   tgsweep   tg128 of each model in MODELS for each configuration in CONFIGS, interleaved REPS times
+#   tokcmp    generate's tokens with the HIP options TOK_A (default none) against TOK_B ("a=1,b=2":
+#             comma-joined KEY=VALUE): TinyLlama and 7B Q4_K_M and the trained model, greedy, sampled
 #             and 3 / 4 sequences; any difference makes the script exit 1
 #   fusecmp   greedy tokens of 2..12 sequences with the decode fusions on and off
 #   candab    the sampler's candidates chosen on the GPU against whole logits rows read back
@@ -55,7 +54,7 @@
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
 #   moe       mixture of experts: opcheck of the MoE cases, GPU vs CPU greedy tokens on tiny-mixtral /
 #             tiny-qwen3moe, MATMUL_ID kernel times (GB/s of the chosen experts' bytes; prefill also
-#             with the grouped path off, ROCMFORGE_HIP_MOE_GROUP_MIN=0), pp512/tg128 (both ways)
+#             with the grouped path off, hip.moe_group_min=0), pp512/tg128 (both ways)
 #             and the profiler's per-op bytes of a decode run on mixtral-8x7b / qwen3-30b-a3b Q4_K_M
 set -u
 failed=0 # set by checks whose failure must fail the call (fusecmp); the exit status at the end
@@ -71,6 +70,15 @@ S=$OUT/summary.txt
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'H[0-9]{3}|A[0-9]{3}|L[0-9]{2}' | head -1 | tr A-Z a-z)
 G=${G:-gpu}
 log() { echo "$*" | tee -a "$S"; }
+# HIP backend options for rocmforge: "a=1,b=x" (comma-joined KEY=VALUE; "-" or empty: none) ->
+# --backend-option hip.a=1 --backend-option hip.b=x; CONFIG=path: --config path.
+hip_opts() {
+  local kv
+  [ -z "${1:-}" ] || [ "$1" = "-" ] && return 0
+  for kv in $(echo "$1" | tr ',' ' '); do
+    case $kv in CONFIG=*) printf -- '--config %s ' "${kv#CONFIG=}" ;; *) printf -- '--backend-option hip.%s ' "$kv" ;; esac
+  done
+}
 greedy_vs_cpu() { # "SHAPES" "TYPES" TAG: greedy tokens of each tiny model on hip and cpu, logged identical / DIFFER
   local sh t m b r
   for sh in $1; do
@@ -84,8 +92,8 @@ greedy_vs_cpu() { # "SHAPES" "TYPES" TAG: greedy tokens of each tiny model on hi
     done
   done
 }
-bench_line() { # model -> "pp512: X  tg128: Y" (bench -p 512 -n 128 -r 2 on hip), or the error
-  timeout ${2:-200} $RF bench -m $1 -p 512 -n 128 -r 2 --backend hip 2>&1 | grep -E "pp512|tg128|rror" | \
+bench_line() { # model [timeout [hip options]] -> "pp512: X  tg128: Y" (bench -p 512 -n 128 -r 2 on hip), or the error
+  timeout ${2:-200} $RF bench -m $1 -p 512 -n 128 -r 2 --backend hip $(hip_opts "${3:-}") 2>&1 | grep -E "pp512|tg128|rror" | \
     awk -F'|' 'NF > 3 {printf "%s: %s  ", $(NF-2), $(NF-1); next} {printf "%s  ", substr($0, 1, 200)}'
 }
 model() { # shape type -> path (made once per machine)
@@ -100,38 +108,36 @@ for step in "$@"; do
     # depends on the shape, so small cases alone would not reach both)
     timeout 300 $D/tests/hip/rocmforge-opcheck > "$OUT/opcheck.txt" 2>&1
     log "opcheck rc=$? $(tail -1 "$OUT/opcheck.txt")"; grep -E "FAIL" "$OUT/opcheck.txt" | head -20 | tee -a "$S"
-    for c in 64 128; do # (ROCMFORGE_HIP_H16: the F16 kernels' token tile)
-      ROCMFORGE_HIP_MMQP_COLS=$c ROCMFORGE_HIP_H16=$c ROCMFORGE_HIP_H16_KS=$((c / 32)) timeout 120 $D/tests/hip/rocmforge-opcheck --filter matmul > "$OUT/opcheck-cols$c.txt" 2>&1
-      log "opcheck matmul, ROCMFORGE_HIP_MMQP_COLS=$c rc=$? $(tail -1 "$OUT/opcheck-cols$c.txt")"; grep -E "FAIL" "$OUT/opcheck-cols$c.txt" | head -10 | tee -a "$S"
+    for c in 64 128; do # (h16_tokens: the F16 kernels' token tile)
+      timeout 120 $D/tests/hip/rocmforge-opcheck --option mmqp_cols=$c --option h16_tokens=$c --option h16_splits=$((c / 32)) \
+        --filter matmul > "$OUT/opcheck-cols$c.txt" 2>&1
+      log "opcheck matmul, mmqp_cols=$c rc=$? $(tail -1 "$OUT/opcheck-cols$c.txt")"; grep -E "FAIL" "$OUT/opcheck-cols$c.txt" | head -10 | tee -a "$S"
     done
     # The K-quants on the dequantizing wgmma tiles too (off by default), split over two forced.
-    ROCMFORGE_HIP_Q16W_KQUANTS=1 ROCMFORGE_HIP_H16_KS=2 timeout 120 $D/tests/hip/rocmforge-opcheck --filter matmul > "$OUT/opcheck-q16w.txt" 2>&1
-    log "opcheck matmul, ROCMFORGE_HIP_Q16W_KQUANTS=1 ROCMFORGE_HIP_H16_KS=2 rc=$? $(tail -1 "$OUT/opcheck-q16w.txt")"
+    timeout 120 $D/tests/hip/rocmforge-opcheck --option q16w_kquants=true --option h16_splits=2 --filter matmul > "$OUT/opcheck-q16w.txt" 2>&1
+    log "opcheck matmul, q16w_kquants=true h16_splits=2 rc=$? $(tail -1 "$OUT/opcheck-q16w.txt")"
     grep -E "FAIL" "$OUT/opcheck-q16w.txt" | head -10 | tee -a "$S" ;;
   opperf)
-    for r in 1 2; do
-      ROCMFORGE_HIP_MVQ_ROWS=$r timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul" > "$OUT/opperf-r$r.txt" 2>&1
-      log "-- opperf rows/warp $r"; grep -E "N=11008|N=14336|K=2048|K=5632" "$OUT/opperf-r$r.txt" | tee -a "$S"
-    done
-    for st in 1 0; do
-      ROCMFORGE_HIP_ATT_STREAM=$st timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/opperf-att$st.txt" 2>&1
-      log "-- attention, ROCMFORGE_HIP_ATT_STREAM=$st"; grep -E "T=1 |T=16 " "$OUT/opperf-att$st.txt" | tee -a "$S"
+    timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul" > "$OUT/opperf.txt" 2>&1
+    log "-- opperf"; grep -E "N=11008|N=14336|K=2048|K=5632" "$OUT/opperf.txt" | tee -a "$S"
+    for st in true false; do
+      timeout 200 $D/tests/hip/rocmforge-opcheck --option attention_stream=$st --perf --filter "attention" > "$OUT/opperf-att$st.txt" 2>&1
+      log "-- attention, attention_stream=$st"; grep -E "T=1 |T=16 " "$OUT/opperf-att$st.txt" | tee -a "$S"
     done ;;
   m1perf) # decode (M = 1) matmul kernel times
     timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=1" > "$OUT/opperf-m1.txt" 2>&1
     log "-- M = 1 matmuls"; grep -E "matmul" "$OUT/opperf-m1.txt" | tee -a "$S" ;;
   attperf)
-    for st in 1 0; do
-      ROCMFORGE_HIP_ATT_STREAM=$st timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/opperf-att$st.txt" 2>&1
-      log "-- attention, ROCMFORGE_HIP_ATT_STREAM=$st"; grep -E "T=1 |T=16 " "$OUT/opperf-att$st.txt" | tee -a "$S"
+    for st in true false; do
+      timeout 200 $D/tests/hip/rocmforge-opcheck --option attention_stream=$st --perf --filter "attention" > "$OUT/opperf-att$st.txt" 2>&1
+      log "-- attention, attention_stream=$st"; grep -E "T=1 |T=16 " "$OUT/opperf-att$st.txt" | tee -a "$S"
     done ;;
   batched)
     m=$(model llama2-7b Q4_K_M)
-    for v in "MVQ_COLS=16 MVQ_ROWS=1" "MVQ_COLS=16 MVQ_ROWS=2" "MVQ_COLS=8 MVQ_ROWS=1" "MVQ_COLS=1 MVQ_ROWS=1"; do
-      set -- $v
-      log "-- batched 7B Q4_K_M ROCMFORGE_HIP_$1 ROCMFORGE_HIP_$2"
-      env ROCMFORGE_HIP_$1 ROCMFORGE_HIP_$2 timeout 200 $RF bench-inference -m $m --prompts 0 --batches ${BATCHES:-1,2,4,8,16} -n 64 -r 2 \
-        --backend hip 2>>"$OUT/batched.err" | grep -E "generation|batch" | tee -a "$S"
+    for c in 16 8 1; do
+      log "-- batched 7B Q4_K_M hip.mvq_max_cols=$c"
+      timeout 200 $RF bench-inference -m $m --prompts 0 --batches ${BATCHES:-1,2,4,8,16} -n 64 -r 2 \
+        --backend hip --backend-option hip.mvq_max_cols=$c 2>>"$OUT/batched.err" | grep -E "generation|batch" | tee -a "$S"
     done ;;
   bench)
     for spec in "llama2-7b Q4_K_M llamacpp-h100-llama2-7b-Q4_K_M" "llama2-7b Q4_0 llamacpp-h100-llama2-7b-Q4_0" \
@@ -141,10 +147,10 @@ for step in "$@"; do
         > "$OUT/bench-$1-$2.txt" 2>&1
       log "-- bench $1 $2"; grep -E "pp512|tg128" "$OUT/bench-$1-$2.txt" | tee -a "$S"
     done ;;
-  h16) # F16 prefill matmul kernel times: rf_mm_h16 (chosen tile, 64, 128) against rf_mm_mma_f16 (ROCMFORGE_HIP_H16=0)
+  h16) # F16 prefill matmul kernel times: rf_mm_h16 (chosen tile, 64, 128) against rf_mm_mma_f16 (h16_tokens=0)
     for h in -1 64 128 0; do
-      ROCMFORGE_HIP_H16=$h timeout 120 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul f16" > "$OUT/h16-$h.txt" 2>&1
-      log "-- F16 matmuls, ROCMFORGE_HIP_H16=$h"; grep -E "M=(128|512|2048)" "$OUT/h16-$h.txt" | tee -a "$S"
+      timeout 120 $D/tests/hip/rocmforge-opcheck --option h16_tokens=$h --perf --filter "matmul f16" > "$OUT/h16-$h.txt" 2>&1
+      log "-- F16 matmuls, h16_tokens=$h"; grep -E "M=(128|512|2048)" "$OUT/h16-$h.txt" | tee -a "$S"
     done ;;
   serveload) # issue 14: 16 streaming clients of `rocmforge serve` on 7B Q4_K_M, against bench-inference's S_TG at 16
     m=$(model llama2-7b Q4_K_M)
@@ -163,10 +169,10 @@ for step in "$@"; do
       [ "$t" = F16 ] && rm -f "$f" # 13 GB
     done ;;
   depth)
-    for st in 1 0; do
-      ROCMFORGE_HIP_ATT_STREAM=$st timeout 300 $RF bench -m $(model llama2-7b Q4_K_M) -p 512 -n 128 -d 2048,8192 -r 2 --backend hip \
-        > "$OUT/depth$st.txt" 2>&1
-      log "-- depth, ROCMFORGE_HIP_ATT_STREAM=$st"; grep -E "@ d|rror" "$OUT/depth$st.txt" | tee -a "$S"
+    for st in true false; do
+      timeout 300 $RF bench -m $(model llama2-7b Q4_K_M) -p 512 -n 128 -d 2048,8192 -r 2 --backend hip \
+        --backend-option hip.attention_stream=$st > "$OUT/depth$st.txt" 2>&1
+      log "-- depth, attention_stream=$st"; grep -E "@ d|rror" "$OUT/depth$st.txt" | tee -a "$S"
     done ;;
   greedy)
     for m in models/trained/kjv-q8_0.gguf $(model tinyllama-1.1b Q4_K_M); do
@@ -195,59 +201,61 @@ for step in "$@"; do
       2>&1 | grep -E "@ d" | tee -a "$S"
     timeout 300 $RF bench-inference -m $m --prompts 512 --batches 1,2,4,8,16 --prompt-len 128 -n 128 -r 2 --backend hip \
       --save-baseline "$OUT/baseline-$G-llama2-7b-Q4_K_M-inference.json" 2>/dev/null | grep -E "^\|" | tee -a "$S" ;;
-  ab) # interleaved decode A/B of one knob: AB_VAR=NAME, AB_VALS="A B" (default "1 0"), tokens compared;
-    # AB_MODELS="shape:type ..." (default 7B Q4_K_M, 7B Q4_0, TinyLlama Q4_K_M), AB_REPS rounds (2)
-    v=${AB_VAR:-ROCMFORGE_HIP_PREFETCH}
-    vals=${AB_VALS:-1 0}
+  ab) # interleaved decode A/B of one HIP backend option: AB_KEY=KEY, AB_VALS="A B" (default prefetch
+    # "on off"; a key without values: "true false"), tokens compared; AB_MODELS="shape:type ..." (default 7B Q4_K_M, 7B Q4_0, TinyLlama
+    # Q4_K_M), AB_REPS rounds (2)
+    v=${AB_KEY:-prefetch}
+    vals=${AB_VALS:-$([ -n "${AB_KEY:-}" ] && echo "true false" || echo "on off")}
     for spec in ${AB_MODELS:-llama2-7b:Q4_K_M llama2-7b:Q4_0 tinyllama-1.1b:Q4_K_M}; do
       set -- ${spec/:/ }
       m=$(model $1 $2)
       for rep in $(seq ${AB_REPS:-2}); do
         for p in $vals; do
-          r=$(env $v=$p timeout 120 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+          r=$(timeout 120 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip $(hip_opts $v=$p) 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
           log "tg128 $1 $2 $v=$p: $r"
         done
       done
       for p in $vals; do
-        env $v=$p timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip 2>/dev/null > "$OUT/ab-$p.txt"
+        timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip $(hip_opts $v=$p) 2>/dev/null > "$OUT/ab-$p.txt"
       done
       set -- $vals
       cmp -s "$OUT/ab-$1.txt" "$OUT/ab-$2.txt" && log "greedy $spec $v $vals: identical" || log "greedy $spec $v $vals: DIFFER"
     done ;;
   tgsweep) # tg128 (bench -p 0 -n 128 -r 3) of MODELS ("shape:type ...", default 7B Q4_K_M, 7B Q4_0,
-    # TinyLlama Q4_K_M) under each environment in CONFIGS ("A=1,B=2 A=0 -": comma-joined assignments per
-    # configuration, "-" = none), REPS rounds (3) interleaved: configurations next to each other in time
+    # TinyLlama Q4_K_M) under each configuration in CONFIGS ("a=1,b=2 a=0 -": comma-joined HIP options
+    # KEY=VALUE per configuration, CONFIG=path a config file, "-" = none), REPS rounds (3) interleaved:
+    # configurations next to each other in time
     for rep in $(seq ${REPS:-3}); do
       for c in ${CONFIGS:--}; do
-        e=""; [ "$c" != "-" ] && e=$(echo "$c" | tr ',' ' ')
         for spec in ${MODELS:-llama2-7b:Q4_K_M llama2-7b:Q4_0 tinyllama-1.1b:Q4_K_M}; do
           set -- ${spec/:/ }
-          r=$(env $e timeout 120 $RF bench -m $(model $1 $2) -p 0 -n 128 -r 3 --backend hip 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+          r=$(timeout 120 $RF bench -m $(model $1 $2) -p 0 -n 128 -r 3 --backend hip $(hip_opts $c) 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
           log "tg128 $1 $2 [$c]: $r"
         done
       done
     done ;;
-  tokcmp) # generate's tokens under TOK_A against TOK_B: a switch that must not change results
-    ea=$(echo "${TOK_A:-}" | tr ',' ' '); eb=$(echo "${TOK_B:-}" | tr ',' ' '); n=0; d=0
+  tokcmp) # generate's tokens under the HIP options TOK_A against TOK_B: a switch that must not change results
+    ea=$(hip_opts "${TOK_A:-}"); eb=$(hip_opts "${TOK_B:-}"); n=0; d=0
     for m in $(model tinyllama-1.1b Q4_K_M) $(model llama2-7b Q4_K_M) models/trained/kjv-q8_0.gguf; do
       for args in "--temp 0" "--temp 0.8 -s 11" "--temp 0 --parallel 4 -p A -p B" "--temp 0.8 -s 5 --parallel 3"; do
-        env $ea timeout 120 $RF generate -m $m -p "In the beginning" -n 40 $args --backend hip 2>/dev/null > "$OUT/tok-a.txt"
-        env $eb timeout 120 $RF generate -m $m -p "In the beginning" -n 40 $args --backend hip 2>/dev/null > "$OUT/tok-b.txt"
+        timeout 120 $RF generate -m $m -p "In the beginning" -n 40 $args --backend hip $ea 2>/dev/null > "$OUT/tok-a.txt"
+        timeout 120 $RF generate -m $m -p "In the beginning" -n 40 $args --backend hip $eb 2>/dev/null > "$OUT/tok-b.txt"
         n=$((n + 1))
         if ! cmp -s "$OUT/tok-a.txt" "$OUT/tok-b.txt" || [ ! -s "$OUT/tok-a.txt" ]; then d=$((d + 1)); log "tokens DIFFER: $(basename $m) $args"; fi
       done
     done
     log "tokens [${TOK_A:-}] against [${TOK_B:-}]: $((n - d)) of $n identical"; [ $d -eq 0 ] || failed=1 ;;
-  bsweep) # batched decode (7B Q4_K_M, 128-token prompts, S_TG) for each environment in CONFIGS
-    # ("A=1,B=2 A=0 -": comma-joined assignments per configuration, "-" = none, BIN=path: that
-    # rocmforge binary instead, e.g. an older dist carried alongside), interleaved REPS times
+  bsweep) # batched decode (7B Q4_K_M, 128-token prompts, S_TG) for each configuration in CONFIGS
+    # ("a=1,b=2 a=0 -": comma-joined HIP options KEY=VALUE per configuration, CONFIG=path a config
+    # file, "-" = none, BIN=path: that rocmforge binary instead, e.g. an older dist carried
+    # alongside), interleaved REPS times
     m=$(model llama2-7b Q4_K_M)
     for rep in $(seq ${REPS:-2}); do
       for c in ${CONFIGS:--}; do
-        e=""; [ "$c" != "-" ] && e=$(echo "$c" | tr ',' ' ')
+        e=$(hip_opts "$c")
         bin=$RF; case "$c" in BIN=*) bin=${c#BIN=}; e="";; esac # BIN=other/rocmforge: another build
-        r=$(env $e timeout 200 $bin bench-inference -m $m --prompts 0 --batches ${BATCHES:-2,4,16} --prompt-len 128 -n 64 -r 1 \
-          --backend hip 2>>"$OUT/bsweep.err" | grep -E "^\|\s+128 " | awk -F'|' '{printf "%s:%s ", $4+0, $9+0}')
+        r=$(timeout 200 $bin bench-inference -m $m --prompts 0 --batches ${BATCHES:-2,4,16} --prompt-len 128 -n 64 -r 1 \
+          --backend hip $e 2>>"$OUT/bsweep.err" | grep -E "^\|\s+128 " | awk -F'|' '{printf "%s:%s ", $4+0, $9+0}')
         log "S_TG by sequences [$c]: $r"
       done
     done ;;
@@ -287,15 +295,15 @@ for step in "$@"; do
         done
       done
     done ;;
-  abpp) # the same for prompt processing: pp512 with AB_VAR=A and =B (AB_VALS, default "1 0"), interleaved,
-        # on AB_MODELS (default "llama2-7b:Q4_K_M llama2-7b:Q4_0 tinyllama-1.1b:Q4_K_M")
-    v=${AB_VAR:-ROCMFORGE_HIP_ACT16}
+  abpp) # the same for prompt processing: pp512 with AB_KEY=A and =B (AB_VALS, default f16_prefill_acts
+        # "true false"), interleaved, on AB_MODELS (default "llama2-7b:Q4_K_M llama2-7b:Q4_0 tinyllama-1.1b:Q4_K_M")
+    v=${AB_KEY:-f16_prefill_acts}
     for spec in ${AB_MODELS:-"llama2-7b:Q4_K_M" "llama2-7b:Q4_0" "tinyllama-1.1b:Q4_K_M"}; do
       set -- ${spec/:/ }
       m=$(model $1 $2)
       for rep in 1 2; do
-        for p in ${AB_VALS:-1 0}; do
-          r=$(env $v=$p timeout 120 $RF bench -m $m -p 512 -n 0 -r 5 --backend hip 2>/dev/null | grep pp512 | awk -F'|' '{print $(NF-1)}')
+        for p in ${AB_VALS:-true false}; do
+          r=$(timeout 120 $RF bench -m $m -p 512 -n 0 -r 5 --backend hip $(hip_opts $v=$p) 2>/dev/null | grep pp512 | awk -F'|' '{print $(NF-1)}')
           log "pp512 $1 $2 $v=$p: $r"
         done
       done
@@ -305,30 +313,30 @@ for step in "$@"; do
       set -- $spec
       m=$(model $1 $2)
       for rep in 1 2; do
-        for p in 1 0; do
-          r=$(ROCMFORGE_HIP_PDL=$p timeout 120 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
-          log "tg128 $1 $2 PDL=$p: $r"
+        for p in true false; do
+          r=$(timeout 120 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip --backend-option hip.pdl=$p 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+          log "tg128 $1 $2 pdl=$p: $r"
         done
       done
-      for p in 1 0; do
-        ROCMFORGE_HIP_PDL=$p timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip 2>/dev/null > "$OUT/pdl$p.txt"
+      for p in true false; do
+        timeout 120 $RF generate -m $m -p "In the beginning" -n 48 --temp 0 --backend hip --backend-option hip.pdl=$p 2>/dev/null > "$OUT/pdl$p.txt"
       done
-      cmp -s "$OUT/pdl1.txt" "$OUT/pdl0.txt" && log "greedy $1 $2 PDL on/off: identical" || log "greedy $1 $2 PDL on/off: DIFFER"
+      cmp -s "$OUT/pdltrue.txt" "$OUT/pdlfalse.txt" && log "greedy $1 $2 PDL on/off: identical" || log "greedy $1 $2 PDL on/off: DIFFER"
     done ;;
   kprof) # per-kernel times of one decode step (direct launches), TinyLlama Q4_K_M and 7B Q4_0
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
     for spec in "tinyllama-1.1b Q4_K_M" "llama2-7b Q4_0"; do
       set -- $spec
-      ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
-        $RF generate -m $(model $1 $2) -p "Hello" -n 4 --temp 0 --backend hip > "$OUT/kprof-$1-$2.csv" 2> "$OUT/kprof.err"
+      timeout 300 $NCU --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+        $RF generate -m $(model $1 $2) -p "Hello" -n 4 --temp 0 --backend hip --backend-option hip.graphs=false > "$OUT/kprof-$1-$2.csv" 2> "$OUT/kprof.err"
       python3 scripts/kernel_profile_summary.py "$OUT/kprof-$1-$2.csv" > "$OUT/kprof-$1-$2.txt"
       log "-- kernel profile $1 $2"; head -12 "$OUT/kprof-$1-$2.txt" | tee -a "$S"
     done ;;
   kdetail) # Nsight Compute details of one launch of each kernel named in KERNELS (7B Q4_0 decode)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
     for k in ${KERNELS:-rf_add_rms_norm_mul}; do
-      ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k $k --launch-skip 40 --launch-count 1 --set full \
-        $RF generate -m $(model llama2-7b Q4_0) -p "Hello" -n 4 --temp 0 --backend hip > "$OUT/kdetail-$k.txt" 2>&1
+      timeout 300 $NCU --clock-control none -k $k --launch-skip 40 --launch-count 1 --set full \
+        $RF generate -m $(model llama2-7b Q4_0) -p "Hello" -n 4 --temp 0 --backend hip --backend-option hip.graphs=false > "$OUT/kdetail-$k.txt" 2>&1
       log "-- ncu $k"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit)" "$OUT/kdetail-$k.txt" | tee -a "$S"
       grep -iE "stall|est. speedup" "$OUT/kdetail-$k.txt" | head -8 | cut -c1-220 | tee -a "$S"
     done ;;
@@ -336,15 +344,15 @@ for step in "$@"; do
     # (PL: prompt tokens per sequence, default 0: the attention then reads a few positions only)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
     for k in ${KERNELS:-rf_mvqn_q4_k_2x2}; do
-      ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k regex:$k --launch-skip ${SKIP:-100} --launch-count 1 --set full \
-        $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-2} --prompt-len ${PL:-0} -n 6 -r 1 --backend hip > "$OUT/kdetailb-$k.txt" 2>&1
+      timeout 300 $NCU --clock-control none -k regex:$k --launch-skip ${SKIP:-100} --launch-count 1 --set full \
+        $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-2} --prompt-len ${PL:-0} -n 6 -r 1 --backend hip --backend-option hip.graphs=false > "$OUT/kdetailb-$k.txt" 2>&1
       log "-- ncu $k (${KB:-2} sequences)"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit|Issue Slots Busy|Compute \(SM\) Throughput)" "$OUT/kdetailb-$k.txt" | tee -a "$S"
       grep -iE "stall|est. speedup" "$OUT/kdetailb-$k.txt" | head -8 | cut -c1-240 | tee -a "$S"
     done ;;
   mmq16) # what bounds the 16-column decode matmuls (docs/notes/mmq.md): times per K split, then details
     for ks in 0 1 2 4; do
-      ROCMFORGE_HIP_MMQ_KSPLIT=$ks timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=16" > "$OUT/mmq16-ks$ks.txt" 2>&1
-      log "-- M=16 matmuls, ROCMFORGE_HIP_MMQ_KSPLIT=$ks (0: the shape rule)"; grep -E "^matmul" "$OUT/mmq16-ks$ks.txt" | tee -a "$S"
+      timeout 200 $D/tests/hip/rocmforge-opcheck --option mmq_ksplit=$ks --perf --filter "M=16" > "$OUT/mmq16-ks$ks.txt" 2>&1
+      log "-- M=16 matmuls, mmq_ksplit=$ks (0: the shape rule)"; grep -E "^matmul" "$OUT/mmq16-ks$ks.txt" | tee -a "$S"
     done
     # (the kdetailb step logs its lines into the same summary)
     KB=16 SKIP=${SKIP:-40} KERNELS=${KERNELS:-"rf_mmq_q4_k_16_k4 rf_mmq_q6_k_16_k4"} "$0" kdetailb > /dev/null 2>&1 ;;
@@ -364,41 +372,39 @@ for step in "$@"; do
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
     for k in ${KERNELS:-rf_mmqp_q4_0_64 rf_mmqp_q4_k_64}; do
       case $k in *q4_0*) m=$(model llama2-7b Q4_0) ;; *) m=$(model llama2-7b Q4_K_M) ;; esac
-      ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k $k --launch-skip 10 --launch-count 1 --set full \
-        $RF bench -m $m -p 512 -n 0 -r 1 --backend hip > "$OUT/kdetail-$k.txt" 2>&1
+      timeout 300 $NCU --clock-control none -k $k --launch-skip 10 --launch-count 1 --set full \
+        $RF bench -m $m -p 512 -n 0 -r 1 --backend hip --backend-option hip.graphs=false > "$OUT/kdetail-$k.txt" 2>&1
       log "-- ncu $k (pp512)"; grep -E "^    (Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Executed Ipc Active|Issue Slots Busy|Grid Size|Shared Memory Configuration Size|Bank Conflicts)" "$OUT/kdetail-$k.txt" | tee -a "$S"
       grep -iE "stall|est. speedup|bottleneck|pipe" "$OUT/kdetail-$k.txt" | head -14 | cut -c1-220 | tee -a "$S"
     done ;;
   kdetail8k) # Nsight Compute details of the decode attention at 8k context (7B Q4_K_M)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
-    ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none -k rf_attention_stream_d128_g1 --launch-skip 200 --launch-count 1 --set full \
-      $RF bench -m $(model llama2-7b Q4_K_M) -p 0 -n 8 -d 8192 -r 1 --backend hip > "$OUT/kdetail8k.txt" 2>&1
+    timeout 300 $NCU --clock-control none -k rf_attention_stream_d128_g1 --launch-skip 200 --launch-count 1 --set full \
+      $RF bench -m $(model llama2-7b Q4_K_M) -p 0 -n 8 -d 8192 -r 1 --backend hip --backend-option hip.graphs=false > "$OUT/kdetail8k.txt" 2>&1
     log "-- ncu rf_attention_stream_d128_g1 at 8k"; grep -E "^    (Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Executed Ipc|Block Size|Grid Size|L1/TEX Hit|L2 Hit|Block Limit|Dynamic Shared|Static Shared)" "$OUT/kdetail8k.txt" | tee -a "$S"
     grep -iE "stall|est. speedup|bottleneck" "$OUT/kdetail8k.txt" | head -12 | cut -c1-240 | tee -a "$S" ;;
   par) # sequences decoded together must each equal the single run: knobs isolate a difference
     m=models/trained/kjv-q8_0.gguf
     P='-p "And the LORD" -p "And the LORD" -p "And the LORD" -p "And the LORD"'
     timeout 60 $RF generate -m $m -p "And the LORD" -n 32 --temp 0 --backend cpu 2>/dev/null > "$OUT/par-single.txt"
-    for knob in "X=1" "ROCMFORGE_HIP_FUSE=norm" "ROCMFORGE_HIP_MVQ_COLS=1" "ROCMFORGE_HIP_GRAPHS=0" \
-                "ROCMFORGE_HIP_FUSE=0"; do
-      for b in hip cpu; do
-        eval env $knob timeout 60 $RF generate -m $m $P -n 32 --temp 0 --backend $b 2>/dev/null > "$OUT/par-$b.txt"
-      done
+    for knob in - mvq_max_cols=1 graphs=false fuse=false; do
+      eval timeout 60 $RF generate -m $m $P -n 32 --temp 0 --backend hip $(hip_opts $knob) 2>/dev/null > "$OUT/par-hip.txt"
+      eval timeout 60 $RF generate -m $m $P -n 32 --temp 0 --backend cpu 2>/dev/null > "$OUT/par-cpu.txt"
       n=$(grep -v "^--- sequence" "$OUT/par-hip.txt" | sort -u | grep -c .)
       cmp -s "$OUT/par-hip.txt" "$OUT/par-cpu.txt" && r="= cpu" || r="DIFFERS from cpu"
       log "parallel 4, $knob: hip $r; distinct hip lines $n"
     done
     cat "$OUT/par-single.txt" "$OUT/par-hip.txt" "$OUT/par-cpu.txt" | head -30 ;;
-  fusecmp) # batched greedy tokens with the decode fusions on and off (ROCMFORGE_HIP_FUSE=norm): same bits
+  fusecmp) # batched greedy tokens with the packs' fusions on and off (hip.fuse): same bits
     # promised; a difference makes the script exit 1
     for spec in ${FUSE_MODELS:-tinyllama-1.1b:Q4_K_M tinyllama-1.1b:Q4_0 llama2-7b:Q4_K_M}; do
       set -- $(echo $spec | tr ':' ' ')
       m=$(model $1 $2)
       for np in ${FUSE_SEQS:-2 5 8 12}; do
         P=""; for i in $(seq $np); do P="$P -p \"Once upon a time $i\""; done
-        for run in "a 1" "b norm" "c 1"; do # fused twice: a difference between those is not the fusion's
+        for run in "a true" "b false" "c true"; do # fused twice: a difference between those is not the fusion's
           set -- $1 $2 $run
-          eval env ROCMFORGE_HIP_FUSE=$4 timeout 120 $RF generate -m $m $P -n 24 --temp 0 --backend hip 2>/dev/null > "$OUT/fuse-$3.txt"
+          eval timeout 120 $RF generate -m $m $P -n 24 --temp 0 --backend hip --backend-option hip.fuse=$4 2>/dev/null > "$OUT/fuse-$3.txt"
           set -- $1 $2
         done
         cmp -s "$OUT/fuse-a.txt" "$OUT/fuse-b.txt" && r=identical || { r=DIFFER; failed=1; }
@@ -419,13 +425,13 @@ for step in "$@"; do
     greedy_vs_cpu "tiny-mixtral tiny-qwen3moe" "Q8_0 Q4_0 F16" moe
     timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter matmul_id > "$OUT/moe-perf.txt" 2>&1
     log "-- MATMUL_ID kernel times (GB/s over the chosen experts' bytes)"; grep matmul_id "$OUT/moe-perf.txt" | tee -a "$S"
-    ROCMFORGE_HIP_MOE_GROUP_MIN=0 timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter matmul_id > "$OUT/moe-perf-ungrouped.txt" 2>&1
-    log "-- prefill MATMUL_ID with ROCMFORGE_HIP_MOE_GROUP_MIN=0 (rf_mm_id_*, not grouped by expert)"
+    timeout 300 $D/tests/hip/rocmforge-opcheck --option moe_group_min=0 --perf --filter matmul_id > "$OUT/moe-perf-ungrouped.txt" 2>&1
+    log "-- prefill MATMUL_ID with moe_group_min=0 (rf_mm_id_*, not grouped by expert)"
     grep "matmul_id.*M=512" "$OUT/moe-perf-ungrouped.txt" | tee -a "$S"
     for sh in ${MOE_BENCH:-qwen3-30b-a3b mixtral-8x7b}; do
       m=$(model $sh Q4_K_M)
       log "bench $sh Q4_K_M: $(bench_line $m 300)"
-      log "bench $sh Q4_K_M, ROCMFORGE_HIP_MOE_GROUP_MIN=0: $(ROCMFORGE_HIP_MOE_GROUP_MIN=0 bench_line $m 300)"
+      log "bench $sh Q4_K_M, moe_group_min=0: $(bench_line $m 300 moe_group_min=0)"
       timeout 200 $RF generate -m $m -p "Once upon a time" -n 16 --temp 0 --backend hip --profile "$OUT/moe-trace-$sh.json" \
         > /dev/null 2> "$OUT/moe-prof-$sh.txt"
       log "-- profile of 16 decode tokens, $sh (ffn_*_exps rows: bytes are the chosen experts')"
@@ -434,15 +440,16 @@ for step in "$@"; do
     done ;;
   kprofb) # per-kernel times of one batched decode step (7B Q4_K_M, 16 sequences)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
-    ROCMFORGE_HIP_GRAPHS=0 timeout 300 $NCU --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
-      $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} --prompt-len ${PL:-0} -n 6 -r 1 --backend hip > "$OUT/kprofb.csv" 2> "$OUT/kprofb.err"
+    timeout 300 $NCU --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+      $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} --prompt-len ${PL:-0} -n 6 -r 1 --backend hip --backend-option hip.graphs=false > "$OUT/kprofb.csv" 2> "$OUT/kprofb.err"
     python3 scripts/kernel_profile_summary.py "$OUT/kprofb.csv" > "$OUT/kprofb.txt"
     log "-- kernel profile 7B Q4_K_M, ${KB:-16} sequences"; head -24 "$OUT/kprofb.txt" | tee -a "$S" ;;
   mmqp)
-    for v in 1 0; do
-      env ${MMQP_VAR:-ROCMFORGE_HIP_MMQP}=$v timeout 300 $D/tests/hip/rocmforge-opcheck --perf --filter "${MMQP_FILTER:-M=512}" > "$OUT/mmqp$v.txt" 2>&1
-      [ -z "${MMQP_FILTER:-}" ] && env ${MMQP_VAR:-ROCMFORGE_HIP_MMQP}=$v timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "M=2048" >> "$OUT/mmqp$v.txt" 2>&1
-      log "-- prefill matmuls, ${MMQP_VAR:-ROCMFORGE_HIP_MMQP}=$v"; grep -E "matmul" "$OUT/mmqp$v.txt" | tee -a "$S"
+    k=${MMQP_KEY:-mmq_prefill} # MMQP_KEY / MMQP_VALS: another option's values instead
+    for v in ${MMQP_VALS:-true false}; do
+      timeout 300 $D/tests/hip/rocmforge-opcheck --option $k=$v --perf --filter "${MMQP_FILTER:-M=512}" > "$OUT/mmqp$v.txt" 2>&1
+      [ -z "${MMQP_FILTER:-}" ] && timeout 200 $D/tests/hip/rocmforge-opcheck --option $k=$v --perf --filter "M=2048" >> "$OUT/mmqp$v.txt" 2>&1
+      log "-- prefill matmuls, $k=$v"; grep -E "matmul" "$OUT/mmqp$v.txt" | tee -a "$S"
     done ;;
   ppl)
     cp models/trained/kjv-f16.gguf models/trained/kjv-q8_0.gguf /tmp/m/
@@ -463,19 +470,19 @@ for step in "$@"; do
       done
       cmp -s "$OUT/long-cpu.txt" "$OUT/long-hip.txt" && log "greedy after a long prompt $(basename $m): identical" || log "greedy after a long prompt $(basename $m): DIFFER"
     done ;;
-  depthab) # DEPTH_VAR (default ROCMFORGE_HIP_ATT_BLOCKS) at each of DEPTH_VALS (default "4 8 16")
+  depthab) # the HIP option DEPTH_KEY (default attention_blocks_per_sm) at each of DEPTH_VALS (default "4 8 16")
     m=$(model llama2-7b Q4_K_M)
-    dv=${DEPTH_VAR:-ROCMFORGE_HIP_ATT_BLOCKS}
+    dv=${DEPTH_KEY:-attention_blocks_per_sm}
     for rep in 1 2; do
       for v in ${DEPTH_VALS:-${ATT_BLOCKS:-4 8 16}}; do
-        r=$(env $dv=$v timeout 200 $RF bench -m $m -p 0 -n 64 -d 8192 -r 2 --backend hip 2>/dev/null | grep "@ d" | awk -F'|' '{print $(NF-1)}')
+        r=$(timeout 200 $RF bench -m $m -p 0 -n 64 -d 8192 -r 2 --backend hip $(hip_opts $dv=$v) 2>/dev/null | grep "@ d" | awk -F'|' '{print $(NF-1)}')
         log "tg64 @ d8192 $dv=$v: $r"
       done
     done ;;
   attpp)
-    for v in 1 0; do
-      ROCMFORGE_HIP_ATT_MMA=$v timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "attention" > "$OUT/attpp$v.txt" 2>&1
-      log "-- prefill attention, ROCMFORGE_HIP_ATT_MMA=$v"; grep -E "T=512 |T=2048 " "$OUT/attpp$v.txt" | tee -a "$S"
+    for v in true false; do
+      timeout 200 $D/tests/hip/rocmforge-opcheck --option attention_mma=$v --perf --filter "attention" > "$OUT/attpp$v.txt" 2>&1
+      log "-- prefill attention, attention_mma=$v"; grep -E "T=512 |T=2048 " "$OUT/attpp$v.txt" | tee -a "$S"
     done ;;
   kprofpp) # per-kernel totals of prompt processing (one bench of pp512, two runs)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
@@ -487,32 +494,32 @@ for step in "$@"; do
       log "-- prefill kernel totals $1 $2 (bench -p 512 -r 2, warm-up included)"; head -16 "$OUT/kprofpp-$1-$2.txt" | tee -a "$S"
     done ;;
   profov) # issue 12: --profile (the observer) against no profiler: tg128 interleaved, same greedy tokens;
-          # the observer with kernel timestamps (the default) and with events (ROCMFORGE_HIP_OBS_EVENTS=1)
+          # the observer with kernel timestamps (the default) and with events (hip.observer_events=on)
     for sh in tinyllama-1.1b llama2-7b; do
       m=$(model $sh Q4_K_M)
       for r in 1 2 3; do
         for mode in none stamps events; do
-          extra=""; ev=0; [ $mode != none ] && extra=--profile; [ $mode = events ] && ev=1
-          t=$(ROCMFORGE_HIP_OBS_EVENTS=$ev timeout 200 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip $extra 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
+          extra=""; ev=off; [ $mode != none ] && extra=--profile; [ $mode = events ] && ev=on
+          t=$(timeout 200 $RF bench -m $m -p 0 -n 128 -r 3 --backend hip --backend-option hip.observer_events=$ev $extra 2>/dev/null | grep tg128 | awk -F'|' '{print $(NF-1)}')
           log "profile overhead $sh Q4_K_M round $r $mode: tg128 $t"
         done
       done
-      timeout 120 $RF generate -m $m -p "In the beginning" -n 64 --temp 0 --backend hip > "$OUT/prof-$sh-off.txt" 2>/dev/null
-      for ev in 0 1; do
-        ROCMFORGE_HIP_OBS_EVENTS=$ev timeout 120 $RF generate -m $m -p "In the beginning" -n 64 --temp 0 --backend hip --profile > "$OUT/prof-$sh-on$ev.txt" 2> "$OUT/prof-$sh-$ev.txt"
-        cmp -s "$OUT/prof-$sh-on$ev.txt" "$OUT/prof-$sh-off.txt" && log "profile $sh (OBS_EVENTS=$ev): identical tokens" || { log "profile $sh (OBS_EVENTS=$ev): DIFFER"; failed=1; }
+      timeout 120 $RF generate -m $m -p "In the beginning" -n 64 --temp 0 --backend hip > "$OUT/prof-$sh-none.txt" 2>/dev/null
+      for ev in off on; do
+        timeout 120 $RF generate -m $m -p "In the beginning" -n 64 --temp 0 --backend hip --backend-option hip.observer_events=$ev --profile > "$OUT/prof-$sh-on$ev.txt" 2> "$OUT/prof-$sh-$ev.txt"
+        cmp -s "$OUT/prof-$sh-on$ev.txt" "$OUT/prof-$sh-none.txt" && log "profile $sh (observer_events=$ev): identical tokens" || { log "profile $sh (observer_events=$ev): DIFFER"; failed=1; }
         grep -E "timing:|unread device timings" "$OUT/prof-$sh-$ev.txt" | tee -a "$S"; grep -A9 "^phase " "$OUT/prof-$sh-$ev.txt" | head -10 | tee -a "$S"
-        ROCMFORGE_HIP_OBS_EVENTS=$ev ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 64 -r 1 --backend hip --profile 2>&1 | grep "hip stats" | tail -1 |
-          sed -E 's/.*(GPU [0-9.]+ us).*(observer: .*)$/OBS_EVENTS='$ev' \1; \2/' | tee -a "$S"
+        timeout 120 $RF bench -m $m -p 0 -n 64 -r 1 --backend hip --backend-option hip.observer_events=$ev --backend-option hip.stats=true \
+          --profile 2>&1 | grep "hip stats" | tail -1 | sed -E 's/.*(GPU [0-9.]+ us).*(observer: .*)$/observer_events='$ev' \1; \2/' | tee -a "$S"
       done
-      grep -A12 "^per op (all shapes)" "$OUT/prof-$sh-0.txt" | head -13 > "$OUT/prof-$sh-ops0.txt"
-      grep -A12 "^per op (all shapes)" "$OUT/prof-$sh-1.txt" | head -13 > "$OUT/prof-$sh-ops1.txt"
+      grep -A12 "^per op (all shapes)" "$OUT/prof-$sh-off.txt" | head -13 > "$OUT/prof-$sh-ops0.txt"
+      grep -A12 "^per op (all shapes)" "$OUT/prof-$sh-on.txt" | head -13 > "$OUT/prof-$sh-ops1.txt"
       log "per op, timestamps | events ($sh):"; paste -d'|' "$OUT/prof-$sh-ops0.txt" "$OUT/prof-$sh-ops1.txt" | tee -a "$S"
     done ;;
   stats)
     m=$(model llama2-7b Q4_K_M)
     for m in $(model llama2-7b Q4_K_M) $(model tinyllama-1.1b Q4_K_M); do
-      ROCMFORGE_HIP_STATS=1 timeout 120 $RF bench -m $m -p 0 -n 128 -r 2 --backend hip > "$OUT/stats.txt" 2>&1
+      timeout 120 $RF bench -m $m -p 0 -n 128 -r 2 --backend hip --backend-option hip.stats=true > "$OUT/stats.txt" 2>&1
       log "-- stats tg128 $(basename $m)"; grep -iE "tg128|hip stats" "$OUT/stats.txt" | tail -3 | tee -a "$S"
     done ;;
   packab) # issue 12: the sm_90 pack (base kernels + its fusions) against none ({"jit": "force"}: the base
@@ -532,10 +539,10 @@ for step in "$@"; do
     log "greedy tokens of 6 sequences (7B Q4_K_M) with and without the pack: $r"
     timeout 300 $RF ab -m $m --config /tmp/pack.json --config /tmp/nopack.json -p 128 -n 128 -r 5 --no-profile > "$OUT/packab-ab.txt" 2>&1
     grep -iE "ratio|B/A|tg|pp|agree" "$OUT/packab-ab.txt" | head -8 | tee -a "$S"
-    CONFIGS="ROCMFORGE_CONFIG=/tmp/pack.json ROCMFORGE_CONFIG=/tmp/nopack.json" BATCHES=${BATCHES:-4,16} "$0" bsweep > /dev/null 2>&1 ;;
-  bstats) # ROCMFORGE_HIP_STATS=1 while KB sequences decode (7B Q4_K_M): GPU time and host gap per step
-    ROCMFORGE_HIP_STATS=1 timeout 200 $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} \
-      --prompt-len 128 -n 128 -r 1 --backend hip > "$OUT/bstats.txt" 2>&1
+    CONFIGS="CONFIG=/tmp/pack.json CONFIG=/tmp/nopack.json" BATCHES=${BATCHES:-4,16} "$0" bsweep > /dev/null 2>&1 ;;
+  bstats) # hip.stats=true while KB sequences decode (7B Q4_K_M): GPU time and host gap per step
+    timeout 200 $RF bench-inference -m $(model llama2-7b Q4_K_M) --prompts 0 --batches ${KB:-16} \
+      --prompt-len 128 -n 128 -r 1 --backend hip --backend-option hip.stats=true > "$OUT/bstats.txt" 2>&1
     log "-- stats, ${KB:-16} sequences"; grep -iE "^\|\s+128 |hip stats" "$OUT/bstats.txt" | tail -4 | tee -a "$S" ;;
   esac
   log "   [$step: $(( $(date +%s) - t0 )) s]"

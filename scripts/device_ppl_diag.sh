@@ -7,9 +7,9 @@ ppl() { timeout 200 $RF perplexity -m $M -f models/trained/heldout.txt -c 128 --
 cfg() { echo "{\"backends\": [\"hip\", \"cpu\"], \"op_overrides\": {$1}}" > /tmp/cfg.json; echo /tmp/cfg.json; }
 echo "$(basename $M) cpu            $(ppl --backend cpu)"
 echo "$(basename $M) hip            $(ppl --backend hip)"
-echo "$(basename $M) hip graphs=0   $(ROCMFORGE_HIP_GRAPHS=0 ppl --backend hip)"
-echo "$(basename $M) hip fuse=0     $(ROCMFORGE_HIP_FUSE=0 ppl --backend hip)"
-echo "$(basename $M) hip sync       $(ROCMFORGE_HIP_SYNC=1 ppl --backend hip)"
+echo "$(basename $M) hip graphs=0   $(ppl --backend hip --backend-option hip.graphs=false)"
+echo "$(basename $M) hip fuse=0     $(ppl --backend hip --backend-option hip.fuse=false)"
+echo "$(basename $M) hip sync       $(ppl --backend hip --backend-option hip.sync_each_node=true)"
 for op in matmul attention get_rows rms_norm rope; do
   echo "$(basename $M) hip $op->cpu $(ppl --config $(cfg "\"$op\": \"cpu\""))"
 done

@@ -14,15 +14,6 @@ bool attention_limited(const rf_node &n) { return n.iparams[0] != 0 || n.fparams
 
 namespace {
 
-// ROCMFORGE_HIP_ATT_PACKED=0: the streaming attention converts f16 K/V to floats at load (A/B).
-bool packed_kv_on() {
-    static const bool v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_ATT_PACKED");
-        return !(s && *s == '0');
-    }();
-    return v;
-}
-
 constexpr uint64_t kAttCounterBytes = 64 << 10; // 16384 (token, KV head) counters
 
 } // namespace
@@ -90,7 +81,7 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     std::string kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
     if (stream) { // _h: f16 rows held packed between load and use (16-byte loads); _w: the wide form
         kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8);
-        if (a.aux[2] == 1 && packed_kv_on()) kernel += "_h";
+        if (a.aux[2] == 1) kernel += "_h"; // f16 K/V: the kernels that keep them packed
         if (wide) kernel += wide4 ? "_w4" : wide8 ? "_w8" : "_w";
     }
     return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, !wide || wide4 ? 128 : G <= 4 && !wide8 ? 512 : 256, a, err);

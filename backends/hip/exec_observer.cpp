@@ -177,13 +177,12 @@ int ExecObserver::set(hipStream_t s, LaunchQueue &q, const rf_exec_observer *obs
     if (!on_) return RF_OK;
     observer_ = *observer;
     calls_ = 0;
-    // Timestamps where the kernels write them, unless ROCMFORGE_HIP_OBS_EVENTS says otherwise
-    // (=1: events; =0: timestamps also where they are not the default).
-    const char *env = std::getenv("ROCMFORGE_HIP_OBS_EVENTS");
-    const bool want = setup_.mark && !setup_.ctls.empty() && (env && *env ? *env == '0' : setup_.by_default);
+    // Timestamps where the kernels write them, unless the option observer_events says otherwise
+    // (on: events; off: timestamps also where they are not the default).
+    const bool want = setup_.mark && !setup_.ctls.empty() && (events_choice_ >= 0 ? events_choice_ == 0 : setup_.by_default);
     why_events_ = !setup_.mark || setup_.ctls.empty() ? "the base kernels have no stamp constant"
-                  : env && *env            ? "ROCMFORGE_HIP_OBS_EVENTS=" + std::string(env)
-                                           : "the default on this device";
+                  : events_choice_ >= 0 ? std::string("observer_events ") + (events_choice_ ? "on" : "off")
+                                        : "the default on this device";
     if (want && start_stamps(s, why_events_)) {
         stamps_ = true;
         LaunchRec mark;

@@ -15,7 +15,7 @@
 //   host expects the call to start, times in order); a call that fails is not reported (the
 //   profiler counts its nodes as lost, never as wrong times) and the counter is reset before the
 //   next call. Per call: 2 graph nodes added instead of one event record per unit.
-// - events (ROCMFORGE_HIP_OBS_EVENTS=1, the default on AMD, and wherever the base kernels lack
+// - events (option observer_events on, the default on AMD, and wherever the base kernels lack
 //   the stamp constant: an older pack): an event record after each launch group, which in a
 //   replayed graph becomes an event-record node beside the kernel chain (launch_queue.h).
 //
@@ -48,7 +48,7 @@ struct StampSetup {
     std::vector<void *> ctls;     // device addresses of the modules' rf_stamp_ctl constants
     hipFunction_t mark = nullptr; // rf_stamp_mark; null: no timestamps
     double ns_per_tick = 1.0;
-    bool by_default = false;      // used unless ROCMFORGE_HIP_OBS_EVENTS=1 (else only with =0)
+    bool by_default = false;      // used unless observer_events is on (else only where it is off)
 };
 
 class ExecObserver {
@@ -61,6 +61,9 @@ public:
     ExecObserver &operator=(const ExecObserver &) = delete;
 
     void configure(const StampSetup &setup) { setup_ = setup; }
+    // The option observer_events: 1 events, 0 timestamps where the kernels have them, -1 the
+    // default (StampSetup::by_default). Read at set().
+    void set_events(int choice) { events_choice_ = choice; }
     bool on() const { return on_; }
     bool stamping() const { return on_ && stamps_; }
     // Starts (observer) or stops (nullptr) observing; reports what is pending first, to the
@@ -90,11 +93,11 @@ public:
     // Frees the events and buffers (context current; the backend is shutting down; flush() first
     // to report what is pending, and destroy graphs that use them before).
     void release();
-    // Observed calls not reported because their stamps failed the check (ROCMFORGE_HIP_STATS).
+    // Observed calls not reported because their stamps failed the check (option stats).
     uint64_t lost() const { return lost_; }
     // Why the last of them was lost ("" while none was).
     const std::string &last_loss() const { return last_loss_; }
-    // "kernel timestamps", or "events" and why not timestamps (ROCMFORGE_HIP_STATS).
+    // "kernel timestamps", or "events" and why not timestamps (option stats).
     std::string mode() const { return stamps_ ? "kernel timestamps" : "events (" + why_events_ + ")"; }
 
 private:
@@ -173,6 +176,7 @@ private:
     uint64_t lost_ = 0;
     std::string last_loss_;
     std::string why_events_;        // why the observer set last uses events
+    int events_choice_ = -1;        // set_events
 };
 
 } // namespace rf_hip

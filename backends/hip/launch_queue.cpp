@@ -177,7 +177,7 @@ void LaunchQueue::drop_graphs() {
 }
 
 int LaunchQueue::find_slot(uint64_t sig) const {
-    for (int i = 0; i < kept_; ++i) {
+    for (int i = 0; i < kSlots; ++i) {
         const Slot &sl = slots_[i];
         if (sl.set == set_ && sl.sig == sig && same_kernels(cur_, sl.prev)) return i;
     }
@@ -186,7 +186,7 @@ int LaunchQueue::find_slot(uint64_t sig) const {
 
 int LaunchQueue::take_slot() {
     int pick = 0;
-    for (int i = 0; i < kept_; ++i) {
+    for (int i = 0; i < kSlots; ++i) {
         if (slots_[i].set < 0) { pick = i; break; }
         if (slots_[i].used < slots_[pick].used) pick = i;
     }
@@ -199,7 +199,7 @@ int LaunchQueue::replay_tagged(hipStream_t s, uint64_t tag, bool &done, std::str
     done = false;
     if (!graphs_ || tag == 0) return RF_OK;
     int at = -1;
-    for (int i = 0; i < kept_ && at < 0; ++i)
+    for (int i = 0; i < kSlots && at < 0; ++i)
         if (slots_[i].set == set_ && slots_[i].tag == tag && slots_[i].have_graph) at = i;
     if (at < 0) return RF_OK;
     slot_ = at;

@@ -60,14 +60,10 @@ public:
     void set_graphs(bool on) { graphs_ = on; if (!on) drop_graphs(); }
     // Chain graph kernels with programmatic edges (Hopper+; kernels/compat.h rf_kernel_start).
     void set_programmatic(bool on) { programmatic_ = on; drop_graphs(); }
-    // How many of the slots are used (1..kSlots; ROCMFORGE_HIP_GRAPHS_KEPT, A/B): with 1, every
-    // new kernel sequence replaces the graph of the one before.
-    void set_kept(int n) { kept_ = n < 1 ? 1 : n > kSlots ? kSlots : n; drop_graphs(); }
     // The observer set (0 <= set < kSets) whose graphs the next flush() compares with and replays.
     void set_slot(int set) { set_ = set >= 0 && set < kSets ? set : 0; }
     bool programmatic() const { return programmatic_; }
-    // Graph kernels marked beside_prev run beside the one before them (off: chained; A/B
-    // ROCMFORGE_HIP_BESIDE=0).
+    // Graph kernels marked beside_prev run beside the one before them (off: chained; option beside).
     void set_beside(bool on) { beside_ = on; drop_graphs(); }
     bool graphs() const { return graphs_; }
     void begin() { cur_.clear(), has_events_ = false; }
@@ -162,7 +158,6 @@ private:
     Slot slots_[kSlots];
     int slot_ = 0; // the slot of the list being flushed or replayed
     int set_ = 0;
-    int kept_ = kSlots;
     uint64_t use_clock_ = 0;
     LaunchStats stats_;
 };

@@ -30,10 +30,10 @@ int k_split(int64_t tiles, int64_t slots, int64_t steps, int64_t min_steps, int 
 // The token tile: 128 (a warp's 64 x 32 sub-tile reuses each fragment more than the 32 x 32 of
 // the 64-token tile), 64 for short prompts.
 // The K split: the fewest block-waves per unit of work, a split paying ~5% per doubling for its
-// reduction; at least 16 K steps per block. ROCMFORGE_HIP_H16=64|128 forces the tile,
-// ROCMFORGE_HIP_H16_KS=1|2|4 the split (A/B).
+// reduction; at least 16 K steps per block. Options h16_tokens=64|128 force the tile,
+// h16_splits=1|2|4 the split.
 // The wgmma tiles (sm_90a, rf_mm_h16w_128_k<1|2>, one block per SM) from 65 tokens on, where the
-// kernels have them and K is whole 64-half steps; ROCMFORGE_HIP_H16_KS=1|2 forces their split.
+// kernels have them and K is whole 64-half steps; h16_splits=1|2 forces their split.
 H16Launch choose(const Backend &b, int64_t K, int64_t N, int64_t M, int64_t batch) {
     const int64_t sms = std::max(1, b.multiprocessors);
     if (b.h16_wgmma && b.kernels.wgmma && b.h16_tokens != 64 && M > 64 && K % 64 == 0) {
@@ -112,7 +112,7 @@ int matmul_q16w(Backend &b, const rf_node &n, std::string &err) {
     // f16 rows of the activations rounded as the CPU backend quantizes them for this weight type
     // (q8 blocks of 32 / 256), as the other f16 prefill tiles take them: without, the trained
     // Q4_K_M model's perplexity (Q8_0 FFN-down tensors) moved from within 0.05% of the CPU's to 0.107%.
-    if (int r = quantized_activations(b, x, b.cpu_like_activations ? act_block(w->type) : 0, true, a.src[1], err)) return r;
+    if (int r = quantized_activations(b, x, act_block(w->type), true, a.src[1], err)) return r;
     const Q16wType t = q16w_type(w->type);
     const int64_t tiles = (N + RF_H16W_BN - 1) / RF_H16W_BN * ((M + RF_H16W_BM - 1) / RF_H16W_BM);
     int ks = k_split(tiles, std::max(1, b.multiprocessors), K / 64, 8, 2);

@@ -18,7 +18,7 @@ bool h16_usable(const Backend &b, const rf_node &n);
 int matmul_h16(Backend &b, const rf_node &n, std::string &err);
 // Prefill of quantized weights (Q4_0, Q8_0; Q4_K, Q5_K, Q6_K with Backend::q16w_kquants) on the
 // wgmma tiles with the weights dequantized to f16 in shared memory (rf_mm_q16w_<type>_k<KS>,
-// sm_90a): true from Backend::q16w_min tokens on (ROCMFORGE_HIP_Q16W), batch 1, where the
+// sm_90a): true from Backend::q16w_min tokens on (option q16w_min_tokens), batch 1, where the
 // module has wgmma.
 bool q16w_usable(const Backend &b, const rf_node &n);
 // Converts the activations to f16 rows (as matmul_h16) and launches rf_mm_q16w_<type>_k<KS>.

@@ -16,58 +16,10 @@ namespace rf_hip {
 #if defined(RF_HIP_NVIDIA)
 namespace {
 
-// Column counts the kernels take: from ROCMFORGE_HIP_MMQ_MIN_COLS (default 5) up to kMaxCols (at
-// 64 columns still 1.8-4.5x faster than the f16 prefill tensor-core kernels; wider not
-// measured). When they came (8 columns) the dp4a column kernels were ahead below 8 (7B Q4_K_M, 4
-// sequences 723 vs 585 t/s); with the stage copies' 32-bit offsets and the joined projections
-// (plugins/packs/proj_runs.c) the 8-column kernel wins from 4 (H100, S_TG of 4 / 5 / 6 sequences 863-871 /
-// 917-927 / 963-969 with the dp4a kernels, 939-948 / 1,158-1,171 / 1,378-1,380 here; 3 sequences
-// equal, 2 slower: 487-491 against 510-515). docs/notes/mmq.md. Since the dp4a kernels scale the
-// K-quant sub-block sums as integers (round 14) they are ahead again at 4: S_TG of 4 sequences
-// 1,116-1,128 against 1,041-1,053 here (7B Q4_K_M); from 5 (6: 1,104-1,125 against 1,466-1,529) not.
-constexpr int64_t kDefaultMinCols = 5;
+// Column counts the kernels take: from the option mmq_min_cols (default 5) up to kMaxCols (at
+// 64 columns still faster than the f16 prefill tensor-core kernels; wider not measured). Where
+// the dp4a column kernels win below that: docs/notes/mmq.md.
 constexpr int64_t kMaxCols = 64;
-
-// An A/B knob from the environment: its integer value, `fallback` when unset or empty. Each
-// caller keeps the result in a static (read once).
-int env_int(const char *name, int fallback) {
-    const char *s = std::getenv(name);
-    return s && *s ? std::atoi(s) : fallback;
-}
-
-int64_t min_cols() {
-    static const int64_t v = std::max(1, env_int("ROCMFORGE_HIP_MMQ_MIN_COLS", (int)kDefaultMinCols));
-    return v;
-}
-
-// Blocks (a cluster) splitting K of one 64-row tile: ROCMFORGE_HIP_MMQ_KSPLIT = 1, 2 or 4
-// forces it (A/B, tests); 0 / unset: chosen from the shape. Clusters need sm_90.
-int forced_ksplit() {
-    static const int v = [] {
-        const int r = env_int("ROCMFORGE_HIP_MMQ_KSPLIT", 0);
-        return r == 1 || r == 2 || r == 4 ? r : 0;
-    }();
-    return v;
-}
-
-// ROCMFORGE_HIP_MMQ_PREFETCH=1: bulk L2 prefetch of the weight rows a few steps ahead (off by
-// default: no faster on the H100, docs/notes/mmq.md).
-bool prefetch_off() {
-    static const bool v = env_int("ROCMFORGE_HIP_MMQ_PREFETCH", 0) != 1;
-    return v;
-}
-
-// ROCMFORGE_HIP_MMQ_PF_STEPS=N: K steps per prefetch window (tuning; 0 / unset: the kernel's).
-int prefetch_steps() {
-    static const int v = std::max(0, env_int("ROCMFORGE_HIP_MMQ_PF_STEPS", 0));
-    return v;
-}
-
-// ROCMFORGE_HIP_MMQ_TMA=1: stage with bulk (TMA) copies instead of 16-byte cp.async (A/B).
-bool use_tma() {
-    static const bool v = env_int("ROCMFORGE_HIP_MMQ_TMA", 0) == 1;
-    return v;
-}
 
 bool has_clusters(const Backend &b) { return nvidia_sm(b.arch) >= 90; }
 
@@ -79,29 +31,8 @@ const char *suffix(int type) {
     }
 }
 
-// ROCMFORGE_HIP_MMQP=0: prefill matmuls on the f16 tensor-core kernels instead (A/B).
-bool prefill_on() {
-    static const bool v = env_int("ROCMFORGE_HIP_MMQP", 1) != 0;
-    return v;
-}
-
-// ROCMFORGE_HIP_MMQP_COLS=64|128: the prefill kernels' tile width (A/B); 0 / unset: chosen.
-int forced_prefill_cols() {
-    static const int v = [] {
-        const int r = env_int("ROCMFORGE_HIP_MMQP_COLS", 0);
-        return r == 64 || r == 128 ? r : 0;
-    }();
-    return v;
-}
-
-// ROCMFORGE_HIP_MMQP_KSPLIT=1|2: the 64-column prefill tiles' K split (A/B); 0 / unset: chosen.
-int forced_prefill_ksplit() {
-    static const int v = [] {
-        const int r = env_int("ROCMFORGE_HIP_MMQP_KSPLIT", 0);
-        return r == 1 || r == 2 ? r : 0;
-    }();
-    return v;
-}
+// The forced tile width of the prefill kernels (option mmqp_cols: 64 or 128; 0: chosen).
+int forced_prefill_cols(const Backend &b) { return b.options.mmqp_cols; }
 
 // Dynamic shared memory of rf_mmqp_<type>_<cols> (kernels/mmq_layout.h; the kernel checks it).
 unsigned prefill_smem(int type, int cols) {
@@ -139,7 +70,7 @@ int mmq_cols(int64_t M) { return M <= 8 ? 8 : M <= 16 ? 16 : 32; }
 // keeps each matrix's split (mmq_tiles), so joining changes no result bit.
 int ksplit(const Backend &b, const rf_node &n) {
     if (!has_clusters(b)) return 1;
-    if (forced_ksplit()) return forced_ksplit();
+    if (b.options.mmq_ksplit) return b.options.mmq_ksplit; // option mmq_ksplit: 1, 2 or 4
     const rf_tensor *w = n.src[0];
     const int64_t M = n.src[1]->ne[1], tiles = (w->ne[1] + 63) / 64 * ((M + mmq_cols(M) - 1) / mmq_cols(M));
     const int64_t steps = w->ne[0] / (w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0 ? 128 : 256);
@@ -150,18 +81,18 @@ int ksplit(const Backend &b, const rf_node &n) {
 
 } // namespace
 
-bool mmq_usable(const Backend &, const rf_node &n) {
+bool mmq_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     // Q5_0 has prefill tiles only (rf_mmqp_q5_0_*).
     if (!w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type) || w->type == RF_TYPE_Q5_0) return false;
     const int64_t M = x->ne[1], N = w->ne[1];
-    if (x->ne[2] * x->ne[3] != 1 || M < min_cols() || M > kMaxCols || N < 1) return false;
+    if (x->ne[2] * x->ne[3] != 1 || M < b.options.mmq_min_cols || M > kMaxCols || N < 1) return false;
     return rows_usable(w);
 }
 
 bool mmqp_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
-    if (!prefill_on() || !w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
+    if (!b.options.mmq_prefill || !w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
     const int64_t M = x->ne[1], N = w->ne[1];
     // mma.sync s8 needs sm_80; more than 48 KB of shared memory needs the driver's attribute call.
     if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
@@ -181,13 +112,13 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     // 176 blocks of 128 columns make 1.3 waves). Up to 128 columns (a server step with a prompt
     // chunk, short prompts) Q4_0 / Q8_0 take 64 as well: 4096 x 4096 Q4_0 at M = 80 / 101 / 128
     // 62.6 / 62.7 / 62.5 us against 84.6 / 84.6 / 85.2 with 128 (at 192 and 256: 114.7 / 113.4
-    // against 84.5 / 84.8). ROCMFORGE_HIP_MMQP_COLS=128|64 forces one (A/B).
+    // against 84.5 / 84.8). The option mmqp_cols=128|64 forces one.
     const int64_t row_tiles = (N + RF_MMQP_ROWS - 1) / RF_MMQP_ROWS, sms = std::max(1, b.multiprocessors);
     const auto waves_of = [&](int64_t blocks) { return (blocks + sms - 1) / sms; };
     const auto waves = [&](int64_t c) { return waves_of(row_tiles * ((M + c - 1) / c)); };
     const bool legacy = w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q5_0 || w->type == RF_TYPE_Q8_0;
     int cols = legacy ? (M <= 128 ? 64 : 128) : 1.74 * (double)waves(128) < (double)waves(64) ? 128 : 64;
-    if (forced_prefill_cols()) cols = forced_prefill_cols();
+    if (forced_prefill_cols(b)) cols = forced_prefill_cols(b);
     // 64-column tiles whose grid leaves SMs idle or ends in a part-filled wave (a server step's
     // ~100 columns: a 4096-row matrix makes 64 blocks) split K over a cluster of two blocks
     // (sm_90) where that takes fewer block-time units: waves(2 x tiles) / 2 against
@@ -195,7 +126,7 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     int ks = 1;
     if (cols == 64 && has_clusters(b)) {
         const int64_t tiles = row_tiles * ((M + cols - 1) / cols), steps = (K + 255) / 256;
-        ks = forced_prefill_ksplit() ? forced_prefill_ksplit()
+        ks = b.options.mmqp_ksplit ? b.options.mmqp_ksplit // option mmqp_ksplit: 1 or 2
              : steps >= 16 && 0.5 * (double)waves_of(2 * tiles) < 0.85 * (double)waves_of(tiles) ? 2 : 1;
     }
     rf_kargs a = make_args(n);
@@ -207,14 +138,14 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
 }
 
 bool mmqp_id_usable(const Backend &b, const rf_tensor *w) {
-    if (!prefill_on() || !w || !suffix(w->type) || w->type == RF_TYPE_Q5_0) return false;
+    if (!b.options.mmq_prefill || !w || !suffix(w->type) || w->type == RF_TYPE_Q5_0) return false;
     if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
     return rows_usable(w);
 }
 
-int mmqp_id_cols(int type, int64_t pairs, int64_t experts) {
+int mmqp_id_cols(const Backend &b, int type, int64_t pairs, int64_t experts) {
     if (!has_id_128(type)) return 64;
-    if (forced_prefill_cols()) return forced_prefill_cols();
+    if (forced_prefill_cols(b)) return forced_prefill_cols(b);
     // Each expert's last tile is partly empty: 128-column tiles (1.74x the cost of 64) only when
     // the experts average two of them (Mixtral pp512: 128 pairs per expert -> 64). Not measured.
     return pairs / std::max<int64_t>(1, std::min(experts, pairs)) >= 256 ? 128 : 64;
@@ -268,9 +199,10 @@ void mmq_tiles(const Backend &b, const rf_node &n, rf_matmul_tiles &t) {
     t.grid[0] = (uint32_t)((w->ne[1] + 63) / 64 * ks);
     t.grid[1] = (uint32_t)((M + cols - 1) / cols);
     t.threads = 128;
-    t.iparams[1] = prefetch_off() ? 1 : 0;
-    t.iparams[2] = prefetch_steps();
-    t.iparams[3] = use_tma() && has_clusters(b) ? 1 : 0;
+    // The kernels' bulk L2 prefetch and TMA staging stay off: both were slower (docs/notes/mmq.md).
+    t.iparams[1] = 1;
+    t.iparams[2] = 0;
+    t.iparams[3] = 0;
 }
 
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
@@ -302,7 +234,7 @@ std::vector<std::string> mmq_kernel_names() {
 bool mmq_usable(const Backend &, const rf_node &) { return false; }
 bool mmqp_usable(const Backend &, const rf_node &) { return false; }
 bool mmqp_id_usable(const Backend &, const rf_tensor *) { return false; }
-int mmqp_id_cols(int, int64_t, int64_t) { return 64; }
+int mmqp_id_cols(const Backend &, int, int64_t, int64_t) { return 64; }
 int launch_mmqp_id(Backend &, const rf_tensor *, int, int64_t, rf_kargs &, std::string &err) {
     err = "matmul_mmqp_id: NVIDIA only";
     return RF_ERR_UNSUPPORTED;

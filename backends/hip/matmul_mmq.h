@@ -29,7 +29,7 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err);
 bool mmqp_id_usable(const Backend &b, const rf_tensor *w);
 // Columns per tile (64 or 128) for weight type `type` and `pairs` (token, slot) columns routed
 // over `experts` experts.
-int mmqp_id_cols(int type, int64_t pairs, int64_t experts);
+int mmqp_id_cols(const Backend &b, int type, int64_t pairs, int64_t experts);
 // Launches rf_mmqp_id_<type>_<cols> over `tiles` tile entries (grid y) with the caller's
 // arguments (src[0] the weights, src[1].data the group scratch, scratch unused, aux[0..2]).
 int launch_mmqp_id(Backend &b, const rf_tensor *w, int cols, int64_t tiles, rf_kargs &a, std::string &err);

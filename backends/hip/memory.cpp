@@ -66,7 +66,7 @@ bool ensure_scratch(Backend &b, Backend::Scratch &s, uint64_t bytes, bool zero, 
 }
 
 namespace {
-// ROCMFORGE_HIP_STATS: host time of a copy, from its construction to the end of the scope.
+// Option stats: host time of a copy, from its construction to the end of the scope.
 struct CopyAccount {
     Backend &b;
     bool up;

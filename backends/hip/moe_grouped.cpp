@@ -29,17 +29,6 @@ namespace {
 constexpr int64_t kMaxExperts = 512; // rf_moe_group_ids' shared counters
 constexpr unsigned kGroupThreads = 1024;
 
-// ROCMFORGE_HIP_MOE_GROUP_MIN=N: fewest (token, slot) columns that take the grouped path
-// (default 64, just above the dp4a path's 32; 0 turns the grouped path off, A/B). The 33..63
-// columns between stay on rf_mm_id_* (not measured: where the crossover lies is an H100 A/B).
-int64_t group_min_cols() {
-    static const int64_t v = [] {
-        const char *s = std::getenv("ROCMFORGE_HIP_MOE_GROUP_MIN");
-        return s && *s ? (int64_t)std::atoll(s) : (int64_t)64;
-    }();
-    return v;
-}
-
 // Which tile kernels take the experts: integer tensor cores (q8_1 rows), f16 tensor cores.
 enum class Tiles { none, mmq, h16 };
 Tiles tiles_for(const Backend &b, const rf_tensor *w) {
@@ -67,7 +56,10 @@ GroupLayout group_layout(int64_t pairs, int64_t experts, int cols, int64_t row_b
 bool matmul_id_grouped_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1], *ids = n.src[2];
     const int64_t pairs = ids->ne[0] * ids->ne[1], E = w->ne[2];
-    if (group_min_cols() <= 0 || pairs < group_min_cols() || E > kMaxExperts || tiles_for(b, w) == Tiles::none) return false;
+    // Option moe_group_min (default just above the dp4a path's 32 columns; 0: never). The columns
+    // between stay on rf_mm_id_* (where the crossover lies is not measured).
+    const int64_t group_min = b.options.moe_group_min;
+    if (group_min <= 0 || pairs < group_min || E > kMaxExperts || tiles_for(b, w) == Tiles::none) return false;
     if (x->ne[1] * x->ne[2] > 65535) return false; // ensure_q8_columns' limit
     return group_layout(pairs, E, 64, 1).tiles <= 65535; // the tile grid (64: the larger bound)
 }
@@ -76,7 +68,7 @@ int matmul_id_grouped(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1], *ids = n.src[2];
     const int64_t pairs = ids->ne[0] * ids->ne[1], E = w->ne[2], K = w->ne[0];
     const Tiles kind = tiles_for(b, w);
-    const int cols = kind == Tiles::mmq ? mmqp_id_cols(w->type, pairs, E) : 64;
+    const int cols = kind == Tiles::mmq ? mmqp_id_cols(b, w->type, pairs, E) : 64;
     const int64_t row_bytes = kind == Tiles::mmq ? q8_column_bytes(K) : K * 2;
     const GroupLayout l = group_layout(pairs, E, cols, row_bytes);
     // Before the activations are prepared: growing a scratch drops the cached copies.

@@ -10,7 +10,7 @@
 namespace rf_hip {
 
 // True where matmul_id_grouped takes this (supported) MATMUL_ID node: NVIDIA sm_80+, weight types
-// of those kernels, at most 512 experts, at least ROCMFORGE_HIP_MOE_GROUP_MIN (default 64)
+// of those kernels, at most 512 experts, at least the option moe_group_min (default 64)
 // (token, slot) columns.
 bool matmul_id_grouped_usable(const Backend &b, const rf_node &n);
 int matmul_id_grouped(Backend &b, const rf_node &n, std::string &err);

@@ -41,7 +41,6 @@ int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsign
     auto it = b.kernels.functions.find(name);
     if (it == b.kernels.functions.end()) { err = "kernel '" + name + "' not loaded"; return RF_ERR_DEVICE; }
     if (gx == 0 || gy == 0 || gz == 0) return RF_OK; // empty tensor
-    if (b.drops(name.c_str())) return RF_OK;
     if (int r = allow_smem(b, it->second, smem, name, err)) return r;
     // Collected by the backend's launch queue; compute() submits the list (or replays it as a graph).
     LaunchRec r;
@@ -163,13 +162,11 @@ bool q8_columns_ready(const Backend &b, const rf_tensor *x, int block) {
 // kernels/matmul_vec_qx.hip): NVIDIA, one vector, and no q8_1 copy of it made already (the
 // attention's output before the output projection, SwiGLU's before FFN down); the copy would
 // have cost a launch. The shared-memory column (K + K / 4 bytes) within the default 48 KB.
-// ROCMFORGE_HIP_MVQ_QX=0: always a launch of its own (A/B).
 bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
 #if defined(RF_HIP_NVIDIA)
-    static const bool on = [] { const char *s = std::getenv("ROCMFORGE_HIP_MVQ_QX"); return !(s && *s == '0'); }();
     const rf_tensor *w = n.src[0], *x = n.src[1];
     const int64_t K = w->ne[0];
-    if (!on || batch != 1 || x->ne[1] * x->ne[2] * x->ne[3] != 1 || x->type != RF_TYPE_F32 || x->nb[0] != 4 || K % 32 ||
+    if (batch != 1 || x->ne[1] * x->ne[2] * x->ne[3] != 1 || x->type != RF_TYPE_F32 || x->nb[0] != 4 || K % 32 ||
         q8_column_bytes(K) > 48 * 1024)
         return false;
     // Only the formats quantized in blocks of 32 (Q4_0, Q8_0): for the K-quants the launch saved
@@ -225,7 +222,7 @@ int matmul_cols_q8(Backend &b, const rf_node &n, std::string &err) {
     const int64_t N = w->ne[1], M = x->ne[1];
     if (int r = ensure_q8_columns(b, x, act_block(w->type), err)) return r;
     const std::string stem = std::string("rf_mvqn_") + weight_type(w->type)->suffix + "_";
-    const int R = b.mvq_rows_per_warp;
+    constexpr int R = 2; // weight rows per warp
     const unsigned blocks = (unsigned)((N + 4 * R - 1) / (4 * R));
     for (int64_t m0 = 0; m0 < M;) {
         const int64_t nc = std::min(kMvqCols, M - m0), chunks = nc == kMvqCols ? (M - m0) / kMvqCols : 1;
@@ -595,7 +592,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         if (mmqp_usable(b, n)) return matmul_mmqp(b, n, err);
         if (h16_usable(b, n)) return matmul_h16(b, n, err);
         if (uses_mvq_cols(b, n)) return matmul_cols_q8(b, n, err);
-        if (const int block = b.cpu_like_activations ? act_block(s0->type) : 0) {
+        if (const int block = act_block(s0->type)) {
             bool half = false; // f16 rows for the tensor-core prefill kernels
 #if defined(RF_HIP_NVIDIA)
             half = b.f16_prefill_acts && M >= kTiledMinM && mma_usable(s0, s1);

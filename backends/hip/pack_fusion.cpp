@@ -56,11 +56,9 @@ int queue_claimed(Backend &b, const rf_graph &g, int i, int count, const PackFus
     // after another.
     r.beside_prev = l.beside_previous && *queued == b.queue.pending().size() && !b.queue.stamping();
     *queued = SIZE_MAX;
-    if (!b.drops(pf.fusion->name) && !(l.kernel && b.drops(l.kernel))) { // by fusion or kernel name
-        const size_t before = b.queue.pending().size();
-        b.queue.add(r); // (which drops a launch of an empty grid)
-        if (b.queue.pending().size() == before + 1) *queued = before + 1;
-    }
+    const size_t before = b.queue.pending().size();
+    b.queue.add(r); // (which drops a launch of an empty grid)
+    if (b.queue.pending().size() == before + 1) *queued = before + 1;
     if (q8_block) *offered = {q8x->data, byte_extent(q8x), q8x->ne[0], q8_rows, q8_block, b.act_scratch.ptr};
     return 0;
 }
@@ -106,8 +104,7 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
 
 int32_t pack_matmul_form(const rf_pack_device *d, const rf_node *n) {
     const Backend &b = *static_cast<const Backend *>(d->backend);
-    // ROCMFORGE_HIP_FUSE=norm (A/B): no matmul fusions, so the backend names no form.
-    if (!b.fuse_beyond_norm || !n || n->op != RF_OP_MATMUL) return RF_MATMUL_OTHER;
+    if (!n || n->op != RF_OP_MATMUL) return RF_MATMUL_OTHER;
     if (matmul_reads_q8(*n) || matmul_on_mv_f16(*n)) return RF_MATMUL_VECTOR;
     return matmul_on_mvq_cols(b, *n) ? RF_MATMUL_COLUMNS : RF_MATMUL_OTHER;
 }
@@ -115,7 +112,7 @@ int32_t pack_matmul_form(const rf_pack_device *d, const rf_node *n) {
 int32_t pack_matmul_tiles(const rf_pack_device *d, const rf_node *n, rf_matmul_tiles *t) {
     const Backend &b = *static_cast<const Backend *>(d->backend);
     // dispatch_node's order: one activation row takes the vector kernels first.
-    if (!b.fuse_beyond_norm || !n || !t || n->op != RF_OP_MATMUL || !n->src[0] || !n->src[1] || n->src[1]->ne[1] < 2 ||
+    if (!n || !t || n->op != RF_OP_MATMUL || !n->src[0] || !n->src[1] || n->src[1]->ne[1] < 2 ||
         !unsupported_reason(*n).empty() || !mmq_usable(b, *n))
         return 0;
     mmq_tiles(b, *n, *t);

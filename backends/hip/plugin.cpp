@@ -1,6 +1,5 @@
 // The HIP backend plugin: ABI entry point, init (config, device, arch, kernels), vtable.
 #include <dlfcn.h>
-#include <rapidjson/document.h>
 
 #include <algorithm>
 #include <chrono>
@@ -110,43 +109,6 @@ int device_memory(int32_t index, uint64_t *free_bytes, uint64_t *total_bytes, ch
     return RF_OK;
 }
 
-struct Config {
-    int device = 0;
-    std::vector<std::string> pack_dirs, packs;
-    std::string arch_override, jit = "auto", cache_dir;
-};
-
-bool parse_config(const char *json, Config &c, std::string &err) {
-    rapidjson::Document doc;
-    doc.Parse(json && *json ? json : "{}");
-    if (doc.HasParseError() || !doc.IsObject()) { err = "hip backend config: not a JSON object"; return false; }
-    for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
-        const std::string k = it->name.GetString();
-        const auto &v = it->value;
-        if (k == "device" && v.IsInt()) c.device = v.GetInt();
-        else if (k == "kernel_pack_dirs" && v.IsArray()) {
-            for (const auto &d : v.GetArray()) {
-                if (!d.IsString()) { err = "hip backend config: kernel_pack_dirs must hold strings"; return false; }
-                c.pack_dirs.emplace_back(d.GetString());
-            }
-        } else if (k == "packs" && v.IsArray()) {
-            for (const auto &d : v.GetArray()) {
-                if (!d.IsString()) { err = "hip backend config: packs must hold strings (pack .so files)"; return false; }
-                c.packs.emplace_back(d.GetString());
-            }
-        } else if (k == "arch_override" && v.IsString()) c.arch_override = v.GetString();
-        else if (k == "jit" && v.IsString()) {
-            c.jit = v.GetString();
-            if (c.jit != "auto" && c.jit != "off" && c.jit != "force") { err = "hip backend config: jit must be auto, off or force"; return false; }
-        } else if (k == "cache_dir" && v.IsString()) c.cache_dir = v.GetString();
-        else if (k == "device" || k == "kernel_pack_dirs" || k == "packs" || k == "arch_override" || k == "jit" || k == "cache_dir") {
-            err = "hip backend config: key '" + k + "' has the wrong type";
-            return false;
-        } // other keys belong to the host (e.g. n_threads) and are ignored
-    }
-    return true;
-}
-
 // The driver reserves the per-thread stack limit (1 KiB by default) for every thread the GPU
 // can hold at once: 264 MiB on an H100, a quarter of the runtime's overhead above weights + KV
 // cache. Our kernels need ~100 bytes (the frames of double-precision sin/cos), so the limit is
@@ -166,10 +128,49 @@ void trim_thread_stack(Backend &b) {
 #endif
 }
 
+// The options that are Backend state (backend.h) and the packs' options (rf_pack_options).
+void apply_options(Backend &b) {
+    const Options &o = b.options;
+    b.sync_each_node = o.sync_each_node;
+    b.queue.set_graphs(graphs_available() && !o.sync_each_node && o.graphs);
+#if defined(RF_HIP_NVIDIA)
+    // Programmatic edges need sm_90+ devices running sm_90+ code.
+    b.queue.set_programmatic(nvidia_sm(b.device_arch) >= 90 && nvidia_sm(b.arch) >= 90 && o.pdl);
+#endif
+    b.queue.set_beside(o.beside);
+    b.fuse = !o.sync_each_node && o.fuse; // off with per-node sync, so a fault names its node
+    b.attention_stream = o.attention_stream;
+    b.attention_mma = o.attention_mma;
+    b.att_blocks_per_sm = o.attention_blocks_per_sm;
+    b.att_wide_max = o.attention_wide_max;
+    b.att_wide8_blocks = o.attention_wide8_blocks >= 0 ? o.attention_wide8_blocks : b.multiprocessors + 1;
+    b.att_wide4_blocks = o.attention_wide4_blocks >= 0 ? o.attention_wide4_blocks : 2 * b.multiprocessors + 1;
+    b.h16_tokens = o.h16_tokens;
+    b.h16_splits = o.h16_splits;
+    b.h16_wgmma = o.h16_wgmma;
+    b.q16w_min = o.q16w_min_tokens;
+    b.q16w_kquants = o.q16w_kquants;
+    b.f16_prefill_acts = o.f16_prefill_acts;
+    b.prefetch_weights = o.prefetch == "on" ? 1 : o.prefetch == "off" ? 0 : -1;
+    b.prefetch_max_bytes = (uint64_t)o.prefetch_max_mb << 20;
+    b.staging.on = o.staged_uploads;
+    b.mvq_max_cols = o.mvq_max_cols;
+    b.reuse_walks = o.reuse_walks;
+    b.trust_same = o.trust_same;
+    b.observer.set_events(o.observer_events == "on" ? 1 : o.observer_events == "off" ? 0 : -1);
+    b.pack_options = {sizeof(rf_pack_options),
+                      b.prefetch_weights == 1 ? RF_PACK_PREFETCH_ALL : b.prefetch_weights == 0 ? RF_PACK_PREFETCH_NONE : RF_PACK_PREFETCH_SMALL,
+                      o.norm_prefetch ? 1 : 0,
+                      b.prefetch_max_bytes,
+                      (uint64_t)o.prefetch_head_mb << 20,
+                      o.norm_pieces,
+                      o.norm_cluster_blocks};
+}
+
 int init(const char *config_json, void **ctx, char *err, size_t len) {
-    Config cfg;
+    Options cfg;
     std::string e;
-    if (!parse_config(config_json, cfg, e)) return fail(err, len, RF_ERR_INVALID, e);
+    if (!parse_options(config_json, cfg, e)) return fail(err, len, RF_ERR_INVALID, e);
     if (!gpu_runtime_load(e)) return fail(err, len, RF_ERR_NO_DEVICE, e);
     if (hipError_t r = hipInit(0)) return fail(err, len, RF_ERR_NO_DEVICE, gpu_error("hipInit (no usable GPU driver?)", r));
     int count = 0;
@@ -180,6 +181,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     auto *b = new (std::nothrow) Backend;
     if (!b) return fail(err, len, RF_ERR_OUT_OF_MEMORY, "host allocation failed");
     b->ordinal = cfg.device;
+    b->options = cfg;
     auto bail = [&](int code, const std::string &m) { if (b->stream) hipStreamDestroy(b->stream); delete b; return fail(err, len, code, m); };
     if (hipError_t r = hipDeviceGet(&b->device, cfg.device)) return bail(RF_ERR_NO_DEVICE, gpu_error("hipDeviceGet", r));
     if (!make_current(*b, e)) return bail(RF_ERR_NO_DEVICE, e);
@@ -193,65 +195,12 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     if (!query_arch(*b, e)) return bail(RF_ERR_DEVICE, e);
     b->arch = cfg.arch_override.empty() ? b->device_arch : cfg.arch_override;
     if (hipError_t r = hipStreamCreate(&b->stream)) return bail(RF_ERR_DEVICE, gpu_error("hipStreamCreate", r));
-    if (const char *s = std::getenv("ROCMFORGE_HIP_SYNC"); s && *s == '1') b->sync_each_node = true;
-    // Graph replay of repeated launch lists (decode steps); ROCMFORGE_HIP_GRAPHS=0 turns it off.
-    const char *gs = std::getenv("ROCMFORGE_HIP_GRAPHS");
-    b->queue.set_graphs(graphs_available() && !b->sync_each_node && !(gs && *gs == '0'));
-    // Programmatic edges between the graph's kernels (compat.h rf_kernel_start): NVIDIA sm_90+
-    // devices running sm_90+ code; ROCMFORGE_HIP_PDL=0 turns them off.
-#if defined(RF_HIP_NVIDIA)
-    const char *pdl = std::getenv("ROCMFORGE_HIP_PDL");
-    b->queue.set_programmatic(nvidia_sm(b->device_arch) >= 90 && nvidia_sm(b->arch) >= 90 && !(pdl && *pdl == '0'));
-#endif
-    // Pack launches that may run beside the one before them (rf_fusion_launch.beside_previous) do
-    // so in graphs; ROCMFORGE_HIP_BESIDE=0: chained like the others (A/B).
-    const char *bs = std::getenv("ROCMFORGE_HIP_BESIDE");
-    b->queue.set_beside(!(bs && *bs == '0'));
-    // Node fusion (fusion.h); ROCMFORGE_HIP_FUSE=0 turns it off. Off with per-node sync, so a
-    // fault names its node.
-    const char *fs = std::getenv("ROCMFORGE_HIP_FUSE");
-    b->fuse = !b->sync_each_node && !(fs && *fs == '0');
-    b->fuse_beyond_norm = !(fs && std::string(fs) == "norm"); // the packs' fusions without their matmul ones (A/B)
-    // Quantized matmuls see activations quantized like the CPU backend's (ops.cpp); with
-    // ROCMFORGE_HIP_ACT=f16 the prefill/small-M kernels take the f32 activations instead (A/B).
-    if (const char *s = std::getenv("ROCMFORGE_HIP_ACT"); s && std::string(s) == "f16") b->cpu_like_activations = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_STREAM"); s && *s == '0') b->attention_stream = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_MMA"); s && *s == '0') b->attention_mma = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_BLOCKS")) b->att_blocks_per_sm = std::clamp(std::atoi(s), 1, 64);
-    if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_WIDE")) b->att_wide_max = std::clamp(std::atoi(s), 0, 1024);
-    b->att_wide8_blocks = b->multiprocessors + 1;
-    b->att_wide4_blocks = 2 * b->multiprocessors + 1;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_W8")) b->att_wide8_blocks = std::max(0, std::atoi(s));
-    if (const char *s = std::getenv("ROCMFORGE_HIP_ATT_W4")) b->att_wide4_blocks = std::max(0, std::atoi(s));
-    if (const char *s = std::getenv("ROCMFORGE_HIP_H16")) b->h16_tokens = std::atoi(s);
-    if (const char *s = std::getenv("ROCMFORGE_HIP_H16_KS")) b->h16_splits = std::atoi(s);
-    if (const char *s = std::getenv("ROCMFORGE_HIP_H16_WGMMA"); s && *s == '0') b->h16_wgmma = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_Q16W")) b->q16w_min = std::atoi(s);
-    if (const char *s = std::getenv("ROCMFORGE_HIP_Q16W_KQUANTS"); s && *s == '1') b->q16w_kquants = true;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_ACT16"); s && *s == '0') b->f16_prefill_acts = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_PREFETCH"); s && (*s == '0' || *s == '1')) b->prefetch_weights = *s - '0';
-    if (const char *s = std::getenv("ROCMFORGE_HIP_PREFETCH_MB"); s && std::atoi(s) > 0) b->prefetch_max_bytes = (uint64_t)std::atoi(s) << 20;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_STAGED_UPLOADS"); s && *s == '0') b->staging.on = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_COLS")) b->mvq_max_cols = std::max(1, std::atoi(s));
-    if (const char *s = std::getenv("ROCMFORGE_HIP_MVQ_ROWS"); s && (*s == '1' || *s == '2')) b->mvq_rows_per_warp = *s - '0';
-    if (const char *s = std::getenv("ROCMFORGE_HIP_REUSE"); s && *s == '0') b->reuse_walks = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_SAME"); s && *s == '0') b->trust_same = false;
-    if (const char *s = std::getenv("ROCMFORGE_HIP_DROP"); s && *s) {
-        std::string list = s;
-        for (size_t a = 0, e; a <= list.size(); a = e + 1) {
-            e = std::min(list.find(',', a), list.size());
-            if (e > a) b->drop_launches.push_back(list.substr(a, e - a));
-        }
-        std::fprintf(stderr, "hip: ROCMFORGE_HIP_DROP=%s: those launches are skipped, results are wrong (timing only)\n", s);
-    }
-    if (const char *s = std::getenv("ROCMFORGE_HIP_GRAPHS_KEPT")) b->queue.set_kept(std::atoi(s));
-    if (const char *s = std::getenv("ROCMFORGE_HIP_STATS"); s && *s == '1') {
-        b->stats.on = hipEventCreate(&b->stats.ev[0]) == hipSuccess && hipEventCreate(&b->stats.ev[1]) == hipSuccess;
-    }
+    apply_options(*b);
+    if (cfg.stats) b->stats.on = hipEventCreate(&b->stats.ev[0]) == hipSuccess && hipEventCreate(&b->stats.ev[1]) == hipSuccess;
 
     KernelLoadOptions opt;
     opt.arch = b->arch;
-    opt.pack_dirs = cfg.pack_dirs.empty() ? default_pack_dirs() : cfg.pack_dirs;
+    opt.pack_dirs = cfg.kernel_pack_dirs.empty() ? default_pack_dirs() : cfg.kernel_pack_dirs;
     opt.pack_files = cfg.packs;
     opt.jit = cfg.jit;
     opt.cache_dir = cfg.cache_dir;
@@ -260,7 +209,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
                                           (cfg.arch_override.empty() ? "" : ", arch_override " + cfg.arch_override) + "): " + e);
     // Kernel timestamps for an observer (exec_observer.h): where the base kernels have the stamp
     // constant. NVIDIA: %globaltimer in ns, the default. AMD: the 100 MHz wall clock of RDNA
-    // (s_memrealtime), untested on hardware: only with ROCMFORGE_HIP_OBS_EVENTS=0.
+    // (s_memrealtime), untested on hardware: only with observer_events off.
     if (b->kernels.base_stamps) {
 #if defined(RF_HIP_NVIDIA)
         b->observer.configure({b->kernels.stamp_ctls, b->kernels.stamp_mark, 1.0, rf_host_alloc_available()});
@@ -270,7 +219,7 @@ int init(const char *config_json, void **ctx, char *err, size_t len) {
     }
     // Threads per wave: 64 on GCN/CDNA (gfx9xx), 32 on RDNA and NVIDIA.
     b->pack_device = {sizeof(rf_pack_device), b->arch.c_str(), b->multiprocessors, b->arch.rfind("gfx9", 0) == 0 ? 64 : 32,
-                      sizeof(rf_fusion_launch), pack_matmul_form, b, pack_matmul_tiles};
+                      sizeof(rf_fusion_launch), pack_matmul_form, b, pack_matmul_tiles, &b->pack_options};
     trim_thread_stack(*b);
     int drv = 0;
     hipDriverGetVersion(&drv);
@@ -379,11 +328,11 @@ int v_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, 
     return st;
 }
 
-// ROCMFORGE_HIP_HOST_PIN=0: refuses (the core then downloads into pageable memory; A/B).
+// Option host_pin false: refuses (the core then downloads into pageable memory).
 int v_host_pin(void *ctx, void *ptr, uint64_t size, char *err, size_t len) {
-    static const bool off = [] { const char *s = std::getenv("ROCMFORGE_HIP_HOST_PIN"); return s && *s == '0'; }();
-    if (off) return fail(err, len, RF_ERR_UNSUPPORTED, "host_pin off (ROCMFORGE_HIP_HOST_PIN=0)");
-    return host_pin(*static_cast<Backend *>(ctx), ptr, size, err, len);
+    auto *b = static_cast<Backend *>(ctx);
+    if (!b->options.host_pin) return fail(err, len, RF_ERR_UNSUPPORTED, "host_pin off (hip backend option host_pin false)");
+    return host_pin(*b, ptr, size, err, len);
 }
 void v_host_unpin(void *ctx, void *ptr) { host_unpin(*static_cast<Backend *>(ctx), ptr); }
 
@@ -470,7 +419,7 @@ int run_graph(Backend *b, const rf_graph *g, bool same, char *err, size_t len) {
         }
         if (recording.on) b->walk_units.push_back({i, used, (uint32_t)b->walk_launches.size()});
         if (observed) b->observer.unit(b->queue, *g, i, used);
-        // ROCMFORGE_HIP_SYNC=1: wait after every node so a fault names the node that caused it.
+        // sync_each_node: wait after every node so a fault names the node that caused it.
         if (b->sync_each_node) {
             if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, label(i) + ": " + e);
             b->queue.begin();
@@ -585,6 +534,7 @@ const rf_backend_vtable kVtable = {
     /* .host_pin         = */ v_host_pin,
     /* .host_unpin       = */ v_host_unpin,
     /* .compute_same     = */ compute_same,
+    /* .option_descs     = */ option_descs,
 };
 
 const rf_plugin_info kInfo = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "hip", "0.1.0", &kVtable};

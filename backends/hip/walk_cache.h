@@ -11,7 +11,7 @@
 // replaced first): a step split over backends calls compute() with several graphs in turn.
 // Not reused: a list made while a scratch buffer was reallocated (that flushes part of the list
 // mid-walk), or any once one has been since (scratch_gen), and with per-node sync
-// (ROCMFORGE_HIP_SYNC).
+// (option sync_each_node).
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -4,8 +4,7 @@
  * reads each row pair of the gate and up weights with all its loads in flight and writes gate,
  * up and their product (kernels/matmul_vec.hip):
  *  - one activation row: rf_mvqn_<type>_1f (NVIDIA packs; gate and up of one weight type), else
- *    rf_mvq_multi in its SwiGLU form (F16 weights, mixed types, the AMD packs, or
- *    ROCMFORGE_HIP_GATE_UP_COLS=0 as an A/B knob);
+ *    rf_mvq_multi in its SwiGLU form (F16 weights, mixed types, the AMD packs);
  *  - 2..8 activation rows (sequences decoding together; 16, 24, ... as chunks of 8):
  *    rf_mvqn_<type>_<NC>f.
  * It claims only where the backend would run both matmuls on those kernels' families itself
@@ -50,7 +49,7 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
         return 0;
     N = gd->ne[0], M = x->ne[1];
     if (form == RF_MATMUL_COLUMNS ||
-        (type == mu->src[0]->type && type != RF_TYPE_F16 && (pm_decode_settings() & PM_ONE_COLUMN) && pm_nvidia(dev))) {
+        (type == mu->src[0]->type && type != RF_TYPE_F16 && pm_nvidia(dev))) {
         /* The column kernels read gate and up rows as one weight type; one launch covers up to 8
          * columns, or chunks of 8 (grid y). */
         int64_t nc = 0;
@@ -74,8 +73,8 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
     l->iparams[0] = sw->op == RF_OP_GEGLU ? 4 : 1; /* GeGLU or SwiGLU form */
-    pm_decode_input(l, block, mg->src[0], M);
-    pm_cols_prefetch_head(l, 8 * mg->src[0]->nb[1]); /* a block: 4 rows of gate and of up (either kernel) */
+    pm_decode_input(l, dev, block, mg->src[0], M);
+    pm_cols_prefetch_head(l, dev, 8 * mg->src[0]->nb[1]); /* a block: 4 rows of gate and of up (either kernel) */
     return 3;
 }
 

@@ -2,8 +2,7 @@
 #include "matmul_fusion.h"
 
 #include <math.h>
-#include <stdatomic.h>
-#include <stdlib.h>
+#include <stddef.h>
 
 #include "pack_match.h"
 #include "q8_dot.h"
@@ -37,7 +36,7 @@ static const char *const proj_wide_kernels[7] = {"rf_mvq_proj2w_q4_k", NULL, NUL
 const char *pm_cols_kernel(int type, int64_t nc, int64_t K) {
     const int t = q8_type_index(type);
     if (t < 0 || nc < 1 || nc > PM_MAX_COLS) return NULL;
-    if (nc == 1 && K >= PM_WIDE_K && type == RF_TYPE_Q4_K && (pm_decode_settings() & PM_WIDE_ROWS)) return "rf_mvqn_q4_k_1fw";
+    if (nc == 1 && K >= PM_WIDE_K && type == RF_TYPE_Q4_K) return "rf_mvqn_q4_k_1fw";
     return cols_kernels[t][nc - 1];
 }
 
@@ -52,7 +51,7 @@ static int proj_pair_index(int a, int b) {
 const char *pm_proj_kernel(int a, int b, int rows, int64_t K) {
     const int i = proj_pair_index(a, b);
     if (i < 0) return NULL;
-    if (rows == 2 && K >= PM_WIDE_K && proj_wide_kernels[i] && (pm_decode_settings() & PM_WIDE_ROWS)) return proj_wide_kernels[i];
+    if (rows == 2 && K >= PM_WIDE_K && proj_wide_kernels[i]) return proj_wide_kernels[i];
     return proj_kernels[rows == 2][i];
 }
 
@@ -79,64 +78,32 @@ int pm_plain_matmul(const rf_node *n) {
            w->ne[0] % 32 == 0 && w->ne[1] <= ((int64_t)1 << 30) && !pm_overlap(d, x);
 }
 
-int pm_decode_settings(void) {
-    static atomic_int settings = -1; /* -1: not read yet; any thread that reads it stores the same value */
-    int v = atomic_load_explicit(&settings, memory_order_relaxed);
-    if (v < 0) {
-        const char *c = getenv("ROCMFORGE_HIP_GATE_UP_COLS"), *p = getenv("ROCMFORGE_HIP_PREFETCH"), *j = getenv("ROCMFORGE_HIP_FUSE_PROJ"),
-                   *t = getenv("ROCMFORGE_HIP_PROJ_TYPED"), *ms = getenv("ROCMFORGE_HIP_MMQ_SEGMENTS"),
-                   *ma = getenv("ROCMFORGE_HIP_MMQ_APPEND"), *cr = getenv("ROCMFORGE_HIP_COLS_RUN"),
-                   *pr = getenv("ROCMFORGE_HIP_PROJ_ROWS"), *cj = getenv("ROCMFORGE_HIP_COLS_JOIN"),
-                   *wr = getenv("ROCMFORGE_HIP_WIDE_ROWS");
-        v = (c && *c == '0' ? 0 : PM_ONE_COLUMN) | (p && *p == '1' ? PM_PREFETCH : 0) | (p && *p == '0' ? PM_NO_PREFETCH : 0) |
-            (j && *j == '0' ? 0 : PM_JOIN_PROJ) |
-            (t && *t == '0' ? 0 : PM_TYPED_PROJ) | (ms && *ms == '0' ? 0 : PM_MMQ_JOIN) | (ma && *ma == '0' ? 0 : PM_MMQ_APPEND) |
-            (cr && *cr == '0' ? 0 : PM_COLS_RUN) | (pr && *pr == '1' ? 0 : PM_PROJ_ROWS2) | (cj && *cj == '0' ? 0 : PM_COLS_JOIN) |
-            (wr && *wr == '0' ? 0 : PM_WIDE_ROWS);
-        atomic_store_explicit(&settings, v, memory_order_relaxed);
-    }
-    return v;
+const rf_pack_options *pm_options(const rf_pack_device *dev) {
+    static const rf_pack_options defaults = {sizeof(rf_pack_options), RF_PACK_PREFETCH_SMALL, 1, 8ull << 20, 4ull << 20, 0, 4};
+    const int has = dev && dev->struct_size >= offsetof(rf_pack_device, options) + sizeof(dev->options) && dev->options &&
+                    dev->options->struct_size >= offsetof(rf_pack_options, norm_cluster_blocks) + sizeof(int32_t);
+    return has ? dev->options : &defaults;
 }
 
-
-int64_t pm_prefetch_head(int64_t block_bytes, int64_t blocks) {
-    static atomic_llong head = -1; /* bytes; -1: not read yet */
-    long long h = atomic_load_explicit(&head, memory_order_relaxed);
-    if (h < 0) {
-        const char *s = getenv("ROCMFORGE_HIP_PREFETCH_HEAD_MB");
-        h = (long long)(s && *s ? atoi(s) : 4) << 20;
-        if (h < 0) h = 0;
-        atomic_store_explicit(&head, h, memory_order_relaxed);
-    }
+int64_t pm_prefetch_head(const rf_pack_device *dev, int64_t block_bytes, int64_t blocks) {
+    const int64_t h = (int64_t)pm_options(dev)->prefetch_head_bytes;
     if (block_bytes <= 0) return 0;
     return h / block_bytes < blocks ? h / block_bytes : blocks;
 }
 
-void pm_cols_prefetch_head(rf_fusion_launch *l, int64_t block_bytes) {
-    const int64_t head = l->iparams[7] ? pm_prefetch_head(block_bytes, l->grid[0]) : 0;
+void pm_cols_prefetch_head(rf_fusion_launch *l, const rf_pack_device *dev, int64_t block_bytes) {
+    const int64_t head = l->iparams[7] ? pm_prefetch_head(dev, block_bytes, l->grid[0]) : 0;
     if (head > 0) l->iparams[7] = 0, l->iparams[6] = (int32_t)head;
 }
 
-/* The largest matrix a one-column launch pulls into L2 whole: 8 MiB, ROCMFORGE_HIP_PREFETCH_MB=N
- * (the backend's Backend::prefetch_max_bytes reads the same variable). */
-static uint64_t prefetch_max_bytes(void) {
-    static atomic_llong limit = -1; /* -1: not read yet */
-    long long v = atomic_load_explicit(&limit, memory_order_relaxed);
-    if (v < 0) {
-        const char *s = getenv("ROCMFORGE_HIP_PREFETCH_MB");
-        v = (long long)(s && atoi(s) > 0 ? atoi(s) : 8) << 20;
-        atomic_store_explicit(&limit, v, memory_order_relaxed);
-    }
-    return (uint64_t)v;
-}
-
-void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t columns) {
-    const int s = pm_decode_settings();
-    const int small = columns == 1 && pm_end(w) - (uintptr_t)w->data <= prefetch_max_bytes();
+void pm_decode_input(rf_fusion_launch *l, const rf_pack_device *dev, int block, const rf_tensor *w, int64_t columns) {
+    const rf_pack_options *o = pm_options(dev);
+    const int small = columns == 1 && pm_end(w) - (uintptr_t)w->data <= o->prefetch_max_bytes;
+    const int pulled = o->weight_prefetch == RF_PACK_PREFETCH_ALL || (small && o->weight_prefetch == RF_PACK_PREFETCH_SMALL);
     l->act_in = (rf_tensor_ref){0, 1};
     l->act_in_block = block;
     l->q8_aux_stride = 0;
-    l->iparams[7] = (s & PM_PREFETCH) || (small && !(s & PM_NO_PREFETCH)) ? 0 : 1; /* 1: no L2 prefetch */
+    l->iparams[7] = pulled ? 0 : 1; /* 1: no L2 prefetch */
 }
 
 void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node) {
@@ -153,7 +120,7 @@ void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node) {
     l->fparams[1] = rp->fparams[1];
 }
 
-int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, int16_t node) {
+int pm_cols_launch(rf_fusion_launch *l, const rf_pack_device *dev, const rf_node *mm, const rf_node *rp, int16_t node) {
     const int64_t N = mm->dst->ne[0];
     int64_t nc = 0;
     const int64_t chunks = pm_column_chunks(mm->dst->ne[1], &nc);
@@ -169,8 +136,8 @@ int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, in
         l->dst = (rf_tensor_ref){node, RF_BIND_DST};
         l->iparams[0] = 3; /* plain form */
     }
-    pm_decode_input(l, pm_act_in_block(mm->src[0]->type), mm->src[0], mm->dst->ne[1]);
-    pm_cols_prefetch_head(l, 8 * mm->src[0]->nb[1]); /* a block: 4 warps of 2 rows */
+    pm_decode_input(l, dev, pm_act_in_block(mm->src[0]->type), mm->src[0], mm->dst->ne[1]);
+    pm_cols_prefetch_head(l, dev, 8 * mm->src[0]->nb[1]); /* a block: 4 warps of 2 rows */
     l->act_in = (rf_tensor_ref){node, 1};
     return 1;
 }

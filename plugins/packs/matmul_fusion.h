@@ -1,6 +1,6 @@
 /* What the kernel packs' matmul fusions (gate_up.c, matmul_rope.c) share: the decode matmul
  * kernels' names and launch rules (kernels/matmul_vec.hip), the tests of the matmuls they
- * replace, and their A/B settings. Plain C, as pack_match.h. */
+ * replace, and the backend options they read (rf_pack_options). Plain C, as pack_match.h. */
 #ifndef ROCMFORGE_PACK_MATMUL_FUSION_H
 #define ROCMFORGE_PACK_MATMUL_FUSION_H
 #include <stdint.h>
@@ -56,26 +56,29 @@ int16_t pm_rope_angles_slot(const rf_node *rope);
 /* Two ROPE nodes with the same angles: positions, rows, factors, n_rot, base and scale. */
 int pm_same_angles(const rf_node *a, const rf_node *b);
 
+/* The backend's options for the packs (rf_pack_device.options), or the defaults where the
+ * backend passes none (an older backend, a NULL pointer). */
+const rf_pack_options *pm_options(const rf_pack_device *dev);
+
 /* The activation input of an rf_mvq_multi / rf_mvqn_*f launch replacing the matmul at claimed
  * node 0: its src[1] lent as `block` says (pm_act_in_block), the column stride in aux[0], and
  * iparams[7] = 1 (those kernels' convention: no L2 prefetch of the weight rows before the wait)
- * unless weight w is pulled in: ROCMFORGE_HIP_PREFETCH=1 every matrix, =0 none, unset one launch
- * (one activation column) of a matrix of at most 8 MiB (ROCMFORGE_HIP_PREFETCH_MB=N moves that
- * limit), as the backend does for its own decode matmuls (backends/hip/ops.cpp no_weight_prefetch). */
-void pm_decode_input(rf_fusion_launch *l, int block, const rf_tensor *w, int64_t columns);
+ * unless weight w is pulled in as rf_pack_options.weight_prefetch says: every matrix, none, or
+ * (the default) one launch (one activation column) of a matrix of at most prefetch_max_bytes, as
+ * the backend does for its own decode matmuls (backends/hip/ops.cpp no_weight_prefetch). */
+void pm_decode_input(rf_fusion_launch *l, const rf_pack_device *dev, int block, const rf_tensor *w, int64_t columns);
 
 /* The head of a launch's weights pulled into L2 before rf_kernel_start, while the kernel before
  * it (the fused norm: short, and no weight traffic) runs: the first blocks' rows, about
- * ROCMFORGE_HIP_PREFETCH_HEAD_MB megabytes (default 4; 0: none), in the gate/up, joined projection
- * and column launches. H200, 7B tg128: 4 MB Q4_K_M +2.3%, Q4_0 +4.4%; 2 MB +1.4 / +2.5%, 6 MB
- * +1.8 / +3.4% (the whole matrix lost 3.6%: it competes with the matmul before for bandwidth,
- * and 25-37 MB do not stay in L2). The number of blocks whose rows (block_bytes each) make up
- * the head, at most `blocks`; 0: none. */
-int64_t pm_prefetch_head(int64_t block_bytes, int64_t blocks);
+ * rf_pack_options.prefetch_head_bytes (0: none), in the gate/up, joined projection and column
+ * launches (the whole matrix competes with the matmul before for bandwidth and does not stay in
+ * L2: docs/PERFORMANCE.md). The number of blocks whose rows (block_bytes each) make up the head,
+ * at most `blocks`; 0: none. */
+int64_t pm_prefetch_head(const rf_pack_device *dev, int64_t block_bytes, int64_t blocks);
 /* For an rf_mvqn_<type>_<NC>f or rf_mvq_multi launch that pulls none of its weights into L2
  * (iparams[7] = 1): its head instead (iparams[7] = 0, iparams[6] = the blocks that prefetch),
  * block_bytes a block. */
-void pm_cols_prefetch_head(rf_fusion_launch *l, int64_t block_bytes);
+void pm_cols_prefetch_head(rf_fusion_launch *l, const rf_pack_device *dev, int64_t block_bytes);
 
 /* The rope form's bindings of a decode matmul launch (rf_mvq_multi, rf_mvqn_<type>_<NC>f): the
  * matmul at claimed node `node` and its rope rp at node + 1 (weights src[0], product dst, positions
@@ -85,7 +88,7 @@ void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node);
  * without rp its plain form (iparams[0] = 3: two rows of mm a warp); the columns in chunks
  * (pm_column_chunks, grid y), the activations as the backend lends them. 0 where no launch covers
  * mm's columns (the launch is then partly written: the claim must decline). */
-int pm_cols_launch(rf_fusion_launch *l, const rf_node *mm, const rf_node *rp, int16_t node);
+int pm_cols_launch(rf_fusion_launch *l, const rf_pack_device *dev, const rf_node *mm, const rf_node *rp, int16_t node);
 
 /* For the host_runs: one output of a matmul as the decode kernels compute it, weight row `row`
  * dotted with the activations lent (a q8_1 column, or for f32_row the f32 row itself: F16 weights). */
@@ -95,22 +98,5 @@ float pm_matmul_out(int type, int f32_row, const unsigned char *row, const unsig
  * factors: the frequency factors or NULL). */
 void pm_rope_pair(float x0, float x1, int64_t r, const rf_ktensor *angles, int64_t t, int n_rot, float base, float fscale,
                   const float *factors, float *y0, float *y1);
-
-/* The A/B settings of the decode launches, read from the environment once (claims run for every
- * walked graph). */
-enum pm_decode_setting {
-    PM_ONE_COLUMN = 1, /* one activation row may take rf_mvqn_<type>_1f (ROCMFORGE_HIP_GATE_UP_COLS, default 1) */
-    PM_PREFETCH = 2,   /* weight rows pulled into L2 before the previous kernel ends (ROCMFORGE_HIP_PREFETCH=1) */
-    PM_JOIN_PROJ = 4,  /* a layer's projections as one launch (ROCMFORGE_HIP_FUSE_PROJ, default 1) */
-    PM_TYPED_PROJ = 8, /* that launch on a kernel fixed to its weight types, pm_proj_kernel (ROCMFORGE_HIP_PROJ_TYPED, default 1) */
-    PM_MMQ_JOIN = 16,  /* several tokens' projections joined on the tensor-core tiles, proj_runs.c (ROCMFORGE_HIP_MMQ_SEGMENTS, default 1) */
-    PM_MMQ_APPEND = 32, /* with the K and V appends (ROCMFORGE_HIP_MMQ_APPEND, default 1) */
-    PM_COLS_RUN = 64,   /* 2..8 tokens' projections with their appends on the column kernels, proj_runs.c (ROCMFORGE_HIP_COLS_RUN, default 1) */
-    PM_NO_PREFETCH = 128, /* no weight prefetch at all (ROCMFORGE_HIP_PREFETCH=0) */
-    PM_PROJ_ROWS2 = 256,  /* the typed projections two rows a warp on NVIDIA, rf_mvq_proj2_<type> (ROCMFORGE_HIP_PROJ_ROWS=1: one) */
-    PM_COLS_JOIN = 512,   /* cols_run's matrices as one launch for 2..4 tokens, rf_mvqn_proj_<type>_<NC> (ROCMFORGE_HIP_COLS_JOIN, default 1) */
-    PM_WIDE_ROWS = 1024,  /* the wide-row kernels from PM_WIDE_K on (ROCMFORGE_HIP_WIDE_ROWS, default 1) */
-};
-int pm_decode_settings(void);
 
 #endif

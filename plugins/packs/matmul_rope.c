@@ -24,13 +24,13 @@ static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack
     block = pm_act_in_block(type);
     if (form == RF_MATMUL_OTHER || !block) return 0;
     N = mm->dst->ne[0], M = mm->dst->ne[1];
-    if (form == RF_MATMUL_COLUMNS) return pm_nvidia(dev) && pm_cols_launch(l, mm, rp, 0) ? 2 : 0;
+    if (form == RF_MATMUL_COLUMNS) return pm_nvidia(dev) && pm_cols_launch(l, dev, mm, rp, 0) ? 2 : 0;
     if (M != 1 || N / 4 > 0x7fffffff) return 0;
     l->grid[0] = (uint32_t)(N / 4); /* rf_mvq_multi: 4 warps of one row each, two pairs per block */
     l->aux[3] = 1;                  /* one segment */
     l->threads = 128;
     pm_bind_rope_form(l, rp, 0);
-    pm_decode_input(l, block, mm->src[0], M);
+    pm_decode_input(l, dev, block, mm->src[0], M);
     return 2;
 }
 

@@ -11,43 +11,29 @@
  * sequences 3,079-3,124 against 2,912-3,049 with C = 1, an older build); with the kernels of
  * 2026-11-28 C = 1 is as fast or faster for 2..16 (three interleaved rounds, S_TG 3 / 4 / 16
  * sequences 942-959 / 1,179-1,188 / 3,377-3,388 against 938-941 / 1,155-1,166 / 3,313-3,361).
- * So C = 1, raised where the row needs more; ROCMFORGE_HIP_NORM_PIECES=1|2|4 sets it for all
- * (A/B); ROCMFORGE_HIP_NORM_FIT=0: 1024 threads x 2 pieces whatever the row (A/B).
+ * So C = 1, raised where the row needs more; the backend option norm_pieces=1|2|4 sets it for
+ * all (rf_pack_options).
  * On sm_90 the one-piece rows of whole 256-blocks go to the cluster form instead
  * (rf_add_rms_norm_mul_c2 / _c4 / _c8: a row's pieces over the blocks of a cluster, the sum of
  * squares shared through distributed shared memory; norm_cluster_blocks): H200, 7B Q4_K_M tg128 +1.2%
  * with 4 blocks (2: no change, 8: less), batched decode +0.3..2.9%.
  * One fusion per kernel and first node (ADD or RMS_NORM): a fusion names one kernel. */
 #include <math.h>
-#include <stdatomic.h>
-#include <stdlib.h>
+#include <stddef.h>
 
+#include "matmul_fusion.h"
 #include "pack_fusions.h"
 #include "pack_match.h"
 
 #define NORM_MAX_ROW (1024 * 4 * 4) /* elements: 1024 threads x 4 pieces of 4 */
 #define NORM_CLUSTER_DEFAULT 4    /* blocks a row in the cluster form, at most */
 
-/* Pieces per thread for rows of K elements (K % 4 == 0), and the block size. */
-static int norm_pieces(int64_t K, uint32_t *threads) {
-    /* The A/B settings, read once (the claims run for every norm of every walked graph): -1 not
-     * read yet, else fit (0 / 1) + 2 x pieces (0: chosen, or 1, 2, 4). A thread that finds it
-     * unread reads the environment and stores the same value as any other would. */
-    static atomic_int settings = -1;
+/* Pieces per thread for rows of K elements (K % 4 == 0), and the block size:
+ * rf_pack_options.norm_pieces, else 1, doubled while the row needs more than 1024 threads. */
+static int norm_pieces(int64_t K, const rf_pack_device *dev, uint32_t *threads) {
     const int64_t pieces = K / 4;
-    int c, v = atomic_load_explicit(&settings, memory_order_relaxed), fit, pieces_set;
-    if (v < 0) {
-        const char *f = getenv("ROCMFORGE_HIP_NORM_FIT"), *set = getenv("ROCMFORGE_HIP_NORM_PIECES");
-        v = !(f && *f == '0') + 2 * (set && (*set == '1' || *set == '2' || *set == '4') ? *set - '0' : 0);
-        atomic_store_explicit(&settings, v, memory_order_relaxed);
-    }
-    fit = v & 1;
-    pieces_set = v >> 1;
-    if (!fit && pieces <= 2048) {
-        *threads = 1024;
-        return 2;
-    }
-    c = pieces_set ? pieces_set : 1;
+    const int set = pm_options(dev)->norm_pieces;
+    int c = set == 1 || set == 2 || set == 4 ? set : 1;
     while (c < 4 && pieces > 1024 * (int64_t)c) c *= 2;
     *threads = (uint32_t)(((pieces + c - 1) / c + 63) / 64 * 64);
     return c;
@@ -56,32 +42,15 @@ static int norm_pieces(int64_t K, uint32_t *threads) {
 /* Blocks of a thread-block cluster sharing a row of K elements in the one-piece form
  * (rf_add_rms_norm_mul_c<N>, sm_90): N parts of whole q8_1 blocks of 256 elements and at most 1024
  * threads each; 1 (the one-block kernels) where no N fits or the device has no clusters.
- * ROCMFORGE_HIP_NORM_CLUSTER=1|2|4|8 sets the most (1: none; A/B). */
+ * rf_pack_options.norm_cluster_blocks is the most (1: none). */
 static int norm_cluster_blocks(int64_t K, const rf_pack_device *dev) {
-    static atomic_int most = 0; /* 0: not read yet */
-    int n = atomic_load_explicit(&most, memory_order_relaxed);
-    if (!n) {
-        const char *set = getenv("ROCMFORGE_HIP_NORM_CLUSTER");
-        n = set && (*set == '1' || *set == '2' || *set == '4' || *set == '8') && !set[1] ? *set - '0' : NORM_CLUSTER_DEFAULT;
-        atomic_store_explicit(&most, n, memory_order_relaxed);
-    }
+    const int most = pm_options(dev)->norm_cluster_blocks;
+    int n = most == 1 || most == 2 || most == 4 || most == 8 ? most : NORM_CLUSTER_DEFAULT;
     if (pm_nvidia_sm(dev) < 90 || !rf_pack_launch_has(dev, offsetof(rf_fusion_launch, kernel) + sizeof(const char *)))
         return 1;
     for (; n > 1; n /= 2)
         if (K % (256 * n) == 0 && K / (4 * n) <= 1024) return n;
     return 1;
-}
-
-/* ROCMFORGE_HIP_NORM_PREFETCH=0: the add's operands are not pulled into L2 before the wait (A/B). */
-static int norm_prefetch_operands(void) {
-    static atomic_int on = -1; /* -1: not read yet */
-    int v = atomic_load_explicit(&on, memory_order_relaxed);
-    if (v < 0) {
-        const char *s = getenv("ROCMFORGE_HIP_NORM_PREFETCH");
-        v = !(s && *s == '0');
-        atomic_store_explicit(&on, v, memory_order_relaxed);
-    }
-    return v;
 }
 
 static int is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
@@ -131,7 +100,7 @@ static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device
     }
     /* The cluster form goes with the one-piece fusion, whatever pieces one block would take. */
     blocks = norm_cluster_blocks(K, dev);
-    if (blocks > 1 ? want != 1 : norm_pieces(K, &threads) != want) return 0;
+    if (blocks > 1 ? want != 1 : norm_pieces(K, dev, &threads) != want) return 0;
     l->grid[0] = (uint32_t)rows;
     l->threads = threads;
     if (blocks > 1) { /* a cluster of `blocks` a row */
@@ -152,7 +121,7 @@ static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device
     l->dst = (rf_tensor_ref){(int16_t)(used - 1), RF_BIND_DST};
     l->fparams[0] = norm->fparams[0];
     l->iparams[0] = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0; /* read before the previous kernel ends */
-    l->iparams[2] = add && norm_prefetch_operands(); /* the add's operands into L2 meanwhile */
+    l->iparams[2] = add && pm_options(dev)->norm_prefetch; /* the add's operands into L2 meanwhile */
     if (K % 32 == 0 && pm_launch_has_q8(dev)) { /* the kernel's q8_1 arguments: aux[0] stride, aux[1] block */
         l->q8_of = l->dst;
         l->q8_aux_stride = 0;

@@ -25,11 +25,7 @@
  * appends written by the launches of their matrices: the SET_ROWS launch after the run is saved.
  * Only the appends move (earlier): the pools overlap nothing the run reads or writes, and no later
  * output overlaps a final output the appends read. For 2..4 tokens, where every matrix's kernel
- * allows, the whole run is one rf_mvqn_proj_<type>_<NC> launch instead (cols_join_launch).
- *
- * ROCMFORGE_HIP_MMQ_SEGMENTS=0: mmq_run not claimed; ROCMFORGE_HIP_MMQ_APPEND=0: its appends stay
- * separate launches; ROCMFORGE_HIP_COLS_RUN=0: cols_run not claimed; ROCMFORGE_HIP_COLS_JOIN=0: its
- * launches one a matrix (A/B). */
+ * allows, the whole run is one rf_mvqn_proj_<type>_<NC> launch instead (cols_join_launch). */
 #include <string.h>
 
 #include "matmul_fusion.h"
@@ -254,7 +250,7 @@ static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_dev
     const rf_node *apps[2] = {NULL, NULL}, *f = g->nodes[first];
     uint64_t lent = 0;
     int32_t n = 0;
-    if (!(pm_decode_settings() & PM_MMQ_JOIN) || !pm_nvidia(dev) || !mr_gather(g, first, dev, 1, &run)) return 0;
+    if (!pm_nvidia(dev) || !mr_gather(g, first, dev, 1, &run)) return 0;
     /* Groups of one tile kernel (a Q4_K_M layer's V is often Q6_K), in node order. */
     for (i = 0; i < run.nseg; ++i) {
         group_of[i] = -1;
@@ -282,7 +278,7 @@ static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_dev
         }
     }
     if (lent && !rf_pack_launch_has(dev, offsetof(rf_fusion_launch, lent_bytes) + sizeof(uint64_t))) return 0;
-    appends = (pm_decode_settings() & PM_MMQ_APPEND) && mr_find_appends(g, &run, apps, app_seg);
+    appends = mr_find_appends(g, &run, apps, app_seg);
     /* Launches: one per group, then the rotations (the one that appends first: the kernel appends
      * its first tensor only), two in one where they agree. */
     {
@@ -324,8 +320,8 @@ static int32_t claim_mmq_run(const rf_graph *g, int32_t first, const rf_pack_dev
 
 /* Segment s's rf_mvqn_<type>_<NC>f launch: its rope form (with the rope) or plain form, and the
  * append of its final output when app is given (node app_node). */
-static int mr_cols_launch(rf_fusion_launch *l, const struct mr_seg *s, const rf_node *app, int app_node) {
-    if (!pm_cols_launch(l, s->mm, s->rp, (int16_t)s->node)) return 0;
+static int mr_cols_launch(rf_fusion_launch *l, const rf_pack_device *dev, const struct mr_seg *s, const rf_node *app, int app_node) {
+    if (!pm_cols_launch(l, dev, s->mm, s->rp, (int16_t)s->node)) return 0;
     if (app) {
         l->src[4] = (rf_tensor_ref){(int16_t)app_node, RF_BIND_DST};
         l->words[0] = (rf_kargs_word){RF_KFIELD_AUX0 + 2, (rf_tensor_ref){(int16_t)app_node, 1}, 0};
@@ -345,7 +341,6 @@ static int cols_join_launch(const rf_graph *g, int32_t first, const struct mr_ru
     const rf_node *rope0 = NULL;
     int types[2] = {0, 0}, nt = 0, dead[MR_MAX_SEGS] = {0}, i, k, w = 0;
     int64_t blocks = 0;
-    if (!(pm_decode_settings() & PM_COLS_JOIN)) return 0;
     for (i = 0; i < r->nseg; ++i) {
         const struct mr_seg *s = &r->segs[i];
         const int t = s->mm->src[0]->type;
@@ -407,7 +402,7 @@ static int32_t claim_cols_run(const rf_graph *g, int32_t first, const rf_pack_de
     struct mr_run run;
     const rf_node *apps[2] = {NULL, NULL};
     int app_seg[2] = {-1, -1}, i, k;
-    if (!(pm_decode_settings() & PM_COLS_RUN) || !pm_nvidia(dev) || !mr_gather(g, first, dev, 0, &run) || run.nseg > max_launches) return 0;
+    if (!pm_nvidia(dev) || !mr_gather(g, first, dev, 0, &run) || run.nseg > max_launches) return 0;
     /* The launches keep the graph's order; only the appends move earlier, so no later output may
      * overlap a final output they read (nor any rotation, read after the run). */
     for (k = 0; k < run.nout; ++k) {
@@ -423,7 +418,7 @@ static int32_t claim_cols_run(const rf_graph *g, int32_t first, const rf_pack_de
     }
     for (i = 0; i < run.nseg; ++i) {
         const int a = i == app_seg[0] ? 0 : i == app_seg[1] ? 1 : -1;
-        if (!mr_cols_launch(&ls[i], &run.segs[i], a >= 0 ? apps[a] : NULL, a >= 0 ? mr_app_node(g, first, &run, apps[a]) : 0)) return 0;
+        if (!mr_cols_launch(&ls[i], dev, &run.segs[i], a >= 0 ? apps[a] : NULL, a >= 0 ? mr_app_node(g, first, &run, apps[a]) : 0)) return 0;
     }
     *n_launches = run.nseg;
     return run.end - first + 2;

@@ -8,9 +8,8 @@
  * except a product whose bytes a later output of the run reuses (the executor recycles bytes
  * after a tensor's last reader, here its rope, which the kernel feeds from shared memory).
  * The kernel has more operands than the argument block's tensor slots: the outputs, pools and
- * slots go in by address (rf_fusion_launch.words, ABI 2.6). ROCMFORGE_HIP_FUSE_PROJ=0: not
- * claimed (A/B; each matmul then takes matmul_rope.c or its own launch). On NVIDIA the typed
- * launch takes two rows a warp (rf_mvq_proj2_<type>; ROCMFORGE_HIP_PROJ_ROWS=1: one). */
+ * slots go in by address (rf_fusion_launch.words, ABI 2.6). On NVIDIA the typed launch takes two
+ * rows a warp (rf_mvq_proj2_<type>). */
 #include "matmul_fusion.h"
 #include "pack_fusions.h"
 #include "pack_match.h"
@@ -31,7 +30,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     int app_seg[2], nseg = 0, napp = 0, nout = 0, nin = 0, i, k, block, w = 0;
     int32_t j = first;
     int64_t blocks = 0;
-    if (!(pm_decode_settings() & PM_JOIN_PROJ) || !pm_plain_matmul(f) || f->src[1]->ne[1] != 1) return 0;
+    if (!pm_plain_matmul(f) || f->src[1]->ne[1] != 1) return 0;
     block = pm_act_in_block(f->src[0]->type);
     if (!block || rf_pack_matmul_form(dev, f) != RF_MATMUL_VECTOR) return 0;
     while (nseg < 3 && j < g->n_nodes) {
@@ -133,7 +132,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     l->q8_aux_stride = -1; /* one vector; every aux member holds a pool or its slots */
     int64_t rows_per_warp = 1;
     /* One weight type in every segment, or Q4_K / Q5_K with Q6_K: the kernel fixed to those. */
-    if (pm_decode_settings() & PM_TYPED_PROJ) {
+    {
         int types[3], nt = 0, t;
         for (i = 0; i < nseg; ++i) {
             for (t = 0; t < nt && types[t] != segs[i].mm->src[0]->type; ++t) {}
@@ -143,7 +142,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         if (nt <= 2) l->kernel = pm_proj_kernel(types[0], types[nt - 1], 1, K);
         /* Two rows a warp where every segment's rows fill whole blocks of 8 (NVIDIA packs): a
          * rotation pair within one warp, each piece of the vector read once for two rows. */
-        if (nt <= 2 && (pm_decode_settings() & PM_PROJ_ROWS2) && pm_nvidia(dev)) {
+        if (nt <= 2 && pm_nvidia(dev)) {
             int whole = 1;
             const char *rows2 = pm_proj_kernel(types[0], types[nt - 1], 2, K);
             for (i = 0; i < nseg; ++i) whole = whole && segs[i].mm->dst->ne[0] % 8 == 0;
@@ -156,7 +155,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     }
     /* The weights' head into L2 while the norm before runs (a block: 4 warps of rows_per_warp rows
      * of the first segment; iparams[0] is free in these kernels). */
-    l->iparams[0] = (int32_t)pm_prefetch_head(4 * rows_per_warp * segs[order[0]].mm->src[0]->nb[1], l->grid[0]);
+    l->iparams[0] = (int32_t)pm_prefetch_head(dev, 4 * rows_per_warp * segs[order[0]].mm->src[0]->nb[1], l->grid[0]);
     return j - first;
 }
 

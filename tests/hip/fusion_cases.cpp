@@ -255,7 +255,7 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     // The fused norm's block size follows the row (plugins/packs/norm_fused.c norm_pieces): one
     // piece per thread (1,024 and 768 threads, 64 for K = 256), K = 5120 with two and K = 16384
     // with four, one row or several; q8_1 columns of 256 (Q4_K) and 32 (Q8_0) blocks; the norm weight
-    // flagged a model weight or not. (ROCMFORGE_HIP_NORM_PIECES=1 / 2 / 4 runs them all with
+    // flagged a model weight or not. (rocmforge-opcheck --option norm_pieces=1 / 2 / 4 runs them all with
     // that many.)
     for (int64_t K : {4096, 3072, 256, 5120, 16384})
         for (int64_t M : {1, 3}) {

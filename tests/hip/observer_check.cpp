@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "backend_config.h"
 #include "graph_binding.h"
 
 namespace opcheck {
@@ -87,21 +88,27 @@ double check_mode(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed,
 
 } // namespace
 
-// Both timing modes of the HIP backend (exec_observer.h): kernel timestamps
-// (ROCMFORGE_HIP_OBS_EVENTS=0: where the kernels have them) and events (=1), read at
-// set_observer(); the caller's setting is restored.
-void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed, int &failed) {
-    const char *env = std::getenv("ROCMFORGE_HIP_OBS_EVENTS");
-    const std::string saved = env ? env : "";
-    setenv("ROCMFORGE_HIP_OBS_EVENTS", "0", 1);
-    mode_label = " (timestamps)";
-    const double stamps_ms = check_mode(gpu, cases, passed, failed);
-    setenv("ROCMFORGE_HIP_OBS_EVENTS", "1", 1);
-    mode_label = " (events)";
-    const double events_ms = check_mode(gpu, cases, passed, failed);
+// Both timing modes of the HIP backend (exec_observer.h): kernel timestamps (option
+// observer_events off: where the kernels have them) and events (on), one backend instance each.
+void check_observer(const std::string &gpu_path, const std::string &gpu_config, const std::vector<GraphCase> &cases, int &passed,
+                    int &failed) {
+    double span_ms[2] = {0, 0};
+    for (int events = 0; events < 2; ++events) {
+        mode_label = events ? " (events)" : " (timestamps)";
+        std::string config = gpu_config, err;
+        if (!set_config_option(config, "observer_events", events ? "on" : "off", err)) {
+            result(false, "observer: config", err, passed, failed);
+            continue;
+        }
+        Plugin gpu(gpu_path, config);
+        if (gpu.status() != RF_OK) {
+            result(false, "observer: backend init", gpu.message(), passed, failed);
+            continue;
+        }
+        span_ms[events] = check_mode(gpu, cases, passed, failed);
+    }
     mode_label.clear();
-    if (env) setenv("ROCMFORGE_HIP_OBS_EVENTS", saved.c_str(), 1);
-    else unsetenv("ROCMFORGE_HIP_OBS_EVENTS");
+    const double stamps_ms = span_ms[0], events_ms = span_ms[1];
     // Not a check (the two runs differ by the events' own cost and by noise): both spans side
     // by side, for the eye.
     std::printf("info  observer: last call's span, timestamps %.3f ms, events %.3f ms\n", stamps_ms, events_ms);

@@ -6,6 +6,7 @@
 // calls queued without a synchronize and an observer set again (which reports what is pending)
 // lose nothing.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "fusion_cases.h"
@@ -13,7 +14,9 @@
 
 namespace opcheck {
 
-// Prints one line per check ("ok" / "FAIL"), counts them.
-void check_observer(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed, int &failed);
+// Both timing modes, each on an instance of the GPU plugin at `gpu_path` with `gpu_config` and
+// its option observer_events set. Prints one line per check ("ok" / "FAIL"), counts them.
+void check_observer(const std::string &gpu_path, const std::string &gpu_config, const std::vector<GraphCase> &cases, int &passed,
+                    int &failed);
 
 } // namespace opcheck

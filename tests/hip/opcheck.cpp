@@ -17,6 +17,7 @@
 #include "fusion_cases.h"
 #include "graph_binding.h"
 #include "copy_check.h"
+#include "backend_config.h"
 #include "observer_check.h"
 #include "moe_cases.h"
 #include "select_cases.h"
@@ -45,7 +46,9 @@ std::string default_path(const char *rel) {
 void usage() {
     std::fprintf(stderr,
                  "usage: rocmforge-opcheck [--gpu PLUGIN.so] [--ref CPU_PLUGIN.so] [--gpu-config JSON] [--ref-config JSON]\n"
-                 "                         [--filter TEXT] [--seed N] [--perf [--iters N]] [--list] [--verbose]\n"
+                 "                         [--option KEY=VALUE]... [--filter TEXT] [--seed N] [--perf [--iters N]] [--list] [--verbose]\n"
+                 "--option: a GPU backend option set on top of --gpu-config (VALUE as JSON where it parses, else a string),\n"
+                 "          e.g. --option mmqp_cols=64 (docs/OPTIONS.md)\n"
                  "--filter observer: only the observer checks (both timing modes), over every graph case\n");
 }
 
@@ -178,7 +181,7 @@ void check_graphs(Plugin &gpu, Plugin &ref, const Options &o, std::mt19937 &rng,
         }
         std::fflush(stdout);
     }
-    if (!runnable.empty()) check_observer(gpu, runnable, passed, failed);
+    if (!runnable.empty()) check_observer(o.gpu, o.gpu_config, runnable, passed, failed);
 }
 
 int check(Plugin &gpu, Plugin &ref, const Options &o) {
@@ -311,6 +314,7 @@ int perf(Plugin &gpu, const Options &o) {
 
 int main(int argc, char **argv) {
     Options o;
+    std::vector<std::string> options; // --option KEY=VALUE, applied over --gpu-config in order
     o.gpu = default_path("backends/hip/rocmforge-hip.so");
     o.ref = default_path("backends/cpu/rocmforge-cpu.so");
     o.seed = (unsigned)std::chrono::steady_clock::now().time_since_epoch().count();
@@ -324,6 +328,7 @@ int main(int argc, char **argv) {
         else if (a == "--ref") o.ref = next();
         else if (a == "--gpu-config") o.gpu_config = next();
         else if (a == "--ref-config") o.ref_config = next();
+        else if (a == "--option") options.push_back(next());
         else if (a == "--filter") o.filter = next();
         else if (a == "--seed") o.seed = (unsigned)std::strtoul(next().c_str(), nullptr, 10);
         else if (a == "--iters") o.iters = std::max(1, std::atoi(next().c_str()));
@@ -331,6 +336,10 @@ int main(int argc, char **argv) {
         else if (a == "--list") o.list = true;
         else if (a == "--verbose") o.verbose = true;
         else { usage(); return 2; }
+    }
+    for (const std::string &kv : options) {
+        std::string e;
+        if (!set_config_option(o.gpu_config, kv, e)) { std::fprintf(stderr, "rocmforge-opcheck: %s\n", e.c_str()); return 2; }
     }
     if (o.list) {
         std::mt19937 rng(o.seed);

@@ -319,15 +319,34 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
     CHECK(l.act_in.which == 1);
     CHECK(l.act_in_block == 256);
     CHECK(l.grid[0] == 2);
-    const bool defaults =
-        !std::getenv("ROCMFORGE_HIP_PREFETCH") && !std::getenv("ROCMFORGE_HIP_PREFETCH_HEAD_MB") && !std::getenv("ROCMFORGE_HIP_PREFETCH_MB");
-    if (defaults) {
-        // Several columns: not the whole matrix into L2 before the wait, its head (the first
-        // blocks' rows, about 4 MB: here both blocks of this 1 KB matrix).
+    // A device without options (dev.options NULL): the defaults. Several columns: not the whole
+    // matrix into L2 before the wait, its head (the first blocks' rows, about 4 MB: here both
+    // blocks of this 1 KB matrix).
+    CHECK(l.iparams[7] == 0);
+    CHECK(l.iparams[6] == 2);
+    {
+        // The backend's options (rf_pack_device.options, ABI 2.10): no head, then every matrix whole.
+        rf_pack_options opt{sizeof(rf_pack_options), RF_PACK_PREFETCH_SMALL, 1, 8ull << 20, 0, 0, 4};
+        dev.options = &opt;
+        rf_fusion_launch_init(&l);
+        REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
+        CHECK(l.iparams[7] == 1);
+        CHECK(l.iparams[6] == 0);
+        opt.weight_prefetch = RF_PACK_PREFETCH_ALL;
+        rf_fusion_launch_init(&l);
+        REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
+        CHECK(l.iparams[7] == 0);
+        CHECK(l.iparams[6] == 0);
+        // A 2.9 backend's device has no options member: the defaults again.
+        dev.struct_size = offsetof(rf_pack_device, options);
+        rf_fusion_launch_init(&l);
+        REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
         CHECK(l.iparams[7] == 0);
         CHECK(l.iparams[6] == 2);
+        dev.struct_size = sizeof(rf_pack_device);
+        dev.options = nullptr;
     }
-    if (defaults) {
+    {
         // One column of a small matrix (at most 8 MiB): its rows pulled into L2 before the wait,
         // as the backend does for its own one-column matmuls; the kernel's form for one row.
         for (int i : {2, 3, 4, 5}) t[i].ne[1] = 1, t[i].nb[2] = t[i].nb[3] = t[i].nb[1];
@@ -355,7 +374,7 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
         t[0].nb[2] = t[0].nb[3] = t[1].nb[2] = t[1].nb[3] = 1152;
         for (int i : {2, 3, 4, 5}) t[i].ne[1] = 2, t[i].nb[2] = t[i].nb[3] = 2 * t[i].nb[1];
     }
-    form = RF_MATMUL_OTHER; // e.g. the tensor cores, or ROCMFORGE_HIP_FUSE=norm
+    form = RF_MATMUL_OTHER; // e.g. the tensor cores
     rf_fusion_launch_init(&l);
     CHECK(f->claim(&g, 0, &dev, &l) == 0);
     form = RF_MATMUL_COLUMNS;

@@ -42,7 +42,8 @@ extern "C" {
  * it can run beside the claim's launch before it (rf_fusion_launch.beside_previous).
  * 2.9: rf_backend_vtable.compute_same, a rerun of an unchanged graph.
  * 2.10: rf_backend_vtable.option_descs, each backend option's type, default, range and meaning,
- * so the host validates values (not only keys) before init and `rocmforge info` lists them. */
+ * so the host validates values (not only keys) before init and `rocmforge info` lists them;
+ * rf_pack_device.options (pack_abi.h, rf_pack_options), the backend options a kernel pack reads. */
 #define RF_ABI_MAJOR 2
 #define RF_ABI_MINOR 10
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"

@@ -37,6 +37,12 @@
  * of the run reuses. rf_pack_device.matmul_tiles tells the launch the backend would make for a
  * MATMUL on its tensor-core tiles, so a claim that joins matrices keeps the backend's tile choice
  * (and with it every output bit).
+ *
+ * Backend options (ABI 2.10). A pack reads its tuning knobs (weight prefetch, the fused norm's
+ * block shape) from rf_pack_device.options, which the backend fills from its validated
+ * backend_options, never from the environment: two backend instances may differ. A pack given
+ * none (a 2.9 backend, whose rf_pack_device ends before the member, or a NULL pointer) uses the
+ * defaults rf_pack_options names; a 2.9 pack ignores the member.
  */
 #ifndef ROCMFORGE_PACK_ABI_H
 #define ROCMFORGE_PACK_ABI_H
@@ -191,6 +197,29 @@ typedef struct rf_matmul_tiles {
     int32_t iparams[4];     /* the kernel's tuning members the backend sets (iparams[1..3]; [0] unused) */
 } rf_matmul_tiles;
 
+/* rf_pack_options.weight_prefetch: which decode launches pull their weight rows into L2 before
+ * the launch before them ends (rf_kernel_start; iparams[7] = 0 in the in-tree kernels). */
+enum rf_pack_prefetch {
+    RF_PACK_PREFETCH_SMALL = 0, /* one-column launches of matrices up to prefetch_max_bytes (the default) */
+    RF_PACK_PREFETCH_NONE = 1,  /* none */
+    RF_PACK_PREFETCH_ALL = 2,   /* every one */
+};
+
+/* The backend's options that the in-tree packs read (ABI 2.10, rf_pack_device.options), set from
+ * its validated backend_options (docs/OPTIONS.md, the hip keys of the same names). Read-only;
+ * members may be appended: check struct_size. A pack given none (an older backend, a NULL
+ * pointer) uses the defaults noted here. */
+typedef struct rf_pack_options {
+    uint32_t struct_size;
+    int32_t weight_prefetch;      /* rf_pack_prefetch; hip option prefetch (default SMALL) */
+    int32_t norm_prefetch;        /* non-zero: the fused norm pulls its add's operands into L2 (1) */
+    uint64_t prefetch_max_bytes;  /* RF_PACK_PREFETCH_SMALL's limit (8 MiB; prefetch_max_mb) */
+    uint64_t prefetch_head_bytes; /* launches of several columns: bytes of the weights' head pulled
+                                   * into L2 (4 MiB; prefetch_head_mb; 0: none) */
+    int32_t norm_pieces;          /* the fused norm's float4 pieces per thread: 0 chosen per row (0), 1, 2, 4 */
+    int32_t norm_cluster_blocks;  /* sm_90: the most cluster blocks sharing a norm row: 1 (none), 2, 4 (4), 8 */
+} rf_pack_options;
+
 /* The device a claim is for (read-only; more members may be appended: check struct_size). */
 typedef struct rf_pack_device {
     uint32_t struct_size;
@@ -209,6 +238,9 @@ typedef struct rf_pack_device {
     /* ABI 2.7 (check struct_size): for a MATMUL the backend runs on its integer tensor-core tiles
      * (several activation rows, q8_1 columns), fills *tiles and returns 1; else 0. */
     int32_t (*matmul_tiles)(const struct rf_pack_device *device, const rf_node *matmul, rf_matmul_tiles *tiles);
+    /* ABI 2.10 (check struct_size): the backend's options for the packs; NULL: the defaults. Packs
+     * read options only here (never the environment), so each backend instance has its own. */
+    const rf_pack_options *options;
 } rf_pack_device;
 
 /* Whether a ROPE node's (cos, sin) rows (abi.h ROPE src3) have the layout the in-tree kernels
