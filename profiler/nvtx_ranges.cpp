@@ -17,9 +17,10 @@ const char *first_set(const char *const *vars) {
 }
 
 // nsys and ncu hand NVTX their injection library in NVTX_INJECTION64_PATH; rocprof (v1/v2)
-// loads its tool through ROCP_TOOL_LIB / HSA_TOOLS_LIB, rocprofv3 through ROCP_TOOL_LIBRARIES.
+// loads its tool through HSA_TOOLS_LIB (it also sets ROCP_TOOL_LIB, which adds nothing),
+// rocprofv3 through ROCP_TOOL_LIBRARIES.
 const char *const kNvtxToolVars[] = {"NVTX_INJECTION64_PATH", nullptr};
-const char *const kRoctxToolVars[] = {"ROCP_TOOL_LIB", "ROCP_TOOL_LIBRARIES", "HSA_TOOLS_LIB", nullptr};
+const char *const kRoctxToolVars[] = {"ROCP_TOOL_LIBRARIES", "HSA_TOOLS_LIB", nullptr};
 
 } // namespace
 

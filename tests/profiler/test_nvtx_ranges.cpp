@@ -11,7 +11,7 @@
 
 namespace {
 
-const char *const kToolVars[] = {"NVTX_INJECTION64_PATH", "ROCP_TOOL_LIB", "ROCP_TOOL_LIBRARIES", "HSA_TOOLS_LIB"};
+const char *const kToolVars[] = {"NVTX_INJECTION64_PATH", "ROCP_TOOL_LIBRARIES", "HSA_TOOLS_LIB"};
 
 void clear_tool_vars() {
     for (const char *v : kToolVars) unsetenv(v);
