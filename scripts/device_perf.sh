@@ -290,7 +290,7 @@ for step in "$@"; do
       m=$(model $1 $2)
       for rep in 1 2; do
         for bin in ${BINS:-$RF}; do
-          r=$(timeout 120 $bin bench -m $m -p $([ -n "${BINAB_PP:-}" ] && echo 512 || echo 0) -n 128 -r 3 --backend hip 2>/dev/null | grep -E "pp512|tg128" | awk -F'|' '{printf "%s ", $(NF-1)}')
+          r=$(timeout 120 $bin bench -m $m -p $([ -n "${BINAB_PP:-}" ] && echo 512 || echo 0) -n 128 -r 3 --backend hip 2>/dev/null | grep -E "\| *(pp512|tg128) *\|" | awk -F"|" "{printf \"%s \", \$(NF-1)}")
           log "$1 $2 [$bin]: $r"
         done
       done
