@@ -96,7 +96,7 @@ std::vector<uint8_t> quantize_q8_1(const float *x, int64_t K, int64_t rows, int 
 
 // The HIP backend's choices for a MATMUL on the checked device (backends/hip/ops.cpp dispatch_node,
 // matmul_mmq.cpp), with its default settings: one activation row on the vector kernels; on NVIDIA
-// archs 5..64 rows on the integer tensor-core tiles (mmq_usable: ROCMFORGE_HIP_MMQ_MIN_COLS = 5,
+// archs 5..64 rows on the integer tensor-core tiles (mmq_usable: option mmq_min_cols = 5,
 // kMaxCols = 64) and 2..16 rows the tiles do not take on the dp4a column kernels (uses_mvq_cols,
 // mvq_max_cols = 16), both for the five q8_1 weight types with rows the kernels can load.
 bool q8_weight(int t) { return t == RF_TYPE_Q4_K || t == RF_TYPE_Q5_K || t == RF_TYPE_Q6_K || t == RF_TYPE_Q4_0 || t == RF_TYPE_Q8_0; }

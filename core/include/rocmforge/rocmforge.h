@@ -69,7 +69,8 @@ ROCMFORGE_API void rocmforge_log_set_level(rocmforge_log_level min_level);
 typedef bool (*rocmforge_progress_callback)(float progress, void *user_data);
 
 typedef struct rocmforge_model_params {
-    /* JSON config file (docs/CONFIG.md); NULL: $ROCMFORGE_CONFIG, else built-in defaults. */
+    /* JSON config file (README.md, section Config; its backend_options: docs/OPTIONS.md); NULL:
+     * $ROCMFORGE_CONFIG, else built-in defaults. */
     const char *config_path;
     /* Backends in priority order, comma-separated ("hip,cpu"; "hip:1,cpu": device 1 of hip); NULL:
      * the config's. Naming one makes it required: the load fails if it cannot start. The model
