@@ -12,6 +12,7 @@
 
 #include "cpu_test_util.h"
 #include "matmul_weights.h"
+#include "rocmforge/blocks.h"
 #include "rocmforge/types.h"
 
 using namespace cputest;
@@ -33,7 +34,7 @@ Tensor make_ids(const IdCase &c) {
     return ids;
 }
 
-std::vector<double> reference_id(const std::vector<float> &w, const Tensor &x, const Tensor &ids, const IdCase &c) {
+std::vector<double> reference_id(int type, const std::vector<float> &w, const Tensor &x, const Tensor &ids, const IdCase &c) {
     std::vector<double> ref(size_t(c.N * c.S * c.M));
     const float *xv = reinterpret_cast<const float *>(x.t.data);
     const int32_t *iv = reinterpret_cast<const int32_t *>(ids.t.data);
@@ -44,7 +45,7 @@ std::vector<double> reference_id(const std::vector<float> &w, const Tensor &x, c
             for (int64_t n = 0; n < c.N; ++n) {
                 double acc = 0;
                 const float *wr = w.data() + (e * c.N + n) * c.K;
-                for (int64_t k = 0; k < c.K; ++k) acc += double(wr[k]) * double(xr[k]);
+                for (int64_t k = 0; k < c.K; ++k) acc += double(wr[k]) * double(ref_activation(type, xr[k]));
                 ref[size_t((m * c.S + s) * c.N + n)] = acc;
             }
         }
@@ -75,7 +76,7 @@ TEST_CASE("cpu moe: MATMUL_ID, every weight type vs float64 reference", "[cpu][m
             Tensor x(RF_TYPE_F32, {c.K, c.shared_x ? 1 : c.S, c.M});
             fill_normal(x.f32(), x.n());
             Tensor ids = make_ids(c);
-            const std::vector<double> ref = reference_id(deq, x, ids, c);
+            const std::vector<double> ref = reference_id(type, deq, x, ids, c);
             std::vector<std::vector<float>> outs;
             for (size_t b = 0; b < backends.size(); ++b) {
                 INFO("config " << configs[b]);
@@ -125,6 +126,103 @@ TEST_CASE("cpu moe: MATMUL_ID equals MATMUL on each chosen expert's slice bit fo
     }
 }
 
+// ggml's vec_dot_type, the same for MUL_MAT_ID as for MUL_MAT: F16 weights dot f16-rounded
+// activations. f32 activations (the arithmetic before) differ from the rounded ones in the
+// low bits of nearly every output, so these equalities fail on it.
+TEST_CASE("cpu moe: F16 MATMUL and MATMUL_ID dot f16-rounded activations, bit for bit", "[cpu][moe]") {
+    const IdCase c{264, 37, 4, 2, 11, false};
+    std::vector<float> deq;
+    Tensor w = make_weight(RF_TYPE_F16, c.K, c.N, c.E, &deq);
+    Tensor x(RF_TYPE_F32, {c.K, c.S, c.M}), xr(RF_TYPE_F32, {c.K, c.S, c.M});
+    fill_normal(x.f32(), x.n());
+    for (int64_t i = 0; i < x.n(); ++i) xr.f32()[i] = rf::fp16_to_fp32(rf::fp32_to_fp16(x.f32()[i]));
+    Tensor ids = make_ids(c);
+    auto configs = simd_configs();
+    auto backends = all_backends();
+    for (size_t b = 0; b < backends.size(); ++b) {
+        INFO("config " << configs[b]);
+        Tensor y(RF_TYPE_F32, {c.N, c.S, c.M}), yr(RF_TYPE_F32, {c.N, c.S, c.M});
+        rf_node n1 = make_node(RF_OP_MATMUL_ID, y, {&w, &x, &ids}), n2 = make_node(RF_OP_MATMUL_ID, yr, {&w, &xr, &ids});
+        run_ok(*backends[b], n1);
+        run_ok(*backends[b], n2);
+        CHECK(y.as_floats() == yr.as_floats());
+        // Each column against the dense MATMUL of its expert's slice on the rounded row.
+        for (int64_t col = 0; col < c.S * c.M; ++col) {
+            const int32_t e = ids.i32()[col];
+            rf_tensor slice = w.t;
+            slice.ne[2] = 1;
+            slice.data = static_cast<uint8_t *>(w.t.data) + e * w.t.nb[2];
+            Tensor xs(RF_TYPE_F32, {c.K, 1}), ys(RF_TYPE_F32, {c.N, 1}), ysu(RF_TYPE_F32, {c.N, 1});
+            std::memcpy(xs.f32(), xr.f32() + col * c.K, size_t(c.K) * 4);
+            rf_node mm = make_node(RF_OP_MATMUL, ys, {nullptr, &xs});
+            mm.src[0] = &slice;
+            run_ok(*backends[b], mm);
+            CHECK(std::memcmp(ys.f32(), y.f32() + col * c.N, size_t(c.N) * 4) == 0);
+            // The dense MATMUL on the unrounded row rounds it the same way.
+            std::memcpy(xs.f32(), x.f32() + col * c.K, size_t(c.K) * 4);
+            rf_node mmu = make_node(RF_OP_MATMUL, ysu, {nullptr, &xs});
+            mmu.src[0] = &slice;
+            run_ok(*backends[b], mmu);
+            CHECK(std::memcmp(ysu.f32(), ys.f32(), size_t(c.N) * 4) == 0);
+        }
+    }
+}
+
+// Q8_0 weights dot q8_0 activations (ggml's vec_dot_type): per 32 elements q = rint(x * 127 /
+// amax) and the scale amax / 127 stored as f16. The float64 sum of those integer products
+// leaves only the f32 accumulation, far below the scale's f16 rounding that an f32 scale misses.
+TEST_CASE("cpu moe: Q8_0 MATMUL and MATMUL_ID take q8_0 activations with an f16 scale", "[cpu][moe]") {
+    const IdCase c{512, 23, 3, 2, 9, true};
+    std::vector<float> deq;
+    Tensor w = make_weight(RF_TYPE_Q8_0, c.K, c.N, c.E, &deq);
+    Tensor x(RF_TYPE_F32, {c.K, 1, c.M});
+    fill_normal(x.f32(), x.n());
+    Tensor ids = make_ids(c);
+    const int64_t nb = c.K / 32;
+    std::vector<double> ref(size_t(c.N * c.S * c.M));
+    for (int64_t col = 0; col < c.S * c.M; ++col) {
+        const float *xc = x.f32() + (col / c.S) * c.K;
+        const auto *wb = reinterpret_cast<const rf::block_q8_0 *>(static_cast<uint8_t *>(w.t.data) + ids.i32()[col] * w.t.nb[2]);
+        for (int64_t n = 0; n < c.N; ++n) {
+            double acc = 0;
+            for (int64_t b = 0; b < nb; ++b) {
+                float amax = 0.f;
+                for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(xc[b * 32 + i]));
+                const double da = rf::fp16_to_fp32(rf::fp32_to_fp16(amax / 127.f));
+                int64_t dot = 0;
+                for (int i = 0; i < 32; ++i)
+                    dot += int64_t(wb[n * nb + b].qs[i]) * int64_t(std::nearbyint(xc[b * 32 + i] * (127.f / amax)));
+                acc += double(rf::fp16_to_fp32(wb[n * nb + b].d)) * da * double(dot);
+            }
+            ref[size_t(col * c.N + n)] = acc;
+        }
+    }
+    auto configs = simd_configs();
+    auto backends = all_backends();
+    for (size_t b = 0; b < backends.size(); ++b) {
+        INFO("config " << configs[b]);
+        Tensor y(RF_TYPE_F32, {c.N, c.S, c.M});
+        rf_node node = make_node(RF_OP_MATMUL_ID, y, {&w, &x, &ids});
+        run_ok(*backends[b], node);
+        CHECK(nmse(ref, y.f32(), y.n()) < 1e-12);
+        // The dense MATMUL of expert 0's slice on the same rows.
+        rf_tensor slice = w.t;
+        slice.ne[2] = 1;
+        Tensor xs(RF_TYPE_F32, {c.K, c.M}), ys(RF_TYPE_F32, {c.N, c.M});
+        std::memcpy(xs.f32(), x.f32(), size_t(x.n()) * 4);
+        rf_node mm = make_node(RF_OP_MATMUL, ys, {nullptr, &xs});
+        mm.src[0] = &slice;
+        run_ok(*backends[b], mm);
+        std::vector<double> ref0;
+        for (int64_t m = 0; m < c.M; ++m)
+            for (int64_t s = 0; s < c.S; ++s)
+                if (ids.i32()[m * c.S + s] == 0) {
+                    ref0.assign(ref.begin() + (m * c.S + s) * c.N, ref.begin() + (m * c.S + s + 1) * c.N);
+                    CHECK(nmse(ref0, ys.f32() + m * c.N, c.N) < 1e-12);
+                }
+    }
+}
+
 TEST_CASE("cpu moe: MATMUL_ID reads only the chosen experts' weights (the others are unreadable pages)", "[cpu][moe]") {
     // Q8_0 rows of 256 weights are 272 bytes; 256 rows make an expert slice of 17 pages, so each
     // expert starts on a page of its own and the unchosen ones can be made PROT_NONE: a read of
@@ -150,7 +248,7 @@ TEST_CASE("cpu moe: MATMUL_ID reads only the chosen experts' weights (the others
         node.src[0] = &w;
         run_ok(be, node);
         const IdCase c{K, N, E, S, M, true};
-        CHECK(nmse(reference_id(deq, x, ids, c), y.f32(), y.n()) < matmul_threshold(RF_TYPE_Q8_0));
+        CHECK(nmse(reference_id(RF_TYPE_Q8_0, deq, x, ids, c), y.f32(), y.n()) < matmul_threshold(RF_TYPE_Q8_0));
     }
     munmap(mem, slice * E);
 }
