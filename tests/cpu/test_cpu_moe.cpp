@@ -346,3 +346,100 @@ TEST_CASE("cpu moe: MOE_WEIGHTS (softmax over the chosen or over all) and MOE_SU
         CHECK_FALSE(be->supports(tk2));
     }
 }
+
+// llama.cpp selects the experts with ggml_argsort_top_k: ggml's CPU argsort, std::sort of the
+// indices 0..E-1 with the comparator v[a] > v[b] and no tie-break, its first k kept. On up to 16
+// elements libstdc++'s std::sort is an insertion sort (stable): among equal values the lower
+// index comes first, TOPK's rule. Constructed ties: repeated values, -0 against +0, all equal.
+TEST_CASE("cpu moe: TOPK breaks ties as llama.cpp's CPU argsort (E <= 16)", "[cpu][moe]") {
+    const std::vector<std::pair<std::vector<float>, std::vector<int32_t>>> fixed = {
+        {{0.5f, 2.f, 2.f, -0.f, 0.f, 2.f}, {1, 2, 5, 0, 3, 4}},
+        {{1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f}, {0, 1, 2, 3, 4, 5, 6, 7}},
+        {{-1.f, 3.f, -1.f, 3.f}, {1, 3, 0, 2}},
+        {{0.f, -0.f, -0.f, 0.f, -1.f}, {0, 1, 2, 3, 4}},
+    };
+    for (auto &be : all_backends()) {
+        for (const auto &[vals, want] : fixed) {
+            const int64_t E = int64_t(vals.size());
+            for (int64_t k = 1; k <= E; ++k) {
+                INFO("E=" << E << " k=" << k << " first " << vals[0]);
+                Tensor x(RF_TYPE_F32, {E, 1}), ids(RF_TYPE_I32, {k, 1});
+                std::copy(vals.begin(), vals.end(), x.f32());
+                rf_node node = make_node(RF_OP_TOPK, ids, {&x});
+                run_ok(*be, node);
+                for (int64_t j = 0; j < k; ++j) CHECK(ids.i32()[j] == want[size_t(j)]);
+            }
+        }
+        // Random rows with many ties against ggml's own procedure.
+        for (int64_t E : {2, 4, 8, 16}) {
+            const int64_t M = 40;
+            Tensor x(RF_TYPE_F32, {E, M});
+            fill_normal(x.f32(), x.n());
+            for (int64_t i = 0; i < x.n(); ++i) x.f32()[i] = std::round(x.f32()[i] * 1.5f) * (i % 7 == 0 ? -0.f : 1.f);
+            for (int64_t k : {int64_t(1), int64_t(2), E / 2, E}) {
+                INFO("E=" << E << " k=" << k);
+                Tensor ids(RF_TYPE_I32, {k, M});
+                rf_node node = make_node(RF_OP_TOPK, ids, {&x});
+                run_ok(*be, node);
+                for (int64_t m = 0; m < M; ++m) {
+                    const float *v = x.f32() + m * E;
+                    std::vector<int32_t> order((size_t)E);
+                    std::iota(order.begin(), order.end(), 0);
+                    std::sort(order.begin(), order.end(), [v](int32_t a, int32_t b) { return v[a] > v[b]; });
+                    for (int64_t j = 0; j < k; ++j) CHECK(ids.i32()[m * k + j] == order[(size_t)j]);
+                }
+            }
+        }
+    }
+}
+
+// MOE_WEIGHTS as llama.cpp's build_moe_ffn computes them on ggml's CPU ops (soft_max over all
+// experts with the sum in double and the f32 reciprocal, get_rows, sum_rows in double, clamp,
+// div), and MOE_SUM as its mul of the expert outputs by their weights followed by the adds of
+// the slots in order: restated here step by step, equal bit for bit on every SIMD level.
+TEST_CASE("cpu moe: MOE_WEIGHTS and MOE_SUM in ggml's order of operations, bit for bit", "[cpu][moe]") {
+    const int64_t E = 40, k = 6, M = 9, N = 77;
+    Tensor logits(RF_TYPE_F32, {E, M}), ids(RF_TYPE_I32, {k, M});
+    fill_normal(logits.f32(), logits.n(), 2.f);
+    for (auto &be : all_backends()) {
+        rf_node tk = make_node(RF_OP_TOPK, ids, {&logits});
+        run_ok(*be, tk);
+        for (int mode : {0, 1}) {
+            INFO("mode " << mode);
+            Tensor w(RF_TYPE_F32, {k, M});
+            rf_node node = make_node(RF_OP_MOE_WEIGHTS, w, {&logits, &ids});
+            node.iparams[0] = mode;
+            run_ok(*be, node);
+            for (int64_t m = 0; m < M; ++m) {
+                const float *l = logits.f32() + m * E;
+                const int32_t *id = ids.i32() + m * k;
+                float mx = -INFINITY;
+                for (int64_t e = 0; e < E; ++e) mx = std::max(mx, l[e]);
+                std::vector<float> probs((size_t)E);
+                double sum = 0;
+                for (int64_t e = 0; e < E; ++e) sum += (double)(probs[(size_t)e] = std::exp(l[e] - mx));
+                const float scale = float(1.0 / sum);
+                for (float &p : probs) p *= scale;
+                std::vector<float> want((size_t)k);
+                double chosen = 0;
+                for (int64_t j = 0; j < k; ++j) chosen += (double)(want[(size_t)j] = probs[(size_t)id[j]]);
+                if (mode)
+                    for (float &p : want) p /= std::max(float(chosen), 6.103515625e-5f);
+                for (int64_t j = 0; j < k; ++j) CHECK(w.f32()[m * k + j] == want[(size_t)j]);
+            }
+            Tensor y(RF_TYPE_F32, {N, k, M}), out(RF_TYPE_F32, {N, M});
+            fill_normal(y.f32(), y.n());
+            rf_node sum = make_node(RF_OP_MOE_SUM, out, {&y, &w});
+            run_ok(*be, sum);
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t n = 0; n < N; ++n) {
+                    volatile float acc = w.f32()[m * k] * y.f32()[(m * k) * N + n];
+                    for (int64_t s = 1; s < k; ++s) {
+                        volatile float p = w.f32()[m * k + s] * y.f32()[(m * k + s) * N + n]; // rounded, not fused
+                        acc = acc + p;
+                    }
+                    CHECK(out.f32()[m * N + n] == acc);
+                }
+        }
+    }
+}
