@@ -246,7 +246,8 @@ RF_DEV float rms_scale(double sum_sq, i64 K, float eps) { return (float)(1.0 / s
 RF_DEV float swiglu_f(float u, float v) { return (u / (1.f + __expf(-u))) * v; }
 
 // ---- int8 activations as the CPU backend quantizes them (quantize_act.hip) -------------------
-// Quant of one element given its block's absolute maximum (the scale: act_scale, below f2h).
+// Scale and quant of one element given its block's absolute maximum.
+RF_DEV float act_scale(float amax) { return amax / 127.f; }
 RF_DEV int act_quant(float v, float amax) { return amax > 0.f ? (int)rintf(v * (127.f / amax)) : 0; }
 // act_quant with its factor 127 / amax taken once for the elements of a block (the same float:
 // a division per element is ~10 instructions, and the quantizing kernels are instruction-bound).
@@ -287,13 +288,6 @@ RF_DEV u16 f2h(float f) { // round to nearest even
 #else
     return __builtin_bit_cast(u16, (_Float16)f);
 #endif
-}
-
-// The scale of an activation block of `block` elements: amax / 127, rounded to f16 for the
-// 32-element blocks (ggml's q8_0 / q8_1 store it as f16; q8_K of the K-quants keeps the f32).
-RF_DEV float act_scale(float amax, int block) {
-    const float d = amax / 127.f;
-    return block == 256 ? d : h2f(f2h(d));
 }
 
 // Two floats -> packed f16x2 (lo in the low half), the operand format of the matrix units.

@@ -219,7 +219,7 @@ RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, 
         *(u32 *)(q8 + 4 * c) = (u32)(u8)q0 | ((u32)(u8)q1 << 8) | ((u32)(u8)q2 << 16) | ((u32)(u8)q3 << 24);
         if (lane % 8 == 0) {
             float *ds = (float *)(q8 + K) + 2 * (c / 8);
-            ds[0] = act_scale(amax[j], row.block);
+            ds[0] = act_scale(amax[j]);
             ds[1] = ds[0] * qsum;
         }
     }

@@ -1,7 +1,7 @@
 // Activation quantization exactly as the CPU backend does it before an integer matmul
 // (backends/cpu/kernels_scalar.cpp, after ggml): blocks of 32 (legacy formats, q8_32) or 256
-// (K-quants, q8_K) elements share d = amax / 127 (rounded to f16 for the blocks of 32, as ggml's
-// q8_0 / q8_1), q = rint(x * (127 / amax)) (round to nearest even, same float operations). The GPU then sees the same int8 activations as the CPU, so the
+// (K-quants, q8_K) elements share d = amax / 127, q = rint(x * (127 / amax)) (round to nearest
+// even, same float operations). The GPU then sees the same int8 activations as the CPU, so the
 // two backends agree to float rounding instead of differing by the quantization noise.
 //  - rf_quantize_q8_1: q8_1 blocks for the dp4a decode kernels (matmul_vec.hip): K int8 quants,
 //    then per 32 elements (d, d * sum of the quants), d repeated over the 8 sub-blocks of a 256
@@ -123,7 +123,7 @@ template <bool SWIGLU> RF_DEV void quantize_q8_1(const QuantLane &p) {
     }
     *(uint2 *)(col + e0) = uint2{w0, w1};
     if ((lane & 3) == 0) {
-        const float d = act_scale(amax, p.block);
+        const float d = act_scale(amax);
         *(float2 *)((float *)(col + K) + 2 * (e0 / 32)) = float2{d, d * (float)qs};
     }
 }
@@ -152,7 +152,7 @@ RF_KERNEL __launch_bounds__(256) void rf_quantize_f32_q8(rf_kargs a) {
         const float v = e < K ? xr[e] : 0.f;
         const float amax = block ? act_block_amax(v, block, sh) : 0.f;
         if (e < K) {
-            const float q = block ? (float)act_quant(v, amax) * act_scale(amax, block) : v; // block 0: no quantization
+            const float q = block ? (float)act_quant(v, amax) * act_scale(amax) : v; // block 0: no quantization
             if (a.aux[2]) ((u16 *)a.scratch)[r * K + e] = f2h(q); // the tensor-core kernels' own rounding
             else ((float *)a.scratch)[r * K + e] = q;
         }

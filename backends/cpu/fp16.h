@@ -34,9 +34,6 @@ inline uint16_t float_to_half(float f) {
     return uint16_t((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
 }
 
-// f rounded to the nearest f16 (ties to even), as a float.
-inline float round_to_half(float f) { return half_to_float(float_to_half(f)); }
-
 // MXFP4 block scale: 2^(e-127) halved (the element table holds doubled E2M1 values), as ggml.
 inline float e8m0_to_float_half(uint8_t e) {
     return bits_to_f32(e < 2 ? 0x00200000u << e : uint32_t(e - 1) << 23);

@@ -16,8 +16,7 @@ namespace rfcpu {
 constexpr int kMaxCols = 8; // activation columns per dot tile
 
 // 32-element activation block for the legacy formats: scale and d*sum(qs) (like q8_1, but f32
-// so the offset terms of q4_0/q4_1/q5_x cost one multiply). d holds an f16 value: ggml's q8_0 /
-// q8_1 activations store it as f16, and the dots multiply by the rounded scale.
+// so the offset terms of q4_0/q4_1/q5_x cost one multiply).
 struct block_q8_32 {
     float d;
     float s; // d * sum(qs)
@@ -26,7 +25,7 @@ struct block_q8_32 {
 static_assert(sizeof(block_q8_32) == 40);
 
 // Activation encodings a matmul kernel can ask for. F16: f32 rows holding the values rounded to
-// f16 (ggml's vec_dot_type of F16 weights: MUL_MAT and MUL_MAT_ID dot f16 activations).
+// f16 (ggml's vec_dot_type of F16 weights; MATMUL_ID takes it for F16 experts).
 enum class ActFormat { F32, F16, Q8_K, Q8_32 };
 
 // Bytes of one activation row of k elements in the given format.

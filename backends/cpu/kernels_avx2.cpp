@@ -1,7 +1,6 @@
 // AVX2 + FMA + F16C kernels (target attributes; selected at run time on CPUs without
 // AVX-512 VNNI). Same structure as the AVX-512 kernels, with maddubs/madd instead of vpdpbusd:
 // u8 weights x s8 activations -> i16 pairs -> i32 with the sub-block scale folded into madd.
-#include "fp16.h"
 #include "kernels_avx2_target.h"
 
 namespace rfcpu {
@@ -61,7 +60,7 @@ RF_AVX2 void quantize_q8_32(const float *x, void *vy, int64_t k) {
     auto *y = static_cast<block_q8_32 *>(vy);
     for (int64_t b = 0; b < k / 32; ++b, x += 32) {
         const float amax = absmax(x, 32);
-        const float d = round_to_half(amax / 127.f); // stored as f16 by ggml
+        const float d = amax / 127.f;
         const int32_t sum = quantize32(x, _mm256_set1_ps(amax > 0.f ? 127.f / amax : 0.f), y[b].qs);
         y[b].d = d;
         y[b].s = d * float(sum);
@@ -291,7 +290,7 @@ void init_kernels_avx2(KernelSet *ks) {
     ks->f16_to_f32 = f16_to_f32;
     ks->f32_to_f16 = f32_to_f16;
     ks->matmul[RF_TYPE_F32] = {ActFormat::F32, dispatch_tiles_of_4<F32W>};
-    ks->matmul[RF_TYPE_F16] = {ActFormat::F16, dispatch_tiles_of_4<F16W>};
+    ks->matmul[RF_TYPE_F16] = {ActFormat::F32, dispatch_tiles_of_4<F16W>};
     ks->matmul[RF_TYPE_Q8_0] = {ActFormat::Q8_32, dispatch_tiles_of_4<Q8_0W>};
     ks->matmul[RF_TYPE_Q4_0] = {ActFormat::Q8_32, dispatch_tiles_of_4<Q4_0W>};
     ks->matmul[RF_TYPE_Q4_K] = {ActFormat::Q8_K, dispatch_tiles_of_4<Q4_KW>};

@@ -2,7 +2,6 @@
 // to unsigned bytes once per column tile; vpdpbusd (32-element formats) or vpmaddubsw (K-quants)
 // multiplies them with the int8 activations. K-quant sub-block scales are applied with vpdpwssd,
 // the mins via the q8_K bsums.
-#include "fp16.h"
 #include "kernels_avx512_target.h"
 
 namespace rfcpu {
@@ -74,7 +73,7 @@ RF_AVX512 void quantize_q8_32(const float *x, void *vy, int64_t k) {
     for (int64_t b = 0; b < k / 32; ++b, x += 32) {
         const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
         const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
-        const float d = round_to_half(amax / 127.f), id = amax > 0.f ? 127.f / amax : 0.f; // d: f16 in ggml
+        const float d = amax / 127.f, id = amax > 0.f ? 127.f / amax : 0.f;
         const __m512 vid = _mm512_set1_ps(id);
         const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, vid)), q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, vid));
         _mm_storeu_si128(reinterpret_cast<__m128i *>(y[b].qs), _mm512_cvtsepi32_epi8(q0));
@@ -360,7 +359,7 @@ void init_kernels_avx512(KernelSet *ks) {
     ks->f16_to_f32 = f16_to_f32;
     ks->f32_to_f16 = f32_to_f16;
     ks->matmul[RF_TYPE_F32] = {ActFormat::F32, dispatch_up_to_8<F32W>};
-    ks->matmul[RF_TYPE_F16] = {ActFormat::F16, dispatch_up_to_8<F16W>};
+    ks->matmul[RF_TYPE_F16] = {ActFormat::F32, dispatch_up_to_8<F16W>};
     ks->matmul[RF_TYPE_Q8_0] = {ActFormat::Q8_32, dispatch_up_to_8<Q8_0W>};
     ks->matmul[RF_TYPE_Q4_0] = {ActFormat::Q8_32, dispatch_up_to_8<Q4_0W>};
     ks->matmul[RF_TYPE_Q4_K] = {ActFormat::Q8_K, dispatch_up_to_8<Q4_KW>};

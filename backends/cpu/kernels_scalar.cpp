@@ -45,7 +45,7 @@ void quantize_q8_32_scalar(const float *x, void *vy, int64_t k) {
     for (int64_t b = 0; b < k / 32; ++b, x += 32) {
         float amax = 0.f;
         for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
-        const float d = round_to_half(amax / 127.f); // stored as f16 by ggml
+        const float d = amax / 127.f;
         const float id = amax > 0.f ? 127.f / amax : 0.f;
         int s = 0;
         for (int i = 0; i < 32; ++i) {
@@ -355,7 +355,7 @@ void init_kernels_scalar(KernelSet *ks) {
     ks->f16_to_f32 = f16_to_f32_scalar;
     ks->f32_to_f16 = f32_to_f16_scalar;
     ks->matmul[RF_TYPE_F32] = {ActFormat::F32, dot_f32w};
-    ks->matmul[RF_TYPE_F16] = {ActFormat::F16, dot_f16w};
+    ks->matmul[RF_TYPE_F16] = {ActFormat::F32, dot_f16w};
     ks->matmul[RF_TYPE_Q4_0] = {ActFormat::Q8_32, dot_q4_0};
     ks->matmul[RF_TYPE_Q4_1] = {ActFormat::Q8_32, dot_q4_1};
     ks->matmul[RF_TYPE_Q5_0] = {ActFormat::Q8_32, dot_q5_0};

@@ -1,8 +1,6 @@
 // MATMUL: dst[N,M] = src0[K,N]^T * src1[K,M], src0 any weight type.
 //
-// Phase 0 converts every src1 column once into the kernel's activation format, ggml's
-// vec_dot_type of the weight type: q8_K (K-quants), q8_32 with an f16 scale (the 32-element
-// formats: ggml's q8_0 / q8_1), f16-rounded values (F16).
+// Phase 0 quantizes every src1 column once into the kernel's activation format (q8_K / q8_32).
 // Phase 1 is cut into parts of consecutive weight rows (row_block_parts, ops_matmul_common.h)
 // that the pool hands out dynamically; within a part, a weight row is unpacked once per tile of
 // kMaxCols columns. Types without an integer kernel take the generic path: dequantize the row

@@ -127,10 +127,6 @@ typedef struct rf_tensor {
  * GET_ROWS   dst[K,M] f32 = src0[K,V] (any type) rows selected by src1[M] (i32).
  * MATMUL     dst[N,M] f32 = src0[K,N] (weight, any type)^T * src1[K,M] (f32).
  *            dst[n,m] = sum_k src0[k,n] * src1[k,m]. Higher dims broadcast src0 over src1.
- *            Reference rounding (the CPU backend; GPU backends agree within their matmul
- *            tolerance): src1 as ggml's vec_dot_type of the weight type, rounded to f16 for F16
- *            weights, 8-bit blocks for quantized ones (32 elements with an f16 scale: q8_0 /
- *            q8_1; 256 elements with an f32 scale: q8_K for the K-quants).
  * ADD, MUL   dst = src0 (op) src1, f32; src1 broadcasts when its ne[i] == 1 (or divides).
  * SCALE      dst = src0 * fparams[0].
  * RMS_NORM   dst[K,M] = src0 / sqrt(mean(src0^2 over K) + fparams[0]).
@@ -190,9 +186,10 @@ typedef struct rf_tensor {
  * MATMUL_ID  dst[N, S, M] f32: dst[:, s, m] = src0[:, :, e]^T * src1[:, s', m] with e = src2[s, m],
  *            s' = s when src1 is [K, S, M], s' = 0 when it is [K, 1, M] (one activation row per
  *            token shared by its S experts). src0 [K, N, E] weight of any MATMUL type (expert e is
- *            slice e), src1 f32, src2 i32 [S, M] expert ids. Activations as MATMUL rounds them
- *            for the weight type (ggml's vec_dot_type; the CPU backend: bit for bit MATMUL on the
- *            expert's slice). Only the chosen experts' weights are
+ *            slice e), src1 f32, src2 i32 [S, M] expert ids. Activations quantized as MATMUL
+ *            quantizes them for the weight type, and rounded to f16 for F16 experts (ggml's
+ *            vec_dot_type): = MATMUL on the expert's slice and that row (f16-rounded for F16; the
+ *            CPU backend bit for bit). Only the chosen experts' weights are
  *            read. An id outside 0..E-1 fails the compute() naming it (the CPU backend) or is
  *            skipped with its outputs set to 0 (GPU backends, which cannot report per node).
  * MOE_SUM    dst[N, M] f32 = sum_s src1[s, m] * src0[n, s, m]: src0 f32 [N, S, M] (MATMUL_ID's
