@@ -111,7 +111,11 @@ template <int T> RF_DEV void mm_id_impl(const rf_kargs &a) {
 #pragma unroll
                 for (int j = 0; j < RF_MMI_MT; ++j) {
                     const unsigned o = (unsigned)shfl_i((int)xoff, j); // every lane shuffles
-                    if (j < nc && k < K) acc[j] += v * ((const float *)(xbase + o))[k];
+                    if (j < nc && k < K) {
+                        float xk = ((const float *)(xbase + o))[k];
+                        if (T == T_F16) xk = h2f(f2h(xk)); // F16 weights dot f16 activations (ggml's vec_dot_type)
+                        acc[j] += v * xk;
+                    }
                 }
             }
         } else {
@@ -206,7 +210,9 @@ RF_MVQ_ID(q4_0, MvqQ4_0)
 RF_MVQ_ID(q8_0, MvqQ8_0)
 
 // MOE_WEIGHTS: a warp per row (grid M, 32 threads). iparams[0] = 1: softmax over the k chosen
-// logits; 0: the chosen entries of the softmax over all E. Bad ids give zeros.
+// logits; 0: the chosen entries of the softmax over all E. Bad ids give zeros. Rounded as the
+// CPU backend (llama.cpp's ops): p = softmax over all E with the sum in double and the f32
+// reciprocal, w_j = p[id_j]; mode 1 divides by max(f32 of the double sum of the w_j, 2^-14).
 RF_KERNEL __launch_bounds__(32) void rf_moe_weights_f32(rf_kargs a) {
     rf_kernel_start();
     const rf_ktensor &l = a.src[0], &ids = a.src[1], &d = a.dst;
@@ -221,18 +227,27 @@ RF_KERNEL __launch_bounds__(32) void rf_moe_weights_f32(rf_kargs a) {
         return;
     }
     const bool over_chosen = a.iparams[0] == 1;
-    const int n = over_chosen ? k : E;
     float mx = -__int_as_float(0x7f800000);
-    for (int j = lane; j < n; j += RF_WARP) mx = fmaxf(mx, over_chosen ? v[id[j]] : v[j]);
+    for (int j = lane; j < E; j += RF_WARP) mx = fmaxf(mx, v[j]);
     mx = warp_max(mx);
-    float sum = 0.f;
-    for (int j = lane; j < n; j += RF_WARP) sum += expf((over_chosen ? v[id[j]] : v[j]) - mx);
+    double sum = 0.0;
+    for (int j = lane; j < E; j += RF_WARP) sum += (double)expf(v[j] - mx);
     sum = warp_sum(sum);
-    const float inv = 1.f / sum;
-    for (int j = lane; j < k; j += RF_WARP) out[j] = expf(v[id[j]] - mx) * inv;
+    const float inv = (float)(1.0 / sum);
+    double chosen = 0.0;
+    for (int j = lane; j < k; j += RF_WARP) {
+        const float p = __fmul_rn(expf(v[id[j]] - mx), inv);
+        out[j] = p;
+        chosen += (double)p;
+    }
+    if (!over_chosen) return;
+    chosen = warp_sum(chosen);
+    const float norm = fmaxf((float)chosen, 6.103515625e-5f);
+    for (int j = lane; j < k; j += RF_WARP) out[j] = out[j] / norm; // each lane rereads its own
 }
 
-// MOE_SUM: dst[n, m] = sum over s in order of w[s, m] * y[n, s, m]. Grid (ceil(N/256), M).
+// MOE_SUM: dst[n, m] = sum over s in order of w[s, m] * y[n, s, m], each product rounded before
+// its add (the CPU's and ggml's mul then add: no fused multiply-add). Grid (ceil(N/256), M).
 RF_KERNEL __launch_bounds__(256) void rf_moe_sum_f32(rf_kargs a) {
     rf_kernel_start();
     const rf_ktensor &y = a.src[0], &w = a.src[1], &d = a.dst;
@@ -240,7 +255,7 @@ RF_KERNEL __launch_bounds__(256) void rf_moe_sum_f32(rf_kargs a) {
     if (n >= d.ne[0]) return;
     const float *wm = (const float *)((const u8 *)w.data + m * w.nb[1]);
     const u8 *ym = (const u8 *)y.data + m * y.nb[2];
-    float acc = 0.f;
-    for (i64 s = 0; s < y.ne[1]; ++s) acc += wm[s] * ((const float *)(ym + s * y.nb[1]))[n];
+    float acc = __fmul_rn(wm[0], ((const float *)ym)[n]);
+    for (i64 s = 1; s < y.ne[1]; ++s) acc = __fadd_rn(acc, __fmul_rn(wm[s], ((const float *)(ym + s * y.nb[1]))[n]));
     ((float *)((u8 *)d.data + m * d.nb[1]))[n] = acc;
 }

@@ -24,8 +24,9 @@ struct block_q8_32 {
 };
 static_assert(sizeof(block_q8_32) == 40);
 
-// Activation encodings a matmul kernel can ask for.
-enum class ActFormat { F32, Q8_K, Q8_32 };
+// Activation encodings a matmul kernel can ask for. F16: f32 rows holding the values rounded to
+// f16 (ggml's vec_dot_type of F16 weights; MATMUL_ID takes it for F16 experts).
+enum class ActFormat { F32, F16, Q8_K, Q8_32 };
 
 // Bytes of one activation row of k elements in the given format.
 size_t act_row_size(ActFormat fmt, int64_t k);

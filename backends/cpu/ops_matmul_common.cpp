@@ -11,6 +11,21 @@ void plan_act_rows(const MatmulKernel &kern, const rf_tensor &x, int nth, NodeWo
     w->parts[0] = parts_for(rows, K * 4, nth);
 }
 
+namespace {
+
+// x rounded to f16 and back (round to nearest even, as ggml's fp32 -> fp16 row conversion).
+void round_f16_row(const KernelSet &ks, const float *x, void *vy, int64_t k) {
+    auto *y = static_cast<float *>(vy);
+    uint16_t h[256];
+    for (int64_t i = 0; i < k; i += 256) {
+        const int64_t n = std::min<int64_t>(256, k - i);
+        ks.f32_to_f16(x + i, h, n);
+        ks.f16_to_f32(h, y + i, n);
+    }
+}
+
+} // namespace
+
 void quantize_act_rows(const OpContext &ctx, const MatmulKernel &kern, const rf_tensor &x, int64_t part, int64_t n_parts) {
     if (!kern.dot || kern.act == ActFormat::F32) return; // nothing planned
     const int64_t K = x.ne[0];
@@ -21,7 +36,8 @@ void quantize_act_rows(const OpContext &ctx, const MatmulKernel &kern, const rf_
     for (int64_t r = r0; r < r1; ++r) {
         int64_t i1, i2, i3;
         unravel_row(x, r, &i1, &i2, &i3);
-        quant(row_f32(x, i1, i2, i3), ctx.shared + size_t(r) * arow, K);
+        if (kern.act == ActFormat::F16) round_f16_row(ctx.ks, row_f32(x, i1, i2, i3), ctx.shared + size_t(r) * arow, K);
+        else quant(row_f32(x, i1, i2, i3), ctx.shared + size_t(r) * arow, K);
     }
 }
 

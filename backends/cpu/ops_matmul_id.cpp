@@ -1,7 +1,9 @@
 // MATMUL_ID (abi.h): dst[:, s, m] = W[:, :, ids[s, m]]^T * x[:, s or 0, m], W [K, N, E] of any
 // MATMUL weight type.
 //
-// Phase 0 quantizes every activation row once into the kernel's format (as MATMUL does).
+// Phase 0 quantizes every activation row once into the kernel's format (as MATMUL does), except
+// that F16 experts dot f16-rounded activations: ggml's vec_dot_type for MUL_MAT_ID, so a column
+// equals MATMUL of the expert's slice on the rounded row bit for bit.
 // Phase 1 is cut into parts of (chosen expert, block of weight rows): the a-th part group takes
 // the a-th expert that some column chose (at most min(E, S*M) of them: a decode step of 128
 // experts with 8 per token has 8 groups, not 128). A part collects the columns
@@ -57,9 +59,16 @@ size_t tile_region_bytes(const MatmulKernel &kern, const Geometry &g) {
            std::max(size_t(g.S * g.M) * sizeof(int64_t), size_t(g.K) * sizeof(float)) + 64;
 }
 
+// The dot kernel of the expert weights and the activation format it reads.
+MatmulKernel id_kernel(const KernelSet &ks, int type) {
+    MatmulKernel k = ks.matmul[type];
+    if (type == RF_TYPE_F16 && k.dot) k.act = ActFormat::F16;
+    return k;
+}
+
 NodeWork plan_matmul_id(const KernelSet &ks, const rf_node &n, int nth) {
     const Geometry g(n);
-    const MatmulKernel &kern = ks.matmul[n.src[0]->type];
+    const MatmulKernel kern = id_kernel(ks, n.src[0]->type);
     NodeWork w;
     w.n_phases = 2;
     plan_act_rows(kern, *n.src[1], nth, &w);
@@ -128,7 +137,7 @@ void expert_rows(const OpContext &ctx, const rf_node &n, const Geometry &g, cons
 }
 
 void run_matmul_id(const OpContext &ctx, const rf_node &n, int phase, int64_t part, int64_t n_parts, int tid) {
-    const MatmulKernel &kern = ctx.ks.matmul[n.src[0]->type];
+    const MatmulKernel kern = id_kernel(ctx.ks, n.src[0]->type);
     if (phase == 0) {
         quantize_act_rows(ctx, kern, *n.src[1], part, n_parts);
         return;

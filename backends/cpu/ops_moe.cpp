@@ -42,16 +42,22 @@ void run_moe_weights(const OpContext &ctx, const rf_node &n, int, int64_t part, 
             for (int64_t j = 0; j < k; ++j) out[j] = 0.f;
             continue;
         }
-        float mx = -INFINITY, sum = 0.f;
-        if (over_chosen) {
-            for (int64_t j = 0; j < k; ++j) mx = std::fmax(mx, v[id[j]]);
-            for (int64_t j = 0; j < k; ++j) sum += std::exp(v[id[j]] - mx);
-        } else {
-            for (int64_t e = 0; e < E; ++e) mx = std::fmax(mx, v[e]);
-            for (int64_t e = 0; e < E; ++e) sum += std::exp(v[e] - mx);
-        }
-        const float inv = 1.f / sum;
+        // llama.cpp's build_moe_ffn on ggml's CPU ops: probs = soft_max(logits) over all E
+        // (exp in f32, the sum in double, scaled by the f32 reciprocal), the chosen entries
+        // taken (get_rows); normalised: divided by their sum (sum_rows: double, then f32),
+        // clamped below at 6.103515625e-5.
+        float mx = -INFINITY;
+        for (int64_t e = 0; e < E; ++e) mx = std::fmax(mx, v[e]);
+        double sum = 0.0;
+        for (int64_t e = 0; e < E; ++e) sum += double(std::exp(v[e] - mx));
+        const float inv = float(1.0 / sum);
         for (int64_t j = 0; j < k; ++j) out[j] = std::exp(v[id[j]] - mx) * inv;
+        if (over_chosen) {
+            double chosen = 0.0;
+            for (int64_t j = 0; j < k; ++j) chosen += double(out[j]);
+            const float norm = std::fmax(float(chosen), 6.103515625e-5f);
+            for (int64_t j = 0; j < k; ++j) out[j] = out[j] / norm;
+        }
     }
 }
 
@@ -74,8 +80,10 @@ void run_moe_sum(const OpContext &, const rf_node &n, int, int64_t part, int64_t
     for (int64_t m = r0; m < r1; ++m) {
         float *out = row_f32(d, m);
         const float *wm = row_f32(w, m);
-        for (int64_t i = 0; i < N; ++i) out[i] = 0.f;
-        for (int64_t s = 0; s < S; ++s) {
+        // ggml: the products rounded (mul), then added in slot order (add of the views); this
+        // file is built without FMA, so the product is never fused into the add.
+        for (int64_t i = 0; i < N; ++i) out[i] = wm[0] * row_f32(y, 0, m)[i];
+        for (int64_t s = 1; s < S; ++s) {
             const float *ys = row_f32(y, s, m);
             const float ws = wm[s];
             for (int64_t i = 0; i < N; ++i) out[i] += ws * ys[i];

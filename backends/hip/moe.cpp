@@ -5,8 +5,9 @@
 // cost a block that reads S*M ids and exits. Few columns (decode: S*M <= kMvqIdCols) of Q4_K,
 // Q5_K, Q6_K (NVIDIA), Q4_0, Q8_0 weights take the dp4a kernels on q8_1 activations (the decode matmuls'
 // row functions); every other case the decode-to-f32 kernels, on activations quantized and
-// dequantized like the CPU backend's for quantized weights (as ops.cpp's other matmuls), so the
-// GPU agrees with the CPU to float rounding. Prefill-sized column counts (S*M >= 64) of
+// dequantized like the CPU backend's for quantized weights (as ops.cpp's other matmuls) and
+// rounded to f16 in the kernel for F16 weights (ggml's vec_dot_type, as the CPU), so the GPU
+// agrees with the CPU to float rounding. Prefill-sized column counts (S*M >= 64) of
 // Q4_K/Q5_K/Q6_K/Q4_0/Q8_0/F16 experts on NVIDIA sm_80+ go to moe_grouped.cpp instead: columns
 // sorted by expert on the GPU, one grouped launch of the tensor-core prefill tiles. AMD and the
 // other types keep rf_mm_id_* (it too reads each expert row once per tile of its tokens).

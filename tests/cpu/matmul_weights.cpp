@@ -11,6 +11,10 @@ const std::vector<int> kMatmulWeightTypes = {
     RF_TYPE_Q5_1, RF_TYPE_Q8_0, RF_TYPE_Q2_K, RF_TYPE_Q3_K,  RF_TYPE_Q4_K,       RF_TYPE_Q5_K,
     RF_TYPE_Q6_K, RF_TYPE_MXFP4, RF_TYPE_MXFP6_E2M3, RF_TYPE_MXFP6_E3M2};
 
+float id_activation(int type, float x) {
+    return type == RF_TYPE_F16 ? rf::fp16_to_fp32(rf::fp32_to_fp16(x)) : x;
+}
+
 double matmul_threshold(int type) {
     if (type == RF_TYPE_F32 || type == RF_TYPE_F16 || type == RF_TYPE_BF16) return 1e-9;
     return 1e-3;

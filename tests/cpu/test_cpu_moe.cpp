@@ -33,7 +33,7 @@ Tensor make_ids(const IdCase &c) {
     return ids;
 }
 
-std::vector<double> reference_id(const std::vector<float> &w, const Tensor &x, const Tensor &ids, const IdCase &c) {
+std::vector<double> reference_id(int type, const std::vector<float> &w, const Tensor &x, const Tensor &ids, const IdCase &c) {
     std::vector<double> ref(size_t(c.N * c.S * c.M));
     const float *xv = reinterpret_cast<const float *>(x.t.data);
     const int32_t *iv = reinterpret_cast<const int32_t *>(ids.t.data);
@@ -44,7 +44,7 @@ std::vector<double> reference_id(const std::vector<float> &w, const Tensor &x, c
             for (int64_t n = 0; n < c.N; ++n) {
                 double acc = 0;
                 const float *wr = w.data() + (e * c.N + n) * c.K;
-                for (int64_t k = 0; k < c.K; ++k) acc += double(wr[k]) * double(xr[k]);
+                for (int64_t k = 0; k < c.K; ++k) acc += double(wr[k]) * double(id_activation(type, xr[k]));
                 ref[size_t((m * c.S + s) * c.N + n)] = acc;
             }
         }
@@ -75,7 +75,7 @@ TEST_CASE("cpu moe: MATMUL_ID, every weight type vs float64 reference", "[cpu][m
             Tensor x(RF_TYPE_F32, {c.K, c.shared_x ? 1 : c.S, c.M});
             fill_normal(x.f32(), x.n());
             Tensor ids = make_ids(c);
-            const std::vector<double> ref = reference_id(deq, x, ids, c);
+            const std::vector<double> ref = reference_id(type, deq, x, ids, c);
             std::vector<std::vector<float>> outs;
             for (size_t b = 0; b < backends.size(); ++b) {
                 INFO("config " << configs[b]);
@@ -108,7 +108,8 @@ TEST_CASE("cpu moe: MATMUL_ID equals MATMUL on each chosen expert's slice bit fo
         run_ok(one, n1);
         run_ok(three, n3);
         CHECK(y1.as_floats() == y3.as_floats());
-        // Column (s, m) against MATMUL of expert ids[s, m]'s slice: the same kernels, the same floats.
+        // Column (s, m) against MATMUL of expert ids[s, m]'s slice on the row as MATMUL_ID takes it
+        // (f16-rounded for F16): the same kernels, the same floats.
         for (int64_t m : {int64_t(0), c.M - 1})
             for (int64_t s = 0; s < c.S; ++s) {
                 const int32_t e = ids.i32()[m * c.S + s];
@@ -116,12 +117,48 @@ TEST_CASE("cpu moe: MATMUL_ID equals MATMUL on each chosen expert's slice bit fo
                 slice.ne[2] = 1;
                 slice.data = static_cast<uint8_t *>(w.t.data) + e * w.t.nb[2];
                 Tensor xs(RF_TYPE_F32, {c.K, 1}), ys(RF_TYPE_F32, {c.N, 1});
-                std::memcpy(xs.f32(), x.f32() + (m * c.S + s) * c.K, size_t(c.K) * 4);
+                for (int64_t k = 0; k < c.K; ++k) xs.f32()[k] = id_activation(type, x.f32()[(m * c.S + s) * c.K + k]);
                 rf_node mm = make_node(RF_OP_MATMUL, ys, {nullptr, &xs});
                 mm.src[0] = &slice;
                 run_ok(three, mm);
                 CHECK(std::memcmp(ys.f32(), y1.f32() + (m * c.S + s) * c.N, size_t(c.N) * 4) == 0);
             }
+    }
+}
+
+// ggml's vec_dot_type for MUL_MAT_ID: F16 experts dot f16-rounded activations. f32 activations
+// (the arithmetic before) differ from the rounded ones in the low bits of nearly every output,
+// so these equalities fail on it.
+TEST_CASE("cpu moe: F16 MATMUL_ID dots f16-rounded activations, bit for bit", "[cpu][moe]") {
+    const IdCase c{264, 37, 4, 2, 11, false};
+    std::vector<float> deq;
+    Tensor w = make_weight(RF_TYPE_F16, c.K, c.N, c.E, &deq);
+    Tensor x(RF_TYPE_F32, {c.K, c.S, c.M}), xr(RF_TYPE_F32, {c.K, c.S, c.M});
+    fill_normal(x.f32(), x.n());
+    for (int64_t i = 0; i < x.n(); ++i) xr.f32()[i] = rf::fp16_to_fp32(rf::fp32_to_fp16(x.f32()[i]));
+    Tensor ids = make_ids(c);
+    auto configs = simd_configs();
+    auto backends = all_backends();
+    for (size_t b = 0; b < backends.size(); ++b) {
+        INFO("config " << configs[b]);
+        Tensor y(RF_TYPE_F32, {c.N, c.S, c.M}), yr(RF_TYPE_F32, {c.N, c.S, c.M});
+        rf_node n1 = make_node(RF_OP_MATMUL_ID, y, {&w, &x, &ids}), n2 = make_node(RF_OP_MATMUL_ID, yr, {&w, &xr, &ids});
+        run_ok(*backends[b], n1);
+        run_ok(*backends[b], n2);
+        CHECK(y.as_floats() == yr.as_floats());
+        // Each column against the dense MATMUL of its expert's slice on the rounded row.
+        for (int64_t col = 0; col < c.S * c.M; ++col) {
+            const int32_t e = ids.i32()[col];
+            rf_tensor slice = w.t;
+            slice.ne[2] = 1;
+            slice.data = static_cast<uint8_t *>(w.t.data) + e * w.t.nb[2];
+            Tensor xs(RF_TYPE_F32, {c.K, 1}), ys(RF_TYPE_F32, {c.N, 1});
+            std::memcpy(xs.f32(), xr.f32() + col * c.K, size_t(c.K) * 4);
+            rf_node mm = make_node(RF_OP_MATMUL, ys, {nullptr, &xs});
+            mm.src[0] = &slice;
+            run_ok(*backends[b], mm);
+            CHECK(std::memcmp(ys.f32(), y.f32() + col * c.N, size_t(c.N) * 4) == 0);
+        }
     }
 }
 
@@ -150,7 +187,7 @@ TEST_CASE("cpu moe: MATMUL_ID reads only the chosen experts' weights (the others
         node.src[0] = &w;
         run_ok(be, node);
         const IdCase c{K, N, E, S, M, true};
-        CHECK(nmse(reference_id(deq, x, ids, c), y.f32(), y.n()) < matmul_threshold(RF_TYPE_Q8_0));
+        CHECK(nmse(reference_id(RF_TYPE_Q8_0, deq, x, ids, c), y.f32(), y.n()) < matmul_threshold(RF_TYPE_Q8_0));
     }
     munmap(mem, slice * E);
 }
@@ -246,5 +283,102 @@ TEST_CASE("cpu moe: MOE_WEIGHTS (softmax over the chosen or over all) and MOE_SU
         Tensor too_many(RF_TYPE_I32, {E + 1, M});
         rf_node tk2 = make_node(RF_OP_TOPK, too_many, {&logits});
         CHECK_FALSE(be->supports(tk2));
+    }
+}
+
+// llama.cpp selects the experts with ggml_argsort_top_k: ggml's CPU argsort, std::sort of the
+// indices 0..E-1 with the comparator v[a] > v[b] and no tie-break, its first k kept. On up to 16
+// elements libstdc++'s std::sort is an insertion sort (stable): among equal values the lower
+// index comes first, TOPK's rule. Constructed ties: repeated values, -0 against +0, all equal.
+TEST_CASE("cpu moe: TOPK breaks ties as llama.cpp's CPU argsort (E <= 16)", "[cpu][moe]") {
+    const std::vector<std::pair<std::vector<float>, std::vector<int32_t>>> fixed = {
+        {{0.5f, 2.f, 2.f, -0.f, 0.f, 2.f}, {1, 2, 5, 0, 3, 4}},
+        {{1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f}, {0, 1, 2, 3, 4, 5, 6, 7}},
+        {{-1.f, 3.f, -1.f, 3.f}, {1, 3, 0, 2}},
+        {{0.f, -0.f, -0.f, 0.f, -1.f}, {0, 1, 2, 3, 4}},
+    };
+    for (auto &be : all_backends()) {
+        for (const auto &[vals, want] : fixed) {
+            const int64_t E = int64_t(vals.size());
+            for (int64_t k = 1; k <= E; ++k) {
+                INFO("E=" << E << " k=" << k << " first " << vals[0]);
+                Tensor x(RF_TYPE_F32, {E, 1}), ids(RF_TYPE_I32, {k, 1});
+                std::copy(vals.begin(), vals.end(), x.f32());
+                rf_node node = make_node(RF_OP_TOPK, ids, {&x});
+                run_ok(*be, node);
+                for (int64_t j = 0; j < k; ++j) CHECK(ids.i32()[j] == want[size_t(j)]);
+            }
+        }
+        // Random rows with many ties against ggml's own procedure.
+        for (int64_t E : {2, 4, 8, 16}) {
+            const int64_t M = 40;
+            Tensor x(RF_TYPE_F32, {E, M});
+            fill_normal(x.f32(), x.n());
+            for (int64_t i = 0; i < x.n(); ++i) x.f32()[i] = std::round(x.f32()[i] * 1.5f) * (i % 7 == 0 ? -0.f : 1.f);
+            for (int64_t k : {int64_t(1), int64_t(2), E / 2, E}) {
+                INFO("E=" << E << " k=" << k);
+                Tensor ids(RF_TYPE_I32, {k, M});
+                rf_node node = make_node(RF_OP_TOPK, ids, {&x});
+                run_ok(*be, node);
+                for (int64_t m = 0; m < M; ++m) {
+                    const float *v = x.f32() + m * E;
+                    std::vector<int32_t> order((size_t)E);
+                    std::iota(order.begin(), order.end(), 0);
+                    std::sort(order.begin(), order.end(), [v](int32_t a, int32_t b) { return v[a] > v[b]; });
+                    for (int64_t j = 0; j < k; ++j) CHECK(ids.i32()[m * k + j] == order[(size_t)j]);
+                }
+            }
+        }
+    }
+}
+
+// MOE_WEIGHTS as llama.cpp's build_moe_ffn computes them on ggml's CPU ops (soft_max over all
+// experts with the sum in double and the f32 reciprocal, get_rows, sum_rows in double, clamp,
+// div), and MOE_SUM as its mul of the expert outputs by their weights followed by the adds of
+// the slots in order: restated here step by step, equal bit for bit on every SIMD level.
+TEST_CASE("cpu moe: MOE_WEIGHTS and MOE_SUM in ggml's order of operations, bit for bit", "[cpu][moe]") {
+    const int64_t E = 40, k = 6, M = 9, N = 77;
+    Tensor logits(RF_TYPE_F32, {E, M}), ids(RF_TYPE_I32, {k, M});
+    fill_normal(logits.f32(), logits.n(), 2.f);
+    for (auto &be : all_backends()) {
+        rf_node tk = make_node(RF_OP_TOPK, ids, {&logits});
+        run_ok(*be, tk);
+        for (int mode : {0, 1}) {
+            INFO("mode " << mode);
+            Tensor w(RF_TYPE_F32, {k, M});
+            rf_node node = make_node(RF_OP_MOE_WEIGHTS, w, {&logits, &ids});
+            node.iparams[0] = mode;
+            run_ok(*be, node);
+            for (int64_t m = 0; m < M; ++m) {
+                const float *l = logits.f32() + m * E;
+                const int32_t *id = ids.i32() + m * k;
+                float mx = -INFINITY;
+                for (int64_t e = 0; e < E; ++e) mx = std::max(mx, l[e]);
+                std::vector<float> probs((size_t)E);
+                double sum = 0;
+                for (int64_t e = 0; e < E; ++e) sum += (double)(probs[(size_t)e] = std::exp(l[e] - mx));
+                const float scale = float(1.0 / sum);
+                for (float &p : probs) p *= scale;
+                std::vector<float> want((size_t)k);
+                double chosen = 0;
+                for (int64_t j = 0; j < k; ++j) chosen += (double)(want[(size_t)j] = probs[(size_t)id[j]]);
+                if (mode)
+                    for (float &p : want) p /= std::max(float(chosen), 6.103515625e-5f);
+                for (int64_t j = 0; j < k; ++j) CHECK(w.f32()[m * k + j] == want[(size_t)j]);
+            }
+            Tensor y(RF_TYPE_F32, {N, k, M}), out(RF_TYPE_F32, {N, M});
+            fill_normal(y.f32(), y.n());
+            rf_node sum = make_node(RF_OP_MOE_SUM, out, {&y, &w});
+            run_ok(*be, sum);
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t n = 0; n < N; ++n) {
+                    volatile float acc = w.f32()[m * k] * y.f32()[(m * k) * N + n];
+                    for (int64_t s = 1; s < k; ++s) {
+                        volatile float p = w.f32()[m * k + s] * y.f32()[(m * k + s) * N + n]; // rounded, not fused
+                        acc = acc + p;
+                    }
+                    CHECK(out.f32()[m * N + n] == acc);
+                }
+        }
     }
 }

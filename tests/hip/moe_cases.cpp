@@ -3,6 +3,8 @@
 #include "graph_builder.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <numeric>
 #include <set>
 #include <string>
@@ -61,6 +63,19 @@ Case topk(std::mt19937 &rng, int64_t E, int64_t k, int64_t M) {
     return c;
 }
 
+// A router's ties as llama.cpp's CPU argsort breaks them for E <= 16 (the lower index first;
+// abi.h TOPK): values on a coarse grid, a seventh of them -0, so most rows hold equal entries
+// and -0 / +0 pairs. Compared exactly with the CPU backend.
+Case topk_ties(std::mt19937 &rng, int64_t E, int64_t k, int64_t M) {
+    HostTensor x = rnd(rng, RF_TYPE_F32, E, M, 1, 1, 2.f);
+    auto *v = reinterpret_cast<float *>(x.data.data());
+    for (int64_t i = 0; i < E * M; ++i) v[i] = i % 7 == 0 ? -0.f : std::round(v[i]);
+    Case c = base("topk ties E=" + std::to_string(E) + " k=" + std::to_string(k) + " M=" + std::to_string(M), RF_OP_TOPK,
+                  {make(RF_TYPE_I32, k, M), x}, 0);
+    c.exact = true;
+    return c;
+}
+
 Case moe_weights(std::mt19937 &rng, int64_t E, int64_t k, int64_t M, int mode) {
     Case c = base("moe_weights E=" + std::to_string(E) + " k=" + std::to_string(k) + " M=" + std::to_string(M) +
                       (mode ? " over-chosen" : " over-all"),
@@ -111,6 +126,7 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
     }
     const int64_t topk_shapes[][3] = {{8, 2, 1}, {8, 2, 37}, {128, 8, 5}, {60, 60, 3}, {512, 9, 2}, {3, 1, 70}}; // E, k, M
     for (const auto &s : topk_shapes) v.push_back(topk(rng, s[0], s[1], s[2]));
+    for (const auto &s : {std::array<int64_t, 3>{4, 2, 40}, {8, 2, 40}, {16, 4, 40}, {16, 16, 9}}) v.push_back(topk_ties(rng, s[0], s[1], s[2]));
     for (int mode : {0, 1}) {
         v.push_back(moe_weights(rng, 8, 2, 37, mode));
         v.push_back(moe_weights(rng, 128, 8, 5, mode));

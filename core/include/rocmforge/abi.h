@@ -172,20 +172,31 @@ typedef struct rf_tensor {
  * TOPK       dst[k, M] i32 = the indices of the k largest values of each row of src0[E, M] f32,
  *            largest first; equal values (-0 equals +0): the lower index first. k = dst->ne[0],
  *            1 <= k <= E. (Also a sampler's candidates over a vocabulary, with GATHER. Rows
- *            holding NaN: the order is the backend's.)
+ *            holding NaN: the order is the backend's.) The ties are llama.cpp's for E <= 16: its
+ *            router takes the first k of ggml's CPU argsort (std::sort by v[a] > v[b], no
+ *            tie-break), which libstdc++ runs as a stable insertion sort up to 16 elements;
+ *            beyond, its order among equal values is whatever introsort leaves (docs/MODELS.md).
  * MOE_WEIGHTS dst[k, M] f32 = the gating weights of the experts src1[k, M] (i32, 0 <= id < E,
  *            as TOPK writes them) from the router logits src0[E, M] f32:
  *            iparams[0] = 1: softmax over the k chosen logits, w_j = exp(l[id_j]) / sum_i exp(l[id_i])
  *                            (Mixtral; Qwen3-MoE with norm_topk_prob: normalised top-k);
  *            iparams[0] = 0: the chosen entries of the softmax over all E logits (not renormalised).
+ *            Rounded as llama.cpp's build_moe_ffn on ggml's CPU: p = softmax over all E (f32
+ *            exp(l - max), their sum in double, times the f32 reciprocal), w_j = p[id_j]; mode 1
+ *            then divides by max(f32 of the double sum of the k p[id_j], 6.103515625e-5).
  * MATMUL_ID  dst[N, S, M] f32: dst[:, s, m] = src0[:, :, e]^T * src1[:, s', m] with e = src2[s, m],
  *            s' = s when src1 is [K, S, M], s' = 0 when it is [K, 1, M] (one activation row per
  *            token shared by its S experts). src0 [K, N, E] weight of any MATMUL type (expert e is
- *            slice e), src1 f32, src2 i32 [S, M] expert ids. Only the chosen experts' weights are
+ *            slice e), src1 f32, src2 i32 [S, M] expert ids. Activations quantized as MATMUL
+ *            quantizes them for the weight type, and rounded to f16 for F16 experts (ggml's
+ *            vec_dot_type): = MATMUL on the expert's slice and that row (f16-rounded for F16; the
+ *            CPU backend bit for bit). Only the chosen experts' weights are
  *            read. An id outside 0..E-1 fails the compute() naming it (the CPU backend) or is
  *            skipped with its outputs set to 0 (GPU backends, which cannot report per node).
  * MOE_SUM    dst[N, M] f32 = sum_s src1[s, m] * src0[n, s, m]: src0 f32 [N, S, M] (MATMUL_ID's
- *            output), src1 f32 [S, M] (MOE_WEIGHTS' output); the sum runs over s = 0..S-1 in order.
+ *            output), src1 f32 [S, M] (MOE_WEIGHTS' output); the sum runs over s = 0..S-1 in order,
+ *            each product rounded to f32 before it is added (ggml's mul, then add; no fused
+ *            multiply-add).
  */
 enum rf_op {
     RF_OP_NONE = 0,
