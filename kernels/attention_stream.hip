@@ -16,7 +16,9 @@
 // aux[1] = chunks, aux[2] bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials.
 // Gemma's limits as rf_attention has them: with a sliding window (iparams[0] = W > 0) the chunks
 // start at the token's first visible position, pos - W + 1 (chunks past its last one are empty);
-// a soft cap (fparams[1] > 0) maps each score s to cap * tanh(s / cap).
+// a soft cap (fparams[1] > 0) maps each score s to cap * tanh(s / cap). Only the head sizes of
+// the models that have them carry that code (LIMITS: 96 and 256); 64 and 128 compile without it
+// and the host sends their limited nodes to rf_attention.
 #include "attention_decode.hip"
 
 #if RF_NVIDIA
@@ -56,12 +58,17 @@ RF_DEV int *ast_slots() {
 // kernel before and the K/V loads need not wait for it. The split kernels load them after the
 // wait: staged early, they made long-context decode slower (cause not found; docs/notes/attention.md).
 // The first position token `pos` sees: its window's start, or 0.
-RF_DEV int ast_first_position(const rf_kargs &a, int pos) { return a.iparams[0] > 0 ? max(0, pos - a.iparams[0] + 1) : 0; }
+template <bool LIMITS> RF_DEV int ast_first_position(const rf_kargs &a, int pos) {
+    if constexpr (LIMITS) return a.iparams[0] > 0 ? max(0, pos - a.iparams[0] + 1) : 0;
+    else return 0;
+}
+// Head sizes whose kernels take the window and the soft cap.
+template <int D> struct AstLimits { enum { ON = D == 96 || D == 256 }; };
 
-RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
+template <int D> RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
     const rf_ktensor &tab = a.src[3], &info = a.src[4];
     const int *ti = (const int *)((const u8 *)info.data + (i64)blockIdx.z * info.nb[1]);
-    const int seq = ti[0], pos = ti[1], C = (int)a.aux[0], p0 = ast_first_position(a, pos) + (int)blockIdx.y * C;
+    const int seq = ti[0], pos = ti[1], C = (int)a.aux[0], p0 = ast_first_position<AstLimits<D>::ON>(a, pos) + (int)blockIdx.y * C;
     const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
     const int n = min(p0 + C, pos + 1) - p0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) ast_slots()[i] = slots[p0 + i];
@@ -98,8 +105,9 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     const bool wide = (a.aux[2] & 1) != 0;
     const int *ti = (const int *)((const u8 *)info.data + (i64)t * info.nb[1]);
     const int seq = ti[0], pos = ti[1];
-    const int p0 = ast_first_position(a, pos) + c * C, n = max(0, min(p0 + C, pos + 1) - p0);
-    const float cap = a.fparams[1];
+    constexpr bool LIMITS = AstLimits<D>::ON;
+    const int p0 = ast_first_position<LIMITS>(a, pos) + c * C, n = max(0, min(p0 + C, pos + 1) - p0);
+    const float cap = LIMITS ? a.fparams[1] : 0.f;
     const bool lane_valid = L == LV || le < LV;
     const i64 e0 = (i64)kvh * D + 8 * (lane_valid ? le : 0);
     if (!ONE_CHUNK) { // the split kernels load their slots here
@@ -150,7 +158,9 @@ RF_DEV void attn_stream(const rf_kargs &a) {
                 for (int e = 0; e < 8; ++e) d += qv[g][e] * kf[u][e];
 #pragma unroll
                 for (int x = 1; x < L; x <<= 1) d += shfl_xor_f(d, x);
-                if (cap > 0.f) d = cap * tanhf(d / cap);
+                if constexpr (LIMITS) {
+                    if (cap > 0.f) d = cap * tanhf(d / cap);
+                }
                 s[u] = d;
                 if (ok[u]) mx = fmaxf(mx, d);
             }
@@ -228,9 +238,9 @@ RF_AST_KERNEL(256, 1) RF_AST_KERNEL(256, 2) RF_AST_KERNEL(256, 4) RF_AST_KERNEL(
 // 128 registers: 255 at 256 threads).
 #define RF_AST_WIDE_AS(D, GP, W, SUFFIX) \
     RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##SUFFIX(rf_kargs a) { \
-        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, false, W, true>(a); } \
+        prefetch_ast_slots<D>(a); rf_kernel_start(); attn_stream<D, GP, false, W, true>(a); } \
     RF_KERNEL __launch_bounds__(W * RF_WARP) void rf_attention_stream_d##D##_g##GP##_h##SUFFIX(rf_kargs a) { \
-        prefetch_ast_slots(a); rf_kernel_start(); attn_stream<D, GP, true, W, true>(a); }
+        prefetch_ast_slots<D>(a); rf_kernel_start(); attn_stream<D, GP, true, W, true>(a); }
 #define RF_AST_WIDE(D, GP, W) RF_AST_WIDE_AS(D, GP, W, _w)
 RF_AST_WIDE(64, 1, 16) RF_AST_WIDE(64, 2, 16) RF_AST_WIDE(64, 4, 16) RF_AST_WIDE(64, 8, 8)
 RF_AST_WIDE(96, 1, 16) RF_AST_WIDE(96, 2, 16) RF_AST_WIDE(96, 4, 16) RF_AST_WIDE(96, 8, 8)

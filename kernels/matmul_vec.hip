@@ -14,11 +14,12 @@
 
 #define RF_MV_WARPS 4
 
-// The gated feed-forward forms of the fused kernels below: iparams[0] = 1 SwiGLU, 4 GeGLU (gate
-// and up rows of two matrices, their product as rf_swiglu_f32 / rf_geglu_f32 compute it).
-RF_DEV bool gated_form(int form) { return form == 1 || form == 4; }
-RF_DEV float gated_product(int form, float gate, float up) {
-    return form == 4 ? gelu_tanh(gate) * up : (gate / (1.f + __expf(-gate))) * up;
+// The gated feed-forward product of the fused kernels below (their iparams[0] = 1 form): SwiGLU
+// as rf_swiglu_f32 computes it, or in the GELU kernels (..._g, Gemma) GeGLU as rf_geglu_f32 does.
+// A template argument, not a run-time form: the SwiGLU kernels keep their registers.
+template <bool GELU> RF_DEV float gated_product(float gate, float up) {
+    if constexpr (GELU) return gelu_tanh(gate) * up;
+    else return (gate / (1.f + __expf(-gate))) * up;
 }
 
 struct MvRow { const u8 *w; const float *x; float *y; i64 K; };
@@ -191,8 +192,7 @@ RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
 // contiguous (nb[1] = row bytes), outputs contiguous f32, batch 1, scratch = the q8_1 vector (F16
 // weights: the f32 vector).
 // iparams[0] = 1 (SwiGLU form): two segments of equal N in blocks [0, aux[1]); each warp computes
-// row n of both, writes both, and dst2 (src[4]) [n] = silu(gate) * up as rf_swiglu_f32 does
-// (iparams[0] = 4: gelu(gate) * up as rf_geglu_f32 does).
+// row n of both, writes both, and dst2 (src[4]) [n] = silu(gate) * up as rf_swiglu_f32 does.
 // iparams[0] = 2 (matmul + ROPE NORMAL, one token): one segment, N % 4 == 0; the block's rows
 // 4b..4b+3 hold two rotation pairs; src[3] = rotated output (dense, same element order), src[1] =
 // positions, src[2] = factors (may be null), iparams[1] = n_rot, iparams[2] = head size D,
@@ -203,7 +203,7 @@ RF_DEV MultiRow multi_row(const rf_kargs &a) {
     const int nseg = (int)a.aux[3];
     int s = 0;
     i64 blk = blockIdx.x;
-    if (!gated_form(a.iparams[0])) {
+    if (a.iparams[0] != 1) {
         if (nseg > 2 && blk >= a.aux[2]) { s = 2; blk -= a.aux[2]; }
         else if (nseg > 1 && blk >= a.aux[1]) { s = 1; blk -= a.aux[1]; }
     }
@@ -232,7 +232,7 @@ RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
     const MultiRow r = multi_row(a);
     if (r.n >= r.rows) return;
     prefetch_l2(r.w + r.n * r.stride, r.stride);
-    if (gated_form(a.iparams[0])) prefetch_l2((const u8 *)a.src[1].data + r.n * a.src[1].nb[1], a.src[1].nb[1]);
+    if (a.iparams[0] == 1) prefetch_l2((const u8 *)a.src[1].data + r.n * a.src[1].nb[1], a.src[1].nb[1]);
 }
 // The cos/sin of a rotation pair fetched before rf_kernel_start (compat.h): the graph's (cos,
 // sin) rows, positions (graph inputs) and frequency factors (weights) are never written by a
@@ -266,7 +266,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
     const RopeCS rot = prefetch_rope_multi(a);
     rf_kernel_start();
     __shared__ float sh_rows[RF_MV_WARPS];
-    const bool swiglu = gated_form(a.iparams[0]);
+    const bool swiglu = a.iparams[0] == 1;
     if (a.iparams[0] == 2) {
         const rf_ktensor &w = a.src[0];
         const int wi = threadIdx.x / RF_WARP;
@@ -311,7 +311,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
     if (lane0) {
         ((float *)a.dst.data)[n] = v;
         ((float *)a.src[3].data)[n] = u;
-        ((float *)a.src[4].data)[n] = gated_product(a.iparams[0], v, u);
+        ((float *)a.src[4].data)[n] = gated_product<false>(v, u);
     }
 }
 
@@ -549,8 +549,8 @@ RF_MVQN_TYPE(q8_0, MvqQ8_0)
 // together). Each warp dots two weight rows with the NC columns (mvq_dot_cols<B, NC, 2>: per row
 // and column the arithmetic of rf_mvqn_*, so the floats of the unfused matmul), then
 //  iparams[0] = 1 (SwiGLU): row n of gate (src0) and of up (src1) -> dst and src[3] (the two
-//    matmul outputs), src[4] = silu(gate) * up as rf_swiglu_f32 computes it (iparams[0] = 4:
-//    gelu(gate) * up as rf_geglu_f32 does, Gemma's GeGLU);
+//    matmul outputs), src[4] = silu(gate) * up as rf_swiglu_f32 computes it (the ..._1fg
+//    kernels: gelu(gate) * up as rf_geglu_f32 does, Gemma's GeGLU);
 //  iparams[0] = 2 (matmul + ROPE NORMAL): rows 2k, 2k + 1 (one rotation pair of head 2k / D) ->
 //    dst, rotated -> src[3]; column m's position is src[1][m] (token m of the rope), src[2] =
 //    frequency factors (may be null), iparams[1] = n_rot, iparams[2] = D, fparams[0..1] = freq
@@ -561,10 +561,10 @@ RF_MVQN_TYPE(q8_0, MvqQ8_0)
 //  ((const int *)aux[2])[m] of the pool src[4] (its data, nb[1] and type).
 // Outputs are f32 with columns nb[1] apart (dense rows; the rotated product dense, columns N apart). Grid (ceil(N / 4) for SwiGLU, else
 // ceil(N / 8), column chunks of NC); scratch, aux[0], aux[1] as rf_mvqn_*.
-template <class B, int NC, bool SHARE = false> RF_DEV void mvq_cols_fused(const rf_kargs &a, const RopeCS &rot) {
+template <class B, int NC, bool SHARE = false, bool GELU = false> RF_DEV void mvq_cols_fused(const rf_kargs &a, const RopeCS &rot) {
     const rf_ktensor &w = a.src[0];
     const i64 N = w.ne[1], K = w.ne[0];
-    const bool swiglu = gated_form(a.iparams[0]);
+    const bool swiglu = a.iparams[0] == 1;
     const int lane = threadIdx.x % RF_WARP;
     const i64 wn = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
     const i64 n0 = swiglu ? wn : 2 * wn;
@@ -584,7 +584,7 @@ template <class B, int NC, bool SHARE = false> RF_DEV void mvq_cols_fused(const 
     if (swiglu) {
         dc[n0] = x0;
         c3[n0] = x1;
-        ((float *)((u8 *)o4.data + m * o4.nb[1]))[n0] = gated_product(a.iparams[0], x0, x1);
+        ((float *)((u8 *)o4.data + m * o4.nb[1]))[n0] = gated_product<GELU>(x0, x1);
         return;
     }
     float y0 = x0, y1 = x1;
@@ -606,7 +606,7 @@ template <class B, int NC, bool SHARE = false> RF_DEV void mvq_cols_fused(const 
 // iparams[6] = k > 0: only the first k blocks' (the head of the weights, pm_prefetch_head).
 RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0];
-    const bool swiglu = gated_form(a.iparams[0]);
+    const bool swiglu = a.iparams[0] == 1;
     const i64 wn = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP, n0 = swiglu ? wn : 2 * wn;
     if (a.iparams[7] || blockIdx.y != 0 || n0 >= w.ne[1] || (a.iparams[6] && (int)blockIdx.x >= a.iparams[6])) return;
     const u8 *r0 = (const u8 *)w.data + n0 * w.nb[1];
@@ -643,6 +643,14 @@ RF_MVQNF(q6_k, MvqQ6K, 1) RF_MVQNF(q6_k, MvqQ6KCols, 2) RF_MVQNF(q6_k, MvqQ6KCol
 RF_MVQNF(q6_k, MvqQ6KCols, 5) RF_MVQNF(q6_k, MvqQ6KCols, 6) RF_MVQNF(q6_k, MvqQ6KCols, 7) RF_MVQNF(q6_k, MvqQ6KCols, 8)
 RF_MVQNF_TYPE(q4_0, MvqQ4_0)
 RF_MVQNF_TYPE(q8_0, MvqQ8_0)
+// rf_mvqn_<type>_1fg, rf_mvqn_q4_k_1fwg: the one-column gate / up kernels with GeGLU's product
+// (Gemma); one column only (wider batches keep GEGLU unfused).
+#define RF_MVQNF_G(t, B, SHARE, SUFFIX) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_1##SUFFIX(rf_kargs a) { \
+        prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<1>(a); rf_kernel_start(); \
+        mvq_cols_fused<B, 1, SHARE, true>(a, rot); }
+RF_MVQNF_G(q4_k, MvqK4<T_Q4_K>, false, fg) RF_MVQNF_G(q4_k, MvqK4<T_Q4_K>, true, fwg) RF_MVQNF_G(q5_k, MvqK4<T_Q5_K>, false, fg)
+RF_MVQNF_G(q6_k, MvqQ6K, false, fg) RF_MVQNF_G(q4_0, MvqQ4_0, false, fg) RF_MVQNF_G(q8_0, MvqQ8_0, false, fg)
 
 // rf_mvqn_proj_<type>_<NC>: rf_mvq_proj2 for NC = 2..4 columns (sequences decoding together): a
 // layer's K / V / Q projections, their rotations and the K and V appends in one launch, where

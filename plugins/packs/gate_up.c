@@ -1,6 +1,7 @@
 /* The "gate_up_swiglu" fusion of ROCmForge's kernel packs: a feed-forward block's two decode
- * projections and their SwiGLU, MATMUL(gate) MATMUL(up) SWIGLU(gate, up) (or GEGLU, Gemma's
- * gate: the kernels' GeGLU form, iparams[0] = 4), as one launch that
+ * projections and their SwiGLU, MATMUL(gate) MATMUL(up) SWIGLU(gate, up) (or, for one activation
+ * row and one weight type on the NVIDIA column kernels, GEGLU: Gemma's gate, on their GeGLU
+ * twins rf_mvqn_<type>_1fg), as one launch that
  * reads each row pair of the gate and up weights with all its loads in flight and writes gate,
  * up and their product (kernels/matmul_vec.hip):
  *  - one activation row: rf_mvqn_<type>_1f (NVIDIA packs; gate and up of one weight type), else
@@ -12,11 +13,24 @@
  * (rf_fusion_launch.act_in: the q8_1 columns in the weight type's block, or the f32 row for F16),
  * so each product has the floats of the unfused matmul. */
 #include <math.h>
+#include <string.h>
 
 #include "matmul_fusion.h"
 #include "pack_fusions.h"
 #include "pack_match.h"
 #include "q8_dot.h"
+
+/* The GeGLU twin of a SwiGLU kernel name (one column only; NULL: none). */
+static const char *geglu_kernel(const char *swiglu) {
+    static const char *const pairs[][2] = {
+        {"rf_mvqn_q4_k_1f", "rf_mvqn_q4_k_1fg"}, {"rf_mvqn_q4_k_1fw", "rf_mvqn_q4_k_1fwg"}, {"rf_mvqn_q5_k_1f", "rf_mvqn_q5_k_1fg"},
+        {"rf_mvqn_q6_k_1f", "rf_mvqn_q6_k_1fg"}, {"rf_mvqn_q4_0_1f", "rf_mvqn_q4_0_1fg"}, {"rf_mvqn_q8_0_1f", "rf_mvqn_q8_0_1fg"}};
+    size_t i;
+    if (!swiglu) return NULL; /* rf_mvq_multi has no GeGLU form */
+    for (i = 0; i < sizeof pairs / sizeof pairs[0]; ++i)
+        if (strcmp(pairs[i][0], swiglu) == 0) return pairs[i][1];
+    return NULL;
+}
 
 static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
     const rf_node *mg, *mu, *sw;
@@ -48,6 +62,7 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
         (pm_overlap(sd, gd) && sd->data != gd->data) || (pm_overlap(sd, ud) && sd->data != ud->data))
         return 0;
     N = gd->ne[0], M = x->ne[1];
+    if (sw->op == RF_OP_GEGLU && M != 1) return 0;
     if (form == RF_MATMUL_COLUMNS ||
         (type == mu->src[0]->type && type != RF_TYPE_F16 && pm_nvidia(dev))) {
         /* The column kernels read gate and up rows as one weight type; one launch covers up to 8
@@ -72,7 +87,11 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->dst = (rf_tensor_ref){0, RF_BIND_DST};
     l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
-    l->iparams[0] = sw->op == RF_OP_GEGLU ? 4 : 1; /* GeGLU or SwiGLU form */
+    l->iparams[0] = 1; /* the gated form */
+    if (sw->op == RF_OP_GEGLU) {
+        if (!(l->kernel = geglu_kernel(kernel))) return 0;
+        l->iparams[5] = 1; /* read by host_gate_up only: the product is GeGLU's */
+    }
     pm_decode_input(l, dev, block, mg->src[0], M);
     pm_cols_prefetch_head(l, dev, 8 * mg->src[0]->nb[1]); /* a block: 4 rows of gate and of up (either kernel) */
     return 3;
@@ -100,7 +119,7 @@ static int32_t host_gate_up(const rf_kargs *a, const rf_fusion_launch *l) {
             const float v = pm_matmul_out(wg->type, f16, rg, col, K), u = pm_matmul_out(wu->type, f16, ru, col, K);
             gate[n] = v;
             up[n] = u;
-            prod[n] = a->iparams[0] == 4 ? gelu_tanh_host(v) * u : (v / (1.f + expf(-v))) * u;
+            prod[n] = a->iparams[5] == 1 ? gelu_tanh_host(v) * u : (v / (1.f + expf(-v))) * u;
         }
     }
     return RF_OK;
