@@ -233,6 +233,14 @@ TEST_CASE("cpu moe: TOPK picks the largest, lower index first on ties", "[cpu][m
     }
 }
 
+// MOE_WEIGHTS of the routing `ids` (TOPK's) over `logits` into w, in mode 0 (the chosen entries
+// of the softmax over all) or 1 (softmax over the chosen).
+static void run_moe_weights(Backend &be, Tensor &w, Tensor &logits, Tensor &ids, int mode) {
+    rf_node node = make_node(RF_OP_MOE_WEIGHTS, w, {&logits, &ids});
+    node.iparams[0] = mode;
+    run_ok(be, node);
+}
+
 TEST_CASE("cpu moe: MOE_WEIGHTS (softmax over the chosen or over all) and MOE_SUM vs float64", "[cpu][moe]") {
     for (auto &be : all_backends()) {
         const int64_t E = 12, k = 3, M = 7, N = 45;
@@ -243,9 +251,7 @@ TEST_CASE("cpu moe: MOE_WEIGHTS (softmax over the chosen or over all) and MOE_SU
         for (int mode : {0, 1}) {
             INFO("mode " << mode);
             Tensor w(RF_TYPE_F32, {k, M});
-            rf_node node = make_node(RF_OP_MOE_WEIGHTS, w, {&logits, &ids});
-            node.iparams[0] = mode;
-            run_ok(*be, node);
+            run_moe_weights(*be, w, logits, ids, mode);
             std::vector<double> ref((size_t)(k * M));
             for (int64_t m = 0; m < M; ++m) {
                 const float *l = logits.f32() + m * E;
@@ -346,9 +352,7 @@ TEST_CASE("cpu moe: MOE_WEIGHTS and MOE_SUM in ggml's order of operations, bit f
         for (int mode : {0, 1}) {
             INFO("mode " << mode);
             Tensor w(RF_TYPE_F32, {k, M});
-            rf_node node = make_node(RF_OP_MOE_WEIGHTS, w, {&logits, &ids});
-            node.iparams[0] = mode;
-            run_ok(*be, node);
+            run_moe_weights(*be, w, logits, ids, mode);
             for (int64_t m = 0; m < M; ++m) {
                 const float *l = logits.f32() + m * E;
                 const int32_t *id = ids.i32() + m * k;
