@@ -343,7 +343,10 @@ bool prefill_attention_kernel(const Backend &b, const rf_node &n, const char *&n
 #if defined(RF_HIP_NVIDIA)
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2];
     const bool f16_pools = k->type == RF_TYPE_F16 && v->type == RF_TYPE_F16 && aligned(k, 16) && aligned(v, 16);
-    if (b.attention_mma && f16_pools && (D == 64 || D == 96 || D == 128 || D == 256) && nvidia_sm(b.arch) >= 80 && aligned(q, 8)) {
+    // Head size 256 stages its queries too: 165 KB of shared memory, which sm_80 / sm_86 / sm_89
+    // blocks cannot have (sm_90: 227 KB); the others fit every sm_80+ part.
+    const bool mma_d = D == 64 || D == 96 || D == 128 || (D == 256 && nvidia_sm(b.arch) >= 90);
+    if (b.attention_mma && f16_pools && mma_d && nvidia_sm(b.arch) >= 80 && aligned(q, 8)) {
         name = D == 64 ? "rf_attention_mma_d64" : D == 96 ? "rf_attention_mma_d96" : D == 128 ? "rf_attention_mma_d128" : "rf_attention_mma_d256";
         tile = RF_ATM_BQ;
         smem = (unsigned)RF_ATM_SMEM_BYTES(D); // kernels/attention_mma_layout.h
