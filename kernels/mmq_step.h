@@ -25,9 +25,6 @@ RF_DEV u32 q6_times4_minus128(u32 lo4, u32 hi2) { return ((lo4 & 0x3C3C3C3Cu) | 
 // column tile nt its columns 8 nt .. 8 nt + 7 of the stage (col: the warp's first); ntv = valid
 // column tiles; nsub = valid sub-blocks (legacy last step). acc[i][nt]: the mma C layout (rows
 // g, g + 8 x columns 2t, 2t + 1). Each B fragment is loaded once for the WR row tiles.
-// Bits 0..3 of v at bit 4 of four bytes (Q5_0's fifth quant bit of four elements).
-RF_DEV u32 mmq_bit4x4(u32 v) { return ((v & 0xFu) * 0x00204081u & 0x01010101u) << 4; }
-
 template <int T, int WR, int NT> struct MmqStep {
     typedef MmqFmt<T> F;
     enum { XF = F::XDG * 4, XS = F::STEP + 32, R = 2 * WR };
@@ -226,7 +223,7 @@ template <int T, int WR, int NT> struct MmqStep {
                     const int ns = 4 * (t >> 1);
                     const u32 qh = (u32)*(const u16 *)(w[r] + o + 2) | (u32)*(const u16 *)(w[r] + o + 4) << 16;
                     const u32 hb = qh >> (8 * t);
-                    const u32 x = ((q.x >> ns) & 0x0F0F0F0Fu) | mmq_bit4x4(hb), y = ((q.y >> ns) & 0x0F0F0F0Fu) | mmq_bit4x4(hb >> 4);
+                    const u32 x = ((q.x >> ns) & 0x0F0F0F0Fu) | spread4_bit4(hb), y = ((q.y >> ns) & 0x0F0F0F0Fu) | spread4_bit4(hb >> 4);
                     q.x = (x + 0x70707070u) ^ 0x80808080u; // q - 16 as signed bytes
                     q.y = (y + 0x70707070u) ^ 0x80808080u;
                 }

@@ -32,15 +32,18 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     const int64_t n_kv = std::max<int64_t>(n.iparams[0] > 0 ? std::min<int64_t>(tab->ne[0], n.iparams[0]) : tab->ne[0], 1);
     const bool fixed_d = D == 64 || D == 128;
 #if defined(RF_HIP_NVIDIA)
-    // The streaming kernels also take head sizes 96 and 256 (those with Gemma's window and cap).
-    const bool stream = (fixed_d || D == 96 || D == 256) && b.attention_stream;
+    // Head sizes whose streaming kernels also take Gemma's window and cap (attention_stream.hip
+    // AstLimits); the streaming kernels cover them and 64 / 128.
+    const bool limits_d = D == 96 || D == 256;
+    const bool stream = (fixed_d || limits_d) && b.attention_stream;
     int64_t C = fixed_d ? 64 : 128;
 #else
+    const bool limits_d = false;
     const bool stream = false; // the AMD packs have no rf_attention_stream_* (attention_stream.hip)
     int64_t C = fixed_d ? (D == 128 ? 32 : 64) : 128; // attention_decode.hip's RF_ADV_MAXC
 #endif
     // Window and soft cap: only the streaming kernels of head sizes 96 and 256 have them.
-    if (attention_limited(n) && !(stream && (D == 96 || D == 256))) return -1;
+    if (attention_limited(n) && !(stream && limits_d)) return -1;
     // A short context in one chunk on the wide streaming kernels (16 warps, 8 for groups of 8
     // heads: each warp's positions in one or two steps of loads, no partials to merge): up to
     // att_wide_max positions. Head size 256 has no 16-warp form (its partial outputs would not

@@ -26,10 +26,14 @@ bool has_clusters(const Backend &b) { return nvidia_sm(b.arch) >= 90; }
 // The weight types the kernels decode; their kernel name suffix (ops.cpp's), else null.
 const char *suffix(int type) {
     switch (type) {
-    case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: case RF_TYPE_Q4_0: case RF_TYPE_Q5_0: case RF_TYPE_Q8_0: return weight_suffix(type);
+    case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: case RF_TYPE_Q4_0: case RF_TYPE_Q8_0: return weight_suffix(type);
     default: return nullptr;
     }
 }
+
+// The plain prefill tiles (rf_mmqp_<type>_*) also decode Q5_0; the batched-decode tiles and the
+// MoE groups do not.
+const char *prefill_suffix(int type) { return type == RF_TYPE_Q5_0 ? weight_suffix(type) : suffix(type); }
 
 // The forced tile width of the prefill kernels (option mmqp_cols: 64 or 128; 0: chosen).
 int forced_prefill_cols(const Backend &b) { return b.options.mmqp_cols; }
@@ -83,8 +87,7 @@ int ksplit(const Backend &b, const rf_node &n) {
 
 bool mmq_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
-    // Q5_0 has prefill tiles only (rf_mmqp_q5_0_*).
-    if (!w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type) || w->type == RF_TYPE_Q5_0) return false;
+    if (!w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
     const int64_t M = x->ne[1], N = w->ne[1];
     if (x->ne[2] * x->ne[3] != 1 || M < b.options.mmq_min_cols || M > kMaxCols || N < 1) return false;
     return rows_usable(w);
@@ -92,7 +95,7 @@ bool mmq_usable(const Backend &b, const rf_node &n) {
 
 bool mmqp_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
-    if (!b.options.mmq_prefill || !w || !x || !n.dst || x->type != RF_TYPE_F32 || !suffix(w->type)) return false;
+    if (!b.options.mmq_prefill || !w || !x || !n.dst || x->type != RF_TYPE_F32 || !prefill_suffix(w->type)) return false;
     const int64_t M = x->ne[1], N = w->ne[1];
     // mma.sync s8 needs sm_80; more than 48 KB of shared memory needs the driver's attribute call.
     if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
@@ -132,13 +135,13 @@ int matmul_mmqp(Backend &b, const rf_node &n, std::string &err) {
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(K);
-    return launch(b, std::string("rf_mmqp_") + suffix(w->type) + "_" + std::to_string(cols) + (ks == 2 ? "_k2" : ""),
+    return launch(b, std::string("rf_mmqp_") + prefill_suffix(w->type) + "_" + std::to_string(cols) + (ks == 2 ? "_k2" : ""),
                   (unsigned)(row_tiles * ks), (unsigned)((M + cols - 1) / cols), 1, RF_MMQP_THREADS, a, err,
                   prefill_smem(w->type, cols));
 }
 
 bool mmqp_id_usable(const Backend &b, const rf_tensor *w) {
-    if (!b.options.mmq_prefill || !w || !suffix(w->type) || w->type == RF_TYPE_Q5_0) return false;
+    if (!b.options.mmq_prefill || !w || !suffix(w->type)) return false;
     if (nvidia_sm(b.arch) < 80 || !rf_cuda::api.cuFuncSetAttribute) return false;
     return rows_usable(w);
 }
@@ -222,9 +225,9 @@ std::vector<std::string> mmq_kernel_names() {
     std::vector<std::string> v = mmq_names();
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0})
         for (int c : {64, 128}) {
-            v.push_back(std::string("rf_mmqp_") + suffix(t) + "_" + std::to_string(c));
-            if (c == 64) v.push_back(std::string("rf_mmqp_") + suffix(t) + "_64_k2");
-            if (t != RF_TYPE_Q5_0 && (c == 64 || has_id_128(t))) v.push_back(std::string("rf_mmqp_id_") + suffix(t) + "_" + std::to_string(c));
+            v.push_back(std::string("rf_mmqp_") + prefill_suffix(t) + "_" + std::to_string(c));
+            if (c == 64) v.push_back(std::string("rf_mmqp_") + prefill_suffix(t) + "_64_k2");
+            if (suffix(t) && (c == 64 || has_id_128(t))) v.push_back(std::string("rf_mmqp_id_") + suffix(t) + "_" + std::to_string(c));
         }
     return v;
 }

@@ -33,17 +33,15 @@ bool dense(const rf_tensor *t, int64_t es) {
 }
 bool two_d(const rf_tensor *t) { return t->ne[2] == 1 && t->ne[3] == 1; }
 
-// The dp4a row kernel of a weight type, as ops.cpp's M = 1 matmuls choose it (alignment of the
-// row pieces they load).
-const char *mvq_id_kernel(const rf_tensor *w) {
+// The weight types with dp4a row kernels (rf_mvq_id_<suffix>, rf_mvq_idc_<suffix>), as ops.cpp's
+// M = 1 matmuls choose them (alignment of the row pieces they load); null for the others.
+const char *mvq_id_suffix(const rf_tensor *w) {
     switch (w->type) {
-    case RF_TYPE_Q4_K: return aligned(w, 16) ? "rf_mvq_id_q4_k" : nullptr;
-    case RF_TYPE_Q5_K: return aligned(w, 16) ? "rf_mvq_id_q5_k" : nullptr;
+    case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: return aligned(w, 16) ? weight_type(w->type)->suffix : nullptr;
 #if defined(RF_HIP_NVIDIA)
-    case RF_TYPE_Q6_K: return aligned(w, 2) ? "rf_mvq_id_q6_k" : nullptr; // not in the AMD packs (spills on gfx1100)
+    case RF_TYPE_Q6_K: // not in the AMD packs (spills on gfx1100)
 #endif
-    case RF_TYPE_Q4_0: return aligned(w, 2) ? "rf_mvq_id_q4_0" : nullptr;
-    case RF_TYPE_Q8_0: return aligned(w, 2) ? "rf_mvq_id_q8_0" : nullptr;
+    case RF_TYPE_Q4_0: case RF_TYPE_Q8_0: return aligned(w, 2) ? weight_type(w->type)->suffix : nullptr;
     default: return nullptr;
     }
 }
@@ -97,16 +95,15 @@ int matmul_id(Backend &b, const rf_node &n, std::string &err) {
     rf_kargs a = make_args(n);
     const unsigned gx = (unsigned)((w->ne[1] + kRowsPerBlock - 1) / kRowsPerBlock), gy = (unsigned)w->ne[2];
     const int block = act_block(w->type);
-    if (const char *mvq = mvq_id_kernel(w); mvq && ids->ne[0] * ids->ne[1] <= kMvqIdCols) {
+    if (const char *sfx = mvq_id_suffix(w); sfx && ids->ne[0] * ids->ne[1] <= kMvqIdCols) {
         if (int r = ensure_q8_columns(b, x, block, err)) return r;
         a.scratch = b.q8.where;
         a.aux[0] = q8_column_bytes(w->ne[0]);
         // No more columns than experts: a grid row per column (rf_mvq_idc_*), so the experts no
         // token chose cost nothing; else a grid row per expert that finds its columns.
         if (ids->ne[0] * ids->ne[1] <= w->ne[2])
-            return launch(b, std::string(mvq).replace(0, 9, "rf_mvq_idc"), gx, (unsigned)(ids->ne[0] * ids->ne[1]), 1,
-                          32 * kRowsPerBlock, a, err);
-        return launch(b, mvq, gx, gy, 1, 32 * kRowsPerBlock, a, err);
+            return launch(b, std::string("rf_mvq_idc_") + sfx, gx, (unsigned)(ids->ne[0] * ids->ne[1]), 1, 32 * kRowsPerBlock, a, err);
+        return launch(b, std::string("rf_mvq_id_") + sfx, gx, gy, 1, 32 * kRowsPerBlock, a, err);
     }
     if (matmul_id_grouped_usable(b, n)) return matmul_id_grouped(b, n, err);
     if (block)
