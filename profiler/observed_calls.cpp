@@ -30,7 +30,7 @@ void ObservedCalls::end(int status, const rf_graph &graph, bool per_node, int ba
         held_units_.resize(held_.size());
         for (size_t u = 0; u < held_.size(); ++u) {
             const HeldUnit &h = held_[u];
-            held_units_[u] = {"", h.count ? held_nodes_.data() + h.first : nullptr, h.count, h.start_ns, h.end_ns};
+            held_units_[u] = {h.name.c_str(), h.count ? held_nodes_.data() + h.first : nullptr, h.count, h.start_ns, h.end_ns};
         }
         if (!held_units_.empty()) record_units(c, held_units_.data(), int32_t(held_units_.size()));
         have_held_ = false;
@@ -44,6 +44,15 @@ void ObservedCalls::end(int status, const rf_graph &graph, bool per_node, int ba
     pending_.push_back(std::move(c));
 }
 
+void ObservedCalls::chose(uint64_t call, const rf_unit_choice *choices, int32_t n_units) {
+    choices_call_ = call;
+    choice_text_.resize(size_t(n_units > 0 ? n_units : 0) * 2);
+    for (int32_t u = 0; choices && u < n_units; ++u) {
+        choice_text_[2 * size_t(u)].assign(choices[u].kernels ? choices[u].kernels : "");
+        choice_text_[2 * size_t(u) + 1].assign(choices[u].rule ? choices[u].rule : "");
+    }
+}
+
 void ObservedCalls::ran(uint64_t call, const rf_exec_unit *units, int32_t n_units) {
     if (in_compute_ && call + 1 == next_) { // the call in progress: its slots come when it returns
         held_.clear();
@@ -51,7 +60,7 @@ void ObservedCalls::ran(uint64_t call, const rf_exec_unit *units, int32_t n_unit
         for (int32_t u = 0; units && u < n_units; ++u) {
             const rf_exec_unit &x = units[u];
             const int32_t count = x.nodes && x.n_nodes > 0 ? x.n_nodes : 0; // 0: dropped when recorded
-            held_.push_back({held_nodes_.size(), count, x.start_ns, x.end_ns});
+            held_.push_back({held_nodes_.size(), count, x.start_ns, x.end_ns, x.name ? x.name : ""});
             held_nodes_.insert(held_nodes_.end(), x.nodes, x.nodes + count);
         }
         have_held_ = true;
@@ -81,6 +90,9 @@ void ObservedCalls::record_units(const Call &c, const rf_exec_unit *units, int32
         return;
     }
     const int32_t n_nodes = int32_t(c.slots.size());
+    // What chose each unit, where the backend said so for this call (the same units in order).
+    const bool chosen = choices_call_ == c.id && choice_text_.size() == size_t(n_units) * 2;
+    choice_batch_.clear();
     timed_.clear();
     for (int32_t u = 0; u < n_units; ++u) {
         const rf_exec_unit &unit = units[u];
@@ -96,9 +108,13 @@ void ObservedCalls::record_units(const Call &c, const rf_exec_unit *units, int32
         const double end = state_.us_from_steady_ns(unit.end_ns);
         const float dur = end > start ? float(end - start) : 0.0f;
         timed_.push_back({c.slots[size_t(unit.nodes[0])], start, dur});
+        if (chosen)
+            choice_batch_.push_back({c.slots[size_t(unit.nodes[0])].group, unit.name ? unit.name : "",
+                                     &choice_text_[2 * size_t(u)], &choice_text_[2 * size_t(u) + 1], dur});
         for (int32_t k = 1; k < unit.n_nodes; ++k) timed_.push_back({c.slots[size_t(unit.nodes[k])], start + dur, 0.0f});
     }
     state_.record_all(timed_.data(), timed_.size());
+    if (!choice_batch_.empty()) state_.note_choices(choice_batch_.data(), choice_batch_.size());
 }
 
 void ObservedCalls::abandon() {

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "profiler_state.h"
@@ -25,6 +26,8 @@ public:
     // units are recorded in. per_node false: the call is one whole-graph sample (sample_every),
     // from its first unit's start to its last's end.
     void end(int status, const rf_graph &graph, bool per_node, int backend);
+    // rf_exec_observer::chose (ABI 2.11): kept for the ran() of the same call that follows.
+    void chose(uint64_t call, const rf_unit_choice *choices, int32_t n_units);
     // rf_exec_observer::ran. Units naming nodes outside their graph are counted as dropped.
     void ran(uint64_t call, const rf_exec_unit *units, int32_t n_units);
     // Calls never reported (the backend is gone): counted as dropped.
@@ -43,6 +46,7 @@ private:
         size_t first;    // its nodes: held_nodes_[first, first + count)
         int32_t count;
         uint64_t start_ns, end_ns;
+        std::string name;
     };
     void record_units(const Call &c, const rf_exec_unit *units, int32_t n_units);
     void recycle(Call &c); // keeps its slot vector's storage for a later call
@@ -57,6 +61,11 @@ private:
     std::deque<Call> pending_;
     std::vector<std::vector<NodeSlot>> spare_slots_; // recorded calls' slot vectors, for reuse
     std::vector<ProfilerState::Timed> timed_;        // record_units' batch, reused
+    // The last chose() report: its call and, per unit, the kernels and the rule (copied: the
+    // backend's strings live only during the callback).
+    uint64_t choices_call_ = UINT64_MAX;
+    std::vector<std::string> choice_text_; // kernels, rule, kernels, rule, ...
+    std::vector<ProfilerState::Choice> choice_batch_; // record_units' batch, reused
 };
 
 } // namespace rfprof

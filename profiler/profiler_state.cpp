@@ -156,6 +156,21 @@ void ProfilerState::record_all(const Timed *samples, size_t n) {
     for (size_t i = 0; i < n; ++i) record_locked(samples[i].slot, samples[i].ts_us, samples[i].dur_us);
 }
 
+void ProfilerState::note_choices(const Choice *choices, size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < n; ++i) {
+        const Choice &c = choices[i];
+        if (c.group < 0 || size_t(c.group) >= groups_.size()) continue;
+        std::vector<OpGroup::Choice> &list = groups_[size_t(c.group)].choices;
+        OpGroup::Choice *hit = nullptr;
+        for (OpGroup::Choice &x : list)
+            if (x.kernels == *c.kernels && x.rule == *c.rule && x.unit == c.unit) { hit = &x; break; }
+        if (!hit) hit = &list.emplace_back(OpGroup::Choice{c.unit, *c.kernels, *c.rule});
+        ++hit->calls;
+        hit->total_us += c.dur_us;
+    }
+}
+
 void ProfilerState::record_locked(const NodeSlot &slot, double ts_us, float dur_us) {
     OpGroup &g = groups_[size_t(slot.group)];
     g.total_us += dur_us;

@@ -25,6 +25,14 @@ struct OpGroup {
     double bytes = 0, flops = 0;    // summed over calls (attention's cost varies with the context)
     double total_us = 0;
     std::vector<float> samples_us;  // every call, for percentiles
+    // What an observed backend ran for the units that began at this group's nodes, and why
+    // (rf_exec_observer.chose): usually one entry; more where the choice changed.
+    struct Choice {
+        std::string unit, kernels, rule; // unit: the op or fused group ("rms_norm+mul")
+        uint64_t calls = 0;
+        double total_us = 0;
+    };
+    std::vector<Choice> choices;
 };
 
 // One timed node. ts is microseconds since the profiler started (host steady clock).
@@ -100,6 +108,14 @@ public:
     };
     // record() of each, under one lock.
     void record_all(const Timed *samples, size_t n);
+    struct Choice {
+        int32_t group;                         // the unit's first node's
+        const char *unit;                      // valid during the call
+        const std::string *kernels, *rule;
+        float dur_us;
+    };
+    // Counts each unit under its group's entry for (unit, kernels, rule), under one lock.
+    void note_choices(const Choice *choices, size_t n);
     void mark_phase(const char *name);
 
     // Unresolved device events (the backend was gone before they could be read).

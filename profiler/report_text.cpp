@@ -106,6 +106,32 @@ std::string format_phases(const ProfilerState &st, double end_us) {
     return out;
 }
 
+// Which kernels ran each op and shape and why, where the backend said (rf_exec_observer.chose):
+// two lines per entry, by total time.
+std::string format_choices(const ProfilerState &st, int top) {
+    struct Row {
+        const OpGroup *g;
+        const OpGroup::Choice *c;
+    };
+    std::vector<Row> rows;
+    for (const OpGroup &g : st.groups())
+        for (const OpGroup::Choice &c : g.choices) rows.push_back({&g, &c});
+    if (rows.empty()) return "";
+    std::sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) { return a.c->total_us > b.c->total_us; });
+    std::string out = fmt::format("\nkernels per op and shape (top {} of {} by total time; a fused unit under its first node)\n"
+                                  "{:<13} {:<30} {:<13} {:>7} {:>10}  unit: kernels\n{:<13} rule\n",
+                                  std::min<size_t>(size_t(top), rows.size()), rows.size(), "op", "shapes", "dtype", "calls",
+                                  "total ms", "");
+    for (size_t r = 0; r < rows.size() && r < size_t(top); ++r) {
+        const OpGroup &g = *rows[r].g;
+        const OpGroup::Choice &c = *rows[r].c;
+        out += fmt::format("{:<13} {:<30} {:<13} {:>7} {:>10.3f}  {}: {}\n{:<13} {}\n", group_op_name(g), fit(g.shapes, 30),
+                           fit(g.dtypes, 13), c.calls, c.total_us / 1000.0, c.unit, c.kernels.empty() ? "(none)" : c.kernels,
+                           "", c.rule);
+    }
+    return out;
+}
+
 // The per-op table's header line on sampling: how many compute() calls were timed per node.
 std::string format_call_counts(const ProfilerState &st, int sample_every) {
     std::string out = sample_every <= 1
@@ -193,6 +219,8 @@ std::string format_report(const ProfilerState &st, const ReportOptions &opt, dou
                                    b.ceiling.tflops > 0 ? 100.0 * tflops / b.ceiling.tflops : 0.0);
         }
     }
+
+    out += format_choices(st, opt.top);
 
     // Per op name and backend, all shapes together.
     std::map<std::pair<std::string, std::string>, Sum> by_op;

@@ -99,6 +99,10 @@ void WrappedBackend::s_event_destroy(void *c, void *ev) { self(c)->inner_->event
 int WrappedBackend::s_buffer_from_host(void *c, void *p, uint64_t n, rf_buffer_desc *o, char *e, size_t l) {
     return self(c)->inner_->buffer_from_host(self(c)->inner_ctx_, p, n, o, e, l);
 }
+void WrappedBackend::s_chose(void *user, uint64_t call, const rf_unit_choice *choices, int32_t n_units) {
+    self(user)->observed_calls_.chose(call, choices, n_units);
+}
+
 void WrappedBackend::s_ran(void *user, uint64_t call, const rf_exec_unit *units, int32_t n_units) {
     self(user)->observed_calls_.ran(call, units, n_units);
 }
@@ -272,7 +276,7 @@ void WrappedBackend::resolve_batch(Batch &b) {
 }
 
 bool WrappedBackend::observe() {
-    const rf_exec_observer obs = {sizeof(rf_exec_observer), this, s_ran};
+    const rf_exec_observer obs = {sizeof(rf_exec_observer), this, s_ran, s_chose};
     char err[256] = {0};
     return inner_->set_observer(inner_ctx_, &obs, err, sizeof err) == RF_OK;
 }

@@ -91,6 +91,7 @@ private:
     static int s_buffer_from_host(void *, void *, uint64_t, rf_buffer_desc *, char *, size_t);
     static int s_set_observer(void *, const rf_exec_observer *, char *, size_t);
     static void s_ran(void *, uint64_t, const rf_exec_unit *, int32_t);
+    static void s_chose(void *, uint64_t, const rf_unit_choice *, int32_t);
 
     ProfilerState &state_;
     const RangeMarker &ranges_;

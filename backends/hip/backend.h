@@ -27,6 +27,9 @@ struct Backend {
     rf_pack_device pack_device{}; // what pack fusions' claims see (arch points into `arch`)
     Options options;             // this instance's backend options (options.h), as init read them
     rf_pack_options pack_options{}; // the packs' part of them (pack_device.options)
+    // The kernel-table row (ops.cpp) or pack fusion that ran the node just walked: what an
+    // observer is told chose the unit's kernels (rf_exec_observer.chose).
+    const char *rule = "";
     // The options below as init applies them (plugin.cpp apply_options); the names in parentheses
     // are the option keys.
     bool sync_each_node = false; // (sync_each_node) debugging faults

@@ -1,6 +1,9 @@
 #include "exec_observer.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <cstdlib>
 
 namespace rf_hip {
@@ -160,7 +163,8 @@ void ExecObserver::stop_stamps(LaunchQueue &q) {
 // ---- observing -----------------------------------------------------------------------------
 
 int ExecObserver::set(hipStream_t s, LaunchQueue &q, const rf_exec_observer *observer, std::string &err) {
-    if (observer && (observer->struct_size < sizeof(rf_exec_observer) || !observer->ran)) {
+    // A 2.10 observer ends before chose.
+    if (observer && (observer->struct_size < offsetof(rf_exec_observer, chose) || !observer->ran)) {
         err = "hip backend: set_observer needs an rf_exec_observer with ran()";
         return RF_ERR_INVALID;
     }
@@ -175,7 +179,8 @@ int ExecObserver::set(hipStream_t s, LaunchQueue &q, const rf_exec_observer *obs
     stop_stamps(q);
     on_ = observer != nullptr;
     if (!on_) return RF_OK;
-    observer_ = *observer;
+    observer_ = {};
+    std::memcpy(&observer_, observer, std::min<size_t>(observer->struct_size, sizeof observer_));
     calls_ = 0;
     // Timestamps where the kernels write them, unless the option observer_events says otherwise
     // (on: events; off: timestamps also where they are not the default).
@@ -221,6 +226,7 @@ int ExecObserver::begin_call(hipStream_t s, LaunchQueue &q, const rf_graph &g) {
     set->call = calls_++;
     set->n_units = 0;
     cur_ = set;
+    unit_from_ = 0;
     if (node_index_.size() < size_t(g.n_nodes)) {
         for (int32_t i = int32_t(node_index_.size()); i < g.n_nodes; ++i) node_index_.push_back(i);
     }
@@ -258,7 +264,19 @@ void ExecObserver::name_unit(Set &set, const rf_graph &g, int first, int used) {
     u.used = used;
 }
 
-void ExecObserver::unit(LaunchQueue &q, const rf_graph &g, int first, int used) {
+void ExecObserver::list_kernels(const LaunchQueue &q, Unit &u) {
+    u.kernels.clear();
+    const std::vector<LaunchRec> &list = q.pending();
+    for (size_t k = unit_from_; k < list.size(); ++k) {
+        const LaunchRec &r = list[k];
+        if (!r.f || r.mark) continue; // an event record or the observer's own stamp kernel
+        if (!u.kernels.empty()) u.kernels += ' ';
+        u.kernels += r.kernel ? r.kernel : "?";
+    }
+    unit_from_ = list.size();
+}
+
+void ExecObserver::unit(LaunchQueue &q, const rf_graph &g, int first, int used, const char *rule) {
     if (!cur_) return;
     Set &set = *cur_;
     if (stamps_) {
@@ -267,6 +285,8 @@ void ExecObserver::unit(LaunchQueue &q, const rf_graph &g, int first, int used) 
         set.marks.end_unit(q.stamps());
         q.unit_start();
         name_unit(set, g, first, used);
+        set.units[set.n_units - 1].rule = rule;
+        if (observer_.chose) list_kernels(q, set.units[set.n_units - 1]);
         return;
     }
     if (!marking_) return;
@@ -275,8 +295,11 @@ void ExecObserver::unit(LaunchQueue &q, const rf_graph &g, int first, int used) 
         marking_ = false;
         return;
     }
-    q.add_event(e);
     name_unit(set, g, first, used);
+    set.units[set.n_units - 1].rule = rule;
+    if (observer_.chose) list_kernels(q, set.units[set.n_units - 1]);
+    q.add_event(e);
+    unit_from_ = q.pending().size();
 }
 
 void ExecObserver::close_call(LaunchQueue &q) {
@@ -364,6 +387,7 @@ void ExecObserver::report(Set &set) {
         out[u] = {x.name.c_str(), node_index_.data() + x.first, x.used, t, end};
         t = end;
     }
+    report_choices(set);
     observer_.ran(observer_.user, set.call, out.data(), int32_t(n));
 }
 
@@ -400,7 +424,16 @@ void ExecObserver::report_stamps(Set &set) {
         const Unit &x = set.units[u];
         out[u] = {x.name.c_str(), node_index_.data() + x.first, x.used, start_ns_[u], end_ns_[u]};
     }
+    report_choices(set);
     observer_.ran(observer_.user, set.call, out.data(), int32_t(n));
+}
+
+void ExecObserver::report_choices(const Set &set) {
+    if (!observer_.chose) return;
+    choices_.resize(set.n_units);
+    for (size_t u = 0; u < set.n_units; ++u)
+        choices_[u] = {set.units[u].kernels.c_str(), set.units[u].rule ? set.units[u].rule : ""};
+    observer_.chose(observer_.user, set.call, choices_.data(), int32_t(set.n_units));
 }
 
 void ExecObserver::lose(const Set &set, const std::string &why) {

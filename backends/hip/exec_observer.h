@@ -76,7 +76,8 @@ public:
     // A compute() that failed before begin_call: counted, reports nothing.
     void skip_call() { if (on_) ++calls_; }
     // After the launches of nodes [first, first + used): one unit (events: its end mark queued).
-    void unit(LaunchQueue &q, const rf_graph &g, int first, int used);
+    // `rule` (static storage or the backend's): the kernel-table row or fusion that chose them.
+    void unit(LaunchQueue &q, const rf_graph &g, int first, int used, const char *rule);
     // After the call's last launch was queued, before the queue is submitted: the end of the
     // call (stamps: the stamp kernel that ends and copies it, and its event).
     void close_call(LaunchQueue &q);
@@ -105,6 +106,8 @@ private:
         std::string name;
         uint64_t ops_key; // the group's ops (see unit()): the name is rebuilt only when it changes
         int first, used;
+        std::string kernels; // the launches' kernel names (rf_unit_choice)
+        const char *rule = "";
     };
     enum class State { Free, Running, Pending };
     struct Set {
@@ -138,6 +141,10 @@ private:
     // Counts a call whose stamps cannot be used (it goes unreported) and keeps why.
     void lose(const Set &set, const std::string &why);
     void name_unit(Set &set, const rf_graph &g, int first, int used);
+    // The kernels queued since the previous unit, into u.kernels (observers with chose only).
+    void list_kernels(const LaunchQueue &q, Unit &u);
+    // Tells an observer with chose() what chose each of the set's units.
+    void report_choices(const Set &set);
 
     // Timestamps.
     bool start_stamps(hipStream_t s, std::string &why);
@@ -155,6 +162,8 @@ private:
     Set *cur_ = nullptr;   // the set of the call in progress (Running)
     bool marking_ = false; // the call in progress has its marks so far (events were available)
     std::vector<rf_exec_unit> report_; // report()'s output, reused
+    std::vector<rf_unit_choice> choices_; // report_choices()' output, reused
+    size_t unit_from_ = 0;             // the queue index where the unit being walked begins
     std::vector<int32_t> node_index_;  // 0..n_nodes-1: rf_exec_unit::nodes points into it
     std::vector<uint64_t> start_ns_, end_ns_; // report_stamps()'s times, reused
 

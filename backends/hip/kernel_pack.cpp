@@ -137,6 +137,7 @@ bool load_pack_fusions(const PackPlugin *base, KernelModule &out, std::string &e
                   (names.empty() ? "no fusions" : names);
     }
     out.origin += listed;
+    for (PackFusion &pf : out.fusions) pf.rule = "pack fusion '" + std::string(pf.fusion->name) + "'";
     return true;
 }
 

@@ -28,6 +28,7 @@ struct PackFusion {
     bool stamps = false;       // its code object has the stamp constant (kernels/stamps.h)
     const PackPlugin *pack = nullptr;
     hipModule_t module = nullptr; // the pack's code object (a claim may name another of its kernels)
+    std::string rule;             // "pack fusion 'name'": what the observer says chose its units
 };
 
 struct KernelModule {

@@ -21,6 +21,7 @@ namespace rf_hip {
 
 struct LaunchRec {
     hipFunction_t f = nullptr;
+    const char *kernel = nullptr; // its name (the module's or pack's storage), for the observer
     unsigned grid[3] = {1, 1, 1};
     unsigned threads = 0;
     unsigned smem = 0; // dynamic shared memory, bytes

@@ -45,6 +45,7 @@ int launch(Backend &b, const std::string &name, unsigned gx, unsigned gy, unsign
     // Collected by the backend's launch queue; compute() submits the list (or replays it as a graph).
     LaunchRec r;
     r.f = it->second;
+    r.kernel = it->first.c_str();
     r.grid[0] = gx; r.grid[1] = gy; r.grid[2] = gz;
     r.threads = threads;
     r.smem = smem;
@@ -364,7 +365,111 @@ bool prefill_attention_kernel(const Backend &b, const rf_node &n, const char *&n
     return false;
 }
 
+// ---- MATMUL's kernel table ----------------------------------------------------------------
+
+unsigned matmul_batch(const rf_node &n) { return (unsigned)(n.src[1]->ne[2] * n.src[1]->ne[3]); }
+bool one_column(const rf_node &n) { return n.src[1]->ne[1] == 1; }
+
+int run_mvq(Backend &b, const rf_node &n, rf_kargs &, std::string &err) {
+    return matmul_vec_q8(b, n, mvq_kernel(n.src[0]), matmul_batch(n), err);
+}
+int run_mvq_plain(Backend &b, const rf_node &n, rf_kargs &, std::string &err) {
+    return matmul_vec_q8(b, n, mvq_plain_kernel(n.src[0]), matmul_batch(n), err, false);
+}
+int run_mv_f16(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
+    return launch(b, mv_kernel(n.src[0], n.src[1]), (unsigned)((n.src[0]->ne[1] + 3) / 4), 1, matmul_batch(n), 128, a, err);
+}
+int run_mv_f32(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
+    return launch(b, "rf_mv_f32", (unsigned)n.src[0]->ne[1], 1, matmul_batch(n), 128, a, err);
+}
+int run_mmq(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_mmq(b, n, err); }
+int run_q16w(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_q16w(b, n, err); }
+int run_mmqp(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_mmqp(b, n, err); }
+int run_h16(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_h16(b, n, err); }
+int run_mvq_cols(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_cols_q8(b, n, err); }
+
+bool tiled_m(const rf_node &n) { return n.src[1]->ne[1] >= kTiledMinM && n.src[0]->type != RF_TYPE_F32; }
+
+// The prefill tiles and the generic kernel read activations rounded as the CPU backend quantizes
+// them for the weight type (f16 rows for the tensor-core tiles where the option asks for them).
+int run_prefill_tiles(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
+    if (const int block = act_block(n.src[0]->type)) {
+        bool half = false;
+#if defined(RF_HIP_NVIDIA)
+        half = b.f16_prefill_acts && mma_usable(n.src[0], n.src[1]);
+#endif
+        if (int r = quantized_activations(b, n.src[1], block, half, a.src[1], err)) return r;
+    }
+    return launch_prefill_matmul(b, n, a, err);
+}
+int run_generic(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
+    if (const int block = act_block(n.src[0]->type))
+        if (int r = quantized_activations(b, n.src[1], block, false, a.src[1], err)) return r;
+    const int64_t N = n.src[0]->ne[1], M = n.src[1]->ne[1];
+    if ((M + 7) / 8 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
+    return launch(b, std::string("rf_mm_generic_") + weight_type(n.src[0]->type)->suffix, (unsigned)((N + 3) / 4),
+                  (unsigned)((M + 7) / 8), matmul_batch(n), 128, a, err);
+}
+
+// In order: the first row whose condition holds runs the node (and its rule is what the profiler
+// shows for it). Conditions read shapes, types, alignment and the backend's options only, so a
+// graph gets the same kernels every step.
+struct MatmulRoute {
+    const char *rule;
+    bool (*when)(const Backend &, const rf_node &);
+    int (*run)(Backend &, const rf_node &, rf_kargs &, std::string &);
+};
+const MatmulRoute kMatmulRoutes[] = {
+    {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q8_0 weights: q8_1 dot (rf_mvq)",
+     [](const Backend &, const rf_node &n) { return one_column(n) && mvq_kernel(n.src[0]); }, run_mvq},
+    {"one column, Q4_1/Q5_0/Q5_1 weights: plain q8_1 dot",
+     [](const Backend &, const rf_node &n) { return one_column(n) && mvq_plain_kernel(n.src[0]); }, run_mvq_plain},
+    {"one column, F16 weights, 16-byte rows: rf_mv_f16",
+     [](const Backend &, const rf_node &n) { return one_column(n) && mv_kernel(n.src[0], n.src[1]); }, run_mv_f16},
+    {"one column, F32 weights (routers): a block per row",
+     [](const Backend &, const rf_node &n) { return one_column(n) && mv_f32_usable(n.src[0], n.src[1]); }, run_mv_f32},
+    {"int8 tensor-core tiles (mmq_usable: sm_80+, K-quant/legacy weights, enough columns)", mmq_usable, run_mmq},
+    {"f16 wgmma tiles, weights widened in shared memory (q16w_usable: sm_90, M >= q16w_min_tokens)", q16w_usable, run_q16w},
+    {"int8 tiles with the weights prefetched per step (mmqp_usable)", mmqp_usable, run_mmqp},
+    {"F16 weights on the f16 tensor-core tiles (h16_usable: M >= 16)", h16_usable, run_h16},
+    {"2..mvq_max_cols columns, q8_1 dot weights: column kernels (rf_mvqn)", uses_mvq_cols, run_mvq_cols},
+    {"M >= 16, non-F32 weights: prefill tiles (mma on sm_80+, else shader-core tiles)",
+     [](const Backend &, const rf_node &n) { return tiled_m(n); }, run_prefill_tiles},
+    {"anything else: a warp per row (rf_mm_generic)", [](const Backend &, const rf_node &) { return true; }, run_generic},
+};
+
+const MatmulRoute &matmul_route(const Backend &b, const rf_node &n) {
+    for (const MatmulRoute &r : kMatmulRoutes)
+        if (r.when(b, n)) return r;
+    return kMatmulRoutes[std::size(kMatmulRoutes) - 1];
+}
+
+bool is_route(const Backend &b, const rf_node &n, int (*run)(Backend &, const rf_node &, rf_kargs &, std::string &)) {
+    return matmul_route(b, n).run == run;
+}
+
 } // namespace
+
+bool matmul_reads_q8(const rf_node &n) {
+    return n.op == RF_OP_MATMUL && n.src[0] && n.src[1] && n.src[1]->ne[1] == 1 && n.src[1]->type == RF_TYPE_F32 &&
+           mvq_kernel(n.src[0]) != nullptr && unsupported_reason(n).empty();
+}
+
+bool matmul_on_mv_f16(const rf_node &n) {
+    return n.op == RF_OP_MATMUL && n.src[0] && n.src[1] && n.src[1]->ne[1] == 1 && n.src[1]->type == RF_TYPE_F32 &&
+           mv_kernel(n.src[0], n.src[1]) != nullptr && unsupported_reason(n).empty();
+}
+
+bool matmul_on_mvq_cols(const Backend &b, const rf_node &n) {
+    if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
+    return is_route(b, n, run_mvq_cols);
+}
+
+bool matmul_reads_q8_columns(const Backend &b, const rf_node &n) {
+    if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
+    const MatmulRoute &r = matmul_route(b, n);
+    return r.run == run_mmq || r.run == run_mmqp || r.run == run_mvq_cols;
+}
 
 std::vector<std::string> required_kernel_names() {
     std::vector<std::string> v(std::begin(kFixedKernels), std::end(kFixedKernels));
@@ -469,26 +574,6 @@ std::string unsupported_reason(const rf_node &n) {
     }
 }
 
-bool matmul_reads_q8(const rf_node &n) {
-    return n.op == RF_OP_MATMUL && n.src[0] && n.src[1] && n.src[1]->ne[1] == 1 && n.src[1]->type == RF_TYPE_F32 &&
-           mvq_kernel(n.src[0]) != nullptr && unsupported_reason(n).empty();
-}
-
-bool matmul_on_mv_f16(const rf_node &n) {
-    return n.op == RF_OP_MATMUL && n.src[0] && n.src[1] && n.src[1]->ne[1] == 1 && n.src[1]->type == RF_TYPE_F32 &&
-           mv_kernel(n.src[0], n.src[1]) != nullptr && unsupported_reason(n).empty();
-}
-
-bool matmul_on_mvq_cols(const Backend &b, const rf_node &n) {
-    if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
-    return !mmq_usable(b, n) && !q16w_usable(b, n) && !mmqp_usable(b, n) && uses_mvq_cols(b, n); // dispatch_node's order
-}
-
-bool matmul_reads_q8_columns(const Backend &b, const rf_node &n) {
-    if (n.op != RF_OP_MATMUL || !n.src[0] || !n.src[1] || n.src[1]->ne[1] < 2 || !unsupported_reason(n).empty()) return false;
-    return mmq_usable(b, n) || (!q16w_usable(b, n) && mmqp_usable(b, n)) || uses_mvq_cols(b, n); // dispatch_node's q8_1 paths
-}
-
 int act_block(int type) {
     switch (type) {
     case RF_TYPE_Q2_K: case RF_TYPE_Q3_K: case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: return 256;
@@ -573,6 +658,7 @@ int run_node(Backend &b, const rf_node &n, std::string &err) {
 
 namespace {
 int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
+    b.rule = "the op's kernel"; // ops with one kernel; the tables below name theirs
     if (is_moe_op(n.op)) return run_moe_node(b, n, err); // moe.cpp
     if (is_select_op(n.op)) return run_select_node(b, n, err); // select_ops.cpp
     rf_kargs a = make_args(n);
@@ -581,30 +667,9 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_GET_ROWS:
         return launch(b, std::string("rf_get_rows_") + weight_type(s0->type)->suffix, (unsigned)s1->ne[0], 1, 1, 128, a, err);
     case RF_OP_MATMUL: {
-        const char *sfx = weight_type(s0->type)->suffix;
-        const int64_t N = s0->ne[1], M = s1->ne[1];
-        const unsigned batch = (unsigned)(s1->ne[2] * s1->ne[3]);
-        if (M == 1) {
-            if (const char *mvq = mvq_kernel(s0)) return matmul_vec_q8(b, n, mvq, batch, err);
-            if (const char *mvq = mvq_plain_kernel(s0)) return matmul_vec_q8(b, n, mvq, batch, err, false);
-            if (const char *mv = mv_kernel(s0, s1)) return launch(b, mv, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
-            if (mv_f32_usable(s0, s1)) return launch(b, "rf_mv_f32", (unsigned)N, 1, batch, 128, a, err);
-        }
-        if (mmq_usable(b, n)) return matmul_mmq(b, n, err);
-        if (q16w_usable(b, n)) return matmul_q16w(b, n, err);
-        if (mmqp_usable(b, n)) return matmul_mmqp(b, n, err);
-        if (h16_usable(b, n)) return matmul_h16(b, n, err);
-        if (uses_mvq_cols(b, n)) return matmul_cols_q8(b, n, err);
-        if (const int block = act_block(s0->type)) {
-            bool half = false; // f16 rows for the tensor-core prefill kernels
-#if defined(RF_HIP_NVIDIA)
-            half = b.f16_prefill_acts && M >= kTiledMinM && mma_usable(s0, s1);
-#endif
-            if (int r = quantized_activations(b, s1, block, half, a.src[1], err)) return r;
-        }
-        if (M >= kTiledMinM && s0->type != RF_TYPE_F32) return launch_prefill_matmul(b, n, a, err);
-        if ((M + 7) / 8 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
-        return launch(b, std::string("rf_mm_generic_") + sfx, (unsigned)((N + 3) / 4), (unsigned)((M + 7) / 8), batch, 128, a, err);
+        const MatmulRoute &route = matmul_route(b, n);
+        b.rule = route.rule;
+        return route.run(b, n, a, err);
     }
     case RF_OP_ADD: return launch(b, "rf_add_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
     case RF_OP_MUL: return launch(b, "rf_mul_f32", grid_1d((nelem(d) + 3) / 4, 256), 1, 1, 256, a, err); // 4 per thread where dense
@@ -626,14 +691,26 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         return launch(b, "rf_set_rows", (unsigned)s0->ne[1], 1, 1, s0->ne[1] <= 4 ? 512 : 128, a, err);
     case RF_OP_ATTENTION:
         if (s0->ne[2] > 65535) { err = "attention: too many tokens in one node"; return RF_ERR_INVALID; }
-        if (n.iparams[1] > 0 && n.iparams[1] < s0->ne[2]) return attention_in_two_parts(b, n, err);
-        if (int r = attention_decode(b, n, err); r != -1) return r;
+        // Attention's kernel table, in order.
+        if (n.iparams[1] > 0 && n.iparams[1] < s0->ne[2]) {
+            const int r = attention_in_two_parts(b, n, err);
+            b.rule = "decode rows and a prompt chunk in one node: split, each part by this table";
+            return r;
+        }
+        if (int r = attention_decode(b, n, err); r != -1) {
+            b.rule = "decode rows (attention_decode.cpp: stream kernels by head size and group)";
+            return r;
+        }
         {
             const char *pname = nullptr;
             unsigned tile = 0, smem = 0;
-            if (prefill_attention_kernel(b, n, pname, tile, smem))
+            if (prefill_attention_kernel(b, n, pname, tile, smem)) {
+                b.rule = smem ? "prefill, f16 pools, head size 64/96/128/256, sm_80+: tensor-core tiles"
+                              : "prefill, head size 64/128, no window or cap: shader-core tiles";
                 return launch(b, pname, (unsigned)s0->ne[1], (unsigned)((s0->ne[2] + tile - 1) / tile), 1, 128, a, err, smem);
+            }
         }
+        b.rule = "any other attention: a block per head and token (rf_attention)";
         return launch(b, "rf_attention", (unsigned)s0->ne[1], (unsigned)s0->ne[2], 1, 128, a, err);
     default:
         err = "op " + std::to_string(n.op) + " not implemented";

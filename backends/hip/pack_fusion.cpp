@@ -46,6 +46,7 @@ int queue_claimed(Backend &b, const rf_graph &g, int i, int count, const PackFus
     // limit raised (ops.cpp does that for the base kernels); packs stay below it for now.
     if (l.shared_bytes > 48 * 1024) { err = who + ": asks for " + std::to_string(l.shared_bytes) + " bytes of shared memory (at most 49152)"; return -1; }
     r.f = f;
+    r.kernel = l.kernel ? l.kernel : pf.fusion->kernel;
     for (int d = 0; d < 3; ++d) r.grid[d] = l.grid[d];
     r.threads = l.threads;
     r.smem = l.shared_bytes;
@@ -94,6 +95,7 @@ int pack_claim_at(Backend &b, const rf_graph &g, int i, std::string &err) {
                                       &queued, err))
                 return r;
         ++b.stats.pack_claims;
+        b.rule = pf.rule.c_str();
         // The launches wrote every covered node's result: activation copies of those bytes are stale.
         for (int k = i; k < i + count; ++k) forget_overwritten(b, g.nodes[k]->dst);
         if (offered.src) b.q8 = offered;

@@ -392,7 +392,7 @@ int run_graph(Backend *b, const rf_graph *g, bool same, char *err, size_t len) {
         size_t k = 0;
         for (const WalkCache::Unit &u : saved->units) {
             for (; k < u.end; ++k) b->queue.add(saved->launches[k]);
-            b->observer.unit(b->queue, *g, u.first, u.used);
+            b->observer.unit(b->queue, *g, u.first, u.used, u.rule);
         }
     }
     if (saved) ++b->stats.reused_walks;
@@ -417,8 +417,8 @@ int run_graph(Backend *b, const rf_graph *g, bool same, char *err, size_t len) {
             if (int r = run_node(*b, *n, e)) return fail(err, len, r, label(i) + ": " + e);
             used = 1;
         }
-        if (recording.on) b->walk_units.push_back({i, used, (uint32_t)b->walk_launches.size()});
-        if (observed) b->observer.unit(b->queue, *g, i, used);
+        if (recording.on) b->walk_units.push_back({i, used, (uint32_t)b->walk_launches.size(), b->rule});
+        if (observed) b->observer.unit(b->queue, *g, i, used, b->rule);
         // sync_each_node: wait after every node so a fault names the node that caused it.
         if (b->sync_each_node) {
             if (int r = b->queue.flush(b->stream, e)) return fail(err, len, r, label(i) + ": " + e);

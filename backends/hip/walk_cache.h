@@ -27,6 +27,7 @@ public:
     struct Unit {
         int first, used; // the nodes it covers
         uint32_t end;    // launches [previous unit's end, end) are its own
+        const char *rule; // the kernel-table row or fusion that chose them (Backend::rule)
     };
     struct Entry {
         std::vector<unsigned char> key;

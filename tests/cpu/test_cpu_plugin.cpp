@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -300,5 +301,15 @@ TEST_CASE("cpu plugin: an observer is told every node with its host-clock time, 
         err[0] = 0;
         CHECK(vtable().set_observer(be.ctx(), &no_callback, err, sizeof err) == RF_ERR_INVALID);
         CHECK_THAT(std::string(err), Catch::Contains("ran()"));
+
+        // A 2.10 observer (its struct ends before chose) is served; one shorter than ran is not.
+        rf_exec_observer old_obs = {sizeof(rf_exec_observer), &seen, seen_ran};
+        old_obs.struct_size = offsetof(rf_exec_observer, chose);
+        REQUIRE(vtable().set_observer(be.ctx(), &old_obs, err, sizeof err) == RF_OK);
+        REQUIRE(vtable().compute(be.ctx(), &g, err, sizeof err) == RF_OK);
+        CHECK(seen.calls.size() == 3);
+        old_obs.struct_size = offsetof(rf_exec_observer, ran);
+        CHECK(vtable().set_observer(be.ctx(), &old_obs, err, sizeof err) == RF_ERR_INVALID);
+        REQUIRE(vtable().set_observer(be.ctx(), nullptr, err, sizeof err) == RF_OK);
     }
 }

@@ -1,6 +1,7 @@
 #include "observer_check.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -33,6 +34,41 @@ void on_ran(void *user, uint64_t call, const rf_exec_unit *units, int32_t n) {
     }
     if (n > 0 && units[n - 1].end_ns >= units[0].start_ns) r.span_ms = double(units[n - 1].end_ns - units[0].start_ns) / 1e6;
     out.push_back(std::move(r));
+}
+
+// rf_exec_observer.chose (ABI 2.11): per call, each unit's kernels and rule.
+struct Choices {
+    uint64_t call;
+    std::vector<std::string> kernels, rules;
+};
+std::vector<Choices> g_choices;
+void on_chose(void *, uint64_t call, const rf_unit_choice *c, int32_t n) {
+    Choices x{call, {}, {}};
+    for (int32_t u = 0; u < n; ++u) x.kernels.emplace_back(c[u].kernels ? c[u].kernels : ""), x.rules.emplace_back(c[u].rule ? c[u].rule : "");
+    g_choices.push_back(std::move(x));
+}
+
+// Every report has its choices (same call, same unit count), each unit naming a kernel and a rule.
+bool choices_ok(const std::vector<Report> &reports, std::string &what) {
+    if (g_choices.size() != reports.size()) {
+        what = "; " + std::to_string(g_choices.size()) + " choice reports for " + std::to_string(reports.size()) + " calls";
+        return false;
+    }
+    for (size_t i = 0; i < reports.size(); ++i) {
+        const Choices &c = g_choices[i];
+        if (c.call != reports[i].call || c.kernels.size() != reports[i].names.size()) {
+            what = "; call " + std::to_string(reports[i].call) + ": choices for call " + std::to_string(c.call) + ", " +
+                   std::to_string(c.kernels.size()) + " units (want " + std::to_string(reports[i].names.size()) + ")";
+            return false;
+        }
+        for (size_t u = 0; u < c.kernels.size(); ++u)
+            if (c.kernels[u].empty() || c.rules[u].empty()) {
+                what = "; call " + std::to_string(c.call) + " unit " + std::to_string(u) + " (" + reports[i].names[u] +
+                       "): kernels '" + c.kernels[u] + "', rule '" + c.rules[u] + "'";
+                return false;
+            }
+    }
+    return true;
 }
 
 // The units' times sum to about the step's span: the backend reports back-to-back units (each
@@ -135,7 +171,8 @@ double check_mode(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed,
     try {
         for (int i = 0; i < 3; ++i) run(gpu, g); // the 2nd builds the replay graph, the 3rd replays it
         const std::vector<uint8_t> plain = written_bytes(gpu, cases, bound);
-        const rf_exec_observer obs = {sizeof(rf_exec_observer), &reports, on_ran};
+        const rf_exec_observer obs = {sizeof(rf_exec_observer), &reports, on_ran, on_chose};
+        g_choices.clear();
         if (int st = set_observer(gpu.ctx(), &obs, err, sizeof err)) throw std::runtime_error("set_observer: " + std::string(err) + " (" + std::to_string(st) + ")");
         std::vector<size_t> seen; // reports after each observed call (a call is reported during a later compute())
         for (int i = 0; i < 3; ++i) {
@@ -164,6 +201,13 @@ double check_mode(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed,
             last_span = last.span_ms;
         }
         result(all_ok && after_unset == 3, "observer: every call reported, every node once", detail + why, passed, failed);
+        std::string why_choices;
+        const bool chose_ok = choices_ok(reports, why_choices);
+        result(chose_ok, "observer: each unit's kernels and rule reported (ABI 2.11)",
+               std::to_string(g_choices.size()) + " choice reports" +
+                   (g_choices.empty() || g_choices.back().kernels.empty() ? "" : "; first unit: " + g_choices.back().kernels[0] + " (" + g_choices.back().rules[0] + ")") +
+                   why_choices,
+               passed, failed);
         // Each call's events are read during the next compute(), after its launch (the reading
         // overlaps the device); the last comes when the observer is removed.
         const bool late_ok = seen == std::vector<size_t>{0, 1, 2} && after_unset == 3;
@@ -176,11 +220,16 @@ double check_mode(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed,
         // waited for and reported first), then the same observer set again, which reports what
         // is pending and numbers calls from 0 again.
         reports.clear();
-        if (int st = set_observer(gpu.ctx(), &obs, err, sizeof err)) throw std::runtime_error("set_observer: " + std::string(err) + " (" + std::to_string(st) + ")");
+        // A 2.10 observer (ending before chose) is served and told nothing more.
+        rf_exec_observer old_obs = obs;
+        old_obs.struct_size = offsetof(rf_exec_observer, chose);
+        old_obs.chose = nullptr;
+        g_choices.clear();
+        if (int st = set_observer(gpu.ctx(), &old_obs, err, sizeof err)) throw std::runtime_error("set_observer: " + std::string(err) + " (" + std::to_string(st) + ")");
         for (int i = 0; i < 4; ++i) run(gpu, g, false);
         gpu.sync();
         const std::vector<uint8_t> queued = written_bytes(gpu, cases, bound);
-        if (int st = set_observer(gpu.ctx(), &obs, err, sizeof err)) throw std::runtime_error("set_observer again: " + std::string(err) + " (" + std::to_string(st) + ")");
+        if (int st = set_observer(gpu.ctx(), &old_obs, err, sizeof err)) throw std::runtime_error("set_observer again: " + std::string(err) + " (" + std::to_string(st) + ")");
         const size_t after_reset = reports.size();
         run(gpu, g);
         run(gpu, g);
@@ -188,6 +237,8 @@ double check_mode(Plugin &gpu, const std::vector<GraphCase> &cases, int &passed,
         std::string why1, why2;
         const bool q_ok = reports_ok(reports, 0, 4, g.n_nodes, why1);
         const bool r_ok = reports_ok(reports, 4, 6, g.n_nodes, why2);
+        result(g_choices.empty(), "observer: a 2.10 observer (no chose) is served", std::to_string(g_choices.size()) + " choice reports (want 0)",
+               passed, failed);
         result(queued == plain && after_reset == 4 && q_ok && r_ok, "observer: queued calls, observer set again",
                std::to_string(reports.size()) + " reports (want 6), " + std::to_string(after_reset) + " when set again (want 4)" +
                    (queued == plain ? "" : "; bytes differ") + why1 + why2,

@@ -69,6 +69,7 @@ struct FakeDevice {
     Observe observe = Observe::None;
     bool refuse_observer = false;  // set_observer answers RF_ERR_UNSUPPORTED
     int32_t bad_node_index = -1;   // >= 0: the first unit claims this node index instead
+    bool choose = false;           // also reports what chose each unit (rf_exec_observer.chose, ABI 2.11)
     rf_exec_observer observer{};
     bool observing = false;
     uint64_t observed_calls = 0;
@@ -83,6 +84,14 @@ struct FakeDevice {
         for (size_t u = 0; u < r.first.size(); ++u)
             units.push_back({r.names[u].c_str(), r.index.data() + r.first[u], r.count[u], r.start_ns[u], r.end_ns[u]});
         ++reports;
+        if (choose && observer.chose) { // unit u: kernels "fk_<name> fk_tail", rule "rule of <name>"
+            std::vector<std::string> text;
+            for (size_t u = 0; u < r.first.size(); ++u)
+                text.push_back("fk_" + r.names[u] + " fk_tail"), text.push_back("rule of " + r.names[u]);
+            std::vector<rf_unit_choice> choices;
+            for (size_t u = 0; u < r.first.size(); ++u) choices.push_back({text[2 * u].c_str(), text[2 * u + 1].c_str()});
+            observer.chose(observer.user, r.call, choices.data(), int32_t(choices.size()));
+        }
         observer.ran(observer.user, r.call, units.data(), int32_t(units.size()));
     }
     void deliver() {

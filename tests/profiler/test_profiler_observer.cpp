@@ -57,6 +57,35 @@ TEST_CASE("profiler observer: each graph runs whole, as without the profiler, an
     }
 }
 
+TEST_CASE("profiler observer: the kernels and rule a backend reports per unit (ABI 2.11) are listed per op and shape") {
+    for (Observe mode : {Observe::Sync, Observe::Late}) {
+        for (bool choose : {true, false}) {
+            INFO((mode == Observe::Late ? "late reports" : "reports in compute()") << (choose ? ", with choices" : ", without"));
+            Session s("{}", true, "fakeob", mode, [&](FakeDevice &d) { d.choose = choose; });
+            Chain chain(4);
+            chain.nodes[1].iparams[2] = 1; // n1 and n2 run as one fused unit
+            for (int rep = 0; rep < 3; ++rep) s.compute(chain);
+            const std::string report = s.report();
+            INFO(report);
+            if (!choose) {
+                CHECK(report.find("kernels per op and shape") == std::string::npos);
+                continue;
+            }
+            CHECK_THAT(report, Catch::Contains("kernels per op and shape (top 2 of 2"));
+            // The fake names a unit "scale" (or "scale+scale" fused); all nodes share one op and
+            // shape, so one group holds both choices: the fused one once a call, the other twice.
+            CHECK_THAT(report, Catch::Contains("scale+scale: fk_scale+scale fk_tail\n"));
+            CHECK_THAT(report, Catch::Contains("rule of scale+scale\n"));
+            CHECK_THAT(report, Catch::Contains("scale: fk_scale fk_tail\n"));
+            std::smatch m;
+            REQUIRE(std::regex_search(report, m, std::regex(R"(scale +\S+ +\S+ +(\d+) +[0-9.]+  scale\+scale: )")));
+            CHECK(m[1] == "3");
+            REQUIRE(std::regex_search(report, m, std::regex(R"(scale +\S+ +\S+ +(\d+) +[0-9.]+  scale: )")));
+            CHECK(m[1] == "6");
+        }
+    }
+}
+
 TEST_CASE("profiler observer: a failing call returns the backend's message; later calls are still matched") {
   for (Observe mode : {Observe::Deferred, Observe::Late}) {
     INFO((mode == Observe::Late ? "late reports" : "deferred reports"));

@@ -43,9 +43,11 @@ extern "C" {
  * 2.9: rf_backend_vtable.compute_same, a rerun of an unchanged graph.
  * 2.10: rf_backend_vtable.option_descs, each backend option's type, default, range and meaning,
  * so the host validates values (not only keys) before init and `rocmforge info` lists them;
- * rf_pack_device.options (pack_abi.h, rf_pack_options), the backend options a kernel pack reads. */
+ * rf_pack_device.options (pack_abi.h, rf_pack_options), the backend options a kernel pack reads.
+ * 2.11: rf_exec_observer.chose, the kernels each observed unit launched and the rule of the
+ * backend's kernel table (or the fusion) that chose them. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 10
+#define RF_ABI_MINOR 11
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -300,10 +302,21 @@ typedef struct rf_exec_unit {
  * backend, or be removed first). `call` counts compute() calls with a non-NULL graph from
  * 0 since the observer was set, failed ones included (they report nothing). `units` lives only during the
  * call. */
+/* What ran a unit and why (ABI 2.11, rf_exec_observer.chose). */
+typedef struct rf_unit_choice {
+    const char *kernels; /* the kernels it launched, in order, space-separated; "" when none */
+    const char *rule;    /* the condition of the backend's kernel table that picked them, or the
+                            fusion that claimed the unit ("pack fusion 'norm_q8'"); never NULL */
+} rf_unit_choice;
+
 typedef struct rf_exec_observer {
     uint32_t struct_size;
     void *user;
     void (*ran)(void *user, uint64_t call, const rf_exec_unit *units, int32_t n_units);
+    /* ABI 2.11, optional (NULL, or a struct_size that does not reach it: not called). Called just
+     * before ran() for the same call, with one entry per unit in the same order; `choices` lives
+     * only during the call. A backend without a kernel table of its own need not call it. */
+    void (*chose)(void *user, uint64_t call, const rf_unit_choice *choices, int32_t n_units);
 } rf_exec_observer;
 
 /* One backend option (ABI 2.10, rf_backend_vtable.option_descs). The host checks a value in the
