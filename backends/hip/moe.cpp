@@ -101,11 +101,18 @@ int matmul_id(Backend &b, const rf_node &n, std::string &err) {
         a.aux[0] = q8_column_bytes(w->ne[0]);
         // No more columns than experts: a grid row per column (rf_mvq_idc_*), so the experts no
         // token chose cost nothing; else a grid row per expert that finds its columns.
-        if (ids->ne[0] * ids->ne[1] <= w->ne[2])
+        if (ids->ne[0] * ids->ne[1] <= w->ne[2]) {
+            b.rule = "no more routed columns than experts, q8_1 dot weights: a grid row per column";
             return launch(b, std::string("rf_mvq_idc_") + sfx, gx, (unsigned)(ids->ne[0] * ids->ne[1]), 1, 32 * kRowsPerBlock, a, err);
+        }
+        b.rule = "few routed columns, q8_1 dot weights: a grid row per expert";
         return launch(b, std::string("rf_mvq_id_") + sfx, gx, gy, 1, 32 * kRowsPerBlock, a, err);
     }
-    if (matmul_id_grouped_usable(b, n)) return matmul_id_grouped(b, n, err);
+    if (matmul_id_grouped_usable(b, n)) {
+        b.rule = "many routed columns: grouped by expert onto the tensor-core tiles (moe_grouped.cpp)";
+        return matmul_id_grouped(b, n, err);
+    }
+    b.rule = "any other: a grid row per expert, f32 activations";
     if (block)
         if (int r = f32_quantized_rows(b, x, block, a.src[1], err)) return r;
     return launch(b, std::string("rf_mm_id_") + weight_type(w->type)->suffix, gx, gy, 1, 32 * kRowsPerBlock, a, err);
