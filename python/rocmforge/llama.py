@@ -83,8 +83,8 @@ class Llama:
     n_ctx: KV cache tokens; 0: the model's trained context, at most 4096 (as the CLI).
     n_batch: most tokens per forward graph. backend: "cpu", "hip", "hip:1,cpu", ... (naming one
     makes it required); None: the config's. config: a JSON config file (README, section Config).
-    backend_options: a dict (or its JSON text) over the config's backend_options, as
-    `rocmforge --backend-option` takes them: {"cpu": {"simd": "avx2"}}. n_threads: CPU threads
+    backend_options: a dict (or its JSON text) of the config's backend_options shape, over the
+    config's: {"cpu": {"simd": "avx2"}} (docs/OPTIONS.md). n_threads: CPU threads
     (0 or None: all cores). seed: the sampling seed of calls that name none (None or -1: a new
     random seed per call). chat_format: the template create_chat_completion uses ("chatml",
     "llama3", ... or a Jinja text); None: the file's tokenizer.chat_template. library: where
@@ -429,6 +429,7 @@ class Llama:
         sampler calls in the same order, so the same text as `rocmforge generate` for the same
         seed), yielding text as it is complete UTF-8 and not held back by a stop string. Fills
         state["finish_reason"] and state["completion_tokens"]. The caller holds the lock."""
+        self._require_open()  # a stream resumed after close() before its first token
         lib = self._lib.lib
         check = self._lib.check
         check(lib.rocmforge_kv_seq_clear(self._ctx, 0))

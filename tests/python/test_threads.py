@@ -104,6 +104,13 @@ def test_close_ends_an_open_stream(model_path):
         list(stream)
     with pytest.raises(rocmforge.ClosedError):
         m("x")
+    # Closed before the first token (the echoed prompt is the first chunk).
+    m = rocmforge.Llama(model_path)
+    stream = m("In the beginning", max_tokens=8, seed=1, echo=True, stream=True)
+    assert next(stream)["choices"][0]["text"] == "In the beginning"
+    m.close()
+    with pytest.raises(rocmforge.ClosedError):
+        next(stream)
 
 
 def test_close_waits_for_another_threads_generation(model_path):
