@@ -149,21 +149,22 @@ class Llama:
         mp.use_mmap = bool(use_mmap)
         mp.backend_options = c_str(backend_options)
         mp.plugin_dirs = c_str(":".join(self._lib.plugin_dirs) if self._lib.plugin_dirs else None)
-        model = ctypes.c_void_p()
+        model, ctx = ctypes.c_void_p(), ctypes.c_void_p()
         path = None if model_path is None else os.fsencode(model_path)
-        self._lib.check(lib.rocmforge_model_load(path, ctypes.byref(mp), ctypes.byref(model)))
-
         cp = lib.rocmforge_context_default_params()
         cp.n_ctx = n_ctx
         cp.n_batch = n_batch
         cp.n_seq_max = 1
         cp.type_k, cp.type_v = cache
-        ctx = ctypes.c_void_p()
-        status = lib.rocmforge_context_init(model, ctypes.byref(cp), ctypes.byref(ctx))
-        if status != errors.OK:
-            err = errors.error_for(status, self._lib.last_error())
+        try:
+            self._lib.check(lib.rocmforge_model_load(path, ctypes.byref(mp), ctypes.byref(model)))
+            self._lib.check(lib.rocmforge_context_init(model, ctypes.byref(cp), ctypes.byref(ctx)))
+        except BaseException:
+            # A failed context, or Ctrl-C arriving as a load returns: the handles the library
+            # wrote are freed here, as nothing else owns them yet.
+            lib.rocmforge_context_free(ctx)
             lib.rocmforge_model_free(model)
-            raise err
+            raise
         self._model, self._ctx, self._closed = model, ctx, False
         self._n_vocab = lib.rocmforge_model_n_vocab(model)
         self._n_ctx = lib.rocmforge_n_ctx(ctx)
@@ -434,8 +435,8 @@ class Llama:
         check = self._lib.check
         check(lib.rocmforge_kv_seq_clear(self._ctx, 0))
         sampler = ctypes.c_void_p()
-        check(lib.rocmforge_sampler_init(ctypes.byref(sp), ctypes.byref(sampler)))
         try:
+            check(lib.rocmforge_sampler_init(ctypes.byref(sp), ctypes.byref(sampler)))
             n = len(tokens)
             batch = _library.Batch(n, (_library.c_token * n)(*tokens), (ctypes.c_int32 * n)(), (ctypes.c_int8 * n)())
             batch.logits[n - 1] = 1
