@@ -22,6 +22,22 @@ std::vector<std::string> split_names(const char *list) {
     return names;
 }
 
+// Folder names keep their spaces: only ':' separates them (as in $ROCMFORGE_PLUGIN_PATH).
+std::vector<std::string> split_folders(const char *list) {
+    std::vector<std::string> dirs;
+    std::string item;
+    for (const char *p = list;; ++p) {
+        if (*p == ':' || *p == '\0') {
+            if (!item.empty()) dirs.push_back(item);
+            item.clear();
+            if (*p == '\0') break;
+        } else {
+            item += *p;
+        }
+    }
+    return dirs;
+}
+
 // The config the params describe: file or defaults, backends, threads, the hip device, backend
 // options.
 rf::Config config_from(const rocmforge_model_params &p) {
@@ -35,6 +51,18 @@ rf::Config config_from(const rocmforge_model_params &p) {
     if (p.n_threads > 0) c.n_threads = p.n_threads;
     if (p.device >= 0) c.device = p.device; // the GPU the hip backend runs on
     if (p.backend_options) c.merge_backend_options(p.backend_options, "rocmforge_model_params.backend_options");
+    if (p.plugin_dirs) {
+        // Ahead of the config's: the caller knows where its own plugins are. Checked here so the
+        // message names the parameter rather than the config file.
+        const auto dirs = split_folders(p.plugin_dirs);
+        for (const auto &dir : dirs) {
+            std::error_code ec;
+            if (!std::filesystem::is_directory(dir, ec))
+                throw rf::UsageError("rocmforge_model_load: params.plugin_dirs names '" + dir +
+                                     "', which does not exist or is not a folder");
+        }
+        c.plugin_dirs.insert(c.plugin_dirs.begin(), dirs.begin(), dirs.end());
+    }
     return c;
 }
 

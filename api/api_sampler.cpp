@@ -14,12 +14,18 @@ rf::SamplerParams to_sampler_params(const rocmforge_sampler_params &p) {
     s.repeat_penalty = p.repeat_penalty;
     s.repeat_last_n = p.repeat_last_n;
     s.seed = p.seed;
+    s.frequency_penalty = p.frequency_penalty;
+    s.presence_penalty = p.presence_penalty;
     // The ranges `rocmforge generate` accepts for the same options (common_args.cpp).
     if (!(s.top_p > 0 && s.top_p <= 1)) throw rf::UsageError("sampler: top_p must be in (0, 1], got " + std::to_string(s.top_p));
     if (!(s.min_p >= 0 && s.min_p <= 1)) throw rf::UsageError("sampler: min_p must be in [0, 1], got " + std::to_string(s.min_p));
     if (!(s.repeat_penalty > 0)) throw rf::UsageError("sampler: repeat_penalty must be > 0, got " + std::to_string(s.repeat_penalty));
     if (s.repeat_last_n < -1) throw rf::UsageError("sampler: repeat_last_n must be >= -1, got " + std::to_string(s.repeat_last_n));
     if (s.temperature != s.temperature) throw rf::UsageError("sampler: temperature is NaN");
+    if (!(s.frequency_penalty >= -2 && s.frequency_penalty <= 2))
+        throw rf::UsageError("sampler: frequency_penalty must be in [-2, 2], got " + std::to_string(s.frequency_penalty));
+    if (!(s.presence_penalty >= -2 && s.presence_penalty <= 2))
+        throw rf::UsageError("sampler: presence_penalty must be in [-2, 2], got " + std::to_string(s.presence_penalty));
     return s;
 }
 
@@ -29,7 +35,8 @@ extern "C" {
 
 rocmforge_sampler_params rocmforge_sampler_default_params(void) {
     const rf::SamplerParams d;
-    return {d.temperature, d.top_k, d.top_p, d.min_p, d.repeat_penalty, d.repeat_last_n, d.seed};
+    return {d.temperature, d.top_k, d.top_p, d.min_p, d.repeat_penalty, d.repeat_last_n, d.seed, d.frequency_penalty,
+            d.presence_penalty};
 }
 
 rocmforge_sampler_params rocmforge_sampler_greedy_params(void) {

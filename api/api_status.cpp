@@ -50,6 +50,8 @@ const char *rocmforge_status_name(rocmforge_status status) {
 
 const char *rocmforge_version(void) { return ROCMFORGE_VERSION_STRING; }
 
+uint32_t rocmforge_api_version(void) { return (ROCMFORGE_API_VERSION_MAJOR << 16) | ROCMFORGE_API_VERSION_MINOR; }
+
 void rocmforge_log_set(rocmforge_log_callback callback, void *user_data) {
     static_assert((int)ROCMFORGE_LOG_ERROR == (int)rf::LogLevel::Error, "the C levels are rf::LogLevel's");
     if (!callback) {

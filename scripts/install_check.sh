@@ -63,6 +63,43 @@ run "example simple" "^In the beginning" -- ./simple "" "In the beginning" 16
 run "example chat" "<\|im_start\|>assistant" -- ./chat
 run "example batched" "sequence 3" -- ./batched "" "And God said" 4 16
 
+# The Python package (python/rocmforge), from the install only: Debian's python3 with the
+# installed site-packages on PYTHONPATH (a DESTDIR install is not on sys.path), run here: the
+# installed library and default model, the same text as the installed CLI, the examples.
+py_init=$(find "$root" -path '*-packages/rocmforge/__init__.py' | head -1)
+if [ -z "$py_init" ]; then
+  fail "not installed: the Python package rocmforge"
+elif [ ! -x /usr/bin/python3 ]; then
+  echo "skipped: the Python package (no /usr/bin/python3)"
+else
+  py_site=$(dirname "$(dirname "$py_init")")
+  cli_text=$("$root/bin/rocmforge" generate -n 16 -s 1 2>/dev/null)
+  cat >py_check.py <<'PY'
+import os, sys
+import rocmforge
+root, expected = sys.argv[1], sys.argv[2]
+lib = rocmforge.load_library()
+assert rocmforge.__file__.startswith(root + "/"), rocmforge.__file__
+assert os.path.realpath(lib.path).startswith(os.path.realpath(root) + "/"), lib.path
+assert lib.plugin_dirs == [], lib.plugin_dirs  # an installed library finds its plugins itself
+with rocmforge.Llama() as llm:  # the installed default model
+    out = llm("Once upon a time", max_tokens=16, seed=1)
+    assert "Once upon a time" + out["choices"][0]["text"] == expected, (out, expected)
+    chunks = llm("Once upon a time", max_tokens=16, seed=1, stream=True)
+    assert "".join(c["choices"][0]["text"] for c in chunks) == out["choices"][0]["text"]
+try:
+    rocmforge.Llama("missing.gguf")
+except rocmforge.FileError as e:
+    assert e.code == 2 and "missing.gguf" in e.message
+print("ok")
+PY
+  run "installed python package: its own library and model, the CLI's text" "^ok$" -- \
+    env PYTHONPATH="$py_site" /usr/bin/python3 py_check.py "$root" "$cli_text"
+  run "installed python example stream" "^\[length\]" -- env PYTHONPATH="$py_site" /usr/bin/python3 "$src/examples/python/stream.py" "" "In the beginning" 16
+  run "installed python example chat" "^1 turns" -- env PYTHONPATH="$py_site" /usr/bin/python3 "$src/examples/python/chat.py" "" 16 "Who made the heaven and the earth?"
+  run "installed python example batch" "^--- And God said" -- env PYTHONPATH="$py_site" /usr/bin/python3 "$src/examples/python/batch.py" "" 2
+fi
+
 # The example kernel pack (examples/pack), built with its own meson.build against the installed
 # headers only (pkg-config with the DESTDIR prefix), then checked by the installed
 # rocmforge-pack-check through a config naming it: its claims and argument binding against the

@@ -30,6 +30,8 @@ want_hip=0
 { [ "$mode" != run ] || [ "$amd_gpu" = 1 ]; } && want_hip=1
 [ "${ROCMFORGE_NO_HIP:-0}" = 1 ] && want_hip=0
 [ "$want_hip" = 1 ] && pkgs+=(hipcc libamdhip64-dev)
+# The Python package's tests (meson test python) run with Debian's python3 -m pytest.
+[ "$mode" = all ] && pkgs+=(python3-pytest)
 scripts/install_missing.sh "${pkgs[@]}"
 
 if [ ! -f "$build/build.ninja" ]; then

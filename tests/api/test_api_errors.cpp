@@ -1,6 +1,7 @@
 // Bad input to the C API: each call returns its error code and a message saying what was wrong.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -212,4 +213,92 @@ TEST_CASE("backend options: each checked against the backend's options, good one
     REQUIRE(m != nullptr);
     REQUIRE(std::string(rocmforge_model_backend(m)) == "cpu");
     rocmforge_model_free(m);
+}
+
+TEST_CASE("API 0.3: the version, plugin folders, frequency and presence penalties", "[api][errors]") {
+    REQUIRE(rocmforge_api_version() == ((ROCMFORGE_API_VERSION_MAJOR << 16) | ROCMFORGE_API_VERSION_MINOR));
+    REQUIRE(ROCMFORGE_API_VERSION_MINOR >= 3);
+
+    rocmforge_model *m = nullptr;
+    rocmforge_model_params p = rocmforge_model_default_params();
+    REQUIRE(p.plugin_dirs == nullptr);
+    p.plugin_dirs = "/nonexistent/plugins";
+    REQUIRE_FAILS(rocmforge_model_load(api_test::model_path().c_str(), &p, &m), ROCMFORGE_ERR_INVALID_ARGUMENT,
+                  "params.plugin_dirs names '/nonexistent/plugins'");
+    REQUIRE(m == nullptr);
+    // Without $ROCMFORGE_PLUGIN_PATH (the way this test finds the CPU plugin otherwise) the
+    // build folder's plugin is found through plugin_dirs alone.
+    const char *build_root = std::getenv("ROCMFORGE_BUILD_ROOT");
+    REQUIRE(build_root != nullptr);
+    const char *env = std::getenv("ROCMFORGE_PLUGIN_PATH");
+    const std::string saved = env ? env : "";
+    unsetenv("ROCMFORGE_PLUGIN_PATH");
+    const std::string dirs = std::string("/nonexistent-but-skipped-never:") + build_root + "/backends/cpu";
+    p.plugin_dirs = dirs.c_str();
+    const rocmforge_status bad = rocmforge_model_load(api_test::model_path().c_str(), &p, &m);
+    const std::string good_dirs = std::string(build_root) + "/backends/cpu";
+    p.plugin_dirs = good_dirs.c_str();
+    p.backends = "cpu";
+    const rocmforge_status st = rocmforge_model_load(api_test::model_path().c_str(), &p, &m);
+    const std::string message = rocmforge_last_error();
+    if (env) setenv("ROCMFORGE_PLUGIN_PATH", saved.c_str(), 1);
+    REQUIRE(bad == ROCMFORGE_ERR_INVALID_ARGUMENT); // every folder named must exist
+    INFO(message);
+    REQUIRE(st == ROCMFORGE_OK);
+    REQUIRE(std::string(rocmforge_model_backend(m)) == "cpu");
+    rocmforge_model_free(m);
+
+    rocmforge_sampler_params sp = rocmforge_sampler_default_params();
+    REQUIRE(sp.frequency_penalty == 0.0f);
+    REQUIRE(sp.presence_penalty == 0.0f);
+    rocmforge_sampler *s = nullptr;
+    sp.frequency_penalty = 2.5f;
+    REQUIRE_FAILS(rocmforge_sampler_init(&sp, &s), ROCMFORGE_ERR_INVALID_ARGUMENT, "frequency_penalty must be in [-2, 2]");
+    sp.frequency_penalty = 0;
+    sp.presence_penalty = -3;
+    REQUIRE_FAILS(rocmforge_sampler_init(&sp, &s), ROCMFORGE_ERR_INVALID_ARGUMENT, "presence_penalty must be in [-2, 2]");
+    REQUIRE(s == nullptr);
+}
+
+TEST_CASE("API 0.3: the penalties change what is sampled after a repeated token", "[api]") {
+    // Greedy on fixed logits: the argmax token, seen n times in the history, loses
+    // n * frequency_penalty + presence_penalty and with that its place.
+    Ctx c(1, 64);
+    rocmforge_batch b = rocmforge_batch_init(1);
+    b.n_tokens = 1;
+    b.token[0] = 1;
+    b.logits[0] = 1;
+    REQUIRE(rocmforge_decode(c.ctx, &b) == ROCMFORGE_OK);
+    rocmforge_batch_free(b);
+    const float *logits = rocmforge_get_logits_ith(c.ctx, 0);
+    REQUIRE(logits != nullptr);
+    const int32_t n_vocab = rocmforge_model_n_vocab(model());
+    int32_t best = 0, second = -1;
+    for (int32_t i = 1; i < n_vocab; ++i)
+        if (logits[i] > logits[best]) best = i;
+    for (int32_t i = 0; i < n_vocab; ++i)
+        if (i != best && (second < 0 || logits[i] > logits[second])) second = i;
+    const float gap = logits[best] - logits[second];
+
+    auto greedy = [&](float frequency, float presence, int times_seen) {
+        rocmforge_sampler_params sp = rocmforge_sampler_greedy_params();
+        sp.frequency_penalty = frequency;
+        sp.presence_penalty = presence;
+        rocmforge_sampler *s = nullptr;
+        REQUIRE(rocmforge_sampler_init(&sp, &s) == ROCMFORGE_OK);
+        for (int i = 0; i < times_seen; ++i) rocmforge_sampler_accept(s, best);
+        rocmforge_token t = -1;
+        REQUIRE(rocmforge_sampler_sample(s, c.ctx, 0, &t) == ROCMFORGE_OK);
+        rocmforge_sampler_free(s);
+        return t;
+    };
+    REQUIRE(greedy(0, 0, 50) == best);
+    // 50 occurrences (within repeat_last_n = 64) at 2 each: far more than any logit gap.
+    REQUIRE(greedy(2, 0, 50) != best);
+    REQUIRE(greedy(-2, -2, 50) == best);
+    INFO("gap between the two best logits: " << gap);
+    if (gap < 1.9f) {
+        REQUIRE(greedy(0, gap + 0.05f, 1) == second);
+        REQUIRE(greedy(0, gap + 0.05f, 0) == best); // unseen: no penalty
+    }
 }

@@ -22,7 +22,7 @@ extern "C" {
 /* API version: the major changes only with the soname (librocmforge.so.N); a minor adds calls
  * and appends fields to the end of parameter structs. */
 #define ROCMFORGE_API_VERSION_MAJOR 0
-#define ROCMFORGE_API_VERSION_MINOR 2
+#define ROCMFORGE_API_VERSION_MINOR 3
 
 typedef int32_t rocmforge_token;
 typedef int32_t rocmforge_seq_id;
@@ -49,6 +49,10 @@ ROCMFORGE_API const char *rocmforge_last_error(void);
 ROCMFORGE_API const char *rocmforge_status_name(rocmforge_status status);
 /* "0.1.0" */
 ROCMFORGE_API const char *rocmforge_version(void);
+/* API 0.3: the API version the library was built with, (MAJOR << 16) | MINOR: a program that
+ * loads the library at run time (the Python package, through ctypes) checks it has the calls
+ * and fields it uses. */
+ROCMFORGE_API uint32_t rocmforge_api_version(void);
 
 /* ---- logging -------------------------------------------------------------------------- */
 typedef enum rocmforge_log_level {
@@ -87,6 +91,10 @@ typedef struct rocmforge_model_params {
      * of the wrong type or out of range fails the load with ROCMFORGE_ERR_INVALID_ARGUMENT and a
      * message naming the key and what it accepts (rocmforge_last_error()). */
     const char *backend_options;
+    /* API 0.3: plugin folders searched before the config's plugin_dirs, ':'-separated (a program
+     * run from a build tree names build/backends/cpu here); NULL: none. Like the config's, each
+     * must exist (else ROCMFORGE_ERR_INVALID_ARGUMENT) and every shared object in it is tried. */
+    const char *plugin_dirs;
 } rocmforge_model_params;
 
 ROCMFORGE_API rocmforge_model_params rocmforge_model_default_params(void);
@@ -212,8 +220,13 @@ typedef struct rocmforge_sampler_params {
     float top_p;            /* >= 1: off */
     float min_p;            /* <= 0: off */
     float repeat_penalty;   /* 1: off */
-    int32_t repeat_last_n;  /* tokens the penalty looks back; -1: all */
+    int32_t repeat_last_n;  /* tokens the penalties look back; 0: off; -1: all */
     uint32_t seed;
+    /* API 0.3: OpenAI's penalties over the same recent tokens, applied with the repetition
+     * penalty: a token seen c times there loses c * frequency_penalty + presence_penalty. Each in
+     * [-2, 2] as `rocmforge generate --frequency-penalty / --presence-penalty` take them; 0: off. */
+    float frequency_penalty;
+    float presence_penalty;
 } rocmforge_sampler_params;
 
 ROCMFORGE_API rocmforge_sampler_params rocmforge_sampler_default_params(void);
