@@ -1,7 +1,7 @@
-// AVX2 dot kernels of the most used i-quants and ternary formats: IQ4_NL, IQ4_XS, IQ2_XXS,
-// IQ3_XXS, TQ2_0 (the others keep the scalar kernels of kernels_scalar_iq.cpp). Signed weights
-// go through maddubs as |w| x (a with w's sign); the grid formats look their entries up per
-// group and flip the activations' signs with a byte mask instead.
+// AVX2 dot kernels of the i-quants and TQ2_0 (TQ1_0 and IQ1_M keep the scalar kernels of
+// kernels_scalar_iq.cpp). Signed weights go through maddubs as |w| x (a with w's sign); the
+// grid formats look their entries up per group of 8 (or 4) elements and flip the activations'
+// signs with a byte mask instead.
 #include "kernels_avx2_target.h"
 #include "rocmforge/iq_grids.h"
 
@@ -130,6 +130,131 @@ RF_AVX2 void dot_iq_xxs_w(int64_t k, const void *w, const void *act, size_t st, 
     for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
 }
 
+// 4 sign bytes (bit j of byte g: element 8g + j negative) as 32 byte masks.
+RF_AVX2_INLINE __m256i byte_sign_masks(uint32_t four) {
+    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bits = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    const __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32(int(four)), shuf);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(b, bits), bits);
+}
+
+// One 32-element block of a grid format: unsigned magnitudes, sign masks and the int16 scales of
+// its two 16-element halves (the madd lanes 0..7 hold elements 0..15, lanes 8..15 the rest).
+struct Grid32 {
+    __m256i mag, masks, scales;
+};
+
+RF_AVX2_INLINE __m256i half_scales(int lo, int hi) {
+    return _mm256_set_m128i(_mm_set1_epi16(int16_t(hi)), _mm_set1_epi16(int16_t(lo)));
+}
+
+struct Iq2Xs {
+    static constexpr size_t kBlock = sizeof(block_iq2_xs);
+    static constexpr float kFactor = 0.125f;
+    RF_AVX2_INLINE static Grid32 get(const uint8_t *p, int ib) {
+        const auto *x = reinterpret_cast<const block_iq2_xs *>(p);
+        uint16_t q[4];
+        std::memcpy(q, p + 2 + 8 * ib, 8);
+        return {_mm256_set_epi64x(int64_t(kIq2xsGrid[q[3] & 511]), int64_t(kIq2xsGrid[q[2] & 511]),
+                                  int64_t(kIq2xsGrid[q[1] & 511]), int64_t(kIq2xsGrid[q[0] & 511])),
+                _mm256_set_epi64x(int64_t(kSignMasksIq2xs[q[3] >> 9]), int64_t(kSignMasksIq2xs[q[2] >> 9]),
+                                  int64_t(kSignMasksIq2xs[q[1] >> 9]), int64_t(kSignMasksIq2xs[q[0] >> 9])),
+                half_scales(2 * (x->scales[ib] & 0xF) + 1, 2 * (x->scales[ib] >> 4) + 1)};
+    }
+};
+
+struct Iq2S {
+    static constexpr size_t kBlock = sizeof(block_iq2_s);
+    static constexpr float kFactor = 0.125f;
+    RF_AVX2_INLINE static Grid32 get(const uint8_t *p, int ib) {
+        const auto *x = reinterpret_cast<const block_iq2_s *>(p);
+        const uint8_t *qs = x->qs + 4 * ib;
+        const int qh = x->qh[ib];
+        return {_mm256_set_epi64x(int64_t(kIq2sGrid[qs[3] | ((qh << 2) & 0x300)]), int64_t(kIq2sGrid[qs[2] | ((qh << 4) & 0x300)]),
+                                  int64_t(kIq2sGrid[qs[1] | ((qh << 6) & 0x300)]), int64_t(kIq2sGrid[qs[0] | ((qh << 8) & 0x300)])),
+                byte_sign_masks(load_u32(x->qs + QK_K / 8 + 4 * ib)),
+                half_scales(2 * (x->scales[ib] & 0xF) + 1, 2 * (x->scales[ib] >> 4) + 1)};
+    }
+};
+
+struct Iq3S {
+    static constexpr size_t kBlock = sizeof(block_iq3_s);
+    static constexpr float kFactor = 1.0f;
+    RF_AVX2_INLINE static Grid32 get(const uint8_t *p, int ib) {
+        const auto *x = reinterpret_cast<const block_iq3_s *>(p);
+        const uint8_t *qs = x->qs + 8 * ib;
+        const int qh = x->qh[ib];
+        auto g = [&](int k) { return int(kIq3sGrid[qs[k] | (((qh >> k) & 1) << 8)]); };
+        const uint8_t sc = x->scales[ib / 2];
+        const int s = 1 + 2 * (ib % 2 ? sc >> 4 : sc & 0xF);
+        return {_mm256_set_epi32(g(7), g(6), g(5), g(4), g(3), g(2), g(1), g(0)),
+                byte_sign_masks(load_u32(x->signs + 4 * ib)), half_scales(s, s)};
+    }
+};
+
+// IQ2_XS, IQ2_S, IQ3_S: value = d * factor * scale(half) * magnitude * sign.
+template <int NC, class F>
+RF_AVX2 void dot_grid_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    __m256 acc[NC];
+    for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const uint8_t *p = static_cast<const uint8_t *>(w) + b * F::kBlock;
+        prefetch_ahead<F::kBlock>(p);
+        const float d = h2f(load_u16(p)) * F::kFactor;
+        __m256i sumi[NC];
+        for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const Grid32 g = F::get(p, ib);
+            for (int c = 0; c < NC; ++c) {
+                const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+                const __m256i av = flip(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs + 32 * ib)), g.masks);
+                sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(_mm256_maddubs_epi16(g.mag, av), g.scales));
+            }
+        }
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+        }
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
+}
+
+// IQ1_S: value = d/8 * (2s+1) * (8 * grid +- 1), grid bytes in {-1, 0, 1}.
+template <int NC>
+RF_AVX2 void dot_iq1_s_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    __m256 acc[NC];
+    for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const auto *x = static_cast<const block_iq1_s *>(w) + b;
+        prefetch_ahead<sizeof(block_iq1_s)>(x);
+        const float d = h2f(x->d) * 0.125f;
+        __m256i sumi[NC];
+        for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const uint16_t qh = load_u16(&x->qh[ib]);
+            const uint8_t *qs = x->qs + 4 * ib;
+            auto g = [&](int l) { return int64_t(kIq1sGrid[qs[l] | (((qh >> (3 * l)) & 7) << 8)]); };
+            __m256i v = _mm256_set_epi64x(g(3), g(2), g(1), g(0));
+            v = _mm256_add_epi8(v, v);
+            v = _mm256_add_epi8(v, v);
+            v = _mm256_add_epi8(v, v);
+            v = _mm256_add_epi8(v, _mm256_set1_epi8(qh & 0x8000 ? -1 : 1));
+            const __m256i scale = _mm256_set1_epi16(int16_t(2 * ((qh >> 12) & 7) + 1));
+            for (int c = 0; c < NC; ++c) {
+                const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+                const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs + 32 * ib));
+                sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(dot_s8s8_i16(v, av), scale));
+            }
+        }
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+        }
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
+}
+
 // TQ2_0: value (q - 1) * d with q the 2-bit code: sum(q * a) - sum(a), sum(a) from the bsums.
 template <int NC>
 RF_AVX2 void dot_tq2_0_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
@@ -166,6 +291,10 @@ template <int NC> struct Iq4NlW { static void run(int64_t k, const void *w, cons
 template <int NC> struct Iq4XsW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq4_xs_w<NC>(k, w, a, s, o, os); } };
 template <int NC> struct Iq2XxsW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq_xxs_w<NC, false>(k, w, a, s, o, os); } };
 template <int NC> struct Iq3XxsW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq_xxs_w<NC, true>(k, w, a, s, o, os); } };
+template <int NC> struct Iq2XsW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_grid_w<NC, Iq2Xs>(k, w, a, s, o, os); } };
+template <int NC> struct Iq2SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_grid_w<NC, Iq2S>(k, w, a, s, o, os); } };
+template <int NC> struct Iq3SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_grid_w<NC, Iq3S>(k, w, a, s, o, os); } };
+template <int NC> struct Iq1SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq1_s_w<NC>(k, w, a, s, o, os); } };
 template <int NC> struct Tq2W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_tq2_0_w<NC>(k, w, a, s, o, os); } };
 
 } // namespace
@@ -176,6 +305,10 @@ void init_kernels_avx2_iq(KernelSet *ks) {
     ks->matmul[RF_TYPE_IQ2_XXS] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq2XxsW>};
     ks->matmul[RF_TYPE_IQ3_XXS] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq3XxsW>};
     ks->matmul[RF_TYPE_TQ2_0] = {ActFormat::Q8_K, dispatch_tiles_of_4<Tq2W>};
+    ks->matmul[RF_TYPE_IQ2_XS] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq2XsW>};
+    ks->matmul[RF_TYPE_IQ2_S] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq2SW>};
+    ks->matmul[RF_TYPE_IQ3_S] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq3SW>};
+    ks->matmul[RF_TYPE_IQ1_S] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq1SW>};
 }
 
 } // namespace rfcpu
