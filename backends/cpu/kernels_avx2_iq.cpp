@@ -1,4 +1,4 @@
-// AVX2 dot kernels of the i-quants and TQ2_0 (TQ1_0 and IQ1_M keep the scalar kernels of
+// AVX2 dot kernels of the i-quants and the ternary formats (IQ1_M keeps the scalar kernel of
 // kernels_scalar_iq.cpp). Signed weights go through maddubs as |w| x (a with w's sign); the
 // grid formats look their entries up per group of 8 (or 4) elements and flip the activations'
 // signs with a byte mask instead.
@@ -287,6 +287,52 @@ RF_AVX2 void dot_tq2_0_w(int64_t k, const void *w, const void *act, size_t st, f
     for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
 }
 
+// Trits of 16 TQ1_0 bytes, element i multiplied by mult[i] (3^n selects trit n): the byte is a
+// base-3 fraction, (q * 3^n mod 256) * 3 >> 8 reads trit n.
+RF_AVX2_INLINE __m128i trits16(__m128i q, __m256i mult) {
+    const __m256i m = _mm256_and_si256(_mm256_mullo_epi16(_mm256_cvtepu8_epi16(q), mult), _mm256_set1_epi16(0xFF));
+    const __m256i t = _mm256_srli_epi16(_mm256_mullo_epi16(m, _mm256_set1_epi16(3)), 8);
+    return _mm_packus_epi16(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+}
+
+// TQ1_0: value (t - 1) * d: sum(t * a) - sum(a) as for TQ2_0. The 256 trits unpack to 8 vectors
+// of 32 consecutive elements: 5 from the first 32 bytes, 2.5 from the next 16, 0.5 from qh.
+template <int NC>
+RF_AVX2 void dot_tq1_0_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    static constexpr int16_t kPow3[5] = {1, 3, 9, 27, 81};
+    __m256 acc[NC];
+    for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const auto *x = static_cast<const block_tq1_0 *>(w) + b;
+        prefetch_ahead<sizeof(block_tq1_0)>(x);
+        const float d = h2f(x->d);
+        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x->qs));
+        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x->qs + 16));
+        const __m128i q2 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x->qs + 32));
+        __m256i v[8];
+        for (int n = 0; n < 5; ++n) {
+            const __m256i p = _mm256_set1_epi16(kPow3[n]);
+            v[n] = _mm256_set_m128i(trits16(q1, p), trits16(q0, p));
+        }
+        v[5] = _mm256_set_m128i(trits16(q2, _mm256_set1_epi16(3)), trits16(q2, ones));
+        v[6] = _mm256_set_m128i(trits16(q2, _mm256_set1_epi16(27)), trits16(q2, _mm256_set1_epi16(9)));
+        const __m256i qh_mult = _mm256_setr_epi16(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27);
+        v[7] = _mm256_set_m128i(trits16(_mm_set1_epi32(int(load_u32(x->qh))), qh_mult), trits16(q2, _mm256_set1_epi16(81)));
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+            __m256i sumi = _mm256_setzero_si256();
+            for (int i = 0; i < 8; ++i) {
+                const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs + 32 * i));
+                sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(v[i], av), ones));
+            }
+            const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->bsums)), ones);
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi, bs)), acc[c]);
+        }
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
+}
+
 template <int NC> struct Iq4NlW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq4_nl_w<NC>(k, w, a, s, o, os); } };
 template <int NC> struct Iq4XsW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq4_xs_w<NC>(k, w, a, s, o, os); } };
 template <int NC> struct Iq2XxsW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq_xxs_w<NC, false>(k, w, a, s, o, os); } };
@@ -295,6 +341,7 @@ template <int NC> struct Iq2XsW { static void run(int64_t k, const void *w, cons
 template <int NC> struct Iq2SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_grid_w<NC, Iq2S>(k, w, a, s, o, os); } };
 template <int NC> struct Iq3SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_grid_w<NC, Iq3S>(k, w, a, s, o, os); } };
 template <int NC> struct Iq1SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq1_s_w<NC>(k, w, a, s, o, os); } };
+template <int NC> struct Tq1W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_tq1_0_w<NC>(k, w, a, s, o, os); } };
 template <int NC> struct Tq2W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_tq2_0_w<NC>(k, w, a, s, o, os); } };
 
 } // namespace
@@ -305,6 +352,7 @@ void init_kernels_avx2_iq(KernelSet *ks) {
     ks->matmul[RF_TYPE_IQ2_XXS] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq2XxsW>};
     ks->matmul[RF_TYPE_IQ3_XXS] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq3XxsW>};
     ks->matmul[RF_TYPE_TQ2_0] = {ActFormat::Q8_K, dispatch_tiles_of_4<Tq2W>};
+    ks->matmul[RF_TYPE_TQ1_0] = {ActFormat::Q8_K, dispatch_tiles_of_4<Tq1W>};
     ks->matmul[RF_TYPE_IQ2_XS] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq2XsW>};
     ks->matmul[RF_TYPE_IQ2_S] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq2SW>};
     ks->matmul[RF_TYPE_IQ3_S] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq3SW>};
