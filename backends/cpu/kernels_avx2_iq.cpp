@@ -1,4 +1,4 @@
-// AVX2 dot kernels of the i-quants and the ternary formats (IQ1_M keeps the scalar kernel of
+// AVX2 dot kernels of the i-quants and the ternary formats (the scalar references are in
 // kernels_scalar_iq.cpp). Signed weights go through maddubs as |w| x (a with w's sign); the
 // grid formats look their entries up per group of 8 (or 4) elements and flip the activations'
 // signs with a byte mask instead.
@@ -255,6 +255,48 @@ RF_AVX2 void dot_iq1_s_w(int64_t k, const void *w, const void *act, size_t st, f
     for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
 }
 
+// IQ1_M: as IQ1_S with the delta sign per 8 elements, a 3-bit scale per 16 and the f16 d spread
+// over the top nibbles of the scale words.
+template <int NC>
+RF_AVX2 void dot_iq1_m_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
+    __m256 acc[NC];
+    for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const auto *x = static_cast<const block_iq1_m *>(w) + b;
+        prefetch_ahead<sizeof(block_iq1_m)>(x);
+        uint16_t sc[4];
+        std::memcpy(sc, x->scales, sizeof sc);
+        const uint16_t dbits = uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+        const float d = h2f(dbits) * 0.125f;
+        __m256i sumi[NC];
+        for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const uint8_t *qs = x->qs + 4 * ib, *qh = x->qh + 2 * ib;
+            // Group l's nibble: low nibble of qh[l / 2] for even l, high for odd.
+            auto nib = [&](int l) { return (qh[l / 2] >> (4 * (l % 2))) & 15; };
+            auto g = [&](int l) { return int64_t(kIq1sGrid[qs[l] | ((nib(l) & 7) << 8)]); };
+            auto delta = [&](int l) { return nib(l) & 8 ? int64_t(-1) : int64_t(0x0101010101010101); };
+            __m256i v = _mm256_set_epi64x(g(3), g(2), g(1), g(0));
+            v = _mm256_add_epi8(v, v);
+            v = _mm256_add_epi8(v, v);
+            v = _mm256_add_epi8(v, v);
+            v = _mm256_add_epi8(v, _mm256_set_epi64x(delta(3), delta(2), delta(1), delta(0)));
+            const int s1 = 2 * ((sc[ib / 2] >> (6 * (ib % 2))) & 7) + 1, s2 = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 7) + 1;
+            const __m256i scale = half_scales(s1, s2);
+            for (int c = 0; c < NC; ++c) {
+                const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+                const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs + 32 * ib));
+                sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(dot_s8s8_i16(v, av), scale));
+            }
+        }
+        for (int c = 0; c < NC; ++c) {
+            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+        }
+    }
+    for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
+}
+
 // TQ2_0: value (q - 1) * d with q the 2-bit code: sum(q * a) - sum(a), sum(a) from the bsums.
 template <int NC>
 RF_AVX2 void dot_tq2_0_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
@@ -341,6 +383,7 @@ template <int NC> struct Iq2XsW { static void run(int64_t k, const void *w, cons
 template <int NC> struct Iq2SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_grid_w<NC, Iq2S>(k, w, a, s, o, os); } };
 template <int NC> struct Iq3SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_grid_w<NC, Iq3S>(k, w, a, s, o, os); } };
 template <int NC> struct Iq1SW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq1_s_w<NC>(k, w, a, s, o, os); } };
+template <int NC> struct Iq1MW { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_iq1_m_w<NC>(k, w, a, s, o, os); } };
 template <int NC> struct Tq1W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_tq1_0_w<NC>(k, w, a, s, o, os); } };
 template <int NC> struct Tq2W { static void run(int64_t k, const void *w, const void *a, size_t s, float *o, size_t os) { dot_tq2_0_w<NC>(k, w, a, s, o, os); } };
 
@@ -353,6 +396,7 @@ void init_kernels_avx2_iq(KernelSet *ks) {
     ks->matmul[RF_TYPE_IQ3_XXS] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq3XxsW>};
     ks->matmul[RF_TYPE_TQ2_0] = {ActFormat::Q8_K, dispatch_tiles_of_4<Tq2W>};
     ks->matmul[RF_TYPE_TQ1_0] = {ActFormat::Q8_K, dispatch_tiles_of_4<Tq1W>};
+    ks->matmul[RF_TYPE_IQ1_M] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq1MW>};
     ks->matmul[RF_TYPE_IQ2_XS] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq2XsW>};
     ks->matmul[RF_TYPE_IQ2_S] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq2SW>};
     ks->matmul[RF_TYPE_IQ3_S] = {ActFormat::Q8_K, dispatch_tiles_of_4<Iq3SW>};
