@@ -152,7 +152,8 @@ void dequantize_row_iq4_nl(const block_iq4_nl *x, float *y, int64_t k);
 void dequantize_row_iq4_xs(const block_iq4_xs *x, float *y, int64_t k);
 void dequantize_row_tq1_0(const block_tq1_0 *x, float *y, int64_t k);
 void dequantize_row_tq2_0(const block_tq2_0 *x, float *y, int64_t k);
-// Reference quantizers (quant_iq_quantize.cpp), as ggml's quantize_row_*_ref.
+// Reference quantizers (quant_iq_quantize.cpp): ggml's quantize_row_*_ref; IQ4_NL as
+// quantize_iq4_nl without an importance matrix (what llama-quantize runs).
 void quantize_row_iq4_nl(const float *x, block_iq4_nl *y, int64_t k);
 void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k);
 void quantize_row_tq1_0(const float *x, block_tq1_0 *y, int64_t k);

@@ -1,6 +1,8 @@
-// Reference quantizers of IQ4_NL, IQ4_XS, TQ1_0 and TQ2_0, step for step as ggml's
-// quantize_row_*_ref (no importance matrix): same searches, same float operations in the same
-// order, so the bytes equal ggml's. The grid i-quants (IQ1/IQ2/IQ3) are not quantized here.
+// Reference quantizers of IQ4_NL, IQ4_XS, TQ1_0 and TQ2_0, step for step as ggml without an
+// importance matrix: same searches, same float operations in the same order, so the bytes
+// equal ggml's. IQ4_XS, TQ1_0, TQ2_0: quantize_row_*_ref. IQ4_NL: quantize_iq4_nl, the function
+// llama-quantize (ggml_quantize_chunk) runs, with its 15-step scale search; ggml's
+// quantize_row_iq4_nl_ref alone does a single pass. The grid i-quants are not quantized here.
 #include <cmath>
 #include <cstring>
 
@@ -27,10 +29,8 @@ int best_index_int8(int n, const int8_t *val, float x) {
     return x - val[mu - 1] < val[mu] - x ? mu - 1 : mu;
 }
 
-// ggml's quantize_row_iq4_nl_impl without importance weights (weight = x^2). IQ4_NL's reference
-// passes ntry = -1 (one pass, no scale search), IQ4_XS ntry = 7. For IQ4_NL `L` carries over
-// from the previous call for an all-(near-)zero block, as ggml's stack array does (its scale is
-// 0, so the stale indices decode to zeros either way).
+// ggml's quantize_row_iq4_nl_impl without importance weights (weight = x^2), with ntry = 7 as
+// quantize_iq4_nl and quantize_iq4_xs pass it.
 void iq4_impl(int super_block_size, const float *x, uint16_t *dh, uint8_t *q4, uint16_t *scales_h,
               uint8_t *scales_l, float *scales, float *weight, uint8_t *L, int ntry) {
     constexpr int block_size = 32;
@@ -137,7 +137,7 @@ void quantize_row_iq4_nl(const float *x, block_iq4_nl *y, int64_t k) {
     uint16_t unused_h;
     float scale;
     for (int64_t ibl = 0; ibl < nblock; ++ibl)
-        iq4_impl(QK4_NL, x + QK4_NL * ibl, &y[ibl].d, y[ibl].qs, &unused_h, nullptr, &scale, weight, L, -1);
+        iq4_impl(QK4_NL, x + QK4_NL * ibl, &y[ibl].d, y[ibl].qs, &unused_h, nullptr, &scale, weight, L, 7);
 }
 
 void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k) {

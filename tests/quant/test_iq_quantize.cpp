@@ -45,8 +45,9 @@ int pattern(int b, int j) { return j == 0 ? 0 : (j * 7 + b * 3) % 15 + 1; }
 } // namespace
 
 TEST_CASE("iq4_nl quantization of exact table multiples", "[iq][quantize]") {
-    // x = s * kvalues[p]: the single pass of ggml's reference finds d = s (power of two, so
-    // every product and quotient is exact) and the indices p.
+    // x = s * kvalues[p]: ggml's scale search (quantize_iq4_nl, ntry 7) lands on d = s exactly
+    // (power of two, so every product and quotient is exact; the exact fit scores best) and the
+    // indices p.
     const float s[3] = {0.25f, -2.0f, 1.0f / 64};
     std::vector<float> x(96);
     for (int b = 0; b < 3; ++b)
@@ -154,8 +155,12 @@ TEST_CASE("iq4 and ternary round trips and degenerate rows", "[iq][quantize]") {
     for (int type : {RF_TYPE_IQ4_NL, RF_TYPE_IQ4_XS, RF_TYPE_TQ1_0, RF_TYPE_TQ2_0}) {
         INFO("type " << rf::type_name(type));
         const std::vector<float> zeros(256, 0.f);
-        const std::vector<float> y0 = dequantize(type, quantize(type, zeros), 256);
+        const Bytes qz = quantize(type, zeros);
+        const std::vector<float> y0 = dequantize(type, qz, 256);
         for (float v : y0) CHECK(v == 0.f);
+        if (type == RF_TYPE_IQ4_NL) // d = 0 and every index the level nearest 0 (8)
+            for (size_t b = 0; b < qz.size(); b += 18)
+                for (int j = 0; j < 16; ++j) CHECK(qz[b + 2 + size_t(j)] == 0x88);
         std::vector<float> spike(256, 0.f);
         spike[77] = -300.f;
         const std::vector<float> ys = dequantize(type, quantize(type, spike), 256);
