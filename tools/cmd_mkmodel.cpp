@@ -108,6 +108,9 @@ int cmd_mkmodel(int argc, char **argv) {
     if (!rf::find_model_shape(opt.shape))
         return usage_error("unknown shape '" + opt.shape + "' (valid: " + join(rf::model_shape_names()) + ")");
     if (type_name.empty()) return usage_error("missing --type");
+    if (rf::mix_needs_imatrix(type_name))
+        return usage_error("quantization type '" + type_name + "' needs an importance matrix, which mkmodel cannot make (valid: " +
+                           join(rf::mix_names()) + ")");
     if (!rf::mix_from_name(type_name, &opt.mix))
         return usage_error("unknown quantization type '" + type_name + "' (valid: " + join(rf::mix_names()) + ")");
     if (opt.vocab_path.empty()) return usage_error("missing --vocab");

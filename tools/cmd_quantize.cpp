@@ -116,6 +116,10 @@ int cmd_quantize(int argc, char **argv) {
                                                  : "unexpected argument '" + positional[3] + "'");
     opt.input_path = positional[0];
     opt.output_path = positional[1];
+    if (rf::mix_needs_imatrix(positional[2]))
+        return usage_error("quantization type '" + positional[2] +
+                           "' needs an importance matrix, which rocmforge quantize does not take yet (valid: " +
+                           mix_list() + ")");
     if (!rf::mix_from_name(positional[2], &opt.mix))
         return usage_error("unknown quantization type '" + positional[2] + "' (valid: " +
                            mix_list() + ")");

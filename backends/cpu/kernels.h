@@ -59,6 +59,10 @@ void init_kernels_avx2(KernelSet *ks);   // call after init_kernels_scalar
 void init_kernels_avx512(KernelSet *ks); // call after init_kernels_avx2
 // Q4_1, Q5_0, Q5_1, MXFP4, Q2_K, Q3_K (kernels_avx2_extra.cpp / kernels_avx512_extra.cpp).
 void init_kernels_avx2_extra(KernelSet *ks);
+// The i-quants and ternary formats (kernels_scalar_iq.cpp / kernels_avx2_iq.cpp), called by
+// init_kernels_scalar / init_kernels_avx2.
+void init_kernels_scalar_iq(KernelSet *ks);
+void init_kernels_avx2_iq(KernelSet *ks);
 void init_kernels_avx512_extra(KernelSet *ks);
 const KernelSet &kernels_for(SimdLevel level);
 

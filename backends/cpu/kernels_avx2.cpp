@@ -297,6 +297,7 @@ void init_kernels_avx2(KernelSet *ks) {
     ks->matmul[RF_TYPE_Q5_K] = {ActFormat::Q8_K, dispatch_tiles_of_4<Q5_KW>};
     ks->matmul[RF_TYPE_Q6_K] = {ActFormat::Q8_K, dispatch_tiles_of_4<Q6_KW>};
     init_kernels_avx2_extra(ks);
+    init_kernels_avx2_iq(ks);
 }
 
 } // namespace rfcpu

@@ -367,6 +367,7 @@ void init_kernels_scalar(KernelSet *ks) {
     ks->matmul[RF_TYPE_Q4_K] = {ActFormat::Q8_K, dot_q4_K};
     ks->matmul[RF_TYPE_Q5_K] = {ActFormat::Q8_K, dot_q5_K};
     ks->matmul[RF_TYPE_Q6_K] = {ActFormat::Q8_K, dot_q6_K};
+    init_kernels_scalar_iq(ks);
     // BF16, MXFP6_*: generic path (rf::dequantize_row + f32 dots).
 }
 

@@ -42,7 +42,9 @@ bool dequantizable(int type) {
     case RF_TYPE_F32: case RF_TYPE_F16: case RF_TYPE_BF16: case RF_TYPE_Q4_0: case RF_TYPE_Q4_1:
     case RF_TYPE_Q5_0: case RF_TYPE_Q5_1: case RF_TYPE_Q8_0: case RF_TYPE_Q2_K: case RF_TYPE_Q3_K:
     case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: case RF_TYPE_Q8_K: case RF_TYPE_MXFP4:
-    case RF_TYPE_MXFP6_E2M3: case RF_TYPE_MXFP6_E3M2: return true;
+    case RF_TYPE_MXFP6_E2M3: case RF_TYPE_MXFP6_E3M2: case RF_TYPE_IQ2_XXS: case RF_TYPE_IQ2_XS:
+    case RF_TYPE_IQ2_S: case RF_TYPE_IQ3_XXS: case RF_TYPE_IQ3_S: case RF_TYPE_IQ1_S: case RF_TYPE_IQ1_M:
+    case RF_TYPE_IQ4_NL: case RF_TYPE_IQ4_XS: case RF_TYPE_TQ1_0: case RF_TYPE_TQ2_0: return true;
     default: return false;
     }
 }

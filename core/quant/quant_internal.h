@@ -140,4 +140,25 @@ void dequantize_row_mxfp6_e3m2(const block_mxfp6 *x, float *y, int64_t k);
 void quantize_row_mxfp6_e2m3(const float *x, block_mxfp6 *y, int64_t k);
 void quantize_row_mxfp6_e3m2(const float *x, block_mxfp6 *y, int64_t k);
 
+// --- i-quants and ternary formats (quant_iq.cpp): dequantization
+void dequantize_row_iq2_xxs(const block_iq2_xxs *x, float *y, int64_t k);
+void dequantize_row_iq2_xs(const block_iq2_xs *x, float *y, int64_t k);
+void dequantize_row_iq2_s(const block_iq2_s *x, float *y, int64_t k);
+void dequantize_row_iq3_xxs(const block_iq3_xxs *x, float *y, int64_t k);
+void dequantize_row_iq3_s(const block_iq3_s *x, float *y, int64_t k);
+void dequantize_row_iq1_s(const block_iq1_s *x, float *y, int64_t k);
+void dequantize_row_iq1_m(const block_iq1_m *x, float *y, int64_t k);
+void dequantize_row_iq4_nl(const block_iq4_nl *x, float *y, int64_t k);
+void dequantize_row_iq4_xs(const block_iq4_xs *x, float *y, int64_t k);
+void dequantize_row_tq1_0(const block_tq1_0 *x, float *y, int64_t k);
+void dequantize_row_tq2_0(const block_tq2_0 *x, float *y, int64_t k);
+// Reference quantizers (quant_iq_quantize.cpp): ggml's quantize_row_*_ref; IQ4_NL as
+// quantize_iq4_nl without an importance matrix (what llama-quantize runs).
+void quantize_row_iq4_nl(const float *x, block_iq4_nl *y, int64_t k);
+void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k);
+void quantize_row_tq1_0(const float *x, block_tq1_0 *y, int64_t k);
+void quantize_row_tq2_0(const float *x, block_tq2_0 *y, int64_t k);
+// The f16 bits of an IQ1_M block's super-block scale (spread over its scale words).
+uint16_t iq1m_scale_bits(const block_iq1_m &x);
+
 } // namespace rf::quant

@@ -39,6 +39,10 @@ constexpr MixEntry kMixes[] = {
     {QuantMix::Q5_K_M, "Q5_K_M", RF_TYPE_Q5_K, 17},
     {QuantMix::Q6_K, "Q6_K", RF_TYPE_Q6_K, 18},
     {QuantMix::MXFP4_MOE, "MXFP4_MOE", RF_TYPE_MXFP4, 38},
+    {QuantMix::IQ4_NL, "IQ4_NL", RF_TYPE_IQ4_NL, 25},
+    {QuantMix::IQ4_XS, "IQ4_XS", RF_TYPE_IQ4_XS, 30},
+    {QuantMix::TQ1_0, "TQ1_0", RF_TYPE_TQ1_0, 36},
+    {QuantMix::TQ2_0, "TQ2_0", RF_TYPE_TQ2_0, 37},
     {QuantMix::MXFP4, "MXFP4", RF_TYPE_MXFP4, -1},
     {QuantMix::MXFP6_E2M3, "MXFP6_E2M3", RF_TYPE_MXFP6_E2M3, -1},
     {QuantMix::MXFP6_E3M2, "MXFP6_E3M2", RF_TYPE_MXFP6_E3M2, -1},
@@ -114,7 +118,9 @@ int mixed_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, const std::s
         return new_type != RF_TYPE_Q8_0 ? RF_TYPE_Q6_K : new_type;
     }
     if (mix == M::MXFP4_MOE) return ne[2] > 1 ? RF_TYPE_MXFP4 : RF_TYPE_Q8_0;
+    if (cat == Category::TokenEmbd && (mix == M::TQ1_0 || mix == M::TQ2_0)) return RF_TYPE_Q4_K;
     if (is_mx_only(mix) || cat == Category::TokenEmbd) return new_type;
+    const bool iq4 = mix == M::IQ4_NL || mix == M::IQ4_XS;
 
     switch (cat) {
     case Category::AttnV: {
@@ -124,6 +130,7 @@ int mixed_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, const std::s
         else if ((mix == M::Q4_K_M || mix == M::Q5_K_M) && use_more_bits(c.i_attention_wv, m.n_attention_wv))
             new_type = RF_TYPE_Q6_K;
         else if (mix == M::Q4_K_S && c.i_attention_wv < 4) new_type = RF_TYPE_Q5_K;
+        else if (iq4 && m.n_gqa >= 4) new_type = RF_TYPE_Q5_K;
         if (m.is_70b && (new_type == RF_TYPE_Q3_K || new_type == RF_TYPE_Q4_K)) new_type = RF_TYPE_Q5_K;
         if (m.n_expert == 8) new_type = RF_TYPE_Q8_0;
         ++c.i_attention_wv;
@@ -142,12 +149,13 @@ int mixed_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, const std::s
             if (use_more_bits(i_layer, n_layer)) new_type = RF_TYPE_Q6_K;
         } else if (mix == M::Q5_K_M && use_more_bits(i_layer, n_layer)) new_type = RF_TYPE_Q6_K;
         else if (mix == M::Q4_K_S && i_layer < n_layer / 8) new_type = RF_TYPE_Q5_K;
+        else if (iq4 && i_layer < n_layer / 8) new_type = RF_TYPE_Q5_K; // llama.cpp: without imatrix
         ++c.i_ffn_down;
         break;
     }
     case Category::AttnOutput:
         if (m.n_expert == 8) {
-            if (mix == M::Q2_K || mix == M::Q3_K_S || mix == M::Q3_K_M || mix == M::Q4_K_S || mix == M::Q4_K_M)
+            if (mix == M::Q2_K || mix == M::Q3_K_S || mix == M::Q3_K_M || mix == M::Q4_K_S || mix == M::Q4_K_M || iq4)
                 new_type = RF_TYPE_Q5_K;
         } else {
             if (mix == M::Q2_K) new_type = RF_TYPE_Q3_K;
@@ -176,7 +184,10 @@ int fallback_type(const std::string &name, int64_t ncols, int type) {
     int fb;
     switch (type) {
     case RF_TYPE_Q2_K:
-    case RF_TYPE_Q3_K: fb = RF_TYPE_Q4_0; break;
+    case RF_TYPE_Q3_K:
+    case RF_TYPE_TQ1_0:
+    case RF_TYPE_TQ2_0: fb = RF_TYPE_Q4_0; break;
+    case RF_TYPE_IQ4_XS: fb = RF_TYPE_IQ4_NL; break;
     case RF_TYPE_Q4_K: fb = RF_TYPE_Q5_0; break;
     case RF_TYPE_Q5_K: fb = RF_TYPE_Q5_1; break;
     case RF_TYPE_Q6_K: fb = RF_TYPE_Q8_0; break;
@@ -219,13 +230,20 @@ std::string llama_ftype_name(int64_t ftype) {
         const char *name;
     } kOthers[] = {
         {4, "Q4_1_SOME_F16"}, {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"},  {22, "IQ3_XS"},
-        {23, "IQ3_XXS"},      {24, "IQ1_S"},   {25, "IQ4_NL"}, {26, "IQ3_S"},   {27, "IQ3_M"},
-        {28, "IQ2_S"},        {29, "IQ2_M"},   {30, "IQ4_XS"}, {31, "IQ1_M"},   {36, "TQ1_0"},
-        {37, "TQ2_0"},
+        {23, "IQ3_XXS"},      {24, "IQ1_S"},   {26, "IQ3_S"},  {27, "IQ3_M"},   {28, "IQ2_S"},
+        {29, "IQ2_M"},        {31, "IQ1_M"},
     };
     for (const auto &o : kOthers)
         if (o.ftype == ftype) return o.name;
     return "";
+}
+
+bool mix_needs_imatrix(std::string_view name) {
+    static const char *const kNeed[] = {"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M",
+                                        "IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M", "Q2_K_S"};
+    for (const char *n : kNeed)
+        if (iequal(name, n)) return true;
+    return false;
 }
 
 std::vector<std::string> mix_names() {

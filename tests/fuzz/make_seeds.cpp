@@ -89,6 +89,8 @@ Writer all_value_types() {
     nested.arr = {Value::from_f32s({1.0f}), Value::from_f32s({})};
     w.set("t.nested", nested);
     add(w, "q8", RF_TYPE_Q8_0, {32, 2});
+    add(w, "iq2_xxs", RF_TYPE_IQ2_XXS, {256, 1}); // grid indices 0x3c, scale 3, signs
+    add(w, "tq1_0", RF_TYPE_TQ1_0, {256, 1});
     add(w, "f16", RF_TYPE_F16, {3});
     return w;
 }
@@ -182,6 +184,12 @@ int main(int argc, char **argv) {
         q8.matrix_type = RF_TYPE_Q8_0;
         q8.tied = true;
         model(q8).write(dir + "/gguf/llama_q8_0_tied.gguf");
+        Shape iq4;
+        iq4.n_embd = 32;
+        iq4.n_head = 4;
+        iq4.n_ff = 32;
+        iq4.matrix_type = RF_TYPE_IQ4_NL;
+        model(iq4).write(dir + "/gguf/llama_iq4_nl.gguf");
         Shape qwen;
         qwen.arch = "qwen2";
         model(qwen).write(dir + "/gguf/qwen2_f32.gguf");

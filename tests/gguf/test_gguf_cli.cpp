@@ -79,6 +79,16 @@ std::string write_model(const TempDir &dir, std::vector<float> &f32_values,
         rf::quantize_row(RF_TYPE_Q8_0, src.data(), dst, 32);
         rf::quantize_row(RF_TYPE_Q8_0, src.data() + 32, dst + rf::row_size(RF_TYPE_Q8_0, 32), 32);
     });
+    // An i-quant (no quantizer here): d = 1, every 32-block scale 33 (ls - 32 = 1), nibble j of
+    // byte j % 16, so the row is the IQ4_NL table repeated.
+    w.add_tensor("blk.0.ffn_down.weight", RF_TYPE_IQ4_XS, {256, 1}, [](uint8_t *dst) {
+        std::memset(dst, 0, 136);
+        dst[1] = 0x3C;                                          // d = 1.0
+        dst[2] = 0xAA;                                          // scales_h: high bits 10 for
+        dst[3] = 0xAA;                                          // all 8 blocks
+        for (int i = 0; i < 4; ++i) dst[4 + i] = 0x11;          // low nibbles 1
+        for (int j = 0; j < 128; ++j) dst[8 + j] = uint8_t((j % 16) | ((15 - j % 16) << 4));
+    });
     const std::string path = dir.file("model.gguf");
     w.write(path);
     return path;
@@ -115,6 +125,16 @@ TEST_CASE("cli: dump-tensor writes dequantized float32 rows", "[gguf][cli]") {
     const auto q = read_floats(out);
     REQUIRE(q.size() == 64);
     for (int k = 0; k < 64; ++k) CHECK(q[size_t(k)] == Approx(float(k % 9) - 4).margin(0.02));
+
+    r = run_command(cmd_dump_tensor, {"dump-tensor", model, "blk.0.ffn_down.weight", "-o", out}, dir);
+    CHECK(r.rc == 0);
+    const auto iq = read_floats(out);
+    REQUIRE(iq.size() == 256);
+    const float table[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    for (int k = 0; k < 256; ++k) {
+        const int j = k % 32;
+        CHECK(iq[size_t(k)] == (j < 16 ? table[j] : table[15 - (j - 16)]));
+    }
 }
 
 TEST_CASE("cli: dump-tensor errors", "[gguf][cli]") {
@@ -156,8 +176,9 @@ TEST_CASE("cli: inspect text and json", "[gguf][cli]") {
     CHECK_THAT(r.out, Contains("blk.0.attn_q.weight"));
     CHECK_THAT(r.out, Contains("[4, 3, 2]"));
     CHECK_THAT(r.out, Contains("q8_0"));
-    // 24 + 8 + 64 params; 96 + 16 + 68 bytes; 180 * 8 / 96 = 15 bits per weight.
-    CHECK_THAT(r.out, Contains("totals: 96 parameters, 180 bytes, 15.000 bits per weight"));
+    CHECK_THAT(r.out, Contains("iq4_xs"));
+    // 24 + 8 + 64 + 256 params; 96 + 16 + 68 + 136 bytes; 316 * 8 / 352 bits per weight.
+    CHECK_THAT(r.out, Contains("totals: 352 parameters, 316 bytes, 7.182 bits per weight"));
 
     r = run_command(cmd_inspect, {"inspect", "--json", model}, dir);
     REQUIRE(r.rc == 0);
@@ -169,11 +190,12 @@ TEST_CASE("cli: inspect text and json", "[gguf][cli]") {
     CHECK(std::string(doc["metadata"][1]["key"].GetString()) == "tokenizer.ggml.tokens");
     CHECK(doc["metadata"][1]["length"].GetUint() == 10);
     CHECK(doc["metadata"][1]["value"].Size() == 8);
-    REQUIRE(doc["tensors"].Size() == 3);
+    REQUIRE(doc["tensors"].Size() == 4);
     CHECK(std::string(doc["tensors"][2]["type"].GetString()) == "q8_0");
+    CHECK(std::string(doc["tensors"][3]["type"].GetString()) == "iq4_xs");
     CHECK(doc["tensors"][0]["shape"][2].GetInt() == 2);
-    CHECK(doc["totals"]["params"].GetInt64() == 96);
-    CHECK(doc["totals"]["bytes"].GetUint64() == 180);
+    CHECK(doc["totals"]["params"].GetInt64() == 352);
+    CHECK(doc["totals"]["bytes"].GetUint64() == 316);
 }
 
 TEST_CASE("cli: inspect of the real vocab file and usage errors", "[gguf][cli]") {

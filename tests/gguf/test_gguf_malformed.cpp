@@ -177,10 +177,14 @@ TEST_CASE("gguf: bad tensor infos", "[gguf][malformed]") {
     RawGguf g = RawGguf::valid();
 
     SECTION("unknown type id") {
-        for (uint32_t bad : {4u, 17u, 1000u, 0xffffffffu}) {
+        for (uint32_t bad : {4u, 33u, 1000u, 0xffffffffu}) {
             g.tensors[1].type = bad;
             expect_rejected(dir, g, "unknown type id " + std::to_string(bad));
         }
+    }
+    SECTION("i-quant row shorter than its block") {
+        g.tensors[1].type = RF_TYPE_IQ2_XS;
+        expect_rejected(dir, g, "not a multiple of the iq2_xs block size 256");
     }
     SECTION("offset out of bounds") {
         g.tensors[1].offset = 1 << 20;

@@ -9,6 +9,7 @@
 #include "rocmforge/error.h"
 #include "rocmforge/model_shapes.h"
 #include "rocmforge/model_writer.h"
+#include "rocmforge/types.h"
 
 using mw_test::TempDir;
 
@@ -128,6 +129,21 @@ TEST_CASE("mkmodel picks the mix's per-tensor types", "[mkmodel]") {
         CHECK(f->find_tensor("blk.2.attn_v.weight")->type == RF_TYPE_Q6_K);
         CHECK(f->find_tensor("blk.3.ffn_down.weight")->type == RF_TYPE_Q6_K);
         CHECK(f->find_tensor("blk.3.ffn_norm.weight")->type == RF_TYPE_F32);
+    }
+    SECTION("IQ4_XS: general.file_type 30, the i-quant on most tensors, values decode") {
+        const std::string out = dir.file("iq4xs.gguf");
+        rf::make_model(tiny_options(out, rf::QuantMix::IQ4_XS, 1));
+        auto f = rf::gguf::File::open(out);
+        CHECK(f->get_int("general.file_type", -1) == 30);
+        const rf::gguf::TensorInfo *q = f->find_tensor("blk.1.attn_q.weight");
+        CHECK(q->type == RF_TYPE_IQ4_XS);
+        CHECK(f->find_tensor("output.weight")->type == RF_TYPE_Q6_K);
+        std::vector<float> row(size_t(q->ne[0]));
+        rf::dequantize_row(q->type, f->tensor_data(*q), row.data(), q->ne[0]);
+        double s = 0;
+        for (float v : row) s += double(v) * v;
+        CHECK(std::isfinite(s));
+        CHECK(s > 0);
     }
     SECTION("F32 and MXFP6 (no llama.cpp file type: general.file_type omitted)") {
         rf::make_model(tiny_options(dir.file("f32.gguf"), rf::QuantMix::F32, 1));

@@ -51,7 +51,9 @@ TEST_CASE("mkmodel and quantize command lines", "[cli]") {
 
     const std::string out = dir.file("q.gguf");
     CHECK(run(cmd_quantize, {"quantize", model, out, "q4_k_xl"}) == 2);
-    CHECK(run(cmd_quantize, {"quantize", model, out, "iq2_xxs"}) == 2); // llama.cpp's, unsupported
+    CHECK(run(cmd_quantize, {"quantize", model, out, "iq2_xxs"}) == 2); // needs an importance matrix
+    CHECK(run(cmd_mkmodel, {"mkmodel", "--shape", "tiny", "--type", "IQ1_M", "--vocab", vocab, "-o",
+                            dir.file("iq1.gguf"), "--seed", "1"}) == 2);
     CHECK(run(cmd_quantize, {"quantize", model, out}) == 2);
     CHECK(run(cmd_quantize, {"quantize", model, out, "q8_0", "--output-tensor-type", "q9_0"}) == 2);
     CHECK(run(cmd_quantize, {"quantize", model, out, "q8_0", "-t", "zero"}) == 2);

@@ -66,6 +66,18 @@ TEST_CASE("mix names", "[mix]") {
     CHECK(rf::mix_from_name("MXFP6_E3M2", &m));
     CHECK(rf::mix_llama_ftype(m) == -1);
     CHECK_FALSE(rf::mix_from_name("IQ2_XXS", &m));
+    CHECK(rf::mix_needs_imatrix("iq2_xxs"));
+    CHECK(rf::mix_needs_imatrix("IQ3_M"));
+    CHECK(rf::mix_needs_imatrix("Q2_K_S"));
+    CHECK_FALSE(rf::mix_needs_imatrix("IQ4_XS"));
+    CHECK_FALSE(rf::mix_needs_imatrix("Q4_K_M"));
+    CHECK(rf::mix_from_name("iq4_xs", &m));
+    CHECK(m == rf::QuantMix::IQ4_XS);
+    CHECK(rf::mix_default_type(m) == RF_TYPE_IQ4_XS);
+    CHECK(rf::mix_llama_ftype(m) == 30);
+    CHECK(rf::llama_ftype_name(30) == "IQ4_XS");
+    CHECK(rf::llama_ftype_name(37) == "TQ2_0");
+    CHECK(rf::llama_ftype_name(19) == "IQ2_XXS");
     CHECK_FALSE(rf::mix_from_name("Q4_K_X", &m));
     CHECK_FALSE(rf::mix_from_name("", &m));
     for (const std::string &name : rf::mix_names()) CHECK(rf::mix_from_name(name, nullptr));
@@ -151,6 +163,34 @@ TEST_CASE("other llama.cpp mixes", "[mix]") {
         CHECK(p.at("token_embd.weight") == RF_TYPE_MXFP6_E2M3);
         CHECK(p.at("output.weight") == RF_TYPE_Q8_0);
     }
+    SECTION("IQ4_XS / IQ4_NL: output Q6_K, first n/8 ffn_down Q5_K, attn_v Q5_K with n_gqa >= 4") {
+        for (const char *name : {"IQ4_XS", "IQ4_NL"}) {
+            INFO(name);
+            const int base = std::string(name) == "IQ4_XS" ? RF_TYPE_IQ4_XS : RF_TYPE_IQ4_NL;
+            auto p = plan(name, t, n);
+            CHECK(p.at("output.weight") == RF_TYPE_Q6_K);
+            CHECK(p.at("token_embd.weight") == base);
+            CHECK(p.at("blk.3.ffn_down.weight") == RF_TYPE_Q5_K);
+            CHECK(p.at("blk.4.ffn_down.weight") == base);
+            CHECK(p.at("blk.0.attn_v.weight") == base);
+            CHECK(p.at("blk.0.attn_output.weight") == base);
+            CHECK(p.at("blk.9.ffn_up.weight") == base);
+            p = plan(name, t, n, false, 32, 8);
+            CHECK(p.at("blk.0.attn_v.weight") == RF_TYPE_Q5_K);
+            CHECK(p.at("blk.31.attn_v.weight") == RF_TYPE_Q5_K);
+        }
+    }
+    SECTION("TQ1_0 / TQ2_0: token_embd Q4_K, output Q6_K, the rest ternary") {
+        for (const char *name : {"TQ1_0", "TQ2_0"}) {
+            INFO(name);
+            const int base = std::string(name) == "TQ1_0" ? RF_TYPE_TQ1_0 : RF_TYPE_TQ2_0;
+            const auto p = plan(name, t, n);
+            CHECK(p.at("token_embd.weight") == RF_TYPE_Q4_K);
+            CHECK(p.at("output.weight") == RF_TYPE_Q6_K);
+            CHECK(p.at("blk.0.attn_v.weight") == base);
+            CHECK(p.at("blk.0.ffn_down.weight") == base);
+        }
+    }
     SECTION("pure: one type everywhere except the unquantizable tensors") {
         const auto p = plan("Q4_K_M", t, n, true);
         CHECK(p.at("output.weight") == RF_TYPE_Q4_K);
@@ -177,6 +217,12 @@ TEST_CASE("tied embeddings and row-length fallbacks", "[mix]") {
         p = plan("Q5_K_S", t, 8);
         CHECK(p.at("blk.1.attn_q.weight") == RF_TYPE_Q5_1);
         p = plan("Q3_K_S", t, 8);
+        CHECK(p.at("blk.1.attn_q.weight") == RF_TYPE_Q4_0);
+        p = plan("IQ4_XS", t, 8);
+        CHECK(p.at("blk.1.attn_q.weight") == RF_TYPE_IQ4_NL); // IQ4_XS -> IQ4_NL (block 32)
+        CHECK(p.at("blk.1.ffn_down.weight") == RF_TYPE_IQ4_XS);
+        CHECK(p.at("output.weight") == RF_TYPE_Q8_0);
+        p = plan("TQ2_0", t, 8);
         CHECK(p.at("blk.1.attn_q.weight") == RF_TYPE_Q4_0);
     }
     SECTION("rows that fit no block type") {

@@ -24,6 +24,10 @@ const Expected kExpected[] = {
     {25, "i16", 1, 2, false},     {26, "i32", 1, 4, false},     {27, "i64", 1, 8, false},
     {28, "f64", 1, 8, false},     {30, "bf16", 1, 2, false},    {39, "mxfp4", 32, 17, true},
     {200, "mxfp6_e2m3", 32, 25, true}, {201, "mxfp6_e3m2", 32, 25, true},
+    {16, "iq2_xxs", 256, 66, true}, {17, "iq2_xs", 256, 74, true},   {18, "iq3_xxs", 256, 98, true},
+    {19, "iq1_s", 256, 50, true},   {20, "iq4_nl", 32, 18, true},    {21, "iq3_s", 256, 110, true},
+    {22, "iq2_s", 256, 82, true},   {23, "iq4_xs", 256, 136, true},  {29, "iq1_m", 256, 56, true},
+    {34, "tq1_0", 256, 54, true},   {35, "tq2_0", 256, 66, true},
 };
 } // namespace
 
@@ -40,7 +44,7 @@ TEST_CASE("type traits match ggml", "[types]") {
         CHECK(std::string(rf::type_name(e.id)) == e.name);
         CHECK(rf::type_from_name(e.name) == e.id);
     }
-    for (int id : {4, 5, 16, 29, 31, 38, 40, 199, 202, -1, 1000}) {
+    for (int id : {4, 5, 31, 32, 33, 36, 38, 40, 199, 202, -1, 1000}) {
         CHECK_FALSE(rf::type_is_known(id));
         CHECK(rf::type_traits(id) == nullptr);
         CHECK(std::string(rf::type_name(id)) == "?");
@@ -85,7 +89,8 @@ TEST_CASE("row conversions reject bad arguments", "[types]") {
     CHECK_THROWS_AS(rf::quantize_row(RF_TYPE_Q4_0, f.data(), nullptr, 32), rf::Error);
     CHECK_THROWS_AS(rf::quantize_row(RF_TYPE_Q6_K, f.data(), b.data(), 255), rf::Error);
     CHECK_NOTHROW(rf::quantize_row(RF_TYPE_Q6_K, nullptr, nullptr, 0));
-    for (int id : {0, 1, 2, 3, 6, 7, 8, 10, 11, 12, 13, 14, 15, 30, 39, 200, 201})
+    for (int id : {0, 1, 2, 3, 6, 7, 8, 10, 11, 12, 13, 14, 15, 30, 39, 200, 201, 20, 23, 34, 35})
         CHECK(rf::can_quantize(id));
-    for (int id : {9, 24, 25, 26, 27, 28, 5, 999}) CHECK_FALSE(rf::can_quantize(id));
+    // The grid i-quants (IQ1/IQ2/IQ3) decode only.
+    for (int id : {9, 24, 25, 26, 27, 28, 5, 999, 16, 17, 18, 19, 21, 22, 29}) CHECK_FALSE(rf::can_quantize(id));
 }
