@@ -15,6 +15,49 @@
 
 namespace rf {
 
+namespace {
+// Whether backend b has a MATMUL kernel for weights like t (an f32 vector times t's rows).
+bool has_matmul_for(const Backend &b, const gguf::TensorInfo &t) {
+    const int64_t K = t.ne[0], N = t.ne[1];
+    rf_tensor w{}, x{}, d{};
+    w.type = t.type;
+    x.type = d.type = RF_TYPE_F32;
+    for (int i = 0; i < RF_MAX_DIMS; ++i) w.ne[i] = x.ne[i] = d.ne[i] = 1;
+    w.ne[0] = x.ne[0] = K, w.ne[1] = d.ne[0] = N;
+    w.nb[0] = (int64_t)type_traits(t.type)->type_size, w.nb[1] = (int64_t)row_size(t.type, K);
+    x.nb[0] = d.nb[0] = 4, x.nb[1] = 4 * K, d.nb[1] = 4 * N;
+    for (int i = 2; i < RF_MAX_DIMS; ++i) w.nb[i] = w.nb[i - 1] * w.ne[i - 1], x.nb[i] = x.nb[i - 1], d.nb[i] = d.nb[i - 1];
+    rf_node n{};
+    n.op = RF_OP_MATMUL;
+    n.dst = &d;
+    n.src[0] = &w;
+    n.src[1] = &x;
+    return b.supports(n);
+}
+
+// The first backend in the runtime's order with a MATMUL kernel for every 2-D weight type of the
+// file: weights on a backend that cannot multiply them would be copied to another one every step
+// (an i-quant file on a GPU without kernels for it). `skipped` names what the primary lacked.
+Backend *backend_for_weights(Runtime &runtime, const gguf::File &file, std::string &skipped) {
+    std::vector<const gguf::TensorInfo *> probes; // one tensor per type
+    for (const auto &t : file.tensors()) {
+        const TypeTraits *tt = type_traits(t.type);
+        if (t.n_dims < 2 || t.ne[1] < 2 || t.type == RF_TYPE_F32 || !tt || t.ne[0] % tt->block_size) continue;
+        bool seen = false;
+        for (const auto *p : probes) seen |= p->type == t.type;
+        if (!seen) probes.push_back(&t);
+    }
+    for (Backend *b : runtime.backends()) {
+        const gguf::TensorInfo *missing = nullptr;
+        for (const auto *p : probes)
+            if (!has_matmul_for(*b, *p)) { missing = p; break; }
+        if (!missing) return b;
+        skipped += (skipped.empty() ? "" : "; ") + b->name() + " has no matmul for " + type_name(missing->type) + " weights";
+    }
+    return runtime.primary(); // none has them all: the scheduler places each op where it can run
+}
+} // namespace
+
 Model::~Model() {
     storage_.clear(); // tensors before the slab and the mapping they may point into
     slab_.reset();
@@ -145,7 +188,10 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, co
         slab_bytes += BufferSlab::slice_bytes(t.nbytes);
     }
     m->hp_ = read_hparams(*m->file_);
-    m->backend_ = options.backend.empty() ? runtime.primary() : runtime.find(options.backend);
+    std::string skipped;
+    m->backend_ = options.backend.empty() ? backend_for_weights(runtime, *m->file_, skipped) : runtime.find(options.backend);
+    if (!skipped.empty() && m->backend_ && m->backend_ != runtime.primary())
+        spdlog::info("{}: weights on {} ({})", path, m->backend_->name(), skipped);
     if (!m->backend_ && !options.backend.empty()) {
         std::string started;
         for (const auto *b : runtime.backends()) started += (started.empty() ? "" : ", ") + b->name();
