@@ -43,9 +43,12 @@ extern "C" {
  * 2.9: rf_backend_vtable.compute_same, a rerun of an unchanged graph.
  * 2.10: rf_backend_vtable.option_descs, each backend option's type, default, range and meaning,
  * so the host validates values (not only keys) before init and `rocmforge info` lists them;
- * rf_pack_device.options (pack_abi.h, rf_pack_options), the backend options a kernel pack reads. */
+ * rf_pack_device.options (pack_abi.h, rf_pack_options), the backend options a kernel pack reads.
+ * 2.11: named kernel parameters (kernel_params.h): rf_kargs' and rf_fusion_launch's iparams and
+ * fparams are a union with one struct per launch family (a.mv, l->mmq, ...) and
+ * rf_matmul_tiles.iparams with its tuning members; the same bytes, so 2.10 packs are served. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 10
+#define RF_ABI_MINOR 11
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
