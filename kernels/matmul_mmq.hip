@@ -163,11 +163,15 @@ struct MmqSegment {
     u8 *out;
     i64 onb;
 };
+// Segment z's (1, 2) output column stride, mmq.out_col_bytes[z - 1], read as the raw slot
+// iparams[4 + z] (the same member, kernel_params.h): indexing the named array by the unsigned
+// z - 1 compiles to other address arithmetic in every rf_mmq_* kernel.
+RF_DEV i64 mmq_out_col_bytes(const rf_kargs &a, unsigned z) { return a.iparams[4 + z]; }
 RF_DEV MmqSegment mmq_segment(const rf_kargs &a) {
     const unsigned z = blockIdx.z;
     if (z == 0) return {(const u8 *)a.src[0].data, a.src[0].ne[1], a.src[0].nb[1], (u8 *)a.dst.data, a.dst.nb[1]};
     const rf_ktensor &w = z == 1 ? a.src[2] : a.src[3];
-    return {(const u8 *)w.data, w.ne[1], w.nb[1], (u8 *)a.aux[z], (i64)a.mmq.out_col_bytes[z - 1]};
+    return {(const u8 *)w.data, w.ne[1], w.nb[1], (u8 *)a.aux[z], mmq_out_col_bytes(a, z)};
 }
 
 // Output (n, m) of the segment; mmq.append_segment = s + 1: segment s's outputs also go to an
