@@ -1,8 +1,8 @@
 // ATTENTION over a paged KV pool (abi.h): causal, GQA, pools f32/f16/q8_0.
 // Grid (Hq, T); 4 warps per block split the visible positions; each warp keeps an online
 // softmax (running max, sum, V accumulator with D/32 values per lane); the block merges them.
-// The one attention kernel that honours a sliding window (iparams[0]) and a score soft cap
-// (fparams[1]): ops.cpp sends such nodes (Gemma) here.
+// The one attention kernel that honours a sliding window (attention.window) and a score soft
+// cap (attention.soft_cap): ops.cpp sends such nodes (Gemma) here.
 #include "compat.h"
 #include "quant_decode.h"
 
@@ -33,8 +33,8 @@ RF_KERNEL __launch_bounds__(128) void rf_attention(rf_kargs a) {
     const int *ti = (const int *)((const u8 *)info.data + (i64)t * info.nb[1]);
     const int seq = ti[0], pos = ti[1];
     const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
-    const float scale = a.fparams[0], cap = a.fparams[1];
-    const int first = a.iparams[0] > 0 ? max(0, pos - a.iparams[0] + 1) : 0;
+    const float scale = a.attention.scale, cap = a.attention.soft_cap;
+    const int first = a.attention.window > 0 ? max(0, pos - a.attention.window + 1) : 0;
     const float *qr = (const float *)((const u8 *)q.data + (i64)h * q.nb[1] + (i64)t * q.nb[2]);
 
     float qv[RF_ATT_PER_LANE], acc[RF_ATT_PER_LANE];

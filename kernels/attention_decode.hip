@@ -185,7 +185,7 @@ template <int D> RF_DEV void attn_dec(const rf_kargs &a) {
 
     for (int i = tid; i < G * D; i += blockDim.x)
         sh_q[i] = ((const float *)((const u8 *)q.data + (i64)(kvh * G + i / D) * q.nb[1] + (i64)t * q.nb[2]))[i % D] *
-                  a.fparams[0];
+                  a.attention.scale;
     for (int i = tid; i < n; i += blockDim.x) sh_slot[i] = slots[p0 + i];
     __syncthreads();
 
@@ -311,7 +311,7 @@ RF_KERNEL __launch_bounds__(128) void rf_attention_decode(rf_kargs a) {
     const i64 koff = (i64)kvh * D;
 
     for (int i = tid; i < G * D; i += blockDim.x)
-        sh_q[i] = ((const float *)((const u8 *)q.data + (i64)(kvh * G + i / D) * q.nb[1] + (i64)t * q.nb[2]))[i % D] * a.fparams[0];
+        sh_q[i] = ((const float *)((const u8 *)q.data + (i64)(kvh * G + i / D) * q.nb[1] + (i64)t * q.nb[2]))[i % D] * a.attention.scale;
     __syncthreads();
 
     // 1. scores of the G heads at position p0 + tid

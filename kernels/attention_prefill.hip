@@ -48,7 +48,7 @@ template <int D, int BQ, int BKV> RF_DEV void attention_prefill_impl(const rf_ka
     const int h = blockIdx.x, t0 = blockIdx.y * BQ;
     const i64 koff = (i64)(h / (Hq / Hkv)) * D;
     const int tid = threadIdx.x, qg = tid / 8, pg = tid % 8;
-    const float scale = a.fparams[0];
+    const float scale = a.attention.scale;
     const float NEG_INF = -__int_as_float(0x7f800000);
 
     for (int i = tid; i < BQ; i += RF_ATP_THREADS) {

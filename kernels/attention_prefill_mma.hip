@@ -2,7 +2,7 @@
 // takes it for head sizes 64, 96, 128 and 256 over f16 pools; attention_prefill.hip stays for the
 // rest and for AMD). Semantics as rf_attention (abi.h): paged slot table, causal by token
 // position, GQA, tokens of several sequences in one tile (one pass per sequence present), the
-// sliding window (iparams[0]) and the score soft cap (fparams[1]) of Gemma.
+// sliding window (attention.window) and the score soft cap (attention.soft_cap) of Gemma.
 //  - Block: 4 warps, 64 queries of one head (16 per warp); KV positions stream through shared
 //    memory 64 at a time, two stages filled with cp.async (K and V rows of the f16 pool gathered
 //    through the slot table; positions past the pass's last visible one are zeroed). With a
@@ -55,9 +55,9 @@ template <int D> RF_DEV void attention_mma_impl(const rf_kargs &a) {
     const int tid = threadIdx.x, lane = tid % RF_WARP, warp = tid / RF_WARP, g = lane >> 2, t = lane & 3;
     const float NEG_INF = -__int_as_float(0x7f800000);
     const float LOG2E = 1.4426950408889634f;
-    const float cap = a.fparams[1];
-    const int window = a.iparams[0];
-    const float qscale = cap > 0.f ? a.fparams[0] : a.fparams[0] * LOG2E; // scores in base 2 unless capped first
+    const float cap = a.attention.soft_cap;
+    const int window = a.attention.window;
+    const float qscale = cap > 0.f ? a.attention.scale : a.attention.scale * LOG2E; // scores in base 2 unless capped first
 
     for (int i = tid; i < RF_ATM_BQ; i += RF_ATM_THREADS) {
         const int tk = t0 + i;

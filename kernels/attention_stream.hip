@@ -14,9 +14,9 @@
 // four warps over chunks of 64 left a latency chain of two load steps, the partials' stores, the
 // arrival atomic and the merge's loads. Same arguments as rf_attention_dec*: aux[0] = C,
 // aux[1] = chunks, aux[2] bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials.
-// Gemma's limits as rf_attention has them: with a sliding window (iparams[0] = W > 0) the chunks
+// Gemma's limits as rf_attention has them: with a sliding window (attention.window = W > 0) the chunks
 // start at the token's first visible position, pos - W + 1 (chunks past its last one are empty);
-// a soft cap (fparams[1] > 0) maps each score s to cap * tanh(s / cap). Only the head sizes of
+// a soft cap (attention.soft_cap > 0) maps each score s to cap * tanh(s / cap). Only the head sizes of
 // the models that have them carry that code (LIMITS: 96 and 256); 64 and 128 compile without it
 // and the host sends their limited nodes to rf_attention.
 #include "attention_decode.hip"
@@ -59,7 +59,7 @@ RF_DEV int *ast_slots() {
 // wait: staged early, they made long-context decode slower (cause not found; docs/notes/attention.md).
 // The first position token `pos` sees: its window's start, or 0.
 template <bool LIMITS> RF_DEV int ast_first_position(const rf_kargs &a, int pos) {
-    if constexpr (LIMITS) return a.iparams[0] > 0 ? max(0, pos - a.iparams[0] + 1) : 0;
+    if constexpr (LIMITS) return a.attention.window > 0 ? max(0, pos - a.attention.window + 1) : 0;
     else return 0;
 }
 // Head sizes whose kernels take the window and the soft cap.
@@ -107,7 +107,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     const int seq = ti[0], pos = ti[1];
     constexpr bool LIMITS = AstLimits<D>::ON;
     const int p0 = ast_first_position<LIMITS>(a, pos) + c * C, n = max(0, min(p0 + C, pos + 1) - p0);
-    const float cap = LIMITS ? a.fparams[1] : 0.f;
+    const float cap = LIMITS ? a.attention.soft_cap : 0.f;
     const bool lane_valid = L == LV || le < LV;
     const i64 e0 = (i64)kvh * D + 8 * (lane_valid ? le : 0);
     if (!ONE_CHUNK) { // the split kernels load their slots here
@@ -122,7 +122,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
         const int hq = kvh * G + (g < G ? g : 0);
         const float *qr = (const float *)((const u8 *)q.data + (i64)hq * q.nb[1] + (i64)t * q.nb[2]) + 8 * le;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) qv[g][e] = lane_valid ? qr[e] * a.fparams[0] : 0.f;
+        for (int e = 0; e < 8; ++e) qv[g][e] = lane_valid ? qr[e] * a.attention.scale : 0.f;
     }
     __syncthreads();
 

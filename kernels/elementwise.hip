@@ -70,7 +70,7 @@ RF_KERNEL void rf_swiglu_f32(rf_kargs a) { rf_kernel_start(); binary_impl<2>(a);
 template <int OP> RF_DEV void unary_impl(const rf_kargs &a) {
     const rf_ktensor &d = a.dst, &x = a.src[0];
     const i64 n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
-    const float s = a.fparams[0];
+    const float s = a.scale.factor; // SCALE (SILU ignores it)
     for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
         i64 i0, i1, i2, i3; unravel(d, i, i0, i1, i2, i3);
         const float u = *(const float *)elem_ptr(x, i0, i1, i2, i3);

@@ -209,7 +209,7 @@ RF_MVQ_ID(q6_k, MvqQ6K)
 RF_MVQ_ID(q4_0, MvqQ4_0)
 RF_MVQ_ID(q8_0, MvqQ8_0)
 
-// MOE_WEIGHTS: a warp per row (grid M, 32 threads). iparams[0] = 1: softmax over the k chosen
+// MOE_WEIGHTS: a warp per row (grid M, 32 threads). moe_weights.over_chosen = 1: softmax over the k chosen
 // logits; 0: the chosen entries of the softmax over all E. Bad ids give zeros. Rounded as the
 // CPU backend (llama.cpp's ops): p = softmax over all E with the sum in double and the f32
 // reciprocal, w_j = p[id_j]; mode 1 divides by max(f32 of the double sum of the w_j, 2^-14).
@@ -226,7 +226,7 @@ RF_KERNEL __launch_bounds__(32) void rf_moe_weights_f32(rf_kargs a) {
         for (int j = lane; j < k; j += RF_WARP) out[j] = 0.f;
         return;
     }
-    const bool over_chosen = a.iparams[0] == 1;
+    const bool over_chosen = a.moe_weights.over_chosen == 1;
     float mx = -__int_as_float(0x7f800000);
     for (int j = lane; j < E; j += RF_WARP) mx = fmaxf(mx, v[j]);
     mx = warp_max(mx);

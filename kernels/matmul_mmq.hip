@@ -16,10 +16,10 @@
 //    at or below its start, coalesced) and the step's activations (per column its quants, 32
 //    bytes of padding, then its (d, sum) pairs). One barrier per step. Each weight byte is read
 //    from memory once for all C columns.
-//  - Variants the backend no longer launches (both slower in their A/Bs, docs/notes/mmq.md; it
-//    passes iparams[1] = 1, iparams[2] = iparams[3] = 0): iparams[3] = 1 stages with bulk (TMA)
-//    copies completing on mbarriers; iparams[1] = 0 adds bulk L2 prefetches of each row several
-//    steps ahead (iparams[2] steps per window).
+//  - Parameters: a.mmq (rf_kp_mmq). Variants the backend no longer launches (both slower in their
+//    A/Bs, docs/notes/mmq.md; it passes no_row_prefetch = 1, prefetch_window = bulk_copy = 0):
+//    bulk_copy = 1 stages with bulk (TMA) copies completing on mbarriers; no_row_prefetch = 0 adds
+//    bulk L2 prefetches of each row several steps ahead (prefetch_window steps per window).
 //  - A warp's A operand (16 rows x 32 k) is unpacked in registers from the staged bytes; B
 //    (32 k x 8 columns) is one 8-byte shared load per lane. The k order inside a 32-element
 //    sub-block is permuted, the same for A and B: lane t of a quad holds elements 8t..8t+7 (k
@@ -50,12 +50,12 @@ template <int T> RF_DEV i64 mmq_steps(i64 K) { return (K + MmqFmt<T>::STEP - 1) 
 // Weight rows n0.. n0+63 of the tile, steps [sa, sb), into L2 as one contiguous range per row
 // (threads 0..63; rounded inwards to 16 bytes). The cp.async stream reads each row 144-210
 // bytes at a time, scattered over the rows, which the DRAM serves poorly; these reads are
-// several steps long. iparams[1] = 1: off (what the backend passes).
+// several steps long. mmq.no_row_prefetch = 1: off (what the backend passes).
 template <int T> RF_DEV void mmq_prefetch_rows(const rf_kargs &a, i64 n0, i64 sa, i64 sb) {
     typedef MmqFmt<T> F;
     const rf_ktensor &w = a.src[0];
     const int r = threadIdx.x;
-    if (a.iparams[1] || r >= RF_MMQ_ROWS || sa >= sb || n0 + r >= w.ne[1]) return;
+    if (a.mmq.no_row_prefetch || r >= RF_MMQ_ROWS || sa >= sb || n0 + r >= w.ne[1]) return;
     const i64 K = w.ne[0], NSUB = F::STEP / 32;
     const i64 row_bytes = K / F::STEP * F::SB + (K % F::STEP) / 32 * (F::SB / NSUB);
     const i64 eb = sb * F::SB < row_bytes ? sb * F::SB : row_bytes;
@@ -63,8 +63,10 @@ template <int T> RF_DEV void mmq_prefetch_rows(const rf_kargs &a, i64 n0, i64 sa
     const unsigned long long b = (row + sa * F::SB) & ~15ull, e = (row + eb) & ~15ull;
     if (e > b) mmq_prefetch_l2((const u8 *)b, (u32)(e - b));
 }
-// Steps per prefetch window: iparams[2], else 4 of 256 elements, 8 of the 128-element Q4_0 steps.
-template <int T> RF_DEV int mmq_window(const rf_kargs &a) { return a.iparams[2] > 0 ? a.iparams[2] : (MmqFmt<T>::SB >= 128 ? 4 : 8); }
+// Steps per prefetch window: mmq.prefetch_window, else 4 of 256 elements, 8 of the 128-element Q4_0 steps.
+template <int T> RF_DEV int mmq_window(const rf_kargs &a) {
+    return a.mmq.prefetch_window > 0 ? a.mmq.prefetch_window : (MmqFmt<T>::SB >= 128 ? 4 : 8);
+}
 // The first window of the block's steps, issued before rf_kernel_start (weights are never written).
 template <int T> RF_DEV void mmq_prefetch_first(const rf_kargs &a, int KS) {
     const u32 rank = KS > 1 ? cluster_rank() : 0;
@@ -154,27 +156,32 @@ template <int T, int ROWS, int C, int THREADS> struct MmqCopies {
 // launch may cover up to three matrices of the same type and K read with the same activation
 // columns (a layer's K / V / Q or gate / up projections): segment 0 is src[0] -> dst, 1 is src[2]
 // -> aux[1], 2 is src[3] -> aux[2], the outputs' column strides (bytes) in dst.nb[1],
-// iparams[5], iparams[6]. The grid covers the tallest; blocks past a segment's rows leave.
+// mmq.out_col_bytes[0], mmq.out_col_bytes[1]. The grid covers the tallest; blocks past a segment's rows leave.
 struct MmqSegment {
     const u8 *w;
     i64 N, wnb;
     u8 *out;
     i64 onb;
 };
+// Segment z's (1, 2) output column stride, mmq.out_col_bytes[z - 1], read as the raw slot
+// iparams[4 + z] (the same member, kernel_params.h): indexing the named array by the unsigned
+// z - 1 compiles to other address arithmetic in every rf_mmq_* kernel.
+RF_DEV i64 mmq_out_col_bytes(const rf_kargs &a, unsigned z) { return a.iparams[4 + z]; }
 RF_DEV MmqSegment mmq_segment(const rf_kargs &a) {
     const unsigned z = blockIdx.z;
     if (z == 0) return {(const u8 *)a.src[0].data, a.src[0].ne[1], a.src[0].nb[1], (u8 *)a.dst.data, a.dst.nb[1]};
     const rf_ktensor &w = z == 1 ? a.src[2] : a.src[3];
-    return {(const u8 *)w.data, w.ne[1], w.nb[1], (u8 *)a.aux[z], (i64)a.iparams[4 + z]};
+    return {(const u8 *)w.data, w.ne[1], w.nb[1], (u8 *)a.aux[z], mmq_out_col_bytes(a, z)};
 }
 
-// Output (n, m) of the segment; iparams[7] = s + 1: segment s's outputs also go to an f16/f32 cache
-// pool as SET_ROWS would append them (the V append): column m into pool row slots[m] (aux[3] = the
-// pool, src[4].data = the i32 slots, iparams[0] = the pool's row stride in bytes, iparams[4] = its type).
+// Output (n, m) of the segment; mmq.append_segment = s + 1: segment s's outputs also go to an
+// f16/f32 cache pool as SET_ROWS would append them (the V append): column m into pool row slots[m]
+// (aux[3] = the pool, src[4].data = the i32 slots, mmq.pool_row_bytes its row stride in bytes,
+// mmq.pool_type its type).
 RF_DEV void mmq_store(const rf_kargs &a, const MmqSegment &seg, i64 n, i64 m, float v) {
     ((float *)(seg.out + m * seg.onb))[n] = v;
-    if (a.iparams[7] == (int)blockIdx.z + 1)
-        store_pool_elem((u8 *)a.aux[3] + (i64)((const int *)a.src[4].data)[m] * a.iparams[0], a.iparams[4], n, v);
+    if (a.mmq.append_segment == (int)blockIdx.z + 1)
+        store_pool_elem((u8 *)a.aux[3] + (i64)((const int *)a.src[4].data)[m] * a.mmq.pool_row_bytes, a.mmq.pool_type, n, v);
 }
 
 template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
@@ -206,10 +213,10 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
     const MmqCopies<T, RF_MMQ_ROWS, C, RF_MMQ_THREADS> copies(wbase, wnb, N, n0, xq, xs, M, c0, K);
     auto issue = [&](i64 st, int p) { copies.issue(sbase + p * STAGE, st, tid); };
 
-    // Bulk-copy path (iparams[3] = 1, sm_90): per step, thread r < 64 copies row r's bytes, the
+    // Bulk-copy path (mmq.bulk_copy = 1, sm_90): per step, thread r < 64 copies row r's bytes, the
     // next C threads one column's quants each, the next C its (d, sum) pairs; every thread
     // arrives on the stage's mbarrier with the byte count of its copy.
-    const bool tma = a.iparams[3] != 0;
+    const bool tma = a.mmq.bulk_copy != 0;
     const u32 bbase = shared_addr(mbar);
     if (tma && tid == 0)
         for (int p = 0; p < P; ++p) mmq_bar_init(bbase + 8 * p, RF_MMQ_THREADS);
@@ -267,7 +274,7 @@ template <int T, int NT, int KS> RF_DEV void mmq_run(const rf_kargs &a) {
         if (tma) mmq_bar_wait(bbase + 8 * p, (u32)(((st - s0) / P) & 1)); // the stage's bytes have landed
         else mmq_wait<P - 2>(); // this step's copies (this thread's) have landed
         __syncthreads();   // everyone's have, and everyone is done with the stage refilled next
-        if (!a.iparams[1] && (st - s0) % win == 0) { // the next window into L2 (off: no division per step)
+        if (!a.mmq.no_row_prefetch && (st - s0) % win == 0) { // the next window into L2 (off: no division per step)
             const i64 pa = st + win, pb = pa + win;
             mmq_prefetch_rows<T>(a, n0, pa, pb < s1 ? pb : s1);
         }

@@ -14,7 +14,7 @@
 
 #define RF_MV_WARPS 4
 
-// The gated feed-forward product of the fused kernels below (their iparams[0] = 1 form): SwiGLU
+// The gated feed-forward product of the fused kernels below (their RF_KP_MV_GATED form): SwiGLU
 // as rf_swiglu_f32 computes it, or in the GELU kernels (..._g, Gemma) GeGLU as rf_geglu_f32 does.
 // A template argument, not a run-time form: the SwiGLU kernels keep their registers.
 template <bool GELU> RF_DEV float gated_product(float gate, float up) {
@@ -153,11 +153,11 @@ template <class B> RF_DEV void mvq_one(const rf_kargs &a) {
     if (threadIdx.x % RF_WARP == 0) ((float *)((u8 *)d.data + i2 * d.nb[2] + i3 * d.nb[3]))[n] = acc;
 }
 // The warp's weight row (batch slice of blockIdx.z) into L2 before the kernel starts.
-// iparams[7] = 1 (all three kernel families): no prefetch (the backend option prefetch).
+// mv.no_weight_prefetch = 1 (all three kernel families): no prefetch (the backend option prefetch).
 RF_DEV void prefetch_mvq_one(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0], &x = a.src[1];
     const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
-    if (a.iparams[7] || n >= w.ne[1]) return;
+    if (a.mv.no_weight_prefetch || n >= w.ne[1]) return;
     int i2 = 0, i3 = 0, w2 = 0, w3 = 0;
     batch_coords(blockIdx.z, x, w, i2, i3, w2, w3);
     prefetch_l2((const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + n * w.nb[1], w.nb[1]);
@@ -191,19 +191,20 @@ RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
 // start(1) = aux[1], start(2) = aux[2], start(n) = gridDim.x (aux[3] = n segments). Weight rows are
 // contiguous (nb[1] = row bytes), outputs contiguous f32, batch 1, scratch = the q8_1 vector (F16
 // weights: the f32 vector).
-// iparams[0] = 1 (SwiGLU form): two segments of equal N in blocks [0, aux[1]); each warp computes
-// row n of both, writes both, and dst2 (src[4]) [n] = silu(gate) * up as rf_swiglu_f32 does.
-// iparams[0] = 2 (matmul + ROPE NORMAL, one token): one segment, N % 4 == 0; the block's rows
-// 4b..4b+3 hold two rotation pairs; src[3] = rotated output (dense, same element order), src[1] =
-// positions, src[2] = factors (may be null), iparams[1] = n_rot, iparams[2] = head size D,
-// fparams[0..1] = freq base, scale (rf_rope_f32's rope_rotate).
+// Parameters: a.mv (rf_kp_mv). mv.form = RF_KP_MV_GATED (SwiGLU form): two segments of equal N in
+// blocks [0, aux[1]); each warp computes row n of both, writes both, and dst2 (src[4]) [n] =
+// silu(gate) * up as rf_swiglu_f32 does.
+// mv.form = RF_KP_MV_ROPE (matmul + ROPE NORMAL, one token): one segment, N % 4 == 0; the block's
+// rows 4b..4b+3 hold two rotation pairs; src[3] = rotated output (dense, same element order),
+// src[1] = positions, src[2] = factors (may be null), mv.n_rot, mv.head_dim = head size D,
+// mv.freq_base, mv.freq_scale (rf_rope_f32's rope_rotate).
 // Segment s and row n of this warp in the K/V/Q (or gate/up) form; n >= rows: no row.
 struct MultiRow { const u8 *w; i64 stride, rows, n; int type, s; };
 RF_DEV MultiRow multi_row(const rf_kargs &a) {
     const int nseg = (int)a.aux[3];
     int s = 0;
     i64 blk = blockIdx.x;
-    if (a.iparams[0] != 1) {
+    if (a.mv.form != RF_KP_MV_GATED) {
         if (nseg > 2 && blk >= a.aux[2]) { s = 2; blk -= a.aux[2]; }
         else if (nseg > 1 && blk >= a.aux[1]) { s = 1; blk -= a.aux[1]; }
     }
@@ -219,11 +220,11 @@ RF_DEV MultiRow multi_row(const rf_kargs &a) {
     r.n = blk * RF_MV_WARPS + threadIdx.x / RF_WARP;
     return r;
 }
-// iparams[7] = 1: none; else iparams[6] = k > 0: only the first k blocks' rows (the head of the
-// weights, pm_prefetch_head: the SwiGLU form of F16 gate / up after the norm).
+// mv.no_weight_prefetch = 1: none; else mv.prefetch_head_blocks = k > 0: only the first k blocks'
+// rows (the head of the weights, pm_prefetch_head: the SwiGLU form of F16 gate / up after the norm).
 RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
-    if (a.iparams[7] || (a.iparams[6] && (int)blockIdx.x >= a.iparams[6])) return;
-    if (a.iparams[0] == 2) {
+    if (a.mv.no_weight_prefetch || (a.mv.prefetch_head_blocks && (int)blockIdx.x >= a.mv.prefetch_head_blocks)) return;
+    if (a.mv.form == RF_KP_MV_ROPE) {
         const rf_ktensor &w = a.src[0];
         const i64 n = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
         if (n < w.ne[1]) prefetch_l2((const u8 *)w.data + n * w.nb[1], w.nb[1]);
@@ -232,7 +233,7 @@ RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
     const MultiRow r = multi_row(a);
     if (r.n >= r.rows) return;
     prefetch_l2(r.w + r.n * r.stride, r.stride);
-    if (a.iparams[0] == 1) prefetch_l2((const u8 *)a.src[1].data + r.n * a.src[1].nb[1], a.src[1].nb[1]);
+    if (a.mv.form == RF_KP_MV_GATED) prefetch_l2((const u8 *)a.src[1].data + r.n * a.src[1].nb[1], a.src[1].nb[1]);
 }
 // The cos/sin of a rotation pair fetched before rf_kernel_start (compat.h): the graph's (cos,
 // sin) rows, positions (graph inputs) and frequency factors (weights) are never written by a
@@ -242,22 +243,24 @@ RF_DEV void prefetch_mvq_multi(const rf_kargs &a) {
 struct RopeCS { float c, s; bool rotates; };
 // positions / factors: where the kernel's arguments keep them (src[1], src[2] in the rope form of
 // rf_mvq_multi and rf_mvqn_*f; src[3], src[4] in rf_mvq_proj); the positions' slot may hold the
-// angles' rows instead (rope_cs_token).
-RF_DEV RopeCS rope_cs_of(const rf_kargs &a, const rf_ktensor &positions, const rf_ktensor &factors, i64 row, int pos_index,
+// angles' rows instead (rope_cs_token). P: the family's parameters (a.mv, a.mv_proj, a.mvn_proj),
+// whose n_rot, head_dim, freq_base and freq_scale sit at the same slots.
+template <class P>
+RF_DEV RopeCS rope_cs_of(const P &kp, const rf_ktensor &positions, const rf_ktensor &factors, i64 row, int pos_index,
                          bool active) {
-    const int D = a.iparams[2], n_rot = a.iparams[1];
+    const int D = kp.head_dim, n_rot = kp.n_rot;
     const i64 j = row % D; // even: the pair (j, j + 1) of head row / D
     RopeCS r{1.f, 0.f, j / 2 < n_rot / 2};
     if (r.rotates && active)
-        rope_cs_token(positions, (const float *)factors.data, j / 2, pos_index, n_rot, a.fparams[0], a.fparams[1], r.c, r.s);
+        rope_cs_token(positions, (const float *)factors.data, j / 2, pos_index, n_rot, kp.freq_base, kp.freq_scale, r.c, r.s);
     return r;
 }
 RF_DEV RopeCS rope_cs_at(const rf_kargs &a, i64 row, int pos_index, bool active) {
-    return rope_cs_of(a, a.src[1], a.src[2], row, pos_index, active);
+    return rope_cs_of(a.mv, a.src[1], a.src[2], row, pos_index, active);
 }
 // rf_mvq_multi in rope form: lane 0 of the block's even warps (the pair's first row).
 RF_DEV RopeCS prefetch_rope_multi(const rf_kargs &a) {
-    if (a.iparams[0] != 2) return RopeCS{1.f, 0.f, false};
+    if (a.mv.form != RF_KP_MV_ROPE) return RopeCS{1.f, 0.f, false};
     const int wi = threadIdx.x / RF_WARP;
     return rope_cs_at(a, (i64)blockIdx.x * RF_MV_WARPS + wi, 0, threadIdx.x % RF_WARP == 0 && !(wi & 1));
 }
@@ -266,8 +269,8 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
     const RopeCS rot = prefetch_rope_multi(a);
     rf_kernel_start();
     __shared__ float sh_rows[RF_MV_WARPS];
-    const bool swiglu = a.iparams[0] == 1;
-    if (a.iparams[0] == 2) {
+    const bool swiglu = a.mv.form == RF_KP_MV_GATED;
+    if (a.mv.form == RF_KP_MV_ROPE) {
         const rf_ktensor &w = a.src[0];
         const int wi = threadIdx.x / RF_WARP;
         const i64 n = (i64)blockIdx.x * RF_MV_WARPS + wi, K = w.ne[0];
@@ -319,32 +322,33 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_multi(rf_kargs a) {
 // the same q8_1 vector (decode: K, V, Q), each optionally followed by its ROPE NORMAL, every row
 // and rotation computed exactly as rf_mvq_multi's forms do (mvq_row, rope_cos_sin, rope_apply):
 // one launch instead of three, so two fewer kernel boundaries per layer, and a grid that covers
-// all three matrices. (For 2..4 columns: rf_mvqn_proj_<type>_<NC> below.) Arguments:
-//   src[s], s < iparams[3]: weight of segment s (rows % 4 == 0, same K);
+// all three matrices. (For 2..4 columns: rf_mvqn_proj_<type>_<NC> below.) Arguments (parameters:
+// a.mv_proj, rf_kp_mv_proj):
+//   src[s], s < mv_proj.n_segments: weight of segment s (rows % 4 == 0, same K);
 //   src[3] = positions (one int32), src[4] = frequency factors (data may be null);
 //   outputs as raw pointers (rf_kargs has no ktensor left for them), f32, dense:
 //   dst.ne[s] = segment s's matmul product (0: not written, a later output reuses its bytes),
 //   dst.nb[s] = its rotated product (0: no rope on segment s);
-//   iparams[1] = n_rot, iparams[2] = head size D, fparams[0..1] = freq base, scale;
+//   mv_proj.n_rot, mv_proj.head_dim = head size D, mv_proj.freq_base, mv_proj.freq_scale;
 //   scratch = the q8_1 vector (F16 weights: the f32 vector). Grid: the segments' rows / 4 blocks.
 // KV appends (the SET_ROWS of K and V into their pools, fused too): pool A gets segment
-// iparams[4] - 1's final output (rotated, else product) as row slots_A[0] (iparams[4] = 0: no
-// pool A): pool at aux[0], slots at aux[2], row stride dst.ne[3] bytes, type iparams[6] (f16 or
-// f32, stored as rf_set_rows2 does); pool B likewise with iparams[5], aux[1], aux[3], dst.nb[3],
-// iparams[7].
+// pool_segment[0] - 1's final output (rotated, else product) as row slots_A[0] (pool_segment[0] =
+// 0: no pool A): pool at aux[0], slots at aux[2], row stride dst.ne[3] bytes, type pool_type[0]
+// (f16 or f32, stored as rf_set_rows2 does); pool B likewise with pool_segment[1], aux[1], aux[3],
+// dst.nb[3], pool_type[1].
 // Element n of segment s's final output into the pools that append it (see above).
 RF_DEV void proj_append(const rf_kargs &a, int s, i64 n, float v) {
-    if (a.iparams[4] == s + 1)
-        store_pool_elem((u8 *)a.aux[0] + (i64)((const int *)a.aux[2])[0] * a.dst.ne[3], a.iparams[6], n, v);
-    if (a.iparams[5] == s + 1)
-        store_pool_elem((u8 *)a.aux[1] + (i64)((const int *)a.aux[3])[0] * a.dst.nb[3], a.iparams[7], n, v);
+    if (a.mv_proj.pool_segment[0] == s + 1)
+        store_pool_elem((u8 *)a.aux[0] + (i64)((const int *)a.aux[2])[0] * a.dst.ne[3], a.mv_proj.pool_type[0], n, v);
+    if (a.mv_proj.pool_segment[1] == s + 1)
+        store_pool_elem((u8 *)a.aux[1] + (i64)((const int *)a.aux[3])[0] * a.dst.nb[3], a.mv_proj.pool_type[1], n, v);
 }
 // The block's segment s and this warp's (first) row n in it, with the segment's weight and
-// outputs; R rows a warp.
+// outputs; R rows a warp. P: a.mv_proj or a.mvn_proj (n_segments at the same slot).
 struct ProjRow { const u8 *w; i64 n, stride, rows; int s, type; float *prod, *rot; };
-template <int R = 1> RF_DEV ProjRow proj_row(const rf_kargs &a) {
+template <int R, class P> RF_DEV ProjRow proj_row(const rf_kargs &a, const P &kp) {
     const rf_ktensor &w0 = a.src[0], &w1 = a.src[1], &w2 = a.src[2];
-    const int nseg = a.iparams[3];
+    const int nseg = kp.n_segments;
     const i64 b0 = w0.ne[1] / (RF_MV_WARPS * R), b1 = nseg > 1 ? w1.ne[1] / (RF_MV_WARPS * R) : 0;
     i64 blk = blockIdx.x;
     int s = 0;
@@ -365,13 +369,14 @@ template <int R = 1> RF_DEV ProjRow proj_row(const rf_kargs &a) {
 // The block's row and, for a rotated segment, the pair's cos/sin, before rf_kernel_start (as
 // prefetch_rope_multi: positions and factors are never written by a kernel).
 struct ProjStart { ProjRow r; RopeCS rot; };
-// iparams[0] = k > 0: the first k blocks also pull their weight rows into L2 (the head of the
-// launch's weights, fetched while the norm before it runs: pm_prefetch_head in plugins/packs).
+// mv_proj.prefetch_head_blocks = k > 0: the first k blocks also pull their weight rows into L2 (the
+// head of the launch's weights, fetched while the norm before it runs: pm_prefetch_head in
+// plugins/packs).
 template <int R = 1> RF_DEV ProjStart prefetch_proj(const rf_kargs &a) {
-    ProjStart p{proj_row<R>(a), RopeCS{1.f, 0.f, false}};
-    if ((int)blockIdx.x < a.iparams[0] && p.r.n < p.r.rows) prefetch_l2(p.r.w + p.r.n * p.r.stride, R * p.r.stride);
+    ProjStart p{proj_row<R>(a, a.mv_proj), RopeCS{1.f, 0.f, false}};
+    if ((int)blockIdx.x < a.mv_proj.prefetch_head_blocks && p.r.n < p.r.rows) prefetch_l2(p.r.w + p.r.n * p.r.stride, R * p.r.stride);
     const int wi = threadIdx.x / RF_WARP;
-    if (p.r.rot) p.rot = rope_cs_of(a, a.src[3], a.src[4], p.r.n, 0, threadIdx.x % RF_WARP == 0 && (R == 2 || !(wi & 1)));
+    if (p.r.rot) p.rot = rope_cs_of(a.mv_proj, a.src[3], a.src[4], p.r.n, 0, threadIdx.x % RF_WARP == 0 && (R == 2 || !(wi & 1)));
     return p;
 }
 // A row's dot product in rf_mvq_proj: any weight type (a switch, whose registers are those of
@@ -500,7 +505,7 @@ RF_MVQ_PROJ2W(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
 RF_DEV void prefetch_mvq_cols(const rf_kargs &a, int R) {
     const rf_ktensor &w = a.src[0];
     const i64 n0 = ((i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP) * R;
-    if (a.iparams[7] || blockIdx.y != 0 || n0 >= w.ne[1]) return;
+    if (a.mv.no_weight_prefetch || blockIdx.y != 0 || n0 >= w.ne[1]) return;
     prefetch_l2((const u8 *)w.data + n0 * w.nb[1], (w.ne[1] - n0 < R ? w.ne[1] - n0 : R) * w.nb[1]);
 }
 template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
@@ -548,15 +553,16 @@ RF_MVQN_TYPE(q8_0, MvqQ8_0)
 // rf_mvqn_<type>_<NC>f: rf_mvq_multi's decode fusions for NC columns (several sequences decoding
 // together). Each warp dots two weight rows with the NC columns (mvq_dot_cols<B, NC, 2>: per row
 // and column the arithmetic of rf_mvqn_*, so the floats of the unfused matmul), then
-//  iparams[0] = 1 (SwiGLU): row n of gate (src0) and of up (src1) -> dst and src[3] (the two
-//    matmul outputs), src[4] = silu(gate) * up as rf_swiglu_f32 computes it (the ..._1fg
+// (parameters a.mv, rf_kp_mv):
+//  mv.form = RF_KP_MV_GATED (SwiGLU): row n of gate (src0) and of up (src1) -> dst and src[3]
+//    (the two matmul outputs), src[4] = silu(gate) * up as rf_swiglu_f32 computes it (the ..._1fg
 //    kernels: gelu(gate) * up as rf_geglu_f32 does, Gemma's GeGLU);
-//  iparams[0] = 2 (matmul + ROPE NORMAL): rows 2k, 2k + 1 (one rotation pair of head 2k / D) ->
-//    dst, rotated -> src[3]; column m's position is src[1][m] (token m of the rope), src[2] =
-//    frequency factors (may be null), iparams[1] = n_rot, iparams[2] = D, fparams[0..1] = freq
-//    base, scale (rf_rope_f32's rope_cos_sin and rope_apply: the same bits);
-//  iparams[0] = 3 (the plain matmul, two rows per warp: rf_mvqn_<type>_<NC>x2's bits) -> dst.
-//  In the rope and plain forms, iparams[3] = 1 also appends each column's final rows (rotated in
+//  mv.form = RF_KP_MV_ROPE (matmul + ROPE NORMAL): rows 2k, 2k + 1 (one rotation pair of head
+//    2k / D) -> dst, rotated -> src[3]; column m's position is src[1][m] (token m of the rope),
+//    src[2] = frequency factors (may be null), mv.n_rot, mv.head_dim = D, mv.freq_base,
+//    mv.freq_scale (rf_rope_f32's rope_cos_sin and rope_apply: the same bits);
+//  mv.form = RF_KP_MV_PLAIN (the plain matmul, two rows per warp: rf_mvqn_<type>_<NC>x2's bits) -> dst.
+//  In the rope and plain forms, mv.append = 1 also appends each column's final rows (rotated in
 //  the rope form) to an f16/f32 cache pool as SET_ROWS would (a K or V append): column m into row
 //  ((const int *)aux[2])[m] of the pool src[4] (its data, nb[1] and type).
 // Outputs are f32 with columns nb[1] apart (dense rows; the rotated product dense, columns N apart). Grid (ceil(N / 4) for SwiGLU, else
@@ -564,7 +570,7 @@ RF_MVQN_TYPE(q8_0, MvqQ8_0)
 template <class B, int NC, bool SHARE = false, bool GELU = false> RF_DEV void mvq_cols_fused(const rf_kargs &a, const RopeCS &rot) {
     const rf_ktensor &w = a.src[0];
     const i64 N = w.ne[1], K = w.ne[0];
-    const bool swiglu = a.iparams[0] == 1;
+    const bool swiglu = a.mv.form == RF_KP_MV_GATED;
     const int lane = threadIdx.x % RF_WARP;
     const i64 wn = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP;
     const i64 n0 = swiglu ? wn : 2 * wn;
@@ -588,7 +594,7 @@ template <class B, int NC, bool SHARE = false, bool GELU = false> RF_DEV void mv
         return;
     }
     float y0 = x0, y1 = x1;
-    const bool rope = a.iparams[0] == 2;
+    const bool rope = a.mv.form == RF_KP_MV_ROPE;
     if (rope && rot.rotates) rope_apply(x0, x1, rot.c, rot.s, y0, y1); // rot: this lane's column
     dc[n0] = x0;
     dc[n0 + 1] = x1;
@@ -596,19 +602,21 @@ template <class B, int NC, bool SHARE = false, bool GELU = false> RF_DEV void mv
         c3[n0] = y0;
         c3[n0 + 1] = y1;
     }
-    if (a.iparams[3]) { // the K (rotated) or V append
+    if (a.mv.append) { // the K (rotated) or V append
         u8 *prow = (u8 *)o4.data + (i64)((const int *)a.aux[2])[m] * o4.nb[1];
         store_pool_elem(prow, o4.type, n0, y0);
         store_pool_elem(prow, o4.type, n0 + 1, y1);
     }
 }
 // The warp's two weight rows into L2 (column chunk 0 blocks only, as prefetch_mvq_cols);
-// iparams[6] = k > 0: only the first k blocks' (the head of the weights, pm_prefetch_head).
+// mv.prefetch_head_blocks = k > 0: only the first k blocks' (the head of the weights, pm_prefetch_head).
 RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0];
-    const bool swiglu = a.iparams[0] == 1;
+    const bool swiglu = a.mv.form == RF_KP_MV_GATED;
     const i64 wn = (i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP, n0 = swiglu ? wn : 2 * wn;
-    if (a.iparams[7] || blockIdx.y != 0 || n0 >= w.ne[1] || (a.iparams[6] && (int)blockIdx.x >= a.iparams[6])) return;
+    if (a.mv.no_weight_prefetch || blockIdx.y != 0 || n0 >= w.ne[1] ||
+        (a.mv.prefetch_head_blocks && (int)blockIdx.x >= a.mv.prefetch_head_blocks))
+        return;
     const u8 *r0 = (const u8 *)w.data + n0 * w.nb[1];
     prefetch_l2(r0, swiglu ? w.nb[1] : 2 * w.nb[1]);
     if (swiglu) prefetch_l2((const u8 *)a.src[1].data + n0 * a.src[1].nb[1], a.src[1].nb[1]);
@@ -616,7 +624,7 @@ RF_DEV void prefetch_mvq_cols_fused(const rf_kargs &a) {
 // Rope form: the rotation of the warp's pair for the column this lane stores (split_col),
 // before rf_kernel_start.
 template <int NC> RF_DEV RopeCS prefetch_rope_cols(const rf_kargs &a) {
-    if (a.iparams[0] != 2) return RopeCS{1.f, 0.f, false};
+    if (a.mv.form != RF_KP_MV_ROPE) return RopeCS{1.f, 0.f, false};
     const int lane = threadIdx.x % RF_WARP;
     const bool writer = split_writer<NC>(lane);
     const i64 n0 = 2 * ((i64)blockIdx.x * RF_MV_WARPS + threadIdx.x / RF_WARP);
@@ -657,33 +665,34 @@ RF_MVQNF_G(q6_k, MvqQ6K, false, fg) RF_MVQNF_G(q4_0, MvqQ4_0, false, fg) RF_MVQN
 // cols_run (plugins/packs/proj_runs.c) makes one rf_mvqn_<type>_<NC>f launch a matrix, each too
 // small to keep the memory system busy (7B, 2 columns: 4096 rows are 2,048 warps). Each warp dots
 // two rows of one segment with the NC columns (mvq_dot_cols<B, NC, 2>, as rf_mvqn_*f: the same
-// floats) and each writer lane stores its column's pair. Arguments as rf_mvq_proj's, except:
+// floats) and each writer lane stores its column's pair. Arguments as rf_mvq_proj's (parameters
+// a.mvn_proj, rf_kp_mvn_proj), except:
 //   scratch = the first q8_1 column, aux[0] = the column stride (q8_1 types only);
 //   outputs dense [N_s, M]: column m of segment s N_s floats on; src[3] = the M positions;
 //   pool A at aux[1], its slots (M int32) at aux[3], its row stride dst.nb[3];
-//   pool B at aux[2], its slots at dst.ne[3], its row stride iparams[0].
+//   pool B at aux[2], its slots at dst.ne[3], its row stride mvn_proj.pool_b_row_bytes.
 // Grid: the segments' rows / 8 blocks (every segment's rows a multiple of 8), one column chunk.
 // The rows' dots: ColsOf / ColsOrQ6K (above, with rf_mvq_proj2).
 // Rows n, n + 1 of segment s's final output for column m into the pools that append it.
 RF_DEV void projn_append(const rf_kargs &a, int s, i64 m, i64 n, float y0, float y1) {
-    if (a.iparams[4] == s + 1) {
+    if (a.mvn_proj.pool_segment[0] == s + 1) {
         u8 *row = (u8 *)a.aux[1] + (i64)((const int *)a.aux[3])[m] * a.dst.nb[3];
-        store_pool_elem(row, a.iparams[6], n, y0);
-        store_pool_elem(row, a.iparams[6], n + 1, y1);
+        store_pool_elem(row, a.mvn_proj.pool_type[0], n, y0);
+        store_pool_elem(row, a.mvn_proj.pool_type[0], n + 1, y1);
     }
-    if (a.iparams[5] == s + 1) {
-        u8 *row = (u8 *)a.aux[2] + (i64)((const int *)a.dst.ne[3])[m] * a.iparams[0];
-        store_pool_elem(row, a.iparams[7], n, y0);
-        store_pool_elem(row, a.iparams[7], n + 1, y1);
+    if (a.mvn_proj.pool_segment[1] == s + 1) {
+        u8 *row = (u8 *)a.aux[2] + (i64)((const int *)a.dst.ne[3])[m] * a.mvn_proj.pool_b_row_bytes;
+        store_pool_elem(row, a.mvn_proj.pool_type[1], n, y0);
+        store_pool_elem(row, a.mvn_proj.pool_type[1], n + 1, y1);
     }
 }
 // The block's rows and, for a rotated segment, the writer lane's column's cos/sin, before
 // rf_kernel_start (as prefetch_rope_cols).
 template <int NC> RF_DEV ProjStart prefetch_projn(const rf_kargs &a) {
-    ProjStart p{proj_row<2>(a), RopeCS{1.f, 0.f, false}};
+    ProjStart p{proj_row<2>(a, a.mvn_proj), RopeCS{1.f, 0.f, false}};
     const int lane = threadIdx.x % RF_WARP;
     const bool writer = split_writer<NC>(lane);
-    if (p.r.rot) p.rot = rope_cs_of(a, a.src[3], a.src[4], p.r.n, writer ? split_col<NC>(lane) : 0, writer);
+    if (p.r.rot) p.rot = rope_cs_of(a.mvn_proj, a.src[3], a.src[4], p.r.n, writer ? split_col<NC>(lane) : 0, writer);
     return p;
 }
 template <class Cols, int NC> RF_DEV void mvqn_proj(const rf_kargs &a, const ProjStart &ps) {

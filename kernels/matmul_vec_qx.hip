@@ -10,7 +10,7 @@
 // decode slower than the separate launch and were dropped.
 //
 // rf_mvq_<type>_qx: src[0] = weights [K, N] (batch 1), src[1] = the f32 vector (K % 32 == 0),
-// dst = f32 [N]; aux[1] = the q8_1 block (32, the weight type's); iparams[7] = 1: no L2
+// dst = f32 [N]; aux[1] = the q8_1 block (32, the weight type's); mv.no_weight_prefetch = 1: no L2
 // prefetch of the weight rows. 1024 threads (32 warps, a weight row each), dynamic shared memory
 // q8_column_bytes(K) = K + K / 4. The vector is read once per block from L2: 32 rows a block keep
 // that traffic at N / 32 reads of it.
@@ -23,7 +23,7 @@
 RF_DEV void prefetch_mvq_qx(const rf_kargs &a) {
     const rf_ktensor &w = a.src[0];
     const i64 n = (i64)blockIdx.x * RF_MVQX_WARPS + threadIdx.x / RF_WARP;
-    if (a.iparams[7] || n >= w.ne[1]) return;
+    if (a.mv.no_weight_prefetch || n >= w.ne[1]) return;
     prefetch_l2((const u8 *)w.data + n * w.nb[1], w.nb[1]);
 }
 

@@ -30,13 +30,13 @@ struct MoeTile {
 RF_DEV i64 moe_group_dst_off_at(i64 tiles_bound) { return 16 + 16 * tiles_bound; }
 
 // rf_moe_group_ids: one block. src[0] = group scratch, src[1] = the activations x [K, S1, M]
-// (only S1 = ne[1] is read), src[2] = ids [S, M], dst = MATMUL_ID's output; iparams[0] = E,
-// iparams[1] = columns per tile, iparams[2] = tile entries (the grid of the matmul).
+// (only S1 = ne[1] is read), src[2] = ids [S, M], dst = MATMUL_ID's output; moe_group.n_experts = E,
+// moe_group.tile_cols = columns per tile, moe_group.tile_entries = tile entries (the grid of the matmul).
 RF_KERNEL __launch_bounds__(RF_MOE_GROUP_THREADS) void rf_moe_group_ids(rf_kargs a) {
     rf_kernel_start();
     __shared__ int count[RF_MOE_MAX_EXPERTS + 1], start[RF_MOE_MAX_EXPERTS + 1], fill[RF_MOE_MAX_EXPERTS + 1];
     __shared__ int used_tiles;
-    const int E = a.iparams[0], C = a.iparams[1], bound = a.iparams[2], tid = threadIdx.x;
+    const int E = a.moe_group.n_experts, C = a.moe_group.tile_cols, bound = a.moe_group.tile_entries, tid = threadIdx.x;
     const int S = (int)a.src[2].ne[0], total = S * (int)a.src[2].ne[1], S1 = (int)a.src[1].ne[1];
     const int *ids = (const int *)a.src[2].data;
     u8 *g = (u8 *)a.src[0].data;

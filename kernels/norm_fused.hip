@@ -7,11 +7,11 @@
 // row is held in registers as float4 pieces (at most 16384 elements, checked by the host).
 // src0 = x (the add's first operand), src1 = the add's second operand (data null: no add),
 // src2 = norm weight [K], src3 = add result, src4 = rms_norm result, dst = product;
-// fparams[0] = eps; iparams[0] = 1: src2 is a model weight (read before the previous kernel
-// ends); aux[0] = q8_1 column stride into scratch (0: no quantization; row r is column r),
-// aux[1] = its block size (32 or 256, see quantize_act.hip); iparams[1] = blocks a row (the
-// cluster form below; grid x = rows x blocks); iparams[2] = 1: the add's operands pulled into L2
-// before the wait (prefetch_norm_row).
+// parameters a.norm (rf_kp_norm): eps; weight_is_model = 1: src2 is a model weight (read before
+// the previous kernel ends); cluster_blocks = blocks a row (the cluster form below; grid x = rows
+// x blocks); prefetch_add = 1: the add's operands pulled into L2 before the wait
+// (prefetch_norm_row). aux[0] = q8_1 column stride into scratch (0: no quantization; row r is
+// column r), aux[1] = its block size (32 or 256, see quantize_act.hip).
 #include "compat.h"
 #include "cluster.h"
 
@@ -52,7 +52,7 @@ RF_DEV float sum8_lanes(float v) {
 }
 
 
-// The norm weight's pieces of this thread. iparams[0] = 1 (the host saw a model weight, never
+// The norm weight's pieces of this thread. norm.weight_is_model = 1 (the host saw a model weight, never
 // written): loaded before rf_kernel_start(), overlapping the previous kernel (compat.h); otherwise
 // (a weight computed in the graph) after it.
 template <int C> struct NormWeight { float4 v[C]; };
@@ -63,7 +63,7 @@ typedef NormWeight<4> NormWeight4;
 template <int C, int N> RF_DEV int first_piece() { return N > 1 ? (int)cluster_rank() * C * (int)blockDim.x : 0; }
 template <int C, int N = 1> RF_DEV NormWeight<C> prefetch_norm_weight(const rf_kargs &a, bool started = false) {
     NormWeight<C> w;
-    const bool load = started || a.iparams[0] == 1;
+    const bool load = started || a.norm.weight_is_model == 1;
     const int n4 = (int)(a.src[0].ne[0] / 4), T = (int)blockDim.x;
     const int base = first_piece<C, N>();
     const float *p = (const float *)a.src[2].data;
@@ -101,14 +101,14 @@ template <int N = 1> RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
     r.q8 = a.aux[0] == 0 ? (u8 *)0 : (u8 *)a.scratch + (i64)ri * a.aux[0];
     r.K = (int)s0.ne[0];
     r.block = (int)a.aux[1];
-    r.eps = a.fparams[0];
+    r.eps = a.norm.eps;
 #if RF_NVIDIA
     // The add's operands into L2 while the kernel before still runs, a 128-byte line a thread
     // over this block's part of the row: one of them (the residual stream) was written several
     // kernels ago and has usually left L2 under the weights streamed since, which put an HBM
     // round trip on the chain after the wait (prefetch_line_l2: safe whatever the kernel before
     // writes).
-    if (add && a.iparams[2]) {
+    if (add && a.norm.prefetch_add) {
         const int part = r.K / N, first = N > 1 ? (int)cluster_rank() * part : 0;
         for (int e = first + 32 * (int)threadIdx.x; e < first + part; e += 32 * (int)blockDim.x) {
             prefetch_line_l2(r.x + e);
@@ -121,7 +121,7 @@ template <int N = 1> RF_DEV NormRow prefetch_norm_row(const rf_kargs &a) {
 
 template <int C, int N = 1>
 RF_DEV void add_rms_norm_mul_row(const rf_kargs &a, const NormWeight<C> &early, const NormRow &row) {
-    const NormWeight<C> wv = a.iparams[0] == 1 ? early : prefetch_norm_weight<C, N>(a, true);
+    const NormWeight<C> wv = a.norm.weight_is_model == 1 ? early : prefetch_norm_weight<C, N>(a, true);
     __shared__ double sh[RF_WARP];
     __shared__ double sh_part; // N > 1: this block's sum of squares, read by the cluster's blocks
     __shared__ float sh_inv;

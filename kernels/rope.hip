@@ -48,11 +48,11 @@ RF_DEV void rope_pair(const float *xr, i64 i, i64 t, const rf_ktensor &angles, i
 // The cos/sin table of one token's rotated pairs (up to 256), shared by the block's heads.
 __shared__ float rf_rope_cs[2][256];
 
-RF_DEV int rope_table_pairs(const rf_kargs &a) { return a.iparams[1] / 2 < 256 ? a.iparams[1] / 2 : 256; }
+RF_DEV int rope_table_pairs(const rf_kargs &a) { return a.rope.n_rot / 2 < 256 ? a.rope.n_rot / 2 : 256; }
 RF_DEV void rope_table(const rf_kargs &a, i64 t) {
     const float *factors = (const float *)a.src[2].data; // may be null
     for (int i = threadIdx.x; i < rope_table_pairs(a); i += blockDim.x)
-        rope_cs_token(a.src[1], factors, i, t, a.iparams[1], a.fparams[0], a.fparams[1], rf_rope_cs[0][i], rf_rope_cs[1][i]);
+        rope_cs_token(a.src[1], factors, i, t, a.rope.n_rot, a.rope.freq_base, a.rope.freq_scale, rf_rope_cs[0][i], rf_rope_cs[1][i]);
 }
 // The table of the block's first token before rf_kernel_start (compat.h): positions, the angles'
 // rows (graph inputs) and frequency factors (weights) are never written by a kernel, so under
@@ -69,7 +69,7 @@ RF_DEV void prefetch_rope_table(const rf_kargs &a) {
 // layer's K and Q rotations): head groups y >= G rotate src[3] into src[4] (same T, its own D, H).
 // aux[1] != 0: the first tensor's rotated rows also go to an f16/f32 cache pool, as SET_ROWS would
 // append them (the K append): token t's [D * H] row into pool row slots[t] (aux[1] = the pool,
-// aux[2] = the i32 slots, aux[3] = the pool's row stride in bytes, iparams[2] = its type).
+// aux[2] = the i32 slots, aux[3] = the pool's row stride in bytes, rope.pool_type = its type).
 RF_KERNEL void rf_rope_f32(rf_kargs a) {
     prefetch_rope_table(a);
     rf_kernel_start();
@@ -77,8 +77,8 @@ RF_KERNEL void rf_rope_f32(rf_kargs a) {
     const bool second = G > 0 && (i64)blockIdx.y >= G;
     const rf_ktensor &x = second ? a.src[3] : a.src[0], &d = second ? a.src[4] : a.dst;
     const i64 D = x.ne[0], H = x.ne[1], T = x.ne[2];
-    const int mode = a.iparams[0], n_rot = a.iparams[1];
-    const float base = a.fparams[0], fscale = a.fparams[1];
+    const int mode = a.rope.mode, n_rot = a.rope.n_rot;
+    const float base = a.rope.freq_base, fscale = a.rope.freq_scale;
     const float *factors = (const float *)a.src[2].data; // may be null
     const i64 half = D / 2, h0 = ((i64)blockIdx.y - (second ? G : 0)) * 8, nh = H - h0 < 8 ? H - h0 : 8;
     const int nr = rope_table_pairs(a);
@@ -105,8 +105,8 @@ RF_KERNEL void rf_rope_f32(rf_kargs a) {
             yr[j1] = y1;
             if (!second && a.aux[1]) {
                 u8 *prow = (u8 *)a.aux[1] + (i64)((const int *)a.aux[2])[t] * a.aux[3];
-                store_pool_elem(prow, a.iparams[2], h * D + j0, y0);
-                store_pool_elem(prow, a.iparams[2], h * D + j1, y1);
+                store_pool_elem(prow, a.rope.pool_type, h * D + j0, y0);
+                store_pool_elem(prow, a.rope.pool_type, h * D + j1, y1);
             }
         }
     }

@@ -35,7 +35,7 @@ RF_KERNEL __launch_bounds__(256) void rf_rms_norm_f32(rf_kargs a) {
     float *y = (float *)row_of(a.dst, r);
     double s = 0.0;
     for (i64 i = threadIdx.x; i < K; i += blockDim.x) s += (double)x[i] * x[i];
-    const float inv = rms_scale(block_sum_d(s, sh), K, a.fparams[0]);
+    const float inv = rms_scale(block_sum_d(s, sh), K, a.rms_norm.eps);
     for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] = x[i] * inv;
 }
 
@@ -45,7 +45,7 @@ RF_KERNEL __launch_bounds__(256) void rf_softmax_f32(rf_kargs a) {
     const i64 r = blockIdx.x, K = a.src[0].ne[0];
     const float *x = row_of(a.src[0], r);
     float *y = (float *)row_of(a.dst, r);
-    const float scale = a.fparams[0];
+    const float scale = a.softmax.scale;
     float mx = -__int_as_float(0x7f800000);
     for (i64 i = threadIdx.x; i < K; i += blockDim.x) mx = fmaxf(mx, x[i] * scale);
     mx = block_max(mx, sh);

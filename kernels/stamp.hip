@@ -1,15 +1,15 @@
 // The observer's own kernel (stamps.h, backends/hip/exec_observer.h): launched with one block
 // (a) after a compute()'s last launch: its stamp is the end of that launch, and it copies the
-//     call's stamps (iparams[0] of them, ending with its own) to mapped host memory at dst.data,
+//     call's stamps (stamp.n_stamps of them, ending with its own) to mapped host memory at dst.data,
 //     so the host reads them without a copy of its own;
 // (b) before a launch group whose first kernel writes no stamp (a kernel pack without the
-//     stamp constant): its stamp is the group's start (iparams[0] = 0, nothing copied);
-// (c) on an idle stream, as the anchor of the device clock on the host's (iparams[0] = 1).
+//     stamp constant): its stamp is the group's start (stamp.n_stamps = 0, nothing copied);
+// (c) on an idle stream, as the anchor of the device clock on the host's (stamp.n_stamps = 1).
 #include "compat.h"
 
 RF_KERNEL void rf_stamp_mark(rf_kargs a) {
     rf_kernel_start();
-    const int n = a.iparams[0];
+    const int n = a.stamp.n_stamps;
     if (n <= 0) return;
     __syncthreads(); // thread 0's stamp (and its counter increment) before the others read
     const unsigned int end = *(volatile unsigned int *)rf_stamp_ctl_v1.counter; // own index + 1

@@ -34,7 +34,7 @@ typedef struct rf_stamp_ctl {
 } rf_stamp_ctl;
 
 #define RF_STAMP_CTL_SYMBOL "rf_stamp_ctl_v1"
-/* The stamp kernel (stamp.hip): one block; its own rf_kernel_start stamps; with iparams[0] = n > 0
+/* The stamp kernel (stamp.hip): one block; its own rf_kernel_start stamps; with stamp.n_stamps = n > 0
  * it then copies the n ring entries that end with its own stamp to (rf_stamp *)dst.data (mapped
  * host memory). */
 #define RF_STAMP_MARK_KERNEL "rf_stamp_mark"

@@ -103,7 +103,7 @@ bool ExecObserver::launch_anchor(hipStream_t s) {
     r.f = setup_.mark;
     r.threads = 32;
     r.args.dst.data = anchor_dev_;
-    r.args.iparams[0] = 1;
+    r.args.stamp.n_stamps = 1;
     static_cast<volatile rf_stamp *>(anchor_host_)->tag = 0;
     std::string e;
     if (launch_now(s, r, "stamp kernel", e) != RF_OK) return false;
@@ -193,7 +193,7 @@ int ExecObserver::set(hipStream_t s, LaunchQueue &q, const rf_exec_observer *obs
         LaunchRec mark;
         mark.f = setup_.mark;
         mark.threads = 32;
-        mark.mark = true; // iparams[0] = 0: a stamp only
+        mark.mark = true; // stamp.n_stamps = 0: a stamp only
         q.set_stamping(true, mark);
         return RF_OK;
     }
@@ -312,7 +312,7 @@ void ExecObserver::close_call(LaunchQueue &q) {
         m.threads = 128;
         m.mark = true;
         m.args.dst.data = set.host_dev; // the same for every call of this set (graph slot): no patch
-        m.args.iparams[0] = int(n);
+        m.args.stamp.n_stamps = int(n);
         q.add(m);
         q.add_event(set.end);
         set.n_stamps = uint32_t(n);

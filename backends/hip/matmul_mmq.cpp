@@ -203,9 +203,9 @@ void mmq_tiles(const Backend &b, const rf_node &n, rf_matmul_tiles &t) {
     t.grid[1] = (uint32_t)((M + cols - 1) / cols);
     t.threads = 128;
     // The kernels' bulk L2 prefetch and TMA staging stay off: both were slower (docs/notes/mmq.md).
-    t.iparams[1] = 1;
-    t.iparams[2] = 0;
-    t.iparams[3] = 0;
+    t.tuning.no_row_prefetch = 1;
+    t.tuning.prefetch_window = 0;
+    t.tuning.bulk_copy = 0;
 }
 
 int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
@@ -216,8 +216,10 @@ int matmul_mmq(Backend &b, const rf_node &n, std::string &err) {
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(w->ne[0]);
-    for (int i = 1; i < 4; ++i) a.iparams[i] = t.iparams[i];
-    a.iparams[0] = a.iparams[4] = a.iparams[7] = 0; // no pool append (kernels/matmul_mmq.hip mmq_store())
+    a.mmq.no_row_prefetch = t.tuning.no_row_prefetch;
+    a.mmq.prefetch_window = t.tuning.prefetch_window;
+    a.mmq.bulk_copy = t.tuning.bulk_copy;
+    a.mmq.pool_row_bytes = a.mmq.pool_type = a.mmq.append_segment = 0; // no pool append (kernels/matmul_mmq.hip mmq_store())
     return launch(b, t.kernel, t.grid[0], t.grid[1], 1, t.threads, a, err);
 }
 

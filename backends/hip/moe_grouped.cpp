@@ -90,9 +90,9 @@ int matmul_id_grouped(Backend &b, const rf_node &n, std::string &err) {
 
     rf_kargs g = a;
     g.src[0] = group;
-    g.iparams[0] = (int)E;
-    g.iparams[1] = cols;
-    g.iparams[2] = (int)l.tiles;
+    g.moe_group.n_experts = (int)E;
+    g.moe_group.tile_cols = cols;
+    g.moe_group.tile_entries = (int)l.tiles;
     if (int r = launch(b, "rf_moe_group_ids", 1, 1, 1, kGroupThreads, g, err)) return r;
 
     rf_kargs c = a;

@@ -181,7 +181,7 @@ bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
 #endif
 }
 
-// iparams[7] of the decode matmul kernels reading `columns` activation columns: 0 = pull the
+// mv.no_weight_prefetch of the decode matmul kernels reading `columns` activation columns: 0 = pull the
 // weight rows into L2 before rf_kernel_start, 1 = not. By default only one column of a matrix of
 // a small model's size (TinyLlama's 2048 x 5632 Q4_K is 6.5 MB), whose launches are short enough
 // for the prefetch to overlap the kernel before; a 7B model's (9.4-37 MB) lost speed with it
@@ -195,7 +195,7 @@ int matmul_vec_qx(Backend &b, const rf_node &n, const char *kernel, std::string 
     const rf_tensor *w = n.src[0];
     rf_kargs a = make_args(n);
     a.aux[1] = act_block(w->type);
-    a.iparams[7] = no_weight_prefetch(b, w, 1);
+    a.mv.no_weight_prefetch = no_weight_prefetch(b, w, 1);
     return launch(b, std::string(kernel) + "_qx", (unsigned)((w->ne[1] + 31) / 32), 1, 1, 1024, a, err,
                   (unsigned)q8_column_bytes(w->ne[0]));
 }
@@ -210,7 +210,7 @@ int matmul_vec_q8(Backend &b, const rf_node &n, const char *kernel, unsigned bat
     rf_kargs a = make_args(n);
     a.scratch = b.q8.where;
     a.aux[0] = q8_column_bytes(w->ne[0]);
-    a.iparams[7] = no_weight_prefetch(b, w, 1);
+    a.mv.no_weight_prefetch = no_weight_prefetch(b, w, 1);
     return launch(b, kernel, (unsigned)((N + 3) / 4), 1, batch, 128, a, err);
 }
 
@@ -231,7 +231,7 @@ int matmul_cols_q8(Backend &b, const rf_node &n, std::string &err) {
         a.scratch = b.q8.where;
         a.aux[0] = q8_column_bytes(w->ne[0]);
         a.aux[1] = m0;
-        a.iparams[7] = no_weight_prefetch(b, w, M);
+        a.mv.no_weight_prefetch = no_weight_prefetch(b, w, M);
         if (int r = launch(b, stem + std::to_string(nc) + "x" + std::to_string(R), blocks, (unsigned)chunks, 1, 128, a, err))
             return r;
         m0 += nc * chunks;

@@ -87,10 +87,10 @@ static int32_t claim_gate_up(const rf_graph *g, int32_t first, const rf_pack_dev
     l->dst = (rf_tensor_ref){0, RF_BIND_DST};
     l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
-    l->iparams[0] = 1; /* the gated form */
+    l->mv.form = RF_KP_MV_GATED;
     if (sw->op == RF_OP_GEGLU) {
         if (!(l->kernel = geglu_kernel(kernel))) return 0;
-        l->iparams[5] = 1; /* read by host_gate_up only: the product is GeGLU's */
+        l->mv.geglu = 1; /* read by host_gate_up only: the product is GeGLU's */
     }
     pm_decode_input(l, dev, block, mg->src[0], M);
     pm_cols_prefetch_head(l, dev, 8 * mg->src[0]->nb[1]); /* a block: 4 rows of gate and of up (either kernel) */
@@ -119,7 +119,7 @@ static int32_t host_gate_up(const rf_kargs *a, const rf_fusion_launch *l) {
             const float v = pm_matmul_out(wg->type, f16, rg, col, K), u = pm_matmul_out(wu->type, f16, ru, col, K);
             gate[n] = v;
             up[n] = u;
-            prod[n] = a->iparams[5] == 1 ? gelu_tanh_host(v) * u : (v / (1.f + expf(-v))) * u;
+            prod[n] = a->mv.geglu == 1 ? gelu_tanh_host(v) * u : (v / (1.f + expf(-v))) * u;
         }
     }
     return RF_OK;

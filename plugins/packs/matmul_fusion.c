@@ -92,8 +92,8 @@ int64_t pm_prefetch_head(const rf_pack_device *dev, int64_t block_bytes, int64_t
 }
 
 void pm_cols_prefetch_head(rf_fusion_launch *l, const rf_pack_device *dev, int64_t block_bytes) {
-    const int64_t head = l->iparams[7] ? pm_prefetch_head(dev, block_bytes, l->grid[0]) : 0;
-    if (head > 0) l->iparams[7] = 0, l->iparams[6] = (int32_t)head;
+    const int64_t head = l->mv.no_weight_prefetch ? pm_prefetch_head(dev, block_bytes, l->grid[0]) : 0;
+    if (head > 0) l->mv.no_weight_prefetch = 0, l->mv.prefetch_head_blocks = (int32_t)head;
 }
 
 void pm_decode_input(rf_fusion_launch *l, const rf_pack_device *dev, int block, const rf_tensor *w, int64_t columns) {
@@ -103,7 +103,7 @@ void pm_decode_input(rf_fusion_launch *l, const rf_pack_device *dev, int block, 
     l->act_in = (rf_tensor_ref){0, 1};
     l->act_in_block = block;
     l->q8_aux_stride = 0;
-    l->iparams[7] = pulled ? 0 : 1; /* 1: no L2 prefetch */
+    l->mv.no_weight_prefetch = pulled ? 0 : 1;
 }
 
 void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node) {
@@ -113,11 +113,11 @@ void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node) {
     l->src[1] = (rf_tensor_ref){rn, pm_rope_angles_slot(rp)}; /* positions, or the angles' rows */
     if (rp->src[2]) l->src[2] = (rf_tensor_ref){rn, 2}; /* frequency factors */
     l->src[3] = (rf_tensor_ref){rn, RF_BIND_DST};
-    l->iparams[0] = 2; /* matmul + rope form */
-    l->iparams[1] = rp->iparams[1];
-    l->iparams[2] = (int32_t)rp->src[0]->ne[0];
-    l->fparams[0] = rp->fparams[0];
-    l->fparams[1] = rp->fparams[1];
+    l->mv.form = RF_KP_MV_ROPE;
+    l->mv.n_rot = rp->iparams[1];
+    l->mv.head_dim = (int32_t)rp->src[0]->ne[0];
+    l->mv.freq_base = rp->fparams[0];
+    l->mv.freq_scale = rp->fparams[1];
 }
 
 int pm_cols_launch(rf_fusion_launch *l, const rf_pack_device *dev, const rf_node *mm, const rf_node *rp, int16_t node) {
@@ -134,7 +134,7 @@ int pm_cols_launch(rf_fusion_launch *l, const rf_pack_device *dev, const rf_node
     } else {
         l->src[0] = (rf_tensor_ref){node, 0};
         l->dst = (rf_tensor_ref){node, RF_BIND_DST};
-        l->iparams[0] = 3; /* plain form */
+        l->mv.form = RF_KP_MV_PLAIN;
     }
     pm_decode_input(l, dev, pm_act_in_block(mm->src[0]->type), mm->src[0], mm->dst->ne[1]);
     pm_cols_prefetch_head(l, dev, 8 * mm->src[0]->nb[1]); /* a block: 4 warps of 2 rows */

@@ -62,7 +62,7 @@ const rf_pack_options *pm_options(const rf_pack_device *dev);
 
 /* The activation input of an rf_mvq_multi / rf_mvqn_*f launch replacing the matmul at claimed
  * node 0: its src[1] lent as `block` says (pm_act_in_block), the column stride in aux[0], and
- * iparams[7] = 1 (those kernels' convention: no L2 prefetch of the weight rows before the wait)
+ * mv.no_weight_prefetch = 1 (no L2 prefetch of the weight rows before the wait)
  * unless weight w is pulled in as rf_pack_options.weight_prefetch says: every matrix, none, or
  * (the default) one launch (one activation column) of a matrix of at most prefetch_max_bytes, as
  * the backend does for its own decode matmuls (backends/hip/ops.cpp no_weight_prefetch). */
@@ -76,16 +76,17 @@ void pm_decode_input(rf_fusion_launch *l, const rf_pack_device *dev, int block, 
  * at most `blocks`; 0: none. */
 int64_t pm_prefetch_head(const rf_pack_device *dev, int64_t block_bytes, int64_t blocks);
 /* For an rf_mvqn_<type>_<NC>f or rf_mvq_multi launch that pulls none of its weights into L2
- * (iparams[7] = 1): its head instead (iparams[7] = 0, iparams[6] = the blocks that prefetch),
- * block_bytes a block. */
+ * (mv.no_weight_prefetch = 1): its head instead (no_weight_prefetch = 0, prefetch_head_blocks = the
+ * blocks that prefetch), block_bytes a block. */
 void pm_cols_prefetch_head(rf_fusion_launch *l, const rf_pack_device *dev, int64_t block_bytes);
 
 /* The rope form's bindings of a decode matmul launch (rf_mvq_multi, rf_mvqn_<type>_<NC>f): the
  * matmul at claimed node `node` and its rope rp at node + 1 (weights src[0], product dst, positions
- * src[1], factors src[2] when rp has them, rotation src[3]; iparams[0..2], fparams[0..1]). */
+ * src[1], factors src[2] when rp has them, rotation src[3]; mv.form RF_KP_MV_ROPE, n_rot, head_dim,
+ * freq_base, freq_scale). */
 void pm_bind_rope_form(rf_fusion_launch *l, const rf_node *rp, int16_t node);
 /* rf_mvqn_<type>_<NC>f for matmul mm at claimed node `node`: its rope form with rp (at node + 1),
- * without rp its plain form (iparams[0] = 3: two rows of mm a warp); the columns in chunks
+ * without rp its plain form (RF_KP_MV_PLAIN: two rows of mm a warp); the columns in chunks
  * (pm_column_chunks, grid y), the activations as the backend lends them. 0 where no launch covers
  * mm's columns (the launch is then partly written: the claim must decline). */
 int pm_cols_launch(rf_fusion_launch *l, const rf_pack_device *dev, const rf_node *mm, const rf_node *rp, int16_t node);

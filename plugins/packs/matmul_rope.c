@@ -39,7 +39,7 @@ static int32_t claim_matmul_rope(const rf_graph *g, int32_t first, const rf_pack
 static int32_t host_matmul_rope(const rf_kargs *a, const rf_fusion_launch *l) {
     const rf_ktensor *w = &a->src[0], *rd = &a->src[3];
     const int64_t K = w->ne[0], N = a->dst.ne[0], M = a->dst.ne[1], stride = a->aux[l->q8_aux_stride];
-    const int64_t D = a->iparams[2], n_rot = a->iparams[1];
+    const int64_t D = a->mv.head_dim, n_rot = a->mv.n_rot;
     const int f32_row = l->act_in_block == RF_ACT_IN_F32;
     int64_t m, n;
     if (!a->scratch || (!f32_row && !pm_q8_dot_type(w->type))) return RF_ERR_INVALID;
@@ -50,7 +50,7 @@ static int32_t host_matmul_rope(const rf_kargs *a, const rf_fusion_launch *l) {
         for (n = 0; n < N; n += 2) {
             const int64_t r = (n % D) / 2;
             const float x0 = prod[n], x1 = prod[n + 1];
-            if (r < n_rot / 2) pm_rope_pair(x0, x1, r, &a->src[1], m, (int)n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[2].data, &rot[n], &rot[n + 1]);
+            if (r < n_rot / 2) pm_rope_pair(x0, x1, r, &a->src[1], m, (int)n_rot, a->mv.freq_base, a->mv.freq_scale, (const float *)a->src[2].data, &rot[n], &rot[n + 1]);
             else rot[n] = x0, rot[n + 1] = x1;
         }
     }

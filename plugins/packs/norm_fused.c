@@ -109,7 +109,7 @@ static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device
         l->kernel = cluster_kernel[blocks];
         l->grid[0] = (uint32_t)(rows * blocks);
         l->threads = (uint32_t)(K / 4 / blocks);
-        l->iparams[1] = blocks;
+        l->norm.cluster_blocks = blocks;
     }
     l->src[0] = (rf_tensor_ref){0, 0}; /* the add's first operand, or x */
     if (add) {
@@ -119,9 +119,9 @@ static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device
     l->src[2] = (rf_tensor_ref){(int16_t)(used - 1), 1};
     l->src[4] = (rf_tensor_ref){(int16_t)(used - 2), RF_BIND_DST};
     l->dst = (rf_tensor_ref){(int16_t)(used - 1), RF_BIND_DST};
-    l->fparams[0] = norm->fparams[0];
-    l->iparams[0] = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0; /* read before the previous kernel ends */
-    l->iparams[2] = add && pm_options(dev)->norm_prefetch; /* the add's operands into L2 meanwhile */
+    l->norm.eps = norm->fparams[0];
+    l->norm.weight_is_model = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0; /* read before the previous kernel ends */
+    l->norm.prefetch_add = add && pm_options(dev)->norm_prefetch; /* the add's operands into L2 meanwhile */
     if (K % 32 == 0 && pm_launch_has_q8(dev)) { /* the kernel's q8_1 arguments: aux[0] stride, aux[1] block */
         l->q8_of = l->dst;
         l->q8_aux_stride = 0;
@@ -140,9 +140,9 @@ static int32_t claim_norm_4(const rf_graph *g, int32_t f, const rf_pack_device *
 /* The kernel on the host: the sum (src3) if there is an add, the normalised row (src4), the
  * product (dst) and, when lent, the q8_1 column of the product, for every row (block). */
 static int32_t host_norm(const rf_kargs *a, const rf_fusion_launch *l) {
-    const int64_t K = a->src[0].ne[0], rows = l->grid[0] / (a->iparams[1] > 1 ? a->iparams[1] : 1);
+    const int64_t K = a->src[0].ne[0], rows = l->grid[0] / (a->norm.cluster_blocks > 1 ? a->norm.cluster_blocks : 1);
     const float *w = (const float *)a->src[2].data;
-    const float eps = a->fparams[0];
+    const float eps = a->norm.eps;
     int64_t r, i;
     for (r = 0; r < rows; ++r) {
         const float *x0 = (const float *)pm_row(&a->src[0], r);

@@ -130,23 +130,23 @@ static void mr_mmq_launch(rf_fusion_launch *l, const struct mr_seg *segs, const 
     l->src[1] = (rf_tensor_ref){(int16_t)s0->node, 1};
     l->dst = (rf_tensor_ref){(int16_t)s0->node, RF_BIND_DST};
     if (s0->dead) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_DATA, (rf_tensor_ref){RF_BIND_LENT, 0}, (long long)s0->lent_at};
-    for (i = 1; i < n; ++i) { /* kernels/matmul_mmq.hip mmq_segment(): weights src[1 + i], output aux[i], row stride iparams[4 + i] */
+    for (i = 1; i < n; ++i) { /* kernels/matmul_mmq.hip mmq_segment(): weights src[1 + i], output aux[i], row stride out_col_bytes[i - 1] */
         const struct mr_seg *s = &segs[idx[i]];
         l->src[1 + i] = (rf_tensor_ref){(int16_t)s->node, 0};
         l->words[w++] = s->dead ? (rf_kargs_word){RF_KFIELD_AUX0 + i, (rf_tensor_ref){RF_BIND_LENT, 0}, (long long)s->lent_at}
                                 : (rf_kargs_word){RF_KFIELD_AUX0 + i, (rf_tensor_ref){(int16_t)s->node, RF_BIND_DST}, 0};
-        l->iparams[4 + i] = (int32_t)s->mm->dst->nb[1];
+        l->mmq.out_col_bytes[i - 1] = (int32_t)s->mm->dst->nb[1];
     }
-    l->iparams[1] = n > 1 ? 1 : s0->t.iparams[1]; /* the L2 prefetch reads src[0]'s rows: one matrix only */
-    l->iparams[2] = s0->t.iparams[2];
-    l->iparams[3] = s0->t.iparams[3];
+    l->mmq.no_row_prefetch = n > 1 ? 1 : s0->t.tuning.no_row_prefetch; /* the L2 prefetch reads src[0]'s rows: one matrix only */
+    l->mmq.prefetch_window = s0->t.tuning.prefetch_window;
+    l->mmq.bulk_copy = s0->t.tuning.bulk_copy;
     for (i = 0; i < n && app; ++i) { /* mmq_store(): the V append, column m into pool row slots[m] */
         if (idx[i] != app_seg) continue;
         l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 3, (rf_tensor_ref){(int16_t)app_node, RF_BIND_DST}, 0};
         l->src[4] = (rf_tensor_ref){(int16_t)app_node, 1};
-        l->iparams[0] = (int32_t)app->dst->nb[1];
-        l->iparams[4] = app->dst->type;
-        l->iparams[7] = i + 1;
+        l->mmq.pool_row_bytes = (int32_t)app->dst->nb[1];
+        l->mmq.pool_type = app->dst->type;
+        l->mmq.append_segment = i + 1;
     }
     l->act_in = (rf_tensor_ref){(int16_t)s0->node, 1};
     l->act_in_block = pm_act_block(s0->mm->src[0]->type);
@@ -155,7 +155,7 @@ static void mr_mmq_launch(rf_fusion_launch *l, const struct mr_seg *segs, const 
 
 /* One rf_rope_f32 launch of segment p's rope (x from lent scratch when its product is dead), with
  * segment q's as the second tensor where q >= 0 (aux[0] = p's head groups), and the K append
- * (kernels/rope.hip aux[1..3], iparams[2]) when app is given. */
+ * (kernels/rope.hip aux[1..3], rope.pool_type) when app is given. */
 static void mr_rope_launch(rf_fusion_launch *l, const struct mr_seg *p, const struct mr_seg *q, const rf_node *app, int app_node) {
     const rf_node *r = p->rp;
     const int16_t rn = (int16_t)(p->node + 1);
@@ -169,6 +169,7 @@ static void mr_rope_launch(rf_fusion_launch *l, const struct mr_seg *p, const st
     for (i = 0; i < 3; ++i)
         if (r->src[i]) l->src[i] = (rf_tensor_ref){rn, (int16_t)i};
     l->src[1] = (rf_tensor_ref){rn, pm_rope_angles_slot(r)}; /* positions, or the angles' rows */
+    /* The rope node's parameters as they are: rf_kp_rope's mode, n_rot and freq_* sit at its slots. */
     for (i = 0; i < 8; ++i) l->iparams[i] = r->iparams[i], l->fparams[i] = r->fparams[i];
     if (p->dead) l->words[w++] = (rf_kargs_word){RF_KFIELD_SRC0_DATA, (rf_tensor_ref){RF_BIND_LENT, 0}, (long long)p->lent_at};
     if (q) {
@@ -182,7 +183,7 @@ static void mr_rope_launch(rf_fusion_launch *l, const struct mr_seg *p, const st
         l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 1, (rf_tensor_ref){(int16_t)app_node, RF_BIND_DST}, 0};
         l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 2, (rf_tensor_ref){(int16_t)app_node, 1}, 0};
         l->aux[3] = app->dst->nb[1];
-        l->iparams[2] = app->dst->type;
+        l->rope.pool_type = app->dst->type;
     }
 }
 
@@ -325,7 +326,7 @@ static int mr_cols_launch(rf_fusion_launch *l, const rf_pack_device *dev, const 
     if (app) {
         l->src[4] = (rf_tensor_ref){(int16_t)app_node, RF_BIND_DST};
         l->words[0] = (rf_kargs_word){RF_KFIELD_AUX0 + 2, (rf_tensor_ref){(int16_t)app_node, 1}, 0};
-        l->iparams[3] = 1;
+        l->mv.append = 1;
     }
     return 1;
 }
@@ -372,23 +373,23 @@ static int cols_join_launch(const rf_graph *g, int32_t first, const struct mr_ru
         }
     }
     { /* pool A (the rotated segment's append): aux[1], slots aux[3], row stride dst.nb[3]; pool B
-       * (the other's): aux[2], slots dst.ne[3], row stride iparams[0] */
+       * (the other's): aux[2], slots dst.ne[3], row stride mvn_proj.pool_b_row_bytes */
         const int16_t na = (int16_t)mr_app_node(g, first, r, apps[0]), nb = (int16_t)mr_app_node(g, first, r, apps[1]);
         l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 1, (rf_tensor_ref){na, RF_BIND_DST}, 0};
         l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 3, (rf_tensor_ref){na, 1}, 0};
         l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + 3, (rf_tensor_ref){RF_BIND_NONE, 0}, apps[0]->dst->nb[1]};
         l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 2, (rf_tensor_ref){nb, RF_BIND_DST}, 0};
         l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + 3, (rf_tensor_ref){nb, 1}, 0};
-        l->iparams[0] = (int32_t)apps[1]->dst->nb[1];
-        l->iparams[4] = app_seg[0] + 1, l->iparams[5] = app_seg[1] + 1;
-        l->iparams[6] = apps[0]->dst->type, l->iparams[7] = apps[1]->dst->type;
+        l->mvn_proj.pool_b_row_bytes = (int32_t)apps[1]->dst->nb[1];
+        l->mvn_proj.pool_segment[0] = app_seg[0] + 1, l->mvn_proj.pool_segment[1] = app_seg[1] + 1;
+        l->mvn_proj.pool_type[0] = apps[0]->dst->type, l->mvn_proj.pool_type[1] = apps[1]->dst->type;
     }
     if (rope0) {
-        l->iparams[1] = rope0->iparams[1];
-        l->iparams[2] = (int32_t)rope0->src[0]->ne[0];
-        l->fparams[0] = rope0->fparams[0], l->fparams[1] = rope0->fparams[1];
+        l->mvn_proj.n_rot = rope0->iparams[1];
+        l->mvn_proj.head_dim = (int32_t)rope0->src[0]->ne[0];
+        l->mvn_proj.freq_base = rope0->fparams[0], l->mvn_proj.freq_scale = rope0->fparams[1];
     }
-    l->iparams[3] = r->nseg;
+    l->mvn_proj.n_segments = r->nseg;
     l->grid[0] = (uint32_t)blocks;
     l->threads = 128;
     l->act_in = (rf_tensor_ref){0, 1};

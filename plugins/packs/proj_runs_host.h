@@ -8,7 +8,7 @@
 #include "rocmforge/pack_abi.h"
 
 /* rf_mmq_* on the host (the kernel named by l->kernel: its weight type, column tile and K split),
- * every segment of the launch's grid z, with the V append of iparams[7]. RF_OK or an rf_status:
+ * every segment of the launch's grid z, with the V append of mmq.append_segment. RF_OK or an rf_status:
  * RF_ERR_INVALID for another kernel name, a weight whose type is not the kernel's, no activation
  * columns (scratch), a missing output or slots. */
 int32_t pm_host_mmq(const rf_kargs *a, const rf_fusion_launch *l);
@@ -17,8 +17,8 @@ int32_t pm_host_rope(const rf_kargs *a, const rf_fusion_launch *l);
 /* One launch of either kind, by l->kernel: "rf_mmq_..." or "rf_rope_f32" (also NULL, mmq_run's own
  * kernel). The fusion's host_run. */
 int32_t pm_host_mmq_run(const rf_kargs *a, const rf_fusion_launch *l);
-/* rf_mvqn_<type>_<NC>f in its rope (iparams[0] = 2) or plain (3) form with the append of
- * iparams[3], or the joined rf_mvqn_proj_<type>_<NC> (by l->kernel): cols_run's host_run. */
+/* rf_mvqn_<type>_<NC>f in its rope (RF_KP_MV_ROPE) or plain (RF_KP_MV_PLAIN) form with the append
+ * of mv.append, or the joined rf_mvqn_proj_<type>_<NC> (by l->kernel): cols_run's host_run. */
 int32_t pm_host_cols_run(const rf_kargs *a, const rf_fusion_launch *l);
 
 #endif

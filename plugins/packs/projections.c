@@ -116,18 +116,18 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         l->words[w++] = (rf_kargs_word){RF_KFIELD_AUX0 + 2 + i, (rf_tensor_ref){at, 1}, 0};
         l->words[w++] = (rf_kargs_word){i == 0 ? RF_KFIELD_DST_NE0 + 3 : RF_KFIELD_DST_NB0 + 3, (rf_tensor_ref){RF_BIND_NONE, 0},
                                         apps[i]->dst->nb[1]};
-        l->iparams[4 + i] = kseg_of[app_seg[i]] + 1;
-        l->iparams[6 + i] = apps[i]->dst->type;
+        l->mv_proj.pool_segment[i] = kseg_of[app_seg[i]] + 1;
+        l->mv_proj.pool_type[i] = apps[i]->dst->type;
     }
     if (blocks > 0x7fffffff) return 0;
     l->grid[0] = (uint32_t)blocks;
     l->threads = 128;
-    l->iparams[1] = rope0->iparams[1];
-    l->iparams[2] = (int32_t)rope0->src[0]->ne[0];
-    l->iparams[3] = nseg;
-    l->fparams[0] = rope0->fparams[0];
-    l->fparams[1] = rope0->fparams[1];
-    l->act_in = (rf_tensor_ref){0, 1}; /* iparams[7] is pool B's type here, not the prefetch flag */
+    l->mv_proj.n_rot = rope0->iparams[1];
+    l->mv_proj.head_dim = (int32_t)rope0->src[0]->ne[0];
+    l->mv_proj.n_segments = nseg;
+    l->mv_proj.freq_base = rope0->fparams[0];
+    l->mv_proj.freq_scale = rope0->fparams[1];
+    l->act_in = (rf_tensor_ref){0, 1}; /* rf_kp_mv_proj: no prefetch flag (that slot is pool B's type) */
     l->act_in_block = block;
     l->q8_aux_stride = -1; /* one vector; every aux member holds a pool or its slots */
     int64_t rows_per_warp = 1;
@@ -154,8 +154,8 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         }
     }
     /* The weights' head into L2 while the norm before runs (a block: 4 warps of rows_per_warp rows
-     * of the first segment; iparams[0] is free in these kernels). */
-    l->iparams[0] = (int32_t)pm_prefetch_head(dev, 4 * rows_per_warp * segs[order[0]].mm->src[0]->nb[1], l->grid[0]);
+     * of the first segment). */
+    l->mv_proj.prefetch_head_blocks = (int32_t)pm_prefetch_head(dev, 4 * rows_per_warp * segs[order[0]].mm->src[0]->nb[1], l->grid[0]);
     return j - first;
 }
 
@@ -163,9 +163,9 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
 static void append(const rf_kargs *a, int s, int64_t n, float v) {
     int p;
     for (p = 0; p < 2; ++p) {
-        if (a->iparams[4 + p] != s + 1) continue;
+        if (a->mv_proj.pool_segment[p] != s + 1) continue;
         char *row = (char *)(uintptr_t)a->aux[p] + (int64_t)((const int32_t *)(uintptr_t)a->aux[2 + p])[0] * (p == 0 ? a->dst.ne[3] : a->dst.nb[3]);
-        if (a->iparams[6 + p] == RF_TYPE_F16) ((uint16_t *)row)[n] = pm_half_of(v);
+        if (a->mv_proj.pool_type[p] == RF_TYPE_F16) ((uint16_t *)row)[n] = pm_half_of(v);
         else ((float *)row)[n] = v;
     }
 }
@@ -173,8 +173,8 @@ static void append(const rf_kargs *a, int s, int64_t n, float v) {
 /* The launch on the host: every segment's rows as the kernels compute them, the rotations as
  * rope.hip's, the appends of the final outputs. */
 static int32_t host_projections(const rf_kargs *a, const rf_fusion_launch *l) {
-    const int f32_row = l->act_in_block == RF_ACT_IN_F32, nseg = a->iparams[3], n_rot = a->iparams[1];
-    const int64_t D = a->iparams[2];
+    const int f32_row = l->act_in_block == RF_ACT_IN_F32, nseg = a->mv_proj.n_segments, n_rot = a->mv_proj.n_rot;
+    const int64_t D = a->mv_proj.head_dim;
     int s;
     int64_t n;
     if (!a->scratch || nseg < 2 || nseg > 3) return RF_ERR_INVALID;
@@ -190,7 +190,7 @@ static int32_t host_projections(const rf_kargs *a, const rf_fusion_launch *l) {
             if (prod) prod[n] = x0, prod[n + 1] = x1;
             if (rot) {
                 const int64_t r = (n % D) / 2;
-                if (r < n_rot / 2) pm_rope_pair(x0, x1, r, &a->src[3], 0, n_rot, a->fparams[0], a->fparams[1], (const float *)a->src[4].data, &y0, &y1);
+                if (r < n_rot / 2) pm_rope_pair(x0, x1, r, &a->src[3], 0, n_rot, a->mv_proj.freq_base, a->mv_proj.freq_scale, (const float *)a->src[4].data, &y0, &y1);
                 rot[n] = y0, rot[n + 1] = y1;
             }
             append(a, s, n, y0);

@@ -2,6 +2,8 @@
  * tests/hip/meson.build, each with one defect:
  *   FAKE_ARCH "sm_90"       the arch it declares
  *   FAKE_ABI_MAJOR          the ABI major of its plugin info
+ *   FAKE_ABI_MINOR          the ABI minor of its plugin info (this runtime's by default); below 11
+ *                           its claim writes the raw parameter slots, as a pack of ABI 2.10 does
  *   FAKE_KIND               its plugin kind
  *   FAKE_KARGS              its kernel-argument version
  *   FAKE_BAD_SUM            declares a checksum that is not its code's
@@ -17,6 +19,9 @@
 #endif
 #ifndef FAKE_ABI_MAJOR
 #define FAKE_ABI_MAJOR RF_ABI_MAJOR
+#endif
+#ifndef FAKE_ABI_MINOR
+#define FAKE_ABI_MINOR RF_ABI_MINOR
 #endif
 #ifndef FAKE_KIND
 #define FAKE_KIND RF_PLUGIN_KERNEL_PACK
@@ -55,6 +60,19 @@ static int32_t claim(const rf_graph *g, int32_t first, const rf_pack_device *dev
     l->src[4] = (rf_tensor_ref){0, 3};
 #endif
     l->threads = 256;
+    /* Parameters (checked by the test): named from ABI 2.11 on (any family's struct: all are the
+     * same 64 bytes), in the raw slots before, which the backend must read the same. */
+#if FAKE_ABI_MINOR >= 11
+    l->rope.mode = RF_ROPE_NEOX;
+    l->rope.n_rot = 96;
+    l->rope.freq_base = 500000.f;
+    l->rope.freq_scale = 0.25f;
+#else
+    l->iparams[0] = RF_ROPE_NEOX;
+    l->iparams[1] = 96;
+    l->fparams[0] = 500000.f;
+    l->fparams[1] = 0.25f;
+#endif
     return 2;
 }
 
@@ -88,6 +106,6 @@ static const rf_kernel_pack_vtable pack = {
     /* .fusions       = */ fusions,
 };
 
-static const rf_plugin_info info = {FAKE_ABI_MAJOR, 0, FAKE_KIND, "fake", "test", &pack};
+static const rf_plugin_info info = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, FAKE_KIND, "fake", "test", &pack};
 
 RF_PLUGIN_EXPORT const rf_plugin_info *rocmforge_plugin_entry(void) { return &info; }

@@ -3,6 +3,8 @@
 // bound to the claimed nodes' tensors or refused with a reason.
 #include <catch2/catch.hpp>
 
+#include <dlfcn.h>
+
 #include <cstddef>
 #include <cstdlib>
 #include <string>
@@ -74,6 +76,55 @@ TEST_CASE("pack plugin: each defect is refused naming both sides") {
     CHECK(has(refusal("fake-pack-kargs"), "kernel argument version 99 but this backend's is " + std::to_string(RF_KARGS_VERSION)));
     CHECK(has(refusal("fake-pack-backend"), "a backend plugin ('fake'), not a kernel pack"));
     CHECK(has(refusal("no-such-pack"), "cannot load"));
+}
+
+// Packs of the previous minor (2.10: raw parameter slots) and of a newer one than this runtime's
+// are served: rf_kargs has the layout of 2.10, and what a newer pack appends it writes only where
+// rf_pack_device says this backend has it (pack_abi.h, ABI 2.11).
+TEST_CASE("pack plugin: packs of ABI 2.10 and of a newer minor are served, their parameters arriving") {
+    float mem[5][4] = {};
+    rf_tensor t[5];
+    for (int i = 0; i < 5; ++i) t[i] = rf_tensor{RF_TYPE_F32, 0, {4, 1, 1, 1}, {4, 16, 16, 16}, mem[i], nullptr, nullptr};
+    rf_node mul{RF_OP_MUL, &t[3], {&t[0], &t[1]}, {}, {}, nullptr};
+    rf_node add{RF_OP_ADD, &t[4], {&t[3], &t[2]}, {}, {}, nullptr};
+    rf_node *nodes[] = {&mul, &add};
+    const rf_graph g{2, nodes};
+    const rf_pack_device dev{sizeof(rf_pack_device), "sm_90", 132, 32, sizeof(rf_fusion_launch)};
+    const struct {
+        const char *name;
+        uint32_t minor;
+    } packs[] = {{"rocmforge-pack-fake-sm_90", RF_ABI_MINOR}, {"fake-pack-minor10", 10}, {"fake-pack-minor12", 12}};
+    STATIC_REQUIRE(RF_ABI_MINOR == 11); // minor10 is the previous minor, minor12 a newer one
+    for (const auto &pk : packs) {
+        INFO(pk.name);
+        rf_hip::PackPlugin p;
+        std::string err;
+        REQUIRE(rf_hip::open_pack(file(pk.name), "sm_90", kBase, p, err));
+        CHECK(err.empty());
+        const auto entry = reinterpret_cast<rf_plugin_entry_fn>(dlsym(p.library.get(), RF_PLUGIN_ENTRY_SYMBOL));
+        REQUIRE(entry);
+        CHECK(entry()->abi_major == RF_ABI_MAJOR);
+        CHECK(entry()->abi_minor == pk.minor);
+        REQUIRE(p.fusions.size() == 1);
+        rf_fusion_launch l;
+        rf_fusion_launch_init(&l);
+        REQUIRE(p.fusions[0]->claim(&g, 0, &dev, &l) == 2);
+        rf_kargs k{};
+        REQUIRE(rf_hip::bind_claim(g, 0, 2, l, k) == "");
+        CHECK(k.dst.data == mem[4]);
+        CHECK(k.src[3].data == mem[3]);
+        // The same values through the named members and the raw slots.
+        CHECK(k.rope.mode == RF_ROPE_NEOX);
+        CHECK(k.rope.n_rot == 96);
+        CHECK(k.rope.freq_base == 500000.f);
+        CHECK(k.rope.freq_scale == 0.25f);
+        CHECK(k.iparams[0] == RF_ROPE_NEOX);
+        CHECK(k.iparams[1] == 96);
+        CHECK(k.fparams[0] == 500000.f);
+        CHECK(k.fparams[1] == 0.25f);
+        CHECK(k.iparams[2] == 0); // the slots the claim left
+        CHECK(k.fparams[7] == 0.f);
+    }
 }
 
 TEST_CASE("pack plugin: a folder yields only the packs of the arch; a bad explicit pack fails") {
@@ -189,7 +240,7 @@ TEST_CASE("in-tree pack: the fused norm offers q8_1 columns to a 2.4 backend onl
     REQUIRE(f->claim(&g, 0, &dev, &l) == 2);
     CHECK(l.q8_of.node == 1);
     CHECK(l.q8_of.which == RF_BIND_DST);
-    CHECK(l.iparams[0] == 1); // the norm weight is a model weight
+    CHECK(l.norm.weight_is_model == 1);
     dev.struct_size = offsetof(rf_pack_device, launch_size); // a 2.3 backend's device
     rf_fusion_launch_init(&l);
     REQUIRE(f->claim(&g, 0, &dev, &l) == 2);
@@ -223,7 +274,7 @@ TEST_CASE("in-tree pack: the fused norm spreads a row over a thread-block cluste
     CHECK(kernel(l) == "rf_add_rms_norm_mul_c4");
     CHECK(l.grid[0] == 12); // rows x blocks
     CHECK(l.threads == 256);
-    CHECK(l.iparams[1] == 4);
+    CHECK(l.norm.cluster_blocks == 4);
     REQUIRE(claim(5120, 1, "sm_90", sizeof(rf_fusion_launch), l) == 2);
     CHECK(kernel(l) == "rf_add_rms_norm_mul_c4");
     CHECK(l.threads == 320);
@@ -235,7 +286,7 @@ TEST_CASE("in-tree pack: the fused norm spreads a row over a thread-block cluste
         REQUIRE(claim(4096, 3, arch, sizeof(rf_fusion_launch), l) == 2);
         CHECK(kernel(l) == "(own)");
         CHECK(l.grid[0] == 3);
-        CHECK(l.iparams[1] == 0);
+        CHECK(l.norm.cluster_blocks == 0);
     }
     REQUIRE(claim(4096, 1, "sm_90", (uint32_t)offsetof(rf_fusion_launch, kernel), l) == 2);
     CHECK(kernel(l) == "(own)");
@@ -322,27 +373,27 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
     // A device without options (dev.options NULL): the defaults. Several columns: not the whole
     // matrix into L2 before the wait, its head (the first blocks' rows, about 4 MB: here both
     // blocks of this 1 KB matrix).
-    CHECK(l.iparams[7] == 0);
-    CHECK(l.iparams[6] == 2);
+    CHECK(l.mv.no_weight_prefetch == 0);
+    CHECK(l.mv.prefetch_head_blocks == 2);
     {
         // The backend's options (rf_pack_device.options, ABI 2.10): no head, then every matrix whole.
         rf_pack_options opt{sizeof(rf_pack_options), RF_PACK_PREFETCH_SMALL, 1, 8ull << 20, 0, 0, 4};
         dev.options = &opt;
         rf_fusion_launch_init(&l);
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
-        CHECK(l.iparams[7] == 1);
-        CHECK(l.iparams[6] == 0);
+        CHECK(l.mv.no_weight_prefetch == 1);
+        CHECK(l.mv.prefetch_head_blocks == 0);
         opt.weight_prefetch = RF_PACK_PREFETCH_ALL;
         rf_fusion_launch_init(&l);
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
-        CHECK(l.iparams[7] == 0);
-        CHECK(l.iparams[6] == 0);
+        CHECK(l.mv.no_weight_prefetch == 0);
+        CHECK(l.mv.prefetch_head_blocks == 0);
         // A 2.9 backend's device has no options member: the defaults again.
         dev.struct_size = offsetof(rf_pack_device, options);
         rf_fusion_launch_init(&l);
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
-        CHECK(l.iparams[7] == 0);
-        CHECK(l.iparams[6] == 2);
+        CHECK(l.mv.no_weight_prefetch == 0);
+        CHECK(l.mv.prefetch_head_blocks == 2);
         dev.struct_size = sizeof(rf_pack_device);
         dev.options = nullptr;
     }
@@ -353,22 +404,22 @@ TEST_CASE("in-tree pack: gate/up + SwiGLU claims only from a 2.6 backend that na
         form = RF_MATMUL_VECTOR;
         rf_fusion_launch_init(&l);
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
-        CHECK(l.iparams[7] == 0);
-        CHECK(l.iparams[6] == 0); // every block
+        CHECK(l.mv.no_weight_prefetch == 0);
+        CHECK(l.mv.prefetch_head_blocks == 0); // every block
         t[0].ne[1] = t[1].ne[1] = 65536; // 9.4 MB each (never read: the claim only looks at shapes)
         t[0].nb[2] = t[0].nb[3] = t[1].nb[2] = t[1].nb[3] = 65536 * 144;
         rf_fusion_launch_init(&l);
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
-        CHECK(l.iparams[7] == 0);
-        CHECK(l.iparams[6] == 2); // its head: 4 MB, capped at the launch's blocks (the outputs keep 8 rows)
+        CHECK(l.mv.no_weight_prefetch == 0);
+        CHECK(l.mv.prefetch_head_blocks == 2); // its head: 4 MB, capped at the launch's blocks (the outputs keep 8 rows)
         // F16 gate / up run on rf_mvq_multi's SwiGLU form (no column kernel): the same head.
         for (int i : {0, 1}) t[i].type = RF_TYPE_F16, t[i].nb[0] = 2, t[i].nb[1] = 512, t[i].nb[2] = t[i].nb[3] = 65536 * 512;
         rf_fusion_launch_init(&l);
         REQUIRE(f->claim(&g, 0, &dev, &l) == 3);
         CHECK(l.kernel == nullptr);
-        CHECK(l.iparams[0] == 1);
-        CHECK(l.iparams[7] == 0);
-        CHECK(l.iparams[6] == 2);
+        CHECK(l.mv.form == RF_KP_MV_GATED);
+        CHECK(l.mv.no_weight_prefetch == 0);
+        CHECK(l.mv.prefetch_head_blocks == 2);
         for (int i : {0, 1}) t[i].type = RF_TYPE_Q4_K, t[i].nb[0] = t[i].nb[1] = 144;
         t[0].ne[1] = t[1].ne[1] = 8;
         t[0].nb[2] = t[0].nb[3] = t[1].nb[2] = t[1].nb[3] = 1152;

@@ -44,8 +44,11 @@ extern "C" {
  * 2.10: rf_backend_vtable.option_descs, each backend option's type, default, range and meaning,
  * so the host validates values (not only keys) before init and `rocmforge info` lists them;
  * rf_pack_device.options (pack_abi.h, rf_pack_options), the backend options a kernel pack reads.
- * 2.11: rf_exec_observer.chose, the kernels each observed unit launched and the rule of the
- * backend's kernel table (or the fusion) that chose them. */
+ * 2.11: named kernel parameters (kernel_params.h): rf_kargs' and rf_fusion_launch's iparams and
+ * fparams are a union with one struct per launch family (a.mv, l->mmq, ...) and
+ * rf_matmul_tiles.iparams with its tuning members; the same bytes, so 2.10 packs are served;
+ * rf_exec_observer.chose, the kernels each observed unit launched and the rule of the backend's
+ * kernel table (or the fusion) that chose them. */
 #define RF_ABI_MAJOR 2
 #define RF_ABI_MINOR 11
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"

@@ -5,6 +5,8 @@
 #ifndef RF_KERNEL_ARGS_H
 #define RF_KERNEL_ARGS_H
 
+#include "kernel_params.h"
+
 #define RF_KMAX_SRC 5
 /* Bump when rf_kargs or any kernel signature changes: packs declare it (kargs_version) and the
  * HIP backend refuses a pack of another version. */
@@ -23,8 +25,14 @@ typedef struct rf_kargs {
     rf_ktensor src[RF_KMAX_SRC];
     void *scratch;      /* op-specific device scratch (e.g. quantized activations) */
     long long aux[4];   /* op-specific integers computed on the host */
-    int iparams[8];
-    float fparams[8];
+    /* The launch family's parameters (rocmforge/kernel_params.h): a.mv, a.mmq, a.norm, ..., or
+     * the raw iparams[8], fparams[8] of ABI 2.10 (the same bytes). */
+    RF_KERNEL_PARAMS_UNION;
 } rf_kargs;
+
+/* The layout of RF_KARGS_VERSION 2, which the named parameters (ABI 2.11) keep. */
+RF_KP_OFFSET_ASSERT(__builtin_offsetof(rf_kargs, iparams) == 520 && __builtin_offsetof(rf_kargs, fparams) == 552 &&
+                        __builtin_offsetof(rf_kargs, mv) == 520 && sizeof(rf_kargs) == 584,
+                    "rf_kargs is not the layout of kernel-argument version 2");
 
 #endif

@@ -43,6 +43,15 @@
  * backend_options, never from the environment: two backend instances may differ. A pack given
  * none (a 2.9 backend, whose rf_pack_device ends before the member, or a NULL pointer) uses the
  * defaults rf_pack_options names; a 2.9 pack ignores the member.
+ *
+ * Named kernel parameters (ABI 2.11). rf_fusion_launch's (and rf_kargs') 8 integers and 8 floats
+ * are a union of the raw iparams[8], fparams[8] and one struct per launch family of the in-tree
+ * kernels (rocmforge/kernel_params.h: l->mv for the decode matrix-vector kernels, l->mv_proj,
+ * l->mvn_proj, l->mmq, l->norm, l->rope, ...), each member at the slot it names; rf_matmul_tiles
+ * names its tuning members likewise (tuning). Packs should write the named members. The bytes are
+ * those of 2.10, so a 2.10 pack (raw slots) is served as before and RF_KARGS_VERSION is unchanged.
+ * A pack of a newer minor is served too: every member appended since writes or reads only where
+ * rf_pack_device.struct_size and launch_size say the backend has it.
  */
 #ifndef ROCMFORGE_PACK_ABI_H
 #define ROCMFORGE_PACK_ABI_H
@@ -109,8 +118,9 @@ typedef struct rf_fusion_launch {
     rf_tensor_ref dst;     /* -> rf_kargs.dst */
     rf_tensor_ref src[RF_KMAX_SRC]; /* -> rf_kargs.src[] */
     long long aux[4];      /* copied to rf_kargs.aux */
-    int32_t iparams[8];    /* copied to rf_kargs.iparams */
-    float fparams[8];      /* copied to rf_kargs.fparams */
+    /* Copied to rf_kargs' parameters: the kernel family's named struct (l->mv, l->mmq, l->norm,
+     * ...; rocmforge/kernel_params.h, ABI 2.11) or the raw iparams[8], fparams[8] (the same bytes). */
+    RF_KERNEL_PARAMS_UNION;
     /* ABI 2.4; write these only where rf_pack_device.launch_size says the backend's struct has
      * them. The launch can also write the q8_1 columns (one per row, see above) of the tensor
      * q8_of names (f32, rows of K elements, K % 32 == 0). The backend decides whether it wants
@@ -181,6 +191,19 @@ enum rf_matmul_form {
 /* (A MATMUL on the backend's tensor-core tiles is RF_MATMUL_OTHER: packs before 2.7 take any other
  * form for their vector or column kernels. rf_pack_device.matmul_tiles says which it is.) */
 
+/* rf_matmul_tiles.tuning: the members of rf_kp_mmq at the same slots (the first is unused). */
+typedef struct rf_kp_mmq_tuning {
+    int32_t unused_i0;
+    int32_t no_row_prefetch;
+    int32_t prefetch_window;
+    int32_t bulk_copy;
+} rf_kp_mmq_tuning;
+RF_KP_ASSERT(__builtin_offsetof(rf_kp_mmq_tuning, no_row_prefetch) == __builtin_offsetof(rf_kp_mmq, no_row_prefetch) &&
+                 __builtin_offsetof(rf_kp_mmq_tuning, prefetch_window) == __builtin_offsetof(rf_kp_mmq, prefetch_window) &&
+                 __builtin_offsetof(rf_kp_mmq_tuning, bulk_copy) == __builtin_offsetof(rf_kp_mmq, bulk_copy) &&
+                 sizeof(rf_kp_mmq_tuning) == 16,
+             "rf_kp_mmq_tuning is not rf_kp_mmq's first four slots");
+
 /* The launch the backend would make for a MATMUL on its tensor-core tiles (ABI 2.7,
  * rf_pack_device.matmul_tiles). The in-tree kernels (rf_mmq_<type>_<cols>_k<split>,
  * kernels/matmul_mmq.hip) take one argument block for up to three matrices of the same K and
@@ -194,7 +217,12 @@ typedef struct rf_matmul_tiles {
     uint32_t threads;
     uint32_t rows_per_tile; /* weight rows per tile: grid x = ceil(rows / rows_per_tile) x split */
     uint32_t split;         /* blocks of a cluster splitting K */
-    int32_t iparams[4];     /* the kernel's tuning members the backend sets (iparams[1..3]; [0] unused) */
+    /* The kernel's tuning members the backend sets: rf_kp_mmq's no_row_prefetch, prefetch_window
+     * and bulk_copy (ABI 2.11 names; the raw iparams[1..3], [0] unused). */
+    union {
+        int32_t iparams[4];
+        rf_kp_mmq_tuning tuning;
+    };
 } rf_matmul_tiles;
 
 /* rf_pack_options.weight_prefetch: which decode launches pull their weight rows into L2 before
