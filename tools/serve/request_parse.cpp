@@ -7,6 +7,7 @@
 #include <rapidjson/error/en.h>
 
 #include "api_error.h"
+#include "structured_output.h"
 
 namespace rf::serve {
 namespace {
@@ -227,7 +228,7 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
             r.echo = !v.IsNull() && boolean(v, key);
         } else if (key == "user") {
             if (!v.IsNull()) string(v, key); // accepted, not used
-        } else
+        } else if (!parse_structured_field(key, v, r))
             throw bad_request("unsupported field '" + key + "'", key);
     }
     // max_tokens 0 scores a prompt without generating (echo, usually with logprobs: what
