@@ -13,6 +13,9 @@ namespace {
 constexpr size_t kMaxStacks = 8192;
 constexpr int kMaxExpandDepth = 4096;
 constexpr size_t kMaskCacheBytes = size_t(256) << 20;
+// Stack moves one mask may cost: a grammar whose every byte keeps thousands of stacks alive
+// would otherwise hold a sequence (and the server's step) for minutes.
+constexpr int64_t kMaskWorkBudget = int64_t(1) << 24;
 
 bool has_byte(const ByteSet &s, uint8_t b) { return (s[b >> 6] >> (b & 63)) & 1; }
 
@@ -84,7 +87,7 @@ bool TokenGrammar::accepts(const GrammarState &s) {
     return std::any_of(s.begin(), s.end(), [](const GrammarStack &st) { return st.empty(); });
 }
 
-void TokenGrammar::walk(uint32_t node, const GrammarState &s, TokenMask &mask) const {
+void TokenGrammar::walk(uint32_t node, const GrammarState &s, TokenMask &mask, int64_t &budget) const {
     ByteSet tops{}; // the bytes some stack takes: children outside it are skipped unexpanded
     for (const GrammarStack &st : s)
         if (!st.empty()) {
@@ -95,6 +98,8 @@ void TokenGrammar::walk(uint32_t node, const GrammarState &s, TokenMask &mask) c
     for (uint32_t c = n.child_begin; c < n.child_end; ++c) {
         const uint8_t b = trie_->child_bytes()[c];
         if (!has_byte(tops, b)) continue;
+        if ((budget -= (int64_t)s.size()) < 0)
+            throw Error("grammar: too many ways to continue at one token (the grammar is too ambiguous)");
         const GrammarState next = advance(s, b);
         if (next.empty()) continue;
         const uint32_t child = trie_->child_nodes()[c];
@@ -103,7 +108,7 @@ void TokenGrammar::walk(uint32_t node, const GrammarState &s, TokenMask &mask) c
             const int32_t id = trie_->tokens()[t];
             mask[(size_t)id >> 6] |= 1ull << (id & 63);
         }
-        if (cn.child_begin < cn.child_end) walk(child, next, mask);
+        if (cn.child_begin < cn.child_end) walk(child, next, mask, budget);
     }
 }
 
@@ -114,7 +119,8 @@ std::shared_ptr<const TokenMask> TokenGrammar::allowed(const GrammarState &s) co
         if (auto it = masks_.find(key); it != masks_.end()) return it->second;
     }
     auto mask = std::make_shared<TokenMask>(((size_t)trie_->n_vocab() + 63) / 64, 0);
-    walk(0, s, *mask);
+    int64_t budget = kMaskWorkBudget;
+    walk(0, s, *mask, budget);
     if (accepts(s))
         for (int32_t id : trie_->eog()) (*mask)[(size_t)id >> 6] |= 1ull << (id & 63);
     std::lock_guard lock(mutex_);

@@ -135,13 +135,14 @@ public:
     // The state after one byte; empty when no stack takes it.
     GrammarState advance(const GrammarState &s, uint8_t byte) const;
     static bool accepts(const GrammarState &s); // the grammar may end here
-    // The tokens that may follow state s (end-of-generation tokens only where s accepts).
+    // The tokens that may follow state s (end-of-generation tokens only where s accepts). Throws
+    // rf::Error for a grammar too ambiguous to compute it in bounded work.
     std::shared_ptr<const TokenMask> allowed(const GrammarState &s) const;
     size_t cached_states() const;
 
 private:
     void expand(GrammarStack &stack, GrammarState &out, int depth) const;
-    void walk(uint32_t node, const GrammarState &s, TokenMask &mask) const;
+    void walk(uint32_t node, const GrammarState &s, TokenMask &mask, int64_t &budget) const;
     std::shared_ptr<const Grammar> grammar_;
     std::shared_ptr<const TokenTrie> trie_;
     mutable std::mutex mutex_;
