@@ -13,6 +13,7 @@ namespace rf::grammar {
 namespace {
 
 constexpr int kMaxRepetition = 10000; // larger {n,m} bounds would build too many rules
+constexpr int kMaxGroupNesting = 256; // the parser recurses per group
 
 struct Sym {
     bool rule;
@@ -339,11 +340,14 @@ private:
                 const std::string name = parse_name();
                 seq.push_back({true, rule_id(name, at)});
             } else if (c == '(') {
+                if (++group_depth_ > kMaxGroupNesting)
+                    fail("groups nest deeper than " + std::to_string(kMaxGroupNesting) + " levels", at);
                 ++pos_;
                 last = seq.size();
                 Alternatives alts = parse_alternatives(true);
                 if (peek() != ')') fail("expected ')' to close the group, got " + describe(pos_), pos_);
                 ++pos_;
+                --group_depth_;
                 seq.push_back({true, helper_rule(current_, std::move(alts))});
             } else if (c == '*' || c == '+' || c == '?' || c == '{') {
                 if (!have_item) fail(std::string("'") + c + "' has nothing before it to repeat", at);
@@ -438,6 +442,7 @@ private:
     std::map<std::string, uint32_t> class_rules_;
     std::string current_ = "root";
     int helper_count_ = 0;
+    int group_depth_ = 0;
 };
 
 } // namespace

@@ -14,6 +14,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "../src/json_nesting.h"
 #include "rocmforge/grammar.h"
 
 namespace rf::grammar {
@@ -21,7 +22,8 @@ namespace {
 
 using rapidjson::Value;
 
-constexpr int kMaxDepth = 64;
+constexpr int kMaxDepth = 64;          // schemas within schemas
+constexpr size_t kMaxJsonNesting = 128; // arrays and objects of the schema's JSON text
 
 // The shared rules, each added once when used.
 const std::map<std::string, std::string> &primitive_rules() {
@@ -380,8 +382,11 @@ std::string json_object_gbnf() {
 }
 
 std::string json_schema_to_gbnf(std::string_view schema_json) {
+    // The converter and RapidJSON's writer recurse per level: deeper text is refused first.
+    if (json_nesting_depth(schema_json) > kMaxJsonNesting)
+        throw SchemaError("the schema nests deeper than " + std::to_string(kMaxJsonNesting) + " levels", "", "");
     rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseValidateEncodingFlag>(schema_json.data(), schema_json.size());
+    doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(schema_json.data(), schema_json.size());
     if (doc.HasParseError())
         throw SchemaError(std::string("not JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
                               rapidjson::GetParseError_En(doc.GetParseError()),

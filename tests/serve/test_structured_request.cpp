@@ -109,3 +109,24 @@ TEST_CASE("logit_bias reaches every choice's sampler; ids beyond the vocabulary 
         CHECK_THAT(e.message, Catch::Contains("9999999"));
     }
 }
+
+TEST_CASE("bodies and schemas nested far deeper than a stack are a 400, not a crash", "[serve][structured]") {
+    const std::string deep = std::string(300000, '[') + std::string(300000, ']');
+    try {
+        parse_completion_request(R"({"prompt":"x","user":)" + deep + "}", false);
+        FAIL("accepted");
+    } catch (const ApiError &e) {
+        CHECK(e.param == "user");
+    }
+    const ApiError schema = refused_chat(R"("json_schema":{"enum":[)" + deep + "]}");
+    CHECK(schema.param == "json_schema");
+    CHECK_THAT(schema.message, Catch::Contains("nests deeper than 128 levels"));
+    std::string nested = "{}";
+    for (int i = 0; i < 100; ++i) nested = R"({"type":"array","items":)" + nested + "}";
+    const ApiError items = refused_chat(R"("json_schema":)" + nested);
+    CHECK_THAT(items.message, Catch::Contains("nests deeper than 64 levels"));
+    const std::string groups = std::string(100000, '(') + "\\\"a\\\"" + std::string(100000, ')');
+    const ApiError g = refused_chat(R"("grammar":"root ::= )" + groups + "\"");
+    CHECK(g.param == "grammar");
+    CHECK_THAT(g.message, Catch::Contains("groups nest deeper than 256 levels"));
+}

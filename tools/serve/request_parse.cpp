@@ -164,7 +164,8 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     rapidjson::Document doc;
     // JSON is UTF-8 (RFC 8259): invalid bytes in a string are refused here rather than echoed
     // into a response no client could parse.
-    doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+    // Iterative: a body nested a million levels deep must not overflow the connection's stack.
+    doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(body.data(), body.size());
     if (doc.HasParseError())
         throw bad_request(std::string("malformed JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
                           rapidjson::GetParseError_En(doc.GetParseError()));

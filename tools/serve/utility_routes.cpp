@@ -36,7 +36,7 @@ void string_value(Writer &w, const std::string &s) { w.String(s.data(), (rapidjs
 rapidjson::Document object_body(const HttpRequest &req, std::initializer_list<const char *> known) {
     rapidjson::Document doc;
     const std::string &body = req.body();
-    doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+    doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(body.data(), body.size());
     if (doc.HasParseError())
         throw bad_request(std::string("malformed JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
                           rapidjson::GetParseError_En(doc.GetParseError()));
