@@ -118,9 +118,18 @@ const float *Sampler::penalized(const float *logits, int64_t n_vocab) {
     }
     for (const auto &[id, bias] : params_.logit_bias)
         if (id >= 0 && id < n_vocab) scratch_[(size_t)id] = bias <= -100.0f ? -INFINITY : scratch_[(size_t)id] + bias;
-    if (allowed_)
-        for (int64_t i = 0; i < n_vocab; ++i)
-            if (!((allowed_[i >> 6] >> (i & 63)) & 1)) scratch_[(size_t)i] = -INFINITY;
+    if (allowed_) // word by word: a grammar allows most tokens or few, so whole words are common
+        for (int64_t w = 0; w * 64 < n_vocab; ++w) {
+            const uint64_t bits = allowed_[w];
+            if (bits == ~0ull) continue;
+            const int64_t end = std::min<int64_t>(n_vocab, (w + 1) * 64);
+            if (bits == 0) {
+                std::fill(scratch_.begin() + w * 64, scratch_.begin() + end, -INFINITY);
+                continue;
+            }
+            for (int64_t i = w * 64; i < end; ++i)
+                if (!((bits >> (i - w * 64)) & 1)) scratch_[(size_t)i] = -INFINITY;
+        }
     return scratch_.data();
 }
 

@@ -112,3 +112,21 @@ TEST_CASE("a token mask refuses candidates-only rows", "[sampler]") {
     c.logits = {3.5f};
     CHECK_THROWS_AS(s.sample_row({}, c, 0, 8), Error);
 }
+
+TEST_CASE("a token mask over several words: whole words allowed, whole words refused, mixed", "[sampler]") {
+    std::vector<float> logits(200);
+    for (size_t i = 0; i < logits.size(); ++i) logits[i] = (float)((i * 37) % 11) * 0.3f;
+    std::vector<uint64_t> bits(4, 0);
+    bits[0] = 1ull << 5;   // mixed
+    bits[1] = ~0ull;       // 64..127 all allowed
+    bits[2] = 0;           // 128..191 none
+    bits[3] = 1ull << 6;   // 198 (the last word is partial)
+    for (SamplerParams p : chains())
+        for (uint32_t seed = 0; seed < 100; ++seed) {
+            p.seed = seed;
+            Sampler s(p);
+            s.set_allowed(bits.data());
+            const int32_t t = s.sample(logits.data(), (int64_t)logits.size());
+            CHECK((t == 5 || (t >= 64 && t < 128) || t == 198));
+        }
+}
