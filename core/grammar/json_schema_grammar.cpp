@@ -6,6 +6,7 @@
 // are bounded (as llama.cpp's converter does) so a model cannot run on forever in one place.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -61,7 +62,7 @@ const std::set<std::string> &annotations() {
 const std::set<std::string> &handled() {
     static const std::set<std::string> h = {"type", "properties", "required", "additionalProperties", "items", "minItems",
                                             "maxItems", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "minLength",
-                                            "maxLength"};
+                                            "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
     return h;
 }
 
@@ -235,6 +236,8 @@ private:
             types = {"array"};
         else if (s.HasMember("minLength") || s.HasMember("maxLength"))
             types = {"string"};
+        else if (const char *bound = numeric_bound(s))
+            fail(std::string("'") + bound + "' without \"type\": \"integer\" is not supported", bound, path);
         else
             return use("json-value");
         std::string out;
@@ -252,13 +255,75 @@ private:
             use("json-char");
             return "(\"\\\"\" json-char" + repetition(lo, hi) + " \"\\\"\")";
         }
-        if (type == "integer") return use("json-integer");
+        if (type == "integer") return numeric_bound(s) ? integer_range(s, path) : use("json-integer");
+        if (const char *bound = numeric_bound(s); bound && type == "number")
+            fail(std::string("'") + bound + "' on a number is not supported (only on an integer)", bound, path);
         if (type == "number") return use("json-number");
         if (type == "boolean") return use("json-boolean");
         if (type == "null") return use("json-null");
         if (type == "object") return object(s, path, hint, depth);
         if (type == "array") return array(s, path, hint, depth);
         fail("unknown type '" + type + "'", "type", path + "/type");
+    }
+
+    static const char *numeric_bound(const Value &s) {
+        for (const char *k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+            if (s.HasMember(k)) return k;
+        return nullptr;
+    }
+
+    // An integer within the schema's bounds: the decimal strings of [lo, hi] as digit classes
+    // (no leading zeros, at most 16 digits as json-integer).
+    std::string integer_range(const Value &s, const std::string &path) {
+        constexpr int64_t kLimit = 9999999999999999; // 16 digits
+        int64_t lo = -kLimit, hi = kLimit;
+        auto bound = [&](const char *key) -> double {
+            const Value &v = s[key];
+            if (!v.IsNumber() || !std::isfinite(v.GetDouble())) fail(std::string("'") + key + "' must be a number", key, path + "/" + key);
+            const double d = v.GetDouble();
+            if (std::fabs(d) > (double)kLimit) fail(std::string("'") + key + "' beyond 16 digits is not supported", key, path + "/" + key);
+            return d;
+        };
+        if (s.HasMember("minimum")) lo = std::max(lo, (int64_t)std::ceil(bound("minimum")));
+        if (s.HasMember("exclusiveMinimum")) lo = std::max(lo, (int64_t)std::floor(bound("exclusiveMinimum")) + 1);
+        if (s.HasMember("maximum")) hi = std::min(hi, (int64_t)std::floor(bound("maximum")));
+        if (s.HasMember("exclusiveMaximum")) hi = std::min(hi, (int64_t)std::ceil(bound("exclusiveMaximum")) - 1);
+        if (lo > hi) fail("no integer lies within the bounds", numeric_bound(s), path);
+        std::vector<std::string> alts;
+        if (lo < 0) // -1 .. -|lo|, within hi
+            for (const std::string &a : digit_ranges(std::max<int64_t>(1, hi < 0 ? -hi : 1), -lo)) alts.push_back("\"-\" " + a);
+        if (hi >= 0)
+            for (const std::string &a : digit_ranges(std::max<int64_t>(0, lo), hi)) alts.push_back(a);
+        std::string out;
+        for (const std::string &a : alts) out += (out.empty() ? "" : " | ") + a;
+        return "(" + out + ")";
+    }
+
+    // GBNF sequences for the decimal strings of [lo, hi] (0 <= lo <= hi), one digit count at a time.
+    static std::vector<std::string> digit_ranges(int64_t lo, int64_t hi) {
+        std::vector<std::string> out;
+        int64_t first = 0, last = 9; // the numbers with d digits
+        for (int d = 1; d <= 16 && first <= hi; ++d, first = last + 1, last = last * 10 + 9) {
+            const int64_t a = std::max(lo, first), b = std::min(hi, last);
+            if (a <= b) same_length(std::to_string(a), std::to_string(b), "", out);
+        }
+        return out;
+    }
+
+    // Strings of digits from lo to hi, both of one length, after `prefix` (GBNF items).
+    static void same_length(const std::string &lo, const std::string &hi, const std::string &prefix, std::vector<std::string> &out) {
+        auto item = [](char a, char b) { return a == b ? std::string("\"") + a + "\"" : std::string("[") + a + "-" + b + "]"; };
+        auto join = [](const std::string &a, const std::string &b) { return a.empty() ? b : b.empty() ? a : a + " " + b; };
+        if (lo.empty()) return out.push_back(prefix);
+        if (lo[0] == hi[0]) return same_length(lo.substr(1), hi.substr(1), join(prefix, item(lo[0], lo[0])), out);
+        const size_t rest = lo.size() - 1;
+        const bool low_full = lo.find_first_not_of('0', 1) == std::string::npos;  // lo = d00..0
+        const bool high_full = hi.find_first_not_of('9', 1) == std::string::npos; // hi = d99..9
+        const std::string any = rest == 0 ? "" : rest == 1 ? "[0-9]" : "[0-9]{" + std::to_string(rest) + "}";
+        if (!low_full) same_length(lo.substr(1), std::string(rest, '9'), join(prefix, item(lo[0], lo[0])), out);
+        const char from = (char)(lo[0] + (low_full ? 0 : 1)), to = (char)(hi[0] - (high_full ? 0 : 1));
+        if (from <= to) out.push_back(join(join(prefix, item(from, to)), any));
+        if (!high_full) same_length(std::string(rest, '0'), hi.substr(1), join(prefix, item(hi[0], hi[0])), out);
     }
 
     std::string object(const Value &s, const std::string &path, const std::string &hint, int depth) {

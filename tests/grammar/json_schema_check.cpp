@@ -62,6 +62,13 @@ std::string schema_violation(const Value &schema, const Value &doc, const Value 
             for (const Value &x : t.GetArray()) ok |= has_type(doc, x.GetString());
         if (!ok) return at + ": wrong type";
     }
+    if (doc.IsNumber()) {
+        const double d = doc.GetDouble();
+        if (schema.HasMember("minimum") && d < schema["minimum"].GetDouble()) return at + ": below minimum";
+        if (schema.HasMember("maximum") && d > schema["maximum"].GetDouble()) return at + ": above maximum";
+        if (schema.HasMember("exclusiveMinimum") && d <= schema["exclusiveMinimum"].GetDouble()) return at + ": not above exclusiveMinimum";
+        if (schema.HasMember("exclusiveMaximum") && d >= schema["exclusiveMaximum"].GetDouble()) return at + ": not below exclusiveMaximum";
+    }
     if (doc.IsString()) {
         if (schema.HasMember("minLength") && codepoints(doc) < schema["minLength"].GetUint64()) return at + ": too short";
         if (schema.HasMember("maxLength") && codepoints(doc) > schema["maxLength"].GetUint64()) return at + ": too long";

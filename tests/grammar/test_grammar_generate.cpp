@@ -57,7 +57,7 @@ std::vector<std::string> run(const std::string &schema, uint32_t seed, int n_seq
 
 const char *kPerson = R"({"type": "object", "properties": {
     "name": {"type": "string", "maxLength": 12},
-    "age": {"type": "integer"},
+    "age": {"type": "integer", "minimum": 1, "maximum": 969},
     "alive": {"type": "boolean"},
     "tribe": {"enum": ["Judah", "Levi", "Dan"]},
     "sons": {"type": "array", "items": {"type": "string", "maxLength": 8}, "minItems": 1, "maxItems": 3},

@@ -63,6 +63,36 @@ TEST_CASE("schema: primitive types", "[grammar]") {
     CHECK_FALSE(nullable.accepts("1"));
 }
 
+TEST_CASE("schema: integer bounds, every integer of a window checked", "[grammar]") {
+    struct Bounds {
+        const char *keywords;
+        int64_t lo, hi; // what they allow
+    };
+    const std::vector<Bounds> cases = {
+        {R"("minimum": 0, "maximum": 0)", 0, 0},
+        {R"("minimum": 7, "maximum": 1234)", 7, 1234},
+        {R"("minimum": -250, "maximum": -19)", -250, -19},
+        {R"("minimum": -5, "maximum": 999)", -5, 999},
+        {R"("exclusiveMinimum": 10, "exclusiveMaximum": 100)", 11, 99},
+        {R"("minimum": 0.5, "maximum": 20.5)", 1, 20},
+        {R"("minimum": 18)", 18, INT64_MAX},
+        {R"("maximum": -3)", INT64_MIN, -3},
+        {R"("minimum": 100, "maximum": 1000)", 100, 1000},
+    };
+    for (const Bounds &b : cases) {
+        INFO(b.keywords);
+        Schema s(std::string(R"({"type": "integer", )") + b.keywords + "}");
+        for (int64_t v = -1300; v <= 1300; ++v) {
+            const bool in = v >= b.lo && v <= b.hi;
+            if (s.accepts(std::to_string(v)) != in) FAIL_CHECK(v << (in ? " refused" : " accepted"));
+        }
+        CHECK(s.accepts("123456789012345") == (b.hi == INT64_MAX));
+        CHECK(s.accepts("-123456789012345") == (b.lo == INT64_MIN));
+        CHECK_FALSE(s.accepts("-0"));
+        CHECK_FALSE(s.accepts("007"));
+    }
+}
+
 TEST_CASE("schema: string lengths count characters", "[grammar]") {
     Schema s(R"({"type": "string", "minLength": 2, "maxLength": 3})");
     CHECK_FALSE(s.accepts("\"a\""));
@@ -171,7 +201,10 @@ TEST_CASE("schema: annotations are ignored; an empty schema is any JSON", "[gram
 TEST_CASE("schema: what the grammar cannot express is refused by keyword", "[grammar]") {
     CHECK(refused_keyword(R"({"type": "string", "pattern": "^a+$"})") == "pattern at /");
     CHECK(refused_keyword(R"({"type": "string", "format": "date-time"})") == "format at /");
-    CHECK(refused_keyword(R"({"type": "integer", "minimum": 0})") == "minimum at /");
+    CHECK(refused_keyword(R"({"type": "number", "minimum": 0})") == "minimum at /");
+    CHECK(refused_keyword(R"({"maximum": 3})") == "maximum at /");
+    CHECK(refused_keyword(R"({"type": "integer", "minimum": 5, "maximum": 4})") == "minimum at /");
+    CHECK(refused_keyword(R"({"type": "integer", "minimum": 1e20})") == "minimum at /minimum");
     CHECK(refused_keyword(R"({"type": "object", "properties": {"n": {"type": "number", "multipleOf": 2}}})") ==
           "multipleOf at /properties/n");
     CHECK(refused_keyword(R"({"type": "array", "prefixItems": [{"type": "integer"}]})") == "prefixItems at /");

@@ -4,11 +4,11 @@
 # logit_bias forces and bans tokens; /tokenize, /detokenize, /props; and every bad new field is
 # a 400 naming it.
 # Small enough that its longest output (whitespace is free between tokens) fits max_tokens.
-schema='{"type":"object","properties":{"name":{"type":"string","maxLength":10},"age":{"type":"integer"},
+schema='{"type":"object","properties":{"name":{"type":"string","maxLength":10},"age":{"type":"integer","minimum":0,"maximum":120},
   "tribe":{"enum":["Judah","Levi"]},"sons":{"type":"array","items":{"type":"string","maxLength":6},"minItems":1,"maxItems":2}},
   "required":["name","age","tribe","sons"],"additionalProperties":false}'
 # The schema's rules in jq (written from the schema, not from the grammar).
-valid='(.name | type == "string" and length <= 10) and (.age | type == "number" and floor == .) and
+valid='(.name | type == "string" and length <= 10) and (.age | type == "number" and floor == . and . >= 0 and . <= 120) and
   (.tribe | . == "Judah" or . == "Levi") and (.sons | type == "array" and length >= 1 and length <= 2 and all(type == "string" and length <= 6)) and
   (keys == ["age","name","sons","tribe"])'
 rf_schema() { echo "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"person\",\"strict\":true,\"schema\":$schema}}"; }
@@ -60,7 +60,7 @@ sbad() { # sbad DESCRIPTION PARAM PATTERN BODY [PATH]
 }
 M='"messages":[{"role":"user","content":"x"}]'
 sbad "schema keyword it cannot express" response_format.json_schema.schema "keyword 'pattern' is not supported" "{$M,\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{\"type\":\"string\",\"pattern\":\"a\"}}}}"
-sbad "number bound" response_format.json_schema.schema "'minimum' is not supported .at /properties/n." "{$M,\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":0}}}}}}"
+sbad "bound on a number" response_format.json_schema.schema "'minimum' on a number is not supported .only on an integer. .at /properties/n." "{$M,\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{\"properties\":{\"n\":{\"type\":\"number\",\"minimum\":0}}}}}}"
 sbad "json_schema without schema" response_format.json_schema.schema "is required" "{$M,\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\"}}}"
 sbad "unknown response_format type" response_format.type "text, json_object or json_schema" "{$M,\"response_format\":{\"type\":\"yaml\"}}"
 sbad "grammar that does not parse" grammar "line 2, column 11: undefined rule 'b'" "{$M,\"grammar\":\"root ::= a\\na ::= \\\"x\\\" b\"}"
