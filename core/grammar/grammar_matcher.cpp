@@ -12,7 +12,7 @@ namespace {
 // instead of memory exhaustion.
 constexpr size_t kMaxStacks = 8192;
 constexpr int kMaxExpandDepth = 4096;
-constexpr size_t kMaskCacheBytes = size_t(256) << 20;
+constexpr size_t kMaskCacheBytes = size_t(32) << 20; // per grammar (the server keeps 16)
 // Stack moves one mask may cost: a grammar whose every byte keeps thousands of stacks alive
 // would otherwise hold a sequence (and the server's step) for minutes.
 constexpr int64_t kMaskWorkBudget = int64_t(1) << 24;

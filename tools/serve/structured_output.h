@@ -28,7 +28,7 @@ public:
     std::shared_ptr<const grammar::TokenGrammar> get(const CompletionRequest &r);
 
 private:
-    static constexpr size_t kMaxGrammars = 32;
+    static constexpr size_t kMaxGrammars = 16;
     std::shared_ptr<const grammar::TokenTrie> trie_;
     std::mutex mutex_;
     std::list<std::pair<std::string, std::shared_ptr<const grammar::TokenGrammar>>> lru_; // most recent first
