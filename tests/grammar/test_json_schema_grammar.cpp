@@ -129,6 +129,11 @@ TEST_CASE("schema: objects with required and optional properties", "[grammar]") 
     CHECK_FALSE(mixed.accepts(R"({"a": 1})"));
     CHECK_FALSE(mixed.accepts(R"({"a": 1, "b": 2,})"));
     CHECK_FALSE(mixed.accepts(R"({"b": 2, "a": 1})")); // not in the schema's order
+    // Keys and enum strings that need escapes, and characters beyond ASCII.
+    Schema odd(R"({"properties": {"a\"b \u00e9\n": {"enum": ["x\\y", "\u2603"]}}, "required": ["a\"b \u00e9\n"]})");
+    CHECK(odd.accepts("{\"a\\\"b \xC3\xA9\\n\": \"x\\\\y\"}"));
+    CHECK(odd.accepts("{\"a\\\"b \xC3\xA9\\n\": \"\xE2\x98\x83\"}"));
+    CHECK_FALSE(odd.accepts("{\"a\\\"b \xC3\xA9\\n\": \"xy\"}"));
     Schema any_object(R"({"type": "object"})");
     CHECK(any_object.accepts(R"({"x": [1, {"y": null}], "z": "w"})"));
     CHECK_FALSE(any_object.accepts("[]"));
