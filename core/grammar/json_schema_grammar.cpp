@@ -36,6 +36,12 @@ const std::map<std::string, std::string> &primitive_rules() {
         {"json-number", R"("-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?)"},
         {"json-boolean", R"("true" | "false")"},
         {"json-null", R"("null")"},
+        // String formats as RFC 3339 and RFC 4122 write them; day 29 of February is left out (a
+        // leap year's grammar would need the year), so every date exists.
+        {"json-date", R"([1-9] [0-9]{3} "-" ( ("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]) | ("0" [469] | "11") "-" ("0" [1-9] | [12] [0-9] | "30") | "02" "-" ("0" [1-9] | "1" [0-9] | "2" [0-8]) ))"},
+        {"json-time", R"(([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,9})? ("Z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]))"},
+        {"json-date-time", R"(json-date "T" json-time)"},
+        {"json-uuid", R"([0-9a-f]{8} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{12})"},
         {"json-value", R"(json-object | json-array | json-string | json-number | json-boolean | json-null)"},
         {"json-object", R"("{" ws ( json-string ws ":" ws json-value ws ( "," ws json-string ws ":" ws json-value ws )* )? "}")"},
         {"json-array", R"("[" ws ( json-value ws ( "," ws json-value ws )* )? "]")"},
@@ -46,6 +52,7 @@ const std::map<std::string, std::string> &primitive_rules() {
 const std::map<std::string, std::vector<std::string>> &primitive_deps() {
     static const std::map<std::string, std::vector<std::string>> deps = {
         {"json-string", {"json-char"}},
+        {"json-date-time", {"json-date", "json-time"}},
         {"json-value", {"json-object", "json-array", "json-string", "json-number", "json-boolean", "json-null"}},
         {"json-object", {"ws", "json-string", "json-value"}},
         {"json-array", {"ws", "json-value"}},
@@ -62,7 +69,7 @@ const std::set<std::string> &annotations() {
 const std::set<std::string> &handled() {
     static const std::set<std::string> h = {"type", "properties", "required", "additionalProperties", "items", "minItems",
                                             "maxItems", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "minLength",
-                                            "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
+                                            "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format"};
     return h;
 }
 
@@ -234,8 +241,8 @@ private:
             types = {"object"};
         else if (s.HasMember("items") || s.HasMember("minItems") || s.HasMember("maxItems"))
             types = {"array"};
-        else if (s.HasMember("minLength") || s.HasMember("maxLength"))
-            types = {"string"};
+        else if (s.HasMember("minLength") || s.HasMember("maxLength") || s.HasMember("format"))
+            types = {"string"}; // only strings then: a subset of what the schema allows
         else if (const char *bound = numeric_bound(s))
             fail(std::string("'") + bound + "' without \"type\": \"integer\" is not supported", bound, path);
         else
@@ -247,6 +254,7 @@ private:
 
     std::string typed(const Value &s, const std::string &type, const std::string &path, const std::string &hint, int depth) {
         if (type == "string") {
+            if (s.HasMember("format")) return formatted(s, path);
             if (!s.HasMember("minLength") && !s.HasMember("maxLength")) return use("json-string");
             const int64_t lo = s.HasMember("minLength") ? count(s, "minLength", path) : 0;
             const int64_t hi = s.HasMember("maxLength") ? count(s, "maxLength", path) : -1;
@@ -264,6 +272,17 @@ private:
         if (type == "object") return object(s, path, hint, depth);
         if (type == "array") return array(s, path, hint, depth);
         fail("unknown type '" + type + "'", "type", path + "/type");
+    }
+
+    std::string formatted(const Value &s, const std::string &path) {
+        const Value &f = s["format"];
+        if (!f.IsString()) fail("'format' must be a string", "format", path + "/format");
+        const std::string name(f.GetString(), f.GetStringLength());
+        if (name != "date" && name != "time" && name != "date-time" && name != "uuid")
+            fail("the format '" + name + "' is not supported (date, time, date-time and uuid are)", "format", path + "/format");
+        for (const char *k : {"minLength", "maxLength"})
+            if (s.HasMember(k)) fail(std::string("'") + k + "' beside 'format' is not supported", k, path);
+        return "(\"\\\"\" " + use("json-" + name) + " \"\\\"\")";
     }
 
     static const char *numeric_bound(const Value &s) {

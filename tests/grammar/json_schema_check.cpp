@@ -1,6 +1,7 @@
 #include "json_schema_check.h"
 
 #include <cstring>
+#include <regex>
 
 namespace rf_test {
 namespace {
@@ -21,6 +22,30 @@ bool has_type(const Value &doc, const std::string &t) {
     if (t == "array") return doc.IsArray();
     if (t == "number") return doc.IsNumber();
     if (t == "integer") return doc.IsInt64() || doc.IsUint64() || (doc.IsDouble() && doc.GetDouble() == (double)(int64_t)doc.GetDouble());
+    return false;
+}
+
+// RFC 3339 full-date, a day that exists (leap years included).
+bool is_date(const std::string &s) {
+    std::smatch m;
+    if (!std::regex_match(s, m, std::regex(R"((\d{4})-(\d{2})-(\d{2}))"))) return false;
+    const int y = std::stoi(m[1]), mo = std::stoi(m[2]), d = std::stoi(m[3]);
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    const int days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= days[mo - 1];
+}
+// RFC 3339 full-time (the offset is required).
+bool is_time(const std::string &s) {
+    return std::regex_match(s, std::regex(R"(([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d))"));
+}
+bool has_format(const std::string &s, const std::string &format) {
+    if (format == "date") return is_date(s);
+    if (format == "time") return is_time(s);
+    if (format == "date-time") {
+        const size_t t = s.find_first_of("Tt");
+        return t != std::string::npos && is_date(s.substr(0, t)) && is_time(s.substr(t + 1));
+    }
+    if (format == "uuid") return std::regex_match(s, std::regex("[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"));
     return false;
 }
 
@@ -72,6 +97,8 @@ std::string schema_violation(const Value &schema, const Value &doc, const Value 
     if (doc.IsString()) {
         if (schema.HasMember("minLength") && codepoints(doc) < schema["minLength"].GetUint64()) return at + ": too short";
         if (schema.HasMember("maxLength") && codepoints(doc) > schema["maxLength"].GetUint64()) return at + ": too long";
+        if (schema.HasMember("format") && !has_format(doc.GetString(), schema["format"].GetString()))
+            return at + ": not a " + std::string(schema["format"].GetString());
     }
     if (doc.IsArray()) {
         if (schema.HasMember("minItems") && doc.Size() < schema["minItems"].GetUint64()) return at + ": too few items";

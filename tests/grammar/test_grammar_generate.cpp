@@ -59,12 +59,13 @@ const char *kPerson = R"({"type": "object", "properties": {
     "name": {"type": "string", "maxLength": 12},
     "age": {"type": "integer", "minimum": 1, "maximum": 969},
     "alive": {"type": "boolean"},
+    "born": {"type": "string", "format": "date"},
     "tribe": {"enum": ["Judah", "Levi", "Dan"]},
     "sons": {"type": "array", "items": {"type": "string", "maxLength": 8}, "minItems": 1, "maxItems": 3},
     "home": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 10}, "x": {"type": ["number", "null"]}},
              "required": ["city"], "additionalProperties": false},
     "note": {"anyOf": [{"type": "null"}, {"const": "amen"}]}
-  }, "required": ["name", "age", "tribe", "sons", "home"], "additionalProperties": false})";
+  }, "required": ["name", "age", "born", "tribe", "sons", "home"], "additionalProperties": false})";
 
 } // namespace
 

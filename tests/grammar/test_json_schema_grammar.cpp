@@ -2,6 +2,8 @@
 // and every keyword it cannot express refused by name.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 #include "grammar_test_util.h"
 #include "json_schema_check.h"
 
@@ -91,6 +93,40 @@ TEST_CASE("schema: integer bounds, every integer of a window checked", "[grammar
         CHECK_FALSE(s.accepts("-0"));
         CHECK_FALSE(s.accepts("007"));
     }
+}
+
+TEST_CASE("schema: string formats date, time, date-time, uuid", "[grammar]") {
+    Schema date(R"({"type": "string", "format": "date"})");
+    CHECK(date.accepts("\"2024-02-28\""));
+    CHECK(date.accepts("\"1999-12-31\""));
+    CHECK(date.accepts("\"2023-04-30\""));
+    CHECK_FALSE(date.accepts("\"2023-04-31\"")); // April has 30 days
+    CHECK_FALSE(date.accepts("\"2023-02-30\""));
+    CHECK_FALSE(date.accepts("\"2023-13-01\""));
+    CHECK_FALSE(date.accepts("\"2023-00-10\""));
+    CHECK_FALSE(date.accepts("\"0000-01-01\""));
+    CHECK_FALSE(date.accepts("\"2023-1-01\""));
+    Schema time(R"({"format": "time"})"); // a format alone: strings only
+    CHECK(time.accepts("\"23:59:59Z\""));
+    CHECK(time.accepts("\"08:05:00.125+05:30\""));
+    CHECK_FALSE(time.accepts("\"24:00:00Z\""));
+    CHECK_FALSE(time.accepts("\"12:00:00\"")); // the offset is required
+    CHECK_FALSE(time.accepts("12"));
+    Schema dt(R"({"type": "string", "format": "date-time"})");
+    CHECK(dt.accepts("\"2026-12-02T06:50:00-01:00\""));
+    CHECK_FALSE(dt.accepts("\"2026-12-02 06:50:00Z\""));
+    Schema uuid(R"({"type": ["string", "null"], "format": "uuid"})");
+    CHECK(uuid.accepts("\"123e4567-e89b-12d3-a456-426614174000\""));
+    CHECK(uuid.accepts("null"));
+    CHECK_FALSE(uuid.accepts("\"123e4567-e89b-12d3-a456-42661417400\""));
+    // Every date the grammar allows exists: all of them checked.
+    const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    for (int m = 1; m <= 12; ++m)
+        for (int d = 1; d <= 31; ++d) {
+            char text[16];
+            std::snprintf(text, sizeof text, "\"2023-%02d-%02d\"", m, d);
+            CHECK(date.accepts(text) == (d <= days[m - 1]));
+        }
 }
 
 TEST_CASE("schema: string lengths count characters", "[grammar]") {
@@ -205,7 +241,8 @@ TEST_CASE("schema: annotations are ignored; an empty schema is any JSON", "[gram
 
 TEST_CASE("schema: what the grammar cannot express is refused by keyword", "[grammar]") {
     CHECK(refused_keyword(R"({"type": "string", "pattern": "^a+$"})") == "pattern at /");
-    CHECK(refused_keyword(R"({"type": "string", "format": "date-time"})") == "format at /");
+    CHECK(refused_keyword(R"({"type": "string", "format": "email"})") == "format at /format");
+    CHECK(refused_keyword(R"({"type": "string", "format": "date", "maxLength": 10})") == "maxLength at /");
     CHECK(refused_keyword(R"({"type": "number", "minimum": 0})") == "minimum at /");
     CHECK(refused_keyword(R"({"maximum": 3})") == "maximum at /");
     CHECK(refused_keyword(R"({"type": "integer", "minimum": 5, "maximum": 4})") == "minimum at /");

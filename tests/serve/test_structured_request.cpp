@@ -77,7 +77,7 @@ TEST_CASE("bad structured-output fields are a 400 naming the field", "[serve][st
         {R"("grammar":"root ::= foo")", "grammar", "line 1, column 10: undefined rule 'foo'"},
         {R"("grammar":7)", "grammar", "must be a string"},
         {R"("grammar":"root ::= \"a\"","response_format":{"type":"json_object"})", "response_format", "cannot both"},
-        {R"("json_schema":{"type":"string","format":"email"})", "json_schema", "'format' is not supported"},
+        {R"("json_schema":{"type":"string","format":"email"})", "json_schema", "the format 'email' is not supported (date, time, date-time and uuid are)"},
         {R"("logit_bias":[1])", "logit_bias", "must be an object"},
         {R"("logit_bias":{"abc":1})", "logit_bias", "token ids"},
         {R"("logit_bias":{"-1":1})", "logit_bias", "token ids"},
