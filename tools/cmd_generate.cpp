@@ -16,6 +16,7 @@
 #include "text_file.h"
 #include "rocmforge/error.h"
 #include "rocmforge/generation.h"
+#include "rocmforge/grammar.h"
 
 namespace rf {
 namespace {
@@ -31,6 +32,8 @@ const char *kUsage =
     "  -n, --n-predict N  tokens to generate per sequence (default 128; -1 = until EOG or full)\n"
     "  --parallel N       decode N sequences at once (1..8, default: number of prompts)\n"
     "  --ignore-eos       do not stop at end-of-generation tokens\n"
+    "  --grammar-file F   the output follows the GBNF grammar in F (llama.cpp's syntax)\n"
+    "  --json-schema F    the output is JSON valid under the JSON schema in F\n"
     "  --candidates on|off  on (default): where the logits are on a GPU and the sampler needs only\n"
     "                     its top-k (or the argmax), those are chosen there and only they are read\n"
     "                     back (the same tokens); off: whole logits rows\n";
@@ -43,6 +46,7 @@ struct Options {
     int n_parallel = 0;
     bool ignore_eos = false;
     bool candidates = true;
+    std::string grammar; // GBNF text, "" = none
 };
 
 Options parse(int argc, char **argv) {
@@ -62,6 +66,17 @@ Options parse(int argc, char **argv) {
         else if (a == "--parallel" || a == "-np") o.n_parallel = (int)parse_int_arg(a, take_value(argc, argv, i), 1, 8);
         else if (a == "--ignore-eos") o.ignore_eos = true;
         else if (a == "--candidates") o.candidates = parse_on_off_arg(a, take_value(argc, argv, i));
+        else if (a == "--grammar-file" || a == "--json-schema") {
+            if (!o.grammar.empty()) throw UsageError("generate: give one of --grammar-file and --json-schema, once");
+            const std::string text = read_text_file(take_value(argc, argv, i), a);
+            try {
+                o.grammar = a == "--json-schema" ? grammar::json_schema_to_gbnf(text) : text;
+                grammar::Grammar::parse(o.grammar);
+            } catch (const Error &e) {
+                throw UsageError(a + " " + argv[i] + ": " + e.what());
+            }
+            if (o.grammar.empty()) throw UsageError(a + ": the file is empty");
+        }
         else throw UsageError("generate: unknown option '" + a + "' (see rocmforge generate --help)");
     }
     if (o.prompts.empty()) o.prompts.push_back("Once upon a time");
@@ -95,6 +110,9 @@ int cmd_generate(int argc, char **argv) {
     gp.n_predict = o.n_predict;
     gp.ignore_eos = o.ignore_eos;
     gp.device_candidates = o.candidates;
+    if (!o.grammar.empty())
+        gp.grammar = std::make_shared<grammar::TokenGrammar>(grammar::Grammar::parse(o.grammar),
+                                                             std::make_shared<grammar::TokenTrie>(tok));
 
     // One sequence streams to stdout (the prompt first, once it is processed); several are
     // printed whole at the end.

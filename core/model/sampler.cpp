@@ -92,14 +92,17 @@ static bool penalties_set(const SamplerParams &p) {
     return any && p.repeat_last_n != 0;
 }
 
-bool Sampler::penalizes() const { return penalties_set(params_) && !history_.empty(); }
+bool Sampler::penalizes() const {
+    return (penalties_set(params_) && !history_.empty()) || !params_.logit_bias.empty() || allowed_;
+}
 
 // llama.cpp's penalties: each distinct token of the recent history once, seen c times there;
 // the repetition penalty divides a positive logit and multiplies a negative one (both make the
 // token less likely), then c * frequency + presence is subtracted.
 const float *Sampler::penalized(const float *logits, int64_t n_vocab) {
     if (!penalizes()) return logits;
-    penalty_ids_.assign(history_.begin(), history_.end());
+    penalty_ids_.clear();
+    if (penalties_set(params_)) penalty_ids_.assign(history_.begin(), history_.end());
     std::sort(penalty_ids_.begin(), penalty_ids_.end());
     scratch_.assign(logits, logits + n_vocab);
     for (size_t i = 0; i < penalty_ids_.size();) {
@@ -113,6 +116,20 @@ const float *Sampler::penalized(const float *logits, int64_t n_vocab) {
         else l /= params_.repeat_penalty;
         l -= (float)c * params_.frequency_penalty + params_.presence_penalty;
     }
+    for (const auto &[id, bias] : params_.logit_bias)
+        if (id >= 0 && id < n_vocab) scratch_[(size_t)id] = bias <= -100.0f ? -INFINITY : scratch_[(size_t)id] + bias;
+    if (allowed_) // word by word: a grammar allows most tokens or few, so whole words are common
+        for (int64_t w = 0; w * 64 < n_vocab; ++w) {
+            const uint64_t bits = allowed_[w];
+            if (bits == ~0ull) continue;
+            const int64_t end = std::min<int64_t>(n_vocab, (w + 1) * 64);
+            if (bits == 0) {
+                std::fill(scratch_.begin() + w * 64, scratch_.begin() + end, -INFINITY);
+                continue;
+            }
+            for (int64_t i = w * 64; i < end; ++i)
+                if (!((bits >> (i - w * 64)) & 1)) scratch_[(size_t)i] = -INFINITY;
+        }
     return scratch_.data();
 }
 
@@ -258,11 +275,15 @@ int32_t Sampler::sample_whole_vocabulary(const float *l, int64_t n, float t) {
 
 int32_t Sampler::sample(const float *logits, int64_t n_vocab) {
     const bool truncated = (params_.top_k > 0 && params_.top_k < n_vocab) || params_.top_p < 1.0f || params_.min_p > 0.0f;
-    if (params_.temperature > 0.0f && !truncated && n_vocab > 0) {
-        const int32_t t = sample_whole_vocabulary(penalized(logits, n_vocab), n_vocab, params_.temperature);
-        if (t >= 0) return t;
+    int32_t t = -1;
+    if (params_.temperature > 0.0f && !truncated && n_vocab > 0) t = sample_whole_vocabulary(penalized(logits, n_vocab), n_vocab, params_.temperature);
+    if (t < 0) t = draw(filtered(logits, n_vocab));
+    // A draw's rounding can land on a token of probability 0: the best allowed one instead.
+    if (!is_allowed(t)) {
+        const float *l = penalized(logits, n_vocab);
+        t = (int32_t)argmax_first(l, n_vocab);
     }
-    return draw(filtered(logits, n_vocab));
+    return t;
 }
 
 // Inverse-CDF draw over the survivors' probabilities (one survivor: no random number used).
@@ -275,11 +296,13 @@ int32_t Sampler::draw(const std::vector<TokenProb> &c) {
         cum += t.p;
         if (u < cum) return t.id;
     }
+    for (size_t i = c.size(); i-- > 0;) // past the sum by rounding: the last possible one
+        if (c[i].p > 0) return c[i].id;
     return c.back().id;
 }
 
 int64_t candidates_needed(const SamplerParams &p, int64_t n_vocab) {
-    if (penalties_set(p)) return 0;
+    if (penalties_set(p) || !p.logit_bias.empty()) return 0;
     if (p.temperature <= 0.0f) return 1;
     return p.top_k > 0 && p.top_k < n_vocab ? p.top_k : 0;
 }
@@ -296,6 +319,7 @@ int32_t Sampler::sample_candidates(const int32_t *ids, const float *logits, int6
 }
 
 int32_t Sampler::sample_row(const std::vector<float> &logits, const Candidates &c, size_t row, int64_t n_vocab) {
+    if (logits.empty() && c.k > 0 && allowed_) throw Error("sampler: a token mask needs whole logits rows, not candidates");
     if (logits.empty() && c.k > 0) return sample_candidates(c.ids.data() + row * (size_t)c.k, c.logits.data() + row * (size_t)c.k, c.k);
     return sample(logits.data() + row * (size_t)n_vocab, n_vocab);
 }

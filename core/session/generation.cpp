@@ -2,6 +2,7 @@
 // reproducible, so it lives in one place.
 #include "rocmforge/generation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -15,6 +16,7 @@ namespace {
 struct Sequence {
     std::unique_ptr<Sampler> sampler;
     std::unique_ptr<StreamDecoder> decoder;
+    std::unique_ptr<grammar::GrammarMatcher> matcher;
     int64_t n_generated = 0;
     bool done = false;
 };
@@ -50,6 +52,7 @@ GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std:
         p.seed = params.sampling.seed + (uint32_t)s; // independent streams, reproducible from the one seed
         q.sampler = std::make_unique<Sampler>(p);
         q.decoder = std::make_unique<StreamDecoder>(tok);
+        if (params.grammar) q.matcher = std::make_unique<grammar::GrammarMatcher>(params.grammar);
         for (size_t i = 0; i < prompt.size(); ++i) {
             q.sampler->accept(prompt[i]);
             batch.add(prompt[i], s, i + 1 == prompt.size());
@@ -58,7 +61,7 @@ GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std:
     // Each row's candidates instead of the row where the sampler needs no more and the logits
     // are on a GPU (the same tokens; a few hundred bytes per row read back).
     const int64_t k = candidates_needed(params.sampling, n_vocab);
-    const ScopedOutputTopK top_k(ctx, params.device_candidates && ctx.candidates_pay_off(k) ? k : 0);
+    const ScopedOutputTopK top_k(ctx, params.device_candidates && !params.grammar && ctx.candidates_pay_off(k) ? k : 0);
     const bool whole_rows = ctx.output_top_k() == 0;
     // Prompt processing: all prompts in one batch (split into graphs of n_batch tokens).
     phase("prefill");
@@ -83,23 +86,46 @@ GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std:
         }
         // The draws first (each sequence has its own sampler: several threads from 4 sequences
         // on when each scans a row), then the tokens are handed on in sequence order.
+        std::vector<std::string> grammar_errors((size_t)n_seq);
         parallel_for((size_t)n_seq, whole_rows ? draw_threads(live) : 1, [&](size_t s) {
             Sequence &q = seqs[s];
             if (q.done) return;
-            drawn[s] = q.sampler->sample_row(*logits, ctx.candidates(), (size_t)rows[s], n_vocab);
-            q.sampler->accept(drawn[s]);
+            if (!q.matcher) {
+                drawn[s] = q.sampler->sample_row(*logits, ctx.candidates(), (size_t)rows[s], n_vocab);
+                q.sampler->accept(drawn[s]);
+                return;
+            }
+            try { // the grammar's mask on the draw, then the grammar moves past the token
+                const grammar::TokenMask &mask = q.matcher->allowed();
+                if (std::all_of(mask.begin(), mask.end(), [](uint64_t w) { return w == 0; }))
+                    throw Error("no token of the vocabulary can continue the grammar");
+                q.sampler->set_allowed(mask.data());
+                drawn[s] = q.sampler->sample_row(*logits, ctx.candidates(), (size_t)rows[s], n_vocab);
+                q.sampler->set_allowed(nullptr);
+                if (!q.matcher->accept(drawn[s])) throw Error("the sampler drew a token the grammar refuses");
+                q.sampler->accept(drawn[s]);
+            } catch (const std::exception &e) {
+                grammar_errors[s] = e.what();
+            }
         });
+        for (int s = 0; s < n_seq; ++s)
+            if (!grammar_errors[(size_t)s].empty())
+                throw Error("generate: sequence " + std::to_string(s) + ": grammar: " + grammar_errors[(size_t)s]);
         for (int s = 0; s < n_seq; ++s) {
             Sequence &q = seqs[(size_t)s];
             if (q.done) continue;
             const int32_t t = drawn[(size_t)s];
             ++q.n_generated;
             ++stats.n_generated;
-            if (!params.ignore_eos && tok.is_eog(t)) {
+            if ((!params.ignore_eos || q.matcher) && tok.is_eog(t)) { // a grammar's end is an end
                 q.done = true;
                 continue;
             }
             emit(s, q.decoder->push(t));
+            if (q.matcher && q.matcher->finished()) {
+                q.done = true; // the grammar is complete: only the end could follow
+                continue;
+            }
             if (params.n_predict >= 0 && q.n_generated >= params.n_predict) {
                 q.done = true; // its last token needs no forward pass
                 continue;

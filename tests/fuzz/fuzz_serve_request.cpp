@@ -3,7 +3,8 @@
 // the formats lack is a UsageError, nothing else); the request becomes its sequences with the
 // SentencePiece test vocabulary (or an ApiError: token ids beyond the vocabulary, the context
 // limit), one per choice, within the limit; the prompt streams through the stop matcher, which
-// never emits a stop string and emits exactly the text before the first one found; and the
+// never emits a stop string and emits exactly the text before the first one found; the
+// request's grammar walked on the vocabulary (every token a mask allows is accepted); and the
 // response JSON written from the request's texts (echo, tokens cut anywhere as logprobs) and
 // from bytes that are not UTF-8 as a choice's text is valid JSON in valid UTF-8. Input: u8 flags (bit 0 chat, bit 1 a small context), the body.
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include "rocmforge/chat_template.h"
 #include "rocmforge/error.h"
 #include "rocmforge/gguf.h"
+#include "rocmforge/grammar.h"
 #include "rocmforge/log.h"
 #include "rocmforge/tokenizer.h"
 #include "sequence_prep.h"
@@ -88,6 +90,28 @@ void check_response_json(bool chat, const std::string &text, const std::vector<s
     }
 }
 
+// Structured output: the request's grammar (json_schema, json_object, GBNF) on the test
+// vocabulary. Every token a mask allows, the matcher accepts; a few steps along the first
+// allowed token of each mask. A grammar too ambiguous to go on is an rf::Error, nothing else.
+void check_grammar(const rf::serve::CompletionRequest &req) {
+    if (req.grammar.empty()) return;
+    RF_FUZZ_CHECK(req.grammar_compiled != nullptr && !req.grammar_field.empty());
+    static const auto trie = std::make_shared<rf::grammar::TokenTrie>(vocab());
+    try {
+        auto g = std::make_shared<rf::grammar::TokenGrammar>(req.grammar_compiled, trie);
+        rf::grammar::GrammarMatcher m(g);
+        for (int step = 0; step < 8 && !m.finished(); ++step) {
+            const rf::grammar::TokenMask mask = m.allowed();
+            int32_t first = -1;
+            for (int32_t id = 0; id < vocab().n_vocab() && first < 0; ++id)
+                if (rf::grammar::mask_allows(mask, id) && !vocab().is_eog(id)) first = id;
+            if (first < 0) break;
+            RF_FUZZ_CHECK(m.accept(first));
+        }
+    } catch (const rf::Error &) {
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
@@ -126,6 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     }
     check_sequences(req, data[0] & 2);
+    check_grammar(req);
     // Stream the text in pieces of 1..7 bytes through the stop matcher.
     rf::serve::StopMatcher m(req.stop);
     std::string out;

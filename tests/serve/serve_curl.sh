@@ -126,6 +126,10 @@ check "chat without logprobs: null" test "$(body_of /v1/chat/completions '{"mess
 s=$("${C[@]}" -N "$URL/v1/chat/completions" -d '{"messages":[{"role":"user","content":"Hi"}],"n":2,"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}')
 check "chat stream n=2: a role chunk and a finish_reason for each choice" test "$(grep '^data: {' <<<"$s" | sed 's/^data: //' | jq -s -c '[([.[] | select(.choices[0].delta.role == "assistant") | .choices[0].index] | sort), ([.[] | select(.choices[0].finish_reason != null) | .choices[0].index] | sort), .[-1].usage.completion_tokens]')" = "[[0,1],[0,1],6]"
 
+# Structured output and logit_bias, llama.cpp's /tokenize, /detokenize, /props: the
+# checks are in serve_structured.sh (sourced: the same server and helpers).
+source "$(dirname "$0")/serve_structured.sh"
+
 # Bad requests: 400 with an OpenAI error body naming the problem.
 bad() { # bad DESCRIPTION STATUS PATTERN BODY [PATH]
   local out code
@@ -136,7 +140,7 @@ bad "malformed JSON" 400 "malformed JSON" '{"prompt": "x",'
 bad "not an object" 400 "JSON object" '[1,2]'
 bad "invalid UTF-8 in a string" 400 "malformed JSON.*encoding" $'{"prompt":"a\xff"}'
 bad "wrong type" 400 "max_tokens.*integer" '{"prompt":"x","max_tokens":"ten"}'
-bad "unknown field" 400 "unsupported field 'logit_bias'" '{"prompt":"x","logit_bias":{}}'
+bad "unknown field" 400 "unsupported field 'suffix'" '{"prompt":"x","suffix":"y"}'
 bad "missing prompt" 400 "'prompt' is required" '{"max_tokens":3}'
 bad "n=0" 400 "'n' must be between 1 and 128" '{"prompt":"x","n":0}'
 bad "n beyond --parallel + --queue" 400 "at most 68 sequences" '{"prompt":"x","n":100}'

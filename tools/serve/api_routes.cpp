@@ -1,5 +1,6 @@
 #include "api_routes.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "api_error.h"
@@ -40,7 +41,7 @@ std::optional<StreamEvent> next_event(RequestChannel &channel, Exchange &ex) {
 
 bool is_endpoint(const std::string &path) {
     return path == "/health" || path == "/metrics" || path == "/v1/models" || path == "/v1/completions" ||
-           path == "/v1/chat/completions";
+           path == "/v1/chat/completions" || is_utility_endpoint(path);
 }
 
 } // namespace
@@ -72,11 +73,29 @@ void ApiRouter::route(const HttpRequest &req, Exchange &ex, const std::string &p
                              {{"WWW-Authenticate", "Bearer"}});
     if (path == "/metrics" && get) return (void)ex.respond(200, "text/plain; version=0.0.4", metrics_.prometheus());
     if (path == "/v1/models" && get) return (void)ex.respond(200, "application/json", models_body(config_.model_id, started_));
+    if (utility_route(req, ex, path, tok_, config_.props)) return;
     if (path == "/v1/completions" && post) return completion(req, ex, false);
     if (path == "/v1/chat/completions" && post) return completion(req, ex, true);
     if (is_endpoint(path)) return respond_error(ex, {405, "method " + std::string(req.method_string()) + " not allowed on " + path,
                                           "invalid_request_error", ""});
     respond_error(ex, {404, "no such endpoint: " + path, "invalid_request_error", ""});
+}
+
+// Structured output: every choice follows the request's grammar, bound to the vocabulary once
+// for all requests that send it. Its start is checked here (a grammar too ambiguous to begin is
+// the request's 400, not a failure in the scheduler).
+void ApiRouter::attach_grammar(const CompletionRequest &r, PreparedSequences &prep) {
+    if (r.grammar.empty()) return;
+    const auto g = grammars_.get(r);
+    try {
+        grammar::GrammarMatcher start(g);
+        const grammar::TokenMask &mask = start.allowed();
+        if (std::all_of(mask.begin(), mask.end(), [](uint64_t w) { return w == 0; }))
+            throw Error("no token of the vocabulary can begin it");
+    } catch (const Error &e) {
+        throw bad_request("'" + r.grammar_field + "': " + e.what(), r.grammar_field);
+    }
+    for (GenerationRequest &s : prep.sequences) s.grammar = g;
 }
 
 void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
@@ -91,6 +110,7 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
                               "n");
         prep = prepare_sequences(r, {config_.chat_format, config_.n_ctx_request, config_.default_max_tokens}, tok_,
                                  r.seed ? *r.seed : random_seed(), Clock::now() + config_.request_timeout);
+        attach_grammar(r, prep);
     } catch (const ApiError &e) {
         return respond_error(ex, e);
     }

@@ -1,5 +1,5 @@
 // What each URL does: the OpenAI endpoints (/v1/completions, /v1/chat/completions, /v1/models)
-// and /health, /metrics, behind the API key when one is set. Turns a request into a prompt for
+// and /health, /metrics, llama.cpp server's /tokenize, /detokenize, /props, behind the API key when one is set. Turns a request into a prompt for
 // the scheduler and its events into a JSON or SSE response; a client that goes away cancels.
 #pragma once
 #include <chrono>
@@ -11,6 +11,9 @@
 #include "rocmforge/chat_template.h"
 #include "rocmforge/tokenizer.h"
 #include "scheduler.h"
+#include "sequence_prep.h"
+#include "structured_output.h"
+#include "utility_routes.h"
 
 namespace rf::serve {
 
@@ -21,17 +24,20 @@ struct RouterConfig {
     int64_t n_ctx_request = 512;     // prompt + max_tokens of one request at most
     int64_t default_max_tokens = 256; // when the request has no max_tokens
     std::chrono::seconds request_timeout{300};
+    ServerProps props; // GET /props
 };
 
 class ApiRouter {
 public:
     ApiRouter(const RouterConfig &config, const Tokenizer &tokenizer, Scheduler &scheduler, Metrics &metrics)
-        : config_(config), tok_(tokenizer), scheduler_(scheduler), metrics_(metrics), started_(std::time(nullptr)) {}
+        : config_(config), tok_(tokenizer), scheduler_(scheduler), metrics_(metrics), started_(std::time(nullptr)),
+          grammars_(tokenizer) {}
     void operator()(const HttpRequest &req, Exchange &ex);
 
 private:
     void route(const HttpRequest &req, Exchange &ex, const std::string &path);
     void completion(const HttpRequest &req, Exchange &ex, bool chat);
+    void attach_grammar(const CompletionRequest &r, PreparedSequences &prep);
     bool authorized(const HttpRequest &req) const;
 
     RouterConfig config_;
@@ -40,6 +46,7 @@ private:
     Metrics &metrics_;
     int64_t started_;
     std::atomic<uint64_t> next_id_{1};
+    GrammarCache grammars_; // structured output: grammars bound to the vocabulary, masks shared
 };
 
 } // namespace rf::serve

@@ -24,8 +24,9 @@ namespace {
 
 const char *kUsage =
     "usage: rocmforge serve [-m MODEL] [--host ADDR] [--port N] [--parallel N] [-c N] [options]\n\n"
-    "OpenAI-compatible HTTP server (POST /v1/chat/completions, /v1/completions; GET /v1/models,\n"
-    "/health, /metrics) decoding up to --parallel requests together (docs/SERVING.md).\n\n"
+    "OpenAI-compatible HTTP server (POST /v1/chat/completions, /v1/completions, /tokenize,\n"
+    "/detokenize; GET /v1/models, /props, /health, /metrics) decoding up to --parallel requests\n"
+    "together (docs/SERVING.md).\n\n"
     "  --host ADDR          address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)\n"
     "  --port N             TCP port (default 8080; 0 picks a free one, printed at start)\n"
     "  --parallel N         sequences decoded together, one per choice of a request (1..256,\n"
@@ -136,6 +137,8 @@ int cmd_serve(int argc, char **argv) {
     rc.n_ctx_request = std::min(per_request, o.model.n_ctx);
     rc.default_max_tokens = o.max_tokens;
     rc.request_timeout = std::chrono::seconds(o.timeout_s);
+    rc.props = {lm.path, lm.model->file().get_string("tokenizer.chat_template"), rc.n_ctx_request, o.parallel, o.max_tokens};
+    if (rc.props.chat_template.empty() || !o.chat_template.empty()) rc.props.chat_template = chat_format_name(rc.chat_format);
     std::fprintf(stderr, "chat template: %s; a request holds at most %lld tokens\n", chat_format_name(rc.chat_format),
                  (long long)rc.n_ctx_request);
 

@@ -7,6 +7,7 @@
 #include <rapidjson/error/en.h>
 
 #include "api_error.h"
+#include "structured_output.h"
 
 namespace rf::serve {
 namespace {
@@ -163,7 +164,8 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     rapidjson::Document doc;
     // JSON is UTF-8 (RFC 8259): invalid bytes in a string are refused here rather than echoed
     // into a response no client could parse.
-    doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+    // Iterative: a body nested a million levels deep must not overflow the connection's stack.
+    doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(body.data(), body.size());
     if (doc.HasParseError())
         throw bad_request(std::string("malformed JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
                           rapidjson::GetParseError_En(doc.GetParseError()));
@@ -227,7 +229,7 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
             r.echo = !v.IsNull() && boolean(v, key);
         } else if (key == "user") {
             if (!v.IsNull()) string(v, key); // accepted, not used
-        } else
+        } else if (!parse_structured_field(key, v, r))
             throw bad_request("unsupported field '" + key + "'", key);
     }
     // max_tokens 0 scores a prompt without generating (echo, usually with logprobs: what

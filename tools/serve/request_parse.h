@@ -3,12 +3,14 @@
 // ApiError 400 naming the field, so a client learns what to fix instead of getting a guess.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "rocmforge/chat_template.h"
+#include "rocmforge/grammar.h"
 
 namespace rf::serve {
 
@@ -47,6 +49,13 @@ struct CompletionRequest {
                        // the prompt tokens' too)
     bool stream = false;
     bool include_usage = false; // stream_options.include_usage
+    // Structured output (structured_output.cpp): the GBNF the output follows ("": none), from
+    // `grammar`, `response_format` or `json_schema` (structured_fields: which one), and
+    // logit_bias {token id, bias}.
+    std::string grammar;
+    std::shared_ptr<const grammar::Grammar> grammar_compiled;
+    std::string grammar_field, structured_fields;
+    std::vector<std::pair<int32_t, float>> logit_bias;
 
     // Sequences the request decodes: one per choice.
     int64_t n_choices() const { return n * (chat ? 1 : (int64_t)prompts.size()); }

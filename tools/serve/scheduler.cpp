@@ -34,6 +34,8 @@ struct Scheduler::Active {
     std::unique_ptr<Sampler> sampler;
     std::unique_ptr<StreamDecoder> decoder;
     std::unique_ptr<StopMatcher> stop;
+    std::unique_ptr<grammar::GrammarMatcher> matcher; // structured output: where the output is in its grammar
+    std::string grammar_error;                        // the matcher failed at this step's draw
     int64_t generated = 0; // sampled tokens, end-of-generation excluded
     int32_t next = -1;     // sampled, to be fed at the next step
     int row = -1;          // its logits row in this step's batch, -1: none
@@ -144,6 +146,11 @@ void Scheduler::run() {
                 for (int32_t t : a.request.prompt) a.sampler->accept(t);
                 a.decoder = std::make_unique<StreamDecoder>(tok_);
                 a.stop = std::make_unique<StopMatcher>(a.request.stop);
+                if (a.request.grammar) try {
+                        a.matcher = std::make_unique<grammar::GrammarMatcher>(a.request.grammar);
+                    } catch (const std::exception &e) { // the route checked the start: not expected
+                        fail(a, {500, std::string("structured output: ") + e.what(), "server_error", ""});
+                    }
                 metrics_.prompt_tokens += (int64_t)a.request.prompt.size();
                 running.push_back(std::move(a));
             }
@@ -182,8 +189,15 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         }
         const size_t draws = running.size() - (size_t)std::count(rows.begin(), rows.end(), -1);
         rf::parallel_for(running.size(), whole_rows ? rf::draw_threads(draws) : 1, [&](size_t k) {
-            if (rows[k] >= 0) drawn[k] = running[k].sampler->sample_row(*logits, ctx_.candidates(), (size_t)rows[k], n_vocab);
+            if (rows[k] < 0) return;
+            if (running[k].matcher) drawn[k] = constrained_draw(running[k], *logits, (size_t)rows[k]);
+            else drawn[k] = running[k].sampler->sample_row(*logits, ctx_.candidates(), (size_t)rows[k], n_vocab);
         });
+        for (size_t k = 0; k < running.size(); ++k)
+            if (!running[k].grammar_error.empty()) {
+                fail(running[k], {500, running[k].grammar_error, "server_error", ""});
+                drawn[k] = -1;
+            }
         for (Active &a : running)
             if (!a.done) prompt_logprobs(a, logits->data(), flight_.out_row);
     }
@@ -201,6 +215,28 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
     }
     metrics_.running = (int64_t)running.size();
     metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
+}
+
+// A draw under the sequence's grammar: the tokens it refuses masked, the drawn one moved past
+// at once (so goes_on() knows when the grammar is complete). Per-sequence state only: runs on
+// the draw threads. -1 with grammar_error set when the grammar cannot go on.
+int32_t Scheduler::constrained_draw(Active &a, const std::vector<float> &logits, size_t row) {
+    try {
+        const grammar::TokenMask &mask = a.matcher->allowed();
+        if (std::all_of(mask.begin(), mask.end(), [](uint64_t w) { return w == 0; })) {
+            a.grammar_error = "structured output: no token of the vocabulary can continue the grammar here";
+            return -1;
+        }
+        a.sampler->set_allowed(mask.data());
+        const int32_t t = a.sampler->sample_row(logits, ctx_.candidates(), row, ctx_.model().hparams().n_vocab);
+        a.sampler->set_allowed(nullptr);
+        if (!a.matcher->accept(t)) a.grammar_error = "structured output: the sampler drew a token the grammar refuses";
+        return a.grammar_error.empty() ? t : -1;
+    } catch (const std::exception &e) {
+        a.sampler->set_allowed(nullptr);
+        a.grammar_error = std::string("structured output: ") + e.what();
+        return -1;
+    }
 }
 
 // The batch in flight, if any: waits for its logits (valid until the next collect()) and counts
@@ -305,7 +341,7 @@ void Scheduler::choose_output(const std::vector<Active> &running) {
     for (const Active &a : running) {
         if (a.done) continue;
         const int64_t need = candidates_needed(a.request.sampling, n_vocab);
-        if (need == 0 || a.request.top_logprobs >= 0 || a.request.prompt_logprobs) {
+        if (need == 0 || a.request.top_logprobs >= 0 || a.request.prompt_logprobs || a.matcher) {
             k = 0;
             break;
         }
@@ -326,6 +362,7 @@ void Scheduler::fail_running(std::vector<Active> &running, const std::exception 
 // for the token itself (end of generation) or for max_tokens. (A stop string is only known
 // there, after the next batch is submitted.)
 bool Scheduler::goes_on(const Active &a, int32_t token) const {
+    if (a.matcher && a.matcher->finished()) return false; // nothing but the end can follow
     return a.request.max_tokens > 0 && !tok_.is_eog(token) && a.generated + 1 < a.request.max_tokens;
 }
 
@@ -377,6 +414,7 @@ void Scheduler::on_token(Active &a, int32_t token, const float *logits) {
     }
     emit(a, a.stop->push(a.decoder->push(token)), false);
     if (a.stop->stopped()) return finish(a, "stop");
+    if (a.matcher && a.matcher->finished()) return finish(a, "stop"); // the grammar is complete
     if (a.generated >= a.request.max_tokens) return finish(a, "length");
     a.next = token;
 }

@@ -20,6 +20,7 @@
 
 #include "api_error.h"
 #include "metrics.h"
+#include "rocmforge/grammar.h"
 #include "rocmforge/inference.h"
 #include "rocmforge/sampler.h"
 #include "rocmforge/tokenizer.h"
@@ -66,6 +67,9 @@ struct GenerationRequest {
     std::vector<std::string> stop;
     int top_logprobs = -1; // >= 0: each generated token's logprob with this many alternatives
     bool prompt_logprobs = false; // and each prompt token's (echo), sent once prefill is done
+    // The grammar the output follows (structured output), nullptr: none. The sequence samples
+    // from whole rows then, with the tokens the grammar refuses masked.
+    std::shared_ptr<const grammar::TokenGrammar> grammar;
     Clock::time_point deadline;
 };
 
@@ -105,6 +109,7 @@ private:
     void launch(std::vector<Active> &running, const std::vector<int32_t> &drawn, const std::vector<char> &feeds);
     void choose_output(const std::vector<Active> &running);
     bool goes_on(const Active &a, int32_t token) const;
+    int32_t constrained_draw(Active &a, const std::vector<float> &logits, size_t row);
     void fail_running(std::vector<Active> &running, const std::exception &e);
     bool fits_in_pool(const std::vector<Active> &running, const GenerationRequest &r) const;
     void prompt_logprobs(Active &a, const float *logits, const std::vector<int> &out_row);

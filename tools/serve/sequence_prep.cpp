@@ -73,6 +73,11 @@ PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLi
     const int64_t limit = limits.n_ctx_request;
     int choice = 0;
     const bool prompt_logprobs = r.echo && r.logprobs;
+    for (const auto &[id, bias] : r.logit_bias)
+        if (id >= tok.n_vocab())
+            throw bad_request("'logit_bias' names token " + std::to_string(id) + " but the vocabulary has " +
+                                  std::to_string(tok.n_vocab()) + " tokens",
+                              "logit_bias");
     for (Prompt &p : tokenize(r, limits, tok)) {
         const int64_t n_prompt = (int64_t)p.tokens.size();
         if (n_prompt == 0) throw bad_request("'" + p.field + "' has no tokens", p.field);
@@ -100,6 +105,7 @@ PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLi
             g.sampling.presence_penalty = r.presence_penalty;
             g.sampling.repeat_last_n = r.repeat_last_n;
             g.sampling.seed = seed + (uint32_t)choice; // wraps: still one seed per choice
+            g.sampling.logit_bias = r.logit_bias;
             g.stop = r.stop;
             g.top_logprobs = r.logprobs ? *r.logprobs : -1;
             g.prompt_logprobs = prompt_logprobs;

@@ -4,9 +4,11 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "rocmforge/grammar.h"
 #include "rocmforge/inference.h"
 #include "rocmforge/sampler.h"
 #include "rocmforge/tokenizer.h"
@@ -21,6 +23,9 @@ struct GenerationParams {
     // those candidates there and read back only them (InferenceContext::set_output_top_k): the
     // same tokens, less to copy and scan per step. false: whole rows.
     bool device_candidates = true;
+    // Every sequence's output follows this grammar (whole rows are sampled, the tokens it
+    // refuses masked; a sequence ends when the grammar is complete). nullptr: none.
+    std::shared_ptr<const grammar::TokenGrammar> grammar;
 };
 
 struct GenerationCallbacks {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace rf {
@@ -21,6 +22,8 @@ struct SamplerParams {
     float presence_penalty = 0.0f;
     int32_t repeat_last_n = 64;  // the tokens the penalties look back: 0 = off, -1 = whole history
     uint32_t seed = 0;
+    // Added to a token's logit after the penalties (OpenAI's logit_bias); -100 or less bans it.
+    std::vector<std::pair<int32_t, float>> logit_bias;
 };
 
 struct TokenProb {
@@ -57,6 +60,9 @@ public:
     // Row `row` of a decode's output: from `c` when the logits are empty and c.k > 0 (a context
     // with an output top-k), else from logits (n_vocab floats per row).
     int32_t sample_row(const std::vector<float> &logits, const Candidates &c, size_t row, int64_t n_vocab);
+    // The tokens the following draws may pick (a grammar's mask: bit i of word i / 64), nullptr:
+    // any. The others are removed before every other step; the draw needs whole rows then.
+    void set_allowed(const uint64_t *allowed) { allowed_ = allowed; }
     // Adds a token to the penalty history (prompt tokens and sampled tokens).
     void accept(int32_t token);
     void reset();
@@ -86,6 +92,8 @@ private:
     int32_t draw(const std::vector<TokenProb> &c);
     std::vector<TokenProb> candidates_; // sample_candidates' list
     std::vector<int32_t> penalty_ids_;
+    const uint64_t *allowed_ = nullptr;
+    bool is_allowed(int32_t id) const { return !allowed_ || ((allowed_[(size_t)id >> 6] >> (id & 63)) & 1); }
 };
 
 // Stand-alone steps on a candidate list (exposed for tests). Each keeps at least one candidate.
