@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "api_error.h"
+#include "embeddings_route.h"
 #include "openai_json.h"
 #include "request_parse.h"
 #include "sequence_prep.h"
@@ -40,7 +41,7 @@ std::optional<StreamEvent> next_event(RequestChannel &channel, Exchange &ex) {
 
 bool is_endpoint(const std::string &path) {
     return path == "/health" || path == "/metrics" || path == "/v1/models" || path == "/v1/completions" ||
-           path == "/v1/chat/completions";
+           path == "/v1/chat/completions" || path == "/v1/embeddings";
 }
 
 } // namespace
@@ -74,6 +75,7 @@ void ApiRouter::route(const HttpRequest &req, Exchange &ex, const std::string &p
     if (path == "/v1/models" && get) return (void)ex.respond(200, "application/json", models_body(config_.model_id, started_));
     if (path == "/v1/completions" && post) return completion(req, ex, false);
     if (path == "/v1/chat/completions" && post) return completion(req, ex, true);
+    if (path == "/v1/embeddings" && post && config_.embeddings) return config_.embeddings->handle(req, ex, config_.model_id);
     if (is_endpoint(path)) return respond_error(ex, {405, "method " + std::string(req.method_string()) + " not allowed on " + path,
                                           "invalid_request_error", ""});
     respond_error(ex, {404, "no such endpoint: " + path, "invalid_request_error", ""});
