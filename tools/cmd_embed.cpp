@@ -67,13 +67,22 @@ int cmd_embed(int argc, char **argv) {
     if (!file.empty()) prompt = read_text_file(file, "embed -f");
 
     LoadedModel lm = load_model(margs);
-    margs.fit_context(lm.model->hparams());
+    const ModelHparams &hp = lm.model->hparams();
     if (pooling_arg.empty()) opts.pooling = default_pooling(*lm.model);
     const std::vector<int32_t> tokens = lm.tokenizer->encode(prompt, /*add_special=*/true, /*parse_special=*/false);
     if (tokens.empty()) throw UsageError("embed: the text has no tokens (an empty text with a vocabulary that adds no BOS)");
-    if ((int64_t)tokens.size() > margs.n_ctx)
-        throw UsageError("embed: the text has " + std::to_string(tokens.size()) + " tokens, more than the context of " +
+    const int64_t n = (int64_t)tokens.size();
+    if (margs.ctx_given && n > margs.n_ctx)
+        throw UsageError("embed: the text has " + std::to_string(n) + " tokens, more than the context of " +
                          std::to_string(margs.n_ctx) + " (-c)");
+    // Without -c the cache holds just this text, up to the trained context (the positions the
+    // model has seen; -c N goes beyond it on purpose).
+    if (!margs.ctx_given) {
+        if (hp.n_ctx_train > 0 && n > hp.n_ctx_train)
+            throw UsageError("embed: the text has " + std::to_string(n) + " tokens, more than the model's trained context of " +
+                             std::to_string(hp.n_ctx_train) + " (-c N to run it anyway)");
+        margs.n_ctx = n;
+    }
     InferenceContext ctx(*lm.model, *lm.runtime, margs.context_params(1));
     lm.runtime->phase("embed");
     const std::vector<float> v = embed_tokens(ctx, tokens, 0, opts);

@@ -108,6 +108,9 @@ check "embeddings counted in /metrics" test "$(curl -s --max-time 5 "$URL/metric
 check "CLI: unknown pooling fails" test "$("$rocmforge" embed -m "$model" -p x --pooling max >/dev/null 2>&1; echo $?)" != 0
 check "CLI: -p and -f together fail" test "$("$rocmforge" embed -m "$model" -p x -f /dev/null >/dev/null 2>&1; echo $?)" != 0
 check "CLI: too long for -c fails" test "$("$rocmforge" embed -m "$model" -c 4 -p "$text" >/dev/null 2>&1; echo $?)" != 0
+longtext=$(python3 -c 'print("the " * 600)')
+check "CLI: beyond the trained context without -c fails" test "$("$rocmforge" embed -m "$model" -p "$longtext" 2>&1 >/dev/null | grep -c 'trained context of 512')" = 1
+check "CLI: -c 1024 embeds it" test "$("$rocmforge" embed -m "$model" -c 1024 -p "$longtext" 2>/dev/null | jq '.n_tokens > 512')" = true
 stop_server main
 check "server stopped cleanly" test $? = 0
 finish serve-embeddings
