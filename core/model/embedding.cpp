@@ -1,6 +1,7 @@
 // One input through the forward graph with the hidden-state output, pooled and normalised.
 #include "rocmforge/embedding.h"
 
+#include <algorithm>
 #include <string>
 
 #include "rocmforge/error.h"
@@ -51,6 +52,72 @@ std::vector<float> embed_tokens(InferenceContext &ctx, const std::vector<int32_t
     ctx.clear_sequence(seq);
     if (options.normalize) l2_normalize(v);
     return v;
+}
+
+std::vector<std::vector<float>> embed_batch(InferenceContext &ctx, const std::vector<std::vector<int32_t>> &inputs,
+                                            const EmbedOptions &options) {
+    const ContextParams &cp = ctx.params();
+    const int n_seq = cp.n_seq_max;
+    const int64_t n_vocab = ctx.model().hparams().n_vocab;
+    for (int s = 0; s < n_seq; ++s)
+        if (ctx.seq_length(s) != 0)
+            throw Error("embedding: sequence " + std::to_string(s) + " holds " + std::to_string(ctx.seq_length(s)) +
+                        " tokens; a batch of embeddings runs on an empty context");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i].empty()) throw Error("embedding: input " + std::to_string(i) + " has no tokens");
+        if ((int64_t)inputs[i].size() > cp.n_ctx)
+            throw Error("embedding: input " + std::to_string(i) + " has " + std::to_string(inputs[i].size()) +
+                        " tokens, more than the context size of " + std::to_string(cp.n_ctx) + " (-c)");
+        for (size_t t = 0; t < inputs[i].size(); ++t)
+            if (inputs[i][t] < 0 || inputs[i][t] >= n_vocab)
+                throw Error("embedding: input " + std::to_string(i) + ": token id " + std::to_string(inputs[i][t]) +
+                            " at index " + std::to_string(t) + " is outside the vocabulary (0.." +
+                            std::to_string(n_vocab - 1) + ")");
+    }
+    const int64_t n_embd = ctx.model().hparams().n_embd;
+    const KvPageTable &pages = ctx.cache().pages();
+    auto pages_of = [&](size_t len) { return ((int64_t)len + pages.page_size() - 1) / pages.page_size(); };
+    std::vector<std::vector<float>> out(inputs.size());
+    ScopedOutputHidden hidden(ctx, true);
+    Batch batch;
+    for (size_t first = 0; first < inputs.size();) {
+        // The group [first, last): one sequence each, within n_batch tokens (or one input), the
+        // context's tokens and its free pages.
+        size_t last = first;
+        int64_t tokens = 0, n_pages = 0;
+        while (last < inputs.size() && (int)(last - first) < n_seq) {
+            const size_t len = inputs[last].size();
+            const bool fits = tokens + (int64_t)len <= cp.n_batch && tokens + (int64_t)len <= cp.n_ctx &&
+                              n_pages + pages_of(len) <= pages.free_pages();
+            if (last > first && !fits) break;
+            tokens += (int64_t)len, n_pages += pages_of(len), ++last;
+        }
+        batch.clear();
+        std::vector<int64_t> rows(last - first);
+        for (size_t i = first; i < last; ++i) {
+            const int64_t n = (int64_t)inputs[i].size();
+            for (int64_t t = 0; t < n; ++t) {
+                const bool want = pooling_reads_row(options.pooling, t, n);
+                batch.add(inputs[i][(size_t)t], (int)(i - first), want);
+                rows[i - first] += want ? 1 : 0;
+            }
+        }
+        try {
+            const std::vector<float> &h = ctx.decode(batch);
+            int64_t row = 0;
+            for (size_t i = first; i < last; ++i) {
+                out[i] = pool_rows(h.data() + row * n_embd, rows[i - first], n_embd, options.pooling);
+                row += rows[i - first];
+                if (options.normalize) l2_normalize(out[i]);
+            }
+        } catch (...) {
+            for (int s = 0; s < n_seq; ++s) ctx.clear_sequence(s);
+            throw;
+        }
+        for (int s = 0; s < (int)(last - first); ++s) ctx.clear_sequence(s);
+        first = last;
+    }
+    return out;
 }
 
 } // namespace rf

@@ -222,3 +222,41 @@ TEST_CASE("the GGUF's pooling_type picks the default pooling", "[embedding]") {
     spec.pooling_type = 0; // none: per-token output, which one vector per input cannot be
     CHECK(!model_pooling(*TinyEmbedder(spec).model));
 }
+
+TEST_CASE("embed_batch: several inputs per graph, each as embed_tokens alone", "[embedding]") {
+    TinySpec spec;
+    for (int64_t n_batch : {int64_t(512), int64_t(16)}) {
+        INFO("n_batch " << n_batch);
+        TinyEmbedder alone(spec);
+        TinyEmbedder grouped(spec, n_batch, /*n_seq=*/3);
+        // Lengths that fill groups unevenly, one longer than n_batch = 16 (it runs alone).
+        std::vector<std::vector<int32_t>> inputs;
+        for (int len : {5, 9, 1, 20, 7, 7, 3}) inputs.push_back(some_tokens(len, len + 1));
+        for (Pooling p : {Pooling::Mean, Pooling::Cls, Pooling::Last}) {
+            const auto got = embed_batch(*grouped.ctx, inputs, {p, true});
+            REQUIRE(got.size() == inputs.size());
+            for (size_t i = 0; i < inputs.size(); ++i) {
+                const auto ref = embed_tokens(*alone.ctx, inputs[i], 0, {p, true});
+                CHECK(max_abs_diff(got[i], std::vector<double>(ref.begin(), ref.end())) < 1e-5);
+                const auto r64 = pool_reference(reference_hidden(grouped.w, inputs[i], 64), p, true);
+                CHECK(rel_diff(got[i].data(), r64.data(), spec.n_embd) < 2e-3);
+            }
+            for (int s = 0; s < 3; ++s) CHECK(grouped.ctx->seq_length(s) == 0);
+        }
+        CHECK(grouped.ctx->cache().pages().free_pages() == grouped.ctx->cache().pages().n_pages());
+    }
+}
+
+TEST_CASE("embed_batch refuses bad inputs by index and leaves the context empty", "[embedding]") {
+    TinySpec spec;
+    TinyEmbedder e(spec, 512, 2);
+    CHECK_THROWS_WITH(embed_batch(*e.ctx, {{1, 2}, {}}, {}), Catch::Contains("input 1 has no tokens"));
+    CHECK_THROWS_WITH(embed_batch(*e.ctx, {{1, 2}, {3, 97}}, {}), Catch::Contains("input 1: token id 97"));
+    CHECK_THROWS_WITH(embed_batch(*e.ctx, {some_tokens(65, 1)}, {}), Catch::Contains("input 0 has 65 tokens"));
+    CHECK(embed_batch(*e.ctx, {}, {}).empty());
+    Batch b;
+    b.add(3, 1, false);
+    e.ctx->decode(b);
+    CHECK_THROWS_WITH(embed_batch(*e.ctx, {{1, 2}}, {}), Catch::Contains("empty context"));
+    CHECK(e.ctx->seq_length(1) == 1);
+}

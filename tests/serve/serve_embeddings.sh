@@ -57,6 +57,10 @@ check "batch[0] = alone" test "$(py 'maxdiff(a[0], b) == 0' "$tmp/batch_v.json" 
 check "batch[1] = alone" test "$(py 'maxdiff(a[1], b) == 0' "$tmp/batch_v.json" "$tmp/one.json")" = True
 check "same text twice: cosine 1" test "$(py 'abs(cos(a[0], a[2]) - 1) < 1e-12' "$tmp/batch_v.json")" = True
 check "different texts: cosine < 1" test "$(py 'cos(a[0], a[1]) < 0.9999' "$tmp/batch_v.json")" = True
+# 20 inputs: two jobs of up to 16, several inputs per graph.
+many=$(python3 -c 'import json,sys; print(json.dumps({"input": [sys.argv[1] if i % 2 else "And God said" for i in range(20)]}))' "$text")
+body_of /v1/embeddings "$many" | jq '[.data[].embedding]' >"$tmp/many.json"
+check "20 inputs (two jobs) = each alone" test "$(py 'len(a) == 20 and all(maxdiff(v, c if i % 2 else b) == 0 for i, v in enumerate(a))' "$tmp/many.json" "$tmp/one.json" "$tmp/srv_v.json")" = True
 ids=$("$rocmforge" tokenize -m "$model" -p "$text" --ids --no-parse-special 2>/dev/null)
 body_of /v1/embeddings "{\"input\":$ids}" | jq '.data[0].embedding' >"$tmp/ids.json"
 check "token ids $ids = the text" test "$(py 'maxdiff(a, b) == 0' "$tmp/ids.json" "$tmp/srv_v.json")" = True

@@ -142,10 +142,11 @@ int cmd_serve(int argc, char **argv) {
 
     Metrics metrics;
     Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, o.candidates});
-    // Embeddings: one input at a time on a context of one request's size (docs/SERVING.md).
-    ContextParams embed_params = o.model.context_params(1);
-    embed_params.n_ctx = rc.n_ctx_request;
-    EmbeddingService embeddings(*lm.model, *lm.runtime, *lm.tokenizer, scheduler, embed_params);
+    // Embeddings: up to 16 inputs per job, packed into graphs of -b tokens, on a context of
+    // one request's size or one batch's, whichever is larger (docs/SERVING.md).
+    ContextParams embed_params = o.model.context_params(16);
+    embed_params.n_ctx = std::max(rc.n_ctx_request, embed_params.n_batch);
+    EmbeddingService embeddings(*lm.model, *lm.runtime, *lm.tokenizer, scheduler, embed_params, rc.n_ctx_request);
     rc.embeddings = &embeddings;
     ApiRouter router(rc, *lm.tokenizer, scheduler, metrics);
     HttpServer server(o.host, o.port, HttpLimits{}, [&](const HttpRequest &req, Exchange &ex) { router(req, ex); });

@@ -30,4 +30,12 @@ struct EmbedOptions {
 std::vector<float> embed_tokens(InferenceContext &ctx, const std::vector<int32_t> &tokens, int seq,
                                 const EmbedOptions &options);
 
+// The embeddings of several inputs, in order: as many inputs per graph as fit the context's
+// batch size (n_batch tokens; a longer input runs alone), its sequences and its cache, each
+// input its own sequence. Each vector is embed_tokens() of its input alone, up to the kernels'
+// rounding for another batch shape. Every sequence of ctx must be empty and is empty again
+// afterwards, also when it throws (embed_tokens' errors, naming the input's index).
+std::vector<std::vector<float>> embed_batch(InferenceContext &ctx, const std::vector<std::vector<int32_t>> &inputs,
+                                            const EmbedOptions &options);
+
 } // namespace rf
