@@ -16,6 +16,7 @@
 #include "cmd_tokenize.h"
 #include "cmd_generate.h"
 #include "cmd_perplexity.h"
+#include "cmd_embed.h"
 #include "cmd_bench.h"
 #include "cmd_bench_inference.h"
 #include "cmd_bench_memory.h"
@@ -35,6 +36,7 @@ const Command kCommands[] = {
     {"generate", cmd_generate, "generate text (default model when no -m)"},
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"perplexity", cmd_perplexity, "perplexity of a text file (llama.cpp's definition)"},
+    {"embed", cmd_embed, "the embedding of a text as JSON (pooled final hidden states)"},
     {"bench", cmd_bench, "prompt and generation speed (llama-bench style)"},
     {"bench-inference", cmd_bench_inference, "time to first token; generation speed with 1/4/8 sequences"},
     {"bench-memory", cmd_bench_memory, "KV bytes per token, memory per backend, KV page-pool fragmentation"},

@@ -36,6 +36,7 @@ ForwardKey forward_key(const ForwardInputs &in) {
     k.n_outputs = (int64_t)in.output_rows.size();
     k.single_rows = in.single_rows;
     k.top_k = in.top_k;
+    k.hidden = in.hidden;
     for (int i = 0; i < 2; ++i) k.rope_angles[i] = !in.rope_angles[i].empty();
     if (in.output_rows.empty()) k.out_mode = 0;
     else if (k.n_outputs == k.n_tokens) k.out_mode = 1;
@@ -214,6 +215,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
 
     g.set_prefix("");
     Tensor *h = rms_norm_mul(g, x, model.output_norm, hp.rms_eps, "output_norm");
+    if (in.hidden) return h;
     Tensor *logits = g.matmul(model.output, h, "output");
     if (hp.final_softcap > 0) logits = g.softcap(logits, hp.final_softcap, "output_softcap");
     return logits;

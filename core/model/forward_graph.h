@@ -27,6 +27,9 @@ struct ForwardInputs {
     // > 0: the caller appends TOPK and GATHER of this many candidates to the logits (part of
     // the graph's structure, so part of its key).
     int64_t top_k = 0;
+    // true: the graph returns the output rows' hidden states after the final norm
+    // [n_embd, rows] instead of their logits (embeddings; top_k must be 0).
+    bool hidden = false;
     // The tokens' RoPE (cos, sin) rows (rope_angles.h), [2, n_rot/2, T] each, of the global
     // layers' parameters [0] and the sliding-window layers' [1]; empty: the ROPE nodes evaluate
     // the angles themselves (part of the graph's structure, so part of its key).
@@ -40,6 +43,7 @@ struct ForwardKey {
     int out_mode = -1;      // 0: no logits, 1: all rows, 2: a contiguous range, 3: gathered rows
     int64_t out_first = -1; // first row of a contiguous range
     bool rope_angles[2] = {false, false};
+    bool hidden = false;
     bool operator==(const ForwardKey &) const = default;
 };
 ForwardKey forward_key(const ForwardInputs &in);
@@ -64,7 +68,8 @@ struct ForwardGraphInputs {
 bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParams *p);
 
 // Builds embeddings -> layers -> final norm -> output matmul of the output rows. Returns the
-// logits tensor [n_vocab, output_rows.size()] or nullptr when no row is wanted (the graph then
+// logits tensor [n_vocab, output_rows.size()] (in.hidden: the normed hidden states
+// [n_embd, output_rows.size()], no output matmul) or nullptr when no row is wanted (the graph then
 // only appends K/V to the cache). `inputs`, when given, receives the input tensors.
 Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                             ForwardGraphInputs *inputs = nullptr);

@@ -118,7 +118,18 @@ void InferenceContext::set_output_top_k(int64_t k) {
     if (k < 0 || k > model_.hparams().n_vocab)
         throw Error("output top-k " + std::to_string(k) + " outside 0.." + std::to_string(model_.hparams().n_vocab));
     if (step_->pending != Step::Pending::None) throw Error("output top-k: a submitted batch was not collected");
+    if (k > 0 && output_hidden_) throw Error("output top-k: the context returns hidden states (embeddings), not logits");
     candidates_.k = k;
+}
+
+void InferenceContext::set_output_hidden(bool on) {
+    if (step_->pending != Step::Pending::None) throw Error("hidden-state output: a submitted batch was not collected");
+    if (on && candidates_.k > 0) throw Error("hidden-state output: an output top-k is set");
+    output_hidden_ = on;
+}
+
+int64_t InferenceContext::output_width() const {
+    return output_hidden_ ? model_.hparams().n_embd : model_.hparams().n_vocab;
 }
 
 // Every float is written by the reads that follow (each graph reads all its output rows): no
@@ -131,7 +142,7 @@ void InferenceContext::size_outputs(size_t n_outputs) {
         candidates_.logits.resize(n_outputs * (size_t)candidates_.k);
         n_outputs = 0;
     }
-    const size_t n_logits = n_outputs * (size_t)model_.hparams().n_vocab;
+    const size_t n_logits = n_outputs * (size_t)output_width();
     if (n_logits > logits_.capacity()) step_->logits_pin.release();
     logits_.resize(n_logits);
     const uint64_t pin_bytes = logits_.capacity() * sizeof(float);
@@ -205,8 +216,8 @@ void InferenceContext::read_outputs(size_t out_row, size_t rows) {
         executor_->read(st.top_logits, candidates_.logits.data() + out_row * k, (uint64_t)(rows * k) * sizeof(float));
         return;
     }
-    const size_t n_vocab = (size_t)model_.hparams().n_vocab;
-    executor_->read(st.logits, logits_.data() + out_row * n_vocab, (uint64_t)(rows * n_vocab) * sizeof(float));
+    const size_t width = (size_t)(st.in.hidden ? model_.hparams().n_embd : model_.hparams().n_vocab);
+    executor_->read(st.logits, logits_.data() + out_row * width, (uint64_t)(rows * width) * sizeof(float));
 }
 
 void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count, bool read, size_t out_row) {
@@ -219,6 +230,7 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
     in.token_info.clear();
     in.output_rows.clear();
     in.top_k = candidates_.k;
+    in.hidden = output_hidden_;
 
     // Sequences in order of first appearance; positions continue each sequence's length.
     std::vector<int> &batch_seqs = st.batch_seqs;

@@ -20,9 +20,9 @@ from . import errors
 
 SONAME = "librocmforge.so.0"
 # The fields this package sets (plugin_dirs, the frequency and presence penalties) and
-# rocmforge_api_version itself came with API 0.3.
+# rocmforge_api_version itself came with API 0.3; rocmforge_embed with 0.4.
 API_MAJOR = 0
-API_MINOR_NEEDED = 3
+API_MINOR_NEEDED = 4
 
 c_token = ctypes.c_int32
 
@@ -119,6 +119,8 @@ _PROTOTYPES = {
     "rocmforge_sampler_free": (None, [_P]),
     "rocmforge_sampler_sample": (_STATUS, [_P, _P, ctypes.c_int32, ctypes.POINTER(c_token)]),
     "rocmforge_sampler_accept": (None, [_P, c_token]),
+    "rocmforge_embed": (_STATUS, [_P, ctypes.POINTER(c_token), ctypes.c_int32, ctypes.c_int32, ctypes.c_int,
+                                  ctypes.c_bool, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t]),
 }
 
 

@@ -2,7 +2,7 @@
 
 Threads and lifetimes (docs/EMBEDDING.md, section Python):
   * A Llama may be shared by threads. Its generations (create_completion, __call__,
-    create_chat_completion) take the object's lock, so calls from several threads on one object
+    create_chat_completion) and embeddings (embed, create_embedding) take the object's lock, so calls from several threads on one object
     run one after the other, each with the result it would have alone. Separate Llama objects
     share no lock and run in parallel (the library releases the GIL while it computes).
   * A streamed generation (stream=True) holds the lock from its first chunk until it is
@@ -603,16 +603,60 @@ class Llama:
                 yield chunk({"content": text}, None)
             yield chunk({}, state["finish_reason"])
 
-    # ---- not in the engine yet ---------------------------------------------------------------
+    # ---- embeddings -------------------------------------------------------------------------
 
-    def embed(self, input, *args, **kwargs):
-        """Not available: the engine computes next-token logits only; there is no embedding
-        output (pooled or per token) to return yet."""
-        raise NotImplementedError("rocmforge.Llama.embed: the engine has no embeddings yet (it computes next-token "
-                                  "logits only); use another runtime for embeddings until it does")
+    def embed(self, input, normalize=True, truncate=True, return_count=False, pooling=None):
+        """The embedding of `input` (a str, or a list of them): the hidden states after the
+        model's final norm of its tokens (BOS as the vocabulary asks), pooled: `pooling` "mean",
+        "cls" (first token) or "last"; None: the GGUF's <arch>.pooling_type, else mean. A str
+        gives one list of n_embd floats, a list one such list per text, in order. normalize:
+        scaled to length 1 (as OpenAI's; llama-cpp-python's default is False). truncate: a text
+        longer than the context keeps its first n_ctx tokens; else it raises. return_count:
+        (embeddings, total tokens). Each text runs alone on the context's sequence, which is
+        cleared before and after: nothing of a generation before it matters."""
+        single = isinstance(input, (str, bytes))
+        texts = [input] if single else input
+        if not isinstance(texts, (list, tuple)) or not texts:
+            raise _bad("input must be a string or a non-empty list of strings, got %r" % (input,))
+        if not (pooling is None or isinstance(pooling, str)) or pooling not in _POOLINGS:
+            raise _bad("pooling must be one of mean, cls, last or None, got %r" % (pooling,))
+        datas = [self._text_bytes(t, "input[%d]" % i) for i, t in enumerate(texts)]
+        with self._generation():
+            lib = self._lib.lib
+            n_embd = lib.rocmforge_model_n_embd(self._model)
+            out = (ctypes.c_float * n_embd)()
+            vectors, total = [], 0
+            for i, data in enumerate(datas):
+                tokens = self._tokenize(data, True, False)
+                if len(tokens) > self._n_ctx:
+                    if not truncate:
+                        raise _bad("input[%d] has %d tokens, more than the context of %d" % (i, len(tokens), self._n_ctx))
+                    tokens = tokens[:self._n_ctx]
+                if not tokens:
+                    raise _bad("input[%d] has no tokens" % i)
+                total += len(tokens)
+                arr = (_library.c_token * len(tokens))(*tokens)
+                self._lib.check(lib.rocmforge_kv_seq_clear(self._ctx, 0))
+                self._lib.check(lib.rocmforge_embed(self._ctx, arr, len(tokens), 0, _POOLINGS[pooling], bool(normalize),
+                                                    out, n_embd))
+                vectors.append(list(out))
+        result = vectors[0] if single else vectors
+        return (result, total) if return_count else result
 
-    def create_embedding(self, input, *args, **kwargs):
-        return self.embed(input, *args, **kwargs)
+    def create_embedding(self, input, model=None, pooling=None):
+        """OpenAI's embeddings response for `input` (a str or a list of them), normalised:
+        {object: "list", data: [{object: "embedding", embedding, index}], model, usage}."""
+        vectors, total = self.embed(input, return_count=True, pooling=pooling)
+        if isinstance(input, (str, bytes)):
+            vectors = [vectors]
+        return {"object": "list",
+                "data": [{"object": "embedding", "embedding": v, "index": i} for i, v in enumerate(vectors)],
+                "model": model or self.model_path or "default",
+                "usage": {"prompt_tokens": total, "total_tokens": total}}
+
+
+# Llama.embed's pooling -> rocmforge_pooling.
+_POOLINGS = {None: -1, "mean": 1, "cls": 2, "last": 3}
 
 
 def _usage(n_prompt, n_completion):

@@ -47,6 +47,7 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     wr.set("general.architecture", Value::from_string(a));
     wr.set("general.name", Value::from_string("tiny-" + a));
     wr.set(a + ".context_length", Value::from_u32((uint32_t)s.n_ctx_train));
+    if (s.pooling_type >= 0) wr.set(a + ".pooling_type", Value::from_u32((uint32_t)s.pooling_type));
     wr.set(a + ".embedding_length", Value::from_u32((uint32_t)s.n_embd));
     wr.set(a + ".block_count", Value::from_u32((uint32_t)s.n_layer));
     wr.set(a + ".feed_forward_length", Value::from_u32((uint32_t)s.n_ff));
@@ -273,7 +274,7 @@ Vec moe_ffn(const TinyWeights &w, const std::string &p, const Vec &h) {
 
 } // namespace
 
-std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens, int64_t n_ctx) {
+std::vector<std::vector<double>> reference_hidden(const TinyWeights &w, const std::vector<int32_t> &tokens, int64_t n_ctx) {
     const TinySpec &s = w.spec;
     const int64_t E = s.n_embd, D = head_size(s), Q = D * s.n_head, KV = D * s.n_head_kv, T = (int64_t)tokens.size();
     const bool neox = neox_rope(s.arch), gemma = is_gemma(s.arch);
@@ -354,11 +355,17 @@ std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const s
             for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += d[(size_t)i];
         }
     }
-    const auto &out = s.tied_output ? W("token_embd.weight") : W("output.weight");
-    std::vector<Vec> logits((size_t)T);
-    for (int64_t t = 0; t < T; ++t) {
-        logits[(size_t)t] = matvec(out, rms_norm(x[(size_t)t], W("output_norm.weight"), s.rms_eps), s.n_vocab);
-        for (double &e : logits[(size_t)t]) e = softcap(e, s.final_softcap);
+    for (int64_t t = 0; t < T; ++t) x[(size_t)t] = rms_norm(x[(size_t)t], W("output_norm.weight"), s.rms_eps);
+    return x;
+}
+
+std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens, int64_t n_ctx) {
+    const TinySpec &s = w.spec;
+    const auto &out = s.tied_output ? w.t.at("token_embd.weight") : w.t.at("output.weight");
+    std::vector<Vec> logits = reference_hidden(w, tokens, n_ctx);
+    for (Vec &row : logits) {
+        row = matvec(out, row, s.n_vocab);
+        for (double &e : row) e = softcap(e, s.final_softcap);
     }
     return logits;
 }

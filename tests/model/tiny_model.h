@@ -37,6 +37,7 @@ struct TinySpec {
     bool qkv_bias = false;         // qwen2 always writes them
     int matrix_type = 0;           // RF_TYPE_F32 or RF_TYPE_F16 for the 2-D weights
     int64_t file_type = -1;        // general.file_type (llama.cpp's LLAMA_FTYPE_*); -1: not written
+    int64_t pooling_type = -1;     // <arch>.pooling_type (llama.cpp's numbering); -1: not written
     uint32_t seed = 1234;
     std::vector<std::string> skip_tensors; // for the missing-tensor test
 };
@@ -54,6 +55,11 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &spec);
 // context of n_ctx tokens (which picks phi3's long or short RoPE factors).
 std::vector<std::vector<double>> reference_forward(const TinyWeights &w, const std::vector<int32_t> &tokens,
                                                    int64_t n_ctx = 128);
+
+// The same pass up to the final norm: each position's hidden state rms_norm(x) * output_norm
+// [tokens.size()][n_embd], what embeddings pool.
+std::vector<std::vector<double>> reference_hidden(const TinyWeights &w, const std::vector<int32_t> &tokens,
+                                                  int64_t n_ctx = 128);
 
 // A runtime with only the CPU backend (plugin from the build tree).
 std::unique_ptr<rf::Runtime> cpu_runtime();

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "api_error.h"
+#include "embeddings_route.h"
 #include "openai_json.h"
 #include "request_parse.h"
 #include "sequence_prep.h"
@@ -41,7 +42,8 @@ std::optional<StreamEvent> next_event(RequestChannel &channel, Exchange &ex) {
 
 bool is_endpoint(const std::string &path) {
     return path == "/health" || path == "/metrics" || path == "/v1/models" || path == "/v1/completions" ||
-           path == "/v1/chat/completions" || is_utility_endpoint(path);
+           path == "/v1/chat/completions" || is_utility_endpoint(path) ||
+           path == "/v1/embeddings";
 }
 
 } // namespace
@@ -76,6 +78,7 @@ void ApiRouter::route(const HttpRequest &req, Exchange &ex, const std::string &p
     if (utility_route(req, ex, path, tok_, config_.props)) return;
     if (path == "/v1/completions" && post) return completion(req, ex, false);
     if (path == "/v1/chat/completions" && post) return completion(req, ex, true);
+    if (path == "/v1/embeddings" && post && config_.embeddings) return config_.embeddings->handle(req, ex, config_.model_id);
     if (is_endpoint(path)) return respond_error(ex, {405, "method " + std::string(req.method_string()) + " not allowed on " + path,
                                           "invalid_request_error", ""});
     respond_error(ex, {404, "no such endpoint: " + path, "invalid_request_error", ""});

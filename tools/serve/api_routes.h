@@ -17,6 +17,8 @@
 
 namespace rf::serve {
 
+class EmbeddingService; // embeddings_route.h
+
 struct RouterConfig {
     std::string model_id;
     std::string api_key;    // "" = no authentication
@@ -25,6 +27,7 @@ struct RouterConfig {
     int64_t default_max_tokens = 256; // when the request has no max_tokens
     std::chrono::seconds request_timeout{300};
     ServerProps props; // GET /props
+    EmbeddingService *embeddings = nullptr; // POST /v1/embeddings; nullptr: 404
 };
 
 class ApiRouter {

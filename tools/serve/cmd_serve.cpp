@@ -14,6 +14,7 @@
 
 #include "../common_args.h"
 #include "api_routes.h"
+#include "embeddings_route.h"
 #include "http_server.h"
 #include "rocmforge/error.h"
 #include "rocmforge/gguf.h"
@@ -144,6 +145,12 @@ int cmd_serve(int argc, char **argv) {
 
     Metrics metrics;
     Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, o.candidates});
+    // Embeddings: up to 16 inputs per job, packed into graphs of -b tokens, on a context of
+    // one request's size or one batch's, whichever is larger (docs/SERVING.md).
+    ContextParams embed_params = o.model.context_params(16);
+    embed_params.n_ctx = std::max(rc.n_ctx_request, embed_params.n_batch);
+    EmbeddingService embeddings(*lm.model, *lm.runtime, *lm.tokenizer, scheduler, embed_params, rc.n_ctx_request);
+    rc.embeddings = &embeddings;
     ApiRouter router(rc, *lm.tokenizer, scheduler, metrics);
     HttpServer server(o.host, o.port, HttpLimits{}, [&](const HttpRequest &req, Exchange &ex) { router(req, ex); });
     std::fprintf(stderr, "listening on http://%s:%u (%d parallel, queue %zu%s)\n", o.host.c_str(), server.port(), o.parallel,

@@ -92,6 +92,18 @@ void Scheduler::shutdown(std::chrono::milliseconds grace) {
     cv_.notify_one();
 }
 
+void Scheduler::run_exclusive(std::function<void()> job) {
+    std::packaged_task<void()> task(std::move(job));
+    std::future<void> done = task.get_future();
+    {
+        std::lock_guard lock(mutex_);
+        if (exited_) throw ApiError{503, "the server is shutting down", "server_error", ""};
+        jobs_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+    done.get();
+}
+
 void Scheduler::join() {
     if (thread_.joinable()) thread_.join();
 }
@@ -116,7 +128,13 @@ void Scheduler::run() {
         if (running.empty()) ctx_.runtime().phase("idle");
         {
             std::unique_lock lock(mutex_);
-            cv_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !running.empty(); });
+            cv_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !running.empty() || !jobs_.empty(); });
+            // The jobs run here, outside the lock: new ones queued meanwhile wait for the next turn.
+            std::deque<std::packaged_task<void()>> jobs;
+            jobs.swap(jobs_);
+            lock.unlock();
+            for (auto &job : jobs) job();
+            lock.lock();
             const auto now = Clock::now();
             // Waiting requests whose client left or whose time ran out leave the queue now.
             for (auto it = waiting_.begin(); it != waiting_.end();) {
@@ -156,7 +174,10 @@ void Scheduler::run() {
             }
             metrics_.queue_depth = (int64_t)waiting_.size();
             free_slots_ = (int)free_seqs.size();
-            if (stopping_ && running.empty() && waiting_.empty()) break;
+            if (stopping_ && running.empty() && waiting_.empty() && jobs_.empty()) {
+                exited_ = true;
+                break;
+            }
         }
         step(running, free_seqs);
     }

@@ -10,7 +10,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -98,6 +100,10 @@ public:
     void shutdown(std::chrono::milliseconds grace);
     void join();
     int64_t n_ctx() const { return ctx_.params().n_ctx; }
+    // Runs job on the scheduler thread between two steps, where nothing else drives the model's
+    // backends (work outside the batching loop: the embeddings, on a context of their own), and
+    // waits for it; the job's exception is rethrown here. ApiError 503 once the thread has ended.
+    void run_exclusive(std::function<void()> job);
 
 private:
     struct Active;
@@ -131,6 +137,8 @@ private:
     std::condition_variable cv_;
     std::deque<Waiting> waiting_;
     bool stopping_ = false;
+    bool exited_ = false; // run() has returned: run_exclusive() jobs would wait forever
+    std::deque<std::packaged_task<void()>> jobs_; // run_exclusive()
     int free_slots_ = 0; // sequence slots not running a request (the queue limit comes on top)
     Clock::time_point grace_end_;
     // The batch submitted to the device and not collected yet (scheduler thread only).

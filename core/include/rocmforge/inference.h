@@ -61,6 +61,13 @@ public:
     // 0 (the default): whole logits rows. Throws rf::Error for k < 0 or k > n_vocab.
     void set_output_top_k(int64_t k);
     int64_t output_top_k() const { return candidates_.k; }
+    // true: from the next batch on, decode() and collect() return each output row's hidden
+    // state after the final norm (n_embd floats a row, output_width()) instead of its logits:
+    // embeddings. Throws rf::Error with an output top-k set, or a batch submitted.
+    void set_output_hidden(bool on);
+    bool output_hidden() const { return output_hidden_; }
+    // Floats per output row of decode(): n_embd with output_hidden(), else n_vocab.
+    int64_t output_width() const;
     // Valid after decode() / collect() with output_top_k() > 0, until the next call.
     const Candidates &candidates() const { return candidates_; }
     // Whether k candidates per row save anything: the logits live in device memory (a GPU), so
@@ -95,6 +102,7 @@ private:
     std::unique_ptr<Executor> executor_;
     std::vector<float> logits_;
     Candidates candidates_; // its k: the output top-k (0: whole rows)
+    bool output_hidden_ = false;
     // The last graph with its input arrays and per-call scratch: a step whose inputs have the
     // same structure (decode steps between n_kv_max roundings) runs it again instead of
     // building a new one.
@@ -118,6 +126,25 @@ public:
 private:
     InferenceContext &ctx_;
     int64_t previous_;
+};
+
+// A context's hidden-state output for one scope (an embedding); the previous mode is back at
+// its end.
+class ScopedOutputHidden {
+public:
+    ScopedOutputHidden(InferenceContext &ctx, bool on) : ctx_(ctx), previous_(ctx.output_hidden()) { ctx.set_output_hidden(on); }
+    ~ScopedOutputHidden() {
+        try {
+            ctx_.set_output_hidden(previous_);
+        } catch (...) { // a batch left submitted by an exception: the next submit() reports it
+        }
+    }
+    ScopedOutputHidden(const ScopedOutputHidden &) = delete;
+    ScopedOutputHidden &operator=(const ScopedOutputHidden &) = delete;
+
+private:
+    InferenceContext &ctx_;
+    bool previous_;
 };
 
 } // namespace rf

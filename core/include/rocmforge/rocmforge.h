@@ -22,7 +22,7 @@ extern "C" {
 /* API version: the major changes only with the soname (librocmforge.so.N); a minor adds calls
  * and appends fields to the end of parameter structs. */
 #define ROCMFORGE_API_VERSION_MAJOR 0
-#define ROCMFORGE_API_VERSION_MINOR 3
+#define ROCMFORGE_API_VERSION_MINOR 4
 
 typedef int32_t rocmforge_token;
 typedef int32_t rocmforge_seq_id;
@@ -254,6 +254,26 @@ ROCMFORGE_API rocmforge_status rocmforge_generate(rocmforge_context *ctx, const 
                                                   const rocmforge_sampler_params *sampling, int32_t n_predict,
                                                   rocmforge_text_callback callback, void *user_data,
                                                   int32_t *out_n_generated);
+
+/* ---- embeddings (API 0.4) ------------------------------------------------------------- */
+/* How the hidden states of an input's tokens become one vector. DEFAULT: the GGUF's
+ * <arch>.pooling_type, else MEAN. The values are llama.cpp's. */
+typedef enum {
+    ROCMFORGE_POOLING_DEFAULT = -1,
+    ROCMFORGE_POOLING_MEAN = 1, /* the mean over every token */
+    ROCMFORGE_POOLING_CLS = 2,  /* the first token */
+    ROCMFORGE_POOLING_LAST = 3, /* the last token */
+} rocmforge_pooling;
+
+/* The embedding of n_tokens tokens (from rocmforge_tokenize): the hidden states after the
+ * model's final norm, pooled, L2-normalised when normalize is true, into out (out_size floats,
+ * at least rocmforge_model_n_embd; else ROCMFORGE_ERR_BUFFER_TOO_SMALL). The tokens run as
+ * sequence seq, which must be empty and is empty again afterwards: nothing stays in the KV
+ * cache. No tokens, more than the context's n_ctx, a bad token id or pooling value:
+ * ROCMFORGE_ERR_INVALID_ARGUMENT. The logits of the last decode are invalid afterwards. */
+ROCMFORGE_API rocmforge_status rocmforge_embed(rocmforge_context *ctx, const rocmforge_token *tokens, int32_t n_tokens,
+                                               rocmforge_seq_id seq, rocmforge_pooling pooling, bool normalize,
+                                               float *out, size_t out_size);
 
 #ifdef __cplusplus
 }
