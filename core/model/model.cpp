@@ -9,6 +9,7 @@
 #include <map>
 
 #include "rocmforge/buffer_slab.h"
+#include "rocmforge/log.h"
 #include "rocmforge/error.h"
 #include "rocmforge/quant_mix.h"
 #include "rocmforge/types.h"
