@@ -30,6 +30,8 @@ want_hip=0
 { [ "$mode" != run ] || [ "$amd_gpu" = 1 ]; } && want_hip=1
 [ "${ROCMFORGE_NO_HIP:-0}" = 1 ] && want_hip=0
 [ "$want_hip" = 1 ] && pkgs+=(hipcc libamdhip64-dev)
+# The chat-template test renders the published templates with jinja2 to compare byte for byte.
+[ "$mode" = all ] && pkgs+=(python3-jinja2)
 scripts/install_missing.sh "${pkgs[@]}"
 
 if [ ! -f "$build/build.ninja" ]; then

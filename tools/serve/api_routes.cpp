@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "api_error.h"
+#include "apply_template.h"
 #include "openai_json.h"
 #include "request_parse.h"
 #include "sequence_prep.h"
@@ -40,7 +41,7 @@ std::optional<StreamEvent> next_event(RequestChannel &channel, Exchange &ex) {
 
 bool is_endpoint(const std::string &path) {
     return path == "/health" || path == "/metrics" || path == "/v1/models" || path == "/v1/completions" ||
-           path == "/v1/chat/completions";
+           path == "/v1/chat/completions" || path == "/apply-template";
 }
 
 } // namespace
@@ -74,6 +75,7 @@ void ApiRouter::route(const HttpRequest &req, Exchange &ex, const std::string &p
     if (path == "/v1/models" && get) return (void)ex.respond(200, "application/json", models_body(config_.model_id, started_));
     if (path == "/v1/completions" && post) return completion(req, ex, false);
     if (path == "/v1/chat/completions" && post) return completion(req, ex, true);
+    if (path == "/apply-template" && post) return apply_template(req, ex, config_.chat_template);
     if (is_endpoint(path)) return respond_error(ex, {405, "method " + std::string(req.method_string()) + " not allowed on " + path,
                                           "invalid_request_error", ""});
     respond_error(ex, {404, "no such endpoint: " + path, "invalid_request_error", ""});
@@ -89,7 +91,7 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
                                   " choices (n x prompts) but this server decodes and queues at most " +
                                   std::to_string(scheduler_.capacity()) + " sequences (--parallel + --queue)",
                               "n");
-        prep = prepare_sequences(r, {config_.chat_format, config_.n_ctx_request, config_.default_max_tokens}, tok_,
+        prep = prepare_sequences(r, {config_.chat_template, config_.n_ctx_request, config_.default_max_tokens}, tok_,
                                  r.seed ? *r.seed : random_seed(), Clock::now() + config_.request_timeout);
     } catch (const ApiError &e) {
         return respond_error(ex, e);
