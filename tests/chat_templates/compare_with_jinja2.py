@@ -44,7 +44,8 @@ def main():
             with open(os.path.join(cdir, conv), encoding="utf-8") as f:
                 base = json.load(f)
             for gen in (True, False):
-                context = dict(base, add_generation_prompt=gen, **tokens)
+                # As transformers: tools and documents are None when the conversation has none.
+                context = dict({"tools": None, "documents": None}, **base, add_generation_prompt=gen, **tokens)
                 case = "%s + %s (add_generation_prompt=%s)" % (name, conv, gen)
                 try:
                     want, want_err = render_reference.render(source, json.loads(json.dumps(context))), None
