@@ -8,6 +8,7 @@
 #include <set>
 
 #include "interpreter.h"
+#include "percent_format.h"
 #include "pyformat.h"
 
 namespace rf::jinja {
@@ -283,7 +284,7 @@ int compare_values(Interpreter &in, const Value &a, const Value &b, const char *
 }
 
 static const std::set<std::string> kFilters = {
-    "abs", "attr", "capitalize", "center", "count", "d", "default", "dictsort", "e", "escape", "first", "float", "forceescape",
+    "abs", "attr", "capitalize", "center", "count", "d", "default", "dictsort", "e", "escape", "first", "float", "forceescape", "format",
     "indent", "int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr", "replace",
     "reverse", "round", "safe", "select", "selectattr", "sort", "string", "sum", "title", "tojson", "trim", "unique", "upper",
     "wordcount"};
@@ -443,6 +444,19 @@ Value apply_filter(Interpreter &in, const std::string &f, const Value &v, CallAr
         if (len >= width) return Value(s);
         const int64_t pad = width - len, left = pad / 2 + (pad & width & 1);
         return Value(std::string((size_t)left, ' ') + s + std::string((size_t)(pad - left), ' '));
+    }
+    if (f == "format") {
+        if (!args.positional.empty() && !args.keyword.empty()) in.fail("can't handle positional and keyword arguments at the same time");
+        Value mapping = Value::dict();
+        for (auto &kw : args.keyword) mapping.dict_data().set(Value(kw.first), kw.second);
+        try {
+            std::string s = percent_format(v.str(), args.positional, args.keyword.empty() ? nullptr : &mapping);
+            in.check_size(s.size());
+            return Value(std::move(s));
+        } catch (const TemplateError &e) {
+            if (e.kind() != TemplateError::Kind::Runtime || e.line() > 0) throw;
+            in.fail(e.message());
+        }
     }
     if (f == "attr") {
         Params p(in, f, args, {"name"});

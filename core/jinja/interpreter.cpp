@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "percent_format.h"
 #include "pyformat.h"
 
 namespace rf::jinja {
@@ -581,7 +582,18 @@ Value Interpreter::eval_binary(const Node &n) {
             return Value::list(std::move(out), seq->list_data().tuple);
         }
     }
-    if (op == "%" && a.is_string()) fail("the % string format operator is not supported; use ~ or the format filter");
+    if (op == "%" && a.is_string()) {
+        // Python: a tuple gives the arguments, a dict may also be the mapping of %(name)s.
+        std::vector<Value> args = b.is_list() && b.list_data().tuple ? b.list_data().items : std::vector<Value>{b};
+        try {
+            std::string s = percent_format(a.as_string(), args, b.is_dict() ? &b : nullptr);
+            check_size(s.size());
+            return Value(std::move(s));
+        } catch (const TemplateError &e) {
+            if (e.kind() != TemplateError::Kind::Runtime || e.line() > 0) throw;
+            fail(e.message());
+        }
+    }
     fail(operand_types(op.c_str(), a, b));
 }
 

@@ -20,6 +20,7 @@ CASES = [
  ("a\n  {% if true %}\n  b\n  {% endif %}\nc\n  {# comment #}\nd {%- if true %} e {% endif -%} f\n{{- ' g ' -}}\nh {% raw %}{{ not }}{% endraw %}\n", {}, None),
  ("{%- for m in ms -%}\n  [{{ m }}]\n{%- endfor %}\n  {%+ if true %}kept{% endif +%}\nend", {"ms": [1, 2]}, None),
  ("{{ 'x'|center(5) }}|{{ [3, 1, 2]|sort }}|{{ [3, 1, 2]|sort(reverse=true) }}|{{ ['b', 'A', 'c']|sort }}|{{ [1, 2, 2, 3]|unique|list }}|{{ [1, 2]|reverse|list }}|{{ [1, 2, 3]|sum }}|{{ [4, 2]|min }}{{ [4, 2]|max }}|{{ -3|abs }}|{{ 2.567|round(2) }}|{{ 'a b c'|wordcount }}|{{ '<a>'|e }}|{{ 'x'|safe }}|{{ 'ab'|list }}|{{ 'hello'|capitalize }}", {}, None),
+ ("{{ '%s-%d-%5.2f|%-4s|%04d|%x|%r|%%|%.2s' % ('a', 3.9, 2.345, 'b', 7, 255, 'q', 'xyz') }}|{{ '%(k)s=%(v)d' % {'k': 'n', 'v': 2} }}|{{ '%s' | format([1, 'a']) }}|{{ '%s and %s'|format('x', none) }}|{{ '%+d %e %g' % (5, 12345.678, 0.0001) }}", {}, None),
  ("{{ {'a': 1, 'b': [1, 'x', none, true, 1.5]} }}|{{ ('a', 1) }}|{{ [\"it's\"] }}|{{ none }}|{{ true }}", {}, None),
 ]
 

@@ -73,6 +73,16 @@ TEST_CASE("filters published templates use", "[jinja]") {
           "  x  |[1, 2, 3]|[3, 2, 1]|['A', 'b', 'c']|[1, 2, 3]|[2, 1]|6|24|3|2.57|3|&lt;a&gt;|x|['a', 'b']|Hello");
 }
 
+TEST_CASE("printf-style formatting: the % operator and the format filter", "[jinja]") {
+    CHECK(render("{{ '%s-%d-%5.2f|%-4s|%04d|%x|%r|%%|%.2s' % ('a', 3.9, 2.345, 'b', 7, 255, 'q', 'xyz') }}|"
+                 "{{ '%(k)s=%(v)d' % {'k': 'n', 'v': 2} }}|{{ '%s' | format([1, 'a']) }}|{{ '%s and %s'|format('x', none) }}|"
+                 "{{ '%+d %e %g' % (5, 12345.678, 0.0001) }}") ==
+          "a-3- 2.35|b   |0007|ff|'q'|%|xy|n=2|[1, 'a']|x and None|+5 1.234568e+04 0.0001");
+    CHECK_THAT(error_of("{{ '%s %s' % ('a',) }}").message(), Catch::Contains("not enough arguments"));
+    CHECK_THAT(error_of("{{ '%s' % ('a', 'b') }}").message(), Catch::Contains("not all arguments converted"));
+    CHECK_THAT(error_of("{{ '%d' % 'x' }}").message(), Catch::Contains("a real number is required"));
+}
+
 TEST_CASE("tojson as transformers defines it", "[jinja]") {
     const char *v = R"({"v": {"b": [1, 2.5, true, null], "a": {}, "c": []}})";
     CHECK(render("{{ v|tojson }}", v) == R"({"b": [1, 2.5, true, null], "a": {}, "c": []})");
