@@ -130,4 +130,9 @@ std::string chat_tools_from_json(const Value &v, const std::string &top) {
     return to_json(v);
 }
 
+std::string chat_template_kwargs_from_json(const Value &v, const std::string &field) {
+    if (!v.IsObject()) throw wrong_type(field, "an object", v);
+    return to_json(v);
+}
+
 } // namespace rf

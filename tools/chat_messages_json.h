@@ -29,4 +29,8 @@ std::vector<ChatMessage> chat_messages_from_json(const rapidjson::Value &v, cons
 // text for the template. Throws ChatFieldError.
 std::string chat_tools_from_json(const rapidjson::Value &v, const std::string &field = "tools");
 
+// `chat_template_kwargs`: an object of more template variables, returned as JSON text. Throws
+// ChatFieldError.
+std::string chat_template_kwargs_from_json(const rapidjson::Value &v, const std::string &field = "chat_template_kwargs");
+
 } // namespace rf

@@ -27,7 +27,7 @@ const std::string kUsage = std::string(kUsageLine) +
     "  -m, --model MODEL        GGUF file (only its metadata and vocabulary are read); default: the\n"
     "                           default model\n"
     "  --messages FILE          the conversation: a JSON array of OpenAI chat messages, or an object\n"
-    "                           {\"messages\": [...], \"tools\": [...]}\n"
+    "                           {\"messages\": [...], \"tools\": [...], \"chat_template_kwargs\": {...}}\n"
     "  --tools FILE             a JSON array of OpenAI tools (function definitions)\n"
     "  --chat-template-file F   a Jinja template instead of the model's tokenizer.chat_template\n"
     "  --chat-template NAME     a built-in format: chatml, llama2, llama3, mistral, gemma, phi3\n"
@@ -78,7 +78,10 @@ int cmd_template(int argc, char **argv) {
                 const std::string key(it->name.GetString(), it->name.GetStringLength());
                 if (key == "messages") input.messages = rf::chat_messages_from_json(it->value);
                 else if (key == "tools") input.tools_json = rf::chat_tools_from_json(it->value);
-                else throw rf::UsageError("--messages " + messages_file + ": unsupported field '" + key + "' (messages, tools)");
+                else if (key == "chat_template_kwargs") input.extra_json = rf::chat_template_kwargs_from_json(it->value);
+                else
+                    throw rf::UsageError("--messages " + messages_file + ": unsupported field '" + key +
+                                         "' (messages, tools, chat_template_kwargs)");
             }
         } else
             input.messages = rf::chat_messages_from_json(conv);

@@ -72,6 +72,9 @@ std::string ChatTemplate::describe() const { return jinja_ ? "jinja (" + jinja_-
 
 std::string ChatTemplate::apply(const ChatTemplateInput &in) const {
     if (!jinja_) {
+        if (!in.extra_json.empty())
+            throw UsageError(std::string("chat_template_kwargs need the model's Jinja chat template; the built-in ") +
+                             chat_format_name(format_) + " format has no variables");
         for (size_t i = 0; i < in.messages.size(); ++i)
             if (!in.messages[i].tool_calls_json.empty() || in.messages[i].content_null)
                 throw UsageError("chat message " + std::to_string(i) + " has tool calls, which the built-in " +
@@ -82,6 +85,22 @@ std::string ChatTemplate::apply(const ChatTemplateInput &in) const {
         return apply_chat_template(format_, in.messages, in.add_generation_prompt);
     }
     jinja::Value ctx = jinja::Value::dict();
+    static const char *kOwn[] = {"messages", "tools", "documents", "add_generation_prompt", "bos_token", "eos_token"};
+    if (!in.extra_json.empty()) {
+        jinja::Value extra;
+        try {
+            extra = jinja::from_json(in.extra_json);
+        } catch (const jinja::TemplateError &e) {
+            throw UsageError("chat_template_kwargs: " + e.message());
+        }
+        if (!extra.is_dict()) throw UsageError("chat_template_kwargs must be an object");
+        for (const auto &kv : extra.dict_data().items) {
+            for (const char *own : kOwn)
+                if (kv.first.as_string() == own)
+                    throw UsageError(std::string("chat_template_kwargs may not set '") + own + "' (the request gives it)");
+            ctx.dict_data().items.push_back(kv);
+        }
+    }
     jinja::Value messages = jinja::Value::list();
     for (size_t i = 0; i < in.messages.size(); ++i) messages.push(message_value(in.messages[i], i));
     ctx.set("messages", messages);

@@ -40,6 +40,14 @@ check "a tool without a name: 400 naming tools[0].function.name" \
   test "$(tail -n 1 <<<"$r") $(sed '$d' <<<"$r" | jq -r .error.param)" = "400 tools[0].function.name"
 stop_server qwen
 
+# chat_template_kwargs: Qwen3's enable_thinking false closes an empty think block.
+start_server qwen3 --chat-template-file "$tdir/qwen3.jinja"
+r=$(post /apply-template '{"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"enable_thinking":false}}')
+check "chat_template_kwargs reach the template" test "$(sed '$d' <<<"$r" | jq -r .prompt)" = $'<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>'
+r=$(post /apply-template '{"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"messages":[]}}')
+check "chat_template_kwargs cannot replace messages: 400" test "$(tail -n 1 <<<"$r")" = 400
+stop_server qwen3
+
 # Mistral's template raises for roles that do not alternate: 400 with its message.
 start_server mistral --chat-template-file "$tdir/mistral-7b-instruct-v0.3.jinja"
 r=$(post /v1/chat/completions '{"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}],"max_tokens":2}')

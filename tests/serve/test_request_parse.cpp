@@ -168,6 +168,7 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
     CHECK(t.messages[2].tool_call_id == "c1");
     CHECK(t.messages[2].name == "w");
     CHECK(t.tools_json == R"([{"type":"function","function":{"name":"w","parameters":{"type":"object"}}}])");
+    CHECK(chat("{" + kMsgs + R"(,"chat_template_kwargs":{"enable_thinking":false}})").template_kwargs_json == R"({"enable_thinking":false})");
 
     check_refusals({
         {R"({"messages":[]})", "messages", "at least one message"},
@@ -185,6 +186,7 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
         {R"({"messages":[{"role":"tool","content":"x","tool_call_id":7}]})", "messages[0].tool_call_id", "must be a string"},
         {R"({"messages":[{"role":"user","content":"x","reasoning":"y"}]})", "messages[0].reasoning", "unsupported field"},
         {"{" + kMsgs + R"(,"tools":{}})", "tools", "must be an array"},
+        {"{" + kMsgs + R"(,"chat_template_kwargs":[1]})", "chat_template_kwargs", "must be an object"},
         {"{" + kMsgs + R"(,"tools":[{"type":"function","function":{"description":"no name"}}]})", "tools[0].function.name",
          "a tool needs a name"},
         {"{" + kMsgs + R"(,"tools":[{"type":"retrieval"}]})", "tools[0].type", "must be \"function\""},

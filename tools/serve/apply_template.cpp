@@ -14,7 +14,7 @@ void apply_template(const HttpRequest &req, Exchange &ex, const ChatTemplate &tm
         // The body a chat completion takes, checked the same way.
         const CompletionRequest r = parse_completion_request(req.body(), /*chat=*/true);
         try {
-            prompt = tmpl.apply({r.messages, r.tools_json, /*add_generation_prompt=*/true});
+            prompt = tmpl.apply({r.messages, r.tools_json, /*add_generation_prompt=*/true, r.template_kwargs_json});
         } catch (const UsageError &e) {
             throw bad_request(e.what(), "messages");
         }

@@ -59,6 +59,14 @@ std::vector<ChatMessage> messages(const Value &v) {
     }
 }
 
+std::string template_kwargs(const Value &v) {
+    try {
+        return chat_template_kwargs_from_json(v);
+    } catch (const ChatFieldError &e) {
+        throw bad_request(e.what(), e.field());
+    }
+}
+
 std::string tools(const Value &v) {
     try {
         return chat_tools_from_json(v);
@@ -160,6 +168,8 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
         else if (key == input) r.prompts = prompts(v);
         else if (key == "tools" && chat) {
             if (!v.IsNull()) r.tools_json = tools(v);
+        } else if (key == "chat_template_kwargs" && chat) {
+            if (!v.IsNull()) r.template_kwargs_json = template_kwargs(v);
         }
         else if (key == "max_tokens" || (chat && key == "max_completion_tokens")) {
             if (v.IsNull()) continue;

@@ -48,7 +48,7 @@ std::vector<Prompt> tokenize(const CompletionRequest &r, const SequenceLimits &l
 
 std::vector<int32_t> chat_prompt_tokens(const CompletionRequest &r, const ChatTemplate &tmpl, const Tokenizer &tok, std::string &text) {
     try {
-        text = tmpl.apply({r.messages, r.tools_json, /*add_generation_prompt=*/true});
+        text = tmpl.apply({r.messages, r.tools_json, /*add_generation_prompt=*/true, r.template_kwargs_json});
     } catch (const UsageError &e) {
         throw bad_request(e.what(), "messages");
     }

@@ -42,6 +42,9 @@ struct ChatTemplateInput {
     std::vector<ChatMessage> messages;
     std::string tools_json; // the request's tools, a JSON array ("" when none: tools is None)
     bool add_generation_prompt = true;
+    // More variables for a Jinja template (e.g. Qwen3's enable_thinking), a JSON object ("" when
+    // none), as chat_template_kwargs in llama-server and vLLM. They cannot replace the above.
+    std::string extra_json;
 };
 
 // The template a model's conversations are rendered with: its Jinja template, or a built-in
