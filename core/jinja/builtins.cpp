@@ -79,6 +79,7 @@ Value attribute_path(Interpreter &in, const Value &item, const std::string &path
 
 std::string py_join(Interpreter &in, const std::vector<Value> &items, const std::string &sep) {
     std::string out;
+    in.charge(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += sep;
         out += items[i].str();
@@ -94,6 +95,7 @@ std::string checked_replace(Interpreter &in, const std::string &s, const std::st
         for (size_t p = s.find(old); p != std::string::npos; p = s.find(old, p + old.size())) ++n;
     if (count >= 0) n = std::min<size_t>(n, (size_t)count);
     if (with.size() > old.size()) in.check_size(s.size() + n * (with.size() - old.size()));
+    in.charge((s.size() + n * with.size()) / 16);
     return py_replace(s, old, with, count);
 }
 
@@ -164,6 +166,7 @@ std::string html_escape(const std::string &s) {
 Value sort_key(const Value &v, bool case_sensitive) { return (!case_sensitive && v.is_string()) ? Value(py_lower(v.as_string())) : v; }
 
 std::vector<Value> sorted(Interpreter &in, std::vector<Value> items, bool reverse, bool case_sensitive, const std::string &attribute) {
+    in.charge(items.size() * 20);
     std::vector<std::pair<Value, Value>> keyed;
     for (auto &v : items) keyed.emplace_back(sort_key(attribute.empty() ? v : attribute_path(in, v, attribute), case_sensitive), v);
     std::stable_sort(keyed.begin(), keyed.end(), [&](const auto &a, const auto &b) {
@@ -397,6 +400,7 @@ Value apply_filter(Interpreter &in, const std::string &f, const Value &v, CallAr
         std::vector<Value> out, seen;
         for (const auto &item : in.iterate(v)) {
             const Value key = sort_key(p.has(1) ? attribute_path(in, item, p.str(1, "")) : item, p.flag(0, false));
+            in.charge(seen.size());
             if (std::none_of(seen.begin(), seen.end(), [&](const Value &s) { return equal(s, key); })) {
                 seen.push_back(key);
                 out.push_back(item);
@@ -552,22 +556,26 @@ bool affix(Interpreter &in, const std::string &s, const Value &what, bool start)
 }
 
 Value string_method(Interpreter &, const Value &obj, const std::string &name) {
-    const std::string s = obj.as_string();
+    // The bound methods hold the string's Value (shared), not a copy of its text.
+    const Value sv = obj;
     if (name == "strip" || name == "lstrip" || name == "rstrip")
-        return bound([s, name](Interpreter &in, CallArgs &a) {
+        return bound([sv, name](Interpreter &in, CallArgs &a) {
+            const std::string &s = sv.as_string();
             Params p(in, name, a, {"chars"});
             const bool given = p.has(0) && !p.get(0, Value()).is_none();
             const std::string chars = given ? need_string(in, p.get(0, Value()), name.c_str()) : "";
             return Value(py_strip(s, given ? &chars : nullptr, name != "rstrip", name != "lstrip"));
         });
     if (name == "startswith" || name == "endswith")
-        return bound([s, name](Interpreter &in, CallArgs &a) {
+        return bound([sv, name](Interpreter &in, CallArgs &a) {
+            const std::string &s = sv.as_string();
             Params p(in, name, a, {"prefix"});
             if (!p.has(0)) in.fail(name + "() takes at least 1 argument");
             return Value(affix(in, s, p.get(0, Value()), name == "startswith"));
         });
     if (name == "split" || name == "rsplit")
-        return bound([s, name](Interpreter &in, CallArgs &a) {
+        return bound([sv, name](Interpreter &in, CallArgs &a) {
+            const std::string &s = sv.as_string();
             Params p(in, name, a, {"sep", "maxsplit"});
             const bool given = p.has(0) && !p.get(0, Value()).is_none();
             const std::string sep = given ? need_string(in, p.get(0, Value()), "split") : "";
@@ -581,29 +589,37 @@ Value string_method(Interpreter &, const Value &obj, const std::string &name) {
                 std::reverse(parts.begin(), parts.end());
             } else
                 parts = py_split(s, given ? &sep : nullptr, maxsplit);
+            in.charge(parts.size() + s.size() / 16);
             std::vector<Value> out;
             for (auto &x : parts) out.emplace_back(std::move(x));
             return Value::list(std::move(out));
         });
     if (name == "splitlines")
-        return bound([s](Interpreter &, CallArgs &) {
+        return bound([sv](Interpreter &, CallArgs &) {
+            const std::string &s = sv.as_string();
             std::vector<Value> out;
             for (auto &x : py_splitlines(s)) out.emplace_back(std::move(x));
             return Value::list(std::move(out));
         });
-    if (name == "lower") return bound([s](Interpreter &, CallArgs &) { return Value(py_lower(s)); });
-    if (name == "upper") return bound([s](Interpreter &, CallArgs &) { return Value(py_upper(s)); });
-    if (name == "title") return bound([s](Interpreter &, CallArgs &) { return Value(py_title(s)); });
-    if (name == "capitalize") return bound([s](Interpreter &, CallArgs &) { return Value(py_capitalize(s)); });
+    if (name == "lower") return bound([sv](Interpreter &, CallArgs &) {
+            const std::string &s = sv.as_string(); return Value(py_lower(s)); });
+    if (name == "upper") return bound([sv](Interpreter &, CallArgs &) {
+            const std::string &s = sv.as_string(); return Value(py_upper(s)); });
+    if (name == "title") return bound([sv](Interpreter &, CallArgs &) {
+            const std::string &s = sv.as_string(); return Value(py_title(s)); });
+    if (name == "capitalize") return bound([sv](Interpreter &, CallArgs &) {
+            const std::string &s = sv.as_string(); return Value(py_capitalize(s)); });
     if (name == "replace")
-        return bound([s](Interpreter &in, CallArgs &a) {
+        return bound([sv](Interpreter &in, CallArgs &a) {
+            const std::string &s = sv.as_string();
             Params p(in, "replace", a, {"old", "new", "count"});
             if (!p.has(0) || !p.has(1)) in.fail("replace() takes at least 2 arguments");
             return Value(checked_replace(in, s, need_string(in, p.get(0, Value()), "replace"), need_string(in, p.get(1, Value()), "replace"),
                                          p.integer(2, -1, "count")));
         });
     if (name == "find" || name == "rfind" || name == "count" || name == "index")
-        return bound([s, name](Interpreter &in, CallArgs &a) {
+        return bound([sv, name](Interpreter &in, CallArgs &a) {
+            const std::string &s = sv.as_string();
             Params p(in, name, a, {"sub"});
             const std::string sub = need_string(in, p.get(0, Value()), name.c_str());
             if (name == "count") {
@@ -620,22 +636,28 @@ Value string_method(Interpreter &, const Value &obj, const std::string &name) {
             return Value((int64_t)code_point_count(std::string_view(s).substr(0, q)));
         });
     if (name == "join")
-        return bound([s](Interpreter &in, CallArgs &a) {
+        return bound([sv](Interpreter &in, CallArgs &a) {
+            const std::string &s = sv.as_string();
             Params p(in, "join", a, {"iterable"});
             std::vector<Value> items = in.iterate(p.get(0, Value()));
             for (const auto &x : items)
                 if (!x.is_string()) in.fail(std::string("sequence item: expected str instance, ") + x.type_name() + " found");
             return Value(py_join(in, items, s));
         });
-    auto all = [s](auto pred) { return !s.empty() && std::all_of(s.begin(), s.end(), pred); };
+    auto all = [sv](auto pred) {
+        const std::string &s = sv.as_string();
+        return !s.empty() && std::all_of(s.begin(), s.end(), pred);
+    };
     if (name == "isdigit") return bound([all](Interpreter &, CallArgs &) { return Value(all([](char c) { return c >= '0' && c <= '9'; })); });
     if (name == "isalpha") return bound([all](Interpreter &, CallArgs &) { return Value(all([](char c) { return std::isalpha((unsigned char)c) != 0; })); });
     if (name == "isalnum") return bound([all](Interpreter &, CallArgs &) { return Value(all([](char c) { return std::isalnum((unsigned char)c) != 0; })); });
     if (name == "isspace") return bound([all](Interpreter &, CallArgs &) { return Value(all([](char c) { return is_py_space(c); })); });
     if (name == "islower")
-        return bound([s](Interpreter &, CallArgs &) { return Value(py_lower(s) == s && py_upper(s) != s); });
+        return bound([sv](Interpreter &, CallArgs &) {
+            const std::string &s = sv.as_string(); return Value(py_lower(s) == s && py_upper(s) != s); });
     if (name == "isupper")
-        return bound([s](Interpreter &, CallArgs &) { return Value(py_upper(s) == s && py_lower(s) != s); });
+        return bound([sv](Interpreter &, CallArgs &) {
+            const std::string &s = sv.as_string(); return Value(py_upper(s) == s && py_lower(s) != s); });
     return Value();
 }
 
@@ -690,6 +712,7 @@ Value list_method(Interpreter &, const Value &obj, const std::string &name) {
 } // namespace
 
 Value method(Interpreter &in, const Value &obj, const std::string &name) {
+    in.charge_size(obj); // what the method will walk
     if (obj.is_string()) return string_method(in, obj, name);
     if (obj.is_dict() && !obj.dict_data().is_namespace) return dict_method(in, obj, name);
     if (obj.is_list()) return list_method(in, obj, name);
@@ -718,6 +741,7 @@ void add_globals(std::unordered_map<std::string, Value> &vars) {
         d.dict_data().is_namespace = ns;
         for (const auto &p : a.positional) {
             if (!p.is_dict()) in.fail(std::string(ns ? "namespace" : "dict") + "() takes a mapping or keyword arguments");
+            in.charge(p.dict_data().items.size() * (p.dict_data().items.size() + a.keyword.size()));
             for (const auto &kv : p.dict_data().items) d.dict_data().set(kv.first, kv.second);
         }
         for (auto &kw : a.keyword) d.dict_data().set(Value(kw.first), kw.second);

@@ -37,6 +37,19 @@ void Interpreter::step() {
                             "rendering took more than " + std::to_string(limits_.max_steps) + " steps (a loop that does not end?)", line_);
 }
 
+void Interpreter::charge(uint64_t units) {
+    steps_ += units;
+    if (steps_ > limits_.max_steps)
+        throw TemplateError(TemplateError::Kind::Limit,
+                            "rendering took more than " + std::to_string(limits_.max_steps) + " steps (a loop that does not end?)", line_);
+}
+
+void Interpreter::charge_size(const Value &v) {
+    if (v.is_string()) charge(v.as_string().size() / 16);
+    else if (v.is_list()) charge(v.list_data().items.size());
+    else if (v.is_dict()) charge(v.dict_data().items.size());
+}
+
 void Interpreter::check_size(size_t bytes) const {
     if (bytes > limits_.max_output)
         throw TemplateError(TemplateError::Kind::Limit, "a string of the template would exceed " + std::to_string(limits_.max_output) + " bytes",
@@ -281,14 +294,16 @@ void Interpreter::define_macro(const Node &n) {
 std::vector<Value> Interpreter::iterate(const Value &v) {
     switch (v.type()) {
     case Value::Type::Undefined: return {};
-    case Value::Type::List: return v.list_data().items;
+    case Value::Type::List: charge(v.list_data().items.size()); return v.list_data().items;
     case Value::Type::Dict: {
         if (v.dict_data().is_namespace) fail("'Namespace' object is not iterable");
+        charge(v.dict_data().items.size());
         std::vector<Value> keys;
         for (const auto &kv : v.dict_data().items) keys.push_back(kv.first);
         return keys;
     }
     case Value::Type::String: {
+        charge(v.as_string().size());
         std::vector<Value> chars;
         for (auto cp : code_points(v.as_string())) chars.emplace_back(std::string(cp));
         return chars;
@@ -302,7 +317,9 @@ Value Interpreter::call(const Value &callee, CallArgs &args, const std::string &
     if (!callee.is_function()) fail(std::string("'") + callee.type_name() + "' object is not callable" + (what.empty() ? "" : " (" + what + ")"));
     step();
     Deeper deeper(*this);
-    return callee.as_function()(*this, args);
+    Value r = callee.as_function()(*this, args);
+    charge_size(r);
+    return r;
 }
 
 Value Interpreter::getattr(const Value &obj, const std::string &name) {
@@ -377,6 +394,7 @@ Value Interpreter::slice(const Value &obj, const Node &n) {
         return std::clamp<int64_t>(x, -1, len - 1);
     };
     const int64_t b = clamp(start, st > 0 ? 0 : len - 1), e = clamp(stop, st > 0 ? len : -1);
+    charge((uint64_t)std::max<int64_t>(0, st > 0 ? (e - b) / st : (b - e) / -st));
     if (obj.is_list()) {
         const auto &items = obj.list_data().items;
         std::vector<Value> out;
@@ -433,10 +451,14 @@ Value Interpreter::eval(const Node &n) {
         CallArgs args;
         eval_args(n, 1, args);
         step();
-        return apply_filter(*this, n.name, v, args);
+        charge_size(v);
+        Value r = apply_filter(*this, n.name, v, args);
+        charge_size(r);
+        return r;
     }
     case K::Test: {
         const Value v = eval(*n.kids[0]);
+        charge_size(v);
         CallArgs args;
         eval_args(n, 1, args);
         const bool r = apply_test(*this, n.name, v, args);
@@ -496,8 +518,11 @@ Value Interpreter::eval_binary(const Node &n) {
     const Value a = eval(*n.kids[0]);
     const Value b = eval(*n.kids[1]);
     if (op == "~") {
-        check_size(a.str().size() + b.str().size());
-        return Value(a.str() + b.str());
+        std::string s = a.str();
+        s += b.str();
+        check_size(s.size());
+        charge(s.size() / 16);
+        return Value(std::move(s));
     }
     if (a.is_undefined()) fail_undefined(a);
     if (b.is_undefined()) fail_undefined(b);
@@ -557,9 +582,11 @@ Value Interpreter::eval_binary(const Node &n) {
     if (op == "+") {
         if (a.is_string() && b.is_string()) {
             check_size(a.as_string().size() + b.as_string().size());
+            charge((a.as_string().size() + b.as_string().size()) / 16);
             return Value(a.as_string() + b.as_string());
         }
         if (a.is_list() && b.is_list()) {
+            charge(a.list_data().items.size() + b.list_data().items.size());
             std::vector<Value> items = a.list_data().items;
             items.insert(items.end(), b.list_data().items.begin(), b.list_data().items.end());
             return Value::list(std::move(items), a.list_data().tuple);
@@ -572,11 +599,13 @@ Value Interpreter::eval_binary(const Node &n) {
             const int64_t k = std::max<int64_t>(0, cnt->as_int());
             if (seq->is_string()) {
                 check_size((size_t)k * seq->as_string().size());
+                charge((uint64_t)k * seq->as_string().size() / 16);
                 std::string out;
                 for (int64_t i = 0; i < k; ++i) out += seq->as_string();
                 return Value(std::move(out));
             }
             check_size((size_t)k * seq->list_data().items.size());
+            charge((uint64_t)k * seq->list_data().items.size());
             std::vector<Value> out;
             for (int64_t i = 0; i < k; ++i) out.insert(out.end(), seq->list_data().items.begin(), seq->list_data().items.end());
             return Value::list(std::move(out), seq->list_data().tuple);
@@ -598,6 +627,10 @@ Value Interpreter::eval_binary(const Node &n) {
 }
 
 bool Interpreter::compare(const std::string &op, const Value &a, const Value &b) {
+    auto size = [](const Value &v) -> uint64_t {
+        return v.is_list() ? v.list_data().items.size() : v.is_dict() ? v.dict_data().items.size() : v.is_string() ? v.as_string().size() / 16 : 0;
+    };
+    charge(size(a) + size(b));
     if (op == "==") return equal(a, b);
     if (op == "!=") return !equal(a, b);
     if (op == "in" || op == "notin") {

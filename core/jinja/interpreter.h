@@ -19,6 +19,10 @@ public:
     [[noreturn]] void fail(const std::string &message) const;
     [[noreturn]] void fail_undefined(const Value &undefined) const;
     void step();
+    // Work in proportion to a size (elements copied or compared, bytes / 16 of text built):
+    // counted with the steps, so quadratic templates (l = l + [x] in a loop) stop too.
+    void charge(uint64_t units);
+    void charge_size(const Value &v); // a value's size in those units
     void check_size(size_t bytes) const;
     Value call(const Value &callee, CallArgs &args, const std::string &what);
     Value getattr(const Value &obj, const std::string &name);

@@ -190,6 +190,12 @@ TEST_CASE("a hostile template is stopped, never hangs or overflows the stack", "
     TemplateError e = error_of("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}");
     CHECK(e.kind() == Kind::Limit);
     CHECK_THAT(e.message(), Catch::Contains("steps"));
+    // Quadratic work: a list or string grown by copying, a big string walked again and again.
+    CHECK(error_of("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}{% endfor %}").kind() ==
+          Kind::Limit);
+    CHECK(error_of("{% set s = 'x' * 10000000 %}{% for i in range(100000) %}{% set t = s|upper %}{% endfor %}").kind() == Kind::Limit);
+    CHECK(error_of("{% set s = 'x' * 10000000 %}{% for i in range(100000) %}{% set t = s.find('y') %}{% endfor %}").kind() ==
+          Kind::Limit);
     // Unbounded recursion.
     e = error_of("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
     CHECK(e.kind() == Kind::Limit);
