@@ -369,6 +369,7 @@ Value apply_filter(Interpreter &in, const std::string &f, const Value &v, CallAr
     }
     if (f == "abs") {
         if (!v.is_number()) in.fail(std::string("bad operand type for abs(): '") + v.type_name() + "'");
+        if (!v.is_float() && v.as_int() == INT64_MIN) in.fail("integer overflow");
         return v.is_float() ? Value(std::fabs(v.as_float())) : Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
     }
     if (f == "round") {
@@ -454,7 +455,7 @@ Value apply_filter(Interpreter &in, const std::string &f, const Value &v, CallAr
         Value mapping = Value::dict();
         for (auto &kw : args.keyword) mapping.dict_data().set(Value(kw.first), kw.second);
         try {
-            std::string s = percent_format(v.str(), args.positional, args.keyword.empty() ? nullptr : &mapping);
+            std::string s = percent_format(v.str(), args.positional, args.keyword.empty() ? nullptr : &mapping, in.limits().max_output);
             in.check_size(s.size());
             return Value(std::move(s));
         } catch (const TemplateError &e) {
@@ -729,11 +730,14 @@ void add_globals(std::unordered_map<std::string, Value> &vars) {
         }
         const int64_t start = n.size() > 1 ? n[0] : 0, stop = n.size() > 1 ? n[1] : n[0], step = n.size() > 2 ? n[2] : 1;
         if (step == 0) in.fail("range() arg 3 must not be zero");
-        const long double count = step > 0 ? (stop > start ? ((long double)stop - start + step - 1) / step : 0)
-                                            : (stop < start ? ((long double)start - stop - step - 1) / -step : 0);
+        // Counted in 128 bits, so no value between start and stop can overflow.
+        using i128 = __int128;
+        const i128 count = step > 0 ? (stop > start ? ((i128)stop - start + step - 1) / step : 0)
+                                    : (stop < start ? ((i128)start - stop - step - 1) / -(i128)step : 0);
         if (count > kMaxRange) in.fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
         std::vector<Value> out;
-        for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
+        for (i128 k = 0; k < count; ++k) out.emplace_back((int64_t)(start + k * step));
+        in.charge((uint64_t)count);
         return Value::list(std::move(out));
     });
     auto from_kwargs = [](Interpreter &in, CallArgs &a, bool ns) {

@@ -615,7 +615,7 @@ Value Interpreter::eval_binary(const Node &n) {
         // Python: a tuple gives the arguments, a dict may also be the mapping of %(name)s.
         std::vector<Value> args = b.is_list() && b.list_data().tuple ? b.list_data().items : std::vector<Value>{b};
         try {
-            std::string s = percent_format(a.as_string(), args, b.is_dict() ? &b : nullptr);
+            std::string s = percent_format(a.as_string(), args, b.is_dict() ? &b : nullptr, limits_.max_output);
             check_size(s.size());
             return Value(std::move(s));
         } catch (const TemplateError &e) {

@@ -18,13 +18,25 @@ std::string pad(std::string s, int width, bool left, char fill = ' ') {
     return left ? s + p : p + s;
 }
 
+// snprintf into a string of the size it needs (width and precision are at most 2^20).
+template <typename T> std::string printf_text(const std::string &spec, T value) {
+    const int n = std::snprintf(nullptr, 0, spec.c_str(), value);
+    if (n < 0) fail("bad format " + spec);
+    std::string s((size_t)n + 1, '\0');
+    std::snprintf(s.data(), s.size(), spec.c_str(), value);
+    s.resize((size_t)n);
+    return s;
+}
+
 } // namespace
 
-std::string percent_format(const std::string &fmt, const std::vector<Value> &args, const Value *mapping) {
+std::string percent_format(const std::string &fmt, const std::vector<Value> &args, const Value *mapping, size_t max_bytes) {
     std::string out;
     size_t next = 0;
     bool used_mapping = false;
     for (size_t i = 0; i < fmt.size(); ++i) {
+        if (out.size() > max_bytes)
+            throw TemplateError(TemplateError::Kind::Limit, "formatted text would exceed " + std::to_string(max_bytes) + " bytes");
         if (fmt[i] != '%') {
             out += fmt[i];
             continue;
@@ -54,11 +66,11 @@ std::string percent_format(const std::string &fmt, const std::vector<Value> &arg
             else break;
         }
         int width = 0, prec = -1;
-        while (i < fmt.size() && std::isdigit((unsigned char)fmt[i])) width = std::min(width * 10 + (fmt[i++] - '0'), 4096);
+        while (i < fmt.size() && std::isdigit((unsigned char)fmt[i])) width = std::min(width * 10 + (fmt[i++] - '0'), 1 << 20);
         if (i < fmt.size() && fmt[i] == '.') {
             prec = 0;
             ++i;
-            while (i < fmt.size() && std::isdigit((unsigned char)fmt[i])) prec = std::min(prec * 10 + (fmt[i++] - '0'), 4096);
+            while (i < fmt.size() && std::isdigit((unsigned char)fmt[i])) prec = std::min(prec * 10 + (fmt[i++] - '0'), 1 << 20);
         }
         while (i < fmt.size() && (fmt[i] == 'l' || fmt[i] == 'h' || fmt[i] == 'L')) ++i;
         if (i >= fmt.size()) fail("incomplete format");
@@ -123,9 +135,7 @@ std::string percent_format(const std::string &fmt, const std::vector<Value> &arg
             }
             spec += "ll";
             spec += type == 'i' || type == 'u' ? 'd' : type;
-            char buf[4200];
-            std::snprintf(buf, sizeof buf, spec.c_str(), n);
-            std::string s = buf;
+            std::string s = printf_text(spec, n);
             if (alt && type == 'o') { // Python writes 0o17, C 017
                 const size_t z = s.find('0');
                 if (z != std::string::npos && n != 0) s.insert(s.begin() + (std::ptrdiff_t)z + 1, 'o');
@@ -150,9 +160,7 @@ std::string percent_format(const std::string &fmt, const std::vector<Value> &arg
             spec += '.';
             spec += std::to_string(prec < 0 ? 6 : prec);
             spec += type;
-            char buf[4200];
-            std::snprintf(buf, sizeof buf, spec.c_str(), v.as_float());
-            out += buf;
+            out += printf_text(spec, v.as_float());
             break;
         }
         default: fail(std::string("unsupported format character '") + type + "'");

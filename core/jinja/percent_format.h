@@ -9,7 +9,8 @@
 namespace rf::jinja {
 
 // `mapping` (a dict, for %(name)s) may be null. Throws TemplateError (Runtime) for a bad
-// format or the wrong number of arguments, as Python's TypeError / ValueError.
-std::string percent_format(const std::string &fmt, const std::vector<Value> &args, const Value *mapping);
+// format or the wrong number of arguments, as Python's TypeError / ValueError, and (Limit) when
+// the text would pass max_bytes.
+std::string percent_format(const std::string &fmt, const std::vector<Value> &args, const Value *mapping, size_t max_bytes);
 
 } // namespace rf::jinja

@@ -207,6 +207,11 @@ TEST_CASE("a hostile template is stopped, never hangs or overflows the stack", "
     CHECK(error_of("{{ 'x' * 100000000000 }}").kind() == Kind::Limit);
     CHECK(error_of("{% set s = 'xxxxxxxxxx' * 100000 %}{{ s.replace('x', s) }}").kind() == Kind::Limit);
     CHECK(error_of("{% set l = [1] * 1000000 %}{{ l * 1000000 }}").kind() == Kind::Limit);
+    CHECK(error_of("{{ ('%1000000d' * 100) % ((1,) * 100) }}").kind() == Kind::Limit);
+    CHECK(error_of("{{ range(-9223372036854775807, 9223372036854775807, 1) }}").message() ==
+          "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+    CHECK(render("{{ range(-9223372036854775807, 9223372036854775807, 4611686018427387904)|length }}") == "4");
+    CHECK_THAT(error_of("{{ (-9223372036854775807 - 1)|abs }}").message(), Catch::Contains("integer overflow"));
     // Deep nesting in the source is refused by the parser, before anything recurses on it.
     CHECK(error_of("{{ " + std::string(100000, '(') + "1" + std::string(100000, ')') + " }}").kind() == Kind::Syntax);
     std::string ifs;
