@@ -10,6 +10,7 @@
 #include "interpreter.h"
 #include "percent_format.h"
 #include "pyformat.h"
+#include "str_format.h"
 
 namespace rf::jinja {
 namespace {
@@ -635,6 +636,12 @@ Value string_method(Interpreter &, const Value &obj, const std::string &name) {
                 return Value((int64_t)-1);
             }
             return Value((int64_t)code_point_count(std::string_view(s).substr(0, q)));
+        });
+    if (name == "format")
+        return bound([sv](Interpreter &in, CallArgs &a) {
+            std::string s = str_format(in, sv.as_string(), a);
+            in.check_size(s.size());
+            return Value(std::move(s));
         });
     if (name == "join")
         return bound([sv](Interpreter &in, CallArgs &a) {

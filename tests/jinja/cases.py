@@ -1,5 +1,5 @@
-# (template, context, expected) triples used to write test_jinja.cpp's expectations; checked
-# here against jinja2 (run: python3 cases.py) so the C++ expectations are jinja2's.
+# The templates and contexts of test_jinja.cpp's expectations (the third field unused): run
+# `python3 cases.py` to print what jinja2 renders for each, the texts test_jinja.cpp expects.
 CASES = [
  ("{{ 1 + 2 * 3 }}|{{ (1 + 2) * 3 }}|{{ 7 // 2 }}|{{ -7 // 2 }}|{{ 7 % 3 }}|{{ -7 % 3 }}|{{ 2 ** 10 }}|{{ 7 / 2 }}|{{ 1 / 3 }}", {}, None),
  ("{{ 'a' ~ 1 ~ none }}|{{ 'ab' * 3 }}|{{ [1, 2] + [3] }}|{{ 1.0 }}|{{ 1e-05 }}|{{ 1e16 }}|{{ 0.1 + 0.2 }}|{{ 3 == 3.0 }}", {}, None),
@@ -21,6 +21,7 @@ CASES = [
  ("{%- for m in ms -%}\n  [{{ m }}]\n{%- endfor %}\n  {%+ if true %}kept{% endif +%}\nend", {"ms": [1, 2]}, None),
  ("{{ 'x'|center(5) }}|{{ [3, 1, 2]|sort }}|{{ [3, 1, 2]|sort(reverse=true) }}|{{ ['b', 'A', 'c']|sort }}|{{ [1, 2, 2, 3]|unique|list }}|{{ [1, 2]|reverse|list }}|{{ [1, 2, 3]|sum }}|{{ [4, 2]|min }}{{ [4, 2]|max }}|{{ -3|abs }}|{{ 2.567|round(2) }}|{{ 'a b c'|wordcount }}|{{ '<a>'|e }}|{{ 'x'|safe }}|{{ 'ab'|list }}|{{ 'hello'|capitalize }}", {}, None),
  ("{{ '%s-%d-%5.2f|%-4s|%04d|%x|%r|%%|%.2s' % ('a', 3.9, 2.345, 'b', 7, 255, 'q', 'xyz') }}|{{ '%(k)s=%(v)d' % {'k': 'n', 'v': 2} }}|{{ '%s' | format([1, 'a']) }}|{{ '%s and %s'|format('x', none) }}|{{ '%+d %e %g' % (5, 12345.678, 0.0001) }}", {}, None),
+ ("{{ '{}-{}'.format('a', 1) }}|{{ '{0}{1}{0}'.format('x', 'y') }}|{{ '{name}={v!r}'.format(name='k', v='q') }}|{{ '{:>5}|{:<4}|{:^7}|{:*^9}'.format('r', 'l', 'c', 'm') }}|{{ '{:05d}|{:+d}|{:,}|{:x}|{:#b}'.format(42, 7, 1234567, 255, 5) }}|{{ '{:.2f}|{:8.3f}|{:e}|{:.1%}|{}'.format(3.14159, 2.5, 12345.678, 0.256, 1.5) }}|{{ '{{}}{}'.format(none) }}|{{ '{0[a]} {0[b][1]} {1.role}'.format({'a': 1, 'b': [2, 3]}, {'role': 'user'}) }}|{{ '{:.3}'.format('abcdef') }}|{{ '{}'.format([1, 'a']) }}", {}, None),
  ("{{ {'a': 1, 'b': [1, 'x', none, true, 1.5]} }}|{{ ('a', 1) }}|{{ [\"it's\"] }}|{{ none }}|{{ true }}", {}, None),
 ]
 

@@ -73,11 +73,19 @@ TEST_CASE("filters published templates use", "[jinja]") {
           "  x  |[1, 2, 3]|[3, 2, 1]|['A', 'b', 'c']|[1, 2, 3]|[2, 1]|6|24|3|2.57|3|&lt;a&gt;|x|['a', 'b']|Hello");
 }
 
-TEST_CASE("printf-style formatting: the % operator and the format filter", "[jinja]") {
+TEST_CASE("formatting: the % operator, the format filter and str.format", "[jinja]") {
     CHECK(render("{{ '%s-%d-%5.2f|%-4s|%04d|%x|%r|%%|%.2s' % ('a', 3.9, 2.345, 'b', 7, 255, 'q', 'xyz') }}|"
                  "{{ '%(k)s=%(v)d' % {'k': 'n', 'v': 2} }}|{{ '%s' | format([1, 'a']) }}|{{ '%s and %s'|format('x', none) }}|"
                  "{{ '%+d %e %g' % (5, 12345.678, 0.0001) }}") ==
           "a-3- 2.35|b   |0007|ff|'q'|%|xy|n=2|[1, 'a']|x and None|+5 1.234568e+04 0.0001");
+    CHECK(render("{{ '{}-{}'.format('a', 1) }}|{{ '{0}{1}{0}'.format('x', 'y') }}|{{ '{name}={v!r}'.format(name='k', v='q') }}|"
+                 "{{ '{:>5}|{:<4}|{:^7}|{:*^9}'.format('r', 'l', 'c', 'm') }}|{{ '{:05d}|{:+d}|{:,}|{:x}|{:#b}'.format(42, 7, 1234567, 255, 5) }}|"
+                 "{{ '{:.2f}|{:8.3f}|{:e}|{:.1%}|{}'.format(3.14159, 2.5, 12345.678, 0.256, 1.5) }}|{{ '{{}}{}'.format(none) }}|"
+                 "{{ '{0[a]} {0[b][1]} {1.role}'.format({'a': 1, 'b': [2, 3]}, {'role': 'user'}) }}|{{ '{:.3}'.format('abcdef') }}|"
+                 "{{ '{}'.format([1, 'a']) }}") ==
+          "a-1|xyx|k='q'|    r|l   |   c   |****m****|00042|+7|1,234,567|ff|0b101|3.14|   2.500|1.234568e+04|25.6%|1.5|{}None|"
+          "1 3 user|abc|[1, 'a']");
+    CHECK_THAT(error_of("{{ '{} {}'.format('a') }}").message(), Catch::Contains("out of range"));
     CHECK_THAT(error_of("{{ '%s %s' % ('a',) }}").message(), Catch::Contains("not enough arguments"));
     CHECK_THAT(error_of("{{ '%s' % ('a', 'b') }}").message(), Catch::Contains("not all arguments converted"));
     CHECK_THAT(error_of("{{ '%d' % 'x' }}").message(), Catch::Contains("a real number is required"));
