@@ -87,6 +87,9 @@ std::vector<ChatMessage> chat_messages_from_json(const Value &v, const std::stri
                 else msg.content = content_text(x, field + ".content");
             } else if (key == "name") msg.name = string(x, field + ".name");
             else if (key == "tool_call_id") msg.tool_call_id = string(x, field + ".tool_call_id");
+            else if (key == "reasoning_content") {
+                if (!x.IsNull()) msg.reasoning_content = string(x, field + ".reasoning_content");
+            }
             else if (key == "tool_calls") {
                 if (x.IsNull()) continue;
                 if (!x.IsArray()) throw wrong_type(field + ".tool_calls", "an array", x);
@@ -99,6 +102,8 @@ std::vector<ChatMessage> chat_messages_from_json(const Value &v, const std::stri
         if (msg.role == "developer") msg.role = "system"; // the newer OpenAI name of the system role
         if (msg.role != "system" && msg.role != "user" && msg.role != "assistant" && msg.role != "tool")
             throw ChatFieldError("'" + field + ".role' must be system, user, assistant or tool, got '" + msg.role + "'", field + ".role");
+        if (!msg.reasoning_content.empty() && msg.role != "assistant")
+            throw ChatFieldError("'" + field + ".reasoning_content': only an assistant message has reasoning", field + ".reasoning_content");
         if (has_calls && msg.role != "assistant")
             throw ChatFieldError("'" + field + ".tool_calls': only an assistant message calls tools", field + ".tool_calls");
         if (!has_content && !has_calls) throw ChatFieldError("'" + field + ".content' is required", field + ".content");

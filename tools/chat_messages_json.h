@@ -21,8 +21,8 @@ private:
 };
 
 // `messages`: role system / user / assistant / tool ("developer" is system), content a string,
-// an array of text parts or (assistant with tool_calls) null or absent, tool_calls, tool_call_id
-// and name. Throws ChatFieldError.
+// an array of text parts or (assistant with tool_calls) null or absent, tool_calls, tool_call_id,
+// name and (assistant) reasoning_content. Throws ChatFieldError.
 std::vector<ChatMessage> chat_messages_from_json(const rapidjson::Value &v, const std::string &field = "messages");
 
 // `tools`: an array of {"type": "function", "function": {"name": ..., ...}}, returned as JSON

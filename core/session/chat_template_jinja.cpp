@@ -47,6 +47,7 @@ jinja::Value message_value(const ChatMessage &m, size_t index) {
     if (!m.tool_calls_json.empty()) v.set("tool_calls", tool_calls_value(m.tool_calls_json, index));
     if (!m.tool_call_id.empty()) v.set("tool_call_id", jinja::Value(m.tool_call_id));
     if (!m.name.empty()) v.set("name", jinja::Value(m.name));
+    if (!m.reasoning_content.empty()) v.set("reasoning_content", jinja::Value(m.reasoning_content));
     return v;
 }
 

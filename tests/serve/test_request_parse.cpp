@@ -167,6 +167,8 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
     CHECK(t.messages[2].role == "tool");
     CHECK(t.messages[2].tool_call_id == "c1");
     CHECK(t.messages[2].name == "w");
+    CHECK(chat(R"({"messages":[{"role":"assistant","content":"a","reasoning_content":"because"}]})").messages[0].reasoning_content ==
+          "because");
     CHECK(t.tools_json == R"([{"type":"function","function":{"name":"w","parameters":{"type":"object"}}}])");
     CHECK(chat("{" + kMsgs + R"(,"chat_template_kwargs":{"enable_thinking":false}})").template_kwargs_json == R"({"enable_thinking":false})");
 
@@ -185,6 +187,8 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
          "messages[0].tool_calls[0].function.arguments", "a JSON string or an object"},
         {R"({"messages":[{"role":"tool","content":"x","tool_call_id":7}]})", "messages[0].tool_call_id", "must be a string"},
         {R"({"messages":[{"role":"user","content":"x","reasoning":"y"}]})", "messages[0].reasoning", "unsupported field"},
+        {R"({"messages":[{"role":"user","content":"x","reasoning_content":"y"}]})", "messages[0].reasoning_content",
+         "only an assistant message"},
         {"{" + kMsgs + R"(,"tools":{}})", "tools", "must be an array"},
         {"{" + kMsgs + R"(,"chat_template_kwargs":[1]})", "chat_template_kwargs", "must be an object"},
         {"{" + kMsgs + R"(,"tools":[{"type":"function","function":{"description":"no name"}}]})", "tools[0].function.name",

@@ -20,6 +20,7 @@ struct ChatMessage {
     std::string tool_calls_json; // assistant: its tool_calls, a JSON array ("" when none)
     std::string tool_call_id;    // tool: the call it answers ("" when none)
     std::string name;            // tool: the function's name ("" when none)
+    std::string reasoning_content; // assistant: its reasoning, for templates that show it ("" when none)
 };
 
 // A format name ("chatml", "llama2", "llama3", "mistral", "gemma", "phi3") or the text of a
