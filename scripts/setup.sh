@@ -32,6 +32,8 @@ want_hip=0
 [ "$want_hip" = 1 ] && pkgs+=(hipcc libamdhip64-dev)
 # The Python package's tests (meson test python) run with Debian's python3 -m pytest.
 [ "$mode" = all ] && pkgs+=(python3-pytest)
+# The chat-template test renders the published templates with jinja2 to compare byte for byte.
+[ "$mode" = all ] && pkgs+=(python3-jinja2)
 scripts/install_missing.sh "${pkgs[@]}"
 
 if [ ! -f "$build/build.ninja" ]; then

@@ -1,4 +1,4 @@
-// Each format as llama.cpp's llm_chat_apply_template writes it (src/llama-chat.cpp).
+// The built-in formats: each as llama.cpp's llm_chat_apply_template writes it (src/llama-chat.cpp).
 #include "rocmforge/chat_template.h"
 
 #include "rocmforge/error.h"

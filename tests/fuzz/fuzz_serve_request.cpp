@@ -40,7 +40,7 @@ const rf::Tokenizer &vocab() {
 }
 
 void check_sequences(const rf::serve::CompletionRequest &req, bool small) {
-    const rf::serve::SequenceLimits limits{rf::ChatFormat::Gemma, small ? 24 : 4096, 16};
+    const rf::serve::SequenceLimits limits{rf::ChatTemplate::builtin(rf::ChatFormat::Gemma), small ? 24 : 4096, 16};
     rf::serve::PreparedSequences p;
     try {
         p = rf::serve::prepare_sequences(req, limits, vocab(), 7, rf::serve::Clock::now());

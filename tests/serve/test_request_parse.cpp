@@ -156,14 +156,44 @@ TEST_CASE("chat: messages, roles, content parts and the chat-only fields", "[ser
     CHECK(chat("{" + kMsgs + R"(,"n":4})").n_choices() == 4);
     CHECK_THROWS_AS(chat("{" + kMsgs + R"(,"max_tokens":0})"), ApiError); // scoring is echo's, a completions field
 
+    // Tool use: calls in the history, their results, the tools offered.
+    const auto t = chat(R"({"messages":[{"role":"user","content":"weather?"},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"w","arguments":"{\"city\":\"Oslo\"}"}}]},
+        {"role":"tool","tool_call_id":"c1","name":"w","content":"rain"}],
+        "tools":[{"type":"function","function":{"name":"w","parameters":{"type":"object"}}}]})");
+    REQUIRE(t.messages.size() == 3);
+    CHECK(t.messages[1].content_null);
+    CHECK(t.messages[1].tool_calls_json.find("\"name\":\"w\"") != std::string::npos);
+    CHECK(t.messages[2].role == "tool");
+    CHECK(t.messages[2].tool_call_id == "c1");
+    CHECK(t.messages[2].name == "w");
+    CHECK(chat(R"({"messages":[{"role":"assistant","content":"a","reasoning_content":"because"}]})").messages[0].reasoning_content ==
+          "because");
+    CHECK(t.tools_json == R"([{"type":"function","function":{"name":"w","parameters":{"type":"object"}}}])");
+    CHECK(chat("{" + kMsgs + R"(,"chat_template_kwargs":{"enable_thinking":false}})").template_kwargs_json == R"({"enable_thinking":false})");
+
     check_refusals({
         {R"({"messages":[]})", "messages", "at least one message"},
         {R"({"messages":"hi"})", "messages", "must be an array"},
         {R"({"messages":[5]})", "messages[0]", "must be an object"},
-        {R"({"messages":[{"role":"wizard","content":"x"}]})", "messages[0].role", "system, user or assistant"},
+        {R"({"messages":[{"role":"wizard","content":"x"}]})", "messages[0].role", "system, user, assistant or tool"},
         {R"({"messages":[{"role":"user"}]})", "messages[0].content", "is required"},
         {R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", "messages[0].content[0]", "only text"},
-        {R"({"messages":[{"role":"user","content":"x","tool_calls":[]}]})", "messages[0].tool_calls", "unsupported field"},
+        {R"({"messages":[{"role":"user","content":"x","tool_calls":[]}]})", "messages[0].tool_calls", "only an assistant message"},
+        {R"({"messages":[{"role":"user","content":null}]})", "messages[0].content", "null only in an assistant message"},
+        {R"({"messages":[{"role":"assistant","tool_calls":[{"function":{"arguments":"{}"}}]}]})",
+         "messages[0].tool_calls[0].function.name", "is required"},
+        {R"({"messages":[{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":5}}]}]})",
+         "messages[0].tool_calls[0].function.arguments", "a JSON string or an object"},
+        {R"({"messages":[{"role":"tool","content":"x","tool_call_id":7}]})", "messages[0].tool_call_id", "must be a string"},
+        {R"({"messages":[{"role":"user","content":"x","reasoning":"y"}]})", "messages[0].reasoning", "unsupported field"},
+        {R"({"messages":[{"role":"user","content":"x","reasoning_content":"y"}]})", "messages[0].reasoning_content",
+         "only an assistant message"},
+        {"{" + kMsgs + R"(,"tools":{}})", "tools", "must be an array"},
+        {"{" + kMsgs + R"(,"chat_template_kwargs":[1]})", "chat_template_kwargs", "must be an object"},
+        {"{" + kMsgs + R"(,"tools":[{"type":"function","function":{"description":"no name"}}]})", "tools[0].function.name",
+         "a tool needs a name"},
+        {"{" + kMsgs + R"(,"tools":[{"type":"retrieval"}]})", "tools[0].type", "must be \"function\""},
         {"{" + kMsgs + R"(,"top_logprobs":2})", "top_logprobs", "needs 'logprobs': true"},
         {"{" + kMsgs + R"(,"logprobs":false,"top_logprobs":2})", "top_logprobs", "needs 'logprobs': true"},
         {"{" + kMsgs + R"(,"logprobs":true,"top_logprobs":21})", "top_logprobs", "between 0 and 20"},

@@ -106,7 +106,7 @@ TEST_CASE("prompt_text_offsets: pieces laid end to end, aligned at the end of th
 }
 
 TEST_CASE("logprobs go to every sequence; the default max_tokens fits the context", "[serve][prep]") {
-    const auto p = prep(R"({"prompt":"Hello","n":3,"logprobs":4})", false, {rf::ChatFormat::ChatML, 64, 1000});
+    const auto p = prep(R"({"prompt":"Hello","n":3,"logprobs":4})", false, {rf::ChatTemplate::builtin(rf::ChatFormat::ChatML), 64, 1000});
     REQUIRE(p.sequences.size() == 3);
     for (const auto &g : p.sequences) {
         CHECK(g.top_logprobs == 4);
@@ -126,7 +126,7 @@ TEST_CASE("token ids beyond the vocabulary and prompts beyond the context are re
     CHECK_THAT(e.message, Catch::Contains("token id " + n_vocab) && Catch::Contains("vocabulary has " + n_vocab));
     e = refused(R"({"prompt":[)" + n_vocab + "]}");
     CHECK(e.param == "prompt");
-    const SequenceLimits small{rf::ChatFormat::ChatML, 8, 4};
+    const SequenceLimits small{rf::ChatTemplate::builtin(rf::ChatFormat::ChatML), 8, 4};
     e = refused(R"({"prompt":["ok","one two three four five six seven eight"]})", small);
     CHECK(e.param == "prompt[1]");
     CHECK_THAT(e.message, Catch::Contains("a request may hold at most 8"));

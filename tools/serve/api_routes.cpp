@@ -5,6 +5,7 @@
 
 #include "api_error.h"
 #include "embeddings_route.h"
+#include "apply_template.h"
 #include "openai_json.h"
 #include "request_parse.h"
 #include "sequence_prep.h"
@@ -43,7 +44,7 @@ std::optional<StreamEvent> next_event(RequestChannel &channel, Exchange &ex) {
 bool is_endpoint(const std::string &path) {
     return path == "/health" || path == "/metrics" || path == "/v1/models" || path == "/v1/completions" ||
            path == "/v1/chat/completions" || is_utility_endpoint(path) ||
-           path == "/v1/embeddings";
+           path == "/v1/embeddings" || path == "/apply-template";
 }
 
 } // namespace
@@ -79,6 +80,7 @@ void ApiRouter::route(const HttpRequest &req, Exchange &ex, const std::string &p
     if (path == "/v1/completions" && post) return completion(req, ex, false);
     if (path == "/v1/chat/completions" && post) return completion(req, ex, true);
     if (path == "/v1/embeddings" && post && config_.embeddings) return config_.embeddings->handle(req, ex, config_.model_id);
+    if (path == "/apply-template" && post) return apply_template(req, ex, config_.chat_template);
     if (is_endpoint(path)) return respond_error(ex, {405, "method " + std::string(req.method_string()) + " not allowed on " + path,
                                           "invalid_request_error", ""});
     respond_error(ex, {404, "no such endpoint: " + path, "invalid_request_error", ""});
@@ -111,7 +113,7 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
                                   " choices (n x prompts) but this server decodes and queues at most " +
                                   std::to_string(scheduler_.capacity()) + " sequences (--parallel + --queue)",
                               "n");
-        prep = prepare_sequences(r, {config_.chat_format, config_.n_ctx_request, config_.default_max_tokens}, tok_,
+        prep = prepare_sequences(r, {config_.chat_template, config_.n_ctx_request, config_.default_max_tokens}, tok_,
                                  r.seed ? *r.seed : random_seed(), Clock::now() + config_.request_timeout);
         attach_grammar(r, prep);
     } catch (const ApiError &e) {

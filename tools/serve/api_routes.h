@@ -22,7 +22,7 @@ class EmbeddingService; // embeddings_route.h
 struct RouterConfig {
     std::string model_id;
     std::string api_key;    // "" = no authentication
-    ChatFormat chat_format = ChatFormat::ChatML;
+    ChatTemplate chat_template = ChatTemplate::builtin(ChatFormat::ChatML);
     int64_t n_ctx_request = 512;     // prompt + max_tokens of one request at most
     int64_t default_max_tokens = 256; // when the request has no max_tokens
     std::chrono::seconds request_timeout{300};

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "../chat_template_choice.h"
 #include "../common_args.h"
 #include "api_routes.h"
 #include "embeddings_route.h"
@@ -25,16 +26,18 @@ namespace {
 
 const char *kUsage =
     "usage: rocmforge serve [-m MODEL] [--host ADDR] [--port N] [--parallel N] [-c N] [options]\n\n"
-    "OpenAI-compatible HTTP server (POST /v1/chat/completions, /v1/completions, /tokenize,\n"
-    "/detokenize; GET /v1/models, /props, /health, /metrics) decoding up to --parallel requests\n"
-    "together (docs/SERVING.md).\n\n"
+    "OpenAI-compatible HTTP server (POST /v1/chat/completions, /v1/completions, /v1/embeddings,\n"
+    "/tokenize, /detokenize, /apply-template; GET /v1/models, /props, /health, /metrics) decoding\n"
+    "up to --parallel requests together (docs/SERVING.md).\n\n"
     "  --host ADDR          address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)\n"
     "  --port N             TCP port (default 8080; 0 picks a free one, printed at start)\n"
     "  --parallel N         sequences decoded together, one per choice of a request (1..256,\n"
     "                       default 4)\n"
     "  --queue N            sequences waiting beyond those (default 64; more get 429)\n"
     "  --api-key KEY        require Authorization: Bearer KEY (also $ROCMFORGE_API_KEY)\n"
-    "  --chat-template NAME chatml, llama2, llama3, mistral, gemma, phi3 (default: the GGUF's)\n"
+    "  --chat-template NAME chatml, llama2, llama3, mistral, gemma, phi3 (default: the GGUF's\n"
+    "                       Jinja template; chatml for a file without one)\n"
+    "  --chat-template-file FILE  a Jinja chat template instead of the GGUF's\n"
     "  --max-tokens N       max_tokens when a request gives none (default 256)\n"
     "  --timeout S          per-request limit in seconds, queue wait included (default 300)\n"
     "  --prefill-chunk N    prompt tokens per step beside the decodes (default 256)\n"
@@ -53,7 +56,7 @@ struct Options {
     int parallel = 4;
     size_t queue = 64;
     std::string api_key;
-    std::string chat_template;
+    ChatTemplateOptions chat_template;
     int64_t max_tokens = 256, timeout_s = 300, prefill_chunk = 256, grace_s = 5;
     SchedulerOptions::Candidates candidates = SchedulerOptions::Candidates::automatic;
 };
@@ -81,7 +84,8 @@ Options parse(int argc, char **argv) {
         else if (a == "--parallel" || a == "-np") o.parallel = (int)parse_int_arg(a, take_value(argc, argv, i), 1, 256);
         else if (a == "--queue") o.queue = (size_t)parse_int_arg(a, take_value(argc, argv, i), 0, 100000);
         else if (a == "--api-key") o.api_key = take_value(argc, argv, i);
-        else if (a == "--chat-template") o.chat_template = take_value(argc, argv, i);
+        else if (a == "--chat-template") o.chat_template.name = take_value(argc, argv, i);
+        else if (a == "--chat-template-file") o.chat_template.file = take_value(argc, argv, i);
         else if (a == "--max-tokens") o.max_tokens = parse_int_arg(a, take_value(argc, argv, i), 1, INT32_MAX);
         else if (a == "--timeout") o.timeout_s = parse_int_arg(a, take_value(argc, argv, i), 1, 86400);
         else if (a == "--prefill-chunk") o.prefill_chunk = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 20);
@@ -90,23 +94,6 @@ Options parse(int argc, char **argv) {
         else throw UsageError("serve: unknown option '" + a + "' (see rocmforge serve --help)");
     }
     return o;
-}
-
-// --chat-template, else the GGUF's tokenizer.chat_template when its format is known, else
-// ChatML; the choice and any fallback are reported, so a wrong format is not silent.
-ChatFormat pick_chat_format(const Options &o, const Model &model) {
-    if (!o.chat_template.empty()) return chat_format_from(o.chat_template);
-    const std::string tmpl = model.file().get_string("tokenizer.chat_template");
-    if (tmpl.empty()) {
-        std::fprintf(stderr, "chat template: the model has none; using chatml (--chat-template to choose)\n");
-        return ChatFormat::ChatML;
-    }
-    try {
-        return chat_format_from(tmpl);
-    } catch (const UsageError &) {
-        std::fprintf(stderr, "warning: the model's chat template is of no known format; using chatml (--chat-template to choose)\n");
-        return ChatFormat::ChatML;
-    }
 }
 
 } // namespace
@@ -125,6 +112,10 @@ int cmd_serve(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN); // a client gone mid-write is an error code, not a death
 
     Session lm = load_model(o.model);
+    std::string template_notes;
+    // Before the context: a template that does not parse stops the server here, with its reason.
+    ChatTemplate chat_template = pick_chat_template(o.chat_template, lm.model->file(), *lm.tokenizer, template_notes);
+    if (!template_notes.empty()) std::fprintf(stderr, "%s\n", template_notes.c_str());
     const ModelHparams &hp = lm.model->hparams();
     const int64_t per_request = std::min<int64_t>(hp.n_ctx_train > 0 ? hp.n_ctx_train : 4096, 4096);
     if (!o.model.ctx_given) o.model.n_ctx = per_request * o.parallel;
@@ -134,13 +125,15 @@ int cmd_serve(int argc, char **argv) {
     RouterConfig rc;
     rc.model_id = std::filesystem::path(lm.path).stem().string();
     rc.api_key = o.api_key;
-    rc.chat_format = pick_chat_format(o, *lm.model);
+    rc.chat_template = chat_template;
     rc.n_ctx_request = std::min(per_request, o.model.n_ctx);
     rc.default_max_tokens = o.max_tokens;
     rc.request_timeout = std::chrono::seconds(o.timeout_s);
+    // /props shows the template text when it is the file's own, else what was picked.
     rc.props = {lm.path, lm.model->file().get_string("tokenizer.chat_template"), rc.n_ctx_request, o.parallel, o.max_tokens};
-    if (rc.props.chat_template.empty() || !o.chat_template.empty()) rc.props.chat_template = chat_format_name(rc.chat_format);
-    std::fprintf(stderr, "chat template: %s; a request holds at most %lld tokens\n", chat_format_name(rc.chat_format),
+    if (!rc.chat_template.is_jinja() || !o.chat_template.name.empty() || !o.chat_template.file.empty())
+        rc.props.chat_template = rc.chat_template.describe();
+    std::fprintf(stderr, "chat template: %s; a request holds at most %lld tokens\n", rc.chat_template.describe().c_str(),
                  (long long)rc.n_ctx_request);
 
     Metrics metrics;

@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include "../chat_messages_json.h"
 #include "api_error.h"
 #include "structured_output.h"
 
@@ -50,45 +51,29 @@ std::string string(const Value &v, const std::string &field) {
 // A member's name, all of it (a NUL inside does not end it: "prompt\u0000x" is not "prompt").
 std::string name(const Value &v) { return {v.GetString(), v.GetStringLength()}; }
 
-// content: a string, or an array of {"type": "text", "text": ...} parts (joined).
-std::string message_content(const Value &v, const std::string &field) {
-    if (v.IsString()) return {v.GetString(), v.GetStringLength()};
-    if (!v.IsArray()) throw wrong_type(field, "a string or an array of text parts", v);
-    std::string out;
-    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-        const std::string part = field + "[" + std::to_string(i) + "]";
-        const Value &p = v[i];
-        if (!p.IsObject() || !p.HasMember("type") || !p["type"].IsString() || std::string(p["type"].GetString()) != "text" ||
-            !p.HasMember("text"))
-            throw bad_request("'" + part + "' must be {\"type\": \"text\", \"text\": ...} (only text is supported)", part);
-        out += string(p["text"], part + ".text");
+// messages and tools: the parser `rocmforge template` shares (tools/chat_messages_json.cpp).
+std::vector<ChatMessage> messages(const Value &v) {
+    try {
+        return chat_messages_from_json(v);
+    } catch (const ChatFieldError &e) {
+        throw bad_request(e.what(), e.field());
     }
-    return out;
 }
 
-std::vector<ChatMessage> messages(const Value &v) {
-    if (!v.IsArray()) throw wrong_type("messages", "an array", v);
-    if (v.Empty()) throw bad_request("'messages' must hold at least one message", "messages");
-    std::vector<ChatMessage> out;
-    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-        const std::string field = "messages[" + std::to_string(i) + "]";
-        const Value &m = v[i];
-        if (!m.IsObject()) throw wrong_type(field, "an object", m);
-        ChatMessage msg;
-        for (auto it = m.MemberBegin(); it != m.MemberEnd(); ++it) {
-            const std::string key = name(it->name);
-            if (key == "role") msg.role = string(it->value, field + ".role");
-            else if (key == "content") msg.content = message_content(it->value, field + ".content");
-            else if (key == "name") string(it->value, field + ".name"); // accepted, not used
-            else throw bad_request("unsupported field '" + field + "." + key + "'", field + "." + key);
-        }
-        if (msg.role == "developer") msg.role = "system"; // the newer OpenAI name of the system role
-        if (msg.role != "system" && msg.role != "user" && msg.role != "assistant")
-            throw bad_request("'" + field + ".role' must be system, user or assistant, got '" + msg.role + "'", field + ".role");
-        if (!m.HasMember("content")) throw bad_request("'" + field + ".content' is required", field + ".content");
-        out.push_back(std::move(msg));
+std::string template_kwargs(const Value &v) {
+    try {
+        return chat_template_kwargs_from_json(v);
+    } catch (const ChatFieldError &e) {
+        throw bad_request(e.what(), e.field());
     }
-    return out;
+}
+
+std::string tools(const Value &v) {
+    try {
+        return chat_tools_from_json(v);
+    } catch (const ChatFieldError &e) {
+        throw bad_request(e.what(), e.field());
+    }
 }
 
 std::vector<std::string> stops(const Value &v) {
@@ -183,6 +168,11 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
         if (key == "model") r.model = string(v, key);
         else if (key == input && chat) r.messages = messages(v);
         else if (key == input) r.prompts = prompts(v);
+        else if (key == "tools" && chat) {
+            if (!v.IsNull()) r.tools_json = tools(v);
+        } else if (key == "chat_template_kwargs" && chat) {
+            if (!v.IsNull()) r.template_kwargs_json = template_kwargs(v);
+        }
         else if (key == "max_tokens" || (chat && key == "max_completion_tokens")) {
             if (v.IsNull()) continue;
             const int64_t n = integer(v, key);

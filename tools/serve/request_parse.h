@@ -30,6 +30,8 @@ struct CompletionRequest {
     std::string model;
     std::vector<PromptInput> prompts;  // /v1/completions: a string, strings, tokens or token arrays
     std::vector<ChatMessage> messages; // /v1/chat/completions
+    std::string tools_json;            // chat: the request's tools as JSON ("" when none)
+    std::string template_kwargs_json;  // chat: chat_template_kwargs as JSON ("" when none)
     std::optional<int64_t> max_tokens;
     float temperature = 1.0f; // OpenAI's defaults
     float top_p = 1.0f;

@@ -19,12 +19,8 @@ std::vector<Prompt> tokenize(const CompletionRequest &r, const SequenceLimits &l
     std::vector<Prompt> out;
     if (r.chat) {
         std::string text;
-        try {
-            text = apply_chat_template(limits.chat_format, r.messages, /*add_assistant=*/true);
-        } catch (const UsageError &e) {
-            throw bad_request(e.what(), "messages");
-        }
-        out.push_back({tok.encode(text, /*add_special=*/true, /*parse_special=*/true), text, "messages"});
+        std::vector<int32_t> tokens = chat_prompt_tokens(r, limits.chat_template, tok, text);
+        out.push_back({std::move(tokens), text, "messages"});
     }
     for (size_t i = 0; i < r.prompts.size() && !r.chat; ++i) {
         const PromptInput &p = r.prompts[i];
@@ -49,6 +45,21 @@ std::vector<Prompt> tokenize(const CompletionRequest &r, const SequenceLimits &l
 }
 
 } // namespace
+
+std::vector<int32_t> chat_prompt_tokens(const CompletionRequest &r, const ChatTemplate &tmpl, const Tokenizer &tok, std::string &text) {
+    try {
+        text = tmpl.apply({r.messages, r.tools_json, /*add_generation_prompt=*/true, r.template_kwargs_json});
+    } catch (const UsageError &e) {
+        throw bad_request(e.what(), "messages");
+    }
+    const int32_t bos = tok.bos();
+    const std::string bos_text = bos == Tokenizer::kNoToken ? "" : tok.token_text(bos);
+    if (tok.add_bos_default() && !bos_text.empty() && text.compare(0, bos_text.size(), bos_text) == 0) {
+        std::vector<int32_t> ids = tok.encode(std::string_view(text).substr(bos_text.size()), /*add_special=*/true, /*parse_special=*/true);
+        return ids;
+    }
+    return tok.encode(text, /*add_special=*/true, /*parse_special=*/true);
+}
 
 std::vector<int64_t> prompt_text_offsets(const std::vector<int32_t> &tokens, const std::string &echo, const Tokenizer &tok) {
     std::vector<int64_t> starts;

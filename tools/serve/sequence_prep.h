@@ -15,7 +15,7 @@
 namespace rf::serve {
 
 struct SequenceLimits {
-    ChatFormat chat_format = ChatFormat::ChatML;
+    ChatTemplate chat_template = ChatTemplate::builtin(ChatFormat::ChatML);
     int64_t n_ctx_request = 512;      // prompt + max_tokens of one sequence at most
     int64_t default_max_tokens = 256; // when the request has no max_tokens
 };
@@ -33,6 +33,11 @@ struct PreparedSequences {
 // aligned at the end of the echo text (a SentencePiece prompt's first piece carries a space its
 // text lacks), clamped to it.
 std::vector<int64_t> prompt_text_offsets(const std::vector<int32_t> &tokens, const std::string &echo, const Tokenizer &tok);
+
+// The chat prompt's tokens. A template that writes the BOS token's text itself (Llama 3's
+// {{ bos_token }}) is not given a second one by the tokenizer. Throws ApiError (400 with the
+// template's message when it raises).
+std::vector<int32_t> chat_prompt_tokens(const CompletionRequest &r, const ChatTemplate &tmpl, const Tokenizer &tok, std::string &text);
 
 // Throws ApiError. `seed` is the request's or a random one; `deadline` goes to every sequence.
 PreparedSequences prepare_sequences(const CompletionRequest &r, const SequenceLimits &limits, const Tokenizer &tok,
