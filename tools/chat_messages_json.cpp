@@ -2,20 +2,14 @@
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include "json_type_name.h"
 
 namespace rf {
 namespace {
 
 using rapidjson::Value;
 
-const char *type_name(const Value &v) {
-    if (v.IsNull()) return "null";
-    if (v.IsBool()) return "a boolean";
-    if (v.IsNumber()) return "a number";
-    if (v.IsString()) return "a string";
-    if (v.IsArray()) return "an array";
-    return "an object";
-}
+const char *type_name(const Value &v) { return json_type_name(v); }
 
 ChatFieldError wrong_type(const std::string &field, const char *want, const Value &v) {
     return ChatFieldError("'" + field + "' must be " + want + ", got " + type_name(v), field);

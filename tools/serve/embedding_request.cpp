@@ -5,20 +5,14 @@
 
 #include "api_error.h"
 #include "rocmforge/error.h"
+#include "../json_type_name.h"
 
 namespace rf::serve {
 namespace {
 
 using rapidjson::Value;
 
-const char *type_name(const Value &v) {
-    if (v.IsNull()) return "null";
-    if (v.IsBool()) return "a boolean";
-    if (v.IsNumber()) return "a number";
-    if (v.IsString()) return "a string";
-    if (v.IsArray()) return "an array";
-    return "an object";
-}
+const char *type_name(const Value &v) { return json_type_name(v); }
 
 constexpr const char *kInputShapes = "a string, an array of strings, an array of token ids or an array of token-id arrays";
 

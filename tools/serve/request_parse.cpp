@@ -9,6 +9,7 @@
 #include "../chat_messages_json.h"
 #include "api_error.h"
 #include "structured_output.h"
+#include "../json_type_name.h"
 
 namespace rf::serve {
 namespace {
@@ -17,14 +18,7 @@ using rapidjson::Value;
 
 constexpr size_t kMaxStops = 4; // as OpenAI
 
-const char *type_name(const Value &v) {
-    if (v.IsNull()) return "null";
-    if (v.IsBool()) return "a boolean";
-    if (v.IsNumber()) return "a number";
-    if (v.IsString()) return "a string";
-    if (v.IsArray()) return "an array";
-    return "an object";
-}
+const char *type_name(const Value &v) { return json_type_name(v); }
 
 ApiError wrong_type(const std::string &field, const char *want, const Value &v) {
     return bad_request("'" + field + "' must be " + want + ", got " + type_name(v), field);
