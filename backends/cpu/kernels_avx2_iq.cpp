@@ -28,6 +28,26 @@ RF_AVX2_INLINE __m256i dot_s8s8_i16(__m256i w, __m256i a) {
 RF_AVX2_INLINE uint16_t load_u16(const void *p) { uint16_t v; std::memcpy(&v, p, 2); return v; }
 RF_AVX2_INLINE uint32_t load_u32(const void *p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
 
+// Column c's integer sum of 256-block b, scaled by the weights' d and its q8_K d, into acc[c].
+template <int NC>
+RF_AVX2_INLINE void add_block_sums(__m256 (&acc)[NC], const __m256i (&sumi)[NC], float d, const void *act, size_t st, int64_t b) {
+    for (int c = 0; c < NC; ++c) {
+        const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+    }
+}
+
+// 32 signed weights v of sub-block ib against each column's quants there, pairs weighted by scale.
+template <int NC>
+RF_AVX2_INLINE void add_sub_block(__m256i (&sumi)[NC], __m256i v, __m256i scale, const void *act, size_t st, int64_t b, int ib) {
+    for (int c = 0; c < NC; ++c) {
+        const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
+        const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs + 32 * ib));
+        sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(dot_s8s8_i16(v, av), scale));
+    }
+}
+
+
 template <int NC>
 RF_AVX2 void dot_iq4_nl_w(int64_t k, const void *w, const void *act, size_t st, float *out, size_t os) {
     const auto *x = static_cast<const block_iq4_nl *>(w);
@@ -68,10 +88,7 @@ RF_AVX2 void dot_iq4_xs_w(int64_t k, const void *w, const void *act, size_t st, 
                 sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(dot_s8s8_i16(wv, av), scale));
             }
         }
-        for (int c = 0; c < NC; ++c) {
-            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
-        }
+        add_block_sums(acc, sumi, d, act, st, b);
     }
     for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
 }
@@ -122,10 +139,7 @@ RF_AVX2 void dot_iq_xxs_w(int64_t k, const void *w, const void *act, size_t st, 
                 sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(_mm256_maddubs_epi16(mag, av), scale));
             }
         }
-        for (int c = 0; c < NC; ++c) {
-            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
-        }
+        add_block_sums(acc, sumi, d, act, st, b);
     }
     for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
 }
@@ -212,10 +226,7 @@ RF_AVX2 void dot_grid_w(int64_t k, const void *w, const void *act, size_t st, fl
                 sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(_mm256_maddubs_epi16(g.mag, av), g.scales));
             }
         }
-        for (int c = 0; c < NC; ++c) {
-            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
-        }
+        add_block_sums(acc, sumi, d, act, st, b);
     }
     for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
 }
@@ -241,16 +252,9 @@ RF_AVX2 void dot_iq1_s_w(int64_t k, const void *w, const void *act, size_t st, f
             v = _mm256_add_epi8(v, v);
             v = _mm256_add_epi8(v, _mm256_set1_epi8(qh & 0x8000 ? -1 : 1));
             const __m256i scale = _mm256_set1_epi16(int16_t(2 * ((qh >> 12) & 7) + 1));
-            for (int c = 0; c < NC; ++c) {
-                const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
-                const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs + 32 * ib));
-                sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(dot_s8s8_i16(v, av), scale));
-            }
+            add_sub_block(sumi, v, scale, act, st, b, ib);
         }
-        for (int c = 0; c < NC; ++c) {
-            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
-        }
+        add_block_sums(acc, sumi, d, act, st, b);
     }
     for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
 }
@@ -283,16 +287,9 @@ RF_AVX2 void dot_iq1_m_w(int64_t k, const void *w, const void *act, size_t st, f
             v = _mm256_add_epi8(v, _mm256_set_epi64x(delta(3), delta(2), delta(1), delta(0)));
             const int s1 = 2 * ((sc[ib / 2] >> (6 * (ib % 2))) & 7) + 1, s2 = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 7) + 1;
             const __m256i scale = half_scales(s1, s2);
-            for (int c = 0; c < NC; ++c) {
-                const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
-                const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a->qs + 32 * ib));
-                sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(dot_s8s8_i16(v, av), scale));
-            }
+            add_sub_block(sumi, v, scale, act, st, b, ib);
         }
-        for (int c = 0; c < NC; ++c) {
-            const block_q8_K *a = col_block<block_q8_K>(act, st, c, b);
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
-        }
+        add_block_sums(acc, sumi, d, act, st, b);
     }
     for (int c = 0; c < NC; ++c) out[c * os] = hsum256(acc[c]);
 }
