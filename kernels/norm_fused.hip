@@ -256,3 +256,47 @@ RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_add_rms_norm_mul_4(rf_kargs
 RF_NORM_CLUSTER(2)
 RF_NORM_CLUSTER(4)
 RF_NORM_CLUSTER(8)
+
+// RMS_NORM + MUL of a few short rows in one block, a warp a row (rows <= 32, K <= 128: one float4
+// piece a lane; the host checks). Every row is read before the block's barrier and written after
+// it, so a product lying partly over another row's input (the executor reuses the input's bytes
+// once the norm has read them) is safe, which the one-block-a-row kernels cannot be. A row's sum
+// of squares is its warp's butterfly over the same pieces as rf_add_rms_norm_mul_1 with 64
+// threads (the second warp adds zeros there): the same bits. No q8_1 form, no add.
+// This lane's row (warp r's) and piece, and the norm weight's piece where it is a model weight
+// (never written: read before the wait).
+struct NormRowsLane {
+    const float *x;
+    float *norm_out, *y;
+    float4 w;
+    int K;
+    bool mine; // a piece of a row: lane < K / 4 of a warp below the row count
+};
+RF_DEV NormRowsLane prefetch_norm_rows_lane(const rf_kargs &a) {
+    const int lane = threadIdx.x % RF_WARP, r = threadIdx.x / RF_WARP;
+    const rf_ktensor &s0 = a.src[0];
+    NormRowsLane p;
+    p.K = (int)s0.ne[0];
+    p.mine = r < (int)(s0.ne[1] * s0.ne[2] * s0.ne[3]) && lane < p.K / 4;
+    const RowAt at = row_at(s0, p.mine ? r : 0);
+    p.x = row_of(s0, at);
+    p.norm_out = row_of(a.src[4], at);
+    p.y = row_of(a.dst, at);
+    p.w = p.mine && a.norm.weight_is_model == 1 ? ld4((const float *)a.src[2].data + 4 * lane) : f4(0.f, 0.f, 0.f, 0.f);
+    return p;
+}
+RF_KERNEL __launch_bounds__(RF_NORM_THREADS) void rf_rms_norm_mul_rows(rf_kargs a) {
+    const NormRowsLane p = prefetch_norm_rows_lane(a);
+    rf_kernel_start();
+    const int lane = threadIdx.x % RF_WARP;
+    const float4 w = p.mine && a.norm.weight_is_model != 1 ? ld4((const float *)a.src[2].data + 4 * lane) : p.w;
+    const float4 v = p.mine ? ld4(p.x + 4 * lane) : f4(0.f, 0.f, 0.f, 0.f);
+    double s = (double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z + (double)v.w * v.w;
+    s = warp_sum(s);
+    __syncthreads(); // every row read before any is written
+    if (!p.mine) return;
+    const float inv = rms_scale(s, p.K, a.norm.eps);
+    const float4 n = f4(v.x * inv, v.y * inv, v.z * inv, v.w * inv);
+    st4(p.norm_out + 4 * lane, n);
+    st4(p.y + 4 * lane, f4(n.x * w.x, n.y * w.y, n.z * w.z, n.w * w.w));
+}

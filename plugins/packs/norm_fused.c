@@ -137,10 +137,48 @@ static int32_t claim_norm_1(const rf_graph *g, int32_t f, const rf_pack_device *
 static int32_t claim_norm_2(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 0, 2); }
 static int32_t claim_norm_4(const rf_graph *g, int32_t f, const rf_pack_device *d, rf_fusion_launch *l) { return claim_norm(g, f, d, l, 0, 4); }
 
+/* RMS_NORM MUL of 2..32 rows of at most 128 elements (attention heads' Q/K norms) in one block, a
+ * warp a row (rf_rms_norm_mul_rows), also where claim_norm declines because the product lies partly
+ * over another row's input, which one block's barrier between its reads and its writes makes safe. Tried before the other RMS_NORM fusions: for these rows its sums are theirs bit for
+ * bit (rf_add_rms_norm_mul_1's with 64 threads), on one block instead of one a row. */
+static int32_t claim_norm_rows(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
+    const rf_node *norm = g->nodes[first], *mul;
+    const rf_tensor *x, *nd, *md, *w;
+    int64_t K, rows;
+    (void)dev;
+    if (first + 1 >= g->n_nodes) return 0;
+    mul = g->nodes[first + 1];
+    if (norm->op != RF_OP_RMS_NORM || mul->op != RF_OP_MUL) return 0;
+    x = norm->src[0], nd = norm->dst, md = mul->dst, w = mul->src[1];
+    if (!pm_plain_f32(x) || !pm_plain_f32(nd) || !pm_plain_f32(md) || !pm_plain_f32(mul->src[0]) || !pm_plain_f32(w)) return 0;
+    K = x->ne[0];
+    rows = x->ne[1] * x->ne[2] * x->ne[3];
+    if (mul->src[0]->data != nd->data || !pm_same_shape(mul->src[0], nd) || !pm_same_shape(md, nd) || !pm_same_shape(x, nd) ||
+        !is_row(w, K))
+        return 0;
+    if (rows < 2 || rows > 32 || K % 4 || K > 128 || (uintptr_t)w->data % 16) return 0;
+    if (!pm_rows16(x) || !pm_rows16(nd) || !pm_rows16(md)) return 0;
+    /* A matmul of the product next: the other fusions also write its q8_1 columns. */
+    if (first + 2 < g->n_nodes && g->nodes[first + 2]->op == RF_OP_MATMUL && g->nodes[first + 2]->src[1] &&
+        g->nodes[first + 2]->src[1]->data == md->data)
+        return 0;
+    /* The norm's own output beside its input: written after the barrier, read by no one before. */
+    if (pm_overlap(nd, x) || (pm_overlap(nd, md) && nd->data != md->data)) return 0;
+    l->grid[0] = 1;
+    l->threads = (uint32_t)(32 * rows);
+    l->src[0] = (rf_tensor_ref){0, 0};
+    l->src[2] = (rf_tensor_ref){1, 1};
+    l->src[4] = (rf_tensor_ref){0, RF_BIND_DST};
+    l->dst = (rf_tensor_ref){1, RF_BIND_DST};
+    l->norm.eps = norm->fparams[0];
+    l->norm.weight_is_model = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0;
+    return 2;
+}
+
 /* The kernel on the host: the sum (src3) if there is an add, the normalised row (src4), the
  * product (dst) and, when lent, the q8_1 column of the product, for every row (block). */
-static int32_t host_norm(const rf_kargs *a, const rf_fusion_launch *l) {
-    const int64_t K = a->src[0].ne[0], rows = l->grid[0] / (a->norm.cluster_blocks > 1 ? a->norm.cluster_blocks : 1);
+static int32_t host_norm_rows(const rf_kargs *a, const rf_fusion_launch *l, int64_t rows) {
+    const int64_t K = a->src[0].ne[0];
     const float *w = (const float *)a->src[2].data;
     const float eps = a->norm.eps;
     int64_t r, i;
@@ -167,6 +205,18 @@ static int32_t host_norm(const rf_kargs *a, const rf_fusion_launch *l) {
     }
     return RF_OK;
 }
+
+static int32_t host_norm(const rf_kargs *a, const rf_fusion_launch *l) {
+    return host_norm_rows(a, l, l->grid[0] / (a->norm.cluster_blocks > 1 ? a->norm.cluster_blocks : 1));
+}
+
+/* rf_rms_norm_mul_rows: every row of the one block (src0's rows), no add, no q8_1 form. */
+static int32_t host_norm_block(const rf_kargs *a, const rf_fusion_launch *l) {
+    return host_norm_rows(a, l, a->src[0].ne[1] * a->src[0].ne[2] * a->src[0].ne[3]);
+}
+
+const rf_fusion rf_fusion_norm_rows = {sizeof(rf_fusion), "rms_norm_mul_rows", "rf_rms_norm_mul_rows", RF_OP_RMS_NORM,
+                                       claim_norm_rows, host_norm_block};
 
 #define NORM_FUSION(var, label, kern, op, fn) \
     const rf_fusion var = {sizeof(rf_fusion), label, kern, op, fn, host_norm};

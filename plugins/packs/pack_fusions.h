@@ -8,6 +8,8 @@
 /* norm_fused.c: [ADD] RMS_NORM MUL, one fusion per kernel (pieces per thread) and first node. */
 extern const rf_fusion rf_fusion_add_norm_1, rf_fusion_add_norm_2, rf_fusion_add_norm_4;
 extern const rf_fusion rf_fusion_norm_1, rf_fusion_norm_2, rf_fusion_norm_4;
+/* ... and RMS_NORM MUL of a few short rows in one block (tried before the three above). */
+extern const rf_fusion rf_fusion_norm_rows;
 extern const rf_fusion rf_fusion_kv_append; /* kv_append.c */
 extern const rf_fusion rf_fusion_swiglu_q8; /* swiglu_q8.c */
 extern const rf_fusion rf_fusion_gate_up;   /* gate_up.c: MATMUL MATMUL SWIGLU (ABI 2.6) */
@@ -17,7 +19,7 @@ extern const rf_fusion rf_fusion_projections; /* projections.c: a layer's K/V/Q 
  * kernels with their appends */
 extern const rf_fusion rf_fusion_mmq_run, rf_fusion_cols_run;
 
-#define RF_PACK_N_FUSIONS 13
+#define RF_PACK_N_FUSIONS 14
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

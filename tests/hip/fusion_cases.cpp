@@ -33,6 +33,21 @@ GraphCase norm_matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t
     return b.c;
 }
 
+// RMS_NORM MUL of `rows` attention heads of K elements (Qwen 3's and Gemma 3's Q/K norms; the
+// packs' one-block form for up to 32 rows of up to 128): in_place, the product on the input's bytes.
+GraphCase head_norms(std::mt19937 &rng, int64_t K, int64_t rows, bool in_place, bool weight_flag) {
+    Builder b;
+    b.c.name = "fused head norms [" + std::to_string(K) + "," + std::to_string(rows) + "]" + (in_place ? " in place" : "") +
+               (weight_flag ? " model weight" : "");
+    b.c.max_nmse = 1e-6;
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, rows));
+    const int w = weight_flag ? b.weight(rnd(rng, RF_TYPE_F32, K)) : b.input(rnd(rng, RF_TYPE_F32, K));
+    const int n = b.output(RF_TYPE_F32, K, rows), y = in_place ? b.view(x, RF_TYPE_F32, K, rows, 1) : b.output(RF_TYPE_F32, K, rows);
+    b.node(RF_OP_RMS_NORM, n, {x}).fparams[0] = 1e-6f;
+    b.node(RF_OP_MUL, y, {n, w});
+    return b.c;
+}
+
 // MATMUL(gate) MATMUL(up) SWIGLU (or GEGLU, Gemma) over one activation vector or M columns.
 GraphCase gate_up(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t M, int glu = RF_OP_SWIGLU) {
     Builder b;
@@ -262,6 +277,8 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
             v.push_back(norm_matmul(rng, RF_TYPE_Q4_K, K, 19, M, M == 1, K != 3072));
             v.push_back(norm_matmul(rng, RF_TYPE_Q8_0, K, 19, M, M == 3, M == 1));
         }
+    for (int64_t K : {128, 64, 256})
+        for (int64_t rows : {2, 4, 32, 40}) v.push_back(head_norms(rng, K, rows, rows == 32, rows != 4));
     for (int layout : {0, 1, 2}) {
         v.push_back(projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 64, 2, 4, 64, layout == 1, layout));
         v.push_back(projections(rng, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q4_0, 256, 128, 1, 3, 128, false, layout));

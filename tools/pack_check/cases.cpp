@@ -318,6 +318,14 @@ std::deque<Case> make_cases() {
         cases.push_back(std::move(c));
     }
     {
+        Case c{"rms_norm+mul [128,8] (attention heads' Q norm, one block)"};
+        rf_tensor *x = input(c, {128, 8}), *w = input(c, {128});
+        rf_tensor *n = f32(c, {128, 8}), *y = f32(c, {128, 8});
+        node(c, RF_OP_RMS_NORM, n, {x}, 1e-6f);
+        node(c, RF_OP_MUL, y, {n, w});
+        cases.push_back(std::move(c));
+    }
+    {
         Case c{"add+rms_norm+mul [512] (residual, ffn norm)"};
         rf_tensor *x = input(c, {512}), *r = input(c, {512}), *w = input(c, {512});
         rf_tensor *s = f32(c, {512}), *n = f32(c, {512}), *y = f32(c, {512});
