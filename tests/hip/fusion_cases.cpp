@@ -34,13 +34,16 @@ GraphCase norm_matmul(std::mt19937 &rng, int type, int64_t K, int64_t N, int64_t
 }
 
 // RMS_NORM MUL of `rows` attention heads of K elements (Qwen 3's and Gemma 3's Q/K norms; the
-// packs' one-block form for up to 32 rows of up to 128): in_place, the product on the input's bytes.
+// packs' one-block form for up to 32 rows of up to 128): in_place, the product on the input's bytes
+// (the input made by a SCALE of the case's input first, so that a rerun of the graph, as the
+// observer check makes, starts from the same values).
 GraphCase head_norms(std::mt19937 &rng, int64_t K, int64_t rows, bool in_place, bool weight_flag) {
     Builder b;
     b.c.name = "fused head norms [" + std::to_string(K) + "," + std::to_string(rows) + "]" + (in_place ? " in place" : "") +
                (weight_flag ? " model weight" : "");
     b.c.max_nmse = 1e-6;
-    const int x = b.input(rnd(rng, RF_TYPE_F32, K, rows));
+    const int x0 = b.input(rnd(rng, RF_TYPE_F32, K, rows)), x = b.output(RF_TYPE_F32, K, rows);
+    b.node(RF_OP_SCALE, x, {x0}).fparams[0] = 1.0f;
     const int w = weight_flag ? b.weight(rnd(rng, RF_TYPE_F32, K)) : b.input(rnd(rng, RF_TYPE_F32, K));
     const int n = b.output(RF_TYPE_F32, K, rows), y = in_place ? b.view(x, RF_TYPE_F32, K, rows, 1) : b.output(RF_TYPE_F32, K, rows);
     b.node(RF_OP_RMS_NORM, n, {x}).fparams[0] = 1e-6f;
