@@ -21,13 +21,9 @@ namespace {
 bool has_matmul_for(const Backend &b, const gguf::TensorInfo &t) {
     const int64_t K = t.ne[0], N = t.ne[1];
     rf_tensor w{}, x{}, d{};
-    w.type = t.type;
-    x.type = d.type = RF_TYPE_F32;
-    for (int i = 0; i < RF_MAX_DIMS; ++i) w.ne[i] = x.ne[i] = d.ne[i] = 1;
-    w.ne[0] = x.ne[0] = K, w.ne[1] = d.ne[0] = N;
-    w.nb[0] = (int64_t)type_traits(t.type)->type_size, w.nb[1] = (int64_t)row_size(t.type, K);
-    x.nb[0] = d.nb[0] = 4, x.nb[1] = 4 * K, d.nb[1] = 4 * N;
-    for (int i = 2; i < RF_MAX_DIMS; ++i) w.nb[i] = w.nb[i - 1] * w.ne[i - 1], x.nb[i] = x.nb[i - 1], d.nb[i] = d.nb[i - 1];
+    init_tensor_layout(w, t.type, {K, N});
+    init_tensor_layout(x, RF_TYPE_F32, {K});
+    init_tensor_layout(d, RF_TYPE_F32, {N});
     rf_node n{};
     n.op = RF_OP_MATMUL;
     n.dst = &d;
