@@ -55,24 +55,37 @@ static int norm_cluster_blocks(int64_t K, const rf_pack_device *dev) {
 
 static int is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
 
+/* RMS_NORM (x -> nd) then MUL (nd by a row weight w -> md) at nodes at, at + 1, all plain f32 of
+ * one shape: 1 and the tensors, else 0. */
+typedef struct norm_mul {
+    const rf_node *norm;
+    const rf_tensor *x, *nd, *md, *w;
+} norm_mul;
+static int match_norm_mul(const rf_graph *g, int32_t at, norm_mul *m) {
+    const rf_node *mul;
+    if (at + 1 >= g->n_nodes) return 0;
+    m->norm = g->nodes[at];
+    mul = g->nodes[at + 1];
+    if (m->norm->op != RF_OP_RMS_NORM || mul->op != RF_OP_MUL) return 0;
+    m->x = m->norm->src[0], m->nd = m->norm->dst, m->md = mul->dst, m->w = mul->src[1];
+    if (!pm_plain_f32(m->x) || !pm_plain_f32(m->nd) || !pm_plain_f32(m->md) || !pm_plain_f32(mul->src[0]) || !pm_plain_f32(m->w))
+        return 0;
+    return mul->src[0]->data == m->nd->data && pm_same_shape(mul->src[0], m->nd) && pm_same_shape(m->md, m->nd) &&
+           pm_same_shape(m->x, m->nd) && is_row(m->w, m->x->ne[0]);
+}
+
 /* [ADD] RMS_NORM MUL at `first` for the kernel with `want` pieces per thread. */
 static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l, int with_add, int want) {
-    const rf_node *add = with_add ? g->nodes[first] : NULL, *norm, *mul;
+    const rf_node *add = with_add ? g->nodes[first] : NULL, *norm;
     const rf_tensor *x, *nd, *md, *w, *add_a = NULL, *add_b = NULL, *add_d = NULL;
     const int at = first + (with_add ? 1 : 0), used = with_add ? 3 : 2;
     int64_t K, rows;
     uint32_t threads = 0;
     int blocks;
-    if ((add && add->op != RF_OP_ADD) || at + 1 >= g->n_nodes) return 0;
-    norm = g->nodes[at];
-    mul = g->nodes[at + 1];
-    if (norm->op != RF_OP_RMS_NORM || mul->op != RF_OP_MUL) return 0;
-    x = norm->src[0], nd = norm->dst, md = mul->dst, w = mul->src[1];
-    if (!pm_plain_f32(x) || !pm_plain_f32(nd) || !pm_plain_f32(md) || !pm_plain_f32(mul->src[0]) || !pm_plain_f32(w)) return 0;
+    norm_mul m;
+    if ((add && add->op != RF_OP_ADD) || !match_norm_mul(g, at, &m)) return 0;
+    norm = m.norm, x = m.x, nd = m.nd, md = m.md, w = m.w;
     K = x->ne[0];
-    if (mul->src[0]->data != nd->data || !pm_same_shape(mul->src[0], nd) || !pm_same_shape(md, nd) || !pm_same_shape(x, nd) ||
-        !is_row(w, K))
-        return 0;
     if (add) {
         add_a = add->src[0], add_b = add->src[1], add_d = add->dst;
         if (!pm_plain_f32(add_a) || !pm_plain_f32(add_b) || !pm_plain_f32(add_d) || !pm_same_shape(add_a, add_d) ||
@@ -139,23 +152,18 @@ static int32_t claim_norm_4(const rf_graph *g, int32_t f, const rf_pack_device *
 
 /* RMS_NORM MUL of 2..32 rows of at most 128 elements (attention heads' Q/K norms) in one block, a
  * warp a row (rf_rms_norm_mul_rows), also where claim_norm declines because the product lies partly
- * over another row's input, which one block's barrier between its reads and its writes makes safe. Tried before the other RMS_NORM fusions: for these rows its sums are theirs bit for
- * bit (rf_add_rms_norm_mul_1's with 64 threads), on one block instead of one a row. */
+ * over another row's input, which one block's barrier between its reads and its writes makes safe.
+ * Tried before the other RMS_NORM fusions: for these rows its sums are theirs bit for bit
+ * (rf_add_rms_norm_mul_1's with 64 threads), on one block instead of one a row. */
 static int32_t claim_norm_rows(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
-    const rf_node *norm = g->nodes[first], *mul;
     const rf_tensor *x, *nd, *md, *w;
     int64_t K, rows;
+    norm_mul m;
     (void)dev;
-    if (first + 1 >= g->n_nodes) return 0;
-    mul = g->nodes[first + 1];
-    if (norm->op != RF_OP_RMS_NORM || mul->op != RF_OP_MUL) return 0;
-    x = norm->src[0], nd = norm->dst, md = mul->dst, w = mul->src[1];
-    if (!pm_plain_f32(x) || !pm_plain_f32(nd) || !pm_plain_f32(md) || !pm_plain_f32(mul->src[0]) || !pm_plain_f32(w)) return 0;
+    if (!match_norm_mul(g, first, &m)) return 0;
+    x = m.x, nd = m.nd, md = m.md, w = m.w;
     K = x->ne[0];
     rows = x->ne[1] * x->ne[2] * x->ne[3];
-    if (mul->src[0]->data != nd->data || !pm_same_shape(mul->src[0], nd) || !pm_same_shape(md, nd) || !pm_same_shape(x, nd) ||
-        !is_row(w, K))
-        return 0;
     if (rows < 2 || rows > 32 || K % 4 || K > 128 || (uintptr_t)w->data % 16) return 0;
     if (!pm_rows16(x) || !pm_rows16(nd) || !pm_rows16(md)) return 0;
     /* A matmul of the product next: the other fusions also write its q8_1 columns. */
@@ -170,7 +178,7 @@ static int32_t claim_norm_rows(const rf_graph *g, int32_t first, const rf_pack_d
     l->src[2] = (rf_tensor_ref){1, 1};
     l->src[4] = (rf_tensor_ref){0, RF_BIND_DST};
     l->dst = (rf_tensor_ref){1, RF_BIND_DST};
-    l->norm.eps = norm->fparams[0];
+    l->norm.eps = m.norm->fparams[0];
     l->norm.weight_is_model = (w->flags & RF_TENSOR_WEIGHT) ? 1 : 0;
     return 2;
 }
