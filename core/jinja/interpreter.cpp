@@ -56,6 +56,17 @@ void Interpreter::check_size(size_t bytes) const {
                             line_);
 }
 
+std::string Interpreter::capture(const Node &body) {
+    std::string buf;
+    struct Restore {
+        std::string *&out, *saved;
+        ~Restore() { out = saved; }
+    } restore{out_, out_};
+    out_ = &buf;
+    exec(body);
+    return buf;
+}
+
 void Interpreter::write(const std::string &s) {
     if (out_->size() + s.size() > limits_.max_output)
         throw TemplateError(TemplateError::Kind::Limit, "rendered text exceeds " + std::to_string(limits_.max_output) + " bytes", line_);
@@ -112,16 +123,7 @@ Interpreter::Flow Interpreter::exec(const Node &n) {
     case K::For: return exec_for(n);
     case K::Set: exec_set(n); return Flow::Normal;
     case K::SetBlock: {
-        std::string buf;
-        std::string *saved = out_;
-        out_ = &buf;
-        try {
-            exec(*n.kids[0]);
-        } catch (...) {
-            out_ = saved;
-            throw;
-        }
-        out_ = saved;
+        std::string buf = capture(*n.kids[0]);
         assign(n.names[0], Value(std::move(buf)));
         return Flow::Normal;
     }
@@ -129,16 +131,7 @@ Interpreter::Flow Interpreter::exec(const Node &n) {
     case K::Break: return Flow::Break;
     case K::Continue: return Flow::Continue;
     case K::FilterBlock: {
-        std::string buf;
-        std::string *saved = out_;
-        out_ = &buf;
-        try {
-            exec(*n.kids[0]);
-        } catch (...) {
-            out_ = saved;
-            throw;
-        }
-        out_ = saved;
+        std::string buf = capture(*n.kids[0]);
         // Apply the chain innermost first, the body's text as the innermost value.
         std::vector<const Node *> chain;
         for (const Node *f = n.kids[1].get(); f; f = f->kids[0].get()) chain.push_back(f);

@@ -56,6 +56,8 @@ private:
     void exec_set(const Node &n);
     void define_macro(const Node &n);
     void write(const std::string &s);
+    // The text `body` writes, into a string instead of the output (set blocks, filter blocks).
+    std::string capture(const Node &body);
 
     Value eval(const Node &n);
     Value eval_binary(const Node &n);
