@@ -14,6 +14,18 @@ ok() { echo "ok: $*"; }
 # check DESCRIPTION CONDITION...: runs the condition (a command), ok or FAIL.
 check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
 
+# need_openai_npm NPM_DIR: the official `openai` npm package in NPM_DIR (installed there once);
+# the test is skipped (77) without node/npm or a reachable registry.
+need_openai_npm() {
+  local dir=$1
+  command -v node >/dev/null && command -v npm >/dev/null || { echo "SKIP: node/npm not installed"; exit 77; }
+  [ -f "$dir/node_modules/openai/package.json" ] && return 0
+  mkdir -p "$dir"
+  if ! timeout 120 npm install --prefix "$dir" --no-audit --no-fund --silent openai@4 >"$dir/install.log" 2>&1; then
+    echo "SKIP: npm install openai failed (registry unreachable?):"; tail -n 3 "$dir/install.log"; exit 77
+  fi
+}
+
 # start_server NAME ARGS...: sets URL (and URL_<NAME> is not needed: one URL at a time). The
 # script's serve_extra array, if set, is appended to every server's arguments.
 start_server() {

@@ -5,14 +5,8 @@
 set -uo pipefail
 rocmforge=$1 model=$2 npm_dir=$3
 here=$(cd "$(dirname "$0")" && pwd)
-command -v node >/dev/null && command -v npm >/dev/null || { echo "SKIP: node/npm not installed"; exit 77; }
-if [ ! -f "$npm_dir/node_modules/openai/package.json" ]; then
-  mkdir -p "$npm_dir"
-  if ! timeout 120 npm install --prefix "$npm_dir" --no-audit --no-fund --silent openai@4 >"$npm_dir/install.log" 2>&1; then
-    echo "SKIP: npm install openai failed (registry unreachable?):"; tail -n 3 "$npm_dir/install.log"; exit 77
-  fi
-fi
 source "$here/lib_server.sh"
+need_openai_npm "$npm_dir"
 start_server js --api-key js-key
 timeout 60 node "$here/openai_client.cjs" "$npm_dir/node_modules" "$URL" js-key || fail "OpenAI client checks"
 timeout 60 node "$here/openai_structured.cjs" "$npm_dir/node_modules" "$URL" js-key || fail "OpenAI client structured-output checks"
