@@ -31,7 +31,7 @@ check "json_object: every choice a JSON object (or cut at max_tokens)" test "$(j
 check "json_object: some choice complete" test "$(jq '[.choices[] | select(.finish_reason == "stop")] | length >= 1' <<<"$r")" = true
 r=$(body_of /v1/completions '{"prompt":"Is it good?","n":4,"seed":2,"max_tokens":10,"grammar":"root ::= (\"yes\" | \"no\") \".\" [ ]? [0-9]{2}"}')
 check "GBNF grammar: every choice a sentence of it" test "$(jq '[.choices[] | .finish_reason == "stop" and (.text | test("^(yes|no)\\. ?[0-9]{2}$"))] | all' <<<"$r")" = true
-r=$(body_of /v1/completions '{"prompt":"x","max_tokens":50,"json_schema":{"type":"array","items":{"enum":[1,2]},"minItems":3,"maxItems":3}}')
+r=$(body_of /v1/completions '{"prompt":"x","max_tokens":200,"seed":3,"json_schema":{"type":"array","items":{"enum":[1,2]},"minItems":3,"maxItems":3}}')
 check "llama.cpp's json_schema field: 3 items of the enum" test "$(jq '.choices[0].text | fromjson | length == 3 and all(. == 1 or . == 2)' <<<"$r")" = true
 
 # logit_bias: +100 makes a token every greedy pick, -100 bans the greedy first token.
