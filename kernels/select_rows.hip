@@ -2,32 +2,6 @@
 // vocabulary-sized tensor and their values, so that a sampler reads back k candidates per
 // sequence instead of the whole row; and TOPK over a mixture of experts' few hundred router logits.
 
-// TOPK: a warp per row (grid M, 32 threads), E <= 512. k rounds of a warp arg-max over the
-// entries not yet taken; ties go to the lower index, as the CPU backend.
-RF_KERNEL __launch_bounds__(32) void rf_topk_f32(rf_kargs a) {
-    rf_kernel_start();
-    __shared__ unsigned char taken[512];
-    const rf_ktensor &x = a.src[0], &d = a.dst;
-    const int E = (int)x.ne[0], k = (int)d.ne[0], lane = threadIdx.x;
-    const float *v = (const float *)((const u8 *)x.data + blockIdx.x * x.nb[1]);
-    int *out = (int *)((u8 *)d.data + blockIdx.x * d.nb[1]);
-    for (int e = lane; e < E; e += RF_WARP) taken[e] = 0;
-    __syncthreads(); // the block is one warp
-    for (int j = 0; j < k; ++j) {
-        float best = 0.f;
-        int bi = -1;
-        for (int e = lane; e < E; e += RF_WARP)
-            if (!taken[e] && (bi < 0 || v[e] > best)) best = v[e], bi = e; // ascending e: the first of equals
-        for (int o = RF_WARP / 2; o > 0; o >>= 1) {
-            const float ob = shfl_xor_f(best, o);
-            const int oi = shfl_xor_i(bi, o);
-            if (oi >= 0 && (bi < 0 || ob > best || (ob == best && oi < bi))) best = ob, bi = oi;
-        }
-        if (lane == 0) { out[j] = bi; taken[bi] = 1; }
-        __syncthreads(); // the block is one warp
-    }
-}
-
 // Each value with its index as one 64-bit key, larger = earlier in TOPK's order: the float's bits
 // made monotonic in the high word (-0 first turned into +0, which compares equal to it), the
 // inverted index in the low word (equal values: the lower index first). Every key of a row is
@@ -47,6 +21,35 @@ RF_DEV unsigned long long warp_max_key(unsigned long long v) {
         v = w > v ? w : v;
     }
     return v;
+}
+
+// TOPK: a warp per row (grid M, 32 threads), E <= 512. The row's keys stay in registers (lane l
+// holds entries l, l + 32, ...); k rounds of a warp maximum over the keys not yet taken, the
+// winner's lane clearing it. Keys order ties to the lower index, as the CPU backend; a round with
+// nothing left yields key 0, index -1. A row holding NaN orders it by its bits (the CPU backend's
+// passes compare it with nothing): router logits are never NaN in a working model.
+#define RF_TOPK_WARP_KEYS 16 // 512 / RF_WARP
+RF_KERNEL __launch_bounds__(32) void rf_topk_f32(rf_kargs a) {
+    rf_kernel_start();
+    const rf_ktensor &x = a.src[0], &d = a.dst;
+    const int E = (int)x.ne[0], k = (int)d.ne[0], lane = threadIdx.x;
+    const float *v = (const float *)((const u8 *)x.data + blockIdx.x * x.nb[1]);
+    int *out = (int *)((u8 *)d.data + blockIdx.x * d.nb[1]);
+    unsigned long long key[RF_TOPK_WARP_KEYS];
+#pragma unroll
+    for (int r = 0; r < RF_TOPK_WARP_KEYS; ++r) {
+        const int e = lane + r * RF_WARP;
+        key[r] = e < E ? select_key(v[e], e) : 0ull; // every real key is > 0 (its inverted index)
+    }
+    for (int j = 0; j < k; ++j) {
+        unsigned long long m = key[0];
+#pragma unroll
+        for (int r = 1; r < RF_TOPK_WARP_KEYS; ++r) m = key[r] > m ? key[r] : m;
+        const unsigned long long best = warp_max_key(m);
+#pragma unroll
+        for (int r = 0; r < RF_TOPK_WARP_KEYS; ++r) key[r] = key[r] == best ? 0ull : key[r];
+        if (lane == 0) out[j] = best ? select_index(best) : -1;
+    }
 }
 
 #define RF_TOPK_THREADS 1024

@@ -9,7 +9,7 @@ namespace rf_hip {
 
 namespace {
 
-constexpr int64_t kWarpTopkMax = 512; // rf_topk_f32's shared flags
+constexpr int64_t kWarpTopkMax = 512; // rf_topk_f32 keeps a row in 16 keys a lane
 
 bool dense_2d(const rf_tensor *t, int type) {
     return t && t->type == type && t->nb[0] == 4 && t->nb[1] == 4 * t->ne[0] && t->ne[2] == 1 && t->ne[3] == 1;
