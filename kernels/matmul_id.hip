@@ -198,9 +198,25 @@ template <class B> RF_DEV void mvq_idc_impl(const rf_kargs &a) {
     }
     if (threadIdx.x % RF_WARP == 0) *mmid_out(a, g, col, n) = s;
 }
+// The warp's row of its column's expert into L2 before rf_kernel_start (mv.no_weight_prefetch 0),
+// overlapping the kernel before as the dense decode kernels do. The ids are read before the wait:
+// their TOPK is at least two launches back in a MoE block (each kernel lets the next launch only
+// after its own wait), so they are final; elsewhere a stale id only pulls another expert's row
+// (checked against E: the prefetch is a hint, the dot product reads the ids after the wait).
+RF_DEV void prefetch_mvq_idc(const rf_kargs &a) {
+#if RF_NVIDIA // prefetch_l2 is NVIDIA's alone
+    const rf_ktensor &w = a.src[0];
+    const i64 n = (i64)blockIdx.x * RF_MMI_WARPS + threadIdx.x / RF_WARP;
+    if (a.mv.no_weight_prefetch || n >= w.ne[1]) return;
+    const int e = ((const int *)a.src[2].data)[blockIdx.y];
+    if (e >= 0 && e < (int)w.ne[2]) prefetch_l2((const u8 *)w.data + (i64)e * w.nb[2] + n * w.nb[1], w.nb[1]);
+#else
+    (void)a;
+#endif
+}
 #define RF_MVQ_ID(t, B) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_id_##t(rf_kargs a) { rf_kernel_start(); mvq_id_impl<B>(a); } \
-    RF_KERNEL __launch_bounds__(128) void rf_mvq_idc_##t(rf_kargs a) { rf_kernel_start(); mvq_idc_impl<B>(a); }
+    RF_KERNEL __launch_bounds__(128) void rf_mvq_idc_##t(rf_kargs a) { prefetch_mvq_idc(a); rf_kernel_start(); mvq_idc_impl<B>(a); }
 RF_MVQ_ID(q4_k, MvqK4<T_Q4_K>)
 RF_MVQ_ID(q5_k, MvqK4<T_Q5_K>)
 #if RF_NVIDIA // gfx1100 (LLVM 15, 128 VGPRs) spills it: AMD runs Q6_K experts on rf_mm_id_q6_k

@@ -72,8 +72,9 @@ const std::vector<Field> &fields() {
         choice("observer_events", &O::observer_events, "auto", "auto|on|off",
                "profiler timing: auto (kernel timestamps where the kernels have them), on (events), off (timestamps)"),
         choice("prefetch", &O::prefetch, "auto", "auto|on|off",
-               "decode matmul weights into L2 before the wait: auto (one-column matmuls of small matrices), on (all), off"),
-        integer("prefetch_max_mb", &O::prefetch_max_mb, "8", 1, 65536, "prefetch=auto: matrices up to this many MiB"),
+               "decode matmul weights into L2 before the wait: auto (one-column matmuls of small matrices; decode "
+               "MATMUL_ID when its routed experts are that small), on (all), off"),
+        integer("prefetch_max_mb", &O::prefetch_max_mb, "8", 1, 65536, "prefetch=auto: matrices (or routed experts' rows) up to this many MiB"),
         integer("prefetch_head_mb", &O::prefetch_head_mb, "4", 0, 65536,
                 "pack launches of several columns prefetch this many MiB of the weights' head (0: none)"),
         integer("mvq_max_cols", &O::mvq_max_cols, "16", 1, 65535, "matmuls of 2..N activation columns on the dp4a column kernels (1: none)"),
