@@ -1,0 +1,134 @@
+#include "tool_calls.h"
+
+#include <optional>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace rf::serve {
+namespace {
+
+using rapidjson::Value;
+
+std::string json_text(const Value &v) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    v.Accept(w);
+    return {buf.GetString(), buf.GetSize()};
+}
+
+std::string_view trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string_view::npos) return {};
+    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+// {"name": string, <args_key>: object | JSON string of an object} -> a call; nullopt otherwise.
+std::optional<ParsedToolCall> call_of(const Value &v) {
+    if (!v.IsObject() || !v.HasMember("name") || !v["name"].IsString()) return std::nullopt;
+    ParsedToolCall c{v["name"].GetString(), "{}"};
+    if (c.name.empty()) return std::nullopt;
+    for (const char *key : {"arguments", "parameters"}) {
+        if (!v.HasMember(key)) continue;
+        const Value &a = v[key];
+        if (a.IsObject()) c.arguments = json_text(a);
+        else if (a.IsString()) { // some models write the arguments as a JSON string
+            rapidjson::Document d;
+            d.Parse(a.GetString(), a.GetStringLength());
+            if (d.HasParseError() || !d.IsObject()) return std::nullopt;
+            c.arguments = json_text(d);
+        } else
+            return std::nullopt;
+        return c;
+    }
+    return c;
+}
+
+// The whole of `s` as one call or an array of calls; nullopt when it is not exactly that.
+std::optional<std::vector<ParsedToolCall>> calls_of_json(std::string_view s) {
+    rapidjson::Document d;
+    s = trim(s);
+    d.Parse(s.data(), s.size());
+    if (d.HasParseError()) return std::nullopt;
+    std::vector<ParsedToolCall> out;
+    const Value *list = &d;
+    if (d.IsObject() && d.HasMember("tool_calls")) list = &d["tool_calls"];
+    if (list->IsArray()) {
+        if (list->Empty()) return std::nullopt;
+        for (const Value &e : list->GetArray()) {
+            const Value &f = e.IsObject() && e.HasMember("function") ? e["function"] : e;
+            auto c = call_of(f);
+            if (!c) return std::nullopt;
+            out.push_back(std::move(*c));
+        }
+        return out;
+    }
+    auto c = call_of(*list);
+    if (!c) return std::nullopt;
+    out.push_back(std::move(*c));
+    return out;
+}
+
+// <tool_call>json</tool_call> blocks; a block that is unterminated or not a call stays content.
+ParsedOutput parse_hermes(std::string_view text) {
+    static constexpr std::string_view open = "<tool_call>", close = "</tool_call>";
+    ParsedOutput out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const size_t b = text.find(open, pos);
+        if (b == std::string_view::npos) break;
+        const size_t e = text.find(close, b + open.size());
+        if (e == std::string_view::npos) break;
+        auto calls = calls_of_json(text.substr(b + open.size(), e - b - open.size()));
+        out.content += text.substr(pos, b - pos);
+        if (calls) out.calls.insert(out.calls.end(), calls->begin(), calls->end());
+        else out.content += text.substr(b, e + close.size() - b);
+        pos = e + close.size();
+    }
+    out.content += text.substr(pos);
+    if (!out.calls.empty()) out.content = std::string(trim(out.content));
+    return out;
+}
+
+// Text before a marker, then the calls' JSON after it (the whole rest of the output).
+ParsedOutput parse_after_marker(std::string_view text, std::string_view marker) {
+    const size_t m = text.find(marker);
+    if (m == std::string_view::npos) return {std::string(text), {}};
+    auto calls = calls_of_json(text.substr(m + marker.size()));
+    if (!calls) return {std::string(text), {}};
+    return {std::string(trim(text.substr(0, m))), std::move(*calls)};
+}
+
+ParsedOutput parse_whole_json(std::string_view text) {
+    auto calls = calls_of_json(text);
+    if (!calls) return {std::string(text), {}};
+    return {"", std::move(*calls)};
+}
+
+} // namespace
+
+ToolCallFormat detect_tool_call_format(std::string_view src) {
+    if (src.find("<tool_call>") != std::string_view::npos) return ToolCallFormat::Hermes;
+    if (src.find("[TOOL_CALLS]") != std::string_view::npos) return ToolCallFormat::Mistral;
+    if (src.find("<|python_tag|>") != std::string_view::npos ||
+        (src.find("<|start_header_id|>") != std::string_view::npos && src.find("tools") != std::string_view::npos))
+        return ToolCallFormat::Llama3;
+    return ToolCallFormat::Generic;
+}
+
+ParsedOutput parse_tool_calls(std::string_view text, ToolCallFormat format) {
+    switch (format) {
+    case ToolCallFormat::Hermes: return parse_hermes(text);
+    case ToolCallFormat::Mistral: return parse_after_marker(text, "[TOOL_CALLS]");
+    case ToolCallFormat::Llama3:
+        if (text.find("<|python_tag|>") != std::string_view::npos) return parse_after_marker(text, "<|python_tag|>");
+        return parse_whole_json(text);
+    case ToolCallFormat::Generic: break;
+    }
+    // Generic: a Hermes block if there is one, else the whole output as JSON.
+    ParsedOutput h = parse_hermes(text);
+    return h.calls.empty() ? parse_whole_json(text) : h;
+}
+
+} // namespace rf::serve
