@@ -108,7 +108,23 @@ RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
 // F32 weights, one activation row (the routers of mixture-of-experts models: 8..128 rows): a
 // block per row, its warps over interleaved float4 pieces of K, summed in shared memory; a warp
 // per row left most of the GPU idle on so few rows. Grid (N, 1, batch), RF_MV_WARPS warps.
+// Parameters: mv.no_weight_prefetch.
+// The block's weight row into L2 before rf_kernel_start (mv.no_weight_prefetch 0), as the
+// quantized decode kernels do: a router's reads overlap the kernel before (the norm).
+RF_DEV void prefetch_mv_f32_row(const rf_kargs &a) {
+#if RF_NVIDIA // prefetch_line_l2 is NVIDIA's alone
+    const rf_ktensor &w = a.src[0], &x = a.src[1];
+    if (a.mv.no_weight_prefetch) return;
+    int i2 = 0, i3 = 0, w2 = 0, w3 = 0;
+    batch_coords(blockIdx.z, x, w, i2, i3, w2, w3);
+    const u8 *row = (const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + (i64)blockIdx.x * w.nb[1];
+    for (i64 o = (i64)threadIdx.x * 128; o < w.ne[0] * 4; o += (i64)blockDim.x * 128) prefetch_line_l2(row + o);
+#else
+    (void)a;
+#endif
+}
 RF_KERNEL __launch_bounds__(RF_MV_WARPS * RF_WARP) void rf_mv_f32(rf_kargs a) {
+    prefetch_mv_f32_row(a);
     rf_kernel_start();
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
     const i64 n = blockIdx.x, K = w.ne[0];

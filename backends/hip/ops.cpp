@@ -380,6 +380,7 @@ int run_mv_f16(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
     return launch(b, mv_kernel(n.src[0], n.src[1]), (unsigned)((n.src[0]->ne[1] + 3) / 4), 1, matmul_batch(n), 128, a, err);
 }
 int run_mv_f32(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
+    a.mv.no_weight_prefetch = no_weight_prefetch(b, n.src[0], 1);
     return launch(b, "rf_mv_f32", (unsigned)n.src[0]->ne[1], 1, matmul_batch(n), 128, a, err);
 }
 int run_mmq(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_mmq(b, n, err); }

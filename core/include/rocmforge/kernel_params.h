@@ -21,7 +21,7 @@ enum rf_kp_mv_form {
     RF_KP_MV_PLAIN = 3,    /* rf_mvqn_<type>_<NC>f: the matmul alone, two rows a warp */
 };
 
-/* rf_mvq_<type>, rf_mvq_<type>_qx, rf_mvqn_<type>_<NC>x<R>, rf_mvq_idc_<type> (no_weight_prefetch only),
+/* rf_mvq_<type>, rf_mvq_<type>_qx, rf_mvqn_<type>_<NC>x<R>, rf_mvq_idc_<type>, rf_mv_f32 (no_weight_prefetch only),
  * rf_mvq_multi and rf_mvqn_<type>_<NC>f / _1fg / _1fw / _1fwg (every member). */
 typedef struct rf_kp_mv {
     int form;                 /* rf_kp_mv_form (the fused kernels) */
