@@ -105,12 +105,9 @@ RF_KERNEL __launch_bounds__(128) void rf_mv_f16(rf_kargs a) {
     if (threadIdx.x % RF_WARP == 0) *r.y = acc;
 }
 
-// F32 weights, one activation row (the routers of mixture-of-experts models: 8..128 rows): a
-// block per row, its warps over interleaved float4 pieces of K, summed in shared memory; a warp
-// per row left most of the GPU idle on so few rows. Grid (N, 1, batch), RF_MV_WARPS warps.
-// Parameters: mv.no_weight_prefetch.
-// The block's weight row into L2 before rf_kernel_start (mv.no_weight_prefetch 0), as the
-// quantized decode kernels do: a router's reads overlap the kernel before (the norm).
+// rf_mv_f32's weight row into L2 before rf_kernel_start (mv.no_weight_prefetch 0), the block's
+// threads a 128-byte line each, as the quantized decode kernels do: a router's reads overlap the
+// kernel before (the norm).
 RF_DEV void prefetch_mv_f32_row(const rf_kargs &a) {
 #if RF_NVIDIA // prefetch_line_l2 is NVIDIA's alone
     const rf_ktensor &w = a.src[0], &x = a.src[1];
@@ -123,6 +120,10 @@ RF_DEV void prefetch_mv_f32_row(const rf_kargs &a) {
     (void)a;
 #endif
 }
+// F32 weights, one activation row (the routers of mixture-of-experts models: 8..128 rows): a
+// block per row, its warps over interleaved float4 pieces of K, summed in shared memory; a warp
+// per row left most of the GPU idle on so few rows. Grid (N, 1, batch), RF_MV_WARPS warps.
+// Parameters: mv.no_weight_prefetch.
 RF_KERNEL __launch_bounds__(RF_MV_WARPS * RF_WARP) void rf_mv_f32(rf_kargs a) {
     prefetch_mv_f32_row(a);
     rf_kernel_start();

@@ -90,14 +90,6 @@ int f32_quantized_rows(Backend &b, const rf_tensor *x, int block, rf_ktensor &kx
     return RF_OK;
 }
 
-// The prefetch rule of the dense decode matmuls (ops.cpp no_weight_prefetch) over the bytes the
-// routed columns read: a Qwen3-MoE layer's eight experts (7 MB) are pulled into L2 before the
-// wait, Mixtral's two (66 MB) are not, as a 7B model's dense matrices are not.
-int routed_no_weight_prefetch(const Backend &b, const rf_tensor *w, int64_t columns) {
-    if (b.prefetch_weights >= 0) return b.prefetch_weights ? 0 : 1;
-    return (uint64_t)columns * (uint64_t)(w->ne[1] * w->nb[1]) <= b.prefetch_max_bytes ? 0 : 1;
-}
-
 int matmul_id(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1], *ids = n.src[2];
     rf_kargs a = make_args(n);
@@ -111,7 +103,11 @@ int matmul_id(Backend &b, const rf_node &n, std::string &err) {
         // token chose cost nothing; else a grid row per expert that finds its columns.
         if (ids->ne[0] * ids->ne[1] <= w->ne[2]) {
             b.rule = "no more routed columns than experts, q8_1 dot weights: a grid row per column";
-            a.mv.no_weight_prefetch = routed_no_weight_prefetch(b, w, ids->ne[0] * ids->ne[1]);
+            // Each routed column is one expert's column: the rule of the dense decode matmuls over
+            // the rows the columns read (Qwen3-MoE's eight experts, 7 MB: prefetched; Mixtral's
+            // two, 66 MB: not, as a 7B model's matrices are not).
+            const uint64_t routed_bytes = (uint64_t)(ids->ne[0] * ids->ne[1]) * (uint64_t)(w->ne[1] * w->nb[1]);
+            a.mv.no_weight_prefetch = no_weight_prefetch_bytes(b, routed_bytes, 1);
             return launch(b, std::string("rf_mvq_idc_") + sfx, gx, (unsigned)(ids->ne[0] * ids->ne[1]), 1, 32 * kRowsPerBlock, a, err);
         }
         b.rule = "few routed columns, q8_1 dot weights: a grid row per expert";

@@ -82,6 +82,11 @@ uint64_t byte_extent(const rf_tensor *t) {
     return m;
 }
 
+int no_weight_prefetch_bytes(const Backend &b, uint64_t bytes, int64_t columns) {
+    if (b.prefetch_weights >= 0) return b.prefetch_weights ? 0 : 1;
+    return columns == 1 && bytes <= b.prefetch_max_bytes ? 0 : 1;
+}
+
 namespace {
 
 // Batched matmul switches from the warp-per-row kernel to the tensor-core tile kernel here.
@@ -181,14 +186,8 @@ bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
 #endif
 }
 
-// mv.no_weight_prefetch of the decode matmul kernels reading `columns` activation columns: 0 = pull the
-// weight rows into L2 before rf_kernel_start, 1 = not. By default only one column of a matrix of
-// a small model's size (TinyLlama's 2048 x 5632 Q4_K is 6.5 MB), whose launches are short enough
-// for the prefetch to overlap the kernel before; a 7B model's (9.4-37 MB) lost speed with it
-// (Backend::prefetch_weights). The packs' decode launches follow the same rule (pm_decode_input).
 int no_weight_prefetch(const Backend &b, const rf_tensor *w, int64_t columns) {
-    if (b.prefetch_weights >= 0) return b.prefetch_weights ? 0 : 1;
-    return columns == 1 && byte_extent(w) <= b.prefetch_max_bytes ? 0 : 1;
+    return no_weight_prefetch_bytes(b, byte_extent(w), columns);
 }
 
 int matmul_vec_qx(Backend &b, const rf_node &n, const char *kernel, std::string &err) {

@@ -15,6 +15,13 @@ rf_kargs make_args(const rf_node &n);
 // (scalar types: ne[0] elements; block types: nb[1]). A view of a larger tensor (one layer's
 // part of a KV pool) gets its own extent, not the whole buffer's.
 uint64_t byte_extent(const rf_tensor *t);
+// mv.no_weight_prefetch of a decode matmul launch reading `bytes` of weights for `columns`
+// activation columns: 0 = pull the weight rows into L2 before rf_kernel_start, 1 = not. By
+// default only one column of a small model's matrix (TinyLlama's 2048 x 5632 Q4_K is 6.5 MB),
+// whose launches are short enough for the prefetch to overlap the kernel before; a 7B model's
+// (9.4-37 MB) lost speed with it (Backend::prefetch_weights). The packs' decode launches follow
+// the same rule (pm_decode_input); MATMUL_ID counts the routed experts' rows (moe.cpp).
+int no_weight_prefetch_bytes(const Backend &b, uint64_t bytes, int64_t columns);
 // Data and row/slice strides all multiples of `a` bytes.
 bool aligned(const rf_tensor *t, int64_t a);
 // Kernel name suffix of a weight type ("q4_k", ...); null for types no matmul kernel reads.
