@@ -5,10 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "api_error.h"
+#include "json_text.h"
 
 namespace rf::serve {
 namespace {
@@ -16,13 +14,6 @@ namespace {
 using rapidjson::Value;
 
 std::string member_name(const Value &v) { return {v.GetString(), v.GetStringLength()}; }
-
-std::string json_text(const Value &v) {
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    v.Accept(w);
-    return {buf.GetString(), buf.GetSize()};
-}
 
 constexpr size_t kMaxSchemaNesting = 128;
 

@@ -3,20 +3,13 @@
 #include <optional>
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+
+#include "json_text.h"
 
 namespace rf::serve {
 namespace {
 
 using rapidjson::Value;
-
-std::string json_text(const Value &v) {
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    v.Accept(w);
-    return {buf.GetString(), buf.GetSize()};
-}
 
 std::string_view trim(std::string_view s) {
     const auto b = s.find_first_not_of(" \t\r\n");
