@@ -6,7 +6,7 @@
 // then each warp dots its weight row with it as rf_mvq_<type> does (mvq_dot_row, reading the
 // q8_1 column from shared memory): the same int8 activations, the same sums, the same bits as the
 // two launches. NVIDIA packs only (the host picks these where rf_mvq_<type> would need a
-// quantization first). Q4_0 and Q8_0 only: the K-quant forms (blocks of 256) made 7B Q4_K_M
+// quantization first). Q4_0, Q5_0 and Q8_0 only: the K-quant forms (blocks of 256) made 7B Q4_K_M
 // decode slower than the separate launch and were dropped.
 //
 // rf_mvq_<type>_qx: src[0] = weights [K, N] (batch 1), src[1] = the f32 vector (K % 32 == 0),
@@ -59,4 +59,5 @@ template <class B> RF_DEV void mvq_qx(const rf_kargs &a) {
     RF_KERNEL __launch_bounds__(RF_MVQX_WARPS * RF_WARP) void rf_mvq_##t##_qx(rf_kargs a) { prefetch_mvq_qx(a); rf_kernel_start(); mvq_qx<B>(a); }
 RF_MVQ_QX(q4_0, MvqQ4_0)
 RF_MVQ_QX(q8_0, MvqQ8_0)
+RF_MVQ_QX(q5_0, MvqLegacy<T_Q5_0>)
 #endif // RF_NVIDIA

@@ -121,18 +121,26 @@ const char *mvq_kernel(const rf_tensor *w) {
     case RF_TYPE_Q6_K: return aligned(w, 2) ? "rf_mvq_q6_k" : nullptr;
     case RF_TYPE_Q4_0: return aligned(w, 2) ? "rf_mvq_q4_0" : nullptr;
     case RF_TYPE_Q8_0: return aligned(w, 2) ? "rf_mvq_q8_0" : nullptr;
+#if defined(RF_HIP_NVIDIA)
+    // Q4_K_M files hold Q5_0 where a row is not a multiple of 256 (Gemma 3's 1152: its Q / K / V
+    // and gate / up), so it has the column, fused and in-block-quantizing forms too (NVIDIA packs:
+    // in the AMD packs' rf_mvq_multi it cost scratch memory, so there it is a plain format).
+    case RF_TYPE_Q5_0: return aligned(w, 2) ? "rf_mvq_q5_0" : nullptr;
+#endif
     default: return nullptr;
     }
 }
 
-// The other block formats' decode (M = 1) kernels on q8_1 activations (Q4_1, and Q5_0 / Q5_1,
-// which Q4_K_M / Q5_K_M files hold where a row is not a multiple of 256: Gemma 3's 1152). Only
-// the plain kernel: no column, fused or in-block-quantizing forms (the packs claim no such
-// matmul: matmul_reads_q8 names the five formats above).
+// The other block formats' decode (M = 1) kernels on q8_1 activations (Q4_1, and Q5_1, which
+// Q5_K_M files hold where a row is not a multiple of 256; Q5_0 on AMD). Only the plain kernel: no column,
+// fused or in-block-quantizing forms (the packs claim no such matmul: matmul_reads_q8 names the
+// formats above).
 const char *mvq_plain_kernel(const rf_tensor *w) {
     switch (w->type) {
     case RF_TYPE_Q4_1: return aligned(w, 2) ? "rf_mvq_q4_1" : nullptr;
+#if !defined(RF_HIP_NVIDIA)
     case RF_TYPE_Q5_0: return aligned(w, 2) ? "rf_mvq_q5_0" : nullptr;
+#endif
     case RF_TYPE_Q5_1: return aligned(w, 2) ? "rf_mvq_q5_1" : nullptr;
     default: return nullptr;
     }
@@ -175,7 +183,7 @@ bool quantizes_in_block(const Backend &b, const rf_node &n, unsigned batch) {
     if (batch != 1 || x->ne[1] * x->ne[2] * x->ne[3] != 1 || x->type != RF_TYPE_F32 || x->nb[0] != 4 || K % 32 ||
         q8_column_bytes(K) > 48 * 1024)
         return false;
-    // Only the formats quantized in blocks of 32 (Q4_0, Q8_0): for the K-quants the launch saved
+    // Only the formats quantized in blocks of 32 (Q4_0, Q5_0, Q8_0): for the K-quants the launch saved
     // did not pay for the blocks' quantization (7B Q4_K_M decode was slower with it).
     const int block = act_block(w->type);
     if (block != 32) return false;
@@ -420,9 +428,9 @@ struct MatmulRoute {
     int (*run)(Backend &, const rf_node &, rf_kargs &, std::string &);
 };
 const MatmulRoute kMatmulRoutes[] = {
-    {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q8_0 weights: q8_1 dot (rf_mvq)",
+    {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q5_0/Q8_0 weights: q8_1 dot (rf_mvq)",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_kernel(n.src[0]); }, run_mvq},
-    {"one column, Q4_1/Q5_0/Q5_1 weights: plain q8_1 dot",
+    {"one column, Q4_1/Q5_1 weights (Q5_0 on AMD): plain q8_1 dot",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_plain_kernel(n.src[0]); }, run_mvq_plain},
     {"one column, F16 weights, 16-byte rows: rf_mv_f16",
      [](const Backend &, const rf_node &n) { return one_column(n) && mv_kernel(n.src[0], n.src[1]); }, run_mv_f16},
@@ -496,8 +504,8 @@ std::vector<std::string> required_kernel_names() {
                 v.push_back("rf_attention_stream_d" + std::to_string(d) + "_g" + std::to_string(g) + form);
             }
     for (int d : {64, 96, 128, 256}) v.push_back("rf_attention_mma_d" + std::to_string(d));
-    for (const char *t : {"q4_0", "q8_0"}) v.push_back(std::string("rf_mvq_") + t + "_qx");
-    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
+    for (const char *t : {"q4_0", "q5_0", "q8_0"}) v.push_back(std::string("rf_mvq_") + t + "_qx");
+    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q5_0", "q8_0"})
         for (int nc = 1; nc <= kMvqCols; ++nc)
             for (const char *form : {"x1", "x2", "f"}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + form);
 #endif

@@ -134,6 +134,22 @@ static float piece_q4_0(const unsigned char *row, const unsigned char *col, int6
     return fmaf(d, fmaf((float)s, pair(col, K, b, 0), -8.f * pair(col, K, b, 1)), acc);
 }
 
+/* MvqLegacy<T_Q5_0> (LANES 1): the whole block (d, 32 fifth bits, 16 quant bytes), quants unsigned
+ * (element j < 16: low nibble of byte j, j >= 16: high nibble of byte j - 16, bit j of the fifth
+ * bits as bit 4); the -16 offset through the pair's d * sum: acc += d (s dx - 16 dx sum). */
+static float piece_q5_0(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const unsigned char *blk = row + b * 22, *x = col + b * 32;
+    const float d = h2f(rd16(blk));
+    const uint32_t qh = (uint32_t)blk[2] | (uint32_t)blk[3] << 8 | (uint32_t)blk[4] << 16 | (uint32_t)blk[5] << 24;
+    int i, s = 0;
+    (void)lane;
+    for (i = 0; i < 16; ++i) {
+        const int lo = (blk[6 + i] & 0xF) | (int)((qh >> i) & 1) << 4, hi = (blk[6 + i] >> 4) | (int)((qh >> (16 + i)) & 1) << 4;
+        s += lo * i8(x + i) + hi * i8(x + 16 + i);
+    }
+    return fmaf(d, fmaf((float)s, pair(col, K, b, 0), -16.f * pair(col, K, b, 1)), acc);
+}
+
 /* MvqQ8_0 (LANES 2): lane h takes quants [16h, 16h + 16) of the block: acc += (d s) dx. */
 static float piece_q8_0(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
     const int h = lane & 1;
@@ -169,12 +185,13 @@ static float run_lanes(lane_piece f, int lanes, int elems, const unsigned char *
 }
 
 int pm_q8_dot_type(int type) {
-    return type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K || type == RF_TYPE_Q4_0 || type == RF_TYPE_Q8_0;
+    return type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K || type == RF_TYPE_Q4_0 || type == RF_TYPE_Q5_0 ||
+           type == RF_TYPE_Q8_0;
 }
 
 int pm_act_block(int type) {
     if (type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K) return 256;
-    if (type == RF_TYPE_Q4_0 || type == RF_TYPE_Q8_0) return 32;
+    if (type == RF_TYPE_Q4_0 || type == RF_TYPE_Q5_0 || type == RF_TYPE_Q8_0) return 32;
     return 0;
 }
 
@@ -186,6 +203,7 @@ float pm_dot_q8_1(int type, const unsigned char *row, const unsigned char *col, 
     case RF_TYPE_Q5_K: return run_lanes(piece_q5_k, 8, 256, row, col, K);
     case RF_TYPE_Q6_K: return run_lanes(piece_q6_k, 8, 256, row, col, K);
     case RF_TYPE_Q4_0: return run_lanes(piece_q4_0, 1, 32, row, col, K);
+    case RF_TYPE_Q5_0: return run_lanes(piece_q5_0, 1, 32, row, col, K);
     default: return run_lanes(piece_q8_0, 2, 32, row, col, K);
     }
 }

@@ -258,11 +258,11 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     }
     // Decode (M = 1) dp4a kernels over q8_1 activations: block counts not a multiple of the
     // blocks per warp step, odd N, broadcast batches.
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0}) {
         v.push_back(matmul(rng, t, 2816, 131, 1));
         v.push_back(matmul(rng, t, 256, 5, 1, 3, 1));
     }
-    // The plain decode kernels of Q4_1 / Q5_0 / Q5_1 (every start of a block within its 8-byte
+    // The decode kernels of the 20-, 22- and 24-byte formats Q4_1 / Q5_0 / Q5_1 (every start of a block within its 8-byte
     // word: 20-, 22- and 24-byte blocks; Gemma 3's 1152-element rows).
     for (int t : {RF_TYPE_Q4_1, RF_TYPE_Q5_0, RF_TYPE_Q5_1}) {
         v.push_back(matmul(rng, t, 1152, 131, 1));
@@ -277,7 +277,7 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     v.push_back(matmul(rng, RF_TYPE_Q5_0, 1152, 1024, 70));
     // Several columns (sequences decoding together) on the dp4a column kernels: every column
     // count up to one 8-column chunk, chunks plus a remainder, odd N (partial row pairs).
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0}) {
         for (int64_t M : {2, 3, 4, 5, 6, 7, 8}) v.push_back(matmul(rng, t, 512, 37, M));
         for (int64_t M : {11, 16}) v.push_back(matmul(rng, t, 2816, 131, M));
     }

@@ -18,7 +18,7 @@
 
 namespace {
 
-const int kTypes[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0};
+const int kTypes[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0};
 
 std::vector<float> gaussian(int64_t n, std::mt19937 &rng, float scale = 1.0f) {
     std::normal_distribution<float> dist(0.0f, scale);
@@ -89,13 +89,13 @@ TEST_CASE("q8_dot type tables", "[pack_q8_dot]") {
     for (int t : kTypes) {
         CHECK(pm_q8_dot_type(t) == 1);
         const int blk = pm_act_block(t);
-        CHECK(blk == (t == RF_TYPE_Q4_0 || t == RF_TYPE_Q8_0 ? 32 : 256));
+        CHECK(blk == (t == RF_TYPE_Q4_0 || t == RF_TYPE_Q5_0 || t == RF_TYPE_Q8_0 ? 32 : 256));
         CHECK(rf::type_traits(t)->block_size == blk);
         std::vector<unsigned char> row(1024), col(1024);
         CHECK(std::isnan(pm_dot_q8_1(t, row.data(), col.data(), blk / 2)));
         CHECK(std::isnan(pm_dot_q8_1(t, row.data(), col.data(), 0)));
     }
-    for (int t : {RF_TYPE_F32, RF_TYPE_F16, RF_TYPE_BF16, RF_TYPE_Q4_1, RF_TYPE_Q5_0, RF_TYPE_Q2_K, RF_TYPE_Q3_K, RF_TYPE_Q8_K}) {
+    for (int t : {RF_TYPE_F32, RF_TYPE_F16, RF_TYPE_BF16, RF_TYPE_Q4_1, RF_TYPE_Q5_1, RF_TYPE_Q2_K, RF_TYPE_Q3_K, RF_TYPE_Q8_K}) {
         CHECK(pm_q8_dot_type(t) == 0);
         CHECK(pm_act_block(t) == 0);
     }
