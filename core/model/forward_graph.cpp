@@ -163,26 +163,49 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
         g.set_prefix("blk." + std::to_string(l) + ".");
 
         Tensor *h = rms_norm_mul(g, x, w.attn_norm, hp.rms_eps, "attn_norm");
-        // W h (+ bias) as heads [D, H, T], each RMS-normed when the model has Q/K norms, rotated.
-        auto project_heads = [&](Tensor *W, Tensor *bias, Tensor *head_norm, int64_t H, const std::string &n) {
+        // W h (+ bias) as heads [D, H, T]; then each head RMS-normed when the model has Q/K
+        // norms, and rotated.
+        auto project_heads = [&](Tensor *W, Tensor *bias, int64_t H, const std::string &n) {
             Tensor *t = g.matmul(W, h, ("attn_" + n).c_str());
             if (bias) t = g.add(t, bias, ("attn_" + n + "_bias").c_str());
-            t = g.reshape(t, {D, H, T});
-            if (head_norm) t = rms_norm_mul(g, t, head_norm, hp.rms_eps, "attn_" + n + "_norm");
+            return g.reshape(t, {D, H, T});
+        };
+        auto head_norm = [&](Tensor *t, Tensor *weight, const std::string &n) {
+            return rms_norm_mul(g, t, weight, hp.rms_eps, "attn_" + n + "_norm");
+        };
+        auto rotate = [&](Tensor *t, const std::string &n) {
             return g.rope(t, positions, factors, hp.rope_mode, (int)hp.n_rot, rope_base, rope_scale, ("rope_" + n).c_str(),
                           angles[local ? 1 : 0]);
         };
-
-        Tensor *k = project_heads(w.wk, w.bk, w.attn_k_norm, hp.n_head_kv, "k");
-        Tensor *v = g.matmul(w.wv, h, "attn_v");
-        if (w.bv) v = g.add(v, w.bv, "attn_v_bias");
         // Q next to K and V (before the appends): a backend can run the three projections of the
-        // same vector as one launch (the HIP backend's rf_mvq_proj). Nothing after the last
-        // layer's appends is needed when no logits are.
+        // same vector as one launch (the HIP backend's rf_mvq_proj, which also takes the ropes
+        // right after their products, and an append of a final output right after the run).
+        // With head norms the three products come first and V's append after them, then the
+        // norms, the two ropes and K's append (one launch of both ropes and the append). Nothing after
+        // the last layer's appends is needed when no logits are.
         const bool appends_only = last && !want_logits;
-        Tensor *q = appends_only ? nullptr : project_heads(w.wq, w.bq, w.attn_q_norm, hp.n_head, "q");
-        Tensor *k_pool = g.set_rows(cache.k(l), g.reshape(k, {hp.n_embd_kv(), T}), slots, "cache_k_append");
-        Tensor *v_pool = g.set_rows(cache.v(l), v, slots, "cache_v_append");
+        auto project_v = [&] {
+            Tensor *v = g.matmul(w.wv, h, "attn_v");
+            return w.bv ? g.add(v, w.bv, "attn_v_bias") : v;
+        };
+        Tensor *k, *v, *q = nullptr, *k_pool, *v_pool;
+        if (!w.attn_k_norm && !w.attn_q_norm) {
+            k = rotate(project_heads(w.wk, w.bk, hp.n_head_kv, "k"), "k");
+            v = project_v();
+            if (!appends_only) q = rotate(project_heads(w.wq, w.bq, hp.n_head, "q"), "q");
+            k_pool = g.set_rows(cache.k(l), g.reshape(k, {hp.n_embd_kv(), T}), slots, "cache_k_append");
+            v_pool = g.set_rows(cache.v(l), v, slots, "cache_v_append");
+        } else {
+            k = project_heads(w.wk, w.bk, hp.n_head_kv, "k");
+            v = project_v();
+            if (!appends_only) q = project_heads(w.wq, w.bq, hp.n_head, "q");
+            v_pool = g.set_rows(cache.v(l), v, slots, "cache_v_append");
+            if (w.attn_k_norm) k = head_norm(k, w.attn_k_norm, "k");
+            if (q && w.attn_q_norm) q = head_norm(q, w.attn_q_norm, "q");
+            k = rotate(k, "k");
+            if (q) q = rotate(q, "q");
+            k_pool = g.set_rows(cache.k(l), g.reshape(k, {hp.n_embd_kv(), T}), slots, "cache_k_append");
+        }
         if (appends_only) {
             g.set_prefix("");
             return nullptr;

@@ -1,5 +1,6 @@
 /* The "projections" fusion of ROCmForge's kernel packs: a layer's decode projections over one
- * token, MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] (K, V, Q with their rotations), then up to two
+ * token, MATMUL [ROPE] MATMUL [ROPE] [MATMUL [ROPE]] (K, V, Q with their rotations; three without
+ * any where head norms come between the products and the ropes), then up to two
  * SET_ROWS appending a segment's final output to an f16/f32 pool (the K and V appends), as one
  * rf_mvq_proj launch (kernels/matmul_vec.hip; rf_mvq_proj_<type> where every weight has that type:
  * the registers of one block format, not of a switch over all): one grid over the matrices, each row
@@ -45,11 +46,15 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         segs[nseg].mm = mm, segs[nseg].rp = rp, ++nseg;
         j += rp ? 2 : 1;
     }
-    if (nseg < 2 || !rope0) return 0;
+    /* Without a rotation (Q / K head norms stand between the products and their ropes) only a run
+     * of three: two matmuls of one vector and nothing else are gate / up's (gate_up_swiglu). */
+    if (nseg < 2 || (!rope0 && nseg < 3)) return 0;
     /* Outputs in node order; inputs the kernel reads (the vector only for F16, else its q8_1 copy). */
-    ins[nin++] = rope0->src[1];
-    ins[nin++] = rope0->src[2];
-    ins[nin++] = rope0->src[3];
+    if (rope0) {
+        ins[nin++] = rope0->src[1];
+        ins[nin++] = rope0->src[2];
+        ins[nin++] = rope0->src[3];
+    }
     if (block == RF_ACT_IN_F32) ins[nin++] = f->src[1];
     for (i = 0; i < nseg; ++i) {
         outs[nout++] = segs[i].mm->dst;
@@ -122,11 +127,13 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
     if (blocks > 0x7fffffff) return 0;
     l->grid[0] = (uint32_t)blocks;
     l->threads = 128;
-    l->mv_proj.n_rot = rope0->iparams[1];
-    l->mv_proj.head_dim = (int32_t)rope0->src[0]->ne[0];
     l->mv_proj.n_segments = nseg;
-    l->mv_proj.freq_base = rope0->fparams[0];
-    l->mv_proj.freq_scale = rope0->fparams[1];
+    if (rope0) {
+        l->mv_proj.n_rot = rope0->iparams[1];
+        l->mv_proj.head_dim = (int32_t)rope0->src[0]->ne[0];
+        l->mv_proj.freq_base = rope0->fparams[0];
+        l->mv_proj.freq_scale = rope0->fparams[1];
+    }
     l->act_in = (rf_tensor_ref){0, 1}; /* rf_kp_mv_proj: no prefetch flag (that slot is pool B's type) */
     l->act_in_block = block;
     l->q8_aux_stride = -1; /* one vector; every aux member holds a pool or its slots */

@@ -178,6 +178,70 @@ GraphCase projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int 
     return b.c;
 }
 
+// A layer with Q / K head norms (Qwen 3, Gemma 3) orders its decode projections MATMUL(K)
+// MATMUL(V) MATMUL(Q) SET_ROWS(V pool), the norms and ropes after: one rf_mvq_proj launch of
+// three unrotated segments and V's append. Here the ropes of K and Q follow (not their products'
+// next nodes, so outside the run), then K's append.
+GraphCase normed_projections(std::mt19937 &rng, int tk, int tv, int tq, int64_t K, int D, int Hkv, int Hq, int64_t M, int pool) {
+    Builder b;
+    b.c.name = std::string("fused projections, head-norm order: K ") + type_label(tk) + " V " + type_label(tv) + " Q " +
+               type_label(tq) + " K=" + std::to_string(K) + " D=" + std::to_string(D) + cols(M) + " pool " + type_label(pool);
+    b.c.max_nmse = 5e-4;
+    const int64_t Nk = (int64_t)D * Hkv, Nq = (int64_t)D * Hq, S = 2 * M + 5;
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, M));
+    const int Wk = b.input(rnd(rng, tk, K, Nk)), Wv = b.input(rnd(rng, tv, K, Nk)), Wq = b.input(rnd(rng, tq, K, Nq));
+    const RopeInputs ri = rope_inputs(b, rng, M, D, false);
+    const int kd = b.output(RF_TYPE_F32, Nk, M), vd = b.output(RF_TYPE_F32, Nk, M), qd = b.output(RF_TYPE_F32, Nq, M);
+    const int kp = b.pool(rnd(rng, pool, Nk, S)), vp = b.pool(rnd(rng, pool, Nk, S));
+    std::vector<int32_t> slots(M);
+    for (int64_t t = 0; t < M; ++t) slots[t] = (int32_t)(3 + 2 * t);
+    const int sl = b.input(ints(slots, M));
+    b.node(RF_OP_MATMUL, kd, {Wk, x});
+    b.node(RF_OP_MATMUL, vd, {Wv, x});
+    b.node(RF_OP_MATMUL, qd, {Wq, x});
+    b.node(RF_OP_SET_ROWS, vp, {vd, sl});
+    const int kr = b.output(RF_TYPE_F32, D, Hkv, M), qr = b.output(RF_TYPE_F32, D, Hq, M);
+    rope_normal(b, b.view(kd, RF_TYPE_F32, D, Hkv, M), kr, ri, D);
+    rope_normal(b, b.view(qd, RF_TYPE_F32, D, Hq, M), qr, ri, D);
+    b.node(RF_OP_SET_ROWS, kp, {b.view(kr, RF_TYPE_F32, Nk, M, 1), sl});
+    return b.c;
+}
+
+// ROPE(K) ROPE(Q) [SET_ROWS(K pool)] of M tokens, as layers with head norms end their
+// projections (the "rope_pair" fusion: one rf_rope_f32 launch); NEOX or NORMAL pairs, n_rot <= D,
+// in place (the rotations on the normed heads' bytes) or into outputs of their own.
+GraphCase rope_pair(std::mt19937 &rng, int D, int Hk, int Hq, int64_t M, int n_rot, int mode, bool in_place, int pool) {
+    Builder b;
+    b.c.name = std::string("fused rope pair D=") + std::to_string(D) + " Hk=" + std::to_string(Hk) + " Hq=" + std::to_string(Hq) +
+               " n_rot=" + std::to_string(n_rot) + (mode == RF_ROPE_NEOX ? " neox" : " normal") + (in_place ? " in place" : "") + cols(M) +
+               (pool >= 0 ? std::string(" +k append ") + type_label(pool) : std::string());
+    b.c.max_nmse = 1e-6;
+    const RopeInputs ri = rope_inputs(b, rng, M, n_rot, false);
+    const int k = in_place ? b.output(RF_TYPE_F32, D, Hk, M) : b.input(rnd(rng, RF_TYPE_F32, D, Hk, M));
+    const int q = in_place ? b.output(RF_TYPE_F32, D, Hq, M) : b.input(rnd(rng, RF_TYPE_F32, D, Hq, M));
+    if (in_place) { // the heads come from a node of the graph (as the norms' outputs do)
+        b.node(RF_OP_SCALE, k, {b.input(rnd(rng, RF_TYPE_F32, D, Hk, M))}).fparams[0] = 1.5f;
+        b.node(RF_OP_SCALE, q, {b.input(rnd(rng, RF_TYPE_F32, D, Hq, M))}).fparams[0] = 0.5f;
+    }
+    const int kr = in_place ? b.view(k, RF_TYPE_F32, D, Hk, M) : b.output(RF_TYPE_F32, D, Hk, M);
+    const int qr = in_place ? b.view(q, RF_TYPE_F32, D, Hq, M) : b.output(RF_TYPE_F32, D, Hq, M);
+    for (auto [x, y] : {std::pair{k, kr}, std::pair{q, qr}}) {
+        GraphNode &r = b.node(RF_OP_ROPE, y, {x, ri.positions, ri.factors, ri.angles});
+        r.iparams[0] = mode;
+        r.iparams[1] = n_rot;
+        r.fparams[0] = 10000.f;
+        r.fparams[1] = 1.f;
+    }
+    if (pool >= 0) {
+        const int64_t S = 2 * M + 5;
+        const int kp = b.pool(rnd(rng, pool, (int64_t)D * Hk, S));
+        std::vector<int32_t> slots(M);
+        for (int64_t t = 0; t < M; ++t) slots[t] = (int32_t)(S - 1 - 2 * t);
+        b.node(RF_OP_SET_ROWS, kp, {b.view(kr, RF_TYPE_F32, (int64_t)D * Hk, M, 1), b.input(ints(slots, M))});
+    }
+    return b.c;
+}
+
 // SET_ROWS(K pool) SET_ROWS(V pool): T rows appended at distinct slots.
 GraphCase kv_append(std::mt19937 &rng, int pool, int64_t R, int64_t T) {
     Builder b;
@@ -297,6 +361,16 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     for (int64_t M : {1, 2})
         for (int tv : {RF_TYPE_Q5_0, RF_TYPE_Q8_0}) v.push_back(projections(rng, RF_TYPE_Q5_0, tv, RF_TYPE_Q5_0, 1152, 256, 1, 4, 256, false, 0, M));
     v.push_back(gate_up(rng, RF_TYPE_Q5_0, 1152, 67, 1, RF_OP_GEGLU));
+    for (int64_t M : {1, 3, 100}) {
+        v.push_back(rope_pair(rng, 128, 4, 32, M, 128, RF_ROPE_NEOX, M != 3, RF_TYPE_F16));
+        v.push_back(rope_pair(rng, 256, 1, 4, M, 256, RF_ROPE_NEOX, true, M == 1 ? RF_TYPE_F32 : -1));
+        v.push_back(rope_pair(rng, 64, 2, 9, M, 32, RF_ROPE_NORMAL, M == 3, M == 100 ? RF_TYPE_F16 : -1));
+    }
+    for (int64_t M : {1, 2}) {
+        v.push_back(normed_projections(rng, RF_TYPE_Q5_0, RF_TYPE_Q8_0, RF_TYPE_Q5_0, 1152, 256, 1, 4, M, RF_TYPE_F16));
+        v.push_back(normed_projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 128, 2, 8, M, RF_TYPE_F16));
+        v.push_back(normed_projections(rng, RF_TYPE_Q8_0, RF_TYPE_Q8_0, RF_TYPE_Q8_0, 256, 64, 2, 4, M, RF_TYPE_F32));
+    }
     v.push_back(gate_up(rng, RF_TYPE_Q5_0, 1152, 37, 3));
     // Rows of K >= 4096: Q4_K takes the wide-row kernels on NVIDIA (rf_mvqn_q4_k_1fw,
     // rf_mvq_proj2w_q4_k*: a column's pieces loaded once for both rows), Q5_K keeps the plain ones
