@@ -109,7 +109,7 @@ static int32_t claim_projections(const rf_graph *g, int32_t first, const rf_pack
         l->src[no] = (rf_tensor_ref){at, 0};
         if (!dead) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NE0 + no, (rf_tensor_ref){at, RF_BIND_DST}, 0};
         if (segs[s].rp) l->words[w++] = (rf_kargs_word){RF_KFIELD_DST_NB0 + no, (rf_tensor_ref){(int16_t)(at + 1), RF_BIND_DST}, 0};
-        if (segs[s].rp == rope0) {
+        if (rope0 && segs[s].rp == rope0) {
             l->src[3] = (rf_tensor_ref){(int16_t)(at + 1), pm_rope_angles_slot(rope0)};
             if (rope0->src[2]) l->src[4] = (rf_tensor_ref){(int16_t)(at + 1), 2};
         }

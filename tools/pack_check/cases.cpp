@@ -233,6 +233,39 @@ Case projections(int type, int64_t K, int64_t D, int64_t H, bool with_q, bool ap
     return c;
 }
 
+// A layer with Q / K head norms, one token, in the graph's order for them: K, V, Q products and
+// V's append (projections: three unrotated segments), then the ropes of K and Q (NeoX) and K's
+// append (rope_pair). The norms themselves are left out: the two fusions meet as in the graph.
+Case normed_projections(int type, int v_type, int64_t K, int64_t D, int64_t Hk, int64_t Hq, int pool_type) {
+    Case c{std::string("head-norm layer projections ") + rf::type_name(type) + ", V " + rf::type_name(v_type) + " K=" +
+           std::to_string(K) + ", " + std::to_string(Hk) + " KV heads of " + std::to_string(D) + ", appends into " +
+           rf::type_name(pool_type) + " pools"};
+    c.tolerance = 1e-4;
+    const int64_t Nk = D * Hk, Nq = D * Hq, rows = 6;
+    rf_tensor *x = input(c, {K, 1});
+    rf_tensor *wk = weight(c, type, K, Nk), *wv = weight(c, v_type, K, Nk), *wq = weight(c, type, K, Nq);
+    rf_tensor *p = dense(c, RF_TYPE_I32, {1});
+    c.int_inputs.push_back({p, {9}});
+    rf_tensor *slots = dense(c, RF_TYPE_I32, {1});
+    c.int_inputs.push_back({slots, {4}});
+    rf_tensor *kp = f32(c, {Nk, 1}), *vp = f32(c, {Nk, 1}), *qp = f32(c, {Nq, 1});
+    node(c, RF_OP_MATMUL, kp, {wk, x});
+    node(c, RF_OP_MATMUL, vp, {wv, x});
+    node(c, RF_OP_MATMUL, qp, {wq, x});
+    rf_tensor *vpool = dense(c, pool_type, {Nk, rows}), *kpool = dense(c, pool_type, {Nk, rows});
+    c.inputs.push_back(vpool);
+    c.inputs.push_back(kpool);
+    node(c, RF_OP_SET_ROWS, vpool, {vp, slots});
+    rf_tensor *kr = f32(c, {D, Hk, 1}), *qr = f32(c, {D, Hq, 1});
+    rope_node(c, kr, head_view(c, kp, D, Hk, 1), p, nullptr, RF_ROPE_NEOX, D);
+    rope_node(c, qr, head_view(c, qp, D, Hq, 1), p, nullptr, RF_ROPE_NEOX, D);
+    rf_tensor *row = in_place(c, kr); // the rotated K as one row of Nk
+    row->ne[0] = Nk, row->ne[1] = row->ne[2] = 1;
+    row->nb[1] = row->nb[2] = row->nb[3] = 4 * Nk;
+    node(c, RF_OP_SET_ROWS, kpool, {row, slots});
+    return c;
+}
+
 // Slots of M tokens in a pool of M + 4 rows: in reverse order, off the first rows.
 std::vector<int32_t> reverse_slots(int64_t M) {
     std::vector<int32_t> v;
@@ -412,6 +445,9 @@ std::deque<Case> make_cases() {
     cases.push_back(projections(RF_TYPE_F16, 64, 32, 2, true, true, true, RF_TYPE_F32, false));
     cases.push_back(projections(RF_TYPE_Q8_0, 96, 32, 1, false, true, false, RF_TYPE_F16, false));
     cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, false, RF_TYPE_Q6_K));
+    // Qwen 3 / Gemma 3 order (head norms between the products and the ropes): two launches.
+    cases.push_back(normed_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 64, 2, 4, RF_TYPE_F16));
+    cases.push_back(normed_projections(RF_TYPE_Q5_0, RF_TYPE_Q8_0, 128, 128, 1, 4, RF_TYPE_F32));
     // A layer's projections of 5..64 tokens on the tensor-core tiles (ABI 2.7: one rf_mmq launch per
     // tile kernel, then the rotations, two in one; the appends from the rope and V's matmul): all
     // Q4_K (one launch for K, V and Q) or a Q6_K V (a launch of its own), f16 and f32 pools, one
