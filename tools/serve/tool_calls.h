@@ -15,6 +15,9 @@ enum class ToolCallFormat {
     Generic, // a whole-output JSON {"name", "arguments"} or {"tool_calls": [...]}
 };
 
+// "hermes", "llama3", "mistral", "generic".
+const char *tool_call_format_name(ToolCallFormat format);
+
 // The format a chat template's source asks for.
 ToolCallFormat detect_tool_call_format(std::string_view template_source);
 
