@@ -36,7 +36,7 @@ size_t partial_marker(std::string_view text, std::string_view marker) {
 ToolCallOptions tool_call_options(const CompletionRequest &r, ToolCallFormat template_format) {
     ToolCallOptions o;
     o.forced = r.forces_tool_call();
-    o.format = o.forced ? ToolCallFormat::Generic : template_format;
+    o.format = template_format;
     o.single = !r.parallel_tool_calls;
     o.names = r.tool_names;
     return o;
@@ -53,7 +53,8 @@ std::string new_tool_call_id() {
 }
 
 ChoiceCalls parse_choice_output(std::string_view text, const ToolCallOptions &o) {
-    ParsedOutput p = parse_tool_calls(text, o.format);
+    // Forced calls are in the generic JSON form whatever the template's format.
+    ParsedOutput p = parse_tool_calls(text, o.forced ? ToolCallFormat::Generic : o.format);
     const bool offered = std::all_of(p.calls.begin(), p.calls.end(), [&](const ParsedToolCall &c) {
         return std::find(o.names.begin(), o.names.end(), c.name) != o.names.end();
     });
