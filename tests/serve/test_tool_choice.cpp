@@ -95,6 +95,23 @@ TEST_CASE("tool_choice naming a function: calls of that function only", "[serve]
     CHECK(rf_test::matches(untyped.grammar, R"({"name":"f","arguments":{"a":2}})"));
 }
 
+TEST_CASE("tool parameters with $defs: references still resolve inside the calls' schema", "[serve][tools]") {
+    const std::string tools =
+        R"("tools":[{"type":"function","function":{"name":"move","parameters":{"type":"object","properties":{"to":{"$ref":"#/$defs/Point"}},)"
+        R"("required":["to"],"$defs":{"Point":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}}}},)"
+        R"({"type":"function","function":{"name":"look","parameters":{"type":"object","properties":{"at":{"$ref":"#/$defs/Point"}},)"
+        R"("$defs":{"Point":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}}}}])";
+    const auto r = chat(tools + R"(,"tool_choice":"required")");
+    CHECK(rf_test::matches(r.grammar, R"([{"name":"move","arguments":{"to":{"x":3}}},{"name":"look","arguments":{}}])"));
+    CHECK_FALSE(rf_test::matches(r.grammar, R"([{"name":"move","arguments":{"to":{"x":"3"}}}])"));
+    const auto one = chat(tools + R"(,"tool_choice":"required","parallel_tool_calls":false)"); // anyOf at the root
+    CHECK(rf_test::matches(one.grammar, R"({"name":"look","arguments":{"at":{"x":1}}})"));
+    std::string clash = tools;
+    clash.replace(clash.rfind(R"("type":"integer")"), 16, R"("type":"string")");
+    const ApiError e = refused(clash + R"(,"tool_choice":"required")");
+    CHECK(e.param == "tools[1].function.parameters.$defs.Point");
+}
+
 TEST_CASE("bad tool_choice and parallel_tool_calls: 400 naming the field", "[serve][tools]") {
     struct Case {
         std::string fields, param, says;

@@ -61,8 +61,8 @@ struct CompletionRequest {
     bool stream = false;
     bool include_usage = false; // stream_options.include_usage
     // Structured output (structured_output.cpp): the GBNF the output follows ("": none), from
-    // `grammar`, `response_format` or `json_schema` (structured_fields: which one), and
-    // logit_bias {token id, bias}.
+    // `grammar`, `response_format`, `json_schema` or `tool_choice` (structured_fields: which
+    // one), and logit_bias {token id, bias}.
     std::string grammar;
     std::shared_ptr<const grammar::Grammar> grammar_compiled;
     std::string grammar_field, structured_fields;

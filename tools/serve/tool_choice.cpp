@@ -1,6 +1,8 @@
 #include "tool_choice.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "../../core/src/json_nesting.h"
 #include "../chat_messages_json.h"
@@ -101,23 +103,35 @@ Value call_schema(const Value &fn, rapidjson::Document::AllocatorType &a) {
     return s;
 }
 
-} // namespace
-
-bool parse_tool_field(const std::string &key, const Value &v, CompletionRequest &r) {
-    if (key == "tool_choice") tool_choice(v, r);
-    else if (key == "parallel_tool_calls") {
-        if (v.IsNull()) return true;
-        if (!v.IsBool()) throw bad_request(std::string("'parallel_tool_calls' must be a boolean, got ") + json_type_name(v), key);
-        r.parallel_tool_calls = v.GetBool();
-    } else
-        return false;
-    return true;
+// A tool's `$defs` / `definitions` moved to the root of the calls' schema, where its
+// "#/$defs/NAME" references are resolved once its parameters sit inside that schema. The same
+// name in two tools must be the same schema.
+void hoist_definitions(Value &params, const std::string &field, std::vector<std::pair<const char *, Value>> &defs,
+                       rapidjson::Document::AllocatorType &a) {
+    for (auto &[key, table] : defs) {
+        if (!params.HasMember(key)) continue;
+        Value &mine = params[key];
+        if (!mine.IsObject()) throw bad_request("'" + field + "." + key + "' must be an object", field + "." + key);
+        for (auto it = mine.MemberBegin(); it != mine.MemberEnd(); ++it) {
+            if (!table.HasMember(it->name)) {
+                table.AddMember(Value(it->name, a), Value(it->value, a), a);
+            } else if (table[it->name] != it->value) {
+                const std::string name = field + "." + key + "." + text_of(it->name);
+                throw bad_request("'" + name + "' differs from another tool's definition of that name", name);
+            }
+        }
+        params.RemoveMember(key);
+    }
 }
 
+// The JSON schema of the output `required` / a named function allows. Throws ApiError naming the
+// tool whose parameters the grammar cannot express.
 std::string forced_tool_call_schema(const std::string &tools_json, const CompletionRequest &r) {
     rapidjson::Document tools = parse_tools(tools_json);
     auto &a = tools.GetAllocator();
     Value alternatives(rapidjson::kArrayType);
+    std::vector<std::pair<const char *, Value>> defs;
+    for (const char *key : {"$defs", "definitions"}) defs.emplace_back(key, Value(rapidjson::kObjectType));
     for (rapidjson::SizeType i = 0; i < tools.Size(); ++i) {
         const Value &fn = tools[i]["function"];
         if (r.tool_choice == ToolChoice::Function && text_of(fn["name"]) != r.tool_choice_function) continue;
@@ -132,17 +146,36 @@ std::string forced_tool_call_schema(const std::string &tools_json, const Complet
         } catch (const grammar::SchemaError &e) {
             throw bad_request("'" + field + "' (tool_choice holds the output to its schema): " + e.what(), field);
         }
-        alternatives.PushBack(call_schema(fn, a), a);
+        Value call = call_schema(fn, a);
+        hoist_definitions(call["properties"]["arguments"], field, defs, a);
+        alternatives.PushBack(call, a);
     }
-    Value call;
-    if (alternatives.Size() == 1) call = alternatives[0];
-    else call.SetObject().AddMember("anyOf", alternatives, a);
-    if (!r.parallel_tool_calls) return json_text(call);
-    Value list(rapidjson::kObjectType);
-    list.AddMember("type", "array", a);
-    list.AddMember("items", call, a);
-    list.AddMember("minItems", 1, a);
-    return json_text(list);
+    Value root;
+    if (alternatives.Size() == 1) root = alternatives[0];
+    else root.SetObject().AddMember("anyOf", alternatives, a);
+    if (r.parallel_tool_calls) {
+        Value list(rapidjson::kObjectType);
+        list.AddMember("type", "array", a);
+        list.AddMember("items", root, a);
+        list.AddMember("minItems", 1, a);
+        root = list;
+    }
+    for (auto &[key, table] : defs)
+        if (table.MemberCount() > 0) root.AddMember(Value(key, a), table, a);
+    return json_text(root);
+}
+
+} // namespace
+
+bool parse_tool_field(const std::string &key, const Value &v, CompletionRequest &r) {
+    if (key == "tool_choice") tool_choice(v, r);
+    else if (key == "parallel_tool_calls") {
+        if (v.IsNull()) return true;
+        if (!v.IsBool()) throw bad_request(std::string("'parallel_tool_calls' must be a boolean, got ") + json_type_name(v), key);
+        r.parallel_tool_calls = v.GetBool();
+    } else
+        return false;
+    return true;
 }
 
 void finish_tool_choice(CompletionRequest &r) {

@@ -19,9 +19,4 @@ bool parse_tool_field(const std::string &key, const rapidjson::Value &v, Complet
 // forced-call grammar when tool_choice asks for one. Throws ApiError.
 void finish_tool_choice(CompletionRequest &r);
 
-// The JSON schema of the output `required` / a named function allows (JSON text); the tools
-// JSON is the request's. Throws ApiError naming the tool whose parameters the grammar cannot
-// express.
-std::string forced_tool_call_schema(const std::string &tools_json, const CompletionRequest &r);
-
 } // namespace rf::serve
