@@ -18,10 +18,16 @@ std::string_view call_marker(ToolCallFormat f) {
     return "<tool_call>"; // the generic parser reads Hermes blocks too
 }
 
-// Whether output that opens with `c` may be a bare JSON call in this format.
+// Whether output that opens with `c` may be a bare JSON call in this format (Llama 3's and
+// Mistral's markers are control tokens the generated text leaves out).
 bool opens_bare_call(ToolCallFormat f, char c) {
-    if (f == ToolCallFormat::Llama3) return c == '{';
-    return f == ToolCallFormat::Generic && (c == '{' || c == '[');
+    switch (f) {
+    case ToolCallFormat::Hermes: return false;
+    case ToolCallFormat::Llama3: return c == '{';
+    case ToolCallFormat::Mistral: return c == '[';
+    case ToolCallFormat::Generic: break;
+    }
+    return c == '{' || c == '[';
 }
 
 // The length of the longest end of `text` that is a beginning of `marker` (it may go on into one).

@@ -133,7 +133,11 @@ ToolCallFormat detect_tool_call_format(std::string_view src) {
 ParsedOutput parse_tool_calls(std::string_view text, ToolCallFormat format) {
     switch (format) {
     case ToolCallFormat::Hermes: return parse_hermes(text);
-    case ToolCallFormat::Mistral: return parse_after_marker(text, "[TOOL_CALLS]");
+    // Mistral's [TOOL_CALLS] and Llama 3's <|python_tag|> are control tokens, which the text a
+    // model generates leaves out: without the marker, the whole output may be the calls.
+    case ToolCallFormat::Mistral:
+        if (text.find("[TOOL_CALLS]") != std::string_view::npos) return parse_after_marker(text, "[TOOL_CALLS]");
+        return parse_whole_json(text);
     case ToolCallFormat::Llama3:
         if (text.find("<|python_tag|>") != std::string_view::npos) return parse_after_marker(text, "<|python_tag|>");
         return parse_whole_json(text);
