@@ -110,7 +110,7 @@ void hoist_definitions(Value &params, const std::string &field, std::vector<std:
                        rapidjson::Document::AllocatorType &a) {
     for (auto &[key, table] : defs) {
         if (!params.HasMember(key)) continue;
-        Value &mine = params[key];
+        const Value &mine = params[key]; // const: its iterators compare unambiguously in C++20
         if (!mine.IsObject()) throw bad_request("'" + field + "." + key + "' must be an object", field + "." + key);
         for (auto it = mine.MemberBegin(); it != mine.MemberEnd(); ++it) {
             if (!table.HasMember(it->name)) {
