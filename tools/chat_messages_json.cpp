@@ -1,5 +1,8 @@
 #include "chat_messages_json.h"
 
+#include <algorithm>
+#include <utility>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include "json_type_name.h"
@@ -21,6 +24,12 @@ std::string string(const Value &v, const std::string &field) {
 }
 
 std::string name(const Value &v) { return {v.GetString(), v.GetStringLength()}; }
+
+// Refuses a value nested deeper than the template and the JSON writer can safely recurse.
+void check_nesting(const Value &v, const std::string &field) {
+    if (json_value_nesting(v) > kMaxToolJsonNesting)
+        throw ChatFieldError("'" + field + "' nests deeper than " + std::to_string(kMaxToolJsonNesting) + " levels", field);
+}
 
 std::string to_json(const Value &v) {
     rapidjson::StringBuffer buf;
@@ -61,6 +70,22 @@ void check_tool_call(const Value &c, const std::string &field) {
 
 } // namespace
 
+size_t json_value_nesting(const Value &v) {
+    size_t deepest = 0;
+    std::vector<std::pair<const Value *, size_t>> todo{{&v, 0}};
+    while (!todo.empty()) {
+        const auto [x, depth] = todo.back();
+        todo.pop_back();
+        if (!x->IsArray() && !x->IsObject()) continue;
+        deepest = std::max(deepest, depth + 1);
+        if (x->IsArray())
+            for (const Value &e : x->GetArray()) todo.emplace_back(&e, depth + 1);
+        else
+            for (auto it = x->MemberBegin(); it != x->MemberEnd(); ++it) todo.emplace_back(&it->value, depth + 1);
+    }
+    return deepest;
+}
+
 std::vector<ChatMessage> chat_messages_from_json(const Value &v, const std::string &top) {
     if (!v.IsArray()) throw wrong_type(top, "an array", v);
     if (v.Empty()) throw ChatFieldError("'" + top + "' must hold at least one message", top);
@@ -87,6 +112,7 @@ std::vector<ChatMessage> chat_messages_from_json(const Value &v, const std::stri
             else if (key == "tool_calls") {
                 if (x.IsNull()) continue;
                 if (!x.IsArray()) throw wrong_type(field + ".tool_calls", "an array", x);
+                check_nesting(x, field + ".tool_calls");
                 for (rapidjson::SizeType k = 0; k < x.Size(); ++k) check_tool_call(x[k], field + ".tool_calls[" + std::to_string(k) + "]");
                 msg.tool_calls_json = to_json(x);
                 has_calls = true;
@@ -111,6 +137,7 @@ std::vector<ChatMessage> chat_messages_from_json(const Value &v, const std::stri
 
 std::string chat_tools_from_json(const Value &v, const std::string &top) {
     if (!v.IsArray()) throw wrong_type(top, "an array", v);
+    check_nesting(v, top);
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
         const std::string field = top + "[" + std::to_string(i) + "]";
         const Value &t = v[i];
@@ -131,6 +158,7 @@ std::string chat_tools_from_json(const Value &v, const std::string &top) {
 
 std::string chat_template_kwargs_from_json(const Value &v, const std::string &field) {
     if (!v.IsObject()) throw wrong_type(field, "an object", v);
+    check_nesting(v, field);
     return to_json(v);
 }
 

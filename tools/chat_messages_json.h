@@ -20,6 +20,14 @@ private:
     std::string field_;
 };
 
+// Tools and tool calls nest at most this deep (a tool's parameters schema, a call's arguments):
+// the template and the JSON writer recurse once per level, and a request parsed iteratively may
+// nest a million levels deep.
+constexpr size_t kMaxToolJsonNesting = 128;
+
+// Deepest array / object nesting of a parsed value, without recursion.
+size_t json_value_nesting(const rapidjson::Value &v);
+
 // `messages`: role system / user / assistant / tool ("developer" is system), content a string,
 // an array of text parts or (assistant with tool_calls) null or absent, tool_calls, tool_call_id,
 // name and (assistant) reasoning_content. Throws ChatFieldError.

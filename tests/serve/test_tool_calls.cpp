@@ -55,6 +55,11 @@ TEST_CASE("Mistral [TOOL_CALLS]", "[serve][tools]") {
     REQUIRE(p.calls.size() == 2);
     CHECK(p.calls[1].name == "b");
     CHECK(p.calls[1].arguments == R"({"k":"v"})");
+    // The marker is a control token, absent from generated text: the bare array is the calls.
+    auto bare = parse_tool_calls(" [{\"name\": \"a\", \"arguments\": {}}]", ToolCallFormat::Mistral);
+    REQUIRE(bare.calls.size() == 1);
+    CHECK(bare.content.empty());
+    CHECK(parse_tool_calls("[1, 2]", ToolCallFormat::Mistral).calls.empty());
     auto bad = parse_tool_calls("[TOOL_CALLS][{\"name\": \"a\"", ToolCallFormat::Mistral);
     CHECK(bad.calls.empty());
     CHECK(bad.content == "[TOOL_CALLS][{\"name\": \"a\"");

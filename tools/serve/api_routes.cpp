@@ -11,6 +11,7 @@
 #include "sequence_prep.h"
 #include "rocmforge/error.h"
 #include "sse.h"
+#include "tool_call_output.h"
 
 namespace rf::serve {
 namespace {
@@ -39,6 +40,19 @@ std::optional<StreamEvent> next_event(RequestChannel &channel, Exchange &ex) {
             return std::nullopt;
         }
     }
+}
+
+// The end of a streamed choice's output: its held content, then each call as OpenAI streams it (a
+// first piece with the id and the name, then the arguments).
+template <class Send> bool send_tool_call_chunks(const ResponseMeta &meta, int choice, const ChoiceCalls &calls, Send &send) {
+    if (!calls.content.empty() && !send(sse_event(chunk_body(meta, Choice{choice, calls.content}, false)))) return false;
+    for (const ToolCallOut &call : calls.calls) {
+        Choice head{choice, ""}, args{choice, ""};
+        head.tool_calls.push_back({call.index, call.id, call.name, ""});
+        args.tool_calls.push_back({call.index, "", "", call.arguments});
+        if (!send(sse_event(chunk_body(meta, head, false))) || !send(sse_event(chunk_body(meta, args, false)))) return false;
+    }
+    return true;
 }
 
 bool is_endpoint(const std::string &path) {
@@ -145,6 +159,7 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
         c.logprobs = std::move(e.logprobs);
         return c;
     };
+    const ToolCallOptions tools = tool_call_options(r, config_.tool_call_format);
     if (!r.stream) {
         std::vector<Choice> choices;
         for (size_t k = 0; k < n_choices; ++k) {
@@ -163,7 +178,10 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
             } else {
                 c.finish_reason = e->finish_reason;
                 usage.completion_tokens += e->completion_tokens;
-                if (++n_done == n_choices) return (void)ex.respond(200, "application/json", completion_body(meta, choices, usage));
+                if (++n_done < n_choices) continue;
+                if (r.parses_tool_calls())
+                    for (Choice &whole : choices) apply_tool_calls(whole, tools);
+                return (void)ex.respond(200, "application/json", completion_body(meta, choices, usage));
             }
         }
         return; // client gone
@@ -182,9 +200,17 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
         if (!prep.echo[k].empty() && !prompt_logprobs && !send(sse_event(chunk_body(meta, Choice{(int)k, prep.echo[k]}, false))))
             return;
     }
+    // Tool calls: each choice's output through its stream, which holds back what may be a call.
+    std::vector<ToolCallStream> call_streams;
+    if (r.parses_tool_calls()) call_streams.assign(n_choices, ToolCallStream(tools));
     while (auto e = next_event(*channel, ex)) {
         if (e->kind == StreamEvent::Kind::Text) {
-            if (!send(sse_event(chunk_body(meta, text_choice(*e, true), false)))) return;
+            Choice c = text_choice(*e, true);
+            if (!call_streams.empty()) {
+                c.text = call_streams[(size_t)c.index].push(c.text);
+                if (c.text.empty() && (!c.logprobs || c.logprobs->empty())) continue; // all of it held
+            }
+            if (!send(sse_event(chunk_body(meta, c, false)))) return;
             continue;
         }
         if (e->kind == StreamEvent::Kind::Error) {
@@ -193,6 +219,11 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
         } else {
             Choice c{e->choice, ""};
             c.finish_reason = e->finish_reason;
+            if (!call_streams.empty()) {
+                ChoiceCalls calls = call_streams[(size_t)e->choice].finish();
+                if (!send_tool_call_chunks(meta, e->choice, calls, send)) return;
+                c.finish_reason = tool_finish_reason(e->finish_reason, !calls.calls.empty());
+            }
             if (!send(sse_event(chunk_body(meta, c, false)))) return;
             usage.completion_tokens += e->completion_tokens;
             if (++n_done < n_choices) continue;

@@ -13,6 +13,7 @@
 #include "scheduler.h"
 #include "sequence_prep.h"
 #include "structured_output.h"
+#include "tool_calls.h"
 #include "utility_routes.h"
 
 namespace rf::serve {
@@ -23,6 +24,7 @@ struct RouterConfig {
     std::string model_id;
     std::string api_key;    // "" = no authentication
     ChatTemplate chat_template = ChatTemplate::builtin(ChatFormat::ChatML);
+    ToolCallFormat tool_call_format = ToolCallFormat::Generic; // the template's (its markers)
     int64_t n_ctx_request = 512;     // prompt + max_tokens of one request at most
     int64_t default_max_tokens = 256; // when the request has no max_tokens
     std::chrono::seconds request_timeout{300};

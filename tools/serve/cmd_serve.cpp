@@ -14,6 +14,7 @@
 
 #include "../chat_template_choice.h"
 #include "../common_args.h"
+#include "../text_file.h"
 #include "api_routes.h"
 #include "embeddings_route.h"
 #include "http_server.h"
@@ -126,6 +127,12 @@ int cmd_serve(int argc, char **argv) {
     rc.model_id = std::filesystem::path(lm.path).stem().string();
     rc.api_key = o.api_key;
     rc.chat_template = chat_template;
+    // The format of the model's tool calls, from the markers of the template it is prompted with
+    // (a built-in format shows no tools: generic).
+    const std::string template_source = !o.chat_template.name.empty()  ? ""
+                                        : !o.chat_template.file.empty() ? read_text_file(o.chat_template.file, "--chat-template-file")
+                                                                        : lm.model->file().get_string("tokenizer.chat_template");
+    rc.tool_call_format = detect_tool_call_format(template_source);
     rc.n_ctx_request = std::min(per_request, o.model.n_ctx);
     rc.default_max_tokens = o.max_tokens;
     rc.request_timeout = std::chrono::seconds(o.timeout_s);
@@ -135,6 +142,7 @@ int cmd_serve(int argc, char **argv) {
         rc.props.chat_template = rc.chat_template.describe();
     std::fprintf(stderr, "chat template: %s; a request holds at most %lld tokens\n", rc.chat_template.describe().c_str(),
                  (long long)rc.n_ctx_request);
+    std::fprintf(stderr, "tool calls: parsed in the %s format\n", tool_call_format_name(rc.tool_call_format));
 
     Metrics metrics;
     Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, o.candidates});

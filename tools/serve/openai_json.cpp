@@ -1,5 +1,7 @@
 #include "openai_json.h"
 
+#include <string_view>
+
 #include "logprobs_json.h"
 #include "utf8_text.h"
 
@@ -33,6 +35,37 @@ void usage(Writer &w, const Usage &u) {
     w.EndObject();
 }
 
+// "tool_calls": whole calls in a message; in a delta each piece with its index, the id, type and
+// name only on a call's first piece.
+void tool_calls(Writer &w, const std::vector<ToolCallOut> &calls, bool delta) {
+    w.Key("tool_calls");
+    w.StartArray();
+    for (const ToolCallOut &c : calls) {
+        w.StartObject();
+        if (delta) {
+            w.Key("index");
+            w.Int(c.index);
+        }
+        if (!delta || !c.id.empty()) {
+            w.Key("id");
+            str(w, c.id);
+            w.Key("type");
+            w.String("function");
+        }
+        w.Key("function");
+        w.StartObject();
+        if (!delta || !c.name.empty()) {
+            w.Key("name");
+            str(w, c.name);
+        }
+        w.Key("arguments");
+        str(w, sanitize_utf8(c.arguments));
+        w.EndObject();
+        w.EndObject();
+    }
+    w.EndArray();
+}
+
 // One choice: chat puts the text in `message` (whole) or `delta` (chunk), with the role when
 // asked and no content key in an empty delta; completions in `text`.
 void choice(Writer &w, const ResponseMeta &m, const char *chat_key, const Choice &c, bool with_role) {
@@ -46,10 +79,15 @@ void choice(Writer &w, const ResponseMeta &m, const char *chat_key, const Choice
             w.Key("role");
             w.String("assistant");
         }
-        if (!c.text.empty() || with_role) {
+        const bool delta = std::string_view(chat_key) == "delta";
+        if (!delta && !c.tool_calls.empty() && c.text.empty()) {
+            w.Key("content");
+            w.Null();
+        } else if (!c.text.empty() || with_role) {
             w.Key("content");
             str(w, sanitize_utf8(c.text));
         }
+        if (!c.tool_calls.empty()) tool_calls(w, c.tool_calls, delta);
         w.EndObject();
     } else {
         w.Key("text");

@@ -20,12 +20,21 @@ struct Usage {
     int64_t prompt_tokens = 0, completion_tokens = 0;
 };
 
+// One tool call of a chat choice. In a streamed delta, a call's first piece has its id and name,
+// the pieces after it only more of its arguments (id and name "").
+struct ToolCallOut {
+    int index = 0; // the call's place among the choice's calls (deltas only)
+    std::string id, name;
+    std::string arguments; // JSON text, as OpenAI sends it (a string)
+};
+
 // One entry of "choices".
 struct Choice {
     int index = 0;
     std::string text;
     std::optional<std::string> finish_reason;             // null while absent
     std::optional<std::vector<TokenLogprob>> logprobs;     // "logprobs": null when absent
+    std::vector<ToolCallOut> tool_calls; // chat; a message with calls and no text has content null
 };
 
 // chat.completion / text_completion with every choice.

@@ -9,6 +9,7 @@
 #include "../chat_messages_json.h"
 #include "api_error.h"
 #include "structured_output.h"
+#include "tool_choice.h"
 #include "../json_type_name.h"
 
 namespace rf::serve {
@@ -213,7 +214,9 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
             r.echo = !v.IsNull() && boolean(v, key);
         } else if (key == "user") {
             if (!v.IsNull()) string(v, key); // accepted, not used
-        } else if (!parse_structured_field(key, v, r))
+        } else if (chat && parse_tool_field(key, v, r))
+            continue; // tool_choice, parallel_tool_calls (tool_choice.cpp)
+        else if (!parse_structured_field(key, v, r))
             throw bad_request("unsupported field '" + key + "'", key);
     }
     // max_tokens 0 scores a prompt without generating (echo, usually with logprobs: what
@@ -221,6 +224,7 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     if (r.max_tokens && *r.max_tokens == 0 && !r.echo)
         throw bad_request("'max_tokens' must be at least 1 (0 only with 'echo': true, to score the prompt)", "max_tokens");
     if (chat) {
+        finish_tool_choice(r);
         if (top_logprobs && !chat_logprobs) throw bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
         if (chat_logprobs) r.logprobs = top_logprobs.value_or(0);
     }

@@ -25,6 +25,10 @@ constexpr int64_t kMaxChoices = 128;          // prompts x n of one request (Ope
 constexpr int kMaxCompletionLogprobs = 5;     // /v1/completions `logprobs`, as OpenAI
 constexpr int kMaxChatTopLogprobs = 20;       // /v1/chat/completions `top_logprobs`, as OpenAI
 
+// tool_choice (tool_choice.cpp): auto parses calls from the output, none never does, required
+// and a named function constrain the output to calls (the grammar below).
+enum class ToolChoice { Auto, None, Required, Function };
+
 struct CompletionRequest {
     bool chat = false;
     std::string model;
@@ -32,6 +36,11 @@ struct CompletionRequest {
     std::vector<ChatMessage> messages; // /v1/chat/completions
     std::string tools_json;            // chat: the request's tools as JSON ("" when none)
     std::string template_kwargs_json;  // chat: chat_template_kwargs as JSON ("" when none)
+    ToolChoice tool_choice = ToolChoice::Auto;
+    std::string tool_choice_function; // ToolChoice::Function: the tool's name
+    bool tool_choice_given = false;   // tool_choice was in the body (not null)
+    bool parallel_tool_calls = true;  // false: one call at most
+    std::vector<std::string> tool_names; // the functions of `tools`: a parsed call must name one
     std::optional<int64_t> max_tokens;
     float temperature = 1.0f; // OpenAI's defaults
     float top_p = 1.0f;
@@ -52,12 +61,19 @@ struct CompletionRequest {
     bool stream = false;
     bool include_usage = false; // stream_options.include_usage
     // Structured output (structured_output.cpp): the GBNF the output follows ("": none), from
-    // `grammar`, `response_format` or `json_schema` (structured_fields: which one), and
-    // logit_bias {token id, bias}.
+    // `grammar`, `response_format`, `json_schema` or `tool_choice` (structured_fields: which
+    // one), and logit_bias {token id, bias}.
     std::string grammar;
     std::shared_ptr<const grammar::Grammar> grammar_compiled;
     std::string grammar_field, structured_fields;
     std::vector<std::pair<int32_t, float>> logit_bias;
+
+    // Whether the output is parsed into tool calls: tools given and tool_choice not none.
+    bool parses_tool_calls() const { return chat && !tool_names.empty() && tool_choice != ToolChoice::None; }
+    // Whether the grammar forces the output to be calls in the generic JSON form.
+    bool forces_tool_call() const {
+        return parses_tool_calls() && (tool_choice == ToolChoice::Required || tool_choice == ToolChoice::Function);
+    }
 
     // Sequences the request decodes: one per choice.
     int64_t n_choices() const { return n * (chat ? 1 : (int64_t)prompts.size()); }

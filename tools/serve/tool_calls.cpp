@@ -4,12 +4,24 @@
 
 #include <rapidjson/document.h>
 
+#include "../../core/src/json_nesting.h"
 #include "json_text.h"
 
 namespace rf::serve {
 namespace {
 
 using rapidjson::Value;
+
+// Output nested deeper is not a call (it stays content): the parser and the writer recurse once
+// per level, and a model may write "[[[[..." for as long as max_tokens lets it.
+constexpr size_t kMaxCallNesting = 128;
+
+// Whether `s` is JSON nesting no deeper than a call may (then parsed into d).
+bool parse_guarded(rapidjson::Document &d, std::string_view s) {
+    if (json_nesting_depth(s) > kMaxCallNesting) return false;
+    d.Parse(s.data(), s.size());
+    return !d.HasParseError();
+}
 
 std::string_view trim(std::string_view s) {
     const auto b = s.find_first_not_of(" \t\r\n");
@@ -28,8 +40,7 @@ std::optional<ParsedToolCall> call_of(const Value &v) {
         if (a.IsObject()) c.arguments = json_text(a);
         else if (a.IsString()) { // some models write the arguments as a JSON string
             rapidjson::Document d;
-            d.Parse(a.GetString(), a.GetStringLength());
-            if (d.HasParseError() || !d.IsObject()) return std::nullopt;
+            if (!parse_guarded(d, {a.GetString(), a.GetStringLength()}) || !d.IsObject()) return std::nullopt;
             c.arguments = json_text(d);
         } else
             return std::nullopt;
@@ -42,8 +53,7 @@ std::optional<ParsedToolCall> call_of(const Value &v) {
 std::optional<std::vector<ParsedToolCall>> calls_of_json(std::string_view s) {
     rapidjson::Document d;
     s = trim(s);
-    d.Parse(s.data(), s.size());
-    if (d.HasParseError()) return std::nullopt;
+    if (!parse_guarded(d, s)) return std::nullopt;
     std::vector<ParsedToolCall> out;
     const Value *list = &d;
     if (d.IsObject() && d.HasMember("tool_calls")) list = &d["tool_calls"];
@@ -101,6 +111,16 @@ ParsedOutput parse_whole_json(std::string_view text) {
 
 } // namespace
 
+const char *tool_call_format_name(ToolCallFormat f) {
+    switch (f) {
+    case ToolCallFormat::Hermes: return "hermes";
+    case ToolCallFormat::Llama3: return "llama3";
+    case ToolCallFormat::Mistral: return "mistral";
+    case ToolCallFormat::Generic: break;
+    }
+    return "generic";
+}
+
 ToolCallFormat detect_tool_call_format(std::string_view src) {
     if (src.find("<tool_call>") != std::string_view::npos) return ToolCallFormat::Hermes;
     if (src.find("[TOOL_CALLS]") != std::string_view::npos) return ToolCallFormat::Mistral;
@@ -113,7 +133,11 @@ ToolCallFormat detect_tool_call_format(std::string_view src) {
 ParsedOutput parse_tool_calls(std::string_view text, ToolCallFormat format) {
     switch (format) {
     case ToolCallFormat::Hermes: return parse_hermes(text);
-    case ToolCallFormat::Mistral: return parse_after_marker(text, "[TOOL_CALLS]");
+    // Mistral's [TOOL_CALLS] and Llama 3's <|python_tag|> are control tokens, which the text a
+    // model generates leaves out: without the marker, the whole output may be the calls.
+    case ToolCallFormat::Mistral:
+        if (text.find("[TOOL_CALLS]") != std::string_view::npos) return parse_after_marker(text, "[TOOL_CALLS]");
+        return parse_whole_json(text);
     case ToolCallFormat::Llama3:
         if (text.find("<|python_tag|>") != std::string_view::npos) return parse_after_marker(text, "<|python_tag|>");
         return parse_whole_json(text);

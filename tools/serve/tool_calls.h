@@ -11,9 +11,12 @@ namespace rf::serve {
 enum class ToolCallFormat {
     Hermes,  // Hermes / Qwen2.5 / Qwen3: <tool_call>{"name", "arguments"}</tool_call>
     Llama3,  // Llama 3.x: {"name", "parameters"} (optionally after <|python_tag|>)
-    Mistral, // [TOOL_CALLS][{"name", "arguments"}, ...]
+    Mistral, // [TOOL_CALLS][{"name", "arguments"}, ...] (the marker optional: a control token)
     Generic, // a whole-output JSON {"name", "arguments"} or {"tool_calls": [...]}
 };
+
+// "hermes", "llama3", "mistral", "generic".
+const char *tool_call_format_name(ToolCallFormat format);
 
 // The format a chat template's source asks for.
 ToolCallFormat detect_tool_call_format(std::string_view template_source);
