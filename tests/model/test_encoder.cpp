@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "rocmforge/embedding.h"
@@ -23,10 +25,10 @@ struct Encoder {
     std::unique_ptr<Runtime> rt;
     std::unique_ptr<Model> model;
     std::unique_ptr<InferenceContext> ctx;
-    explicit Encoder(const TinyEncoderSpec &spec, int64_t n_batch = 64) {
+    explicit Encoder(const TinyEncoderSpec &spec, int64_t n_batch = 64, std::unique_ptr<Runtime> runtime = nullptr) {
         const std::string path = temp_path("encoder_" + spec.arch + std::to_string(spec.matrix_type) + ".gguf");
         w = write_tiny_encoder(path, spec);
-        rt = cpu_runtime();
+        rt = runtime ? std::move(runtime) : cpu_runtime();
         model = Model::load(path, *rt);
         ContextParams cp;
         cp.n_ctx = 64;
@@ -67,6 +69,19 @@ void check_hidden(const TinyEncoderSpec &spec, double tol) {
     }
 }
 
+// The "fakegpu" test plugin (two_cpu_backend.c built with TWOCPU_FAKE_GPU) first, then the CPU.
+std::unique_ptr<Runtime> fakegpu_runtime() {
+    const char *p = std::getenv("RF_FAKEGPU");
+    REQUIRE(p != nullptr);
+    Config c;
+    c.backends = {"fakegpu", "cpu"};
+    c.backends_explicit = true;
+    c.plugin_dirs = {std::filesystem::path(p).parent_path().string()};
+    if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
+    c.n_threads = 2;
+    return Runtime::create(c);
+}
+
 double norm(const std::vector<float> &v) {
     double s = 0;
     for (float x : v) s += (double)x * x;
@@ -84,6 +99,21 @@ TEST_CASE("bert: every token's hidden state matches the float64 reference", "[mo
 
 TEST_CASE("nomic-bert: fused QKV, NeoX RoPE, SwiGLU; matches the float64 reference", "[model][encoder]") {
     check_hidden(nomic_spec(), 1e-4);
+}
+
+TEST_CASE("encoders on a GPU-like backend without the encoder ops: those nodes and the KV cache on the CPU", "[model][encoder]") {
+    for (const TinyEncoderSpec &spec : {TinyEncoderSpec{}, nomic_spec()}) {
+        INFO(spec.arch);
+        Encoder gpu(spec, 64, fakegpu_runtime());
+        REQUIRE(gpu.model->backend().name() == "fakegpu");
+        // The pools go where bidirectional attention runs (the executor refuses to copy them).
+        CHECK(kv_cache_backend(*gpu.rt, gpu.model->backend(), true).name() == "cpu");
+        CHECK(kv_cache_backend(*gpu.rt, gpu.model->backend(), false).name() == "fakegpu");
+        Encoder cpu(spec);
+        const std::vector<float> a = gpu.hidden(kTokens), b = cpu.hidden(kTokens);
+        REQUIRE(a.size() == b.size());
+        CHECK(rel_diff(a.data(), b.data(), (int64_t)a.size()) < 1e-6);
+    }
 }
 
 TEST_CASE("encoders attend both ways: a later token changes the first token's state", "[model][encoder]") {
