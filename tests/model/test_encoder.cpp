@@ -69,12 +69,12 @@ void check_hidden(const TinyEncoderSpec &spec, double tol) {
     }
 }
 
-// The "fakegpu" test plugin (two_cpu_backend.c built with TWOCPU_FAKE_GPU) first, then the CPU.
-std::unique_ptr<Runtime> fakegpu_runtime() {
-    const char *p = std::getenv("RF_FAKEGPU");
+// The "gpulike" test plugin (two_cpu_backend.c built with TWOCPU_FAKE_GPU) first, then the CPU.
+std::unique_ptr<Runtime> gpulike_runtime() {
+    const char *p = std::getenv("RF_GPULIKE");
     REQUIRE(p != nullptr);
     Config c;
-    c.backends = {"fakegpu", "cpu"};
+    c.backends = {"gpulike", "cpu"};
     c.backends_explicit = true;
     c.plugin_dirs = {std::filesystem::path(p).parent_path().string()};
     if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
@@ -104,11 +104,11 @@ TEST_CASE("nomic-bert: fused QKV, NeoX RoPE, SwiGLU; matches the float64 referen
 TEST_CASE("encoders on a GPU-like backend without the encoder ops: those nodes and the KV cache on the CPU", "[model][encoder]") {
     for (const TinyEncoderSpec &spec : {TinyEncoderSpec{}, nomic_spec()}) {
         INFO(spec.arch);
-        Encoder gpu(spec, 64, fakegpu_runtime());
-        REQUIRE(gpu.model->backend().name() == "fakegpu");
+        Encoder gpu(spec, 64, gpulike_runtime());
+        REQUIRE(gpu.model->backend().name() == "gpulike");
         // The pools go where bidirectional attention runs (the executor refuses to copy them).
         CHECK(kv_cache_backend(*gpu.rt, gpu.model->backend(), true).name() == "cpu");
-        CHECK(kv_cache_backend(*gpu.rt, gpu.model->backend(), false).name() == "fakegpu");
+        CHECK(kv_cache_backend(*gpu.rt, gpu.model->backend(), false).name() == "gpulike");
         Encoder cpu(spec);
         const std::vector<float> a = gpu.hidden(kTokens), b = cpu.hidden(kTokens);
         REQUIRE(a.size() == b.size());

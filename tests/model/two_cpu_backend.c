@@ -9,7 +9,7 @@
  * The memory itself is host memory (host_memory = 1, as the CPU plugin says): honest about what it
  * is, so the executor needs no copies between the two. Everything else is forwarded.
  *
- * Built with TWOCPU_FAKE_GPU it is "fakegpu" instead: a GPU-like backend without the encoder
+ * Built with TWOCPU_FAKE_GPU it is "gpulike" instead: a GPU-like backend without the encoder
  * kernels, as the HIP one is: it reports device memory (host_memory = 0, so the executor copies
  * across its boundary and refuses to copy KV pools) and declines LAYER_NORM, GELU and
  * bidirectional ATTENTION (test_encoder.cpp). */
@@ -174,7 +174,7 @@ static const rf_backend_vtable two_vtable = {
 };
 
 #ifdef TWOCPU_FAKE_GPU
-#define TWOCPU_NAME "fakegpu"
+#define TWOCPU_NAME "gpulike"
 #else
 #define TWOCPU_NAME "twocpu"
 #endif
