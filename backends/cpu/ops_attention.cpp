@@ -3,10 +3,12 @@
 // softmax (running max m, running sum l, f32 accumulator), so nothing scales with n_kv except
 // the loop. One work item = (token, kv head): the kv rows are converted to f32 once and shared
 // by the Hq/Hkv query heads of the group. A sliding window (iparams[0]) moves the first visited
-// position; a soft cap (fparams[1]) bends each score before the softmax.
+// position; a soft cap (fparams[1]) bends each score before the softmax; bidirectional
+// attention (iparams[2], encoders) visits every position of the token's sequence in the node.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "fp16.h"
 #include "ops.h"
@@ -42,6 +44,7 @@ bool check_attention(const rf_node &n, std::string *why) {
     if (d->ne[0] != D * Hq || d->ne[1] != T || d->ne[2] != 1 || d->ne[3] != 1) { *why = "dst must be [D*Hq, T]"; return false; }
     if (info->ne[0] != 2 || info->ne[1] != T) { *why = "token info must be i32 [2, T]"; return false; }
     if (n.iparams[0] < 0 || !(n.fparams[1] >= 0)) { *why = "window and soft cap must not be negative"; return false; }
+    if (n.iparams[2] != 0 && (n.iparams[2] != 1 || n.iparams[0] != 0)) { *why = "bidirectional is 0 or 1, without a window"; return false; }
     return true;
 }
 
@@ -78,7 +81,17 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
     const int64_t S = kp.ne[1], n_kv_max = st.ne[0], n_seq = st.ne[1] * st.ne[2] * st.ne[3];
     const float scale = n.fparams[0], cap = n.fparams[1];
     const int64_t window = n.iparams[0];
+    const bool bidirectional = n.iparams[2] == 1;
     const KernelSet &ks = ctx.ks;
+    // Bidirectional: each sequence's last position among this node's tokens (O(T) per part).
+    std::vector<int32_t> last_pos;
+    if (bidirectional) {
+        last_pos.assign(size_t(n_seq), -1);
+        for (int64_t t = 0; t < T; ++t) {
+            const int32_t s = info[2 * t], p = info[2 * t + 1];
+            if (s >= 0 && s < n_seq && p >= 0 && p < n_kv_max) last_pos[size_t(s)] = std::max(last_pos[size_t(s)], p);
+        }
+    }
 
     float *kbuf = reinterpret_cast<float *>(ctx.thread_scratch(tid));
     float *vbuf = kbuf + kChunk * D;
@@ -106,8 +119,9 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
 
         bool bad = false;
         const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
-        for (int64_t p0 = first; p0 <= pos && !bad; p0 += kChunk) {
-            const int64_t cnt = std::min<int64_t>(kChunk, pos + 1 - p0);
+        const int64_t end = bidirectional ? last_pos[size_t(seq)] : pos; // last position visited
+        for (int64_t p0 = first; p0 <= end && !bad; p0 += kChunk) {
+            const int64_t cnt = std::min<int64_t>(kChunk, end + 1 - p0);
             for (int64_t c = 0; c < cnt; ++c) {
                 const int32_t slot = slots[p0 + c];
                 if (slot < 0 || slot >= S) {

@@ -105,6 +105,8 @@ const OpImpl *op_impl(int op) {
     case RF_OP_MATMUL_ID: return &kOpMatmulId;
     case RF_OP_MOE_SUM: return &kOpMoeSum;
     case RF_OP_GATHER: return &kOpGather;
+    case RF_OP_LAYER_NORM: return &kOpLayerNorm;
+    case RF_OP_GELU: return &kOpGelu;
     default: return nullptr;
     }
 }
@@ -112,7 +114,8 @@ const OpImpl *op_impl(int op) {
 const char *op_name(int op) {
     static const char *names[] = {"NONE", "GET_ROWS", "MATMUL", "ADD", "MUL", "SCALE", "RMS_NORM", "ROPE",
                                   "SOFTMAX", "SILU", "SWIGLU", "SET_ROWS", "ATTENTION", "ARGMAX", "COPY",
-                                  "GEGLU", "SOFTCAP", "TOPK", "MOE_WEIGHTS", "MATMUL_ID", "MOE_SUM", "GATHER"};
+                                  "GEGLU", "SOFTCAP", "TOPK", "MOE_WEIGHTS", "MATMUL_ID", "MOE_SUM", "GATHER",
+                                  "LAYER_NORM", "GELU"};
     static_assert(sizeof names / sizeof names[0] == RF_OP_COUNT, "one name per op");
     return (op >= 0 && op < RF_OP_COUNT) ? names[op] : "?";
 }

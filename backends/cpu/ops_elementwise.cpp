@@ -1,4 +1,5 @@
-// Element-wise f32 ops: ADD, MUL (with broadcasting of src1), SCALE, SILU, SWIGLU, GEGLU, SOFTCAP.
+// Element-wise f32 ops: ADD, MUL (with broadcasting of src1), SCALE, SILU, SWIGLU, GEGLU, GELU,
+// SOFTCAP.
 #include <cmath>
 
 #include "ops.h"
@@ -92,6 +93,12 @@ void run_geglu(const OpContext &, const rf_node &n, int, int64_t part, int64_t n
     });
 }
 
+void run_gelu(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
+        for (int64_t i = 0; i < n.dst->ne[0]; ++i) y[i] = gelu_tanh(x[i]);
+    });
+}
+
 void run_softcap(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const float cap = n.fparams[0], inv = 1.f / cap;
     for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
@@ -113,6 +120,7 @@ const OpImpl kOpScale = {check_unary, plan_simple, run_scale};
 const OpImpl kOpSilu = {check_unary, plan_simple, run_silu};
 const OpImpl kOpSwiglu = {check_same_binary, plan_simple, run_swiglu};
 const OpImpl kOpGeglu = {check_same_binary, plan_simple, run_geglu};
+const OpImpl kOpGelu = {check_unary, plan_simple, run_gelu};
 const OpImpl kOpSoftcap = {check_softcap, plan_simple, run_softcap};
 
 } // namespace rfcpu

@@ -1,4 +1,4 @@
-// Row reductions: RMS_NORM, SOFTMAX (both f32 -> f32 over ne[0]) and ARGMAX (f32 -> i32).
+// Row reductions: RMS_NORM, LAYER_NORM, SOFTMAX (f32 -> f32 over ne[0]) and ARGMAX (f32 -> i32).
 #include <cmath>
 
 #include "ops.h"
@@ -23,6 +23,24 @@ void run_rms_norm(const OpContext &, const rf_node &n, int, int64_t part, int64_
         for (int64_t i = 0; i < k; ++i) ss += double(x[i]) * x[i];
         const float s = float(1.0 / std::sqrt(ss / double(k) + double(eps)));
         for (int64_t i = 0; i < k; ++i) y[i] = x[i] * s;
+    });
+}
+
+// As ggml_norm on the CPU: mean and variance summed in double, one f32 scale per row.
+void run_layer_norm(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const int64_t k = n.dst->ne[0];
+    const float eps = n.fparams[0];
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
+        double sum = 0;
+        for (int64_t i = 0; i < k; ++i) sum += x[i];
+        const float mean = float(sum / double(k));
+        double ss = 0;
+        for (int64_t i = 0; i < k; ++i) {
+            y[i] = x[i] - mean;
+            ss += double(y[i] * y[i]);
+        }
+        const float s = 1.0f / std::sqrt(float(ss / double(k)) + eps);
+        for (int64_t i = 0; i < k; ++i) y[i] *= s;
     });
 }
 
@@ -71,6 +89,7 @@ void run_argmax(const OpContext &, const rf_node &n, int, int64_t part, int64_t 
 } // namespace
 
 const OpImpl kOpRmsNorm = {check_rowwise, plan_simple, run_rms_norm};
+const OpImpl kOpLayerNorm = {check_rowwise, plan_simple, run_layer_norm};
 const OpImpl kOpSoftmax = {check_rowwise, plan_simple, run_softmax};
 const OpImpl kOpArgmax = {check_argmax, plan_simple, run_argmax};
 

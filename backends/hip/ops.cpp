@@ -572,6 +572,7 @@ std::string unsupported_reason(const rf_node &n) {
         if (k->type == RF_TYPE_Q8_0 && D % 32) return "q8_0 pool needs head size multiple of 32";
         if (k->ne[0] % D || s0->ne[1] % (k->ne[0] / D)) return "attention head counts do not divide";
         if (n.iparams[0] < 0 || !(n.fparams[1] >= 0)) return "attention window and soft cap must not be negative";
+        if (n.iparams[2] != 0) return "bidirectional attention not implemented";
         return "";
     }
     case RF_OP_COPY:

@@ -20,6 +20,19 @@ std::optional<Pooling> model_pooling(const Model &model) {
 
 Pooling default_pooling(const Model &model) { return model_pooling(model).value_or(Pooling::Mean); }
 
+namespace {
+
+// An encoder's tokens attend each other in both directions, so an input must run as one graph:
+// a decode split at n_batch would hide the later tokens from the earlier ones.
+void check_one_graph(const InferenceContext &ctx, int64_t n_tokens, const std::string &what) {
+    if (ctx.model().hparams().encoder && n_tokens > ctx.params().n_batch)
+        throw Error("embedding: " + what + " has " + std::to_string(n_tokens) + " tokens, more than the batch size of " +
+                    std::to_string(ctx.params().n_batch) + " that an encoder (" + ctx.model().hparams().arch_name +
+                    ") must run in one graph (-b)");
+}
+
+} // namespace
+
 std::vector<float> embed_tokens(InferenceContext &ctx, const std::vector<int32_t> &tokens, int seq,
                                 const EmbedOptions &options) {
     if (tokens.empty()) throw Error("embedding: the input has no tokens");
@@ -27,6 +40,7 @@ std::vector<float> embed_tokens(InferenceContext &ctx, const std::vector<int32_t
     if (n > ctx.params().n_ctx)
         throw Error("embedding: the input has " + std::to_string(n) + " tokens, more than the context size of " +
                     std::to_string(ctx.params().n_ctx) + " (-c)");
+    check_one_graph(ctx, n, "the input");
     if (seq < 0 || seq >= ctx.params().n_seq_max)
         throw Error("embedding: sequence id " + std::to_string(seq) + " is outside 0.." +
                     std::to_string(ctx.params().n_seq_max - 1));
@@ -68,6 +82,7 @@ std::vector<std::vector<float>> embed_batch(InferenceContext &ctx, const std::ve
         if ((int64_t)inputs[i].size() > cp.n_ctx)
             throw Error("embedding: input " + std::to_string(i) + " has " + std::to_string(inputs[i].size()) +
                         " tokens, more than the context size of " + std::to_string(cp.n_ctx) + " (-c)");
+        check_one_graph(ctx, (int64_t)inputs[i].size(), "input " + std::to_string(i));
         for (size_t t = 0; t < inputs[i].size(); ++t)
             if (inputs[i][t] < 0 || inputs[i][t] >= n_vocab)
                 throw Error("embedding: input " + std::to_string(i) + ": token id " + std::to_string(inputs[i][t]) +

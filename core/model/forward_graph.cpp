@@ -123,6 +123,7 @@ bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParam
 Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                             ForwardGraphInputs *inputs) {
     const ModelHparams &hp = model.hparams();
+    if (hp.encoder) return build_encoder_graph(g, model, cache, in, inputs);
     const int64_t T = (int64_t)in.tokens.size();
     const int64_t D = hp.head_dim;
     const bool want_logits = !in.output_rows.empty();

@@ -73,5 +73,9 @@ bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParam
 // only appends K/V to the cache). `inputs`, when given, receives the input tensors.
 Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                             ForwardGraphInputs *inputs = nullptr);
+// The encoders' graph (bert, nomic-bert; encoder_graph.cpp), which build_forward_graph hands them
+// to: the hidden states of the output rows (in.hidden must be set: encoders have no logits).
+Tensor *build_encoder_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
+                            ForwardGraphInputs *inputs);
 
 } // namespace rf

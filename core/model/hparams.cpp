@@ -54,6 +54,7 @@ constexpr ArchEntry kArchs[] = {
     {"qwen2", ModelArch::Qwen2, RF_ROPE_NEOX},   {"qwen3", ModelArch::Qwen3, RF_ROPE_NEOX},
     {"gemma2", ModelArch::Gemma2, RF_ROPE_NEOX}, {"gemma3", ModelArch::Gemma3, RF_ROPE_NEOX},
     {"phi3", ModelArch::Phi3, RF_ROPE_NEOX},     {"qwen3moe", ModelArch::Qwen3Moe, RF_ROPE_NEOX},
+    {"bert", ModelArch::Bert, RF_ROPE_NORMAL},   {"nomic-bert", ModelArch::NomicBert, RF_ROPE_NEOX},
 };
 
 // llama.cpp's LLAMA_MAX_EXPERTS.
@@ -111,6 +112,18 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
         hp.final_softcap = (float)r.get_float("final_logit_softcapping", g3 ? 0.0 : 30.0);
         if (hp.attn_softcap < 0 || hp.final_softcap < 0) throw Error(r.f.path() + ": soft-capping values must not be negative");
         if (hp.n_layer == (g3 ? 62 : 46)) hp.attn_scale = 1.0f / std::sqrt((float)(hp.n_embd / hp.n_head));
+        break;
+    }
+    case ModelArch::Bert: case ModelArch::NomicBert: {
+        hp.encoder = true;
+        hp.norm_eps = (float)r.get_float("attention.layer_norm_epsilon", 1e-12);
+        if (!(hp.norm_eps > 0)) throw Error(r.f.path() + ": " + r.key("attention.layer_norm_epsilon") + " must be positive");
+        // llama.cpp reads <arch>.attention.causal for these (default false); only false is served.
+        const gguf::Value *causal = r.f.find(r.key("attention.causal"));
+        if (causal && causal->as_int() != 0)
+            throw Error(r.f.path() + ": " + r.key("attention.causal") + " = true: causal encoders are not supported");
+        if (hp.n_head_kv != hp.n_head)
+            throw Error(r.f.path() + ": " + hp.arch_name + " with grouped KV heads is not supported");
         break;
     }
     case ModelArch::Phi3:

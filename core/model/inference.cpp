@@ -47,7 +47,7 @@ struct InferenceContext::Step {
 
 InferenceContext::InferenceContext(Model &model, Runtime &runtime, const ContextParams &params)
     : model_(model), runtime_(runtime), params_(params),
-      cache_(kv_cache_backend(runtime, model.backend()), model.hparams().n_layer, model.hparams().n_embd_kv(), cache_params(params)),
+      cache_(kv_cache_backend(runtime, model.backend(), model.hparams().encoder), model.hparams().n_layer, model.hparams().n_embd_kv(), cache_params(params)),
       executor_(std::make_unique<Executor>(runtime, &model.backend())), step_(std::make_unique<Step>()) {
     if (params_.n_batch <= 0) throw UsageError("batch size (-b) must be positive");
     // Attention reads each head's slice of a pool row: a block type must not straddle heads.

@@ -106,9 +106,37 @@ void KvPageTable::truncate(int seq, int64_t length) {
     s.length = length;
 }
 
-Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend) {
-    Backend *b = runtime.override_backend(RF_OP_ATTENTION);
-    return b ? *b : weights_backend;
+namespace {
+
+// Whether b runs bidirectional ATTENTION (abi.h iparams[2]) on f16 pools: a one-token probe.
+bool runs_bidirectional_attention(const Backend &b) {
+    constexpr int64_t D = 64;
+    rf_tensor q{}, k{}, v{}, slots{}, info{}, d{};
+    init_tensor_layout(q, RF_TYPE_F32, {D, 1, 1});
+    init_tensor_layout(k, RF_TYPE_F16, {D, 1});
+    init_tensor_layout(v, RF_TYPE_F16, {D, 1});
+    init_tensor_layout(slots, RF_TYPE_I32, {1, 1});
+    init_tensor_layout(info, RF_TYPE_I32, {2, 1});
+    init_tensor_layout(d, RF_TYPE_F32, {D, 1});
+    rf_node n{};
+    n.op = RF_OP_ATTENTION;
+    n.dst = &d;
+    n.src[0] = &q, n.src[1] = &k, n.src[2] = &v, n.src[3] = &slots, n.src[4] = &info;
+    n.fparams[0] = 1.0f;
+    n.iparams[2] = 1;
+    return b.supports(n);
+}
+
+} // namespace
+
+Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend, bool bidirectional) {
+    if (Backend *b = runtime.override_backend(RF_OP_ATTENTION)) return *b;
+    if (!bidirectional || runs_bidirectional_attention(weights_backend)) return weights_backend;
+    // An encoder on a backend without bidirectional attention (the HIP one): the pools go where
+    // that attention runs, the rest of the graph stays with the weights.
+    for (Backend *b : runtime.backends())
+        if (runs_bidirectional_attention(*b)) return *b;
+    return weights_backend; // none: the executor names the node no backend runs
 }
 
 int kv_cache_type_from_name(const std::string &name) {

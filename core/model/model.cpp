@@ -202,6 +202,10 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, co
     // own pages): a phase of its own in the profiler's TTFT breakdown.
     runtime.phase("upload");
     const ModelHparams &hp = m->hp_;
+    if (hp.encoder) {
+        m->load_encoder();
+        return m;
+    }
     const int64_t E = hp.n_embd, V = hp.n_vocab;
     m->tok_embd = m->place("token_embd.weight", {E, V}, true);
     m->output_norm = m->place("output_norm.weight", {E}, true);

@@ -71,6 +71,22 @@ Vocab read_vocab(const std::string &path) {
     return v;
 }
 
+// BertModel / NomicBertModel's keys: no KV head count, RMS epsilon or (bert) rotary base.
+void set_encoder_keys(gguf::Writer &w, const ModelShape &s) {
+    using gguf::Value;
+    const std::string a = s.arch + ".";
+    w.set(a + "context_length", Value::from_u32(uint32_t(s.n_ctx)));
+    w.set(a + "embedding_length", Value::from_u32(uint32_t(s.n_embd)));
+    w.set(a + "feed_forward_length", Value::from_u32(uint32_t(s.n_ff)));
+    w.set(a + "block_count", Value::from_u32(uint32_t(s.n_layer)));
+    w.set(a + "attention.head_count", Value::from_u32(uint32_t(s.n_head)));
+    w.set(a + "attention.layer_norm_epsilon", Value::from_f32(s.norm_eps));
+    if (s.arch == "nomic-bert") w.set(a + "rope.freq_base", Value::from_f32(s.rope_freq_base));
+    w.set(a + "attention.causal", Value::from_bool(false));
+    w.set(a + "pooling_type", Value::from_u32(uint32_t(s.pooling_type)));
+    w.set("tokenizer.ggml.token_type_count", Value::from_u32(uint32_t(s.n_token_types)));
+}
+
 void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOptions &opt,
                         int ftype, int64_t n_params) {
     using gguf::Value;
@@ -83,6 +99,11 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
           Value::from_string("Random weights from `rocmforge mkmodel --shape " + s.name +
                              " --seed " + std::to_string(opt.seed) + "`; not a trained model"));
     w.set("general.size_label", Value::from_string(size_label(n_params)));
+    if (s.encoder()) {
+        set_encoder_keys(w, s);
+        if (ftype >= 0) w.set("general.file_type", Value::from_u32(uint32_t(ftype)));
+        return;
+    }
     set_llama_hparam_keys(w, {s.arch, s.n_layer, s.n_ctx, s.n_embd, s.n_ff, s.n_head, s.n_head_kv,
                               s.rope_freq_base, s.rms_eps});
     if (ftype >= 0) w.set("general.file_type", Value::from_u32(uint32_t(ftype)));

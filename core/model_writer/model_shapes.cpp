@@ -98,13 +98,30 @@ std::vector<ModelShape> make_table() {
     s.qk_norm = true; s.n_expert = 128; s.n_expert_used = 8; s.n_ff_exp = 768;
     t.push_back(s);
 
+    // Embedding encoders: BAAI/bge-small-en-v1.5 (CLS pooling) and nomic-embed-text-v1.5 (mean
+    // pooling, rotary positions, SwiGLU, no biases, fused QKV).
+    s = {};
+    s.name = "bge-small"; s.arch = "bert"; s.display_name = "BGE Small EN v1.5";
+    s.n_embd = 384; s.n_layer = 12; s.n_head = 12; s.n_head_kv = 12; s.n_ff = 1536;
+    s.n_vocab = 30522; s.n_ctx = 512; s.norm_eps = 1e-12f; s.pooling_type = 2; s.n_token_types = 2;
+    t.push_back(s);
+
+    s = {};
+    s.name = "nomic-embed"; s.arch = "nomic-bert"; s.display_name = "Nomic Embed Text v1.5";
+    s.n_embd = 768; s.n_layer = 12; s.n_head = 12; s.n_head_kv = 12; s.n_ff = 3072;
+    s.n_vocab = 30522; s.n_ctx = 2048; s.rope_freq_base = 1000.0f; s.norm_eps = 1e-12f; s.pooling_type = 1;
+    s.n_token_types = 2; s.fused = true;
+    t.push_back(s);
+
     // Tiny shapes of each family (the vocab file's size): for tests and smoke runs. The MoE ones
     // keep several experts per token (mixtral 2 of 8, qwen3moe 4 of 16, experts 64 wide).
-    for (const char *base : {"qwen3-0.6b", "gemma2-2b", "gemma3-1b", "phi3-mini", "mixtral-8x7b", "qwen3-30b-a3b"}) {
+    for (const char *base : {"qwen3-0.6b", "gemma2-2b", "gemma3-1b", "phi3-mini", "mixtral-8x7b", "qwen3-30b-a3b",
+                             "bge-small", "nomic-embed"}) {
         ModelShape tiny = *std::find_if(t.begin(), t.end(), [&](const ModelShape &x) { return x.name == base; });
         tiny.name = "tiny-" + tiny.arch;
         tiny.display_name = "ROCmForge Tiny " + tiny.arch;
-        tiny.n_embd = 128; tiny.n_head = 4; tiny.n_head_kv = 2; tiny.n_ff = 256; tiny.n_vocab = 0; tiny.n_ctx = 2048;
+        tiny.n_embd = 128; tiny.n_head = 4; tiny.n_head_kv = tiny.encoder() ? 4 : 2; tiny.n_ff = 256; tiny.n_vocab = 0;
+        tiny.n_ctx = tiny.encoder() ? 512 : 2048;
         tiny.n_layer = tiny.arch == "gemma3" ? 7 : 3; // gemma3: six local layers around a global one
         if (tiny.key_length) tiny.key_length = 64;    // wider heads than n_embd / n_head, as the real ones
         if (tiny.sliding_window) tiny.sliding_window = 8;
@@ -142,7 +159,47 @@ std::vector<std::string> model_shape_names() {
     return names;
 }
 
+namespace {
+
+// bert / nomic-bert tensors in the order convert_hf_to_gguf.py writes them (names as llama.cpp's).
+std::vector<ShapeTensor> encoder_tensors(const ModelShape &s) {
+    const int64_t E = s.n_embd, F = s.n_ff;
+    const bool bert = s.arch == "bert";
+    std::vector<ShapeTensor> t;
+    t.push_back({"token_embd.weight", {E, s.n_vocab}});
+    if (bert) t.push_back({"position_embd.weight", {E, s.n_ctx}});
+    t.push_back({"token_types.weight", {E, s.n_token_types}});
+    t.push_back({"token_embd_norm.weight", {E}});
+    t.push_back({"token_embd_norm.bias", {E}});
+    for (int64_t l = 0; l < s.n_layer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        if (s.fused) {
+            t.push_back({p + "attn_qkv.weight", {E, 3 * E}});
+        } else {
+            for (const char *n : {"attn_q", "attn_k", "attn_v"}) {
+                t.push_back({p + n + ".weight", {E, E}});
+                t.push_back({p + n + ".bias", {E}});
+            }
+        }
+        t.push_back({p + "attn_output.weight", {E, E}});
+        if (bert) t.push_back({p + "attn_output.bias", {E}});
+        t.push_back({p + "attn_output_norm.weight", {E}});
+        t.push_back({p + "attn_output_norm.bias", {E}});
+        if (!bert) t.push_back({p + "ffn_gate.weight", {E, F}});
+        t.push_back({p + "ffn_up.weight", {E, F}});
+        if (bert) t.push_back({p + "ffn_up.bias", {F}});
+        t.push_back({p + "ffn_down.weight", {F, E}});
+        if (bert) t.push_back({p + "ffn_down.bias", {E}});
+        t.push_back({p + "layer_output_norm.weight", {E}});
+        t.push_back({p + "layer_output_norm.bias", {E}});
+    }
+    return t;
+}
+
+} // namespace
+
 std::vector<ShapeTensor> shape_tensors(const ModelShape &s) {
+    if (s.encoder()) return encoder_tensors(s);
     const int64_t E = s.n_embd, Q = s.n_embd_q(), KV = s.n_embd_kv(), F = s.n_ff, V = s.n_vocab, D = s.head_dim();
     std::vector<ShapeTensor> t;
     t.push_back({"token_embd.weight", {E, V}});

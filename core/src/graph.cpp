@@ -130,6 +130,12 @@ Tensor *Graph::rms_norm(Tensor *a, float eps, const char *label) {
     return d;
 }
 
+Tensor *Graph::layer_norm(Tensor *a, float eps, const char *label) {
+    Tensor *d = add_node(RF_OP_LAYER_NORM, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1), a->ne(2), a->ne(3)}), {a}, label);
+    nodes_.back().fparams[0] = eps;
+    return d;
+}
+
 Tensor *Graph::rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode, int n_rot,
                     float freq_base, float freq_scale, const char *label, Tensor *angles) {
     if (!(positions->type() == RF_TYPE_I32 && positions->ne(0) == x->ne(2))) fail("rope positions must be i32[T]");
@@ -167,6 +173,10 @@ Tensor *Graph::geglu(Tensor *gate, Tensor *up, const char *label) {
     if (!(gate->n_elements() == up->n_elements())) fail("geglu operands differ in size");
     return add_node(RF_OP_GEGLU, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {gate->ne(0), gate->ne(1), gate->ne(2), gate->ne(3)}),
                     {gate, up}, label);
+}
+
+Tensor *Graph::gelu(Tensor *a, const char *label) {
+    return add_node(RF_OP_GELU, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1), a->ne(2), a->ne(3)}), {a}, label);
 }
 
 Tensor *Graph::softcap(Tensor *a, float cap, const char *label) {
@@ -226,6 +236,7 @@ Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot
 Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
                          Tensor *token_info, float s, AttentionLimits limits, const char *label, int64_t single_rows) {
     if (!(limits.window >= 0 && limits.window <= INT32_MAX && limits.softcap >= 0)) fail("attention: bad window or soft cap");
+    if (limits.bidirectional && limits.window > 0) fail("attention: a window needs causal attention");
     if (!(single_rows >= 0 && single_rows < q->ne(2))) fail("attention: split hint outside 0..T-1");
     if (!(k_pool->ne(0) % q->ne(0) == 0)) fail("attention: K pool row is not a multiple of the head size");
     if (!(q->ne(1) % (k_pool->ne(0) / q->ne(0)) == 0)) fail("attention: query heads not a multiple of kv heads");
@@ -237,6 +248,7 @@ Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot
     n.fparams[1] = limits.softcap;
     n.iparams[0] = (int32_t)limits.window;
     n.iparams[1] = (int32_t)single_rows;
+    n.iparams[2] = limits.bidirectional ? 1 : 0;
     return d;
 }
 

@@ -1,5 +1,5 @@
 // Tokenizer: special-token partitioning (llama.cpp's tokenizer_st_partition), dispatch to the
-// SentencePiece / BPE algorithms, and detokenization (token_to_piece, detokenize).
+// SentencePiece / BPE / WordPiece algorithms, and detokenization (token_to_piece, detokenize).
 #include "rocmforge/tokenizer.h"
 
 #include "rocmforge/error.h"
@@ -84,6 +84,19 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
     const tok::Vocab &v = *vocab_;
     std::vector<int32_t> out;
     const std::vector<Fragment> frags = partition(v, text, parse_special);
+    if (v.kind == Kind::WordPiece) {
+        // llama.cpp adds [CLS] ... [SEP] on add_special alone.
+        if (add_special && (v.bos < 0 || v.sep < 0))
+            throw rf::Error("tokenizer: the WordPiece vocabulary has no [CLS] (BOS) or [SEP] token to add");
+        if (v.unk < 0) throw rf::Error("tokenizer: the WordPiece vocabulary has no unknown token");
+        if (add_special) out.push_back(v.bos);
+        for (const Fragment &f : frags) {
+            if (f.token >= 0) out.push_back(f.token);
+            else tok::wpm_tokenize(v, text.substr(f.offset, f.length), out);
+        }
+        if (add_special) out.push_back(v.sep);
+        return out;
+    }
     if (add_special && v.add_bos) out.push_back(v.bos);
 
     if (v.kind == Kind::SentencePiece) {

@@ -1,5 +1,6 @@
 #include "unicode.h"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <unordered_map>
@@ -154,6 +155,21 @@ size_t incomplete_utf8_tail(std::string_view s) {
         return need > back ? back : 0;
     }
     return 0;
+}
+
+uint32_t nfd_first(uint32_t cpt) {
+    // The last range starting at or before cpt.
+    const auto *end = kNfdFirst + kNfdFirstCount;
+    const auto *it = std::upper_bound(kNfdFirst, end, cpt, [](uint32_t c, const uint32_t(&r)[3]) { return c < r[0]; });
+    if (it == kNfdFirst) return cpt;
+    --it;
+    return cpt <= (*it)[1] ? (*it)[2] : cpt;
+}
+
+uint32_t to_lower(uint32_t cpt) {
+    const auto *end = kLowerFirst + kLowerFirstCount;
+    const auto *it = std::lower_bound(kLowerFirst, end, cpt, [](const uint32_t(&r)[2], uint32_t c) { return r[0] < c; });
+    return it != end && (*it)[0] == cpt ? (*it)[1] : cpt;
 }
 
 } // namespace rf::tok

@@ -52,8 +52,18 @@ int unicode_to_byte(std::string_view utf8);
 // Number of bytes at the end of `s` that form an incomplete (but so far valid) UTF-8 sequence.
 size_t incomplete_utf8_tail(std::string_view s);
 
+// llama.cpp's unicode_cpts_normalize_nfd for one code point (the first code point of its NFD
+// decomposition) and unicode_tolower (the first code point of its lowercase): WordPiece's
+// normalisation (unicode_wpm_tables.cpp).
+uint32_t nfd_first(uint32_t cpt);
+uint32_t to_lower(uint32_t cpt);
+
 extern const char *const kUnicodeTablesVersion;
 extern const uint32_t kCategoryRuns[];
 extern const size_t kCategoryRunCount;
+extern const uint32_t kNfdFirst[][3];
+extern const size_t kNfdFirstCount;
+extern const uint32_t kLowerFirst[][2];
+extern const size_t kLowerFirstCount;
 
 } // namespace rf::tok

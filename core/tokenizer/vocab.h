@@ -51,6 +51,7 @@ struct Vocab {
     bool add_sep = false;
     bool ignore_merges = false;
     bool clean_spaces = false;
+    size_t max_token_len = 0; // bytes of the longest token text (WordPiece's longest match)
 
     std::vector<int32_t> eog;            // sorted
     std::vector<int32_t> special_tokens; // control/user-defined/unknown, longest text first
@@ -83,8 +84,9 @@ inline uint32_t pack_char(const char *p, size_t n) {
 }
 void build_spm_char_pairs(Vocab &vocab);
 
-// Algorithms (spm.cpp, bpe.cpp): append the tokens of one raw text fragment to `out`.
+// Algorithms (spm.cpp, bpe.cpp, wpm.cpp): append the tokens of one raw text fragment to `out`.
 void spm_tokenize(const Vocab &vocab, std::string_view text, std::vector<int32_t> &out);
 void bpe_tokenize(const Vocab &vocab, std::string_view text, std::vector<int32_t> &out);
+void wpm_tokenize(const Vocab &vocab, std::string_view text, std::vector<int32_t> &out);
 
 } // namespace rf::tok

@@ -244,9 +244,16 @@ std::unique_ptr<Vocab> load_vocab(const gguf::File &f) {
         v->add_bos = pre.add_bos;
         v->clean_spaces = pre.clean_spaces;
         v->ignore_merges = pre.ignore_merges;
+    } else if (v->model == "bert") {
+        v->kind = Tokenizer::Kind::WordPiece;
+        v->bos = 101, v->eos = -1, v->unk = 100, v->sep = 102, v->pad = 0, v->mask = 103;
+        v->add_space_prefix = false;
+        v->add_bos = true;
+        v->add_sep = true;
+        v->clean_spaces = true;
     } else {
         throw rf::Error(f.path() + ": unsupported tokenizer.ggml.model " + rf::quote_name(v->model) +
-                        " (supported: llama, gpt2)");
+                        " (supported: llama, gpt2, bert)");
     }
     read_bool(f, "tokenizer.ggml.add_space_prefix", v->add_space_prefix);
 
@@ -277,14 +284,19 @@ std::unique_ptr<Vocab> load_vocab(const gguf::File &f) {
         {"tokenizer.ggml.middle_token_id", &v->fim_mid},
     };
     for (const auto &[key, id] : ids) read_token_id(f, key, *id, n);
+    // WordPiece's [CLS] is its BOS; converters that name only the CLS id are read through it.
+    if (v->kind == Tokenizer::Kind::WordPiece && !f.find("tokenizer.ggml.bos_token_id"))
+        read_token_id(f, "tokenizer.ggml.cls_token_id", v->bos, n);
 
     read_bool(f, "tokenizer.ggml.add_bos_token", v->add_bos);
     read_bool(f, "tokenizer.ggml.add_eos_token", v->add_eos);
     read_bool(f, "tokenizer.ggml.add_sep_token", v->add_sep);
-    if (v->add_bos && v->bos < 0) {
+    // WordPiece adds [CLS] and [SEP] whatever these flags say (as llama.cpp); encode checks them.
+    const bool wpm = v->kind == Tokenizer::Kind::WordPiece;
+    if (!wpm && v->add_bos && v->bos < 0) {
         throw rf::Error(f.path() + ": tokenizer.ggml.add_bos_token is true but there is no BOS token");
     }
-    if (v->add_eos && v->eos < 0) {
+    if (!wpm && v->add_eos && v->eos < 0) {
         throw rf::Error(f.path() + ": tokenizer.ggml.add_eos_token is true but there is no EOS token");
     }
 
@@ -321,8 +333,12 @@ std::unique_ptr<Vocab> load_vocab(const gguf::File &f) {
 
     if (v->kind == Tokenizer::Kind::SentencePiece) build_spm_char_pairs(*v);
 
+    for (const TokenData &t : v->tokens) v->max_token_len = std::max(v->max_token_len, t.text.size());
+
     // The newline token.
-    if (v->kind == Tokenizer::Kind::SentencePiece) {
+    if (wpm) {
+        v->linefeed = v->pad;
+    } else if (v->kind == Tokenizer::Kind::SentencePiece) {
         v->linefeed = v->spm_byte_token('\n');
         if (v->linefeed < 0) v->linefeed = v->pad;
     } else {
@@ -355,7 +371,7 @@ std::string Vocab::compute_piece(int32_t id, bool special) const {
         }
         return {};
     }
-    if (kind == Tokenizer::Kind::SentencePiece) {
+    if (kind != Tokenizer::Kind::BytePairEncoding) {
         // U+2581 -> ' '
         std::string out;
         out.reserve(t.text.size());

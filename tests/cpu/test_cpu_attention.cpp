@@ -1,5 +1,6 @@
 // ATTENTION over the paged pool: GQA ratios 1 and 4, f32/f16/q8_0 pools, scattered slot tables,
-// two sequences in one batch, sliding windows and soft-capped scores (Gemma), against float64
+// two sequences in one batch, sliding windows, soft-capped scores (Gemma) and bidirectional
+// attention (encoders: every position of the sequence in the batch), against float64
 // softmax attention on the dequantized pool.
 #include <catch2/catch.hpp>
 
@@ -20,6 +21,7 @@ struct Setup {
     int pool_type;
     int32_t window = 0; // iparams[0]: last W positions only
     float cap = 0.f;    // fparams[1]: scores soft-capped
+    bool bidirectional = false; // iparams[2]: up to the sequence's last position in the batch
 };
 
 void write_pool_row(int type, const float *x, uint8_t *dst, int64_t n) {
@@ -40,10 +42,11 @@ TEST_CASE("cpu attention: GQA, pool types, scattered slots", "[cpu][attention]")
 
     const Setup setups[] = {{64, 4, 4, RF_TYPE_F16}, {64, 8, 2, RF_TYPE_F16}, {64, 8, 2, RF_TYPE_Q8_0},
                             {128, 4, 4, RF_TYPE_Q8_0}, {32, 8, 2, RF_TYPE_F32}, {64, 8, 2, RF_TYPE_F16, 20, 0.f},
-                            {32, 8, 2, RF_TYPE_F32, 0, 1.5f}, {64, 4, 4, RF_TYPE_Q8_0, 7, 3.f}};
+                            {32, 8, 2, RF_TYPE_F32, 0, 1.5f}, {64, 4, 4, RF_TYPE_Q8_0, 7, 3.f},
+                            {64, 8, 2, RF_TYPE_F16, 0, 0.f, true}, {32, 4, 4, RF_TYPE_F32, 0, 1.5f, true}};
     for (const Setup &su : setups) {
         INFO("D=" << su.D << " Hq=" << su.Hq << " Hkv=" << su.Hkv << " pool " << rf::type_name(su.pool_type)
-                  << " window " << su.window << " cap " << su.cap);
+                  << " window " << su.window << " cap " << su.cap << " bidirectional " << su.bidirectional);
         const int64_t D = su.D, Hq = su.Hq, Hkv = su.Hkv, S = 90, n_kv_max = 70, n_seq = 2;
         // Batch: seq 0 continues at positions 40..42 (prefill chunk), seq 1 decodes position 65
         // (more than two chunks of keys), seq 0 position 0 once more (attends one key).
@@ -88,7 +91,10 @@ TEST_CASE("cpu attention: GQA, pool types, scattered slots", "[cpu][attention]")
                 const float *qv = q.f32() + (t * Hq + h) * D;
                 std::vector<double> sc;
                 const int64_t first = su.window > 0 ? std::max<int64_t>(0, tok_pos[t] - su.window + 1) : 0;
-                for (int64_t p = first; p <= tok_pos[t]; ++p) {
+                int64_t end = tok_pos[t]; // bidirectional: the last position of the sequence in the batch
+                for (int64_t u = 0; u < T && su.bidirectional; ++u)
+                    if (tok_seq[u] == tok_seq[t]) end = std::max<int64_t>(end, tok_pos[u]);
+                for (int64_t p = first; p <= end; ++p) {
                     const int32_t slot = slots.i32()[tok_seq[t] * n_kv_max + p];
                     double acc = 0;
                     for (int64_t i = 0; i < D; ++i) acc += double(qv[i]) * kd[size_t(slot * D * Hkv + g * D + i)];
@@ -100,7 +106,7 @@ TEST_CASE("cpu attention: GQA, pool types, scattered slots", "[cpu][attention]")
                 for (double &v : sc) sum += (v = std::exp(v - mx));
                 for (int64_t i = 0; i < D; ++i) {
                     double acc = 0;
-                    for (int64_t p = first; p <= tok_pos[t]; ++p) {
+                    for (int64_t p = first; p <= end; ++p) {
                         const int32_t slot = slots.i32()[tok_seq[t] * n_kv_max + p];
                         acc += sc[size_t(p - first)] * vd[size_t(slot * D * Hkv + g * D + i)];
                     }
@@ -114,6 +120,7 @@ TEST_CASE("cpu attention: GQA, pool types, scattered slots", "[cpu][attention]")
             node.fparams[0] = scale;
             node.fparams[1] = su.cap;
             node.iparams[0] = su.window;
+            node.iparams[2] = su.bidirectional ? 1 : 0;
             REQUIRE(be->supports(node));
             std::string err;
             REQUIRE(be->run(node, &err) == RF_OK);

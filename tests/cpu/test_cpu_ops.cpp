@@ -144,6 +144,35 @@ TEST_CASE("cpu ops: GEGLU and SOFTCAP (Gemma)", "[cpu][ops]") {
     }
 }
 
+TEST_CASE("cpu ops: LAYER_NORM and GELU (BERT)", "[cpu][ops]") {
+    for (auto &be : all_backends()) {
+        const int64_t K = 384, M = 6;
+        Tensor a(RF_TYPE_F32, {K, M}), y(RF_TYPE_F32, {K, M});
+        fill_normal(a.f32(), a.n(), 3.f);
+        for (int64_t i = 0; i < a.n(); ++i) a.f32()[i] += 2.f; // a mean far from 0: the centring matters
+        std::vector<double> ref(size_t(a.n()));
+
+        rf_node ln = make_node(RF_OP_LAYER_NORM, y, {&a});
+        ln.fparams[0] = 1e-12f;
+        run_ok(*be, ln);
+        for (int64_t m = 0; m < M; ++m) {
+            const float *x = a.f32() + m * K;
+            double mean = 0, var = 0;
+            for (int64_t k = 0; k < K; ++k) mean += x[k];
+            mean /= K;
+            for (int64_t k = 0; k < K; ++k) var += (x[k] - mean) * (x[k] - mean);
+            var /= K;
+            for (int64_t k = 0; k < K; ++k) ref[size_t(m * K + k)] = (x[k] - mean) / std::sqrt(var + 1e-12);
+        }
+        CHECK(nmse(ref, y.f32(), y.n()) < 1e-12);
+
+        rf_node ge = make_node(RF_OP_GELU, y, {&a});
+        run_ok(*be, ge);
+        for (int64_t i = 0; i < a.n(); ++i) ref[size_t(i)] = gelu_tanh(a.f32()[i]);
+        CHECK(nmse(ref, y.f32(), y.n()) < 1e-11);
+    }
+}
+
 // ROPE of x at positions pos (frequency factors ff or none) into y.
 static rf_node rope_node(Tensor &y, Tensor &x, Tensor &pos, Tensor *ff, int mode, int n_rot, float base, float scale) {
     rf_node node = make_node(RF_OP_ROPE, y, {&x, &pos, ff});

@@ -7,7 +7,12 @@
  *     device_info / device_memory (ABI 2.2) report that device's free bytes;
  *   - no buffer_from_host, so weights are allocated on the device and uploaded, as on a GPU.
  * The memory itself is host memory (host_memory = 1, as the CPU plugin says): honest about what it
- * is, so the executor needs no copies between the two. Everything else is forwarded. */
+ * is, so the executor needs no copies between the two. Everything else is forwarded.
+ *
+ * Built with TWOCPU_FAKE_GPU it is "gpulike" instead: a GPU-like backend without the encoder
+ * kernels, as the HIP one is: it reports device memory (host_memory = 0, so the executor copies
+ * across its boundary and refuses to copy KV pools) and declines LAYER_NORM, GELU and
+ * bidirectional ATTENTION (test_encoder.cpp). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +58,10 @@ static void describe(int device, rf_device_info *out) {
     snprintf(out->name, sizeof out->name, "twocpu device %d (%.90s)", device, cpu);
     out->total_memory = TWOCPU_MEMORY;
     out->free_memory = TWOCPU_MEMORY - used[device];
+#ifdef TWOCPU_FAKE_GPU
+    out->host_memory = 0;
+    out->kind = RF_DEVICE_GPU;
+#endif
 }
 
 static int two_init(const char *cfg, void **ctx, char *err, size_t n) {
@@ -114,7 +123,13 @@ static int two_upload(void *ctx, void *dst, const void *src, uint64_t size, char
 static int two_download(void *ctx, void *dst, const void *src, uint64_t size, char *err, size_t n) {
     return inner->download(((two_ctx *)ctx)->inner_ctx, dst, src, size, err, n);
 }
-static int two_supports(void *ctx, const rf_node *node) { return inner->supports_op(((two_ctx *)ctx)->inner_ctx, node); }
+static int two_supports(void *ctx, const rf_node *node) {
+#ifdef TWOCPU_FAKE_GPU
+    if (node->op == RF_OP_LAYER_NORM || node->op == RF_OP_GELU) return 0;
+    if (node->op == RF_OP_ATTENTION && node->iparams[2] != 0) return 0;
+#endif
+    return inner->supports_op(((two_ctx *)ctx)->inner_ctx, node);
+}
 static int two_compute(void *ctx, const rf_graph *g, char *err, size_t n) {
     return inner->compute(((two_ctx *)ctx)->inner_ctx, g, err, n);
 }
@@ -158,6 +173,11 @@ static const rf_backend_vtable two_vtable = {
     .device_memory = two_device_memory,
 };
 
-static const rf_plugin_info two_info = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, "twocpu", "test", &two_vtable};
+#ifdef TWOCPU_FAKE_GPU
+#define TWOCPU_NAME "gpulike"
+#else
+#define TWOCPU_NAME "twocpu"
+#endif
+static const rf_plugin_info two_info = {RF_ABI_MAJOR, RF_ABI_MINOR, RF_PLUGIN_BACKEND, TWOCPU_NAME, "test", &two_vtable};
 
 RF_PLUGIN_EXPORT const rf_plugin_info *rocmforge_plugin_entry(void) { return &two_info; }

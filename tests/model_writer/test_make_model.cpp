@@ -334,6 +334,43 @@ TEST_CASE("mkmodel tiny-qwen3moe writes the expert keys and every expert's rows"
     CHECK(nonzero);
 }
 
+TEST_CASE("mkmodel encoder shapes: bge-small (bert) and nomic-embed (nomic-bert) tensors", "[mkmodel]") {
+    using V = std::vector<int64_t>;
+    const auto b = tensors_of("bge-small");
+    CHECK(b.at("token_embd.weight") == V{384, 30522});
+    CHECK(b.at("position_embd.weight") == V{384, 512});
+    CHECK(b.at("token_types.weight") == V{384, 2});
+    CHECK(b.at("blk.11.attn_q.bias") == V{384});
+    CHECK(b.at("blk.11.ffn_up.weight") == V{384, 1536});
+    CHECK(b.at("blk.11.ffn_down.bias") == V{384});
+    CHECK(b.at("blk.11.layer_output_norm.bias") == V{384});
+    CHECK(b.count("output_norm.weight") == 0);
+    CHECK(b.size() == size_t(5 + 12 * 16));
+    const auto n = tensors_of("nomic-embed");
+    CHECK(n.at("blk.0.attn_qkv.weight") == V{768, 2304});
+    CHECK(n.at("blk.0.ffn_gate.weight") == V{768, 3072});
+    CHECK(n.count("position_embd.weight") == 0);
+    CHECK(n.count("blk.0.attn_output.bias") == 0);
+    CHECK(n.size() == size_t(4 + 12 * 9));
+}
+
+TEST_CASE("mkmodel tiny-bert writes the encoder keys", "[mkmodel]") {
+    TempDir dir;
+    auto f = write_shape(dir, "bert.gguf", "tiny-bert", rf::QuantMix::F16);
+    CHECK(f->get_string("general.architecture") == "bert");
+    CHECK(f->get_int("bert.pooling_type", -1) == 2);
+    CHECK(f->get_int("bert.context_length", -1) == 512);
+    CHECK(f->get_int("bert.attention.head_count", -1) == 4);
+    REQUIRE(f->find("bert.attention.layer_norm_epsilon") != nullptr);
+    CHECK(f->find("bert.attention.head_count_kv") == nullptr);
+    CHECK(f->find_tensor("position_embd.weight")->ne[1] == 512);
+    CHECK(f->find_tensor("blk.0.attn_q.weight")->type == RF_TYPE_F16);
+    auto nomic = write_shape(dir, "nomic.gguf", "tiny-nomic-bert", rf::QuantMix::F16);
+    CHECK(nomic->get_int("nomic-bert.pooling_type", -1) == 1);
+    REQUIRE(nomic->find("nomic-bert.rope.freq_base") != nullptr);
+    CHECK(nomic->find("nomic-bert.rope.freq_base")->as_float() == 1000.0);
+}
+
 TEST_CASE("mkmodel tiny-gemma2 writes the family's keys", "[mkmodel]") {
     TempDir dir;
     auto f = write_shape(dir, "g2.gguf", "tiny-gemma2", rf::QuantMix::Q8_0);

@@ -132,9 +132,9 @@ TEST_CASE("bad tokenizer metadata is reported with the key", "[tokenizer][metada
     none.set("general.name", Value::from_string("x"));
     CHECK_THAT(message(none), Catch::Contains("tokenizer.ggml.model"));
 
-    Writer bert = bpe_writer("qwen2");
-    bert.set("tokenizer.ggml.model", Value::from_string("bert"));
-    CHECK_THAT(message(bert), Catch::Contains("unsupported tokenizer.ggml.model 'bert'"));
+    Writer t5 = bpe_writer("qwen2");
+    t5.set("tokenizer.ggml.model", Value::from_string("t5"));
+    CHECK_THAT(message(t5), Catch::Contains("unsupported tokenizer.ggml.model 't5'"));
 
     CHECK_THAT(message(bpe_writer("mystery-pre")), Catch::Contains("mystery-pre"));
 

@@ -48,9 +48,12 @@ extern "C" {
  * fparams are a union with one struct per launch family (a.mv, l->mmq, ...) and
  * rf_matmul_tiles.iparams with its tuning members; the same bytes, so 2.10 packs are served;
  * rf_exec_observer.chose, the kernels each observed unit launched and the rule of the backend's
- * kernel table (or the fusion) that chose them. */
+ * kernel table (or the fusion) that chose them.
+ * 2.12: ops LAYER_NORM and GELU, ATTENTION's iparams[2] (bidirectional, for encoders); a 2.11
+ * backend declines the new ops in supports_op like any op it does not know, and must decline an
+ * ATTENTION with iparams[2] != 0 (the host sets it only for encoder models). */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 11
+#define RF_ABI_MINOR 12
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -174,11 +177,18 @@ typedef struct rf_tensor {
  *            iparams[1] = n > 0: a hint, never a change of the result: each of tokens 0..n-1
  *            is the only token of its sequence in this node (decode rows ahead of a prompt
  *            chunk); a backend may run those rows and the rest as two parts. 0: no hint.
+ *            iparams[2] = 1: bidirectional (encoders): token t attends positions 0..P of its
+ *            sequence, P the largest position of that sequence's tokens in this node (not
+ *            pos(t)); no window. 0: causal.
  * ARGMAX     dst[M] i32 = index of the max of each row of src0[K,M] (first on ties).
  * COPY       dst = src0 converted to dst's type (same element count).
  * GEGLU      dst = gelu(src0) * src1, f32, same shapes; gelu is the tanh approximation
  *            0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Gemma's FFN gate).
  * SOFTCAP    dst = fparams[0] * tanh(src0 / fparams[0]), f32 (Gemma 2's final logits).
+ * LAYER_NORM dst[K,M] = (src0 - mean) / sqrt(var + fparams[0]) over K, f32 (BERT; the weight and
+ *            bias follow as MUL and ADD). mean and var = mean((src0 - mean)^2) summed in double,
+ *            the scale 1/sqrt rounded to f32 once (ggml_norm on the CPU).
+ * GELU       dst = gelu(src0), f32, the tanh approximation of GEGLU (BERT's FFN).
  * GATHER     dst[k, M] f32 = src0[src1[j, m], m]: entries of each row of src0[E, M] f32 picked by
  *            src1[k, M] i32 (e.g. TOPK's indices: the sampler's candidate logits); an index
  *            outside 0..E-1 gives 0.
@@ -237,6 +247,8 @@ enum rf_op {
     RF_OP_MATMUL_ID,
     RF_OP_MOE_SUM,
     RF_OP_GATHER,
+    RF_OP_LAYER_NORM, /* ABI 2.12 */
+    RF_OP_GELU,       /* ABI 2.12 */
     RF_OP_COUNT
 };
 
@@ -247,7 +259,7 @@ static inline const char *rf_op_name(int op) {
     static const char *const names[RF_OP_COUNT] = {
         "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
         "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap",
-        "topk", "moe_weights", "matmul_id", "moe_sum", "gather"};
+        "topk", "moe_weights", "matmul_id", "moe_sum", "gather", "layer_norm", "gelu"};
     return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
 }
 

@@ -162,6 +162,8 @@ public:
     Tensor *mul(Tensor *a, Tensor *b, const char *label = "mul");
     Tensor *scale(Tensor *a, float s, const char *label = "scale");
     Tensor *rms_norm(Tensor *a, float eps, const char *label = "rms_norm");
+    // (a - mean) / sqrt(var + eps) over each row (abi.h LAYER_NORM).
+    Tensor *layer_norm(Tensor *a, float eps, const char *label = "layer_norm");
     // angles: optional f32[2, n_rot/2, T], the tokens' (cos, sin) rows (rope_angles.h; abi.h ROPE src3).
     Tensor *rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode, int n_rot,
                  float freq_base, float freq_scale, const char *label = "rope", Tensor *angles = nullptr);
@@ -169,6 +171,7 @@ public:
     Tensor *silu(Tensor *a, const char *label = "silu");
     Tensor *swiglu(Tensor *gate, Tensor *up, const char *label = "swiglu");
     Tensor *geglu(Tensor *gate, Tensor *up, const char *label = "geglu");
+    Tensor *gelu(Tensor *a, const char *label = "gelu");
     Tensor *softcap(Tensor *a, float cap, const char *label = "softcap");
     // Writes src rows into pool rows `slots` (in place). Returns the pool; later readers of the
     // pool in this graph are ordered after it.
@@ -176,10 +179,12 @@ public:
     Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
                       Tensor *token_info, float scale, const char *label = "attention");
     // Attention variants (abi.h): only the last `window` positions (0: all), scores soft-capped
-    // at `softcap` (0: none).
+    // at `softcap` (0: none), every position of the sequence in the node (bidirectional:
+    // encoders; no window then).
     struct AttentionLimits {
         int64_t window = 0;
         float softcap = 0.0f;
+        bool bidirectional = false;
     };
     // single_rows: ATTENTION's split hint (abi.h iparams[1]; 0: none).
     Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,

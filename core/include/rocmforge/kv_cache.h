@@ -122,9 +122,11 @@ private:
 };
 
 // The backend the KV cache lives on: the one op_overrides puts attention on, else the weights'
-// backend (where attention then runs). The pools are state that changes every step, so they live
-// with the op that reads them all; the executor refuses to copy them (executor.cpp).
-Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend);
+// backend (where attention then runs); for an encoder (bidirectional attention) the first
+// backend that runs that attention when the weights' one does not. The pools are state that
+// changes every step, so they live with the op that reads them all; the executor refuses to copy
+// them (executor.cpp).
+Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend, bool bidirectional = false);
 
 // Parses a --cache-type value ("f16", "q8_0", "f32"); throws rf::UsageError otherwise.
 int kv_cache_type_from_name(const std::string &name);

@@ -1,6 +1,7 @@
 // Decoder-only transformer models of the llama lineage (llama 1/2/3, mistral-style files, qwen2,
 // qwen3, gemma2, gemma3, phi3, and the mixture-of-experts mixtral (llama with experts) and qwen3moe;
-// docs/MODELS.md): hyperparameters read from GGUF metadata, weights
+// docs/MODELS.md) and the embedding encoders bert and nomic-bert: hyperparameters read from GGUF
+// metadata, weights
 // placed on the runtime's primary backend straight from the mapped file.
 #pragma once
 #include <cstdint>
@@ -17,7 +18,7 @@
 namespace rf {
 
 // Which graph recipe a file's `general.architecture` maps to.
-enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe };
+enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Bert, NomicBert };
 
 struct ModelHparams {
     std::string arch_name;      // general.architecture as written in the file
@@ -51,6 +52,12 @@ struct ModelHparams {
     int64_t n_ctx_orig = 0;     // <arch>.rope.scaling.original_context_length (phi3 long/short factors)
     float rope_attn_factor = 1.0f; // <arch>.rope.scaling.attn_factor: RoPE output scale (phi3 longrope)
 
+    // Encoders (bert, nomic-bert): bidirectional attention over the whole input in one graph,
+    // post-norm LayerNorm blocks, hidden states out (no logits). bert adds absolute position
+    // embeddings and a GELU FFN; nomic-bert rotates Q and K (NeoX) and has a SwiGLU FFN.
+    bool encoder = false;
+    float norm_eps = 1e-12f;    // <arch>.attention.layer_norm_epsilon (LayerNorm)
+
     // Mixture of experts (llama files with experts = Mixtral, qwen3moe): every layer's FFN is
     // n_expert experts of which each token takes the n_expert_used with the largest router logits,
     // weighted by the softmax over those (normalised top-k, both architectures in llama.cpp).
@@ -81,6 +88,12 @@ struct LayerWeights {
     Tensor *ffn_norm = nullptr;
     Tensor *ffn_gate = nullptr, *ffn_up = nullptr, *ffn_down = nullptr;
     Tensor *ffn_post_norm = nullptr;                       // gemma2/3
+    // Encoders: output projection bias, LayerNorm (weight, bias) after the attention and after
+    // the FFN residuals, FFN biases (bert).
+    Tensor *bo = nullptr;
+    Tensor *attn_out_norm = nullptr, *attn_out_norm_b = nullptr;
+    Tensor *layer_out_norm = nullptr, *layer_out_norm_b = nullptr;
+    Tensor *ffn_up_b = nullptr, *ffn_down_b = nullptr;
     // Mixture of experts (instead of ffn_gate/up/down): the router [n_embd, n_expert] and the
     // experts' matrices [n_embd, n_ff_exp, n_expert] (gate, up) and [n_ff_exp, n_embd, n_expert].
     Tensor *ffn_gate_inp = nullptr;
@@ -122,6 +135,10 @@ public:
     Tensor *rope_factors_long = nullptr, *rope_factors_short = nullptr;
     std::vector<LayerWeights> layers;
     bool tied_output = false;
+    // Encoders: absolute positions [n_embd, n_ctx_train] (bert), token types [n_embd, n_types]
+    // (row 0 is added: every token is of "sentence A"), the embeddings' LayerNorm.
+    Tensor *pos_embd = nullptr, *type_embd = nullptr;
+    Tensor *tok_norm = nullptr, *tok_norm_b = nullptr;
 
     uint64_t weight_bytes() const { return weight_bytes_; } // bytes of all tensors placed
     uint64_t n_params() const { return n_params_; }         // elements of all tensors placed
@@ -141,7 +158,11 @@ private:
     // The backend tensor of one weight from its file bytes (mapped or copied, options_.use_mmap),
     // counted in weight_bytes_ for the progress callback.
     Tensor *store(const std::string &name, int type, const int64_t *ne, const void *bytes, uint64_t nbytes);
+    // Elements [first, first + count) of a 1-D f32 file tensor of n elements (a fused bias).
+    Tensor *place_slice(const std::string &name, int64_t n, int64_t first, int64_t count);
     void load_layer(int64_t l);
+    void load_encoder(); // encoder_model.cpp
+    void load_encoder_layer(int64_t l);
 
     ModelHparams hp_;
     ModelLoadOptions options_;

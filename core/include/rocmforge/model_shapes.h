@@ -1,8 +1,9 @@
 // Named shapes of real models (hyperparameters only, no weights), used by `rocmforge mkmodel` to
 // write random-weight models with the exact tensor layout of the real thing: tiny,
 // tinyllama-1.1b, llama2-7b, llama3-8b, qwen2-0.5b, qwen3-0.6b, qwen3-8b, gemma2-2b, gemma3-1b,
-// phi3-mini, mixtral-8x7b, qwen3-30b-a3b, and tiny-qwen3 / tiny-gemma2 / tiny-gemma3 / tiny-phi3 /
-// tiny-mixtral / tiny-qwen3moe for tests.
+// phi3-mini, mixtral-8x7b, qwen3-30b-a3b, the embedding encoders bge-small (bert) and nomic-embed
+// (nomic-bert), and tiny-qwen3 / tiny-gemma2 / tiny-gemma3 / tiny-phi3 / tiny-mixtral /
+// tiny-qwen3moe / tiny-bert / tiny-nomic-bert for tests.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,7 +14,8 @@ namespace rf {
 
 struct ModelShape {
     std::string name;          // "llama2-7b"
-    std::string arch;          // general.architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe
+    std::string arch;          // general.architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe,
+                               // bert, nomic-bert
     std::string display_name;  // general.name written into the file
     int64_t n_embd = 0;
     int64_t n_layer = 0;
@@ -36,6 +38,13 @@ struct ModelShape {
     // ffn_gate_inp + ffn_{gate,up,down}_exps replace the dense FFN. n_ff_exp: one expert's width
     // (expert_feed_forward_length, qwen3moe; 0: n_ff).
     int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    // Encoders (bert, nomic-bert): attention.layer_norm_epsilon, pooling_type (llama.cpp's: 1
+    // mean, 2 cls), token types (token_types rows).
+    float norm_eps = 1e-12f;
+    int pooling_type = 0;
+    int64_t n_token_types = 2;
+
+    bool encoder() const { return arch == "bert" || arch == "nomic-bert"; }
 
     int64_t head_dim() const { return key_length ? key_length : n_embd / n_head; }
     int64_t n_embd_q() const { return head_dim() * n_head; }

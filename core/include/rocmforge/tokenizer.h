@@ -4,6 +4,8 @@
 //       a space prefix, bigram merges by score, <0xXX> byte fallback.
 //   tokenizer.ggml.model = "gpt2":  byte-level BPE (llm_tokenizer_bpe): a pre-tokenizer chosen by
 //       tokenizer.ggml.pre, merges by rank from tokenizer.ggml.merges.
+//   tokenizer.ggml.model = "bert":  WordPiece (llm_tokenizer_wpm): lowercased words, each prefixed
+//       with U+2581, cut into the longest vocabulary entries; add_special adds [CLS] and [SEP].
 // Control / user-defined tokens written in the text are matched as single tokens when
 // parse_special is set (llama.cpp's tokenizer_st_partition).
 //
@@ -45,7 +47,7 @@ enum TokenAttr : uint32_t {
 
 class Tokenizer {
 public:
-    enum class Kind { SentencePiece, BytePairEncoding };
+    enum class Kind { SentencePiece, BytePairEncoding, WordPiece };
     static constexpr int32_t kNoToken = -1;
 
     // Reads tokenizer.ggml.* metadata. Throws rf::Error naming the key for missing or malformed
