@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "../chat_messages_json.h"
 #include "api_error.h"
 #include "json_text.h"
 
@@ -17,29 +18,10 @@ std::string member_name(const Value &v) { return {v.GetString(), v.GetStringLeng
 
 constexpr size_t kMaxSchemaNesting = 128;
 
-// Deepest array / object nesting, without recursion (the body was parsed iteratively: it may be
-// nested far deeper than a stack).
-size_t nesting(const Value &v) {
-    size_t deepest = 0;
-    std::vector<std::pair<const Value *, size_t>> todo{{&v, 0}};
-    while (!todo.empty()) {
-        const auto [x, depth] = todo.back();
-        todo.pop_back();
-        if (x->IsArray()) {
-            deepest = std::max(deepest, depth + 1);
-            for (const Value &e : x->GetArray()) todo.emplace_back(&e, depth + 1);
-        } else if (x->IsObject()) {
-            deepest = std::max(deepest, depth + 1);
-            for (auto it = x->MemberBegin(); it != x->MemberEnd(); ++it) todo.emplace_back(&it->value, depth + 1);
-        }
-    }
-    return deepest;
-}
-
 // The schema's GBNF; a schema the converter cannot express is a 400 naming the keyword.
 void set_schema(const Value &schema, const std::string &field, CompletionRequest &r) {
     if (!schema.IsObject() && !schema.IsBool()) throw bad_request("'" + field + "' must be a JSON schema (an object)", field);
-    if (nesting(schema) > kMaxSchemaNesting)
+    if (json_value_nesting(schema) > kMaxSchemaNesting) // iterative: the body may nest past a stack
         throw bad_request("'" + field + "' nests deeper than " + std::to_string(kMaxSchemaNesting) + " levels", field);
     try {
         r.grammar = grammar::json_schema_to_gbnf(json_text(schema));
