@@ -29,12 +29,6 @@ Tensor *add_bias(Graph &g, Tensor *x, Tensor *b, const std::string &label) {
     return b ? g.add(x, b, label.c_str()) : x;
 }
 
-bool is_range(const std::vector<int32_t> &rows) {
-    for (size_t i = 1; i < rows.size(); ++i)
-        if (rows[i] != rows[0] + (int32_t)i) return false;
-    return true;
-}
-
 // Every token is of type 0 ("sentence A"), as llama.cpp hard-codes it: one id for all of them.
 const int32_t kTokenTypeZero = 0;
 
@@ -48,17 +42,10 @@ Tensor *build_encoder_graph(Graph &g, const Model &model, KvCache &cache, const 
     const int64_t T = (int64_t)in.tokens.size(), D = hp.head_dim, E = hp.n_embd;
     const bool all_rows = (int64_t)in.output_rows.size() == T;
 
-    Tensor *tokens = g.input("tokens", RF_TYPE_I32, {T}, in.tokens.data());
-    Tensor *positions = g.input("positions", RF_TYPE_I32, {T}, in.positions.data());
-    Tensor *slots = g.input("kv_slots", RF_TYPE_I32, {T}, in.slots.data());
-    Tensor *slot_table = g.input("kv_slot_table", RF_TYPE_I32, {in.n_kv_max, in.n_seq}, in.slot_table.data());
-    Tensor *token_info = g.input("kv_token_info", RF_TYPE_I32, {2, T}, in.token_info.data());
-    Tensor *out_ids = nullptr;
-    if (!in.output_rows.empty() && !all_rows && !is_range(in.output_rows))
-        out_ids = g.input("output_rows", RF_TYPE_I32, {(int64_t)in.output_rows.size()}, in.output_rows.data());
-    Tensor *angles = nullptr;
-    if (!in.rope_angles[0].empty()) angles = g.input("rope_angles", RF_TYPE_F32, {2, hp.n_rot / 2, T}, in.rope_angles[0].data());
-    if (inputs) *inputs = {tokens, positions, slots, slot_table, token_info, out_ids, {angles, nullptr}};
+    const ForwardGraphInputs gi = add_graph_inputs(g, hp, in);
+    if (inputs) *inputs = gi;
+    Tensor *const tokens = gi.tokens, *const positions = gi.positions, *const slots = gi.slots, *const slot_table = gi.slot_table,
+                 *const token_info = gi.token_info, *const out_ids = gi.out_ids, *const angles = gi.rope_angles[0];
 
     Tensor *x = g.get_rows(model.tok_embd, tokens, "token_embd");
     if (model.type_embd) {

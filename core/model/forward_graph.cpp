@@ -28,6 +28,23 @@ bool is_contiguous_range(const std::vector<int32_t> &rows) {
 
 } // namespace
 
+ForwardGraphInputs add_graph_inputs(Graph &g, const ModelHparams &hp, const ForwardInputs &in) {
+    const int64_t T = (int64_t)in.tokens.size();
+    ForwardGraphInputs gi;
+    gi.tokens = g.input("tokens", RF_TYPE_I32, {T}, in.tokens.data());
+    gi.positions = g.input("positions", RF_TYPE_I32, {T}, in.positions.data());
+    gi.slots = g.input("kv_slots", RF_TYPE_I32, {T}, in.slots.data());
+    gi.slot_table = g.input("kv_slot_table", RF_TYPE_I32, {in.n_kv_max, in.n_seq}, in.slot_table.data());
+    gi.token_info = g.input("kv_token_info", RF_TYPE_I32, {2, T}, in.token_info.data());
+    if (!in.output_rows.empty() && (int64_t)in.output_rows.size() != T && !is_contiguous_range(in.output_rows))
+        gi.out_ids = g.input("output_rows", RF_TYPE_I32, {(int64_t)in.output_rows.size()}, in.output_rows.data());
+    for (int i = 0; i < 2; ++i)
+        if (!in.rope_angles[i].empty())
+            gi.rope_angles[i] =
+                g.input(i ? "rope_angles_swa" : "rope_angles", RF_TYPE_F32, {2, hp.n_rot / 2, T}, in.rope_angles[i].data());
+    return gi;
+}
+
 ForwardKey forward_key(const ForwardInputs &in) {
     ForwardKey k;
     k.n_tokens = (int64_t)in.tokens.size();
@@ -129,19 +146,10 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
     const bool want_logits = !in.output_rows.empty();
     const bool all_rows = (int64_t)in.output_rows.size() == T;
 
-    Tensor *tokens = g.input("tokens", RF_TYPE_I32, {T}, in.tokens.data());
-    Tensor *positions = g.input("positions", RF_TYPE_I32, {T}, in.positions.data());
-    Tensor *slots = g.input("kv_slots", RF_TYPE_I32, {T}, in.slots.data());
-    Tensor *slot_table = g.input("kv_slot_table", RF_TYPE_I32, {in.n_kv_max, in.n_seq}, in.slot_table.data());
-    Tensor *token_info = g.input("kv_token_info", RF_TYPE_I32, {2, T}, in.token_info.data());
-    Tensor *out_ids = nullptr;
-    if (want_logits && !all_rows && !is_contiguous_range(in.output_rows))
-        out_ids = g.input("output_rows", RF_TYPE_I32, {(int64_t)in.output_rows.size()}, in.output_rows.data());
-    Tensor *angles[2] = {nullptr, nullptr};
-    for (int i = 0; i < 2; ++i)
-        if (!in.rope_angles[i].empty())
-            angles[i] = g.input(i ? "rope_angles_swa" : "rope_angles", RF_TYPE_F32, {2, hp.n_rot / 2, T}, in.rope_angles[i].data());
-    if (inputs) *inputs = {tokens, positions, slots, slot_table, token_info, out_ids, {angles[0], angles[1]}};
+    const ForwardGraphInputs gi = add_graph_inputs(g, hp, in);
+    if (inputs) *inputs = gi;
+    Tensor *const tokens = gi.tokens, *const positions = gi.positions, *const slots = gi.slots, *const slot_table = gi.slot_table,
+                 *const token_info = gi.token_info, *const out_ids = gi.out_ids, *const *angles = gi.rope_angles;
     // Keeps only the rows whose logits are wanted (row-wise ops after this see only those).
     auto select_rows = [&](Tensor *t) -> Tensor * {
         if (all_rows) return t;

@@ -63,6 +63,11 @@ struct ForwardGraphInputs {
     void bind(const ForwardInputs &in) const;
 };
 
+// Adds the graph's input tensors for `in` (their host_data point into it): the tokens, positions,
+// KV slots, slot table and token info, the output rows where they are gathered (neither all rows
+// nor one contiguous range), and the RoPE (cos, sin) rows that `in` carries.
+ForwardGraphInputs add_graph_inputs(Graph &g, const ModelHparams &hp, const ForwardInputs &in);
+
 // The RoPE parameters of the model's global (local = false) or sliding-window layers with the
 // host values of its frequency factors; false when those cannot be read as f32 from the file.
 bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParams *p);
