@@ -43,5 +43,9 @@ jq '.data[0].embedding' "$tmp/srv.json" >"$tmp/srv_v.json"
 jq '.data[1].embedding' "$tmp/srv.json" >"$tmp/srv_v2.json"
 check "server = CLI, batched inputs as alone ($(py 'max(maxdiff(a, b), maxdiff(c, d))' "$tmp/srv_v.json" "$tmp/cli_v.json" "$tmp/srv_v2.json" "$tmp/cli_v2.json"))" \
   test "$(py 'max(maxdiff(a, b), maxdiff(c, d)) < 1e-5' "$tmp/srv_v.json" "$tmp/cli_v.json" "$tmp/srv_v2.json" "$tmp/cli_v2.json")" = True
+code=$(curl -s --max-time 20 -o "$tmp/compl.json" -w '%{http_code}' "$URL/v1/completions" -H 'Content-Type: application/json' \
+  -d '{"prompt":"Hello","max_tokens":4}')
+check "server: completions from an encoder are a 400 naming it ($code)" \
+  test "$code" = 400 -a "$(jq -r '.error.param' "$tmp/compl.json")" = model
 stop_server main
 finish encoder-cli

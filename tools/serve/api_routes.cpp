@@ -118,6 +118,11 @@ void ApiRouter::attach_grammar(const CompletionRequest &r, PreparedSequences &pr
 }
 
 void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
+    if (!config_.embedding_only_arch.empty())
+        return respond_error(ex, {400,
+                                  "this server's model (" + config_.embedding_only_arch +
+                                      ") is an embedding model: it has no completions (use /v1/embeddings)",
+                                  "invalid_request_error", "model"});
     CompletionRequest r;
     PreparedSequences prep;
     try {

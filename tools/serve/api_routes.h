@@ -30,6 +30,7 @@ struct RouterConfig {
     std::chrono::seconds request_timeout{300};
     ServerProps props; // GET /props
     EmbeddingService *embeddings = nullptr; // POST /v1/embeddings; nullptr: 404
+    std::string embedding_only_arch;        // an encoder (bert, nomic-bert): completions are a 400
 };
 
 class ApiRouter {

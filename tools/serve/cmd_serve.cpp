@@ -152,6 +152,7 @@ int cmd_serve(int argc, char **argv) {
     embed_params.n_ctx = std::max(rc.n_ctx_request, embed_params.n_batch);
     EmbeddingService embeddings(*lm.model, *lm.runtime, *lm.tokenizer, scheduler, embed_params, rc.n_ctx_request);
     rc.embeddings = &embeddings;
+    if (hp.encoder) rc.embedding_only_arch = hp.arch_name;
     ApiRouter router(rc, *lm.tokenizer, scheduler, metrics);
     HttpServer server(o.host, o.port, HttpLimits{}, [&](const HttpRequest &req, Exchange &ex) { router(req, ex); });
     std::fprintf(stderr, "listening on http://%s:%u (%d parallel, queue %zu%s)\n", o.host.c_str(), server.port(), o.parallel,
