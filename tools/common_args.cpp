@@ -103,7 +103,8 @@ bool ModelArgs::parse(int argc, char **argv, int &i) {
 
 const char *ModelArgs::help() {
     return "  -m, --model FILE   GGUF model (llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3,\n"
-           "                     qwen3moe; llama files with experts: Mixtral);\n"
+           "                     qwen3moe; llama files with experts: Mixtral; for embed and\n"
+           "                     /v1/embeddings also the encoders bert and nomic-bert);\n"
            "                     default: models/default.gguf, the shipped KJV-trained model\n"
            "                     (docs/DEFAULT_MODEL.md)\n"
            "  -c, --ctx-size N   KV cache size in tokens, shared by all sequences (generate and\n"
