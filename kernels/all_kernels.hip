@@ -26,4 +26,5 @@
 #include "attention_prefill_mma.hip"
 #include "matmul_id.hip"
 #include "select_rows.hip"
+#include "moe_route.hip"
 #include "stamp.hip"

@@ -14,6 +14,7 @@
 //    dotted with the dp4a row functions of mvq_blocks.h against q8_1 activation columns, as the
 //    decode matmuls.
 // An id outside 0..E-1 is never matched; the blocks of expert 0 write zeros to its outputs.
+#pragma once
 #include "compat.h"
 #include "quant_decode.h"
 #include "mvq_blocks.h"
@@ -229,20 +230,17 @@ RF_MVQ_ID(q8_0, MvqQ8_0)
 // logits; 0: the chosen entries of the softmax over all E. Bad ids give zeros. Rounded as the
 // CPU backend (llama.cpp's ops): p = softmax over all E with the sum in double and the f32
 // reciprocal, w_j = p[id_j]; mode 1 divides by max(f32 of the double sum of the w_j, 2^-14).
-RF_KERNEL __launch_bounds__(32) void rf_moe_weights_f32(rf_kargs a) {
-    rf_kernel_start();
-    const rf_ktensor &l = a.src[0], &ids = a.src[1], &d = a.dst;
-    const int E = (int)l.ne[0], k = (int)d.ne[0], lane = threadIdx.x;
-    const float *v = (const float *)((const u8 *)l.data + blockIdx.x * l.nb[1]);
-    const int *id = (const int *)((const u8 *)ids.data + blockIdx.x * ids.nb[1]);
-    float *out = (float *)((u8 *)d.data + blockIdx.x * d.nb[1]);
+RF_DEV void moe_weights_warp_row(const rf_ktensor &l, const rf_ktensor &ids, const rf_ktensor &d, bool over_chosen, i64 row) {
+    const int E = (int)l.ne[0], k = (int)d.ne[0], lane = threadIdx.x % RF_WARP;
+    const float *v = (const float *)((const u8 *)l.data + row * l.nb[1]);
+    const int *id = (const int *)((const u8 *)ids.data + row * ids.nb[1]);
+    float *out = (float *)((u8 *)d.data + row * d.nb[1]);
     bool bad = false;
     for (int j = lane; j < k; j += RF_WARP) bad |= id[j] < 0 || id[j] >= E;
     if (warp_ballot(bad)) {
         for (int j = lane; j < k; j += RF_WARP) out[j] = 0.f;
         return;
     }
-    const bool over_chosen = a.moe_weights.over_chosen == 1;
     float mx = -__int_as_float(0x7f800000);
     for (int j = lane; j < E; j += RF_WARP) mx = fmaxf(mx, v[j]);
     mx = warp_max(mx);
@@ -260,6 +258,10 @@ RF_KERNEL __launch_bounds__(32) void rf_moe_weights_f32(rf_kargs a) {
     chosen = warp_sum(chosen);
     const float norm = fmaxf((float)chosen, 6.103515625e-5f);
     for (int j = lane; j < k; j += RF_WARP) out[j] = out[j] / norm; // each lane rereads its own
+}
+RF_KERNEL __launch_bounds__(32) void rf_moe_weights_f32(rf_kargs a) {
+    rf_kernel_start();
+    moe_weights_warp_row(a.src[0], a.src[1], a.dst, a.moe_weights.over_chosen == 1, blockIdx.x);
 }
 
 // MOE_SUM: dst[n, m] = sum over s in order of w[s, m] * y[n, s, m], each product rounded before

@@ -1,6 +1,7 @@
 // Candidate selection over long rows (abi.h TOPK, GATHER): the k largest logits of each row of a
 // vocabulary-sized tensor and their values, so that a sampler reads back k candidates per
 // sequence instead of the whole row; and TOPK over a mixture of experts' few hundred router logits.
+#pragma once
 
 // Each value with its index as one 64-bit key, larger = earlier in TOPK's order: the float's bits
 // made monotonic in the high word (-0 first turned into +0, which compares equal to it), the
@@ -29,12 +30,11 @@ RF_DEV unsigned long long warp_max_key(unsigned long long v) {
 // nothing left yields key 0, index -1. A row holding NaN orders it by its bits (the CPU backend's
 // passes compare it with nothing): router logits are never NaN in a working model.
 #define RF_TOPK_WARP_KEYS 16 // 512 / RF_WARP
-RF_KERNEL __launch_bounds__(32) void rf_topk_f32(rf_kargs a) {
-    rf_kernel_start();
-    const rf_ktensor &x = a.src[0], &d = a.dst;
-    const int E = (int)x.ne[0], k = (int)d.ne[0], lane = threadIdx.x;
-    const float *v = (const float *)((const u8 *)x.data + blockIdx.x * x.nb[1]);
-    int *out = (int *)((u8 *)d.data + blockIdx.x * d.nb[1]);
+// Row `row`'s k indices into dst's row (lane 0 stores them).
+RF_DEV void topk_warp_row(const rf_ktensor &x, const rf_ktensor &d, i64 row) {
+    const int E = (int)x.ne[0], k = (int)d.ne[0], lane = threadIdx.x % RF_WARP;
+    const float *v = (const float *)((const u8 *)x.data + row * x.nb[1]);
+    int *out = (int *)((u8 *)d.data + row * d.nb[1]);
     unsigned long long key[RF_TOPK_WARP_KEYS];
 #pragma unroll
     for (int r = 0; r < RF_TOPK_WARP_KEYS; ++r) {
@@ -50,6 +50,10 @@ RF_KERNEL __launch_bounds__(32) void rf_topk_f32(rf_kargs a) {
         for (int r = 0; r < RF_TOPK_WARP_KEYS; ++r) key[r] = key[r] == best ? 0ull : key[r];
         if (lane == 0) out[j] = best ? select_index(best) : -1;
     }
+}
+RF_KERNEL __launch_bounds__(32) void rf_topk_f32(rf_kargs a) {
+    rf_kernel_start();
+    topk_warp_row(a.src[0], a.dst, blockIdx.x);
 }
 
 #define RF_TOPK_THREADS 1024

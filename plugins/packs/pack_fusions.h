@@ -12,6 +12,7 @@ extern const rf_fusion rf_fusion_norm_1, rf_fusion_norm_2, rf_fusion_norm_4;
 extern const rf_fusion rf_fusion_norm_rows;
 extern const rf_fusion rf_fusion_kv_append; /* kv_append.c */
 extern const rf_fusion rf_fusion_rope_pair; /* rope_pair.c: ROPE ROPE [SET_ROWS] (head-norm layers) */
+extern const rf_fusion rf_fusion_moe_route; /* moe_route.c: TOPK MOE_WEIGHTS (MoE routing) */
 extern const rf_fusion rf_fusion_swiglu_q8; /* swiglu_q8.c */
 extern const rf_fusion rf_fusion_gate_up;   /* gate_up.c: MATMUL MATMUL SWIGLU (ABI 2.6) */
 extern const rf_fusion rf_fusion_matmul_rope; /* matmul_rope.c: MATMUL ROPE (ABI 2.6) */
@@ -20,7 +21,7 @@ extern const rf_fusion rf_fusion_projections; /* projections.c: a layer's K/V/Q 
  * kernels with their appends */
 extern const rf_fusion rf_fusion_mmq_run, rf_fusion_cols_run;
 
-#define RF_PACK_N_FUSIONS 15
+#define RF_PACK_N_FUSIONS 16
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

@@ -137,10 +137,30 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
     return v;
 }
 
+// The routing after the router matmul, TOPK then MOE_WEIGHTS of the same logits (the packs'
+// "moe_route" fusion: one launch): Qwen3-MoE's 128 experts, 8 chosen, Mixtral's 8 / 2, a row
+// length that is no multiple of a warp, k beyond a warp, both weight modes.
+static GraphCase moe_route_case(std::mt19937 &rng, int64_t E, int64_t k, int64_t M, int mode) {
+    Builder b;
+    b.c.name = "moe route E=" + std::to_string(E) + " k=" + std::to_string(k) + " M=" + std::to_string(M) + " mode " + std::to_string(mode);
+    b.c.max_nmse = 1e-10;
+    const int logits = b.input(rnd(rng, RF_TYPE_F32, E, M, 1, 1, 3.f));
+    const int ids = b.output(RF_TYPE_I32, k, M), w = b.output(RF_TYPE_F32, k, M);
+    b.node(RF_OP_TOPK, ids, {logits});
+    b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = mode;
+    return std::move(b.c);
+}
+
 // The expert FFN of a MoE layer as one graph (router logits -> top-k -> weights; gate and up
 // MATMUL_ID on the shared row; SwiGLU; down MATMUL_ID; weighted sum), decode and prefill.
 std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     std::vector<GraphCase> v;
+    for (int mode : {0, 1}) {
+        v.push_back(moe_route_case(rng, 128, 8, 1, mode));
+        v.push_back(moe_route_case(rng, 128, 8, 37, mode));
+        v.push_back(moe_route_case(rng, 8, 2, 5, mode));
+        v.push_back(moe_route_case(rng, 60, 40, 3, mode));
+    }
     for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q8_0, RF_TYPE_Q6_K, RF_TYPE_Q5_0, RF_TYPE_F16})
         for (int64_t M : {1, 3, 40}) {
             const int64_t K = 256, F = 512, E = 8, S = 2;

@@ -266,6 +266,19 @@ Case normed_projections(int type, int v_type, int64_t K, int64_t D, int64_t Hk, 
     return c;
 }
 
+// A mixture of experts' routing: TOPK(logits) then MOE_WEIGHTS(logits, ids) (moe_route).
+Case moe_route(int64_t E, int64_t k, int64_t M, int over_chosen) {
+    Case c{"moe route E=" + std::to_string(E) + " k=" + std::to_string(k) + " M=" + std::to_string(M) +
+           (over_chosen ? ", softmax over the chosen" : ", softmax over all")};
+    c.tolerance = 1e-5; // the host's expf against the CPU backend's
+    rf_tensor *x = input(c, {E, M});
+    rf_tensor *ids = dense(c, RF_TYPE_I32, {k, M}), *w = f32(c, {k, M});
+    node(c, RF_OP_TOPK, ids, {x});
+    node(c, RF_OP_MOE_WEIGHTS, w, {x, ids});
+    c.nodes.back().iparams[0] = over_chosen;
+    return c;
+}
+
 // Slots of M tokens in a pool of M + 4 rows: in reverse order, off the first rows.
 std::vector<int32_t> reverse_slots(int64_t M) {
     std::vector<int32_t> v;
@@ -445,6 +458,8 @@ std::deque<Case> make_cases() {
     cases.push_back(projections(RF_TYPE_F16, 64, 32, 2, true, true, true, RF_TYPE_F32, false));
     cases.push_back(projections(RF_TYPE_Q8_0, 96, 32, 1, false, true, false, RF_TYPE_F16, false));
     cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, false, RF_TYPE_Q6_K));
+    cases.push_back(moe_route(128, 8, 1, 1));
+    cases.push_back(moe_route(60, 40, 3, 0));
     // Qwen 3 / Gemma 3 order (head norms between the products and the ropes): two launches.
     cases.push_back(normed_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 64, 2, 4, RF_TYPE_F16));
     cases.push_back(normed_projections(RF_TYPE_Q5_0, RF_TYPE_Q8_0, 128, 128, 1, 4, RF_TYPE_F32));
