@@ -3,9 +3,11 @@
 # runs each one after the other from its committed seeds (tests/fuzz/corpus/<target>). A crash,
 # sanitizer report, leak, input slower than 10 s (hang) or more than 2 GiB of memory fails the run;
 # the input is saved as build-fuzz/fuzz-findings/<target>/{crash,leak,timeout,oom}-<sha1>.
-# Usage: scripts/fuzz.sh [-t SECONDS] [-r RUNS] [TARGET...]
+# Usage: scripts/fuzz.sh [-t SECONDS] [-r RUNS] [-b BUILD_DIR] [TARGET...]
 #   -t SECONDS  time per target (default 300)
 #   -r RUNS     also stop a target after RUNS executions (default: time only)
+#   -b DIR      the build folder (default build-fuzz; one configured here if it has none; .ci/run
+#               passes its sanitizer build, configured with -Dfuzz=true, so nothing is built twice)
 #   TARGET      gguf tokenizer_vocab tokenizer_text config pack_claim serve_request (default: all)
 # New inputs that reach new code go to build-fuzz/fuzz-corpus/<target> and are reused next time.
 # Reproduce a finding: build-fuzz/tests/fuzz/fuzz_<target> FILE
@@ -13,20 +15,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=300
 runs=-1
-while getopts "t:r:" opt; do
+build=build-fuzz
+while getopts "t:r:b:" opt; do
   case $opt in
     t) seconds=$OPTARG ;;
     r) runs=$OPTARG ;;
-    *) sed -n '2,11p' "$0" >&2; exit 2 ;;
+    b) build=$OPTARG ;;
+    *) sed -n '2,13p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(gguf tokenizer_vocab tokenizer_text config pack_claim serve_request)
-build=build-fuzz
 
 scripts/install_missing.sh clang-15 libclang-common-15-dev
 # The GPU plugins are not fuzzed (their claim binding is built into fuzz_pack_claim).
+if [ -f "$build/build.ninja" ] && ! grep -q -- '-fsanitize=fuzzer-no-link' "$build/build.ninja"; then
+  echo "fuzz.sh: $build is not configured with -Dfuzz=true (clang, ASan+UBSan)" >&2
+  exit 2
+fi
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang-15 CXX=clang++-15 meson setup "$build" -Dfuzz=true -Dbuildtype=debugoptimized \
     -Db_sanitize=address,undefined -Db_lundef=false -Dhip_amd=disabled -Dhip_nvidia=disabled
