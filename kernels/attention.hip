@@ -1,8 +1,9 @@
 // ATTENTION over a paged KV pool (abi.h): causal, GQA, pools f32/f16/q8_0.
 // Grid (Hq, T); 4 warps per block split the visible positions; each warp keeps an online
 // softmax (running max, sum, V accumulator with D/32 values per lane); the block merges them.
-// The one attention kernel that honours a sliding window (attention.window) and a score soft
-// cap (attention.soft_cap): ops.cpp sends such nodes (Gemma) here.
+// The one attention kernel that honours a sliding window (attention.window), a score soft cap
+// (attention.soft_cap) and bidirectional attention (attention.bidirectional: a token sees every
+// position of its sequence in the node, the encoders'): ops.cpp sends such nodes here.
 #include "compat.h"
 #include "quant_decode.h"
 
@@ -31,10 +32,24 @@ RF_KERNEL __launch_bounds__(128) void rf_attention(rf_kargs a) {
     const int kvh = h / (Hq / Hkv);
     const int lane = threadIdx.x % RF_WARP, w = threadIdx.x / RF_WARP;
     const int *ti = (const int *)((const u8 *)info.data + (i64)t * info.nb[1]);
-    const int seq = ti[0], pos = ti[1];
+    const int seq = ti[0];
+    int pos = ti[1];
+    if (a.attention.bidirectional) { // the largest position of this sequence's tokens in the node
+        __shared__ int sh_last;
+        if (threadIdx.x == 0) sh_last = pos;
+        __syncthreads();
+        int last = pos;
+        for (i64 u = threadIdx.x; u < info.ne[1]; u += blockDim.x) {
+            const int *tu = (const int *)((const u8 *)info.data + u * info.nb[1]);
+            if (tu[0] == seq) last = max(last, tu[1]);
+        }
+        atomicMax(&sh_last, last);
+        __syncthreads();
+        pos = sh_last;
+    }
     const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
     const float scale = a.attention.scale, cap = a.attention.soft_cap;
-    const int first = a.attention.window > 0 ? max(0, pos - a.attention.window + 1) : 0;
+    const int first = a.attention.window > 0 && !a.attention.bidirectional ? max(0, pos - a.attention.window + 1) : 0;
     const float *qr = (const float *)((const u8 *)q.data + (i64)h * q.nb[1] + (i64)t * q.nb[2]);
 
     float qv[RF_ATT_PER_LANE], acc[RF_ATT_PER_LANE];

@@ -15,3 +15,15 @@ constexpr int kBinaryGeglu = 3; // after elementwise.hip's add (0), mul (1), swi
 template <> RF_DEV float binary_op<kBinaryGeglu>(float u, float v) { return gelu_tanh(u) * v; }
 
 RF_KERNEL void rf_geglu_f32(rf_kargs a) { rf_kernel_start(); binary_impl<kBinaryGeglu>(a); }
+
+// GELU (abi.h; BERT's FFN): dst = gelu(src0), the same tanh approximation, by strides.
+RF_KERNEL void rf_gelu_f32(rf_kargs a) {
+    rf_kernel_start();
+    const rf_ktensor &d = a.dst, &x = a.src[0];
+    const i64 n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+        i64 i0, i1, i2, i3;
+        unravel(d, i, i0, i1, i2, i3);
+        *(float *)elem_ptr(d, i0, i1, i2, i3) = gelu_tanh(*(const float *)elem_ptr(x, i0, i1, i2, i3));
+    }
+}

@@ -39,6 +39,27 @@ RF_KERNEL __launch_bounds__(256) void rf_rms_norm_f32(rf_kargs a) {
     for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] = x[i] * inv;
 }
 
+// LAYER_NORM (abi.h; BERT): (x - mean) / sqrt(var + eps) per row, as the CPU backend (ggml_norm):
+// the sum and the squares summed in double, the mean and the scale rounded to f32 once. In
+// place too (each thread rereads only its own elements).
+RF_KERNEL __launch_bounds__(256) void rf_layer_norm_f32(rf_kargs a) {
+    rf_kernel_start();
+    __shared__ double sh[RF_WARP];
+    const i64 r = blockIdx.x, K = a.src[0].ne[0];
+    const float *x = row_of(a.src[0], r);
+    float *y = (float *)row_of(a.dst, r);
+    double s = 0.0;
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) s += (double)x[i];
+    const float mean = (float)(block_sum_d(s, sh) / (double)K);
+    double ss = 0.0;
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) {
+        const float c = x[i] - mean;
+        ss += (double)(c * c);
+    }
+    const float scale = 1.0f / sqrtf((float)(block_sum_d(ss, sh) / (double)K) + a.fparams[0]);
+    for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] = (x[i] - mean) * scale;
+}
+
 RF_KERNEL __launch_bounds__(256) void rf_softmax_f32(rf_kargs a) {
     rf_kernel_start();
     __shared__ float sh[RF_WARP];

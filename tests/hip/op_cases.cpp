@@ -173,6 +173,15 @@ Case limited_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, cons
     return c;
 }
 
+// The encoders' attention (abi.h iparams[2] = 1): every token of a sequence sees all of its
+// positions in the node, up to the sequence's last.
+Case bidirectional_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq) {
+    Case c = attention(rng, pool, D, Hq, Hkv, seq_len, T_per_seq, 1e-5);
+    c.name += " bidirectional";
+    c.iparams[2] = 1;
+    return c;
+}
+
 // A server's mixed step: one token of each of n_dec sequences (contexts 1..), then a P-token
 // chunk of a sequence with `chunk_ctx` positions, with the split hint (abi.h iparams[1]) at
 // `hint` (n_dec: true; other values test that the hint never changes the result).
@@ -360,6 +369,13 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         c.fparams[0] = 30.f;
         v.push_back(c);
     }
+    for (int64_t K : {384, 768, 37}) { // bge-small's and nomic-embed's widths, an odd row
+        Case c = base("layer_norm [" + std::to_string(K) + ",5]", RF_OP_LAYER_NORM,
+                      {make(RF_TYPE_F32, K, 5), rnd(rng, RF_TYPE_F32, K, 5, 1, 1, 3.f)}, 1e-10);
+        c.fparams[0] = 1e-12f;
+        v.push_back(c);
+        v.push_back(base("gelu [" + std::to_string(K) + ",5]", RF_OP_GELU, {make(RF_TYPE_F32, K, 5), rnd(rng, RF_TYPE_F32, K, 5, 1, 1, 6.f)}, 1e-10));
+    }
     for (int64_t K : {4096, 37}) {
         Case c = base("rms_norm [" + std::to_string(K) + ",3]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, K, 3), rnd(rng, RF_TYPE_F32, K, 3)}, 1e-10);
         c.fparams[0] = 1e-5f;
@@ -427,6 +443,9 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(limited_attention(rng, pool, 256, 8, 4, {300}, 1, 64, 0.f));
         v.push_back(limited_attention(rng, pool, 256, 8, 4, {300, 40}, 1, 0, 0.5f));
         v.push_back(limited_attention(rng, pool, 256, 4, 1, {90}, 40, 16, 0.5f));
+        v.push_back(bidirectional_attention(rng, pool, 32, 12, 12, {40}, 40));     // bge-small's heads
+        v.push_back(bidirectional_attention(rng, pool, 64, 12, 12, {40, 40}, 40)); // nomic-embed's, two inputs
+        v.push_back(bidirectional_attention(rng, pool, 64, 4, 2, {90}, 30));       // a part of a sequence
         v.push_back(limited_attention(rng, pool, 64, 8, 2, {512}, 512, 3, 1.f));
         // The tensor-core prefill tiles and the streaming decode kernels with the limits: a window
         // inside one KV tile, one spanning tiles, a soft cap; several sequences in one tile.

@@ -128,7 +128,8 @@ typedef struct rf_kp_stamp {
 typedef struct rf_kp_attention {
     int window;          /* W > 0: sliding window, positions pos - W + 1 .. pos only */
     int decode_rows;     /* n > 0: tokens 0..n-1 are single decode rows (a hint; the host splits on it) */
-    int unused_i[6];
+    int bidirectional;   /* 1: a token sees every position of its sequence in the node (encoders) */
+    int unused_i[5];
     float scale;         /* the score scale (usually 1 / sqrt(D)) */
     float soft_cap;      /* c > 0: scores soft-capped, c * tanh(s / c) */
     float unused_f[6];
@@ -280,6 +281,7 @@ RF_KP_I(rf_kp_stamp, n_stamps, 0);
 RF_KP_SIZE(rf_kp_attention);
 RF_KP_I(rf_kp_attention, window, 0);
 RF_KP_I(rf_kp_attention, decode_rows, 1);
+RF_KP_I(rf_kp_attention, bidirectional, 2);
 RF_KP_F(rf_kp_attention, scale, 0);
 RF_KP_F(rf_kp_attention, soft_cap, 1);
 
