@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "float_tensor.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/types.h"
 
@@ -97,14 +98,7 @@ TinyEncoderWeights write_tiny_encoder(const std::string &path, const TinyEncoder
     write_vocab(wr, s.n_vocab);
 
     auto write = [&](const std::string &name, std::vector<int64_t> ne, std::vector<float> vals, int type) {
-        wr.add_tensor(name, type, ne, [vals = std::move(vals), type](uint8_t *dst) {
-            if (type == RF_TYPE_F16) {
-                auto *h = reinterpret_cast<uint16_t *>(dst);
-                for (size_t i = 0; i < vals.size(); ++i) h[i] = rf::fp32_to_fp16(vals[i]);
-            } else {
-                std::copy(vals.begin(), vals.end(), reinterpret_cast<float *>(dst));
-            }
-        });
+        add_float_tensor(wr, name, std::move(ne), std::move(vals), type);
     };
     auto make = [&](const std::string &name, int64_t n, float mean, float sd, bool matrix) -> const std::vector<float> & {
         std::vector<float> v((size_t)n);

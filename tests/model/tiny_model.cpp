@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "float_tensor.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/types.h"
 
@@ -80,15 +81,7 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     };
     // Writes `vals` (already rounded to the file type) as tensor `name`.
     auto write = [&](const std::string &name, std::vector<int64_t> ne, std::vector<float> vals, int type) {
-        if (skipped(name)) return;
-        wr.add_tensor(name, type, ne, [vals = std::move(vals), type](uint8_t *dst) {
-            if (type == RF_TYPE_F16) {
-                auto *h = reinterpret_cast<uint16_t *>(dst);
-                for (size_t i = 0; i < vals.size(); ++i) h[i] = rf::fp32_to_fp16(vals[i]);
-            } else {
-                std::copy(vals.begin(), vals.end(), reinterpret_cast<float *>(dst));
-            }
-        });
+        if (!skipped(name)) add_float_tensor(wr, name, std::move(ne), std::move(vals), type);
     };
     // Random values for the reference under `name`: matrices [K, N] get N(0, 1/K) entries;
     // vectors 1 + small noise (norms) or small values.
