@@ -7,11 +7,12 @@
 //    lane dots packed weight quants with them 4 at a time (dp4a / sdot4), with the per-format
 //    pieces of mvq_blocks.h. Reading int8 instead of f32 activations cuts the L1 traffic per
 //    weight byte ~8x, which bounded the f32 kernels. With several columns each weight block is
-//    read once for all of them (rf_mvqn_*), instead of once per column. Q4_1 and Q5_1 have the
-//    one-column kernel only (rf_mvq_q4_1, rf_mvq_q5_1).
+//    read once for all of them (rf_mvqn_*), instead of once per column. Q4_1, Q5_1, IQ4_XS and
+//    IQ4_NL have the one-column kernel only (rf_mvq_q4_1, ..., mvq_iq.h).
 #include "compat.h"
 #include "quant_decode.h"
 #include "mvq_blocks.h"
+#include "mvq_iq.h"
 
 #define RF_MV_WARPS 4
 
@@ -190,6 +191,8 @@ RF_MVQ_ONE(q8_0, MvqQ8_0)
 RF_MVQ_ONE(q4_1, MvqLegacy<T_Q4_1>)
 RF_MVQ_ONE(q5_0, MvqLegacy<T_Q5_0>)
 RF_MVQ_ONE(q5_1, MvqLegacy<T_Q5_1>)
+RF_MVQ_ONE(iq4_xs, MvqIq4Xs)
+RF_MVQ_ONE(iq4_nl, MvqIq4Nl)
 
 // xq: the q8_1 vector, or for F16 weights the f32 vector itself (a launch is all F16 or none).
 RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {

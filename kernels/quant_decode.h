@@ -3,11 +3,13 @@
 // 32 or 256 elements, so a 32-element chunk never straddles two blocks.
 #pragma once
 #include "compat.h"
+#include "iq_grids.h"
 
 enum {
     T_F32 = 0, T_F16 = 1, T_Q4_0 = 2, T_Q4_1 = 3, T_Q5_0 = 6, T_Q5_1 = 7, T_Q8_0 = 8,
-    T_Q2_K = 10, T_Q3_K = 11, T_Q4_K = 12, T_Q5_K = 13, T_Q6_K = 14, T_BF16 = 30,
-    T_MXFP4 = 39, T_MXFP6_E2M3 = 200, T_MXFP6_E3M2 = 201
+    T_Q2_K = 10, T_Q3_K = 11, T_Q4_K = 12, T_Q5_K = 13, T_Q6_K = 14, T_IQ2_XXS = 16, T_IQ2_XS = 17,
+    T_IQ3_XXS = 18, T_IQ1_S = 19, T_IQ4_NL = 20, T_IQ3_S = 21, T_IQ2_S = 22, T_IQ4_XS = 23, T_IQ1_M = 29,
+    T_BF16 = 30, T_TQ1_0 = 34, T_TQ2_0 = 35, T_MXFP4 = 39, T_MXFP6_E2M3 = 200, T_MXFP6_E3M2 = 201
 };
 
 template <int T> struct qtraits;                       // block elements, block bytes
@@ -24,6 +26,17 @@ template <> struct qtraits<T_Q3_K> { enum { bs = 256, bytes = 110, scalar = 0 };
 template <> struct qtraits<T_Q4_K> { enum { bs = 256, bytes = 144, scalar = 0 }; };
 template <> struct qtraits<T_Q5_K> { enum { bs = 256, bytes = 176, scalar = 0 }; };
 template <> struct qtraits<T_Q6_K> { enum { bs = 256, bytes = 210, scalar = 0 }; };
+template <> struct qtraits<T_IQ2_XXS> { enum { bs = 256, bytes = 66, scalar = 0 }; };
+template <> struct qtraits<T_IQ2_XS> { enum { bs = 256, bytes = 74, scalar = 0 }; };
+template <> struct qtraits<T_IQ2_S> { enum { bs = 256, bytes = 82, scalar = 0 }; };
+template <> struct qtraits<T_IQ3_XXS> { enum { bs = 256, bytes = 98, scalar = 0 }; };
+template <> struct qtraits<T_IQ3_S> { enum { bs = 256, bytes = 110, scalar = 0 }; };
+template <> struct qtraits<T_IQ1_S> { enum { bs = 256, bytes = 50, scalar = 0 }; };
+template <> struct qtraits<T_IQ1_M> { enum { bs = 256, bytes = 56, scalar = 0 }; };
+template <> struct qtraits<T_IQ4_NL> { enum { bs = 32, bytes = 18, scalar = 0 }; };
+template <> struct qtraits<T_IQ4_XS> { enum { bs = 256, bytes = 136, scalar = 0 }; };
+template <> struct qtraits<T_TQ1_0> { enum { bs = 256, bytes = 54, scalar = 0 }; };
+template <> struct qtraits<T_TQ2_0> { enum { bs = 256, bytes = 66, scalar = 0 }; };
 template <> struct qtraits<T_MXFP4> { enum { bs = 32, bytes = 17, scalar = 0 }; };
 template <> struct qtraits<T_MXFP6_E2M3> { enum { bs = 32, bytes = 25, scalar = 0 }; };
 template <> struct qtraits<T_MXFP6_E3M2> { enum { bs = 32, bytes = 25, scalar = 0 }; };
@@ -71,6 +84,8 @@ RF_DEV int q3k_scale(const u8 *s, int i) {
     const int hi = (s[8 + b] >> (2 * g)) & 3;
     return (lo | (hi << 4)) - 32;
 }
+
+#include "iq_decode.h"
 
 template <int T> RF_DEV void decode32(const u8 *row, i64 c, float *y) {
     if (T == T_Q4_0 || T == T_Q4_1 || T == T_Q5_0 || T == T_Q5_1 || T == T_Q8_0) {
@@ -153,6 +168,10 @@ template <int T> RF_DEV void decode32(const u8 *row, i64 c, float *y) {
             const int q = (((ql[l] >> nib) & 0xF) | (((qh[l] >> hs) & 3) << 4)) - 32;
             y[l] = d * (float)sc[l >> 4] * (float)q;
         }
+    } else if (T == T_IQ4_NL) {
+        iq4_nl_decode32(row + c * 18, y);
+    } else if (qtraits<T>::bs == 256 && T >= T_IQ2_XXS) { // the 256-element i-quants and ternary formats
+        iq_decode32<T>(row + (c >> 3) * qtraits<T>::bytes, (int)(c & 7), y);
     }
 }
 
@@ -169,4 +188,6 @@ template <int T> RF_DEV void decode32_any(const u8 *row, i64 c, i64 K, float *y)
 #define RF_FOR_EACH_WTYPE(X) \
     X(f32, T_F32) X(f16, T_F16) X(bf16, T_BF16) X(q4_0, T_Q4_0) X(q4_1, T_Q4_1) X(q5_0, T_Q5_0) \
     X(q5_1, T_Q5_1) X(q8_0, T_Q8_0) X(q2_k, T_Q2_K) X(q3_k, T_Q3_K) X(q4_k, T_Q4_K) X(q5_k, T_Q5_K) \
-    X(q6_k, T_Q6_K) X(mxfp4, T_MXFP4) X(mxfp6_e2m3, T_MXFP6_E2M3) X(mxfp6_e3m2, T_MXFP6_E3M2)
+    X(q6_k, T_Q6_K) X(mxfp4, T_MXFP4) X(mxfp6_e2m3, T_MXFP6_E2M3) X(mxfp6_e3m2, T_MXFP6_E3M2) \
+    X(iq2_xxs, T_IQ2_XXS) X(iq2_xs, T_IQ2_XS) X(iq2_s, T_IQ2_S) X(iq3_xxs, T_IQ3_XXS) X(iq3_s, T_IQ3_S) \
+    X(iq1_s, T_IQ1_S) X(iq1_m, T_IQ1_M) X(iq4_nl, T_IQ4_NL) X(iq4_xs, T_IQ4_XS) X(tq1_0, T_TQ1_0) X(tq2_0, T_TQ2_0)

@@ -95,7 +95,7 @@ constexpr int64_t kTiledMinM = 16;
 const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32", "rf_scale_f32",  "rf_silu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_mv_f32", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
-                               "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1",
+                               "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1", "rf_mvq_iq4_xs", "rf_mvq_iq4_nl",
                                "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_add_rms_norm_mul_4", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
                                "rf_geglu_f32", "rf_softcap_f32", "rf_layer_norm_f32", "rf_gelu_f32"};
 
@@ -132,7 +132,8 @@ const char *mvq_kernel(const rf_tensor *w) {
 }
 
 // The other block formats' decode (M = 1) kernels on q8_1 activations (Q4_1, and Q5_1, which
-// Q5_K_M files hold where a row is not a multiple of 256; Q5_0 on AMD). Only the plain kernel: no column,
+// Q5_K_M files hold where a row is not a multiple of 256; Q5_0 on AMD; IQ4_XS, 8-byte loads, and
+// IQ4_NL, the i-quants most files hold). Only the plain kernel: no column,
 // fused or in-block-quantizing forms (the packs claim no such matmul: matmul_reads_q8 names the
 // formats above).
 const char *mvq_plain_kernel(const rf_tensor *w) {
@@ -142,6 +143,8 @@ const char *mvq_plain_kernel(const rf_tensor *w) {
     case RF_TYPE_Q5_0: return aligned(w, 2) ? "rf_mvq_q5_0" : nullptr;
 #endif
     case RF_TYPE_Q5_1: return aligned(w, 2) ? "rf_mvq_q5_1" : nullptr;
+    case RF_TYPE_IQ4_XS: return aligned(w, 8) ? "rf_mvq_iq4_xs" : nullptr;
+    case RF_TYPE_IQ4_NL: return aligned(w, 2) ? "rf_mvq_iq4_nl" : nullptr;
     default: return nullptr;
     }
 }
@@ -430,7 +433,7 @@ struct MatmulRoute {
 const MatmulRoute kMatmulRoutes[] = {
     {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q5_0/Q8_0 weights: q8_1 dot (rf_mvq)",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_kernel(n.src[0]); }, run_mvq},
-    {"one column, Q4_1/Q5_1 weights (Q5_0 on AMD): plain q8_1 dot",
+    {"one column, Q4_1/Q5_1/IQ4_XS/IQ4_NL weights (Q5_0 on AMD): plain q8_1 dot",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_plain_kernel(n.src[0]); }, run_mvq_plain},
     {"one column, F16 weights, 16-byte rows: rf_mv_f16",
      [](const Backend &, const rf_node &n) { return one_column(n) && mv_kernel(n.src[0], n.src[1]); }, run_mv_f16},
@@ -591,7 +594,11 @@ std::string unsupported_reason(const rf_node &n) {
 int act_block(int type) {
     switch (type) {
     case RF_TYPE_Q2_K: case RF_TYPE_Q3_K: case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: case RF_TYPE_Q6_K: return 256;
-    case RF_TYPE_Q4_0: case RF_TYPE_Q4_1: case RF_TYPE_Q5_0: case RF_TYPE_Q5_1: case RF_TYPE_Q8_0: case RF_TYPE_MXFP4: return 32;
+    // the i-quants and ternary formats dot q8_K activations on the CPU, IQ4_NL q8_32
+    case RF_TYPE_IQ2_XXS: case RF_TYPE_IQ2_XS: case RF_TYPE_IQ2_S: case RF_TYPE_IQ3_XXS: case RF_TYPE_IQ3_S:
+    case RF_TYPE_IQ1_S: case RF_TYPE_IQ1_M: case RF_TYPE_IQ4_XS: case RF_TYPE_TQ1_0: case RF_TYPE_TQ2_0: return 256;
+    case RF_TYPE_Q4_0: case RF_TYPE_Q4_1: case RF_TYPE_Q5_0: case RF_TYPE_Q5_1: case RF_TYPE_Q8_0: case RF_TYPE_MXFP4:
+    case RF_TYPE_IQ4_NL: return 32;
     default: return 0;
     }
 }

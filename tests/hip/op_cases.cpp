@@ -56,6 +56,18 @@ void fill_random(HostTensor &t, std::mt19937 &rng, float amp = 1.f) {
         case RF_TYPE_Q4_K: case RF_TYPE_Q5_K: d(0, 0.01f); d(2, 0.01f); break;
         case RF_TYPE_Q6_K: d(208, 0.005f); break;
         case RF_TYPE_MXFP4: case RF_TYPE_MXFP6_E2M3: case RF_TYPE_MXFP6_E3M2: b[0] = (uint8_t)(124 + byte(rng) % 5); break;
+        case RF_TYPE_IQ2_XXS: case RF_TYPE_IQ2_XS: case RF_TYPE_IQ2_S: d(0, 0.01f); break;
+        case RF_TYPE_IQ3_XXS: case RF_TYPE_IQ3_S: d(0, 0.005f); break;
+        case RF_TYPE_IQ1_S: d(0, 0.05f); break;
+        case RF_TYPE_IQ4_NL: d(0, 0.01f); break;
+        case RF_TYPE_IQ4_XS: d(0, 0.001f); break;
+        case RF_TYPE_TQ1_0: d(52, 0.5f); break;
+        case RF_TYPE_TQ2_0: d(64, 0.5f); break;
+        case RF_TYPE_IQ1_M: { // the f16 scale's nibbles are the top nibbles of the 4 scale words
+            const uint16_t h = f2h(0.05f * scale(rng));
+            for (int i = 0; i < 4; ++i) b[49 + 2 * i] = (uint8_t)((b[49 + 2 * i] & 0x0F) | (((h >> (4 * i)) & 0xF) << 4));
+            break;
+        }
         default: break;
         }
     }
@@ -207,9 +219,12 @@ std::vector<int32_t> random_ids(std::mt19937 &rng, int n, int range) {
     return v;
 }
 
-const int kWeightTypes[] = {RF_TYPE_F32,  RF_TYPE_F16,  RF_TYPE_BF16, RF_TYPE_Q4_0, RF_TYPE_Q4_1, RF_TYPE_Q5_0,
-                            RF_TYPE_Q5_1, RF_TYPE_Q8_0, RF_TYPE_Q2_K, RF_TYPE_Q3_K, RF_TYPE_Q4_K, RF_TYPE_Q5_K,
-                            RF_TYPE_Q6_K, RF_TYPE_MXFP4, RF_TYPE_MXFP6_E2M3, RF_TYPE_MXFP6_E3M2};
+const int kWeightTypes[] = {RF_TYPE_F32,     RF_TYPE_F16,     RF_TYPE_BF16,       RF_TYPE_Q4_0,   RF_TYPE_Q4_1,
+                            RF_TYPE_Q5_0,    RF_TYPE_Q5_1,    RF_TYPE_Q8_0,       RF_TYPE_Q2_K,   RF_TYPE_Q3_K,
+                            RF_TYPE_Q4_K,    RF_TYPE_Q5_K,    RF_TYPE_Q6_K,       RF_TYPE_MXFP4,  RF_TYPE_MXFP6_E2M3,
+                            RF_TYPE_MXFP6_E3M2, RF_TYPE_IQ2_XXS, RF_TYPE_IQ2_XS,  RF_TYPE_IQ2_S,  RF_TYPE_IQ3_XXS,
+                            RF_TYPE_IQ3_S,   RF_TYPE_IQ1_S,   RF_TYPE_IQ1_M,      RF_TYPE_IQ4_NL, RF_TYPE_IQ4_XS,
+                            RF_TYPE_TQ1_0,   RF_TYPE_TQ2_0};
 
 } // namespace
 
@@ -273,10 +288,19 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     }
     // The decode kernels of the 20-, 22- and 24-byte formats Q4_1 / Q5_0 / Q5_1 (every start of a block within its 8-byte
     // word: 20-, 22- and 24-byte blocks; Gemma 3's 1152-element rows).
-    for (int t : {RF_TYPE_Q4_1, RF_TYPE_Q5_0, RF_TYPE_Q5_1}) {
+    for (int t : {RF_TYPE_Q4_1, RF_TYPE_Q5_0, RF_TYPE_Q5_1, RF_TYPE_IQ4_NL}) {
         v.push_back(matmul(rng, t, 1152, 131, 1));
         v.push_back(matmul(rng, t, 6912, 37, 1));
         v.push_back(matmul(rng, t, 160, 5, 1, 3, 1));
+    }
+    // IQ4_XS decode (rf_mvq_iq4_xs): block counts not a multiple of the 4 blocks of a warp
+    // step, FFN down's K = 11008, a broadcast batch; the other i-quants' prefill tiles at
+    // ragged shapes, 7B-like K.
+    for (int64_t K : {256, 2816, 4096, 11008}) v.push_back(matmul(rng, RF_TYPE_IQ4_XS, K, 131, 1));
+    v.push_back(matmul(rng, RF_TYPE_IQ4_XS, 512, 5, 1, 3, 1));
+    for (int t : {RF_TYPE_IQ4_XS, RF_TYPE_IQ2_XXS, RF_TYPE_IQ3_XXS, RF_TYPE_IQ3_S, RF_TYPE_IQ1_M}) {
+        v.push_back(matmul(rng, t, 4096, 130, 200));
+        v.push_back(matmul(rng, t, 1024, 301, 512));
     }
     // Q5_0 prefill on the integer tensor-core tiles: 1152-element rows (Gemma 3), a partial last
     // K step (160 = 128 + 32), both tile widths.
