@@ -42,3 +42,33 @@ RF_DEV u32 iq_signs8(u32 s7) { return s7 | ((u32)(__popc(s7) & 1) << 7); }
 __device__ const signed char kIq4nlValuesD[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                                   1,    13,   25,  38,  53,  69,  89,  113};
 RF_DEV int iq4nl_value(u32 q) { return kIq4nlValuesD[q & 15]; }
+
+// The IQ4_NL levels (iq_grids.h) as four little-endian words of int8.
+#define RF_IQ4NL_W0 0xBFAD9881u // -127 -104 -83 -65
+#define RF_IQ4NL_W1 0xF6EADDCFu //  -49  -35 -22 -10
+#define RF_IQ4NL_W2 0x26190D01u //    1   13  25  38
+#define RF_IQ4NL_W3 0x71594535u //   53   69  89 113
+
+// The levels of the 8 nibbles of q as packed int8: lo = the low nibbles of its 4 bytes (element i
+// in byte i), hi = the high nibbles.
+RF_DEV void iq4nl_levels8(u32 q, u32 &lo, u32 &hi) {
+#if RF_NVIDIA
+    // prmt picks byte k of (a, b) by selector nibble k (3 bits): levels 0..7 from (W0, W1), 8..15
+    // from (W2, W3), then per byte the one the nibble's bit 3 names. The selector nibbles of the
+    // low half of q are elements 0, 16, 1, 17, of the high half 2, 18, 3, 19: two more byte
+    // permutes sort them into the low and the high nibbles' levels.
+    const u32 qm = q & 0x77777777u, sel = 0x32103210u | ((q & 0x88888888u) >> 1);
+    const u32 t0 = __byte_perm(__byte_perm(RF_IQ4NL_W0, RF_IQ4NL_W1, qm), __byte_perm(RF_IQ4NL_W2, RF_IQ4NL_W3, qm), sel);
+    const u32 qh = qm >> 16, selh = sel >> 16;
+    const u32 t1 = __byte_perm(__byte_perm(RF_IQ4NL_W0, RF_IQ4NL_W1, qh), __byte_perm(RF_IQ4NL_W2, RF_IQ4NL_W3, qh), selh);
+    lo = __byte_perm(t0, t1, 0x6420u);
+    hi = __byte_perm(t0, t1, 0x7531u);
+#else
+    lo = hi = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        lo |= (u32)(u8)iq4nl_value((q >> (8 * i)) & 0xF) << (8 * i);
+        hi |= (u32)(u8)iq4nl_value((q >> (8 * i + 4)) & 0xF) << (8 * i);
+    }
+#endif
+}

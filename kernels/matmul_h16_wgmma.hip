@@ -17,11 +17,11 @@
 // Same contract as rf_mm_h16_* (backends/hip/matmul_h16.cpp): dense f16 activation rows in
 // scratch, 16-byte aligned rows, f32 output; here also K % 64 == 0. Dynamic shared memory
 // RF_H16W_SMEM. Rows past N or M repeat the last one for the copies and are not stored.
-// rf_mm_q16w_<type>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K weights): the same tiles with the weight
+// rf_mm_q16w_<type>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS weights): the same tiles with the weight
 // operand dequantized to f16 in shared memory: each K step's raw blocks are staged with cp.async
 // (16-byte granules from the aligned address at or below the bytes the step needs: the two
 // 32-element blocks of a legacy format, the 256-element block of a K-quant, of which Q4_K / Q5_K
-// copy only the header and the step's quarter), then every thread decodes one 32-element piece
+// and IQ4_XS copy only the header and the step's quarter), then every thread decodes one 32-element piece
 // (q16w_piece: the CPU backend's dequantization, rounded to f16) and stores it in the swizzled
 // layout; the tensor cores read that tile while the next step is decoded. Activations:
 // f16 rows, as for F16 weights.
@@ -197,6 +197,10 @@ template <int T> struct Q16wFmt {
     RF_DEV static bool needed(int gr, int j, int mis) {
         if (T == T_Q4_K) return gr == 0 || gr == 1 + 2 * j || gr == 2 + 2 * j;
         if (T == T_Q5_K) return gr < 3 || gr == 3 + 2 * j || gr == 4 + 2 * j;
+        if (T == T_IQ4_XS) { // the 8-byte header and the quarter's 32 quant bytes (rows 8-byte aligned)
+            const int q0 = mis + 8 + 32 * j;
+            return 16 * gr < mis + 8 || (16 * gr < q0 + 32 && 16 * gr + 16 > q0);
+        }
         return 16 * gr < mis + (LEGACY ? 2 * BYTES : BYTES);
     }
 };
@@ -273,6 +277,37 @@ template <int T> RF_DEV void q16w_piece(const u8 *blk, int s, u32 (&o)[16]) {
             const u32 v = ((qw[i] >> (4 * (s & 1))) & 0x0F0F0F0Fu) | hw[i];
             o[2 * i] = pack2_rn(dl * byte_f(v, 0) - ml, dl * byte_f(v, 1) - ml);
             o[2 * i + 1] = pack2_rn(dl * byte_f(v, 2) - ml, dl * byte_f(v, 3) - ml);
+        }
+    } else if constexpr (T == T_IQ4_NL) { // as Q8_0: the levels + 128 as 1024 + byte, minus 1152, times d
+        const u32 d = *(const u16 *)blk, dd = d | (d << 16);
+        u32 w[4];
+        lds_words<4>(blk + 2, w);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            u32 lo, hi;
+            iq4nl_levels8(w[i], lo, hi);
+            lo ^= 0x80808080u;
+            hi ^= 0x80808080u;
+            o[2 * i] = h2_mul(h2_sub(h2_lo(lo), 0x64806480u), dd);
+            o[2 * i + 1] = h2_mul(h2_sub(h2_hi(lo), 0x64806480u), dd);
+            o[8 + 2 * i] = h2_mul(h2_sub(h2_lo(hi), 0x64806480u), dd);
+            o[8 + 2 * i + 1] = h2_mul(h2_sub(h2_hi(hi), 0x64806480u), dd);
+        }
+    } else if constexpr (T == T_IQ4_XS) { // f32 as the K-quants: d (6-bit scale - 32) level, rounded once
+        u32 w[4];
+        lds_words<4>(blk + 8 + 16 * s, w);
+        const u32 ls = ((blk[4 + s / 2] >> (4 * (s & 1))) & 0xF) | (((*(const u16 *)(blk + 2) >> (2 * s)) & 3) << 4);
+        const float dl = h2f(*(const u16 *)blk) * (float)((int)ls - 32);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            u32 lo, hi;
+            iq4nl_levels8(w[i], lo, hi);
+            lo ^= 0x80808080u; // level + 128: byte_f's unsigned bytes
+            hi ^= 0x80808080u;
+            o[2 * i] = pack2_rn(dl * (byte_f(lo, 0) - 128.f), dl * (byte_f(lo, 1) - 128.f));
+            o[2 * i + 1] = pack2_rn(dl * (byte_f(lo, 2) - 128.f), dl * (byte_f(lo, 3) - 128.f));
+            o[8 + 2 * i] = pack2_rn(dl * (byte_f(hi, 0) - 128.f), dl * (byte_f(hi, 1) - 128.f));
+            o[8 + 2 * i + 1] = pack2_rn(dl * (byte_f(hi, 2) - 128.f), dl * (byte_f(hi, 3) - 128.f));
         }
     } else { // Q6_K
         const int n = s >> 2, k = s & 3;
@@ -410,5 +445,7 @@ RF_MM_Q16W(q8_0, T_Q8_0)
 RF_MM_Q16W(q4_k, T_Q4_K)
 RF_MM_Q16W(q5_k, T_Q5_K)
 RF_MM_Q16W(q6_k, T_Q6_K)
+RF_MM_Q16W(iq4_nl, T_IQ4_NL)
+RF_MM_Q16W(iq4_xs, T_IQ4_XS)
 
 #endif // RF_NVIDIA

@@ -2,13 +2,13 @@
 // Memory-bound: one warp per weight row (or R rows), each lane reads a contiguous piece of a
 // block with the widest loads its alignment allows.
 //  - F16 (M = 1): dotted against the f32 activations.
-//  - Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q8_0 (rf_mvq_*, rf_mvqn_*): the activations are first quantized to
+//  - Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q8_0, IQ4_XS (rf_mvq_*, rf_mvqn_*; NVIDIA: Q5_0 and IQ4_XS): the activations are first quantized to
 //    q8_1-like blocks (rf_quantize_q8_1: 32 int8 + scale + scaled sum) in plugin scratch, then each
 //    lane dots packed weight quants with them 4 at a time (dp4a / sdot4), with the per-format
 //    pieces of mvq_blocks.h. Reading int8 instead of f32 activations cuts the L1 traffic per
 //    weight byte ~8x, which bounded the f32 kernels. With several columns each weight block is
-//    read once for all of them (rf_mvqn_*), instead of once per column. Q4_1, Q5_1, IQ4_XS and
-//    IQ4_NL have the one-column kernel only (rf_mvq_q4_1, ..., mvq_iq.h).
+//    read once for all of them (rf_mvqn_*), instead of once per column. Q4_1, Q5_1 and IQ4_NL
+//    have the one-column kernel only (rf_mvq_q4_1, rf_mvq_q5_1, rf_mvq_iq4_nl).
 #include "compat.h"
 #include "quant_decode.h"
 #include "mvq_blocks.h"
@@ -202,8 +202,9 @@ RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
     case T_Q5_K: return mvq_dot_row<MvqK4<T_Q5_K>>(w, xq, K);
     case T_Q6_K: return mvq_dot_row<MvqQ6K>(w, xq, K);
     case T_Q4_0: return mvq_dot_row<MvqQ4_0>(w, xq, K);
-#if RF_NVIDIA // the AMD packs run Q5_0 on rf_mvq_q5_0 only: here it cost rf_mvq_multi scratch on RDNA
+#if RF_NVIDIA // the AMD packs run Q5_0 and IQ4_XS on their plain kernels: here Q5_0 cost rf_mvq_multi scratch on RDNA
     case T_Q5_0: return mvq_dot_row<MvqLegacy<T_Q5_0>>(w, xq, K);
+    case T_IQ4_XS: return mvq_dot_row<MvqIq4Xs>(w, xq, K);
 #endif
     default: return mvq_dot_row<MvqQ8_0>(w, xq, K);
     }
@@ -454,6 +455,7 @@ RF_MVQ_PROJ(q6_k, RowOf<MvqQ6K>)
 RF_MVQ_PROJ(q4_0, RowOf<MvqQ4_0>)
 RF_MVQ_PROJ(q8_0, RowOf<MvqQ8_0>)
 RF_MVQ_PROJ(q5_0, RowOf<MvqLegacy<T_Q5_0>>)
+RF_MVQ_PROJ(iq4_xs, RowOf<MvqIq4Xs>)
 RF_MVQ_PROJ(q4_k_q6_k, RowOrQ6K<MvqK4<T_Q4_K>>)
 RF_MVQ_PROJ(q5_k_q6_k, RowOrQ6K<MvqK4<T_Q5_K>>)
 
@@ -513,6 +515,7 @@ RF_MVQ_PROJ2(q5_k, ColsOf, MvqK4<T_Q5_K>)
 RF_MVQ_PROJ2(q4_0, ColsOf, MvqQ4_0)
 RF_MVQ_PROJ2(q8_0, ColsOf, MvqQ8_0)
 RF_MVQ_PROJ2(q5_0, ColsOf, MvqLegacy<T_Q5_0>)
+RF_MVQ_PROJ2(iq4_xs, ColsOf, MvqIq4Xs)
 RF_MVQ_PROJ2(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
 RF_MVQ_PROJ2(q5_k_q6_k, ColsOrQ6K, MvqK4<T_Q5_K>)
 RF_MVQ_PROJ2W(q4_k, ColsOf, MvqK4<T_Q4_K>)
@@ -576,6 +579,7 @@ RF_MVQN(q6_k, MvqQ6KCols, 5, 2) RF_MVQN(q6_k, MvqQ6KCols, 6, 2) RF_MVQN(q6_k, Mv
 RF_MVQN_TYPE(q4_0, MvqQ4_0)
 RF_MVQN_TYPE(q8_0, MvqQ8_0)
 RF_MVQN_TYPE(q5_0, MvqLegacy<T_Q5_0>)
+RF_MVQN_TYPE(iq4_xs, MvqIq4Xs)
 
 // rf_mvqn_<type>_<NC>f: rf_mvq_multi's decode fusions for NC columns (several sequences decoding
 // together). Each warp dots two weight rows with the NC columns (mvq_dot_cols<B, NC, 2>: per row
@@ -679,6 +683,7 @@ RF_MVQNF(q6_k, MvqQ6KCols, 5) RF_MVQNF(q6_k, MvqQ6KCols, 6) RF_MVQNF(q6_k, MvqQ6
 RF_MVQNF_TYPE(q4_0, MvqQ4_0)
 RF_MVQNF_TYPE(q8_0, MvqQ8_0)
 RF_MVQNF_TYPE(q5_0, MvqLegacy<T_Q5_0>)
+RF_MVQNF_TYPE(iq4_xs, MvqIq4Xs)
 // rf_mvqn_<type>_1fg, rf_mvqn_q4_k_1fwg: the one-column gate / up kernels with GeGLU's product
 // (Gemma); one column only (wider batches keep GEGLU unfused).
 #define RF_MVQNF_G(t, B, SHARE, SUFFIX) \
@@ -687,7 +692,7 @@ RF_MVQNF_TYPE(q5_0, MvqLegacy<T_Q5_0>)
         mvq_cols_fused<B, 1, SHARE, true>(a, rot); }
 RF_MVQNF_G(q4_k, MvqK4<T_Q4_K>, false, fg) RF_MVQNF_G(q4_k, MvqK4<T_Q4_K>, true, fwg) RF_MVQNF_G(q5_k, MvqK4<T_Q5_K>, false, fg)
 RF_MVQNF_G(q6_k, MvqQ6K, false, fg) RF_MVQNF_G(q4_0, MvqQ4_0, false, fg) RF_MVQNF_G(q8_0, MvqQ8_0, false, fg)
-RF_MVQNF_G(q5_0, MvqLegacy<T_Q5_0>, false, fg)
+RF_MVQNF_G(q5_0, MvqLegacy<T_Q5_0>, false, fg) RF_MVQNF_G(iq4_xs, MvqIq4Xs, false, fg)
 
 // rf_mvqn_proj_<type>_<NC>: rf_mvq_proj2 for NC = 2..4 columns (sequences decoding together): a
 // layer's K / V / Q projections, their rotations and the K and V appends in one launch, where
@@ -753,6 +758,7 @@ RF_MVQN_PROJ_COLS(q5_k, ColsOf, MvqK4<T_Q5_K>, __launch_bounds__(128))
 RF_MVQN_PROJ_COLS(q4_0, ColsOf, MvqQ4_0, __launch_bounds__(128))
 RF_MVQN_PROJ_COLS(q8_0, ColsOf, MvqQ8_0, __launch_bounds__(128))
 RF_MVQN_PROJ_COLS(q5_0, ColsOf, MvqLegacy<T_Q5_0>, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(iq4_xs, ColsOf, MvqIq4Xs, __launch_bounds__(128))
 // With Q6_K: at most 128 registers (four blocks a multiprocessor, as rf_mvqn_q6_k_<NC>x2), where
 // ptxas's own choice, 96, spilled.
 RF_MVQN_PROJ_COLS(q6_k, ColsOf, MvqQ6KCols, __launch_bounds__(128, 4))

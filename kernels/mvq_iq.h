@@ -1,32 +1,9 @@
 // The decode matmuls' per-lane pieces (the interface of mvq_blocks.h) for the i-quants: IQ4_XS and
-// IQ4_NL, whose nibbles index the 16 non-linear levels. The levels are looked up four at a time
-// as packed int8 (a byte permute over the table held in four registers), so the dot products stay
-// dp4a over the q8_1 columns, as for Q4_K / Q4_0.
+// IQ4_NL, whose nibbles index the 16 non-linear levels. The levels are looked up eight at a time
+// as packed int8 (iq4nl_levels8, iq_grids.h), so the dot products stay dp4a over the q8_1
+// columns, as for Q4_K / Q4_0.
 #pragma once
 #include "mvq_blocks.h"
-
-// The IQ4_NL levels (iq_grids.h) as four little-endian words of int8.
-#define RF_IQ4NL_W0 0xBFAD9881u // -127 -104 -83 -65
-#define RF_IQ4NL_W1 0xF6EADDCFu //  -49  -35 -22 -10
-#define RF_IQ4NL_W2 0x26190D01u //    1   13  25  38
-#define RF_IQ4NL_W3 0x71594535u //   53   69  89 113
-
-// The levels of the low nibbles of the 4 bytes of q as 4 packed int8 (element i in byte i).
-RF_DEV u32 iq4nl_levels4(u32 q) {
-    const u32 n = (q & 0xFu) | ((q >> 4) & 0xF0u) | ((q >> 8) & 0xF00u) | ((q >> 12) & 0xF000u); // 4 nibbles
-#if RF_NVIDIA
-    // prmt picks byte k of (lo, hi) by nibble k's low 3 bits: levels 0..7 and 8..15, then per
-    // byte the one that nibble's bit 3 names.
-    const u32 lo = __byte_perm(RF_IQ4NL_W0, RF_IQ4NL_W1, n & 0x7777u);
-    const u32 hi = __byte_perm(RF_IQ4NL_W2, RF_IQ4NL_W3, n & 0x7777u);
-    return __byte_perm(lo, hi, 0x3210u | ((n & 0x8888u) >> 1));
-#else
-    u32 r = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) r |= (u32)(u8)iq4nl_value((n >> (4 * i)) & 0xF) << (8 * i);
-    return r;
-#endif
-}
 
 // IQ4_XS (136-byte blocks, 8-byte aligned rows): 8 lanes per 256-element block, lane j takes
 // sub-block j: the 16 quant bytes at 8 + 16j (low nibbles = elements 32j + 0..15, high = 32j +
@@ -51,10 +28,7 @@ struct MvqIq4Xs {
         d = h2f((u16)h0);
         ls = (int)(((h1 >> (4 * j)) & 0xF) | (((h0 >> (16 + 2 * j)) & 3) << 4)) - 32;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            lo[i] = iq4nl_levels4(q[i]);
-            hi[i] = iq4nl_levels4(q[i] >> 4);
-        }
+        for (int i = 0; i < 4; ++i) iq4nl_levels8(q[i], lo[i], hi[i]);
     }
     RF_DEV int sum(uint4 x0, uint4 x1) const {
         return dot16_i8(u4(hi[0], hi[1], hi[2], hi[3]), x1, dot16_i8(u4(lo[0], lo[1], lo[2], lo[3]), x0, 0));
@@ -85,10 +59,7 @@ struct MvqIq4Nl {
         u32 q[4];
         w.bytes16(w.mis + 2, q);
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            lo[i] = iq4nl_levels4(q[i]);
-            hi[i] = iq4nl_levels4(q[i] >> 4);
-        }
+        for (int i = 0; i < 4; ++i) iq4nl_levels8(q[i], lo[i], hi[i]);
     }
     RF_DEV int sum(uint4 x0, uint4 x1) const {
         return dot16_i8(u4(hi[0], hi[1], hi[2], hi[3]), x1, dot16_i8(u4(lo[0], lo[1], lo[2], lo[3]), x0, 0));

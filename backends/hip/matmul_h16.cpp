@@ -88,6 +88,9 @@ Q16wType q16w_type(int type) {
     case RF_TYPE_Q4_K: return {RF_Q16W_GRANULES(144), "q4_k", true};
     case RF_TYPE_Q5_K: return {RF_Q16W_GRANULES(176), "q5_k", true};
     case RF_TYPE_Q6_K: return {RF_Q16W_GRANULES(210), "q6_k", true};
+    // The IQ4 formats have no integer tensor-core tiles: these are their prefill at every M.
+    case RF_TYPE_IQ4_NL: return {RF_Q16W_GRANULES(2 * 18), "iq4_nl", false};
+    case RF_TYPE_IQ4_XS: return {RF_Q16W_GRANULES(136), "iq4_xs", false};
     default: return {0, nullptr, false};
     }
 }
@@ -139,7 +142,7 @@ std::vector<std::string> h16_kernel_names() {
     v.push_back("rf_mm_h16_id_64");
     v.push_back("rf_mm_h16w_128_k1");
     v.push_back("rf_mm_h16w_128_k2");
-    for (const char *t : {"q4_0", "q8_0", "q4_k", "q5_k", "q6_k"})
+    for (const char *t : {"q4_0", "q8_0", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"})
         for (const char *ks : {"_k1", "_k2"}) v.push_back(std::string("rf_mm_q16w_") + t + ks);
     return v;
 }

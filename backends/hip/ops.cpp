@@ -126,14 +126,16 @@ const char *mvq_kernel(const rf_tensor *w) {
     // and gate / up), so it has the column, fused and in-block-quantizing forms too (NVIDIA packs:
     // in the AMD packs' rf_mvq_multi it cost scratch memory, so there it is a plain format).
     case RF_TYPE_Q5_0: return aligned(w, 2) ? "rf_mvq_q5_0" : nullptr;
+    // IQ4_XS, the i-quant most files hold, likewise (8-byte loads).
+    case RF_TYPE_IQ4_XS: return aligned(w, 8) ? "rf_mvq_iq4_xs" : nullptr;
 #endif
     default: return nullptr;
     }
 }
 
 // The other block formats' decode (M = 1) kernels on q8_1 activations (Q4_1, and Q5_1, which
-// Q5_K_M files hold where a row is not a multiple of 256; Q5_0 on AMD; IQ4_XS, 8-byte loads, and
-// IQ4_NL, the i-quants most files hold). Only the plain kernel: no column,
+// Q5_K_M files hold where a row is not a multiple of 256; Q5_0 and IQ4_XS on AMD; IQ4_NL). Only
+// the plain kernel: no column,
 // fused or in-block-quantizing forms (the packs claim no such matmul: matmul_reads_q8 names the
 // formats above).
 const char *mvq_plain_kernel(const rf_tensor *w) {
@@ -143,7 +145,9 @@ const char *mvq_plain_kernel(const rf_tensor *w) {
     case RF_TYPE_Q5_0: return aligned(w, 2) ? "rf_mvq_q5_0" : nullptr;
 #endif
     case RF_TYPE_Q5_1: return aligned(w, 2) ? "rf_mvq_q5_1" : nullptr;
+#if !defined(RF_HIP_NVIDIA)
     case RF_TYPE_IQ4_XS: return aligned(w, 8) ? "rf_mvq_iq4_xs" : nullptr;
+#endif
     case RF_TYPE_IQ4_NL: return aligned(w, 2) ? "rf_mvq_iq4_nl" : nullptr;
     default: return nullptr;
     }
@@ -431,9 +435,9 @@ struct MatmulRoute {
     int (*run)(Backend &, const rf_node &, rf_kargs &, std::string &);
 };
 const MatmulRoute kMatmulRoutes[] = {
-    {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q5_0/Q8_0 weights: q8_1 dot (rf_mvq)",
+    {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q5_0/Q8_0/IQ4_XS weights: q8_1 dot (rf_mvq)",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_kernel(n.src[0]); }, run_mvq},
-    {"one column, Q4_1/Q5_1/IQ4_XS/IQ4_NL weights (Q5_0 on AMD): plain q8_1 dot",
+    {"one column, Q4_1/Q5_1/IQ4_NL weights (Q5_0, IQ4_XS on AMD): plain q8_1 dot",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_plain_kernel(n.src[0]); }, run_mvq_plain},
     {"one column, F16 weights, 16-byte rows: rf_mv_f16",
      [](const Backend &, const rf_node &n) { return one_column(n) && mv_kernel(n.src[0], n.src[1]); }, run_mv_f16},
@@ -508,7 +512,7 @@ std::vector<std::string> required_kernel_names() {
             }
     for (int d : {64, 96, 128, 256}) v.push_back("rf_attention_mma_d" + std::to_string(d));
     for (const char *t : {"q4_0", "q5_0", "q8_0"}) v.push_back(std::string("rf_mvq_") + t + "_qx");
-    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q5_0", "q8_0"})
+    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q5_0", "q8_0", "iq4_xs"})
         for (int nc = 1; nc <= kMvqCols; ++nc)
             for (const char *form : {"x1", "x2", "f"}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + form);
 #endif

@@ -150,6 +150,19 @@ static float piece_q5_0(const unsigned char *row, const unsigned char *col, int6
     return fmaf(d, fmaf((float)s, pair(col, K, b, 0), -16.f * pair(col, K, b, 1)), acc);
 }
 
+/* MvqIq4Xs (LANES 8; blocks of d, scales_h, 4 scales_l bytes, 128 quant bytes): lane j takes
+ * sub-block j, nibbles of bytes 16j.. as the IQ4_NL levels (low = elements 32j + 0..15, high =
+ * 32j + 16..31), its 6-bit scale - 32 multiplying the integer sum: acc += (d dx) (s ls). */
+static float piece_iq4_xs(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    static const signed char levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    const int j = lane & 7;
+    const unsigned char *blk = row + b * 136, *q = blk + 8 + 16 * j, *x = col + b * 256 + 32 * j;
+    const int ls = (((blk[4 + j / 2] >> (4 * (j & 1))) & 0xF) | (((rd16(blk + 2) >> (2 * j)) & 3) << 4)) - 32;
+    int i, s = 0;
+    for (i = 0; i < 16; ++i) s += levels[q[i] & 0xF] * i8(x + i) + levels[q[i] >> 4] * i8(x + 16 + i);
+    return fmaf(h2f(rd16(blk)) * pair(col, K, b * 8 + j, 0), (float)(s * ls), acc);
+}
+
 /* MvqQ8_0 (LANES 2): lane h takes quants [16h, 16h + 16) of the block: acc += (d s) dx. */
 static float piece_q8_0(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
     const int h = lane & 1;
@@ -186,11 +199,11 @@ static float run_lanes(lane_piece f, int lanes, int elems, const unsigned char *
 
 int pm_q8_dot_type(int type) {
     return type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K || type == RF_TYPE_Q4_0 || type == RF_TYPE_Q5_0 ||
-           type == RF_TYPE_Q8_0;
+           type == RF_TYPE_Q8_0 || type == RF_TYPE_IQ4_XS;
 }
 
 int pm_act_block(int type) {
-    if (type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K) return 256;
+    if (type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K || type == RF_TYPE_IQ4_XS) return 256;
     if (type == RF_TYPE_Q4_0 || type == RF_TYPE_Q5_0 || type == RF_TYPE_Q8_0) return 32;
     return 0;
 }
@@ -204,6 +217,7 @@ float pm_dot_q8_1(int type, const unsigned char *row, const unsigned char *col, 
     case RF_TYPE_Q6_K: return run_lanes(piece_q6_k, 8, 256, row, col, K);
     case RF_TYPE_Q4_0: return run_lanes(piece_q4_0, 1, 32, row, col, K);
     case RF_TYPE_Q5_0: return run_lanes(piece_q5_0, 1, 32, row, col, K);
+    case RF_TYPE_IQ4_XS: return run_lanes(piece_iq4_xs, 8, 256, row, col, K);
     default: return run_lanes(piece_q8_0, 2, 32, row, col, K);
     }
 }

@@ -322,7 +322,7 @@ GraphCase mul_add(std::mt19937 &rng, int64_t K, int64_t M, int64_t b1, int64_t c
 
 std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     std::vector<GraphCase> v;
-    const int types[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0};
+    const int types[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0, RF_TYPE_IQ4_XS};
     for (int t : types) {
         // 1: one sequence; 2, 3: the dp4a column kernels; 5..24: integer tensor cores on NVIDIA
         // (the dp4a column kernels on AMD: 5, 7, 11 = chunks of 8 + 3); 100: prefill.
@@ -354,8 +354,11 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     v.push_back(projections(rng, RF_TYPE_Q8_0, RF_TYPE_Q4_K, 0, 512, 64, 2, 0, 64, false, 0));
     // One weight type in every segment: rf_mvq_proj_<type>, on NVIDIA rf_mvq_proj2_<type> but for Q6_K
     // (above: a pair with Q6_K, or any types).
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0})
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0, RF_TYPE_IQ4_XS})
         v.push_back(projections(rng, t, t, t, 512, 64, 2, 4, 64, false, 0));
+    // A 7B IQ4_XS layer's shapes: the projections (one and two sequences), gate / up of 4096.
+    for (int64_t M : {1, 2}) v.push_back(projections(rng, RF_TYPE_IQ4_XS, RF_TYPE_IQ4_XS, RF_TYPE_IQ4_XS, 4096, 128, 2, 2, 128, false, 0, M));
+    v.push_back(gate_up(rng, RF_TYPE_IQ4_XS, 4096, 67, 1));
     // Gemma 3 1B's Q4_K_M layers: 1152-element rows in Q5_0 (V in Q8_0 where the file gives it
     // more bits), one KV head of 256, GeGLU over 6912-row gate / up (here 37 and 67 rows).
     for (int64_t M : {1, 2})

@@ -18,7 +18,7 @@
 
 namespace {
 
-const int kTypes[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0};
+const int kTypes[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0, RF_TYPE_IQ4_XS};
 
 std::vector<float> gaussian(int64_t n, std::mt19937 &rng, float scale = 1.0f) {
     std::normal_distribution<float> dist(0.0f, scale);
