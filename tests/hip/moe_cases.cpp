@@ -1,6 +1,7 @@
 #include "moe_cases.h"
 
 #include "graph_builder.h"
+#include "weight_types.h"
 
 #include <algorithm>
 #include <array>
@@ -12,12 +13,7 @@
 namespace opcheck {
 namespace {
 
-const int kWeightTypes[] = {RF_TYPE_F32,     RF_TYPE_F16,     RF_TYPE_BF16,       RF_TYPE_Q4_0,   RF_TYPE_Q4_1,
-                            RF_TYPE_Q5_0,    RF_TYPE_Q5_1,    RF_TYPE_Q8_0,       RF_TYPE_Q2_K,   RF_TYPE_Q3_K,
-                            RF_TYPE_Q4_K,    RF_TYPE_Q5_K,    RF_TYPE_Q6_K,       RF_TYPE_MXFP4,  RF_TYPE_MXFP6_E2M3,
-                            RF_TYPE_MXFP6_E3M2, RF_TYPE_IQ2_XXS, RF_TYPE_IQ2_XS,  RF_TYPE_IQ2_S,  RF_TYPE_IQ3_XXS,
-                            RF_TYPE_IQ3_S,   RF_TYPE_IQ1_S,   RF_TYPE_IQ1_M,      RF_TYPE_IQ4_NL, RF_TYPE_IQ4_XS,
-                            RF_TYPE_TQ1_0,   RF_TYPE_TQ2_0};
+
 
 // S distinct experts per token out of the first `used` (experts >= used get no token).
 std::vector<int32_t> expert_ids(std::mt19937 &rng, int64_t E, int64_t S, int64_t M, int64_t used) {
@@ -97,7 +93,8 @@ Case moe_sum(std::mt19937 &rng, int64_t N, int64_t S, int64_t M) {
 
 std::vector<Case> moe_cases(std::mt19937 &rng) {
     std::vector<Case> v;
-    for (int t : kWeightTypes) {
+    for (const rf_hip::TypeInfo &ti : rf_hip::kWeightTypes) { // every type a kernel decodes
+        const int t = ti.type;
         const int64_t bs = (int64_t)type_block(t);
         const int64_t K = bs == 256 ? 256 : bs == 32 ? 96 : 100, K2 = bs == 256 ? 512 : bs == 32 ? 160 : 67;
         v.push_back(matmul_id(rng, t, K, 67, 8, 2, 1, true));      // Mixtral decode, gate/up (dp4a for 5 types)

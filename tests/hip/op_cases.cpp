@@ -219,12 +219,7 @@ std::vector<int32_t> random_ids(std::mt19937 &rng, int n, int range) {
     return v;
 }
 
-const int kWeightTypes[] = {RF_TYPE_F32,     RF_TYPE_F16,     RF_TYPE_BF16,       RF_TYPE_Q4_0,   RF_TYPE_Q4_1,
-                            RF_TYPE_Q5_0,    RF_TYPE_Q5_1,    RF_TYPE_Q8_0,       RF_TYPE_Q2_K,   RF_TYPE_Q3_K,
-                            RF_TYPE_Q4_K,    RF_TYPE_Q5_K,    RF_TYPE_Q6_K,       RF_TYPE_MXFP4,  RF_TYPE_MXFP6_E2M3,
-                            RF_TYPE_MXFP6_E3M2, RF_TYPE_IQ2_XXS, RF_TYPE_IQ2_XS,  RF_TYPE_IQ2_S,  RF_TYPE_IQ3_XXS,
-                            RF_TYPE_IQ3_S,   RF_TYPE_IQ1_S,   RF_TYPE_IQ1_M,      RF_TYPE_IQ4_NL, RF_TYPE_IQ4_XS,
-                            RF_TYPE_TQ1_0,   RF_TYPE_TQ2_0};
+
 
 } // namespace
 
@@ -257,7 +252,8 @@ std::vector<double> to_double(const HostTensor &t, const std::vector<uint8_t> &b
 
 std::vector<Case> correctness_cases(std::mt19937 &rng) {
     std::vector<Case> v;
-    for (int t : kWeightTypes) {
+    for (const rf_hip::TypeInfo &ti : rf_hip::kWeightTypes) { // every type a kernel decodes
+        const int t = ti.type;
         const bool scalar = row_of(t).block == 1;
         const int64_t K = scalar ? 77 : (row_of(t).block == 256 ? 512 : 96);
         v.push_back(matmul(rng, t, K, 67, 1));   // decode
