@@ -502,8 +502,8 @@ template <class Rows> RF_DEV void mvq_proj2(const rf_kargs &a, const ProjStart &
     proj_append(a, pr.s, pr.n + 1, y1);
 }
 // rf_mvq_proj2w_<type>: the same for rows of K >= 4096 (the packs pick it by K, pm_proj_kernel),
-// a column's pieces loaded once for the warp's two rows (SHARE). Q4_K only: Q5_K was slower
-// that way, Q4_0 did not move.
+// a column's pieces loaded once for the warp's two rows (SHARE). Q4_K and IQ4_XS: Q5_K was
+// slower that way, Q4_0 did not move.
 #define RF_MVQ_PROJ2(t, Cols, B) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_proj2_##t(rf_kargs a) { \
         const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1>>(a, ps); }
@@ -519,6 +519,7 @@ RF_MVQ_PROJ2(iq4_xs, ColsOf, MvqIq4Xs)
 RF_MVQ_PROJ2(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
 RF_MVQ_PROJ2(q5_k_q6_k, ColsOrQ6K, MvqK4<T_Q5_K>)
 RF_MVQ_PROJ2W(q4_k, ColsOf, MvqK4<T_Q4_K>)
+RF_MVQ_PROJ2W(iq4_xs, ColsOf, MvqIq4Xs)
 RF_MVQ_PROJ2W(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
 #endif
 
@@ -670,14 +671,14 @@ template <int NC> RF_DEV RopeCS prefetch_rope_cols(const rf_kargs &a) {
     RF_MVQNF(t, B, 5) RF_MVQNF(t, B, 6) RF_MVQNF(t, B, 7) RF_MVQNF(t, B, 8)
 RF_MVQNF_TYPE(q4_k, MvqK4<T_Q4_K>)
 RF_MVQNF_TYPE(q5_k, MvqK4<T_Q5_K>)
-// rf_mvqn_q4_k_1fw: the one-column form for rows of K >= 4096 (picked by K, pm_cols_kernel), a
+// rf_mvqn_<type>_1fw: the one-column form for rows of K >= 4096 (picked by K, pm_cols_kernel), a
 // column's pieces loaded once for the warp's two rows (SHARE), as rf_mvq_proj2w_*.
-RF_KERNEL __launch_bounds__(128) void rf_mvqn_q4_k_1fw(rf_kargs a) {
-    prefetch_mvq_cols_fused(a);
-    const RopeCS rot = prefetch_rope_cols<1>(a);
-    rf_kernel_start();
-    mvq_cols_fused<MvqK4<T_Q4_K>, 1, true>(a, rot);
-}
+#define RF_MVQNF_W(t, B) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_1fw(rf_kargs a) { \
+        prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<1>(a); rf_kernel_start(); \
+        mvq_cols_fused<B, 1, true>(a, rot); }
+RF_MVQNF_W(q4_k, MvqK4<T_Q4_K>)
+RF_MVQNF_W(iq4_xs, MvqIq4Xs)
 RF_MVQNF(q6_k, MvqQ6K, 1) RF_MVQNF(q6_k, MvqQ6KCols, 2) RF_MVQNF(q6_k, MvqQ6KCols, 3) RF_MVQNF(q6_k, MvqQ6KCols, 4)
 RF_MVQNF(q6_k, MvqQ6KCols, 5) RF_MVQNF(q6_k, MvqQ6KCols, 6) RF_MVQNF(q6_k, MvqQ6KCols, 7) RF_MVQNF(q6_k, MvqQ6KCols, 8)
 RF_MVQNF_TYPE(q4_0, MvqQ4_0)
@@ -693,6 +694,7 @@ RF_MVQNF_TYPE(iq4_xs, MvqIq4Xs)
 RF_MVQNF_G(q4_k, MvqK4<T_Q4_K>, false, fg) RF_MVQNF_G(q4_k, MvqK4<T_Q4_K>, true, fwg) RF_MVQNF_G(q5_k, MvqK4<T_Q5_K>, false, fg)
 RF_MVQNF_G(q6_k, MvqQ6K, false, fg) RF_MVQNF_G(q4_0, MvqQ4_0, false, fg) RF_MVQNF_G(q8_0, MvqQ8_0, false, fg)
 RF_MVQNF_G(q5_0, MvqLegacy<T_Q5_0>, false, fg) RF_MVQNF_G(iq4_xs, MvqIq4Xs, false, fg)
+RF_MVQNF_G(iq4_xs, MvqIq4Xs, true, fwg)
 
 // rf_mvqn_proj_<type>_<NC>: rf_mvq_proj2 for NC = 2..4 columns (sequences decoding together): a
 // layer's K / V / Q projections, their rotations and the K and V appends in one launch, where

@@ -25,7 +25,8 @@ static const char *geglu_kernel(const char *swiglu) {
     static const char *const pairs[][2] = {
         {"rf_mvqn_q4_k_1f", "rf_mvqn_q4_k_1fg"}, {"rf_mvqn_q4_k_1fw", "rf_mvqn_q4_k_1fwg"}, {"rf_mvqn_q5_k_1f", "rf_mvqn_q5_k_1fg"},
         {"rf_mvqn_q6_k_1f", "rf_mvqn_q6_k_1fg"}, {"rf_mvqn_q4_0_1f", "rf_mvqn_q4_0_1fg"}, {"rf_mvqn_q8_0_1f", "rf_mvqn_q8_0_1fg"},
-        {"rf_mvqn_q5_0_1f", "rf_mvqn_q5_0_1fg"}, {"rf_mvqn_iq4_xs_1f", "rf_mvqn_iq4_xs_1fg"}};
+        {"rf_mvqn_q5_0_1f", "rf_mvqn_q5_0_1fg"}, {"rf_mvqn_iq4_xs_1f", "rf_mvqn_iq4_xs_1fg"},
+        {"rf_mvqn_iq4_xs_1fw", "rf_mvqn_iq4_xs_1fwg"}};
     size_t i;
     if (!swiglu) return NULL; /* rf_mvq_multi has no GeGLU form */
     for (i = 0; i < sizeof pairs / sizeof pairs[0]; ++i)

@@ -30,14 +30,16 @@ static int q8_type_index(int type) {
            : type == RF_TYPE_Q8_0 ? 4 : type == RF_TYPE_Q5_0 ? 5 : type == RF_TYPE_IQ4_XS ? 6 : -1;
 }
 
-/* The one-column two-row kernels for wide rows (SHARE in kernels/mvq_blocks.h): Q4_K only (7B Q5_K_M
- * measured 0.9% slower with them, Q4_0 unchanged). */
-static const char *const proj_wide_kernels[9] = {"rf_mvq_proj2w_q4_k", NULL, NULL, NULL, NULL, NULL, NULL, "rf_mvq_proj2w_q4_k_q6_k", NULL};
+/* The one-column two-row kernels for wide rows (SHARE in kernels/mvq_blocks.h): Q4_K and IQ4_XS (7B
+ * Q5_K_M measured 0.9% slower with them, Q4_0 unchanged). */
+static const char *const proj_wide_kernels[9] = {"rf_mvq_proj2w_q4_k", NULL, NULL, NULL, NULL, NULL, "rf_mvq_proj2w_iq4_xs",
+                                                 "rf_mvq_proj2w_q4_k_q6_k", NULL};
 
 const char *pm_cols_kernel(int type, int64_t nc, int64_t K) {
     const int t = q8_type_index(type);
     if (t < 0 || nc < 1 || nc > PM_MAX_COLS) return NULL;
     if (nc == 1 && K >= PM_WIDE_K && type == RF_TYPE_Q4_K) return "rf_mvqn_q4_k_1fw";
+    if (nc == 1 && K >= PM_WIDE_K && type == RF_TYPE_IQ4_XS) return "rf_mvqn_iq4_xs_1fw";
     return cols_kernels[t][nc - 1];
 }
 
