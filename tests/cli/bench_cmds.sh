@@ -105,6 +105,18 @@ if "$exe" bench-memory -m "$model" --requests 6 --parallel 3 --prompt-range 8:40
 else
   fail "bench-memory exited $?: $(tail -3 "$tmp/mem.err")"
 fi
+# --shared-prefix: every prompt starts with 32 shared tokens (2 pages): all but the first
+# request take them from the cache; the cache's share of the pool is reported.
+if "$exe" bench-memory -m "$model" --requests 6 --parallel 1 --prompt-range 40:60 --gen-range 4:8 --shared-prefix 32 -c 256 -t 1 \
+    >"$tmp/spm.md" 2>"$tmp/spm.err"; then
+  for row in kv_prefix_cache_peak_pages kv_prefix_cache_share_mean kv_prefix_cache_share_peak; do
+    grep -qE "^\| $row \| .*shared_prefix=32 " "$tmp/spm.md" || fail "bench-memory --shared-prefix: no $row row"
+  done
+  grep -qE '^\| prefix_cache_tokens_served \| .*\| 160 \|' "$tmp/spm.md" || fail "bench-memory --shared-prefix: want 5 x 32 tokens served"
+else
+  fail "bench-memory --shared-prefix exited $?: $(tail -3 "$tmp/spm.err")"
+fi
+expect 2 "must be below the shortest prompt" -- "$exe" bench-memory -m "$model" --shared-prefix 40 --prompt-range 40:60
 # A pool too small for one request is refused with the sizes named, exit 2.
 "$exe" bench-memory -m "$model" --requests 2 --prompt-range 300:300 -c 128 -t 1 >/dev/null 2>"$tmp/small.err"
 rc=$?
