@@ -157,7 +157,7 @@ rocmforge_status rocmforge_kv_seq_rm(rocmforge_context *ctx, rocmforge_seq_id se
             return rf::api::fail(ROCMFORGE_ERR_UNSUPPORTED, "rocmforge_kv_seq_rm: only a tail can be removed (positions are "
                                                             "fixed in the cached keys); sequence " + std::to_string(seq) + " holds " +
                                                                 std::to_string(len) + " tokens, the range ends at " + std::to_string(p1));
-        if (p0 < len) ctx->ctx->cache().pages().truncate(seq, p0);
+        if (p0 < len) ctx->ctx->cache().truncate(seq, p0);
         return ROCMFORGE_OK;
     });
 }

@@ -7,6 +7,8 @@ Standard library only, so it runs from a dist/ copy (docs/SERVING.md).
 
   scripts/serve_load.py --rocmforge build/tools/rocmforge -m build/models/default.gguf --clients 16 --duration 60
   scripts/serve_load.py --url http://127.0.0.1:8080 --clients 16 --duration 60   # a server already running
+  scripts/serve_load.py ... --shared-prefix-words 700   # every prompt starts with the same 700 words
+                                                        # (a shared system prompt: prefix cache hits)
 """
 import argparse, http.client, json, os, random, re, signal, subprocess, sys, threading, time, urllib.parse
 
@@ -34,7 +36,7 @@ class Stats:
 
 
 def one_request(host, port, key, rng, args, stats):
-    prompt = " ".join(rng.choice(WORDS) for _ in range(rng.randint(*args.prompt_words)))
+    prompt = args.shared_prefix + " ".join(rng.choice(WORDS) for _ in range(rng.randint(*args.prompt_words)))
     max_tokens = rng.randint(*args.max_tokens)
     body = json.dumps({"prompt": prompt, "max_tokens": max_tokens, "temperature": args.temperature, "stream": True,
                        "stream_options": {"include_usage": True}})
@@ -141,12 +143,16 @@ def main():
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--duration", type=float, default=60, help="seconds of load (bounded: at most 3600)")
     ap.add_argument("--prompt-words", type=int, nargs=2, default=(4, 120))
+    ap.add_argument("--shared-prefix-words", type=int, default=0,
+                    help="words every prompt begins with, the same for all (a shared system prompt; default 0)")
     ap.add_argument("--max-tokens", type=int, nargs=2, default=(16, 256))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--temperature", type=float, default=0.8, help="of every request (0: greedy)")
     ap.add_argument("--server-log", help="write the started server's stderr after its start line to this file")
     args = ap.parse_args()
     args.duration = min(args.duration, 3600)
+    shared = random.Random(args.seed)
+    args.shared_prefix = "".join(shared.choice(WORDS) + " " for _ in range(max(args.shared_prefix_words, 0)))
     server = None
     if args.url:
         u = urllib.parse.urlparse(args.url)
@@ -186,6 +192,7 @@ def main():
         wall = time.perf_counter() - t0
         text = metrics_text(host, port, args.api_key)
         pages = metric(text, "rocmforge_kv_pages_used")
+        prefix = [metric(text, "rocmforge_prefix_cache_" + m + "_total") for m in ("lookups", "hits", "cached_tokens")]
         steps = scheduler_steps(text)
         rss1 = rss_kib(server.pid) if server else None
     finally:
@@ -202,6 +209,8 @@ def main():
         if n:
             print(f"scheduler {kind} steps {n:.0f}: {sec:.1f} s ({100 * sec / wall:.0f}% of the wall), "
                   f"{1e3 * sec / n:.2f} ms each, {rows / n:.1f} decode rows and {prompt / n:.1f} prompt tokens each")
+    prefix = [v or 0 for v in prefix]  # None: a server without the counters
+    print(f"prefix cache: {prefix[0]:.0f} lookups, {prefix[1]:.0f} hits, {prefix[2]:.0f} prompt tokens from the cache")
     print(f"KV pages in use after the load: {pages:.0f}")
     if server:
         print(f"server RSS {rss0 / 1024:.1f} MiB at start, {rss1 / 1024:.1f} MiB at the end; exit status {rc}")

@@ -37,6 +37,11 @@ const char *kUsage =
     "                     all sequences' prompts are prefilled in one batch (split at -b), timed as T_PP\n"
     "  -n, --n-gen N      tokens generated per sequence in the batched test (default 64)\n"
     "  -r, --repetitions N  timed runs per test after one warm-up run (default 3)\n"
+    "  --shared-prefix P:Q TTFT of a P-token prefix an earlier request had (a shared system prompt)\n"
+    "                     followed by Q new tokens (a question), with the prefix cache off and on:\n"
+    "                     results ttft_shared_prefix with prefix_cache off / on, on fresh contexts of\n"
+    "                     P+Q+1 tokens; on maps the prefix's cached pages and prefills the rest\n"
+    "                     (default: not run; issue 55 measures 2000:50)\n"
     "  --candidates on|off  on (default): where the logits are on a GPU, each row's top-k candidates\n"
     "                     are chosen there and only they are read back (the same tokens); off: the\n"
     "                     whole rows are read back and the sampler scans them\n"
@@ -123,6 +128,24 @@ struct Workload {
     }
 };
 
+// TTFT of prefix + n_question random tokens on sequence 0 of `ctx`: the cached pages the prompt
+// begins with mapped (none when ctx caches no prefixes), the rest prefilled, the first token
+// sampled. The sequence is cleared after, so its full pages stay cached for the next call.
+double time_shared_prefix(rf::InferenceContext &ctx, const std::vector<int32_t> &prefix, int64_t n_question, Workload &w,
+                          rf::Sampler &sampler) {
+    std::vector<int32_t> prompt = prefix;
+    for (int64_t i = 0; i < n_question; ++i) prompt.push_back(w.random_token());
+    const auto t0 = Clock::now();
+    const int64_t from = ctx.map_cached_prefix(0, prompt);
+    rf::Batch b;
+    for (size_t i = (size_t)from; i < prompt.size(); ++i) b.add(prompt[i], 0, i + 1 == prompt.size());
+    const std::vector<float> &logits = ctx.decode(b);
+    sampler.accept(sampler.sample_row(logits, ctx.candidates(), 0, w.n_vocab));
+    const double ms = rf::ms_since(t0);
+    ctx.clear_sequence(0);
+    return ms;
+}
+
 // One row of llama-batched-bench's table.
 struct BatchedRow {
     int64_t pp = 0, tg = 0, b = 0;
@@ -179,6 +202,7 @@ int cmd_bench_inference(int argc, char **argv) {
     ModelArgs margs;
     std::vector<int64_t> prompts = {128, 512, 2048}, batches = {1, 4, 8};
     int64_t n_gen = 64, reps = 3, prompt_len = 0;
+    int64_t shared_prefix = 0, question = 0; // --shared-prefix P:Q (0: not run)
     bool candidates = true;
     BenchReportArgs report;
     for (int i = 1; i < argc; ++i) {
@@ -193,13 +217,20 @@ int cmd_bench_inference(int argc, char **argv) {
         else if (a == "-n" || a == "--n-gen") n_gen = parse_int_arg(a, take_value(argc, argv, i), 1, kMaxTokens);
         else if (a == "-r" || a == "--repetitions") reps = parse_int_arg(a, take_value(argc, argv, i), 1, 1000);
         else if (a == "--candidates") candidates = parse_on_off_arg(a, take_value(argc, argv, i));
-        else if (report.parse(argc, argv, i)) continue;
+        else if (a == "--shared-prefix") {
+            const std::string v = take_value(argc, argv, i);
+            const size_t colon = v.find(':');
+            if (colon == std::string::npos) throw UsageError("option " + a + " needs P:Q (prefix and question tokens), got '" + v + "'");
+            shared_prefix = parse_int_arg(a, v.substr(0, colon), 1, kMaxTokens);
+            question = parse_int_arg(a, v.substr(colon + 1), 1, kMaxTokens);
+        } else if (report.parse(argc, argv, i)) continue;
         else if (margs.parse(argc, argv, i)) continue;
         else throw UsageError("bench-inference: unknown option '" + a + "' (see rocmforge bench-inference --help)");
     }
     prompts.erase(std::remove(prompts.begin(), prompts.end(), 0), prompts.end());
     batches.erase(std::remove(batches.begin(), batches.end(), 0), batches.end());
-    if (prompts.empty() && batches.empty()) throw UsageError("bench-inference: --prompts and --batches are both empty");
+    if (prompts.empty() && batches.empty() && shared_prefix == 0)
+        throw UsageError("bench-inference: --prompts and --batches are both empty (and no --shared-prefix)");
 
     LoadedModel lm = load_model(margs);
     const int64_t max_prompt = prompts.empty() ? 0 : *std::max_element(prompts.begin(), prompts.end());
@@ -231,7 +262,7 @@ int cmd_bench_inference(int argc, char **argv) {
 
     std::vector<bench::Result> results;
     std::vector<BatchedRow> batched_rows;
-    ProgressBar progress((prompts.size() + batches.size()) * size_t(reps + 1));
+    ProgressBar progress((prompts.size() + batches.size() + (shared_prefix > 0 ? 2 : 0)) * size_t(reps + 1));
     for (int64_t np : prompts) {
         lm.runtime->phase("prefill");
         bench::Result r = result("ttft", "ms", false);
@@ -245,6 +276,41 @@ int cmd_bench_inference(int argc, char **argv) {
         }
         r.summarize();
         results.push_back(std::move(r));
+    }
+    if (shared_prefix > 0) {
+        // The same prefix for every run; each run a new question. With the cache on, the
+        // warm-up run is the one that fills it.
+        std::vector<int32_t> prefix{w.first_token};
+        while ((int64_t)prefix.size() < shared_prefix) prefix.push_back(w.random_token());
+        std::vector<double> medians;
+        for (bool cache_on : {false, true}) {
+            ContextParams p = margs.context_params(1);
+            p.n_ctx = shared_prefix + question + 1;
+            p.prefix_cache = cache_on;
+            InferenceContext pctx(*lm.model, *lm.runtime, p);
+            const ScopedOutputTopK pctx_top_k(pctx, candidates && pctx.candidates_pay_off(k) ? k : 0);
+            bench::Result r = result("ttft_shared_prefix", "ms", false);
+            r.params["prompt"] = std::to_string(shared_prefix);
+            r.params["question"] = std::to_string(question);
+            r.params["prefix_cache"] = cache_on ? "on" : "off";
+            r.params["n_batch"] = std::to_string(margs.n_batch);
+            lm.runtime->phase(cache_on ? "prefill cached prefix" : "prefill");
+            for (int64_t rep = 0; rep <= reps; ++rep) {
+                progress.step(std::string("ttft shared prefix, cache ") + (cache_on ? "on" : "off"));
+                Sampler sampler(sp);
+                const double ms = time_shared_prefix(pctx, prefix, question, w, sampler);
+                if (rep > 0) r.samples.push_back(ms);
+            }
+            if (cache_on) r.metrics["cached_tokens_per_run"] = double(pctx.cache().pages().prefix_stats().cached_tokens) / double(reps);
+            r.summarize();
+            medians.push_back(r.median);
+            results.push_back(std::move(r));
+        }
+        bench::Result &cached = results.back();
+        cached.metrics["speedup"] = medians[1] > 0 ? medians[0] / medians[1] : 0;
+        std::fprintf(stderr, "shared prefix %lld + %lld tokens: TTFT %.2f ms uncached, %.2f ms cached (%.1fx; %.0f tokens a run from the cache)\n",
+                     (long long)shared_prefix, (long long)question, medians[0], medians[1], cached.metrics["speedup"],
+                     cached.metrics["cached_tokens_per_run"]);
     }
     for (int64_t nb : batches) {
         // Without a prompt the params stay those of older baselines, which then still compare.

@@ -2,8 +2,9 @@
 // what each backend holds after loading (weights), and a serving workload on the paged KV pool:
 // requests of random prompt and generation lengths arrive, at most --parallel decode together,
 // finished ones free their pages for the next. Sampled after every step: pages in use and the
-// pool's internal fragmentation (reserved slots that hold no token). At the end: peak host
-// memory (VmHWM) and each backend's peak allocation (weights + KV pool + executor arenas).
+// pool's internal fragmentation (reserved slots that hold no token), and with --shared-prefix
+// the prefix cache's share of the pool. At the end: peak host memory (VmHWM) and each
+// backend's peak allocation (weights + KV pool + executor arenas).
 #include "cmd_bench_memory.h"
 
 #include <algorithm>
@@ -36,6 +37,10 @@ const char *kUsage =
     "  --prompt-range A:B prompt lengths, uniform in [A, B] (default 16:256)\n"
     "  --gen-range A:B    generated tokens per request, uniform in [A, B] (default 16:128)\n"
     "  --seed S           workload seed (default 1)\n"
+    "  --shared-prefix N  every prompt begins with the same N tokens (below the shortest prompt)\n"
+    "                     and the prefix cache is on: the pages it holds (kv_prefix_cache_*: peak\n"
+    "                     pages, mean and peak share of the pool) and the prompt tokens it served\n"
+    "                     (default 0: caching off)\n"
     "\n"
     "A request is admitted when a slot is free and the pool can hold its whole prompt + generation\n"
     "besides what the running ones may still need (no request is ever cut short); otherwise it\n"
@@ -76,9 +81,15 @@ struct Running {
 struct PoolSampler {
     int64_t peak_pages = 0, peak_tokens = 0, samples = 0;
     double frag_sum = 0, frag_max = 0;
+    // Prefix caching: pages the cache holds (in use or evictable), over every sample.
+    int64_t peak_cached = 0, cache_samples = 0;
+    double cached_share_sum = 0;
     void add(const rf::KvPoolStats &s) {
         peak_pages = std::max(peak_pages, s.pages_used);
         peak_tokens = std::max(peak_tokens, s.tokens);
+        peak_cached = std::max(peak_cached, s.pages_cached);
+        ++cache_samples;
+        cached_share_sum += double(s.pages_cached) / double(s.pages_total);
         if (s.tokens == 0) return;
         ++samples;
         frag_sum += s.internal_fragmentation();
@@ -90,6 +101,7 @@ struct Workload {
     int64_t parallel = 8, requests = 24;
     std::pair<int64_t, int64_t> prompt{16, 256}, gen{16, 128}; // token counts, uniform in [a, b]
     uint32_t seed = 1;
+    int64_t shared_prefix = 0; // tokens every prompt begins with (prefix cache on when > 0)
 };
 
 struct WorkloadResult {
@@ -107,6 +119,9 @@ WorkloadResult run_workload(rf::InferenceContext &ctx, const Workload &w) {
     auto uniform = [&](std::pair<int64_t, int64_t> r) { return std::uniform_int_distribution<int64_t>(r.first, r.second)(rng); };
     std::vector<Request> queue(static_cast<size_t>(w.requests));
     for (auto &q : queue) q = {uniform(w.prompt), uniform(w.gen)};
+    const int64_t n_vocab = ctx.model().hparams().n_vocab;
+    std::vector<int32_t> prefix((size_t)w.shared_prefix);
+    for (int32_t &t : prefix) t = int32_t(rng() % uint64_t(n_vocab));
     KvPageTable &pages = ctx.cache().pages();
     const int64_t page = pages.page_size(), n_ctx = ctx.params().n_ctx;
     auto pages_for = [&](int64_t tokens) { return (tokens + page - 1) / page; };
@@ -115,7 +130,6 @@ WorkloadResult run_workload(rf::InferenceContext &ctx, const Workload &w) {
             throw UsageError("bench-memory: a request of " + std::to_string(q.prompt + q.gen) +
                              " tokens does not fit the KV cache of " + std::to_string(n_ctx) +
                              " tokens; raise -c or lower --prompt-range/--gen-range");
-    const int64_t n_vocab = ctx.model().hparams().n_vocab;
     SamplerParams sp;
     sp.seed = w.seed;
     Sampler sampler{sp};
@@ -145,8 +159,10 @@ WorkloadResult run_workload(rf::InferenceContext &ctx, const Workload &w) {
             r.seq = free_seqs.back();
             free_seqs.pop_back();
             r.left = q.gen;
+            std::vector<int32_t> prompt = prefix;
+            while ((int64_t)prompt.size() < q.prompt) prompt.push_back(int32_t(rng() % uint64_t(n_vocab)));
             Batch b;
-            for (int64_t i = 0; i < q.prompt; ++i) b.add(int32_t(rng() % uint64_t(n_vocab)), r.seq, i + 1 == q.prompt);
+            for (int64_t i = ctx.map_cached_prefix(r.seq, prompt); i < q.prompt; ++i) b.add(prompt[(size_t)i], r.seq, i + 1 == q.prompt);
             r.next = sampler.sample(ctx.decode(b).data(), n_vocab);
             res.pool.add(pages.stats());
             running.push_back(r);
@@ -193,6 +209,7 @@ int cmd_bench_memory(int argc, char **argv) {
         else if (a == "--prompt-range") w.prompt = parse_range(a, take_value(argc, argv, i));
         else if (a == "--gen-range") w.gen = parse_range(a, take_value(argc, argv, i));
         else if (a == "--seed") w.seed = uint32_t(parse_int_arg(a, take_value(argc, argv, i), 0, UINT32_MAX));
+        else if (a == "--shared-prefix") w.shared_prefix = parse_int_arg(a, take_value(argc, argv, i), 0, 1 << 20);
         else if (report.parse(argc, argv, i)) continue;
         else if (margs.parse(argc, argv, i)) continue;
         else throw UsageError("bench-memory: unknown option '" + a + "' (see rocmforge bench-memory --help)");
@@ -228,7 +245,12 @@ int cmd_bench_memory(int argc, char **argv) {
         if (m.from_host) add("loaded", {{"backend", b->name()}, {"memory", "from host"}}, "MiB", mib(m.from_host));
     }
 
-    InferenceContext ctx(*lm.model, *lm.runtime, margs.context_params(int(w.parallel)));
+    if (w.shared_prefix >= w.prompt.first)
+        throw UsageError("bench-memory: --shared-prefix " + std::to_string(w.shared_prefix) +
+                         " must be below the shortest prompt (--prompt-range starts at " + std::to_string(w.prompt.first) + ")");
+    ContextParams params = margs.context_params(int(w.parallel));
+    params.prefix_cache = w.shared_prefix > 0;
+    InferenceContext ctx(*lm.model, *lm.runtime, params);
     std::fprintf(stderr, "%s\n", ctx.cache().summary().c_str());
     if (w.requests > 0) {
         const WorkloadResult res = run_workload(ctx, w);
@@ -248,6 +270,14 @@ int cmd_bench_memory(int argc, char **argv) {
         add("kv_internal_fragmentation_mean", wl, "%", pool.samples ? 100.0 * pool.frag_sum / double(pool.samples) : 0.0);
         add("kv_internal_fragmentation_max", wl, "%", 100.0 * pool.frag_max);
         add("requests_deferred", wl, "requests", double(res.deferred));
+        if (w.shared_prefix > 0) {
+            std::map<std::string, std::string> sp = wl;
+            sp["shared_prefix"] = std::to_string(w.shared_prefix);
+            add("kv_prefix_cache_peak_pages", sp, "pages", double(pool.peak_cached));
+            add("kv_prefix_cache_share_mean", sp, "%", pool.cache_samples ? 100.0 * pool.cached_share_sum / double(pool.cache_samples) : 0.0);
+            add("kv_prefix_cache_share_peak", sp, "%", 100.0 * double(pool.peak_cached) / double(pages.n_pages()));
+            add("prefix_cache_tokens_served", sp, "tokens", double(pages.prefix_stats().cached_tokens));
+        }
     }
 
     // Peaks over the whole run: each backend's allocations (weights, KV pool, executor arenas)

@@ -19,6 +19,7 @@ static KvCacheParams cache_params(const ContextParams &p) {
     c.n_seq_max = p.n_seq_max;
     c.type_k = p.type_k;
     c.type_v = p.type_v;
+    c.prefix_cache = p.prefix_cache;
     return c;
 }
 
@@ -35,6 +36,7 @@ struct InferenceContext::Step {
     std::vector<int> seq_index;      // run_graph(): index in order of first appearance, -1: absent
     std::vector<int64_t> next_pos;   // run_graph(): next position of each sequence present
     std::vector<int> batch_seqs;     // run_graph(): sequences in order of first appearance
+    std::vector<std::vector<int32_t>> seq_tokens; // run_graph(): each one's tokens in this graph
     HostPin logits_pin;              // logits_ page-locked for the model's backend (host_pin.h)
     // The (cos, sin) rows handed to the ROPE nodes of steps of few tokens: of the global layers'
     // parameters [0] and the sliding-window layers' [1] (nullptr: no such layers, or factors the
@@ -50,6 +52,9 @@ InferenceContext::InferenceContext(Model &model, Runtime &runtime, const Context
       cache_(kv_cache_backend(runtime, model.backend(), model.hparams().encoder), model.hparams().n_layer, model.hparams().n_embd_kv(), cache_params(params)),
       executor_(std::make_unique<Executor>(runtime, &model.backend())), step_(std::make_unique<Step>()) {
     if (params_.n_batch <= 0) throw UsageError("batch size (-b) must be positive");
+    if (params_.prefix_cache && model.hparams().encoder)
+        throw UsageError("prefix caching needs a causal model; " + model.hparams().arch_name +
+                         " attends both ways (each position's K/V depend on the tokens after it)");
     // Attention reads each head's slice of a pool row: a block type must not straddle heads.
     for (int type : {params_.type_k, params_.type_v}) {
         const int64_t block = type_traits(type)->block_size;
@@ -62,6 +67,7 @@ InferenceContext::InferenceContext(Model &model, Runtime &runtime, const Context
     step_->new_tokens.resize(n_seq);
     step_->seq_index.resize(n_seq);
     step_->next_pos.resize(n_seq);
+    step_->seq_tokens.resize(n_seq);
     // Room for one row per sequence from the start: decode steps then never move the buffer
     // (which would unpin and pin it again).
     logits_.reserve(n_seq * (size_t)model.hparams().n_vocab);
@@ -86,7 +92,15 @@ const std::vector<float> &InferenceContext::decode(const Batch &batch) {
         run_graph(batch, first, count, true, out_row);
         for (size_t i = first; i < first + count; ++i) out_row += batch.output[i] ? 1 : 0;
     }
+    publish_pages();
     return logits_;
+}
+
+void InferenceContext::publish_pages() {
+    KvPageTable &pages = cache_.pages();
+    if (!pages.prefix_cache()) return;
+    for (int seq = 0; seq < params_.n_seq_max; ++seq)
+        if (step_->new_tokens[(size_t)seq] > 0) pages.publish(seq);
 }
 
 void InferenceContext::submit(const Batch &batch) {
@@ -109,6 +123,7 @@ const std::vector<float> &InferenceContext::collect() {
     if (p == Step::Pending::Done) return logits_;
     size_outputs(st.pending_outputs);
     read_outputs(0, st.pending_outputs);
+    publish_pages();
     return logits_;
 }
 
@@ -244,7 +259,9 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
             seq_index[(size_t)s] = (int)batch_seqs.size();
             batch_seqs.push_back(s);
             next_pos[(size_t)s] = pages.length(s);
+            st.seq_tokens[(size_t)s].clear();
         }
+        st.seq_tokens[(size_t)s].push_back(batch.tokens[i]);
         const int32_t pos = (int32_t)next_pos[(size_t)s]++;
         in.positions.push_back(pos);
         in.slots.push_back(pages.slot(s, pos));
@@ -311,7 +328,7 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
     // stream), one round trip to the device instead of a synchronize and then the copy.
     executor_->run(*st.graph, false);
     if (read) read_outputs(out_row, in.output_rows.size());
-    for (int s : batch_seqs) pages.commit(s, next_pos[(size_t)s] - pages.length(s));
+    for (int s : batch_seqs) pages.commit(s, std::span<const int32_t>(st.seq_tokens[(size_t)s]));
 }
 
 } // namespace rf

@@ -9,8 +9,8 @@
 
 namespace rf {
 
-KvPageTable::KvPageTable(int64_t n_pages, int64_t page_size, int n_seq_max)
-    : n_pages_(n_pages), page_size_(page_size) {
+KvPageTable::KvPageTable(int64_t n_pages, int64_t page_size, int n_seq_max, bool prefix_cache)
+    : n_pages_(n_pages), page_size_(page_size), cache_(prefix_cache ? std::make_unique<PrefixBlockTable>() : nullptr) {
     if (n_pages <= 0 || page_size <= 0)
         throw UsageError("KV cache: need at least one page of at least one token (got " +
                          std::to_string(n_pages) + " pages of " + std::to_string(page_size) + ")");
@@ -44,6 +44,15 @@ int64_t KvPageTable::pages_needed(int seq, int64_t n_new) const {
     return std::max<int64_t>(0, total - (int64_t)s.pages.size());
 }
 
+int32_t KvPageTable::take_page() {
+    if (!free_list_.empty()) {
+        const int32_t page = free_list_.back();
+        free_list_.pop_back();
+        return page;
+    }
+    return cache_ ? cache_->evict_one() : -1;
+}
+
 void KvPageTable::reserve(int seq, int64_t n_new) {
     const int64_t need = pages_needed(seq, n_new);
     if (need > free_pages()) {
@@ -57,19 +66,27 @@ void KvPageTable::reserve(int seq, int64_t n_new) {
                                seq);
     }
     Seq &s = seqs_[(size_t)seq];
-    for (int64_t i = 0; i < need; ++i) {
-        s.pages.push_back(free_list_.back());
-        free_list_.pop_back();
-    }
+    for (int64_t i = 0; i < need; ++i) s.pages.push_back(take_page());
 }
 
-void KvPageTable::commit(int seq, int64_t n_new) {
+KvPageTable::Seq &KvPageTable::grow(int seq, int64_t n_new) {
     check_seq(seq);
     Seq &s = seqs_[(size_t)seq];
-    if ((s.length + n_new + page_size_ - 1) / page_size_ > (int64_t)s.pages.size())
+    if (n_new < 0 || (s.length + n_new + page_size_ - 1) / page_size_ > (int64_t)s.pages.size())
         throw Error("KV cache: commit of " + std::to_string(n_new) + " tokens to sequence " +
                     std::to_string(seq) + " beyond its reserved pages");
     s.length += n_new;
+    return s;
+}
+
+void KvPageTable::commit(int seq, int64_t n_new) {
+    Seq &s = grow(seq, n_new);
+    if (n_new > 0) s.tokens_known = false, s.tokens.clear();
+}
+
+void KvPageTable::commit(int seq, std::span<const int32_t> tokens) {
+    Seq &s = grow(seq, (int64_t)tokens.size());
+    if (cache_ && s.tokens_known) s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
 }
 
 int32_t KvPageTable::slot(int seq, int64_t pos) const {
@@ -87,7 +104,15 @@ KvPoolStats KvPageTable::stats() const {
     st.pages_total = n_pages_;
     st.pages_used = n_pages_ - free_pages();
     st.slots_reserved = st.pages_used * page_size_;
-    for (const Seq &s : seqs_) st.tokens += s.length;
+    if (cache_) st.pages_cached = cache_->cached_pages(), st.pages_evictable = cache_->evictable_pages();
+    std::vector<bool> counted(cache_ ? (size_t)n_pages_ : 0); // cached pages seen in an earlier sequence
+    for (const Seq &s : seqs_) {
+        st.tokens += s.length;
+        st.slots_filled += s.length;
+        for (size_t k = 0; k < s.n_cached; ++k) // full pages, shared ones filled once
+            if (counted[(size_t)s.pages[k]]) st.slots_filled -= page_size_;
+            else counted[(size_t)s.pages[k]] = true;
+    }
     return st;
 }
 
@@ -100,10 +125,21 @@ void KvPageTable::truncate(int seq, int64_t length) {
         throw Error("KV cache: cannot cut sequence " + std::to_string(seq) + " of " + std::to_string(s.length) +
                     " tokens to " + std::to_string(length));
     const size_t keep = (size_t)((length + page_size_ - 1) / page_size_);
-    // Returned in reverse so the sequence's first freed page is the next one handed out.
-    for (size_t i = s.pages.size(); i > keep; --i) free_list_.push_back(s.pages[i - 1]);
+    if (length % page_size_ != 0 && keep <= s.n_cached)
+        throw Error("KV cache: cutting sequence " + std::to_string(seq) + " to " + std::to_string(length) +
+                    " tokens leaves a cached page partly filled (KvCache::truncate copies it)");
+    // Returned in reverse so the sequence's first freed page is the next one handed out, and a
+    // cached chain's last page is the first evicted.
+    for (size_t i = s.pages.size(); i > keep; --i) {
+        if (i - 1 < s.n_cached) cache_->release(s.pages[i - 1]);
+        else free_list_.push_back(s.pages[i - 1]);
+    }
     s.pages.resize(keep);
+    s.n_cached = std::min(s.n_cached, keep);
     s.length = length;
+    if (length == 0) s.tokens_known = true; // an empty sequence starts a fresh record
+    if (s.tokens_known) s.tokens.resize(std::min(s.tokens.size(), (size_t)length));
+    else s.tokens.clear();
 }
 
 namespace {
@@ -167,7 +203,7 @@ KvCache::KvCache(Backend &backend, int64_t n_layer, int64_t n_embd_kv, const KvC
     // One spare page per extra sequence: each sequence's last page may be partly empty, so n_ctx
     // tokens split over n_seq sequences always fit.
     : pages_(pages_for(params.n_ctx, params.page_size) + std::max(0, params.n_seq_max - 1), params.page_size,
-             params.n_seq_max),
+             params.n_seq_max, params.prefix_cache),
       n_ctx_(params.n_ctx), n_layer_(n_layer), n_embd_kv_(n_embd_kv), type_k_(params.type_k), type_v_(params.type_v) {
     check_cache_type(type_k_, n_embd_kv, "K");
     check_cache_type(type_v_, n_embd_kv, "V");

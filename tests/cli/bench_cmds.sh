@@ -78,6 +78,17 @@ expect 2 "option -p has an empty item in '1,,2'" -- "$exe" bench -m "$model" -p 
 expect 2 "option -n has an empty item" -- "$exe" bench -m "$model" -n 4,
 expect 2 "option --n-depth needs an integer" -- "$exe" bench -m "$model" --n-depth 1,x
 expect 2 "nothing to measure" -- "$exe" bench -m "$model" -p 0,0 -n 0
+# --shared-prefix: TTFT of a prefix served before + a question, prefix cache off and on.
+if "$exe" bench-inference -m "$model" --prompts 0 --batches 0 --shared-prefix 100:10 -r 1 -t 1 >"$tmp/sp.md" 2>"$tmp/sp.err"; then
+  for c in off on; do
+    grep -qE "^\| ttft_shared_prefix .*prefix_cache=$c prompt=100 question=10 " "$tmp/sp.md" || fail "bench-inference --shared-prefix: no $c row"
+  done
+  grep -qE "^shared prefix 100 \+ 10 tokens: TTFT .* ms cached .*; 96 tokens a run from the cache\)" "$tmp/sp.err" ||
+    fail "bench-inference --shared-prefix: no summary line with 96 cached tokens: $(grep 'shared prefix' "$tmp/sp.err")"
+else
+  fail "bench-inference --shared-prefix exited $?: $(tail -3 "$tmp/sp.err")"
+fi
+expect 2 "option --shared-prefix needs P:Q" -- "$exe" bench-inference -m "$model" --shared-prefix 100
 expect 2 "option --prompt-len must be in 0.." -- "$exe" bench-inference -m "$model" --prompt-len -5
 expect 2 "option --prompt-len needs an integer" -- "$exe" bench-inference -m "$model" --prompt-len 1,2
 
@@ -94,6 +105,18 @@ if "$exe" bench-memory -m "$model" --requests 6 --parallel 3 --prompt-range 8:40
 else
   fail "bench-memory exited $?: $(tail -3 "$tmp/mem.err")"
 fi
+# --shared-prefix: every prompt starts with 32 shared tokens (2 pages): all but the first
+# request take them from the cache; the cache's share of the pool is reported.
+if "$exe" bench-memory -m "$model" --requests 6 --parallel 1 --prompt-range 40:60 --gen-range 4:8 --shared-prefix 32 -c 256 -t 1 \
+    >"$tmp/spm.md" 2>"$tmp/spm.err"; then
+  for row in kv_prefix_cache_peak_pages kv_prefix_cache_share_mean kv_prefix_cache_share_peak; do
+    grep -qE "^\| $row \| .*shared_prefix=32 " "$tmp/spm.md" || fail "bench-memory --shared-prefix: no $row row"
+  done
+  grep -qE '^\| prefix_cache_tokens_served \| .*\| 160 \|' "$tmp/spm.md" || fail "bench-memory --shared-prefix: want 5 x 32 tokens served"
+else
+  fail "bench-memory --shared-prefix exited $?: $(tail -3 "$tmp/spm.err")"
+fi
+expect 2 "must be below the shortest prompt" -- "$exe" bench-memory -m "$model" --shared-prefix 40 --prompt-range 40:60
 # A pool too small for one request is refused with the sizes named, exit 2.
 "$exe" bench-memory -m "$model" --requests 2 --prompt-range 300:300 -c 128 -t 1 >/dev/null 2>"$tmp/small.err"
 rc=$?

@@ -47,6 +47,8 @@ const char *kUsage =
     "                       request samples greedily or from its top-k without logprobs, only each\n"
     "                       row's candidates are read back (the same tokens); off: whole rows;\n"
     "                       always: candidates on any backend (the CPU too)\n"
+    "  --no-prefix-cache    do not keep ended requests' full prompt pages for the next request\n"
+    "                       with the same prefix (automatic prefix caching is on by default)\n"
     "  -c N                 KV pool in tokens, shared by all requests (default --parallel x the\n"
     "                       model's trained context, at most 4096 each)\n";
 
@@ -60,6 +62,7 @@ struct Options {
     ChatTemplateOptions chat_template;
     int64_t max_tokens = 256, timeout_s = 300, prefill_chunk = 256, grace_s = 5;
     SchedulerOptions::Candidates candidates = SchedulerOptions::Candidates::automatic;
+    bool prefix_cache = true;
 };
 
 SchedulerOptions::Candidates parse_candidates(const std::string &opt, const std::string &value) {
@@ -92,6 +95,7 @@ Options parse(int argc, char **argv) {
         else if (a == "--prefill-chunk") o.prefill_chunk = parse_int_arg(a, take_value(argc, argv, i), 1, 1 << 20);
         else if (a == "--shutdown-grace") o.grace_s = parse_int_arg(a, take_value(argc, argv, i), 0, 3600);
         else if (a == "--candidates") o.candidates = parse_candidates(a, take_value(argc, argv, i));
+        else if (a == "--no-prefix-cache") o.prefix_cache = false;
         else throw UsageError("serve: unknown option '" + a + "' (see rocmforge serve --help)");
     }
     return o;
@@ -120,8 +124,10 @@ int cmd_serve(int argc, char **argv) {
     const ModelHparams &hp = lm.model->hparams();
     const int64_t per_request = std::min<int64_t>(hp.n_ctx_train > 0 ? hp.n_ctx_train : 4096, 4096);
     if (!o.model.ctx_given) o.model.n_ctx = per_request * o.parallel;
-    const std::unique_ptr<InferenceContext> ctx = lm.new_context(o.model.context_params(o.parallel));
-    std::fprintf(stderr, "%s\n", ctx->cache().summary().c_str());
+    ContextParams params = o.model.context_params(o.parallel);
+    params.prefix_cache = o.prefix_cache && !hp.encoder; // an encoder serves embeddings only
+    const std::unique_ptr<InferenceContext> ctx = lm.new_context(params);
+    std::fprintf(stderr, "%s; prefix cache %s\n", ctx->cache().summary().c_str(), params.prefix_cache ? "on" : "off");
 
     RouterConfig rc;
     rc.model_id = std::filesystem::path(lm.path).stem().string();

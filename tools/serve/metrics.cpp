@@ -78,6 +78,13 @@ std::string Metrics::prometheus() const {
     scalar(out, "rocmforge_running_sequences", "gauge", "requests in the decode batch", (double)running);
     scalar(out, "rocmforge_kv_pages_used", "gauge", "KV cache pages in use", (double)kv_pages_used);
     scalar(out, "rocmforge_kv_pages_total", "gauge", "KV cache pages in the pool", (double)kv_pages_total);
+    scalar(out, "rocmforge_kv_pages_cached", "gauge", "KV cache pages held by the prefix cache (in use or evictable)",
+           (double)kv_pages_cached);
+    scalar(out, "rocmforge_prefix_cache_lookups_total", "counter", "prompts looked up in the prefix cache",
+           (double)prefix_lookups);
+    scalar(out, "rocmforge_prefix_cache_hits_total", "counter", "prompts that began with cached pages", (double)prefix_hits);
+    scalar(out, "rocmforge_prefix_cache_cached_tokens_total", "counter", "prompt tokens served from the prefix cache (prefill skipped)",
+           (double)prefix_cached_tokens);
     scheduler_steps(out);
     out += ttft.prometheus("rocmforge_time_to_first_token_seconds", "from admission to the queue until the first token");
     out += inter_token.prometheus("rocmforge_inter_token_seconds", "between consecutive tokens of one request");

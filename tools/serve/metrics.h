@@ -32,6 +32,10 @@ struct Metrics {
     std::atomic<int64_t> cancelled{0}; // requests dropped because their client left
     std::atomic<int64_t> queue_depth{0}, running{0};
     std::atomic<int64_t> kv_pages_used{0}, kv_pages_total{0};
+    // Prefix caching: pages in the cache (held or not), requests looked up, those that found
+    // cached pages, and the prompt tokens those pages held (prefill skipped).
+    std::atomic<int64_t> kv_pages_cached{0};
+    std::atomic<int64_t> prefix_lookups{0}, prefix_hits{0}, prefix_cached_tokens{0};
     // Scheduler steps (one forward pass each): those that only decode and those that also feed
     // prompt tokens, their wall time (the forward pass and the draws), the decode rows they ran
     // and the prompt tokens they fed: where a server's throughput goes against a decode benchmark.

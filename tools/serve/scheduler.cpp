@@ -235,7 +235,13 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         free_slots_ = (int)free_seqs.size();
     }
     metrics_.running = (int64_t)running.size();
-    metrics_.kv_pages_used = ctx_.cache().pages().stats().pages_used;
+    const KvPoolStats pool = ctx_.cache().pages().stats();
+    metrics_.kv_pages_used = pool.pages_used;
+    metrics_.kv_pages_cached = pool.pages_cached;
+    const PrefixCacheStats &prefix = ctx_.cache().pages().prefix_stats();
+    metrics_.prefix_lookups = prefix.lookups;
+    metrics_.prefix_hits = prefix.hits;
+    metrics_.prefix_cached_tokens = prefix.cached_tokens;
 }
 
 // A draw under the sequence's grammar: the tokens it refuses masked, the drawn one moved past
@@ -315,9 +321,13 @@ void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> 
         batch.add(drawn[k], a.seq, true);
     }
     const int64_t decode_rows = (int64_t)batch.size();
+    const std::vector<char> wait = wait_for_shared_prefill(running);
     int64_t budget = options_.prefill_chunk;
-    for (Active &a : running) {
-        if (a.done || a.prefilled == a.request.prompt.size() || budget == 0) continue;
+    for (size_t k = 0; k < running.size(); ++k) {
+        Active &a = running[k];
+        if (a.done || a.prefilled == a.request.prompt.size() || budget == 0 || wait[k]) continue;
+        if (a.prefilled == 0 && !a.request.prompt_logprobs) // echo with logprobs scores every prompt token
+            a.prefilled = (size_t)ctx_.map_cached_prefix(a.seq, a.request.prompt);
         const size_t n = (size_t)std::min<int64_t>(budget, (int64_t)(a.request.prompt.size() - a.prefilled));
         a.prompt_rows.clear();
         for (size_t i = 0; i < n; ++i) {
@@ -348,6 +358,28 @@ void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> 
     } catch (const std::exception &e) {
         fail_running(running, e);
     }
+}
+
+// Prefix caching: which requests that have not started their prefill wait, because one before
+// them in the batch order is still prefilling a prompt with the same first page (the choices of
+// n > 1, clients sharing a system prompt). Its pages are cached once it is done, and the waiting
+// one then maps them instead of computing them too. Decided from the state before this step's
+// chunks: a prefill that ends in this step is cached when the step is collected.
+std::vector<char> Scheduler::wait_for_shared_prefill(const std::vector<Active> &running) const {
+    std::vector<char> wait(running.size(), 0);
+    if (!ctx_.cache().pages().prefix_cache()) return wait;
+    const size_t page = (size_t)ctx_.cache().pages().page_size();
+    auto first_page = [&](const Active &a) { return a.request.prompt.size() > page ? a.request.prompt.data() : nullptr; };
+    for (size_t k = 0; k < running.size(); ++k) {
+        const Active &a = running[k];
+        if (a.done || a.prefilled != 0 || a.request.prompt_logprobs || !first_page(a)) continue;
+        for (size_t j = 0; j < k && !wait[k]; ++j) {
+            const Active &b = running[j];
+            wait[k] = !b.done && !wait[j] && b.prefilled < b.request.prompt.size() && first_page(b) &&
+                      std::equal(first_page(a), first_page(a) + page, first_page(b));
+        }
+    }
+    return wait;
 }
 
 // Candidates instead of whole logits rows for the next batch when every live sequence's sampler

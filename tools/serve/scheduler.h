@@ -4,6 +4,11 @@
 // join at the next step once a sequence slot is free and the KV pool can hold their whole
 // prompt + max_tokens beside what the running ones may still need (bench-memory's admission
 // rule: nothing admitted is ever cut short or evicted); others wait in a bounded FIFO queue.
+// With the context's prefix caching on, a request's first prompt chunk starts after the cached
+// pages its prompt begins with (looked up then, so a request admitted beside another with the
+// same prompt, as the choices of n > 1, finds the pages the other has filled by that step).
+// Admission still counts the whole prompt: cached pages nobody holds count as free, so a hit
+// only ever needs fewer pages than admission reserved.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -114,6 +119,7 @@ private:
     void expire(std::vector<Active> &running);
     void launch(std::vector<Active> &running, const std::vector<int32_t> &drawn, const std::vector<char> &feeds);
     void choose_output(const std::vector<Active> &running);
+    std::vector<char> wait_for_shared_prefill(const std::vector<Active> &running) const;
     bool goes_on(const Active &a, int32_t token) const;
     int32_t constrained_draw(Active &a, const std::vector<float> &logits, size_t row);
     void fail_running(std::vector<Active> &running, const std::exception &e);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "rocmforge/graph.h"
@@ -35,6 +36,10 @@ struct ContextParams {
     int64_t page_size = 16;
     int type_k = RF_TYPE_F16;
     int type_v = RF_TYPE_F16;
+    // Automatic prefix caching (KvPageTable): full pages of the sequences' tokens stay cached
+    // after they end, and map_cached_prefix() maps them into a new sequence. Causal models
+    // only: an encoder's K/V at a position depend on the tokens after it.
+    bool prefix_cache = false;
 };
 
 class InferenceContext {
@@ -77,6 +82,10 @@ public:
     bool candidates_pay_off(int64_t k) const;
 
     void clear_sequence(int seq) { cache_.pages().clear(seq); }
+    // Prefix caching: maps the cached pages `prompt` begins with into the empty sequence `seq`
+    // (KvPageTable::map_cached_prefix) and returns the positions mapped; the prompt's tokens
+    // from there on are the ones to decode. 0 when the context caches no prefixes.
+    int64_t map_cached_prefix(int seq, std::span<const int32_t> prompt) { return cache_.pages().map_cached_prefix(seq, prompt); }
     int64_t seq_length(int seq) const { return cache_.pages().length(seq); }
     KvCache &cache() { return cache_; }
     const Model &model() const { return model_; }
@@ -94,6 +103,9 @@ private:
     void run_graph(const Batch &batch, size_t first, size_t count, bool read, size_t out_row);
     // The last graph's output rows into rows out_row.. (waits for the graph).
     void read_outputs(size_t out_row, size_t rows);
+    // Prefix caching: the full pages of the batch's sequences into the cache, once their K/V
+    // are written (after the outputs were read).
+    void publish_pages();
 
     Model &model_;
     Runtime &runtime_;
