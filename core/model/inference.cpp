@@ -43,6 +43,14 @@ struct InferenceContext::Step {
     // submit() / collect(): the submitted batch's state and its output rows.
     enum class Pending { None, Running, Done } pending = Pending::None;
     size_t pending_outputs = 0;
+    // set_matmul_input_observer(): per distinct MATMUL input of `graph`, an unread copy (kept
+    // valid after the run) and the weights it enters; probe_host: the copy read back.
+    struct Probe {
+        Tensor *kept = nullptr;
+        std::vector<std::string> weights;
+    };
+    std::vector<Probe> probes;
+    std::vector<float> probe_host;
 };
 
 InferenceContext::InferenceContext(Model &model, Runtime &runtime, const ContextParams &params)
@@ -304,14 +312,59 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
             st.top_ids = g->topk(st.logits, in.top_k, "output_top_k");
             st.top_logits = g->gather(st.logits, st.top_ids, "output_top_k_logits");
         }
+        st.probes.clear();
+        if (matmul_observer_) add_matmul_probes(*g);
         st.graph = std::move(g);
         st.key = key;
     }
     // Not waited for: the reads below wait for what they read (a GPU's download waits for its
     // stream), one round trip to the device instead of a synchronize and then the copy.
     executor_->run(*st.graph, false);
+    if (matmul_observer_) report_matmul_inputs();
     if (read) read_outputs(out_row, in.output_rows.size());
     for (int s : batch_seqs) pages.commit(s, next_pos[(size_t)s] - pages.length(s));
+}
+
+void InferenceContext::set_matmul_input_observer(MatmulInputObserver observer) {
+    if (step_->pending != Step::Pending::None) throw Error("set_matmul_input_observer: a submitted batch was not collected");
+    matmul_observer_ = std::move(observer);
+    step_->graph.reset(); // the next graph is built with (or without) the probes
+    step_->probes.clear();
+}
+
+void InferenceContext::add_matmul_probes(Graph &g) {
+    // One probe per distinct input: attn_q/k/v (and ffn_gate/up) share theirs. A SCALE by 1
+    // nobody reads is kept by the executor until after the run, so the input can be read back.
+    std::vector<std::pair<Tensor *, size_t>> seen;
+    const Graph &cg = g; // the const accessors: reading does not mark the graph changed
+    const size_t n = cg.nodes().size();
+    for (size_t i = 0; i < n; ++i) {
+        const rf_node &node = cg.nodes()[i];
+        const Graph::NodeRefs &r = cg.node_refs()[i];
+        if (node.op == RF_OP_MATMUL_ID && r.src[0] && r.src[0]->kind == TensorKind::Persistent)
+            throw Error(std::string("imatrix: ") + r.src[0]->label() +
+                        " is an expert (MATMUL_ID) weight; collecting expert activations is not supported");
+        if (node.op != RF_OP_MATMUL || !r.src[0] || r.src[0]->kind != TensorKind::Persistent || !r.src[1]) continue;
+        Tensor *x = r.src[1];
+        if (x->type() != RF_TYPE_F32) continue;
+        size_t k = 0;
+        while (k < seen.size() && seen[k].first != x) ++k;
+        if (k == seen.size()) {
+            seen.emplace_back(x, step_->probes.size());
+            step_->probes.push_back({g.scale(x, 1.0f, "imatrix_probe"), {}});
+        }
+        step_->probes[seen[k].second].weights.emplace_back(r.src[0]->label());
+    }
+}
+
+void InferenceContext::report_matmul_inputs() {
+    Step &st = *step_;
+    for (const Step::Probe &p : st.probes) {
+        const int64_t n_cols = p.kept->ne(0), n_rows = p.kept->n_elements() / n_cols;
+        st.probe_host.resize((size_t)(n_cols * n_rows));
+        executor_->read(p.kept, st.probe_host.data(), st.probe_host.size() * sizeof(float));
+        for (const std::string &w : p.weights) matmul_observer_(w, st.probe_host.data(), n_cols, n_rows);
+    }
 }
 
 } // namespace rf

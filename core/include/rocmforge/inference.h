@@ -2,6 +2,8 @@
 // appending their K/V to the shared paged cache and returning the logits asked for.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -47,6 +49,15 @@ public:
     // Throws ContextFullError before running anything when the cache cannot hold the batch,
     // rf::Error for a bad token id or sequence id.
     const std::vector<float> &decode(const Batch &batch);
+    // Sees the activations entering every weight matrix product (`rocmforge imatrix`): when set,
+    // graphs built from then on keep each MATMUL input with a persistent weight, and after each
+    // graph of decode() the observer is called once per weight, in graph order, with the
+    // weight's name ("blk.0.attn_q.weight"), the input x (f32, n_cols = the weight's row
+    // length, one row per token) and n_rows. An empty function removes it. Throws rf::Error
+    // for a model with MATMUL_ID (expert) products, which it does not observe.
+    using MatmulInputObserver =
+        std::function<void(const std::string &weight, const float *x, int64_t n_cols, int64_t n_rows)>;
+    void set_matmul_input_observer(MatmulInputObserver observer);
     // decode() in two halves, so that the host can work while the device runs the batch:
     // submit() validates, reserves and starts it (all of decode() when the batch needs several
     // graphs) and returns; collect() waits and returns the logits as decode() would. The logits
@@ -108,6 +119,10 @@ private:
     // building a new one.
     struct Step;
     std::unique_ptr<Step> step_;
+    MatmulInputObserver matmul_observer_;
+    // Adds the observer's probes to a newly built graph (step_->probes).
+    void add_matmul_probes(Graph &g);
+    void report_matmul_inputs();
 };
 
 // A context's output top-k for one scope (a generation); the previous one is back at its end.
