@@ -90,8 +90,10 @@ struct MakeModelOptions {
 
 // Writes a random-weight model: matrices ~ normal(0, 0.02) (token_embd/output scaled so logits
 // have a standard deviation near 2), norm weights ~ normal(1, 0.02), biases ~ normal(0, 0.02),
-// each generated per row and converted straight to the mix's type for that tensor. The same
-// options give identical bytes. Throws rf::Error (2 for an unknown shape).
+// each generated per row and converted straight to the mix's type for that tensor. The mixes
+// that need an importance matrix (mix_needs_imatrix: IQ1_S .. IQ3_XXS) use a synthetic one,
+// every weight 1, with llama.cpp's with-imatrix type rules. The same options give identical
+// bytes. Throws rf::Error (2 for an unknown shape).
 ModelWriteTotals make_model(const MakeModelOptions &opt);
 
 } // namespace rf
