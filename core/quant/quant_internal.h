@@ -131,6 +131,10 @@ float make_q3_quants(int n, int nmax, const float *x, int8_t *L, bool do_rmse);
 float make_qkx2_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L,
                        float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
                        bool use_mad);
+// make_qkx2_quants with the importance-weighted search's parameters (ggml's make_qkx3_quants:
+// the weighted Q2_K/Q4_K/Q5_K/Q4_1/Q5_1 quantizers); weights may be null (then x^2).
+float make_qkx3_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L, float *the_min,
+                       uint8_t *Laux, float rmin, float rdelta, int nstep, bool use_mad);
 // Non-negative levels in [0, nmax] with weights (never null) and a refinement pass; ggml uses
 // it for the Q2_K sub-block scales and the IQ2_XXS starting scale.
 float make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *quant_weights);
@@ -165,6 +169,17 @@ void dequantize_row_tq2_0(const block_tq2_0 *x, float *y, int64_t k);
 // quant_iq_quantize.cpp: IQ4_NL / IQ4_XS as quantize_iq4_nl / quantize_iq4_xs; TQ*: _ref.
 void quantize_row_iq4_nl(const float *x, block_iq4_nl *y, int64_t k, const float *quant_weights);
 void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k, const float *quant_weights);
+// quant_k_weighted.cpp: ggml's quantize_row_<type>_impl with importance weights (non-null;
+// without them ggml runs the _ref quantizers above), k-quants and legacy 32-element formats.
+void quantize_row_q2_K_w(const float *x, block_q2_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q3_K_w(const float *x, block_q3_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q4_K_w(const float *x, block_q4_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q5_K_w(const float *x, block_q5_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q6_K_w(const float *x, block_q6_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q4_0_w(const float *x, block_q4_0 *y, int64_t k, const float *quant_weights);
+void quantize_row_q4_1_w(const float *x, block_q4_1 *y, int64_t k, const float *quant_weights);
+void quantize_row_q5_0_w(const float *x, block_q5_0 *y, int64_t k, const float *quant_weights);
+void quantize_row_q5_1_w(const float *x, block_q5_1 *y, int64_t k, const float *quant_weights);
 // quant_iq2/iq3/iq1_quantize.cpp, the grid formats. IQ2_XXS, IQ2_XS and IQ1_S need weights
 // (non-null, as ggml asserts); the others fall back to ggml's importance-free weights.
 void quantize_row_iq2_xxs(const float *x, block_iq2_xxs *y, int64_t k, const float *quant_weights);

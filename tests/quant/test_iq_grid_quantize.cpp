@@ -142,7 +142,9 @@ TEST_CASE("grid i-quants: IQ2_XXS, IQ2_XS and IQ1_S need an importance matrix", 
         CHECK_THROWS_AS(rf::quantize_row_weighted(type, x.data(), q.data(), 256, nullptr), rf::Error);
     }
     for (int type : {RF_TYPE_IQ2_S, RF_TYPE_IQ3_XXS, RF_TYPE_IQ3_S, RF_TYPE_IQ1_M}) CHECK(rf::can_quantize(type));
-    CHECK_FALSE(rf::importance_aware(RF_TYPE_Q4_K));
+    CHECK(rf::importance_aware(RF_TYPE_Q4_K));
+    CHECK_FALSE(rf::importance_aware(RF_TYPE_Q8_0));
+    CHECK_FALSE(rf::importance_aware(RF_TYPE_TQ2_0));
 }
 
 TEST_CASE("grid search tables: every reachable point is on the grid or has neighbours", "[iq][quantize]") {
@@ -183,5 +185,23 @@ TEST_CASE("grid search tables: every reachable point is on the grid or has neigh
             }
         }
         CHECK(on_grid == e.ngrid);
+    }
+}
+
+TEST_CASE("importance-weighted k-quants and legacy formats", "[iq][quantize]") {
+    const Rows r = gaussian(1024, 8, 21);
+    // (type, weighted-NMSE bound with importance), about twice what ggml's searches reach here.
+    const std::pair<int, double> cases[] = {
+        {RF_TYPE_Q2_K, 0.10}, {RF_TYPE_Q3_K, 0.035}, {RF_TYPE_Q4_K, 0.0085}, {RF_TYPE_Q5_K, 0.0022},
+        {RF_TYPE_Q6_K, 0.0006}, {RF_TYPE_Q4_0, 0.011}, {RF_TYPE_Q4_1, 0.0095}, {RF_TYPE_Q5_0, 0.0028},
+        {RF_TYPE_Q5_1, 0.0024},
+    };
+    for (const auto &[type, bound] : cases) {
+        INFO(rf::type_name(type));
+        CHECK(rf::importance_aware(type));
+        const Bytes w = quantize(type, r, r.imp.data());
+        CHECK(w == quantize(type, r, r.imp.data()));
+        CHECK(w != quantize(type, r, nullptr)); // a different search than the reference one
+        CHECK(nmse(type, r, w, r.imp.data()) < bound);
     }
 }

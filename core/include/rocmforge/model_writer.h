@@ -59,9 +59,8 @@ struct QuantizeOptions {
     TensorWriteCallback on_tensor;  // optional progress
     bool overwrite_input = false;   // allow output_path to be input_path (also through links)
     // Importance matrix (GGUF or legacy .dat, rocmforge imatrix / llama-imatrix); "" for none.
-    // With one, the mix rules are llama.cpp's with-imatrix rules and the i-quant tensors are
-    // quantized with their rows' importance weights (k-quant and legacy tensors ignore them:
-    // ggml's importance-aware searches for those are not implemented here).
+    // With one, the mix rules are llama.cpp's with-imatrix rules and every tensor whose type
+    // uses importance (rf::importance_aware) is quantized with its rows' weights, as ggml.
     std::string imatrix_path;
     // Called once per remark (a tensor quantized without importance data it could have used).
     std::function<void(const std::string &)> on_note;

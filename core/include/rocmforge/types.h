@@ -37,9 +37,10 @@ bool can_quantize(int type);
 
 // One row as ggml_quantize_chunk quantizes it with an importance-matrix row: `importance`
 // holds n non-negative weights, one per column (ggml's quant_weights), or is null (then as
-// quantize_row). The i-quants (IQ1_S .. IQ4_XS) search with the weights, so the bytes equal
-// ggml's for the same input and weights. Other types ignore them here: ggml's importance-aware
-// k-quant and legacy searches are not implemented (importance_aware() says which are).
+// quantize_row). The i-quants (IQ1_S .. IQ4_XS), the k-quants Q2_K .. Q6_K and Q4_0, Q4_1,
+// Q5_0, Q5_1 search with the weights (ggml's quantize_row_*_impl), so the bytes equal ggml's
+// for the same input and weights; Q8_0, Q8_K, TQ*, MXFP* and the float types ignore them, as
+// ggml does (importance_aware() says which use them).
 // Throws rf::Error for a null `importance` when importance_required(type).
 void quantize_row_weighted(int type, const float *src, void *dst, int64_t n, const float *importance);
 // True if quantize_row_weighted uses the weights for this type.
