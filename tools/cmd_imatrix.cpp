@@ -2,8 +2,9 @@
 // (BOS added when the vocab wants it) and run in chunks of n_ctx tokens whose first token is
 // replaced by BOS; for every MATMUL with a blk.* weight and at least 16 rows of input, the sums
 // of x and x^2 of each input column are accumulated in float, row by row, and the row count
-// (llama.cpp skips output.weight and small batches the same way). Written as the GGUF imatrix
-// llama.cpp writes; `rocmforge quantize --imatrix` and llama-quantize read it.
+// (llama.cpp skips output.weight and small batches the same way); for every MATMUL_ID the
+// same per expert, in llama.cpp's order (expert, then slot, then token). Written as the GGUF
+// imatrix llama.cpp writes; `rocmforge quantize --imatrix` and llama-quantize read it.
 #include "cmd_imatrix.h"
 
 #include <algorithm>
@@ -29,17 +30,25 @@ const char *kUsage =
     "text runs in chunks of -c tokens (default 512) on the CPU or GPU backend, and for every\n"
     "blk.* weight the sums of squared activations entering it are collected. Written in the GGUF\n"
     "imatrix format (general.type = imatrix, <weight>.in_sum2 / .in_sum / .counts) that\n"
-    "`rocmforge quantize --imatrix` and llama-quantize read. Expert (MoE) weights are not\n"
-    "collected yet: such models are refused.\n\n"
+    "`rocmforge quantize --imatrix` and llama-quantize read; expert weights get one matrix\n"
+    "per expert.\n\n"
     "  -f, --file FILE     calibration text\n"
     "  -o, --output FILE   output imatrix (appears only once complete)\n"
     "  --chunks N          process at most N chunks (default: all)\n";
 
-// Per weight: float sums as llama.cpp's Stats accumulates them, and the rows seen.
+// Per weight: float sums as llama.cpp's Stats accumulates them ([n_mat][n_cols]), and the
+// rows each matrix saw.
 struct Stats {
     std::vector<float> sum, sum2;
-    int64_t rows = 0;
+    std::vector<int64_t> rows;
 };
+
+void add_row(Stats &s, size_t at, const float *x, int64_t n_cols) {
+    for (int64_t j = 0; j < n_cols; ++j) {
+        s.sum[at + size_t(j)] += x[j];
+        s.sum2[at + size_t(j)] += x[j] * x[j];
+    }
+}
 
 } // namespace
 } // namespace rf
@@ -90,24 +99,31 @@ int cmd_imatrix(int argc, char **argv) {
     InferenceContext ctx(*lm.model, *lm.runtime, cp);
 
     std::unordered_map<std::string, Stats> stats;
-    ctx.set_matmul_input_observer([&](const std::string &w, const float *x, int64_t n_cols, int64_t n_rows) {
-        if (w.compare(0, 4, "blk.") != 0 || n_rows < 16) return;
+    ctx.set_matmul_input_observer([&](const std::string &w, const InferenceContext::MatmulInput &in) {
+        if (!in.ids && (w.compare(0, 4, "blk.") != 0 || in.n_rows < 16)) return;
+        const int64_t n_mat = in.ids ? in.n_expert : 1;
         Stats &s = stats[w];
         if (s.sum2.empty()) {
-            s.sum.assign(size_t(n_cols), 0.0f);
-            s.sum2.assign(size_t(n_cols), 0.0f);
-        } else if (s.sum2.size() != size_t(n_cols)) {
+            s.sum.assign(size_t(in.n_cols * n_mat), 0.0f);
+            s.sum2.assign(size_t(in.n_cols * n_mat), 0.0f);
+            s.rows.assign(size_t(n_mat), 0);
+        } else if (s.sum2.size() != size_t(in.n_cols * n_mat)) {
             throw Error("imatrix: " + w + " saw inputs of " + std::to_string(s.sum2.size()) + " and " +
-                        std::to_string(n_cols) + " columns");
+                        std::to_string(in.n_cols * n_mat) + " values");
         }
-        for (int64_t r = 0; r < n_rows; ++r) {
-            const float *xr = x + r * n_cols;
-            for (int64_t j = 0; j < n_cols; ++j) {
-                s.sum[size_t(j)] += xr[j];
-                s.sum2[size_t(j)] += xr[j] * xr[j];
-            }
+        if (!in.ids) {
+            for (int64_t r = 0; r < in.n_rows; ++r) add_row(s, 0, in.x + r * in.n_cols, in.n_cols);
+            s.rows[0] += in.n_rows;
+            return;
         }
-        s.rows += n_rows;
+        for (int64_t ex = 0; ex < in.n_expert; ++ex)
+            for (int64_t k = 0; k < in.n_ids; ++k)
+                for (int64_t t = 0; t < in.n_tokens; ++t) {
+                    if (in.ids[k + in.n_ids * t] != ex) continue;
+                    add_row(s, size_t(ex * in.n_cols), in.x + (t * in.x_per_token + k % in.x_per_token) * in.n_cols,
+                            in.n_cols);
+                    ++s.rows[size_t(ex)];
+                }
     });
 
     std::fprintf(stderr, "imatrix: %lld chunks of %lld tokens\n", (long long)n_chunk, (long long)n_ctx);
@@ -135,10 +151,10 @@ int cmd_imatrix(int argc, char **argv) {
     m.chunk_size = uint32_t(n_ctx);
     for (auto &[name, s] : stats) {
         ImatrixEntry e;
-        e.n_cols = int64_t(s.sum2.size());
+        e.n_cols = int64_t(s.sum2.size() / s.rows.size());
         e.sum = std::move(s.sum);
         e.sum2 = std::move(s.sum2);
-        e.counts = {float(s.rows)};
+        for (int64_t r : s.rows) e.counts.push_back(float(r));
         m.entries.emplace(name, std::move(e));
     }
     write_imatrix(m, out);

@@ -44,7 +44,8 @@ std::vector<float> importance_for(const gguf::TensorInfo &t, int type, const Ima
         if (needed)
             throw Error("tensor " + quote_name(t.name) + " is missing from the importance matrix '" + opt.imatrix_path +
                         "', and its type " + type_name(type) + " needs importance data");
-        if (opt.on_note && importance_aware(type))
+        // token_embd is a row lookup, never a product: no imatrix has it, so no note.
+        if (opt.on_note && importance_aware(type) && t.name != "token_embd.weight")
             opt.on_note("no importance data for " + t.name + ": quantized to " + type_name(type) + " without");
         return {};
     }
