@@ -63,6 +63,12 @@ if "$exe" --help 2>&1 | grep -q imatrix; then
   expect 1 "not an importance matrix" -- "$exe" quantize "$tmp/tiny.gguf" "$tmp/q.gguf" IQ2_XXS --imatrix "$tmp/tiny.gguf"
   expect 1 "truncated|not an importance matrix" -- "$exe" quantize "$tmp/tiny.gguf" "$tmp/q.gguf" IQ2_XXS --imatrix "$tmp/text.txt"
   expect 0 "iq2_xxs" -- "$exe" quantize "$tmp/tiny.gguf" "$tmp/q.gguf" IQ2_XXS --imatrix "$tmp/im.gguf" -t 2
+  # Expert weights: one matrix per expert.
+  "$exe" mkmodel --shape tiny-mixtral --type F16 --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" \
+    -o "$tmp/moe.gguf" --seed 1 -t 2 >/dev/null
+  expect 0 "entries from 2 chunks" -- "$exe" imatrix -m "$tmp/moe.gguf" -f "$tmp/text.txt" -o "$tmp/moe-im.gguf" -c 64 --chunks 2
+  expect 0 "ffn_down_exps.weight.counts +f32 +\[1, 8\]" -- "$exe" inspect "$tmp/moe-im.gguf"
+  expect 0 "ffn_down_exps.weight +f16 -> iq2_xxs" -- "$exe" quantize "$tmp/moe.gguf" "$tmp/moe-q.gguf" IQ2_XXS --imatrix "$tmp/moe-im.gguf" -t 2
 fi
 
 finish "CLI error cases"
