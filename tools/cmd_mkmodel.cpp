@@ -31,6 +31,9 @@ std::string usage_text() {
            "VOCAB.gguf (its size replaces the shape's vocab size when they differ). Weights are\n"
            "generated per row and quantized straight to the per-tensor types of the mix, so the\n"
            "whole model is never in memory. The same options give identical bytes.\n"
+           "Mixes that need an importance matrix (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M, IQ3_XXS)\n"
+           "use a synthetic one with every weight 1 (random weights have no activations to measure)\n"
+           "and llama-quantize's with-imatrix type rules.\n"
            "\n"
            "  --shape NAME      " + join(rf::model_shape_names()) + "\n"
            "  --type TYPE       quantization mix: " + join(rf::mix_names()) + "\n"
@@ -108,9 +111,6 @@ int cmd_mkmodel(int argc, char **argv) {
     if (!rf::find_model_shape(opt.shape))
         return usage_error("unknown shape '" + opt.shape + "' (valid: " + join(rf::model_shape_names()) + ")");
     if (type_name.empty()) return usage_error("missing --type");
-    if (rf::mix_needs_imatrix(type_name))
-        return usage_error("quantization type '" + type_name + "' needs an importance matrix, which mkmodel cannot make (valid: " +
-                           join(rf::mix_names()) + ")");
     if (!rf::mix_from_name(type_name, &opt.mix))
         return usage_error("unknown quantization type '" + type_name + "' (valid: " + join(rf::mix_names()) + ")");
     if (opt.vocab_path.empty()) return usage_error("missing --vocab");

@@ -14,7 +14,7 @@
 namespace {
 
 const char *kUsageLine =
-    "usage: rocmforge quantize IN.gguf OUT.gguf TYPE [--pure] [-t N] [--allow-requantize]\n"
+    "usage: rocmforge quantize IN.gguf OUT.gguf TYPE [--imatrix FILE] [--pure] [-t N] [--allow-requantize]\n"
     "                          [--output-tensor-type T] [--token-embedding-type T] [--overwrite-input]\n";
 
 std::string mix_list() {
@@ -33,7 +33,13 @@ std::string usage_text() {
            "general.quantization_version are set. OUT appears only once complete.\n"
            "\n"
            "TYPE (case-insensitive): " + mix_list() + "\n"
+           "IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M and IQ3_XXS need --imatrix (llama-quantize refuses\n"
+           "them without one too).\n"
            "\n"
+           "  --imatrix FILE            importance matrix (rocmforge imatrix or llama-imatrix; GGUF or .dat):\n"
+           "                            llama.cpp's with-imatrix mix rules, and every i-quant, k-quant and\n"
+           "                            Q4_0/Q4_1/Q5_0/Q5_1 tensor found in it is quantized with its\n"
+           "                            importance weights, as ggml does (Q8_0 and TQ* ignore them)\n"
            "  --pure                    base type for every quantizable tensor (no mix rules)\n"
            "  -t, --threads N           worker threads (default: all hardware threads)\n"
            "  --allow-requantize        accept already-quantized input tensors\n"
@@ -94,6 +100,10 @@ int cmd_quantize(int argc, char **argv) {
             opt.allow_requantize = true;
         } else if (arg == "--overwrite-input") {
             opt.overwrite_input = true;
+        } else if (arg == "--imatrix") {
+            if (!has_value) return usage_error("--imatrix needs a file");
+            opt.imatrix_path = argv[++k];
+            if (opt.imatrix_path.empty()) return usage_error("--imatrix needs a file");
         } else if (arg == "-t" || arg == "--threads") {
             if (!has_value) return usage_error(std::string(arg) + " needs a value");
             if (!parse_threads(argv[++k], &opt.n_threads))
@@ -116,16 +126,18 @@ int cmd_quantize(int argc, char **argv) {
                                                  : "unexpected argument '" + positional[3] + "'");
     opt.input_path = positional[0];
     opt.output_path = positional[1];
-    if (rf::mix_needs_imatrix(positional[2]))
-        return usage_error("quantization type '" + positional[2] +
-                           "' needs an importance matrix, which rocmforge quantize does not take yet (valid: " +
-                           mix_list() + ")");
     if (!rf::mix_from_name(positional[2], &opt.mix))
         return usage_error("unknown quantization type '" + positional[2] + "' (valid: " +
                            mix_list() + ")");
+    if (rf::mix_needs_imatrix(positional[2]) && opt.imatrix_path.empty())
+        return usage_error("quantization type '" + positional[2] +
+                           "' needs an importance matrix: pass --imatrix FILE (rocmforge imatrix -m MODEL -f TEXT -o FILE "
+                           "makes one)");
 
     std::printf("quantize: %s -> %s as %s\n", opt.input_path.c_str(), opt.output_path.c_str(),
                 rf::mix_name(opt.mix));
+    if (!opt.imatrix_path.empty()) std::printf("quantize: importance matrix %s\n", opt.imatrix_path.c_str());
+    opt.on_note = [](const std::string &note) { std::printf("quantize: note: %s\n", note.c_str()); };
     opt.on_tensor = [](const rf::TensorWriteEvent &ev) {
         std::printf("%s\n", rf::describe_tensor_event(ev).c_str());
         std::fflush(stdout);

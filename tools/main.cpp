@@ -16,6 +16,7 @@
 #include "cmd_tokenize.h"
 #include "cmd_template.h"
 #include "cmd_generate.h"
+#include "cmd_imatrix.h"
 #include "cmd_perplexity.h"
 #include "cmd_embed.h"
 #include "cmd_bench.h"
@@ -37,6 +38,7 @@ const Command kCommands[] = {
     {"generate", cmd_generate, "generate text (default model when no -m)"},
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"template", cmd_template, "print the prompt the chat template makes of a conversation"},
+    {"imatrix", cmd_imatrix, "importance matrix of a model on a text (llama.cpp's imatrix)"},
     {"perplexity", cmd_perplexity, "perplexity of a text file (llama.cpp's definition)"},
     {"embed", cmd_embed, "the embedding of a text as JSON (pooled final hidden states)"},
     {"bench", cmd_bench, "prompt and generation speed (llama-bench style)"},

@@ -45,6 +45,17 @@ struct InferenceContext::Step {
     // submit() / collect(): the submitted batch's state and its output rows.
     enum class Pending { None, Running, Done } pending = Pending::None;
     size_t pending_outputs = 0;
+    // set_matmul_input_observer(): per distinct MATMUL input of `graph`, an unread copy (kept
+    // valid after the run) and the weights it enters; probe_host: the copy read back.
+    struct Probe {
+        Tensor *kept = nullptr;
+        std::vector<std::string> weights;
+        Tensor *logits = nullptr; // MATMUL_ID: the kept router logits its TOPK chose from
+        int64_t n_ids = 0, n_expert = 0;
+    };
+    std::vector<Probe> probes;
+    std::vector<float> probe_host, logits_host;
+    std::vector<int32_t> ids_host;
 };
 
 InferenceContext::InferenceContext(Model &model, Runtime &runtime, const ContextParams &params)
@@ -321,14 +332,97 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
             st.top_ids = g->topk(st.logits, in.top_k, "output_top_k");
             st.top_logits = g->gather(st.logits, st.top_ids, "output_top_k_logits");
         }
+        st.probes.clear();
+        if (matmul_observer_) add_matmul_probes(*g);
         st.graph = std::move(g);
         st.key = key;
     }
     // Not waited for: the reads below wait for what they read (a GPU's download waits for its
     // stream), one round trip to the device instead of a synchronize and then the copy.
     executor_->run(*st.graph, false);
+    if (matmul_observer_) report_matmul_inputs();
     if (read) read_outputs(out_row, in.output_rows.size());
     for (int s : batch_seqs) pages.commit(s, std::span<const int32_t>(st.seq_tokens[(size_t)s]));
+}
+
+void InferenceContext::set_matmul_input_observer(MatmulInputObserver observer) {
+    if (step_->pending != Step::Pending::None) throw Error("set_matmul_input_observer: a submitted batch was not collected");
+    matmul_observer_ = std::move(observer);
+    step_->graph.reset(); // the next graph is built with (or without) the probes
+    step_->probes.clear();
+}
+
+void InferenceContext::add_matmul_probes(Graph &g) {
+    // One probe per distinct input: attn_q/k/v (and ffn_gate/up) share theirs. A SCALE by 1
+    // nobody reads is kept by the executor until after the run, so the input can be read back.
+    // An expert product's ids come from a TOPK of router logits: the logits are kept and the
+    // host repeats the selection (abi.h TOPK: largest first, the lower index on ties).
+    std::vector<std::pair<Tensor *, size_t>> seen;
+    const Graph &cg = g; // the const accessors: reading does not mark the graph changed
+    const size_t n = cg.nodes().size();
+    for (size_t i = 0; i < n; ++i) {
+        const rf_node &node = cg.nodes()[i];
+        const Graph::NodeRefs &r = cg.node_refs()[i];
+        const bool id = node.op == RF_OP_MATMUL_ID;
+        if ((node.op != RF_OP_MATMUL && !id) || !r.src[0] || r.src[0]->kind != TensorKind::Persistent || !r.src[1]) continue;
+        Tensor *x = r.src[1];
+        if (x->type() != RF_TYPE_F32) continue;
+        Tensor *logits = nullptr;
+        if (id) {
+            for (size_t j = 0; j < i && !logits; ++j)
+                if (cg.node_refs()[j].dst == r.src[2] && cg.nodes()[j].op == RF_OP_TOPK && cg.node_refs()[j].src[0] &&
+                    cg.node_refs()[j].src[0]->type() == RF_TYPE_F32)
+                    logits = cg.node_refs()[j].src[0];
+            if (!logits)
+                throw Error(std::string("imatrix: the expert ids of ") + r.src[0]->label() +
+                            " do not come from a TOPK of f32 router logits");
+        }
+        size_t k = 0;
+        while (k < seen.size() && !(seen[k].first == x && (step_->probes[seen[k].second].logits != nullptr) == id)) ++k;
+        if (k == seen.size()) {
+            seen.emplace_back(x, step_->probes.size());
+            Step::Probe p;
+            p.kept = g.scale(x, 1.0f, "imatrix_probe");
+            if (id) {
+                p.logits = g.scale(logits, 1.0f, "imatrix_probe_logits");
+                p.n_ids = r.src[2]->ne(0);
+                p.n_expert = r.src[0]->ne(2);
+            }
+            step_->probes.push_back(std::move(p));
+        }
+        step_->probes[seen[k].second].weights.emplace_back(r.src[0]->label());
+    }
+}
+
+void InferenceContext::report_matmul_inputs() {
+    Step &st = *step_;
+    for (const Step::Probe &p : st.probes) {
+        MatmulInput in;
+        in.n_cols = p.kept->ne(0);
+        in.n_rows = p.kept->n_elements() / in.n_cols;
+        st.probe_host.resize((size_t)(in.n_cols * in.n_rows));
+        executor_->read(p.kept, st.probe_host.data(), st.probe_host.size() * sizeof(float));
+        in.x = st.probe_host.data();
+        if (p.logits) {
+            const int64_t E = p.logits->ne(0), T = p.logits->n_elements() / E;
+            st.logits_host.resize((size_t)(E * T));
+            executor_->read(p.logits, st.logits_host.data(), st.logits_host.size() * sizeof(float));
+            st.ids_host.resize((size_t)(p.n_ids * T));
+            std::vector<int32_t> order((size_t)E);
+            for (int64_t t = 0; t < T; ++t) {
+                const float *v = st.logits_host.data() + t * E;
+                for (int32_t e = 0; e < (int32_t)E; ++e) order[(size_t)e] = e;
+                std::stable_sort(order.begin(), order.end(), [v](int32_t a, int32_t b) { return v[a] > v[b]; });
+                std::copy(order.begin(), order.begin() + p.n_ids, st.ids_host.begin() + t * p.n_ids);
+            }
+            in.ids = st.ids_host.data();
+            in.n_ids = p.n_ids;
+            in.n_tokens = T;
+            in.x_per_token = in.n_rows / T;
+            in.n_expert = p.n_expert;
+        }
+        for (const std::string &w : p.weights) matmul_observer_(w, in);
+    }
 }
 
 } // namespace rf

@@ -12,16 +12,18 @@
 
 namespace rf::model_writer {
 
-// True for the types worth pooling (the K-quants); the others are quantized row by row.
+// True for the types worth pooling (the K-quants and the 256-element grid i-quants, whose
+// searches cost even more); the others are quantized row by row.
 bool use_block_pool(int type);
 
 class BlockPool {
 public:
     static constexpr int64_t kDefaultBlocks = 16384;
 
-    // Quantizes n_blocks blocks of normal(mean, stddev) values from the stream `pool_seed`.
+    // Quantizes n_blocks blocks of normal(mean, stddev) values from the stream `pool_seed`;
+    // unit_importance: with importance weights all 1 (mkmodel's synthetic importance matrix).
     BlockPool(int type, uint64_t pool_seed, float mean, float stddev, int n_threads,
-              int64_t n_blocks = kDefaultBlocks);
+              bool unit_importance = false, int64_t n_blocks = kDefaultBlocks);
 
     // Writes one row of row_len elements (a multiple of the block size): the pool blocks chosen
     // by row_rng(stream_seed, row).

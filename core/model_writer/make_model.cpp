@@ -153,9 +153,13 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
     const std::vector<ShapeTensor> tensors = shape_tensors(shape);
     std::vector<std::string> names;
     for (const auto &t : tensors) names.push_back(t.name);
-    const MixModelInfo info = mix_model_info(names, int(shape.n_layer), int(shape.n_head),
-                                             int(shape.n_head_kv), int(shape.n_expert),
-                                             shape.arch == "llama" && shape.n_layer == 80);
+    MixModelInfo info = mix_model_info(names, int(shape.n_layer), int(shape.n_head),
+                                       int(shape.n_head_kv), int(shape.n_expert),
+                                       shape.arch == "llama" && shape.n_layer == 80);
+    // Random weights have no activations to measure: the mixes that need an importance matrix
+    // get a synthetic one, every weight 1, and llama.cpp's with-imatrix rules.
+    const bool unit_importance = mix_needs_imatrix(mix_name(opt.mix));
+    info.has_imatrix = unit_importance;
     MixCounters counters;
     std::vector<int> types;
     for (const auto &t : tensors) {
@@ -191,7 +195,7 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
                                                    init.mean, init.stddev);
             slot = std::make_unique<model_writer::BlockPool>(
                 type, model_writer::tensor_seed(opt.seed, stream), init.mean, init.stddev,
-                n_threads);
+                n_threads, unit_importance);
         }
         return *slot;
     };
@@ -218,13 +222,15 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
                 });
             } else {
                 std::vector<std::vector<float>> scratch(static_cast<size_t>(n_threads));
+                const std::vector<float> ones(unit_importance ? size_t(row_len) : 0, 1.0f);
                 model_writer::parallel_for_rows(n_rows, n_threads, [&](int worker, int64_t begin, int64_t end) {
                     std::vector<float> &f = scratch[size_t(worker)];
                     f.resize(size_t(row_len));
                     for (int64_t r = begin; r < end; ++r) {
                         model_writer::fill_normal_row(f.data(), row_len, seed, uint64_t(r),
                                                       init.mean, init.stddev);
-                        quantize_row(type, f.data(), dst + uint64_t(r) * row_bytes, row_len);
+                        quantize_row_weighted(type, f.data(), dst + uint64_t(r) * row_bytes, row_len,
+                                              unit_importance ? ones.data() : nullptr);
                     }
                 });
             }

@@ -13,7 +13,7 @@ namespace rf::model_writer {
 void check_row_fits(const std::string &tensor_name, int type, int64_t row_len) {
     const TypeTraits *t = type_traits(type);
     if (!t) throw UsageError("tensor " + quote_name(tensor_name) + ": unknown type id " + std::to_string(type));
-    if (!can_quantize(type))
+    if (!can_quantize(type) && !importance_required(type))
         throw UsageError("tensor " + quote_name(tensor_name) + ": cannot convert to " + t->name +
                          " (no quantizer for that type)");
     if (row_len % t->block_size != 0)
@@ -23,7 +23,7 @@ void check_row_fits(const std::string &tensor_name, int type, int64_t row_len) {
 }
 
 void convert_rows(int src_type, const uint8_t *src, int dst_type, uint8_t *dst, int64_t row_len,
-                  int64_t n_rows, int n_threads) {
+                  int64_t n_rows, int n_threads, const float *importance, int64_t rows_per_matrix) {
     const size_t src_row = row_size(src_type, row_len);
     const size_t dst_row = row_size(dst_type, row_len);
     if (src_type == dst_type) {
@@ -36,7 +36,8 @@ void convert_rows(int src_type, const uint8_t *src, int dst_type, uint8_t *dst, 
         f.resize(size_t(row_len));
         for (int64_t r = begin; r < end; ++r) {
             dequantize_row(src_type, src + size_t(r) * src_row, f.data(), row_len);
-            quantize_row(dst_type, f.data(), dst + size_t(r) * dst_row, row_len);
+            const float *imp = importance ? importance + (r / rows_per_matrix) * row_len : nullptr;
+            quantize_row_weighted(dst_type, f.data(), dst + size_t(r) * dst_row, row_len, imp);
         }
     });
 }

@@ -118,6 +118,11 @@ void quantize_row_q8_K(const float *x, block_q8_K *y, int64_t k);
 
 // --- k-quant scale searches (quant_k_search.cpp), ggml's names and arguments
 constexpr float GROUP_MAX_EPS = 1e-15f;
+// The i-quants' all-zero thresholds (ggml-quants.c).
+constexpr float GROUP_MAX_EPS_IQ3_XXS = 1e-8f;
+constexpr float GROUP_MAX_EPS_IQ2_S = 1e-8f;
+constexpr float GROUP_MAX_EPS_IQ1_M = 1e-7f;
+constexpr float GROUP_MAX_EPS_IQ1_S = 1e-12f;
 // Symmetric levels in [-nmax, nmax-1] (stored + nmax), weighted least squares; qw may be null.
 float make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *qw);
 // Symmetric 3-bit search with iterative refinement (Q3_K).
@@ -126,6 +131,13 @@ float make_q3_quants(int n, int nmax, const float *x, int8_t *L, bool do_rmse);
 float make_qkx2_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L,
                        float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
                        bool use_mad);
+// make_qkx2_quants with the importance-weighted search's parameters (ggml's make_qkx3_quants:
+// the weighted Q2_K/Q4_K/Q5_K/Q4_1/Q5_1 quantizers); weights may be null (then x^2).
+float make_qkx3_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L, float *the_min,
+                       uint8_t *Laux, float rmin, float rdelta, int nstep, bool use_mad);
+// Non-negative levels in [0, nmax] with weights (never null) and a refinement pass; ggml uses
+// it for the Q2_K sub-block scales and the IQ2_XXS starting scale.
+float make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *quant_weights);
 // make_qkx2_quants on 8 independent groups of n <= 32 elements (group g at x + g*n, same for
 // weights and L), bit-identical to 8 scalar calls; scales[g] and the_mins[g] are its results.
 void make_qkx2_quants_x8(int n, int nmax, const float *x, const float *weights, uint8_t *L,
@@ -152,10 +164,31 @@ void dequantize_row_iq4_nl(const block_iq4_nl *x, float *y, int64_t k);
 void dequantize_row_iq4_xs(const block_iq4_xs *x, float *y, int64_t k);
 void dequantize_row_tq1_0(const block_tq1_0 *x, float *y, int64_t k);
 void dequantize_row_tq2_0(const block_tq2_0 *x, float *y, int64_t k);
-// Reference quantizers (quant_iq_quantize.cpp): ggml's quantize_row_*_ref; IQ4_NL as
-// quantize_iq4_nl without an importance matrix (what llama-quantize runs).
-void quantize_row_iq4_nl(const float *x, block_iq4_nl *y, int64_t k);
-void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k);
+// Quantizers as ggml_quantize_chunk runs them for one row of k elements; quant_weights holds
+// k importance weights or is null (ggml's quantize_<type>(..., quant_weights)).
+// quant_iq_quantize.cpp: IQ4_NL / IQ4_XS as quantize_iq4_nl / quantize_iq4_xs; TQ*: _ref.
+void quantize_row_iq4_nl(const float *x, block_iq4_nl *y, int64_t k, const float *quant_weights);
+void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k, const float *quant_weights);
+// quant_k_weighted.cpp: ggml's quantize_row_<type>_impl with importance weights (non-null;
+// without them ggml runs the _ref quantizers above), k-quants and legacy 32-element formats.
+void quantize_row_q2_K_w(const float *x, block_q2_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q3_K_w(const float *x, block_q3_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q4_K_w(const float *x, block_q4_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q5_K_w(const float *x, block_q5_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q6_K_w(const float *x, block_q6_K *y, int64_t k, const float *quant_weights);
+void quantize_row_q4_0_w(const float *x, block_q4_0 *y, int64_t k, const float *quant_weights);
+void quantize_row_q4_1_w(const float *x, block_q4_1 *y, int64_t k, const float *quant_weights);
+void quantize_row_q5_0_w(const float *x, block_q5_0 *y, int64_t k, const float *quant_weights);
+void quantize_row_q5_1_w(const float *x, block_q5_1 *y, int64_t k, const float *quant_weights);
+// quant_iq2/iq3/iq1_quantize.cpp, the grid formats. IQ2_XXS, IQ2_XS and IQ1_S need weights
+// (non-null, as ggml asserts); the others fall back to ggml's importance-free weights.
+void quantize_row_iq2_xxs(const float *x, block_iq2_xxs *y, int64_t k, const float *quant_weights);
+void quantize_row_iq2_xs(const float *x, block_iq2_xs *y, int64_t k, const float *quant_weights);
+void quantize_row_iq2_s(const float *x, block_iq2_s *y, int64_t k, const float *quant_weights);
+void quantize_row_iq3_xxs(const float *x, block_iq3_xxs *y, int64_t k, const float *quant_weights);
+void quantize_row_iq3_s(const float *x, block_iq3_s *y, int64_t k, const float *quant_weights);
+void quantize_row_iq1_s(const float *x, block_iq1_s *y, int64_t k, const float *quant_weights);
+void quantize_row_iq1_m(const float *x, block_iq1_m *y, int64_t k, const float *quant_weights);
 void quantize_row_tq1_0(const float *x, block_tq1_0 *y, int64_t k);
 void quantize_row_tq2_0(const float *x, block_tq2_0 *y, int64_t k);
 // The f16 bits of an IQ1_M block's super-block scale (spread over its scale words).

@@ -1,8 +1,9 @@
-// Reference quantizers of IQ4_NL, IQ4_XS, TQ1_0 and TQ2_0, step for step as ggml without an
-// importance matrix: same searches, same float operations in the same order, so the bytes
-// equal ggml's. IQ4_XS, TQ1_0, TQ2_0: quantize_row_*_ref. IQ4_NL: quantize_iq4_nl, the function
-// llama-quantize (ggml_quantize_chunk) runs, with its 15-step scale search; ggml's
-// quantize_row_iq4_nl_ref alone does a single pass. The grid i-quants are not quantized here.
+// Quantizers of IQ4_NL, IQ4_XS, TQ1_0 and TQ2_0, step for step as ggml: same searches, same
+// float operations in the same order, so the bytes equal ggml's. IQ4_NL / IQ4_XS: quantize_iq4_nl
+// / quantize_iq4_xs, the functions llama-quantize (ggml_quantize_chunk) runs, with their 15-step
+// scale search and optional importance weights; ggml's quantize_row_iq4_nl_ref alone does a
+// single pass. TQ1_0, TQ2_0: quantize_row_*_ref (ggml ignores importance weights for them).
+// The grid i-quants are in quant_iq1/iq2/iq3_quantize.cpp.
 #include <cmath>
 #include <cstring>
 
@@ -29,12 +30,16 @@ int best_index_int8(int n, const int8_t *val, float x) {
     return x - val[mu - 1] < val[mu] - x ? mu - 1 : mu;
 }
 
-// ggml's quantize_row_iq4_nl_impl without importance weights (weight = x^2), with ntry = 7 as
-// quantize_iq4_nl and quantize_iq4_xs pass it.
+// ggml's quantize_row_iq4_nl_impl with ntry = 7 as quantize_iq4_nl and quantize_iq4_xs pass it:
+// weights importance * sqrt(sigma2 + x^2), or x^2 without importance (quant_weights null).
 void iq4_impl(int super_block_size, const float *x, uint16_t *dh, uint8_t *q4, uint16_t *scales_h,
-              uint8_t *scales_l, float *scales, float *weight, uint8_t *L, int ntry) {
+              uint8_t *scales_l, float *scales, float *weight, uint8_t *L, const float *quant_weights,
+              int ntry) {
     constexpr int block_size = 32;
     const int8_t *values = kValuesIq4nl;
+    float sigma2 = 0;
+    for (int j = 0; j < super_block_size; ++j) sigma2 += x[j] * x[j];
+    sigma2 *= 2.f / float(super_block_size);
     std::memset(q4, 0, size_t(super_block_size / 2));
     dh[0] = float_to_half(0.f);
 
@@ -42,7 +47,12 @@ void iq4_impl(int super_block_size, const float *x, uint16_t *dh, uint8_t *q4, u
     for (int ib = 0; ib < super_block_size / block_size; ++ib) {
         const float *xb = x + ib * block_size;
         uint8_t *Lb = L + ib * block_size;
-        for (int j = 0; j < block_size; ++j) weight[j] = xb[j] * xb[j];
+        if (quant_weights) {
+            const float *qw = quant_weights + ib * block_size;
+            for (int j = 0; j < block_size; ++j) weight[j] = qw[j] * std::sqrt(sigma2 + xb[j] * xb[j]);
+        } else {
+            for (int j = 0; j < block_size; ++j) weight[j] = xb[j] * xb[j];
+        }
         float amax = 0, max = 0;
         for (int j = 0; j < block_size; ++j) {
             const float ax = std::fabs(xb[j]);
@@ -130,17 +140,18 @@ inline int trit_of(float v) { return int(std::lround(v)) + 1; }
 
 } // namespace
 
-void quantize_row_iq4_nl(const float *x, block_iq4_nl *y, int64_t k) {
+void quantize_row_iq4_nl(const float *x, block_iq4_nl *y, int64_t k, const float *quant_weights) {
     const int64_t nblock = k / QK4_NL;
     uint8_t L[QK4_NL] = {};
     float weight[QK4_NL];
     uint16_t unused_h;
     float scale;
     for (int64_t ibl = 0; ibl < nblock; ++ibl)
-        iq4_impl(QK4_NL, x + QK4_NL * ibl, &y[ibl].d, y[ibl].qs, &unused_h, nullptr, &scale, weight, L, 7);
+        iq4_impl(QK4_NL, x + QK4_NL * ibl, &y[ibl].d, y[ibl].qs, &unused_h, nullptr, &scale, weight, L,
+                 quant_weights ? quant_weights + QK4_NL * ibl : nullptr, 7);
 }
 
-void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k) {
+void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k, const float *quant_weights) {
     const int64_t nblock = k / QK_K;
     uint8_t L[QK_K] = {};
     float weight[32];
@@ -148,7 +159,8 @@ void quantize_row_iq4_xs(const float *x, block_iq4_xs *y, int64_t k) {
     for (int64_t ibl = 0; ibl < nblock; ++ibl) {
         // The block's u16 scales_h may be unaligned inside a packed row: work on a copy.
         uint16_t scales_h;
-        iq4_impl(QK_K, x + QK_K * ibl, &y[ibl].d, y[ibl].qs, &scales_h, y[ibl].scales_l, scales, weight, L, 7);
+        iq4_impl(QK_K, x + QK_K * ibl, &y[ibl].d, y[ibl].qs, &scales_h, y[ibl].scales_l, scales, weight, L,
+                 quant_weights ? quant_weights + QK_K * ibl : nullptr, 7);
         std::memcpy(&y[ibl].scales_h, &scales_h, sizeof scales_h);
     }
 }

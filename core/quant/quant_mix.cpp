@@ -1,6 +1,5 @@
 // Per-tensor type choice of llama.cpp's quantization mixes (llama_tensor_get_type_impl and
-// tensor_type_fallback in src/llama-quant.cpp), restricted to LLaMA-family architectures and
-// to quantization without an importance matrix.
+// tensor_type_fallback in src/llama-quant.cpp), restricted to LLaMA-family architectures.
 #include "rocmforge/quant_mix.h"
 
 #include <cstdio>
@@ -43,6 +42,15 @@ constexpr MixEntry kMixes[] = {
     {QuantMix::IQ4_XS, "IQ4_XS", RF_TYPE_IQ4_XS, 30},
     {QuantMix::TQ1_0, "TQ1_0", RF_TYPE_TQ1_0, 36},
     {QuantMix::TQ2_0, "TQ2_0", RF_TYPE_TQ2_0, 37},
+    {QuantMix::IQ3_S, "IQ3_S", RF_TYPE_IQ3_S, 26},
+    {QuantMix::IQ3_M, "IQ3_M", RF_TYPE_IQ3_S, 27},
+    {QuantMix::IQ3_XXS, "IQ3_XXS", RF_TYPE_IQ3_XXS, 23},
+    {QuantMix::IQ2_XXS, "IQ2_XXS", RF_TYPE_IQ2_XXS, 19},
+    {QuantMix::IQ2_XS, "IQ2_XS", RF_TYPE_IQ2_XS, 20},
+    {QuantMix::IQ2_S, "IQ2_S", RF_TYPE_IQ2_XS, 28}, // llama.cpp: IQ2_S is mostly IQ2_XS
+    {QuantMix::IQ2_M, "IQ2_M", RF_TYPE_IQ2_S, 29},
+    {QuantMix::IQ1_S, "IQ1_S", RF_TYPE_IQ1_S, 24},
+    {QuantMix::IQ1_M, "IQ1_M", RF_TYPE_IQ1_M, 31},
     {QuantMix::MXFP4, "MXFP4", RF_TYPE_MXFP4, -1},
     {QuantMix::MXFP6_E2M3, "MXFP6_E2M3", RF_TYPE_MXFP6_E2M3, -1},
     {QuantMix::MXFP6_E3M2, "MXFP6_E3M2", RF_TYPE_MXFP6_E3M2, -1},
@@ -107,7 +115,36 @@ bool is_mx_only(QuantMix mix) {
     return mix == QuantMix::MXFP4 || mix == QuantMix::MXFP6_E2M3 || mix == QuantMix::MXFP6_E3M2;
 }
 
-// llama_tensor_get_type_impl for the mixes we support (arch != FALCON, no imatrix).
+// The mixes llama.cpp gives its own branch (2-bit and 1-bit i-quants).
+bool is_low_bit(QuantMix mix) {
+    using M = QuantMix;
+    return mix == M::IQ2_XXS || mix == M::IQ2_XS || mix == M::IQ1_S || mix == M::IQ2_S || mix == M::IQ2_M ||
+           mix == M::IQ1_M;
+}
+
+// llama.cpp's branch for the low-bit mixes: attn_v and the first eighth of ffn_down get
+// more bits, attn_output too. Unlike the other mixes, ffn_gate/ffn_up counters stay.
+int low_bit_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, Category cat, int new_type) {
+    using M = QuantMix;
+    const bool s_or_m = mix == M::IQ2_S || mix == M::IQ2_M;
+    if (cat == Category::AttnV) {
+        if (m.n_gqa >= 4 || m.n_expert >= 4) new_type = RF_TYPE_Q4_K;
+        else new_type = s_or_m ? RF_TYPE_IQ3_S : RF_TYPE_Q2_K;
+        ++c.i_attention_wv;
+    } else if (m.n_expert == 8 && cat == Category::AttnK) {
+        new_type = RF_TYPE_Q4_K;
+    } else if (cat == Category::FfnDown) {
+        if (c.i_ffn_down < m.n_layer / 8) new_type = s_or_m ? RF_TYPE_IQ3_S : RF_TYPE_Q2_K;
+        ++c.i_ffn_down;
+    } else if (cat == Category::AttnOutput) {
+        if (m.n_expert == 8) new_type = RF_TYPE_Q5_K;
+        else if (mix == M::IQ1_S || mix == M::IQ1_M) new_type = RF_TYPE_IQ2_XXS;
+        else if (s_or_m) new_type = RF_TYPE_IQ3_S;
+    }
+    return new_type;
+}
+
+// llama_tensor_get_type_impl for the mixes we support (arch != FALCON).
 int mixed_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, const std::string &name,
                const int64_t ne[4], Category cat, int new_type) {
     using M = QuantMix;
@@ -115,12 +152,20 @@ int mixed_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, const std::s
         const int64_t qk = type_traits(new_type)->block_size;
         if (mix == M::MXFP4_MOE || is_mx_only(mix)) return RF_TYPE_Q8_0;
         if (ne[0] % qk != 0) return RF_TYPE_Q8_0;
+        if (is_low_bit(mix) || mix == M::IQ3_XXS) return RF_TYPE_Q5_K;
         return new_type != RF_TYPE_Q8_0 ? RF_TYPE_Q6_K : new_type;
     }
     if (mix == M::MXFP4_MOE) return ne[2] > 1 ? RF_TYPE_MXFP4 : RF_TYPE_Q8_0;
-    if (cat == Category::TokenEmbd && (mix == M::TQ1_0 || mix == M::TQ2_0)) return RF_TYPE_Q4_K;
-    if (is_mx_only(mix) || cat == Category::TokenEmbd) return new_type;
+    if (cat == Category::TokenEmbd) {
+        if (mix == M::TQ1_0 || mix == M::TQ2_0) return RF_TYPE_Q4_K;
+        if (mix == M::IQ2_XXS || mix == M::IQ2_XS || mix == M::IQ1_S || mix == M::IQ1_M) return RF_TYPE_Q2_K;
+        if (mix == M::IQ2_S || mix == M::IQ2_M || mix == M::IQ3_XXS) return RF_TYPE_IQ3_S;
+        return new_type;
+    }
+    if (is_mx_only(mix)) return new_type;
+    if (is_low_bit(mix)) return low_bit_type(mix, m, c, cat, new_type);
     const bool iq4 = mix == M::IQ4_NL || mix == M::IQ4_XS;
+    const bool iq3 = mix == M::IQ3_S || mix == M::IQ3_M || mix == M::IQ3_XXS;
 
     switch (cat) {
     case Category::AttnV: {
@@ -131,6 +176,10 @@ int mixed_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, const std::s
             new_type = RF_TYPE_Q6_K;
         else if (mix == M::Q4_K_S && c.i_attention_wv < 4) new_type = RF_TYPE_Q5_K;
         else if (iq4 && m.n_gqa >= 4) new_type = RF_TYPE_Q5_K;
+        else if (mix == M::IQ3_XXS)
+            new_type = m.n_gqa >= 4 ? RF_TYPE_Q4_K : !m.has_imatrix ? RF_TYPE_IQ3_S : RF_TYPE_IQ3_XXS;
+        else if (mix == M::IQ3_S && m.n_gqa >= 4) new_type = RF_TYPE_Q4_K;
+        else if (mix == M::IQ3_M) new_type = RF_TYPE_Q4_K;
         if (m.is_70b && (new_type == RF_TYPE_Q3_K || new_type == RF_TYPE_Q4_K)) new_type = RF_TYPE_Q5_K;
         if (m.n_expert == 8) new_type = RF_TYPE_Q8_0;
         ++c.i_attention_wv;
@@ -138,6 +187,10 @@ int mixed_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, const std::s
     }
     case Category::AttnK:
         if (m.n_expert == 8) new_type = RF_TYPE_Q8_0;
+        else if (mix == M::IQ3_XXS) new_type = RF_TYPE_IQ2_S;
+        break;
+    case Category::AttnQ:
+        if (mix == M::IQ3_XXS) new_type = RF_TYPE_IQ2_S;
         break;
     case Category::FfnDown: {
         const int i_layer = layer_index(m, c.i_ffn_down, name);
@@ -149,16 +202,25 @@ int mixed_type(QuantMix mix, const MixModelInfo &m, MixCounters &c, const std::s
             if (use_more_bits(i_layer, n_layer)) new_type = RF_TYPE_Q6_K;
         } else if (mix == M::Q5_K_M && use_more_bits(i_layer, n_layer)) new_type = RF_TYPE_Q6_K;
         else if (mix == M::Q4_K_S && i_layer < n_layer / 8) new_type = RF_TYPE_Q5_K;
-        else if (iq4 && i_layer < n_layer / 8) new_type = RF_TYPE_Q5_K; // llama.cpp: without imatrix
+        else if (iq4 && i_layer < n_layer / 8 && !m.has_imatrix) new_type = RF_TYPE_Q5_K;
+        else if (mix == M::IQ3_XXS && !m.has_imatrix) new_type = i_layer < n_layer / 8 ? RF_TYPE_Q4_K : RF_TYPE_Q3_K;
+        else if (mix == M::IQ3_M && (i_layer < n_layer / 8 || (m.n_expert == 8 && use_more_bits(i_layer, n_layer))))
+            new_type = RF_TYPE_Q4_K;
+        // With an imatrix, llama.cpp guards Q4_0/Q5_0's first ffn_down layers.
+        else if ((mix == M::Q4_0 || mix == M::Q5_0) && m.has_imatrix && i_layer < n_layer / 8)
+            new_type = mix == M::Q4_0 ? RF_TYPE_Q4_1 : RF_TYPE_Q5_1;
         ++c.i_ffn_down;
         break;
     }
     case Category::AttnOutput:
         if (m.n_expert == 8) {
-            if (mix == M::Q2_K || mix == M::Q3_K_S || mix == M::Q3_K_M || mix == M::Q4_K_S || mix == M::Q4_K_M || iq4)
+            if (mix == M::Q2_K || mix == M::Q3_K_S || mix == M::Q3_K_M || mix == M::Q4_K_S || mix == M::Q4_K_M || iq4 ||
+                iq3)
                 new_type = RF_TYPE_Q5_K;
         } else {
             if (mix == M::Q2_K) new_type = RF_TYPE_Q3_K;
+            else if (mix == M::IQ3_XXS) new_type = RF_TYPE_IQ3_S;
+            else if (mix == M::IQ3_M) new_type = RF_TYPE_Q4_K;
             else if (mix == M::Q3_K_M) new_type = RF_TYPE_Q4_K;
             else if (mix == M::Q3_K_L) new_type = RF_TYPE_Q5_K;
         }
@@ -187,6 +249,13 @@ int fallback_type(const std::string &name, int64_t ncols, int type) {
     case RF_TYPE_Q3_K:
     case RF_TYPE_TQ1_0:
     case RF_TYPE_TQ2_0: fb = RF_TYPE_Q4_0; break;
+    case RF_TYPE_IQ1_S:
+    case RF_TYPE_IQ1_M:
+    case RF_TYPE_IQ2_XXS:
+    case RF_TYPE_IQ2_XS:
+    case RF_TYPE_IQ2_S:
+    case RF_TYPE_IQ3_XXS:
+    case RF_TYPE_IQ3_S:
     case RF_TYPE_IQ4_XS: fb = RF_TYPE_IQ4_NL; break;
     case RF_TYPE_Q4_K: fb = RF_TYPE_Q5_0; break;
     case RF_TYPE_Q5_K: fb = RF_TYPE_Q5_1; break;
@@ -229,9 +298,7 @@ std::string llama_ftype_name(int64_t ftype) {
         int64_t ftype;
         const char *name;
     } kOthers[] = {
-        {4, "Q4_1_SOME_F16"}, {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"},  {22, "IQ3_XS"},
-        {23, "IQ3_XXS"},      {24, "IQ1_S"},   {26, "IQ3_S"},  {27, "IQ3_M"},   {28, "IQ2_S"},
-        {29, "IQ2_M"},        {31, "IQ1_M"},
+        {4, "Q4_1_SOME_F16"}, {21, "Q2_K_S"}, {22, "IQ3_XS"},
     };
     for (const auto &o : kOthers)
         if (o.ftype == ftype) return o.name;
@@ -240,10 +307,18 @@ std::string llama_ftype_name(int64_t ftype) {
 
 bool mix_needs_imatrix(std::string_view name) {
     static const char *const kNeed[] = {"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M",
-                                        "IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M", "Q2_K_S"};
+                                        "IQ3_XXS", "IQ3_XS", "Q2_K_S"};
     for (const char *n : kNeed)
         if (iequal(name, n)) return true;
     return false;
+}
+
+bool tensor_needs_imatrix(const std::string &tensor_name, int type) {
+    if (tensor_name == "token_embd.weight" || tensor_name == "per_layer_token_embd.weight" ||
+        tensor_name == "output.weight")
+        return false;
+    return type == RF_TYPE_IQ3_XXS || type == RF_TYPE_IQ2_XXS || type == RF_TYPE_IQ2_XS || type == RF_TYPE_IQ2_S ||
+           type == RF_TYPE_IQ1_M || type == RF_TYPE_IQ1_S;
 }
 
 std::vector<std::string> mix_names() {

@@ -56,11 +56,13 @@ constexpr TypeEntry kTypes[] = {
 
 using DequantizeFn = void (*)(const void *, float *, int64_t);
 using QuantizeFn = void (*)(const float *, void *, int64_t);
+using WeightedFn = void (*)(const float *, void *, int64_t, const float *);
 
 struct Codec {
     int id;
     DequantizeFn dequantize;
-    QuantizeFn quantize; // nullptr: dequantize only
+    QuantizeFn quantize;   // nullptr: no quantization without importance weights
+    WeightedFn weighted = nullptr; // importance-aware quantizer (null weights allowed unless required)
 };
 
 // Adapters from the typed kernels to the void* row interface.
@@ -71,6 +73,16 @@ void deq(const void *src, float *dst, int64_t n) {
 template <typename Block, void (*F)(const float *, Block *, int64_t)>
 void qnt(const float *src, void *dst, int64_t n) {
     F(src, static_cast<Block *>(dst), n);
+}
+
+template <typename Block, void (*F)(const float *, Block *, int64_t, const float *)>
+void qnt_w(const float *src, void *dst, int64_t n, const float *w) {
+    F(src, static_cast<Block *>(dst), n, w);
+}
+// The importance-free form of a weighted quantizer (ggml's quantize_<type> with null weights).
+template <typename Block, void (*F)(const float *, Block *, int64_t, const float *)>
+void qnt_nw(const float *src, void *dst, int64_t n) {
+    F(src, static_cast<Block *>(dst), n, nullptr);
 }
 
 void deq_f32(const void *src, float *dst, int64_t n) { std::memcpy(dst, src, static_cast<size_t>(n) * 4); }
@@ -97,27 +109,44 @@ const Codec kCodecs[] = {
     {RF_TYPE_F32, deq_f32, qnt_f32},
     {RF_TYPE_F16, deq_f16, qnt_f16},
     {RF_TYPE_BF16, deq_bf16, qnt_bf16},
-    {RF_TYPE_Q4_0, deq<block_q4_0, dequantize_row_q4_0>, qnt<block_q4_0, quantize_row_q4_0>},
-    {RF_TYPE_Q4_1, deq<block_q4_1, dequantize_row_q4_1>, qnt<block_q4_1, quantize_row_q4_1>},
-    {RF_TYPE_Q5_0, deq<block_q5_0, dequantize_row_q5_0>, qnt<block_q5_0, quantize_row_q5_0>},
-    {RF_TYPE_Q5_1, deq<block_q5_1, dequantize_row_q5_1>, qnt<block_q5_1, quantize_row_q5_1>},
+    {RF_TYPE_Q4_0, deq<block_q4_0, dequantize_row_q4_0>, qnt<block_q4_0, quantize_row_q4_0>,
+     qnt_w<block_q4_0, quantize_row_q4_0_w>},
+    {RF_TYPE_Q4_1, deq<block_q4_1, dequantize_row_q4_1>, qnt<block_q4_1, quantize_row_q4_1>,
+     qnt_w<block_q4_1, quantize_row_q4_1_w>},
+    {RF_TYPE_Q5_0, deq<block_q5_0, dequantize_row_q5_0>, qnt<block_q5_0, quantize_row_q5_0>,
+     qnt_w<block_q5_0, quantize_row_q5_0_w>},
+    {RF_TYPE_Q5_1, deq<block_q5_1, dequantize_row_q5_1>, qnt<block_q5_1, quantize_row_q5_1>,
+     qnt_w<block_q5_1, quantize_row_q5_1_w>},
     {RF_TYPE_Q8_0, deq<block_q8_0, dequantize_row_q8_0>, qnt<block_q8_0, quantize_row_q8_0>},
-    {RF_TYPE_Q2_K, deq<block_q2_K, dequantize_row_q2_K>, qnt<block_q2_K, quantize_row_q2_K>},
-    {RF_TYPE_Q3_K, deq<block_q3_K, dequantize_row_q3_K>, qnt<block_q3_K, quantize_row_q3_K>},
-    {RF_TYPE_Q4_K, deq<block_q4_K, dequantize_row_q4_K>, qnt<block_q4_K, quantize_row_q4_K>},
-    {RF_TYPE_Q5_K, deq<block_q5_K, dequantize_row_q5_K>, qnt<block_q5_K, quantize_row_q5_K>},
-    {RF_TYPE_Q6_K, deq<block_q6_K, dequantize_row_q6_K>, qnt<block_q6_K, quantize_row_q6_K>},
+    {RF_TYPE_Q2_K, deq<block_q2_K, dequantize_row_q2_K>, qnt<block_q2_K, quantize_row_q2_K>,
+     qnt_w<block_q2_K, quantize_row_q2_K_w>},
+    {RF_TYPE_Q3_K, deq<block_q3_K, dequantize_row_q3_K>, qnt<block_q3_K, quantize_row_q3_K>,
+     qnt_w<block_q3_K, quantize_row_q3_K_w>},
+    {RF_TYPE_Q4_K, deq<block_q4_K, dequantize_row_q4_K>, qnt<block_q4_K, quantize_row_q4_K>,
+     qnt_w<block_q4_K, quantize_row_q4_K_w>},
+    {RF_TYPE_Q5_K, deq<block_q5_K, dequantize_row_q5_K>, qnt<block_q5_K, quantize_row_q5_K>,
+     qnt_w<block_q5_K, quantize_row_q5_K_w>},
+    {RF_TYPE_Q6_K, deq<block_q6_K, dequantize_row_q6_K>, qnt<block_q6_K, quantize_row_q6_K>,
+     qnt_w<block_q6_K, quantize_row_q6_K_w>},
     {RF_TYPE_Q8_K, deq<block_q8_K, dequantize_row_q8_K>, qnt<block_q8_K, quantize_row_q8_K>},
     {RF_TYPE_MXFP4, deq<block_mxfp4, dequantize_row_mxfp4>, qnt<block_mxfp4, quantize_row_mxfp4>},
-    {RF_TYPE_IQ2_XXS, deq<block_iq2_xxs, dequantize_row_iq2_xxs>, nullptr},
-    {RF_TYPE_IQ2_XS, deq<block_iq2_xs, dequantize_row_iq2_xs>, nullptr},
-    {RF_TYPE_IQ2_S, deq<block_iq2_s, dequantize_row_iq2_s>, nullptr},
-    {RF_TYPE_IQ3_XXS, deq<block_iq3_xxs, dequantize_row_iq3_xxs>, nullptr},
-    {RF_TYPE_IQ3_S, deq<block_iq3_s, dequantize_row_iq3_s>, nullptr},
-    {RF_TYPE_IQ1_S, deq<block_iq1_s, dequantize_row_iq1_s>, nullptr},
-    {RF_TYPE_IQ1_M, deq<block_iq1_m, dequantize_row_iq1_m>, nullptr},
-    {RF_TYPE_IQ4_NL, deq<block_iq4_nl, dequantize_row_iq4_nl>, qnt<block_iq4_nl, quantize_row_iq4_nl>},
-    {RF_TYPE_IQ4_XS, deq<block_iq4_xs, dequantize_row_iq4_xs>, qnt<block_iq4_xs, quantize_row_iq4_xs>},
+    {RF_TYPE_IQ2_XXS, deq<block_iq2_xxs, dequantize_row_iq2_xxs>, nullptr,
+     qnt_w<block_iq2_xxs, quantize_row_iq2_xxs>},
+    {RF_TYPE_IQ2_XS, deq<block_iq2_xs, dequantize_row_iq2_xs>, nullptr,
+     qnt_w<block_iq2_xs, quantize_row_iq2_xs>},
+    {RF_TYPE_IQ2_S, deq<block_iq2_s, dequantize_row_iq2_s>, qnt_nw<block_iq2_s, quantize_row_iq2_s>,
+     qnt_w<block_iq2_s, quantize_row_iq2_s>},
+    {RF_TYPE_IQ3_XXS, deq<block_iq3_xxs, dequantize_row_iq3_xxs>, qnt_nw<block_iq3_xxs, quantize_row_iq3_xxs>,
+     qnt_w<block_iq3_xxs, quantize_row_iq3_xxs>},
+    {RF_TYPE_IQ3_S, deq<block_iq3_s, dequantize_row_iq3_s>, qnt_nw<block_iq3_s, quantize_row_iq3_s>,
+     qnt_w<block_iq3_s, quantize_row_iq3_s>},
+    {RF_TYPE_IQ1_S, deq<block_iq1_s, dequantize_row_iq1_s>, nullptr, qnt_w<block_iq1_s, quantize_row_iq1_s>},
+    {RF_TYPE_IQ1_M, deq<block_iq1_m, dequantize_row_iq1_m>, qnt_nw<block_iq1_m, quantize_row_iq1_m>,
+     qnt_w<block_iq1_m, quantize_row_iq1_m>},
+    {RF_TYPE_IQ4_NL, deq<block_iq4_nl, dequantize_row_iq4_nl>, qnt_nw<block_iq4_nl, quantize_row_iq4_nl>,
+     qnt_w<block_iq4_nl, quantize_row_iq4_nl>},
+    {RF_TYPE_IQ4_XS, deq<block_iq4_xs, dequantize_row_iq4_xs>, qnt_nw<block_iq4_xs, quantize_row_iq4_xs>,
+     qnt_w<block_iq4_xs, quantize_row_iq4_xs>},
     {RF_TYPE_TQ1_0, deq<block_tq1_0, dequantize_row_tq1_0>, qnt<block_tq1_0, quantize_row_tq1_0>},
     {RF_TYPE_TQ2_0, deq<block_tq2_0, dequantize_row_tq2_0>, qnt<block_tq2_0, quantize_row_tq2_0>},
     {RF_TYPE_MXFP6_E2M3, deq<block_mxfp6, dequantize_row_mxfp6_e2m3>,
@@ -198,6 +227,8 @@ void dequantize_row(int type, const void *src, float *dst, int64_t n) {
 void quantize_row(int type, const float *src, void *dst, int64_t n) {
     check_row("quantize_row", type, src, dst, n);
     const Codec *c = find_codec(type);
+    if (c && !c->quantize && c->weighted)
+        throw Error("quantize_row: " + describe(type) + " needs an importance matrix (quantize_row_weighted)");
     if (!c || !c->quantize) throw Error("quantize_row: no quantization to " + describe(type));
     if (n > 0) c->quantize(src, dst, n);
 }
@@ -205,6 +236,26 @@ void quantize_row(int type, const float *src, void *dst, int64_t n) {
 bool can_quantize(int type) {
     const Codec *c = find_codec(type);
     return c && c->quantize;
+}
+
+void quantize_row_weighted(int type, const float *src, void *dst, int64_t n, const float *importance) {
+    if (!importance) return quantize_row(type, src, dst, n);
+    check_row("quantize_row_weighted", type, src, dst, n);
+    const Codec *c = find_codec(type);
+    if (!c || (!c->quantize && !c->weighted)) throw Error("quantize_row_weighted: no quantization to " + describe(type));
+    if (n <= 0) return;
+    if (c->weighted) c->weighted(src, dst, n, importance);
+    else c->quantize(src, dst, n);
+}
+
+bool importance_aware(int type) {
+    const Codec *c = find_codec(type);
+    return c && c->weighted;
+}
+
+bool importance_required(int type) {
+    const Codec *c = find_codec(type);
+    return c && c->weighted && !c->quantize;
 }
 
 } // namespace rf

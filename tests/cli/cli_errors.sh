@@ -49,4 +49,26 @@ if "$exe" --help 2>&1 | grep -q generate; then
   expect 1 "no such file|cannot open" -- "$exe" generate -m "$tmp/none.gguf" -n 1 -p hi
 fi
 
+# rocmforge imatrix and quantize --imatrix: bad arguments and files, then one real run.
+if "$exe" --help 2>&1 | grep -q imatrix; then
+  "$exe" mkmodel --shape tiny --type F16 --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" -o "$tmp/tiny.gguf" \
+    --seed 1 -t 2 >/dev/null
+  for i in 1 2 3 4 5 6 7 8; do cat "$data/vocab/README.md"; done >"$tmp/text.txt"
+  expect 2 "-f TEXT is required" -- "$exe" imatrix -m "$tmp/tiny.gguf" -o "$tmp/im.gguf"
+  expect 2 "-o IMATRIX is required" -- "$exe" imatrix -m "$tmp/tiny.gguf" -f "$tmp/text.txt"
+  expect 2 "too small" -- "$exe" imatrix -m "$tmp/tiny.gguf" -f "$tmp/text.txt" -o "$tmp/im.gguf" -c 8
+  expect 1 "fewer than one chunk" -- "$exe" imatrix -m "$tmp/tiny.gguf" -f "$data/vocab/README.md" -o "$tmp/im.gguf" -c 4096
+  expect 0 "entries from 2 chunks" -- "$exe" imatrix -m "$tmp/tiny.gguf" -f "$tmp/text.txt" -o "$tmp/im.gguf" -c 64 --chunks 2
+  expect 2 "needs an importance matrix" -- "$exe" quantize "$tmp/tiny.gguf" "$tmp/q.gguf" IQ2_XXS
+  expect 1 "not an importance matrix" -- "$exe" quantize "$tmp/tiny.gguf" "$tmp/q.gguf" IQ2_XXS --imatrix "$tmp/tiny.gguf"
+  expect 1 "truncated|not an importance matrix" -- "$exe" quantize "$tmp/tiny.gguf" "$tmp/q.gguf" IQ2_XXS --imatrix "$tmp/text.txt"
+  expect 0 "iq2_xxs" -- "$exe" quantize "$tmp/tiny.gguf" "$tmp/q.gguf" IQ2_XXS --imatrix "$tmp/im.gguf" -t 2
+  # Expert weights: one matrix per expert.
+  "$exe" mkmodel --shape tiny-mixtral --type F16 --vocab "$data/vocab/ggml-vocab-llama-spm.gguf" \
+    -o "$tmp/moe.gguf" --seed 1 -t 2 >/dev/null
+  expect 0 "entries from 2 chunks" -- "$exe" imatrix -m "$tmp/moe.gguf" -f "$tmp/text.txt" -o "$tmp/moe-im.gguf" -c 64 --chunks 2
+  expect 0 "ffn_down_exps.weight.counts +f32 +\[1, 8\]" -- "$exe" inspect "$tmp/moe-im.gguf"
+  expect 0 "ffn_down_exps.weight +f16 -> iq2_xxs" -- "$exe" quantize "$tmp/moe.gguf" "$tmp/moe-q.gguf" IQ2_XXS --imatrix "$tmp/moe-im.gguf" -t 2
+fi
+
 finish "CLI error cases"

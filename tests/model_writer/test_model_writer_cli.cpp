@@ -52,8 +52,13 @@ TEST_CASE("mkmodel and quantize command lines", "[cli]") {
     const std::string out = dir.file("q.gguf");
     CHECK(run(cmd_quantize, {"quantize", model, out, "q4_k_xl"}) == 2);
     CHECK(run(cmd_quantize, {"quantize", model, out, "iq2_xxs"}) == 2); // needs an importance matrix
+    CHECK(run(cmd_quantize, {"quantize", model, out, "iq2_xxs", "--imatrix"}) == 2);
+    CHECK(run(cmd_quantize, {"quantize", model, out, "iq2_xxs", "--imatrix", dir.file("none.dat")}) == 1);
+    CHECK(run(cmd_quantize, {"quantize", model, out, "iq3_xs", "--imatrix", dir.file("none.dat")}) == 2);
+    // mkmodel's synthetic importance matrix (all ones).
     CHECK(run(cmd_mkmodel, {"mkmodel", "--shape", "tiny", "--type", "IQ1_M", "--vocab", vocab, "-o",
-                            dir.file("iq1.gguf"), "--seed", "1"}) == 2);
+                            dir.file("iq1.gguf"), "--seed", "1"}) == 0);
+    CHECK(rf::gguf::File::open(dir.file("iq1.gguf"))->find_tensor("blk.0.attn_q.weight")->type == RF_TYPE_IQ1_M);
     CHECK(run(cmd_quantize, {"quantize", model, out}) == 2);
     CHECK(run(cmd_quantize, {"quantize", model, out, "q8_0", "--output-tensor-type", "q9_0"}) == 2);
     CHECK(run(cmd_quantize, {"quantize", model, out, "q8_0", "-t", "zero"}) == 2);

@@ -39,12 +39,14 @@ std::vector<Tensor> llama_tensors(int n_layer, bool with_output = true, int64_t 
 }
 
 std::map<std::string, int> plan(const std::string &mix_name, const std::vector<Tensor> &tensors,
-                                int n_layer, bool pure = false, int n_head = 32, int n_head_kv = 32) {
+                                int n_layer, bool pure = false, int n_head = 32, int n_head_kv = 32,
+                                bool imatrix = false) {
     rf::QuantMix mix;
     REQUIRE(rf::mix_from_name(mix_name, &mix));
     std::vector<std::string> names;
     for (const auto &t : tensors) names.push_back(t.name);
-    const rf::MixModelInfo info = rf::mix_model_info(names, n_layer, n_head, n_head_kv);
+    rf::MixModelInfo info = rf::mix_model_info(names, n_layer, n_head, n_head_kv);
+    info.has_imatrix = imatrix;
     rf::MixCounters counters;
     std::map<std::string, int> out;
     for (const auto &t : tensors)
@@ -65,10 +67,23 @@ TEST_CASE("mix names", "[mix]") {
     CHECK(rf::mix_llama_ftype(m) == 15);
     CHECK(rf::mix_from_name("MXFP6_E3M2", &m));
     CHECK(rf::mix_llama_ftype(m) == -1);
-    CHECK_FALSE(rf::mix_from_name("IQ2_XXS", &m));
+    CHECK(rf::mix_from_name("IQ2_XXS", &m));
+    CHECK(rf::mix_llama_ftype(m) == 19);
+    CHECK(rf::mix_from_name("iq2_s", &m));
+    CHECK(rf::mix_default_type(m) == RF_TYPE_IQ2_XS); // llama.cpp's IQ2_S is mostly IQ2_XS
+    CHECK(rf::mix_from_name("IQ3_M", &m));
+    CHECK(rf::mix_default_type(m) == RF_TYPE_IQ3_S);
+    CHECK_FALSE(rf::mix_from_name("IQ3_XS", &m));
+    CHECK_FALSE(rf::mix_from_name("Q2_K_S", &m));
     CHECK(rf::mix_needs_imatrix("iq2_xxs"));
-    CHECK(rf::mix_needs_imatrix("IQ3_M"));
+    CHECK(rf::mix_needs_imatrix("IQ3_XXS"));
+    CHECK(rf::mix_needs_imatrix("IQ1_M"));
+    CHECK_FALSE(rf::mix_needs_imatrix("IQ3_M"));
+    CHECK_FALSE(rf::mix_needs_imatrix("IQ3_S"));
     CHECK(rf::mix_needs_imatrix("Q2_K_S"));
+    CHECK(rf::tensor_needs_imatrix("blk.0.attn_q.weight", RF_TYPE_IQ2_S));
+    CHECK_FALSE(rf::tensor_needs_imatrix("output.weight", RF_TYPE_IQ2_XXS));
+    CHECK_FALSE(rf::tensor_needs_imatrix("blk.0.attn_q.weight", RF_TYPE_IQ3_S));
     CHECK_FALSE(rf::mix_needs_imatrix("IQ4_XS"));
     CHECK_FALSE(rf::mix_needs_imatrix("Q4_K_M"));
     CHECK(rf::mix_from_name("iq4_xs", &m));
@@ -271,5 +286,74 @@ TEST_CASE("tied embeddings and row-length fallbacks", "[mix]") {
         const int64_t ne[4] = {4096, 1, 1, 1};
         CHECK(rf::choose_tensor_type(rf::QuantMix::Q4_K_M, info, c, "blk.0.attn_norm.weight", ne, 1,
                                      RF_TYPE_F16) == RF_TYPE_F16);
+    }
+}
+
+// llama_tensor_get_type's i-quant branches (src/llama-quant.cpp), LLaMA-7B shaped (n_gqa 1).
+TEST_CASE("i-quant mixes on a 32-layer LLaMA", "[mix]") {
+    const int n = 32;
+    const auto t = llama_tensors(n);
+    SECTION("IQ2_XXS with an imatrix: Q2_K token_embd, attn_v, first ffn_downs; Q5_K output") {
+        const auto p = plan("IQ2_XXS", t, n, false, 32, 32, true);
+        CHECK(p.at("token_embd.weight") == RF_TYPE_Q2_K);
+        CHECK(p.at("output.weight") == RF_TYPE_Q5_K);
+        CHECK(p.at("blk.0.attn_q.weight") == RF_TYPE_IQ2_XXS);
+        CHECK(p.at("blk.9.attn_v.weight") == RF_TYPE_Q2_K);
+        CHECK(p.at("blk.3.ffn_down.weight") == RF_TYPE_Q2_K);
+        CHECK(p.at("blk.4.ffn_down.weight") == RF_TYPE_IQ2_XXS);
+        CHECK(p.at("blk.4.attn_output.weight") == RF_TYPE_IQ2_XXS);
+        CHECK(p.at("blk.4.ffn_gate.weight") == RF_TYPE_IQ2_XXS);
+    }
+    SECTION("IQ2_M: IQ2_S base, IQ3_S attn_v / attn_output / first ffn_downs / token_embd") {
+        const auto p = plan("IQ2_M", t, n, false, 32, 32, true);
+        CHECK(p.at("token_embd.weight") == RF_TYPE_IQ3_S);
+        CHECK(p.at("blk.5.attn_q.weight") == RF_TYPE_IQ2_S);
+        CHECK(p.at("blk.5.attn_v.weight") == RF_TYPE_IQ3_S);
+        CHECK(p.at("blk.5.attn_output.weight") == RF_TYPE_IQ3_S);
+        CHECK(p.at("blk.0.ffn_down.weight") == RF_TYPE_IQ3_S);
+        CHECK(p.at("blk.10.ffn_down.weight") == RF_TYPE_IQ2_S);
+    }
+    SECTION("IQ1_S / IQ1_M: IQ2_XXS attn_output; GQA models get Q4_K attn_v") {
+        auto p = plan("IQ1_M", t, n, false, 32, 32, true);
+        CHECK(p.at("blk.1.attn_output.weight") == RF_TYPE_IQ2_XXS);
+        CHECK(p.at("blk.1.ffn_up.weight") == RF_TYPE_IQ1_M);
+        p = plan("IQ1_S", t, n, false, 32, 8, true);
+        CHECK(p.at("blk.1.attn_v.weight") == RF_TYPE_Q4_K);
+        CHECK(p.at("blk.1.ffn_up.weight") == RF_TYPE_IQ1_S);
+    }
+    SECTION("IQ3_XXS: IQ2_S attn_q/attn_k, IQ3_S attn_output; attn_v and ffn_down depend on the imatrix") {
+        auto p = plan("IQ3_XXS", t, n, false, 32, 32, true);
+        CHECK(p.at("token_embd.weight") == RF_TYPE_IQ3_S);
+        CHECK(p.at("output.weight") == RF_TYPE_Q5_K);
+        CHECK(p.at("blk.2.attn_q.weight") == RF_TYPE_IQ2_S);
+        CHECK(p.at("blk.2.attn_k.weight") == RF_TYPE_IQ2_S);
+        CHECK(p.at("blk.2.attn_output.weight") == RF_TYPE_IQ3_S);
+        CHECK(p.at("blk.2.attn_v.weight") == RF_TYPE_IQ3_XXS);
+        CHECK(p.at("blk.2.ffn_down.weight") == RF_TYPE_IQ3_XXS);
+        p = plan("IQ3_XXS", t, n);
+        CHECK(p.at("blk.2.attn_v.weight") == RF_TYPE_IQ3_S);
+        CHECK(p.at("blk.2.ffn_down.weight") == RF_TYPE_Q4_K);
+        CHECK(p.at("blk.20.ffn_down.weight") == RF_TYPE_Q3_K);
+    }
+    SECTION("IQ3_S / IQ3_M") {
+        auto p = plan("IQ3_S", t, n);
+        CHECK(p.at("output.weight") == RF_TYPE_Q6_K);
+        CHECK(p.at("blk.2.attn_v.weight") == RF_TYPE_IQ3_S);
+        p = plan("IQ3_M", t, n);
+        CHECK(p.at("blk.2.attn_v.weight") == RF_TYPE_Q4_K);
+        CHECK(p.at("blk.2.attn_output.weight") == RF_TYPE_Q4_K);
+        CHECK(p.at("blk.3.ffn_down.weight") == RF_TYPE_Q4_K);
+        CHECK(p.at("blk.4.ffn_down.weight") == RF_TYPE_IQ3_S);
+        CHECK(p.at("blk.4.ffn_gate.weight") == RF_TYPE_IQ3_S);
+    }
+    SECTION("IQ4_XS and Q4_0 with an imatrix") {
+        CHECK(plan("IQ4_XS", t, n).at("blk.0.ffn_down.weight") == RF_TYPE_Q5_K);
+        CHECK(plan("IQ4_XS", t, n, false, 32, 32, true).at("blk.0.ffn_down.weight") == RF_TYPE_IQ4_XS);
+        CHECK(plan("Q4_0", t, n, false, 32, 32, true).at("blk.0.ffn_down.weight") == RF_TYPE_Q4_1);
+        CHECK(plan("Q4_0", t, n).at("blk.0.ffn_down.weight") == RF_TYPE_Q4_0);
+    }
+    SECTION("rows that are not a multiple of 256 fall back to IQ4_NL") {
+        const auto p = plan("IQ2_XXS", llama_tensors(4, true, 4096, 11008 + 32), 4, false, 32, 32, true);
+        CHECK(p.at("blk.1.ffn_down.weight") == RF_TYPE_IQ4_NL);
     }
 }

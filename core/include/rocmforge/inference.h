@@ -2,6 +2,8 @@
 // appending their K/V to the shared paged cache and returning the logits asked for.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <memory>
 #include <span>
 #include <vector>
@@ -52,6 +54,23 @@ public:
     // Throws ContextFullError before running anything when the cache cannot hold the batch,
     // rf::Error for a bad token id or sequence id.
     const std::vector<float> &decode(const Batch &batch);
+    // Sees the activations entering every weight matrix product (`rocmforge imatrix`): when set,
+    // graphs built from then on keep each MATMUL / MATMUL_ID input with a persistent weight (and
+    // the router logits an expert product's TOPK chose from), and after each graph of decode()
+    // the observer is called once per weight, in graph order, with the weight's name
+    // ("blk.0.attn_q.weight") and its input. An empty function removes it. Throws rf::Error
+    // when an expert product's ids do not come from a TOPK of f32 logits.
+    struct MatmulInput {
+        const float *x = nullptr; // f32 rows of n_cols (the weight's row length)
+        int64_t n_cols = 0, n_rows = 0;
+        // MATMUL_ID only (ids null otherwise): x holds per token x_per_token rows, and
+        // ids[k + n_ids * t] (k < n_ids) is the k-th expert of token t, whose input is row
+        // k % x_per_token of that token's rows; n_expert experts in the weight.
+        const int32_t *ids = nullptr;
+        int64_t n_ids = 0, x_per_token = 0, n_tokens = 0, n_expert = 0;
+    };
+    using MatmulInputObserver = std::function<void(const std::string &weight, const MatmulInput &input)>;
+    void set_matmul_input_observer(MatmulInputObserver observer);
     // decode() in two halves, so that the host can work while the device runs the batch:
     // submit() validates, reserves and starts it (all of decode() when the batch needs several
     // graphs) and returns; collect() waits and returns the logits as decode() would. The logits
@@ -120,6 +139,10 @@ private:
     // building a new one.
     struct Step;
     std::unique_ptr<Step> step_;
+    MatmulInputObserver matmul_observer_;
+    // Adds the observer's probes to a newly built graph (step_->probes).
+    void add_matmul_probes(Graph &g);
+    void report_matmul_inputs();
 };
 
 // A context's output top-k for one scope (a generation); the previous one is back at its end.

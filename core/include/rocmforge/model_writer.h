@@ -58,13 +58,21 @@ struct QuantizeOptions {
     int n_threads = 0;              // 0: hardware thread count
     TensorWriteCallback on_tensor;  // optional progress
     bool overwrite_input = false;   // allow output_path to be input_path (also through links)
+    // Importance matrix (GGUF or legacy .dat, rocmforge imatrix / llama-imatrix); "" for none.
+    // With one, the mix rules are llama.cpp's with-imatrix rules and every tensor whose type
+    // uses importance (rf::importance_aware) is quantized with its rows' weights, as ggml.
+    std::string imatrix_path;
+    // Called once per remark (a tensor quantized without importance data it could have used).
+    std::function<void(const std::string &)> on_note;
 };
 
 // Reads input_path, writes output_path. Before any work, output_path must be writable (not a
 // directory) and not the input file unless overwrite_input (UsageError otherwise). Metadata is copied; general.file_type (llama.cpp's
 // LLAMA_FTYPE value, omitted for ROCmForge-only mixes) and general.quantization_version = 2
-// are set. Throws rf::Error: exit code 1 for unreadable input or an unsupported tensor,
-// 2 for a requantization that was not allowed or an override type that does not fit.
+// are set. Throws rf::Error: exit code 1 for unreadable input, an unsupported tensor or a bad
+// importance matrix (malformed, a size that does not match a tensor, a tensor missing from it
+// whose type needs one), 2 for a requantization that was not allowed, an override type that
+// does not fit, or a type that needs an importance matrix when none was given.
 ModelWriteTotals quantize_model(const QuantizeOptions &opt);
 
 struct MakeModelOptions {
@@ -81,8 +89,10 @@ struct MakeModelOptions {
 
 // Writes a random-weight model: matrices ~ normal(0, 0.02) (token_embd/output scaled so logits
 // have a standard deviation near 2), norm weights ~ normal(1, 0.02), biases ~ normal(0, 0.02),
-// each generated per row and converted straight to the mix's type for that tensor. The same
-// options give identical bytes. Throws rf::Error (2 for an unknown shape).
+// each generated per row and converted straight to the mix's type for that tensor. The mixes
+// that need an importance matrix (mix_needs_imatrix: IQ1_S .. IQ3_XXS) use a synthetic one,
+// every weight 1, with llama.cpp's with-imatrix type rules. The same options give identical
+// bytes. Throws rf::Error (2 for an unknown shape).
 ModelWriteTotals make_model(const MakeModelOptions &opt);
 
 } // namespace rf

@@ -31,8 +31,22 @@ size_t row_size(int type, int64_t n);
 void dequantize_row(int type, const void *src, float *dst, int64_t n);
 // quantize_row: same scale search as ggml's quantize_row_*_ref (so errors compare).
 void quantize_row(int type, const float *src, void *dst, int64_t n);
-// True if quantize_row supports the type.
+// True if quantize_row supports the type (false for IQ2_XXS, IQ2_XS and IQ1_S, which ggml only
+// quantizes with an importance matrix: see quantize_row_weighted).
 bool can_quantize(int type);
+
+// One row as ggml_quantize_chunk quantizes it with an importance-matrix row: `importance`
+// holds n non-negative weights, one per column (ggml's quant_weights), or is null (then as
+// quantize_row). The i-quants (IQ1_S .. IQ4_XS), the k-quants Q2_K .. Q6_K and Q4_0, Q4_1,
+// Q5_0, Q5_1 search with the weights (ggml's quantize_row_*_impl), so the bytes equal ggml's
+// for the same input and weights; Q8_0, Q8_K, TQ*, MXFP* and the float types ignore them, as
+// ggml does (importance_aware() says which use them).
+// Throws rf::Error for a null `importance` when importance_required(type).
+void quantize_row_weighted(int type, const float *src, void *dst, int64_t n, const float *importance);
+// True if quantize_row_weighted uses the weights for this type.
+bool importance_aware(int type);
+// IQ2_XXS, IQ2_XS and IQ1_S: ggml's quantizers assert on a missing importance matrix.
+bool importance_required(int type);
 
 // Scalar half/bfloat16 conversions (round to nearest even, as ggml).
 float fp16_to_fp32(uint16_t h);

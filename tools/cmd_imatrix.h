@@ -1,0 +1,3 @@
+#pragma once
+// rocmforge imatrix: argv[0] is the subcommand name.
+int cmd_imatrix(int argc, char **argv);
