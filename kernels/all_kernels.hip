@@ -27,4 +27,5 @@
 #include "matmul_id.hip"
 #include "select_rows.hip"
 #include "moe_route.hip"
+#include "moe_fused.hip"
 #include "stamp.hip"

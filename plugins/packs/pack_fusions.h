@@ -13,6 +13,8 @@ extern const rf_fusion rf_fusion_norm_rows;
 extern const rf_fusion rf_fusion_kv_append; /* kv_append.c */
 extern const rf_fusion rf_fusion_rope_pair; /* rope_pair.c: ROPE ROPE [SET_ROWS] (head-norm layers) */
 extern const rf_fusion rf_fusion_moe_route; /* moe_route.c: TOPK MOE_WEIGHTS (MoE routing) */
+/* moe_ffn.c: MATMUL_ID MATMUL_ID SWIGLU and MATMUL_ID MOE_SUM (MoE decode) */
+extern const rf_fusion rf_fusion_moe_gate_up, rf_fusion_moe_down_sum;
 extern const rf_fusion rf_fusion_swiglu_q8; /* swiglu_q8.c */
 extern const rf_fusion rf_fusion_gate_up;   /* gate_up.c: MATMUL MATMUL SWIGLU (ABI 2.6) */
 extern const rf_fusion rf_fusion_matmul_rope; /* matmul_rope.c: MATMUL ROPE (ABI 2.6) */
@@ -21,7 +23,7 @@ extern const rf_fusion rf_fusion_projections; /* projections.c: a layer's K/V/Q 
  * kernels with their appends */
 extern const rf_fusion rf_fusion_mmq_run, rf_fusion_cols_run;
 
-#define RF_PACK_N_FUSIONS 16
+#define RF_PACK_N_FUSIONS 18
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

@@ -152,7 +152,31 @@ static GraphCase moe_route_case(std::mt19937 &rng, int64_t E, int64_t k, int64_t
 }
 
 // The expert FFN of a MoE layer as one graph (router logits -> top-k -> weights; gate and up
-// MATMUL_ID on the shared row; SwiGLU; down MATMUL_ID; weighted sum), decode and prefill.
+// MATMUL_ID on the shared row; SwiGLU; down MATMUL_ID; weighted sum): K model width, F expert
+// width, E experts, S chosen, M tokens.
+static GraphCase moe_ffn_case(std::mt19937 &rng, int type, int64_t K, int64_t F, int64_t E, int64_t S, int64_t M) {
+    Builder b;
+    b.c.name = std::string("moe ffn ") + type_label(type) + dims(K, F, E, S, M);
+    b.c.max_nmse = 5e-4;
+    const int logits = b.input(rnd(rng, RF_TYPE_F32, E, M, 1, 1, 3.f));
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, 1, M));
+    const int wg = b.input(rnd(rng, type, K, F, E)), wu = b.input(rnd(rng, type, K, F, E));
+    const int wd = b.input(rnd(rng, type, F, K, E));
+    const int ids = b.output(RF_TYPE_I32, S, M), w = b.output(RF_TYPE_F32, S, M);
+    const int g = b.output(RF_TYPE_F32, F, S, M), u = b.output(RF_TYPE_F32, F, S, M);
+    const int a = b.output(RF_TYPE_F32, F, S, M), d = b.output(RF_TYPE_F32, K, S, M);
+    const int out = b.output(RF_TYPE_F32, K, M);
+    b.node(RF_OP_TOPK, ids, {logits});
+    b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
+    b.node(RF_OP_MATMUL_ID, g, {wg, x, ids});
+    b.node(RF_OP_MATMUL_ID, u, {wu, x, ids});
+    b.node(RF_OP_SWIGLU, a, {g, u});
+    b.node(RF_OP_MATMUL_ID, d, {wd, a, ids});
+    b.node(RF_OP_MOE_SUM, out, {d, w});
+    return std::move(b.c);
+}
+
+// MoE graphs: the routing fusion's cases, then the expert FFN, decode and prefill.
 std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     std::vector<GraphCase> v;
     for (int mode : {0, 1}) {
@@ -162,28 +186,16 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
         v.push_back(moe_route_case(rng, 60, 40, 3, mode));
     }
     for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q8_0, RF_TYPE_Q6_K, RF_TYPE_Q5_0, RF_TYPE_F16})
-        for (int64_t M : {1, 3, 40}) {
-            const int64_t K = 256, F = 512, E = 8, S = 2;
-            Builder b;
-            b.c.name = std::string("moe ffn ") + type_label(type) + dims(K, F, E, S, M);
-            b.c.max_nmse = 5e-4;
-            const int logits = b.input(rnd(rng, RF_TYPE_F32, E, M, 1, 1, 3.f));
-            const int x = b.input(rnd(rng, RF_TYPE_F32, K, 1, M));
-            const int wg = b.input(rnd(rng, type, K, F, E)), wu = b.input(rnd(rng, type, K, F, E));
-            const int wd = b.input(rnd(rng, type, F, K, E));
-            const int ids = b.output(RF_TYPE_I32, S, M), w = b.output(RF_TYPE_F32, S, M);
-            const int g = b.output(RF_TYPE_F32, F, S, M), u = b.output(RF_TYPE_F32, F, S, M);
-            const int a = b.output(RF_TYPE_F32, F, S, M), d = b.output(RF_TYPE_F32, K, S, M);
-            const int out = b.output(RF_TYPE_F32, K, M);
-            b.node(RF_OP_TOPK, ids, {logits});
-            b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
-            b.node(RF_OP_MATMUL_ID, g, {wg, x, ids});
-            b.node(RF_OP_MATMUL_ID, u, {wu, x, ids});
-            b.node(RF_OP_SWIGLU, a, {g, u});
-            b.node(RF_OP_MATMUL_ID, d, {wd, a, ids});
-            b.node(RF_OP_MOE_SUM, out, {d, w});
-            v.push_back(std::move(b.c));
-        }
+        for (int64_t M : {1, 3, 40}) v.push_back(moe_ffn_case(rng, type, 256, 512, 8, 2, M));
+    // Decode shapes the packs' "moe_gate_up" / "moe_down_sum" fusions take (S*M routed columns, at
+    // most 32 and at most E): 8 of 32 experts as Qwen3-MoE chooses them, at 1, 2 and 4 sequences; top-1
+    // (four rows a block) and top-4 (one); every dp4a type.
+    for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
+        const bool k256 = type_block(type) == 256;
+        for (int64_t M : {1, 2, 4}) v.push_back(moe_ffn_case(rng, type, k256 ? 512 : 160, k256 ? 256 : 96, 32, 8, M));
+        v.push_back(moe_ffn_case(rng, type, 256, 256, 4, 1, 3));
+        v.push_back(moe_ffn_case(rng, type, 256, k256 ? 768 : 224, 16, 4, 2));
+    }
     return v;
 }
 

@@ -102,6 +102,52 @@ Case gate_up(int gate_type, int up_type, int64_t K, int64_t N, int64_t M, bool o
     return c;
 }
 
+// The expert ids of M tokens choosing S of E experts: distinct per token, shifted per token.
+rf_tensor *expert_ids(Case &c, int64_t E, int64_t S, int64_t M) {
+    rf_tensor *ids = dense(c, RF_TYPE_I32, {S, M});
+    std::vector<int32_t> v;
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t s = 0; s < S; ++s) v.push_back((int32_t)((s * 3 + m * 5) % E));
+    c.int_inputs.push_back({ids, v});
+    return ids;
+}
+// An expert stack: E matrices of N rows of K elements.
+rf_tensor *experts(Case &c, int type, int64_t K, int64_t N, int64_t E) {
+    rf_tensor *t = weight(c, type, K, N);
+    t->ne[2] = E;
+    t->nb[3] = t->nb[2] * E;
+    return t;
+}
+
+// MATMUL_ID(gate) MATMUL_ID(up) SWIGLU of M decode tokens, each through S of E experts (the
+// packs' moe_gate_up); the token's one activation row is read by every slot.
+Case moe_gate_up(int type, int64_t K, int64_t N, int64_t E, int64_t S, int64_t M, const std::string &note) {
+    Case c{std::string("moe gate/up+swiglu ") + rf::type_name(type) + " [" + std::to_string(K) + "," + std::to_string(N) + "] x " +
+           std::to_string(E) + " experts, " + std::to_string(S) + " used, " + std::to_string(M) + " token(s)" + note};
+    c.tolerance = 1e-4;
+    rf_tensor *x = input(c, {K, 1, M}), *ids = expert_ids(c, E, S, M);
+    rf_tensor *wg = experts(c, type, K, N, E), *wu = experts(c, type, K, N, E);
+    rf_tensor *g = f32(c, {N, S, M}), *u = f32(c, {N, S, M}), *s = in_place(c, g);
+    node(c, RF_OP_MATMUL_ID, g, {wg, x, ids});
+    node(c, RF_OP_MATMUL_ID, u, {wu, x, ids});
+    node(c, RF_OP_SWIGLU, s, {g, u});
+    return c;
+}
+
+// MATMUL_ID(down) MOE_SUM: each slot's row through its expert, then the routing-weighted sum
+// (the packs' moe_down_sum).
+Case moe_down_sum(int type, int64_t K, int64_t N, int64_t E, int64_t S, int64_t M, const std::string &note) {
+    Case c{std::string("moe down+sum ") + rf::type_name(type) + " [" + std::to_string(K) + "," + std::to_string(N) + "] x " +
+           std::to_string(E) + " experts, " + std::to_string(S) + " used, " + std::to_string(M) + " token(s)" + note};
+    c.tolerance = 1e-4;
+    rf_tensor *x = input(c, {K, S, M}), *ids = expert_ids(c, E, S, M), *w = input(c, {S, M});
+    rf_tensor *wd = experts(c, type, K, N, E);
+    rf_tensor *d = f32(c, {N, S, M}), *out = f32(c, {N, M});
+    node(c, RF_OP_MATMUL_ID, d, {wd, x, ids});
+    node(c, RF_OP_MOE_SUM, out, {d, w});
+    return c;
+}
+
 // Frequency factors of D / 2 rotation pairs (positive, as Llama 3's), an input of the case.
 rf_tensor *rope_factors(Case &c, int64_t D) {
     rf_tensor *ff = f32(c, {D / 2});
@@ -460,6 +506,15 @@ std::deque<Case> make_cases() {
     cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, false, RF_TYPE_Q6_K));
     cases.push_back(moe_route(128, 8, 1, 1));
     cases.push_back(moe_route(60, 40, 3, 0));
+    // A mixture of experts' decode feed-forward block (moe_gate_up, moe_down_sum): 8 of 32 experts
+    // for 1..4 tokens, one of 4, 4 of 16; not claimed past 32 columns (the tiles take them).
+    cases.push_back(moe_gate_up(RF_TYPE_Q4_K, 512, 24, 32, 8, 1, ""));
+    cases.push_back(moe_gate_up(RF_TYPE_Q6_K, 256, 12, 16, 4, 2, ""));
+    cases.push_back(moe_gate_up(RF_TYPE_Q8_0, 96, 8, 4, 1, 3, ""));
+    cases.push_back(moe_gate_up(RF_TYPE_Q4_K, 256, 8, 64, 8, 5, " (not claimed: 40 columns)"));
+    cases.push_back(moe_down_sum(RF_TYPE_Q5_K, 256, 20, 32, 8, 1, ""));
+    cases.push_back(moe_down_sum(RF_TYPE_Q4_0, 64, 12, 16, 4, 2, ""));
+    cases.push_back(moe_down_sum(RF_TYPE_Q4_K, 256, 8, 4, 1, 4, ""));
     // Qwen 3 / Gemma 3 order (head norms between the products and the ropes): two launches.
     cases.push_back(normed_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 64, 2, 4, RF_TYPE_F16));
     cases.push_back(normed_projections(RF_TYPE_Q5_0, RF_TYPE_Q8_0, 128, 128, 1, 4, RF_TYPE_F32));
