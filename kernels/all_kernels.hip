@@ -2,6 +2,7 @@
 // with its includes inlined at build time, embedded into the plugin for the JIT fallback.
 #include "elementwise.hip"
 #include "gelu.hip"
+#include "sigmoid.hip"
 #include "softcap.hip"
 #include "rownorm.hip"
 #include "norm_fused.hip"

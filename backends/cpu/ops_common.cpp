@@ -107,6 +107,7 @@ const OpImpl *op_impl(int op) {
     case RF_OP_GATHER: return &kOpGather;
     case RF_OP_LAYER_NORM: return &kOpLayerNorm;
     case RF_OP_GELU: return &kOpGelu;
+    case RF_OP_SIGMOID: return &kOpSigmoid;
     default: return nullptr;
     }
 }
@@ -115,7 +116,7 @@ const char *op_name(int op) {
     static const char *names[] = {"NONE", "GET_ROWS", "MATMUL", "ADD", "MUL", "SCALE", "RMS_NORM", "ROPE",
                                   "SOFTMAX", "SILU", "SWIGLU", "SET_ROWS", "ATTENTION", "ARGMAX", "COPY",
                                   "GEGLU", "SOFTCAP", "TOPK", "MOE_WEIGHTS", "MATMUL_ID", "MOE_SUM", "GATHER",
-                                  "LAYER_NORM", "GELU"};
+                                  "LAYER_NORM", "GELU", "SIGMOID"};
     static_assert(sizeof names / sizeof names[0] == RF_OP_COUNT, "one name per op");
     return (op >= 0 && op < RF_OP_COUNT) ? names[op] : "?";
 }

@@ -1,5 +1,5 @@
 // Element-wise f32 ops: ADD, MUL (with broadcasting of src1), SCALE, SILU, SWIGLU, GEGLU, GELU,
-// SOFTCAP.
+// SOFTCAP, SIGMOID.
 #include <cmath>
 
 #include "ops.h"
@@ -99,6 +99,13 @@ void run_gelu(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_
     });
 }
 
+// ggml_sigmoid's scalar form: 1 / (1 + expf(-x)), each step an f32 rounding.
+void run_sigmoid(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
+        for (int64_t i = 0; i < n.dst->ne[0]; ++i) y[i] = 1.f / (1.f + std::exp(-x[i]));
+    });
+}
+
 void run_softcap(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const float cap = n.fparams[0], inv = 1.f / cap;
     for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
@@ -122,5 +129,6 @@ const OpImpl kOpSwiglu = {check_same_binary, plan_simple, run_swiglu};
 const OpImpl kOpGeglu = {check_same_binary, plan_simple, run_geglu};
 const OpImpl kOpGelu = {check_unary, plan_simple, run_gelu};
 const OpImpl kOpSoftcap = {check_softcap, plan_simple, run_softcap};
+const OpImpl kOpSigmoid = {check_unary, plan_simple, run_sigmoid};
 
 } // namespace rfcpu

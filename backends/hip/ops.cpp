@@ -97,7 +97,7 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_mv_f32", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1", "rf_mvq_iq4_xs", "rf_mvq_iq4_nl",
                                "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_add_rms_norm_mul_4", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
-                               "rf_geglu_f32", "rf_softcap_f32", "rf_layer_norm_f32", "rf_gelu_f32"};
+                               "rf_geglu_f32", "rf_softcap_f32", "rf_layer_norm_f32", "rf_gelu_f32", "rf_sigmoid_f32"};
 
 
 // Decode (M = 1) kernel reading f32 activations: F16 weights (16-byte loads).
@@ -556,11 +556,11 @@ std::string unsupported_reason(const rf_node &n) {
         return "";
     case RF_OP_SCALE: case RF_OP_SILU: case RF_OP_RMS_NORM: case RF_OP_SOFTMAX:
         return is_f32(s0) && is_f32(d) ? "" : "needs f32 tensors";
-    case RF_OP_LAYER_NORM: case RF_OP_GELU:
+    case RF_OP_LAYER_NORM: case RF_OP_GELU: case RF_OP_SIGMOID:
         if (!is_f32(s0) || !is_f32(d)) return "needs f32 tensors";
         for (int i = 0; i < 4; ++i)
             if (s0->ne[i] != d->ne[i]) return "source and result differ in shape";
-        return n.op == RF_OP_GELU || nelem(s0) / s0->ne[0] <= 0x7fffffff ? "" : "layer_norm: too many rows";
+        return n.op != RF_OP_LAYER_NORM || nelem(s0) / s0->ne[0] <= 0x7fffffff ? "" : "layer_norm: too many rows";
     case RF_OP_ARGMAX:
         return is_f32(s0) && is_i32(d) && s0->ne[0] < (1ll << 31) ? "" : "argmax needs f32 src and i32 dst";
     case RF_OP_ROPE:
@@ -707,6 +707,7 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_RMS_NORM: return launch(b, "rf_rms_norm_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_LAYER_NORM: return launch(b, "rf_layer_norm_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_GELU: return launch(b, "rf_gelu_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
+    case RF_OP_SIGMOID: return launch(b, "rf_sigmoid_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SOFTMAX: return launch(b, "rf_softmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ARGMAX: return launch(b, "rf_argmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ROPE: // a block per token and group of 8 heads: the token's angles once per block

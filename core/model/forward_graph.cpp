@@ -9,7 +9,9 @@
 //              h = rms_norm(x) * ffn_norm; x += post_norm(W_down (act(W_gate h) * (W_up h)))
 //              with act = silu, or gelu-tanh (gemma); mixture of experts (mixtral, qwen3moe):
 //              r = W_gate_inp h, the top-k experts e_j of r weighted by the softmax over their
-//              logits, x += sum_j w_j W_down[e_j] (silu(W_gate[e_j] h) * (W_up[e_j] h))
+//              logits, x += sum_j w_j W_down[e_j] (silu(W_gate[e_j] h) * (W_up[e_j] h));
+//              qwen2moe: w_j the chosen entries of the softmax over all experts, plus a shared
+//              expert sigmoid(W_gate_inp_shexp h) * FFN_shexp(h)
 //   logits = W_out (rms_norm(x) * output_norm) (soft-capped: gemma2), only for the rows asked for.
 #include <cmath>
 #include <string>
@@ -105,19 +107,33 @@ RopeFactors rope_factors(const Model &model, const KvCache &cache) {
     return {nullptr, nullptr};
 }
 
-// The experts' FFN of h [n_embd, T] (llama.cpp's build_moe_ffn with softmax gating and normalised
-// top-k weights, as llama and qwen3moe call it): [n_embd, T].
+// The experts' FFN of h [n_embd, T] (llama.cpp's build_moe_ffn with softmax gating; the top-k
+// weights normalised as llama and qwen3moe call it, not for qwen2moe): [n_embd, T].
 Tensor *moe_ffn(Graph &g, const LayerWeights &w, const ModelHparams &hp, Tensor *h) {
     const int64_t T = h->ne(1);
     Tensor *logits = g.matmul(w.ffn_gate_inp, h, "ffn_gate_inp");
     Tensor *ids = g.topk(logits, hp.n_expert_used, "ffn_moe_topk");
-    Tensor *weights = g.moe_weights(logits, ids, true, "ffn_moe_weights");
+    const bool normalised = hp.arch != ModelArch::Qwen2Moe;
+    Tensor *weights = g.moe_weights(logits, ids, normalised, "ffn_moe_weights");
     Tensor *x = g.reshape(h, {hp.n_embd, 1, T}); // one activation row per token, shared by its experts
     Tensor *gate = g.matmul_id(w.ffn_gate_exps, x, ids, "ffn_gate_exps");
     Tensor *up = g.matmul_id(w.ffn_up_exps, x, ids, "ffn_up_exps");
     Tensor *act = g.swiglu(gate, up, "ffn_moe_swiglu");
     Tensor *down = g.matmul_id(w.ffn_down_exps, act, ids, "ffn_down_exps");
     return g.moe_sum(down, weights, "ffn_moe_sum");
+}
+
+// qwen2moe's shared expert of h [n_embd, T], as llm_build_qwen2moe: a SwiGLU FFN times its gate
+// sigmoid(ffn_gate_inp_shexp . h) ([1, T], broadcast over the rows): [n_embd, T]. llama.cpp
+// writes the sigmoid as silu(x) / x; SIGMOID is 1 / (1 + exp(-x)) (equal but for the last bits,
+// and no 0 / 0 at x = 0).
+Tensor *shared_expert_ffn(Graph &g, const LayerWeights &w, Tensor *h) {
+    Tensor *gate_logit = g.matmul(w.ffn_gate_inp_shexp, h, "ffn_shexp_gate_inp");
+    Tensor *gate = g.sigmoid(gate_logit, "ffn_shexp_gate");
+    Tensor *act = g.swiglu(g.matmul(w.ffn_gate_shexp, h, "ffn_gate_shexp"), g.matmul(w.ffn_up_shexp, h, "ffn_up_shexp"),
+                           "ffn_shexp_swiglu");
+    Tensor *ffn = g.matmul(w.ffn_down_shexp, act, "ffn_down_shexp");
+    return g.mul(ffn, gate, "ffn_shexp_out");
 }
 
 } // namespace
@@ -235,6 +251,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
         Tensor *ffn = nullptr;
         if (hp.is_moe()) {
             ffn = moe_ffn(g, w, hp, h);
+            if (w.ffn_gate_inp_shexp) ffn = g.add(ffn, shared_expert_ffn(g, w, h), "ffn_out");
         } else {
             Tensor *gate = g.matmul(w.ffn_gate, h, "ffn_gate");
             Tensor *up = g.matmul(w.ffn_up, h, "ffn_up");

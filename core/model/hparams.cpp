@@ -54,6 +54,7 @@ constexpr ArchEntry kArchs[] = {
     {"qwen2", ModelArch::Qwen2, RF_ROPE_NEOX},   {"qwen3", ModelArch::Qwen3, RF_ROPE_NEOX},
     {"gemma2", ModelArch::Gemma2, RF_ROPE_NEOX}, {"gemma3", ModelArch::Gemma3, RF_ROPE_NEOX},
     {"phi3", ModelArch::Phi3, RF_ROPE_NEOX},     {"qwen3moe", ModelArch::Qwen3Moe, RF_ROPE_NEOX},
+    {"qwen2moe", ModelArch::Qwen2Moe, RF_ROPE_NEOX},
     {"bert", ModelArch::Bert, RF_ROPE_NORMAL},   {"nomic-bert", ModelArch::NomicBert, RF_ROPE_NEOX},
 };
 
@@ -61,27 +62,34 @@ constexpr ArchEntry kArchs[] = {
 constexpr int64_t kMaxExperts = 512;
 
 // Experts: <arch>.expert_count / expert_used_count, checked as llama.cpp's loader checks them.
-// Only llama (Mixtral) and qwen3moe files have an expert graph; experts in any other
+// Only llama (Mixtral), qwen3moe and qwen2moe files have an expert graph; experts in any other
 // architecture are refused by name.
 void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
-    const bool moe_arch = hp.arch == ModelArch::Llama || hp.arch == ModelArch::Qwen3Moe;
-    hp.n_expert = r.get_int("expert_count", 0, hp.arch == ModelArch::Qwen3Moe);
+    const bool moe_only = hp.arch == ModelArch::Qwen3Moe || hp.arch == ModelArch::Qwen2Moe;
+    const bool moe_arch = hp.arch == ModelArch::Llama || moe_only;
+    hp.n_expert = r.get_int("expert_count", 0, moe_only);
     if (hp.n_expert < 0 || hp.n_expert > kMaxExperts)
         throw Error(r.f.path() + ": " + r.key("expert_count") + " = " + std::to_string(hp.n_expert) + " outside 0.." +
                     std::to_string(kMaxExperts));
     if (hp.n_expert == 0) {
-        if (hp.arch == ModelArch::Qwen3Moe) throw Error(r.f.path() + ": " + r.key("expert_count") + " must be positive for qwen3moe");
+        if (moe_only) throw Error(r.f.path() + ": " + r.key("expert_count") + " must be positive for " + hp.arch_name);
         return;
     }
     if (!moe_arch)
         throw Error(r.f.path() + ": mixture-of-experts " + hp.arch_name + " models (" + r.key("expert_count") + " = " +
-                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe)");
+                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe)");
     hp.n_expert_used = r.get_int("expert_used_count", 0, true);
     if (hp.n_expert_used < 1 || hp.n_expert_used > hp.n_expert)
         throw Error(r.f.path() + ": " + r.key("expert_used_count") + " = " + std::to_string(hp.n_expert_used) +
                     " must be in 1.." + std::to_string(hp.n_expert) + " (" + r.key("expert_count") + ")");
-    hp.n_ff_exp = hp.arch == ModelArch::Qwen3Moe ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used, false) : hp.n_ff;
+    hp.n_ff_exp = moe_only ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used, false) : hp.n_ff;
     require_positive(r.f, r.key("expert_feed_forward_length"), hp.n_ff_exp);
+    if (hp.arch == ModelArch::Qwen2Moe) {
+        // llama.cpp: 0 or absent means n_ff.
+        hp.n_ff_shexp = r.get_int("expert_shared_feed_forward_length", 0, false);
+        if (hp.n_ff_shexp == 0) hp.n_ff_shexp = hp.n_ff;
+        require_positive(r.f, r.key("expert_shared_feed_forward_length"), hp.n_ff_shexp);
+    }
 }
 
 std::string supported_arch_names() {
@@ -97,7 +105,7 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
     hp.rope_freq_base_swa = hp.rope_freq_base;
     hp.rope_freq_scale_swa = hp.rope_freq_scale;
     switch (hp.arch) {
-    case ModelArch::Llama: case ModelArch::Qwen2: break;
+    case ModelArch::Llama: case ModelArch::Qwen2: case ModelArch::Qwen2Moe: break;
     case ModelArch::Qwen3: case ModelArch::Qwen3Moe: hp.qk_norm = true; break;
     case ModelArch::Gemma2: case ModelArch::Gemma3: {
         const bool g3 = hp.arch == ModelArch::Gemma3;

@@ -123,6 +123,28 @@ Tensor *Model::place_rows(const std::string &name, int64_t K, int64_t n_rows, in
     return store(part, ti->type, ne, file_->tensor_data(*ti) + row_bytes * (uint64_t)first, row_bytes * (uint64_t)count);
 }
 
+// qwen2moe's shared expert (llama.cpp's FFN_GATE_INP_SHEXP, FFN_{GATE,UP,DOWN}_SHEXP). The
+// converter writes the gate as a vector [n_embd] (f32, or the file's float type); [n_embd, 1]
+// is read the same. It becomes a one-column weight, so its product with h is a MATMUL.
+void Model::load_shared_expert(LayerWeights &w, const std::string &p) {
+    const ModelHparams &hp = hp_;
+    const int64_t E = hp.n_embd, F = hp.n_ff_shexp;
+    const std::string gate = p + "ffn_gate_inp_shexp.weight";
+    const gguf::TensorInfo *ti = file_->find_tensor(gate);
+    if (!ti) throw Error(file_->path() + ": missing tensor '" + gate + "'");
+    if (ti->ne[0] != E || ti->ne[1] != 1 || ti->ne[2] != 1 || ti->ne[3] != 1)
+        throw Error(file_->path() + ": tensor '" + gate + "' has shape " + shape_str(ti->ne, 4) + ", expected [" +
+                    std::to_string(E) + "] or [" + std::to_string(E) + ", 1]");
+    if (!type_is_known(ti->type))
+        throw Error(file_->path() + ": tensor '" + gate + "' has unknown type id " + std::to_string(ti->type));
+    const int64_t ne[4] = {E, 1, 1, 1};
+    n_params_ += (uint64_t)E;
+    w.ffn_gate_inp_shexp = store(gate, ti->type, ne, file_->tensor_data(*ti), ti->nbytes);
+    w.ffn_gate_shexp = place(p + "ffn_gate_shexp.weight", {E, F}, true);
+    w.ffn_up_shexp = place(p + "ffn_up_shexp.weight", {E, F}, true);
+    w.ffn_down_shexp = place(p + "ffn_down_shexp.weight", {F, E}, true);
+}
+
 void Model::load_layer(int64_t l) {
     const ModelHparams &hp = hp_;
     const int64_t E = hp.n_embd, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff, D = hp.head_dim;
@@ -158,6 +180,7 @@ void Model::load_layer(int64_t l) {
         w.ffn_gate_exps = place(p + "ffn_gate_exps.weight", {E, FX, X}, true);
         w.ffn_up_exps = place(p + "ffn_up_exps.weight", {E, FX, X}, true);
         w.ffn_down_exps = place(p + "ffn_down_exps.weight", {FX, E, X}, true);
+        if (hp.n_ff_shexp > 0) load_shared_expert(w, p);
     } else if (hp.arch == ModelArch::Phi3 && !file_->find_tensor(p + "ffn_gate.weight")) {
         const std::string up = p + "ffn_up.weight";
         w.ffn_gate = place_rows(up, E, 2 * F, 0, F);

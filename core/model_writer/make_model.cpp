@@ -118,10 +118,11 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
     if (s.sliding_window) w.set(a + "attention.sliding_window", Value::from_u32(uint32_t(s.sliding_window)));
     if (s.attn_softcap > 0) w.set(a + "attn_logit_softcapping", Value::from_f32(s.attn_softcap));
     if (s.final_softcap > 0) w.set(a + "final_logit_softcapping", Value::from_f32(s.final_softcap));
-    if (s.n_expert > 0) { // LlamaModel / Qwen3MoeModel: add_expert_count, add_expert_used_count
+    if (s.n_expert > 0) { // LlamaModel / Qwen3MoeModel / Qwen2MoeModel: add_expert_count, add_expert_used_count
         w.set(a + "expert_count", Value::from_u32(uint32_t(s.n_expert)));
         w.set(a + "expert_used_count", Value::from_u32(uint32_t(s.n_expert_used)));
         if (s.n_ff_exp) w.set(a + "expert_feed_forward_length", Value::from_u32(uint32_t(s.n_ff_exp)));
+        if (s.n_ff_shexp) w.set(a + "expert_shared_feed_forward_length", Value::from_u32(uint32_t(s.n_ff_shexp)));
     }
     if (s.arch == "phi3") { // Phi3Model: the rotary width and the pre-extension context
         w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.head_dim())));

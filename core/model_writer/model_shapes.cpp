@@ -98,6 +98,21 @@ std::vector<ModelShape> make_table() {
     s.qk_norm = true; s.n_expert = 128; s.n_expert_used = 8; s.n_ff_exp = 768;
     t.push_back(s);
 
+    // Qwen2-MoE (shared_expert_intermediate_size: the shared expert's width; norm_topk_prob false).
+    s = {};
+    s.name = "qwen1.5-moe-a2.7b"; s.arch = "qwen2moe"; s.display_name = "Qwen1.5 MoE A2.7B";
+    s.n_embd = 2048; s.n_layer = 24; s.n_head = 16; s.n_head_kv = 16; s.n_ff = 5632;
+    s.n_vocab = 151936; s.n_ctx = 8192; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-6f;
+    s.qkv_bias = true; s.n_expert = 60; s.n_expert_used = 4; s.n_ff_exp = 1408; s.n_ff_shexp = 5632;
+    t.push_back(s);
+
+    s = {};
+    s.name = "qwen2-57b-a14b"; s.arch = "qwen2moe"; s.display_name = "Qwen2 57B A14B";
+    s.n_embd = 3584; s.n_layer = 28; s.n_head = 28; s.n_head_kv = 4; s.n_ff = 18944;
+    s.n_vocab = 151936; s.n_ctx = 32768; s.rope_freq_base = 1000000.0f; s.rms_eps = 1e-6f;
+    s.qkv_bias = true; s.n_expert = 64; s.n_expert_used = 8; s.n_ff_exp = 2560; s.n_ff_shexp = 20480;
+    t.push_back(s);
+
     // Embedding encoders: BAAI/bge-small-en-v1.5 (CLS pooling) and nomic-embed-text-v1.5 (mean
     // pooling, rotary positions, SwiGLU, no biases, fused QKV).
     s = {};
@@ -114,9 +129,10 @@ std::vector<ModelShape> make_table() {
     t.push_back(s);
 
     // Tiny shapes of each family (the vocab file's size): for tests and smoke runs. The MoE ones
-    // keep several experts per token (mixtral 2 of 8, qwen3moe 4 of 16, experts 64 wide).
+    // keep several experts per token (mixtral 2 of 8, qwen3moe 4 of 16, experts 64 wide; qwen2moe
+    // 4 of 8, experts 64 wide and a shared expert 192 wide).
     for (const char *base : {"qwen3-0.6b", "gemma2-2b", "gemma3-1b", "phi3-mini", "mixtral-8x7b", "qwen3-30b-a3b",
-                             "bge-small", "nomic-embed"}) {
+                             "qwen1.5-moe-a2.7b", "bge-small", "nomic-embed"}) {
         ModelShape tiny = *std::find_if(t.begin(), t.end(), [&](const ModelShape &x) { return x.name == base; });
         tiny.name = "tiny-" + tiny.arch;
         tiny.display_name = "ROCmForge Tiny " + tiny.arch;
@@ -127,6 +143,7 @@ std::vector<ModelShape> make_table() {
         if (tiny.sliding_window) tiny.sliding_window = 8;
         if (tiny.arch == "llama") tiny.name = "tiny-mixtral", tiny.display_name = "ROCmForge Tiny mixtral";
         if (tiny.n_expert == 128) tiny.n_expert = 16, tiny.n_expert_used = 4, tiny.n_ff_exp = 64;
+        if (tiny.n_ff_shexp) tiny.n_expert = 8, tiny.n_expert_used = 4, tiny.n_ff_exp = 64, tiny.n_ff_shexp = 192;
         t.push_back(tiny);
     }
     return t;
@@ -229,6 +246,13 @@ std::vector<ShapeTensor> shape_tensors(const ModelShape &s) {
             t.push_back({p + "ffn_gate_exps.weight", {E, FX, X}});
             t.push_back({p + "ffn_down_exps.weight", {FX, E, X}});
             t.push_back({p + "ffn_up_exps.weight", {E, FX, X}});
+            if (s.n_ff_shexp > 0) { // 1-D gate: f32, never quantized (llama.cpp's n_dims < 2 rule)
+                const int64_t FS = s.n_ff_shexp;
+                t.push_back({p + "ffn_gate_inp_shexp.weight", {E}});
+                t.push_back({p + "ffn_gate_shexp.weight", {E, FS}});
+                t.push_back({p + "ffn_down_shexp.weight", {FS, E}});
+                t.push_back({p + "ffn_up_shexp.weight", {E, FS}});
+            }
         } else if (s.fused) {
             t.push_back({p + "ffn_up.weight", {E, 2 * F}}); // gate rows, then up rows
         } else {

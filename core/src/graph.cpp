@@ -179,6 +179,10 @@ Tensor *Graph::gelu(Tensor *a, const char *label) {
     return add_node(RF_OP_GELU, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1), a->ne(2), a->ne(3)}), {a}, label);
 }
 
+Tensor *Graph::sigmoid(Tensor *a, const char *label) {
+    return add_node(RF_OP_SIGMOID, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1), a->ne(2), a->ne(3)}), {a}, label);
+}
+
 Tensor *Graph::softcap(Tensor *a, float cap, const char *label) {
     if (!(cap > 0)) fail(std::string(label) + ": soft cap must be positive");
     Tensor *d = add_node(RF_OP_SOFTCAP, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1), a->ne(2), a->ne(3)}), {a}, label);

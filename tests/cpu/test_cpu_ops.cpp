@@ -1,6 +1,7 @@
 // Every non-matmul op except ATTENTION vs float64 reference math, on every SIMD level.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -47,7 +48,8 @@ TEST_CASE("cpu ops: ADD and MUL broadcast", "[cpu][ops]") {
     for (auto &be : all_backends()) {
         struct Shape { std::vector<int64_t> a, b; };
         for (const Shape &s : {Shape{{16, 6, 3}, {16, 6, 3}}, Shape{{16, 6, 3}, {16, 1, 3}},
-                               Shape{{16, 6, 3}, {8, 6, 1}}, Shape{{16, 6, 3}, {16, 1, 1}}}) {
+                               Shape{{16, 6, 3}, {8, 6, 1}}, Shape{{16, 6, 3}, {16, 1, 1}},
+                               Shape{{16, 6, 3}, {1, 6, 3}}}) { // [1, T]: a gate per token (Qwen2-MoE's shared expert)
             for (int op : {RF_OP_ADD, RF_OP_MUL}) {
                 Tensor a(RF_TYPE_F32, s.a), b(RF_TYPE_F32, s.b), y(RF_TYPE_F32, s.a);
                 fill_normal(a.f32(), a.n());
@@ -170,6 +172,33 @@ TEST_CASE("cpu ops: LAYER_NORM and GELU (BERT)", "[cpu][ops]") {
         run_ok(*be, ge);
         for (int64_t i = 0; i < a.n(); ++i) ref[size_t(i)] = gelu_tanh(a.f32()[i]);
         CHECK(nmse(ref, y.f32(), y.n()) < 1e-11);
+    }
+}
+
+TEST_CASE("cpu ops: SIGMOID (Qwen2-MoE's shared-expert gate)", "[cpu][ops]") {
+    for (auto &be : all_backends()) {
+        const int64_t K = 37, M = 5;
+        Tensor a(RF_TYPE_F32, {K, M}), y(RF_TYPE_F32, {K, M});
+        fill_normal(a.f32(), a.n(), 8.f);
+        // Edges: exactly 0, far in both tails (exp(-x) overflows to inf for x < -88.7).
+        const float edges[] = {0.f, -0.f, 30.f, -30.f, 100.f, -100.f, 88.f, -88.f, 1e-30f};
+        std::memcpy(a.f32(), edges, sizeof edges);
+        rf_node node = make_node(RF_OP_SIGMOID, y, {&a});
+        run_ok(*be, node);
+        double worst = 0;
+        for (int64_t i = 0; i < a.n(); ++i) {
+            const double ref = 1.0 / (1.0 + std::exp(-(double)a.f32()[i]));
+            const double got = y.f32()[i];
+            if (ref > 1e-30) worst = std::max(worst, std::fabs(got - ref) / ref);
+            else CHECK(std::fabs(got - ref) < 1e-37); // the tail below f32's normal range
+        }
+        CHECK(worst < 4e-7); // a few f32 roundings
+        CHECK(y.f32()[0] == 0.5f);
+        CHECK(y.f32()[1] == 0.5f);
+        CHECK(y.f32()[4] == 1.f);
+        CHECK(y.f32()[5] == 0.f);
+        Tensor wrong(RF_TYPE_F32, {K, M + 1});
+        CHECK_FALSE(be->supports(make_node(RF_OP_SIGMOID, wrong, {&a})));
     }
 }
 

@@ -396,6 +396,9 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(c);
         v.push_back(base("gelu [" + std::to_string(K) + ",5]", RF_OP_GELU, {make(RF_TYPE_F32, K, 5), rnd(rng, RF_TYPE_F32, K, 5, 1, 1, 6.f)}, 1e-10));
     }
+    for (int64_t K : {1, 37, 2048}) { // the shared-expert gate is [1, T]; wide rows too
+        v.push_back(base("sigmoid [" + std::to_string(K) + ",9]", RF_OP_SIGMOID, {make(RF_TYPE_F32, K, 9), rnd(rng, RF_TYPE_F32, K, 9, 1, 1, 20.f)}, 1e-10));
+    }
     for (int64_t K : {4096, 37}) {
         Case c = base("rms_norm [" + std::to_string(K) + ",3]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, K, 3), rnd(rng, RF_TYPE_F32, K, 3)}, 1e-10);
         c.fparams[0] = 1e-5f;

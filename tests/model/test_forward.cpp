@@ -150,6 +150,19 @@ TinySpec qwen3moe_spec() {
     return spec;
 }
 
+// Qwen2-MoE: qwen2's attention (biases, NeoX RoPE, no Q/K norms), 8 experts of width 40, 3 per
+// token with unnormalised weights, and a shared expert 72 wide behind its sigmoid gate.
+TinySpec qwen2moe_spec() {
+    TinySpec spec;
+    spec.arch = "qwen2moe";
+    spec.rope_base = 1000000.0f;
+    spec.n_expert = 8;
+    spec.n_expert_used = 3;
+    spec.n_ff_exp = 40;
+    spec.n_ff_shexp = 72;
+    return spec;
+}
+
 void check_rejected(const TinySpec &spec, const std::string &file, const std::string &message) {
     auto rt = cpu_runtime();
     const std::string path = temp_path(file);
@@ -195,6 +208,50 @@ TEST_CASE("qwen3moe: Q/K norms and experts of their own width; matches the refer
     Setup d = load(no_key, "qwen3moe_nokey.gguf");
     CHECK(d.model->hparams().n_ff_exp == 32);
     check_against_reference(no_key, "qwen3moe_nokey_ref.gguf");
+}
+
+TEST_CASE("qwen2moe: unnormalised top-k and a gated shared expert; matches the reference and its decoding", "[model][moe]") {
+    const TinySpec spec = qwen2moe_spec();
+    Setup s = load(spec, "qwen2moe_hp.gguf");
+    const ModelHparams &hp = s.model->hparams();
+    CHECK(hp.arch == ModelArch::Qwen2Moe);
+    CHECK_FALSE(hp.qk_norm);
+    CHECK(hp.rope_mode == RF_ROPE_NEOX);
+    CHECK(hp.n_ff_exp == 40);
+    CHECK(hp.n_ff_shexp == 72);
+    const LayerWeights &w = s.model->layers[1];
+    CHECK(w.bq != nullptr);
+    CHECK(w.ffn_gate_inp_shexp->ne(0) == 64);
+    CHECK(w.ffn_gate_inp_shexp->ne(1) == 1);
+    CHECK(w.ffn_down_shexp->ne(0) == 72);
+    check_against_reference(spec, "qwen2moe_ref.gguf");
+    check_decoding_matches_prefill(spec, "qwen2moe_bt.gguf");
+    TinySpec f16 = spec;
+    f16.matrix_type = RF_TYPE_F16;
+    check_against_reference(f16, "qwen2moe_f16.gguf");
+    // Without the width keys: experts n_ff / n_expert_used (32), the shared expert n_ff (96)
+    // (llama.cpp); the gate as [n_embd, 1] reads the same.
+    TinySpec no_keys = spec;
+    no_keys.n_ff_exp = 0;
+    no_keys.n_ff_shexp = 0;
+    no_keys.shexp_gate_2d = true;
+    Setup d = load(no_keys, "qwen2moe_nokey.gguf");
+    CHECK(d.model->hparams().n_ff_exp == 32);
+    CHECK(d.model->hparams().n_ff_shexp == 96);
+    check_against_reference(no_keys, "qwen2moe_nokey_ref.gguf");
+}
+
+TEST_CASE("qwen2moe files without their shared expert or experts are refused by name", "[model][moe]") {
+    TinySpec no_gate = qwen2moe_spec();
+    no_gate.skip_tensors = {"blk.1.ffn_gate_inp_shexp.weight"};
+    check_rejected(no_gate, "q2moe_nogate.gguf", "missing tensor 'blk.1.ffn_gate_inp_shexp.weight'");
+    TinySpec no_up = qwen2moe_spec();
+    no_up.skip_tensors = {"blk.0.ffn_up_shexp.weight"};
+    check_rejected(no_up, "q2moe_noup.gguf", "missing tensor 'blk.0.ffn_up_shexp.weight'");
+    TinySpec dense = qwen2moe_spec();
+    dense.n_expert = 0;
+    dense.n_expert_used = 0;
+    check_rejected(dense, "q2moe_dense.gguf", "missing metadata key 'qwen2moe.expert_count'");
 }
 
 TEST_CASE("mixture-of-experts files with missing or inconsistent experts are refused by name", "[model][moe]") {
@@ -586,7 +643,7 @@ TEST_CASE("bad files and bad batches are rejected by name", "[model]") {
     write_tiny_model(p3, gpt);
     // One line naming the architecture and what is supported.
     REQUIRE_THROWS_WITH(Model::load(p3, *rt), Catch::Contains("unsupported model architecture 'gpt2' (supported: llama, "
-                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe, bert, nomic-bert)"));
+                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe, qwen2moe, bert, nomic-bert)"));
 
     Setup s = load(TinySpec{}, "badbatch.gguf");
     InferenceContext ctx(*s.model, *s.rt, ctx_params());

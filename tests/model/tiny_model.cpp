@@ -30,9 +30,10 @@ bool neox_rope(const std::string &arch) { return arch != "llama" && arch != "mis
 int64_t head_size(const TinySpec &s) { return s.head_dim ? s.head_dim : s.n_embd / s.n_head; }
 // One expert's FFN width as llama.cpp reads it.
 int64_t expert_ff(const TinySpec &s) {
-    if (s.arch != "qwen3moe") return s.n_ff;
+    if (s.arch != "qwen3moe" && s.arch != "qwen2moe") return s.n_ff;
     return s.n_ff_exp ? s.n_ff_exp : s.n_ff / s.n_expert_used;
 }
+int64_t shared_ff(const TinySpec &s) { return s.n_ff_shexp ? s.n_ff_shexp : s.n_ff; }
 
 } // namespace
 
@@ -70,6 +71,7 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     if (s.n_expert) wr.set(a + ".expert_count", Value::from_u32((uint32_t)(s.expert_count_key ? s.expert_count_key : s.n_expert)));
     if (s.n_expert_used) wr.set(a + ".expert_used_count", Value::from_u32((uint32_t)s.n_expert_used));
     if (s.n_ff_exp) wr.set(a + ".expert_feed_forward_length", Value::from_u32((uint32_t)s.n_ff_exp));
+    if (s.n_ff_shexp) wr.set(a + ".expert_shared_feed_forward_length", Value::from_u32((uint32_t)s.n_ff_shexp));
     if (s.file_type >= 0) wr.set("general.file_type", Value::from_u32((uint32_t)s.file_type));
     if (s.rope_scale_factor > 0) {
         wr.set(a + ".rope.scaling.type", Value::from_string("linear"));
@@ -127,7 +129,7 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
         write("rope_factors_long.weight", {D / 2}, lng, RF_TYPE_F32);
         write("rope_factors_short.weight", {D / 2}, shrt, RF_TYPE_F32);
     }
-    const bool bias = s.qkv_bias || s.arch == "qwen2";
+    const bool bias = s.qkv_bias || s.arch == "qwen2" || s.arch == "qwen2moe";
     const bool fused = s.arch == "phi3" && s.fused;
     for (int64_t l = 0; l < s.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
@@ -156,6 +158,17 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
             add(p + "ffn_gate_exps.weight", {s.n_embd, FX, X}, 0.0f, inv_e, true);
             add(p + "ffn_up_exps.weight", {s.n_embd, FX, X}, 0.0f, inv_e, true);
             add(p + "ffn_down_exps.weight", {FX, s.n_embd, X}, 0.0f, 1.0f / std::sqrt((float)FX), true);
+            if (s.arch == "qwen2moe") {
+                const int64_t FS = shared_ff(s);
+                // The gate vector: f32 as the converter writes a 1-D tensor; spread enough that
+                // sigmoid sees both tails.
+                const auto &gv = make(p + "ffn_gate_inp_shexp.weight", s.n_embd, 0.0f, 3.0f * inv_e, false);
+                write(p + "ffn_gate_inp_shexp.weight", s.shexp_gate_2d ? std::vector<int64_t>{s.n_embd, 1} : std::vector<int64_t>{s.n_embd}, gv,
+                      RF_TYPE_F32);
+                add(p + "ffn_gate_shexp.weight", {s.n_embd, FS}, 0.0f, inv_e, true);
+                add(p + "ffn_down_shexp.weight", {FS, s.n_embd}, 0.0f, 1.0f / std::sqrt((float)FS), true);
+                add(p + "ffn_up_shexp.weight", {s.n_embd, FS}, 0.0f, inv_e, true);
+            }
             continue;
         }
         if (fused) {
@@ -236,8 +249,9 @@ double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 double softcap(double x, double cap) { return cap > 0 ? cap * std::tanh(x / cap) : x; }
 
-// llama.cpp's build_moe_ffn with softmax gating and normalised weights (llama, qwen3moe): the
-// n_expert_used experts of the largest router logits, weighted by the softmax over those logits.
+// llama.cpp's build_moe_ffn with softmax gating: the n_expert_used experts of the largest router
+// logits, weighted by the softmax over those logits (normalised: llama, qwen3moe) or by their
+// entries of the softmax over all experts (qwen2moe).
 Vec moe_ffn(const TinyWeights &w, const std::string &p, const Vec &h) {
     const TinySpec &s = w.spec;
     const int64_t E = s.n_embd, X = s.n_expert, FX = expert_ff(s);
@@ -246,7 +260,8 @@ Vec moe_ffn(const TinyWeights &w, const std::string &p, const Vec &h) {
     for (int64_t e = 0; e < X; ++e) order[(size_t)e] = e;
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return logits[(size_t)a] > logits[(size_t)b]; });
     double z = 0;
-    for (int64_t j = 0; j < s.n_expert_used; ++j) z += std::exp(logits[(size_t)order[(size_t)j]] - logits[(size_t)order[0]]);
+    const int64_t n_z = s.arch == "qwen2moe" ? X : s.n_expert_used; // what the softmax runs over
+    for (int64_t j = 0; j < n_z; ++j) z += std::exp(logits[(size_t)order[(size_t)j]] - logits[(size_t)order[0]]);
     Vec out((size_t)E, 0.0);
     // One expert's [K, N] slice of a [K, N, X] tensor.
     auto slice = [&](const std::string &name, int64_t e, int64_t K, int64_t N) {
@@ -263,6 +278,19 @@ Vec moe_ffn(const TinyWeights &w, const std::string &p, const Vec &h) {
         for (int64_t i = 0; i < E; ++i) out[(size_t)i] += weight * d[(size_t)i];
     }
     return out;
+}
+
+// llm_build_qwen2moe's shared expert: sigmoid(gate_inp_shexp . h) * down(silu(gate h) * up h).
+Vec shared_expert(const TinyWeights &w, const std::string &p, const Vec &h) {
+    const TinySpec &s = w.spec;
+    const int64_t E = s.n_embd, FS = shared_ff(s);
+    const double gate = 1.0 / (1.0 + std::exp(-matvec(w.t.at(p + "ffn_gate_inp_shexp.weight"), h, 1)[0]));
+    Vec g = matvec(w.t.at(p + "ffn_gate_shexp.weight"), h, FS);
+    const Vec u = matvec(w.t.at(p + "ffn_up_shexp.weight"), h, FS);
+    for (int64_t i = 0; i < FS; ++i) g[(size_t)i] = silu(g[(size_t)i]) * u[(size_t)i];
+    Vec d = matvec(w.t.at(p + "ffn_down_shexp.weight"), g, E);
+    for (double &e : d) e *= gate;
+    return d;
 }
 
 } // namespace
@@ -337,6 +365,10 @@ std::vector<std::vector<double>> reference_hidden(const TinyWeights &w, const st
             if (s.n_expert > 0) {
                 const Vec d = moe_ffn(w, p, h);
                 for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += d[(size_t)i];
+                if (s.arch == "qwen2moe") {
+                    const Vec sh = shared_expert(w, p, h);
+                    for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += sh[(size_t)i];
+                }
                 continue;
             }
             Vec g = matvec(W(p + "ffn_gate.weight"), h, s.n_ff);

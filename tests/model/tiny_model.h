@@ -13,7 +13,7 @@
 namespace rf_test {
 
 struct TinySpec {
-    std::string arch = "llama"; // "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen3moe"
+    std::string arch = "llama"; // "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen3moe", "qwen2moe"
     int64_t n_embd = 64, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 96, n_vocab = 97;
     int64_t head_dim = 0;          // attention.key_length / value_length; 0: not written (n_embd / n_head)
     int64_t sliding_window = 0;    // gemma: attention.sliding_window (0: not written)
@@ -29,6 +29,10 @@ struct TinySpec {
     // n_ff / n_expert_used); the experts replace ffn_gate/up/down.
     int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
     int64_t expert_count_key = 0; // > 0: written as expert_count instead of n_expert (bad-file tests)
+    // qwen2moe's shared expert: expert_shared_feed_forward_length (0: not written, the width is
+    // then n_ff); its gate ffn_gate_inp_shexp written as [n_embd] (the converter's) or [n_embd, 1].
+    int64_t n_ff_shexp = 0;
+    bool shexp_gate_2d = false;
     float rms_eps = 1e-5f;
     float rope_base = 10000.0f;
     float rope_scale_factor = 0.0f; // rope.scaling.factor; 0: not written

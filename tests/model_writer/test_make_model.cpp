@@ -334,6 +334,43 @@ TEST_CASE("mkmodel tiny-qwen3moe writes the expert keys and every expert's rows"
     CHECK(nonzero);
 }
 
+TEST_CASE("mkmodel: qwen2moe shapes have the converter's expert and shared-expert tensors", "[mkmodel]") {
+    using V = std::vector<int64_t>;
+    const auto a = tensors_of("qwen1.5-moe-a2.7b");
+    CHECK(a.at("blk.23.ffn_gate_inp.weight") == V{2048, 60});
+    CHECK(a.at("blk.23.ffn_gate_exps.weight") == V{2048, 1408, 60});
+    CHECK(a.at("blk.23.ffn_down_exps.weight") == V{1408, 2048, 60});
+    CHECK(a.at("blk.23.ffn_gate_inp_shexp.weight") == V{2048});
+    CHECK(a.at("blk.23.ffn_gate_shexp.weight") == V{2048, 5632});
+    CHECK(a.at("blk.23.ffn_up_shexp.weight") == V{2048, 5632});
+    CHECK(a.at("blk.23.ffn_down_shexp.weight") == V{5632, 2048});
+    CHECK(a.at("blk.0.attn_q.bias") == V{2048});
+    CHECK(a.size() == size_t(1 + 24 * 17 + 2));
+    const auto b = tensors_of("qwen2-57b-a14b");
+    CHECK(b.at("blk.27.ffn_gate_exps.weight") == V{3584, 2560, 64});
+    CHECK(b.at("blk.27.ffn_down_shexp.weight") == V{20480, 3584});
+    CHECK(b.at("blk.0.attn_k.weight") == V{3584, 512});
+    CHECK(b.at("blk.0.attn_k.bias") == V{512});
+}
+
+TEST_CASE("mkmodel tiny-qwen2moe writes the shared-expert key and keeps its gate f32", "[mkmodel]") {
+    TempDir dir;
+    auto f = write_shape(dir, "q2m.gguf", "tiny-qwen2moe", rf::QuantMix::Q8_0);
+    CHECK(f->get_string("general.architecture") == "qwen2moe");
+    CHECK(f->get_int("qwen2moe.expert_count", -1) == 8);
+    CHECK(f->get_int("qwen2moe.expert_used_count", -1) == 4);
+    CHECK(f->get_int("qwen2moe.expert_feed_forward_length", -1) == 64);
+    CHECK(f->get_int("qwen2moe.expert_shared_feed_forward_length", -1) == 192);
+    const rf::gguf::TensorInfo *gate = f->find_tensor("blk.2.ffn_gate_inp_shexp.weight");
+    REQUIRE(gate != nullptr);
+    CHECK(gate->type == RF_TYPE_F32);
+    CHECK(gate->n_dims == 1);
+    const rf::gguf::TensorInfo *down = f->find_tensor("blk.2.ffn_down_shexp.weight");
+    REQUIRE(down != nullptr);
+    CHECK(down->type == RF_TYPE_Q8_0);
+    CHECK(down->ne[0] == 192);
+}
+
 TEST_CASE("mkmodel encoder shapes: bge-small (bert) and nomic-embed (nomic-bert) tensors", "[mkmodel]") {
     using V = std::vector<int64_t>;
     const auto b = tensors_of("bge-small");

@@ -51,9 +51,11 @@ extern "C" {
  * kernel table (or the fusion) that chose them.
  * 2.12: ops LAYER_NORM and GELU, ATTENTION's iparams[2] (bidirectional, for encoders); a 2.11
  * backend declines the new ops in supports_op like any op it does not know, and must decline an
- * ATTENTION with iparams[2] != 0 (the host sets it only for encoder models). */
+ * ATTENTION with iparams[2] != 0 (the host sets it only for encoder models).
+ * 2.13: op SIGMOID (the shared expert's gate of Qwen2-MoE); a 2.12 backend declines it in
+ * supports_op like any op it does not know. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 12
+#define RF_ABI_MINOR 13
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -189,6 +191,8 @@ typedef struct rf_tensor {
  *            bias follow as MUL and ADD). mean and var = mean((src0 - mean)^2) summed in double,
  *            the scale 1/sqrt rounded to f32 once (ggml_norm on the CPU).
  * GELU       dst = gelu(src0), f32, the tanh approximation of GEGLU (BERT's FFN).
+ * SIGMOID    dst = 1 / (1 + exp(-src0)), f32, each step rounded to f32 (ggml_sigmoid's
+ *            arithmetic; the gate of Qwen2-MoE's shared expert).
  * GATHER     dst[k, M] f32 = src0[src1[j, m], m]: entries of each row of src0[E, M] f32 picked by
  *            src1[k, M] i32 (e.g. TOPK's indices: the sampler's candidate logits); an index
  *            outside 0..E-1 gives 0.
@@ -249,6 +253,7 @@ enum rf_op {
     RF_OP_GATHER,
     RF_OP_LAYER_NORM, /* ABI 2.12 */
     RF_OP_GELU,       /* ABI 2.12 */
+    RF_OP_SIGMOID,    /* ABI 2.13 */
     RF_OP_COUNT
 };
 
@@ -259,7 +264,7 @@ static inline const char *rf_op_name(int op) {
     static const char *const names[RF_OP_COUNT] = {
         "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
         "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap",
-        "topk", "moe_weights", "matmul_id", "moe_sum", "gather", "layer_norm", "gelu"};
+        "topk", "moe_weights", "matmul_id", "moe_sum", "gather", "layer_norm", "gelu", "sigmoid"};
     return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
 }
 

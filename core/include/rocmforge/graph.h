@@ -172,6 +172,7 @@ public:
     Tensor *swiglu(Tensor *gate, Tensor *up, const char *label = "swiglu");
     Tensor *geglu(Tensor *gate, Tensor *up, const char *label = "geglu");
     Tensor *gelu(Tensor *a, const char *label = "gelu");
+    Tensor *sigmoid(Tensor *a, const char *label = "sigmoid");
     Tensor *softcap(Tensor *a, float cap, const char *label = "softcap");
     // Writes src rows into pool rows `slots` (in place). Returns the pool; later readers of the
     // pool in this graph are ordered after it.

@@ -1,5 +1,6 @@
 // Decoder-only transformer models of the llama lineage (llama 1/2/3, mistral-style files, qwen2,
-// qwen3, gemma2, gemma3, phi3, and the mixture-of-experts mixtral (llama with experts) and qwen3moe;
+// qwen3, gemma2, gemma3, phi3, and the mixture-of-experts mixtral (llama with experts), qwen3moe
+// and qwen2moe (with a shared expert);
 // docs/MODELS.md) and the embedding encoders bert and nomic-bert: hyperparameters read from GGUF
 // metadata, weights
 // placed on the runtime's primary backend straight from the mapped file.
@@ -18,7 +19,7 @@
 namespace rf {
 
 // Which graph recipe a file's `general.architecture` maps to.
-enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Bert, NomicBert };
+enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, Bert, NomicBert };
 
 struct ModelHparams {
     std::string arch_name;      // general.architecture as written in the file
@@ -64,7 +65,10 @@ struct ModelHparams {
     int64_t n_expert = 0;       // <arch>.expert_count; 0: a dense FFN
     int64_t n_expert_used = 0;  // <arch>.expert_used_count
     int64_t n_ff_exp = 0;       // one expert's FFN width: <arch>.expert_feed_forward_length
-                                // (qwen3moe; default n_ff / n_expert_used), n_ff for llama
+                                // (qwen3moe, qwen2moe; default n_ff / n_expert_used), n_ff for llama
+    // qwen2moe: beside the routed experts every token also runs one shared expert (a SwiGLU FFN
+    // of this width), scaled by sigmoid(ffn_gate_inp_shexp . h) and added to their sum.
+    int64_t n_ff_shexp = 0;     // <arch>.expert_shared_feed_forward_length (default n_ff); 0: none
 
     int64_t n_embd_q() const { return head_dim * n_head; }
     int64_t n_embd_kv() const { return head_dim * n_head_kv; }
@@ -98,6 +102,10 @@ struct LayerWeights {
     // experts' matrices [n_embd, n_ff_exp, n_expert] (gate, up) and [n_ff_exp, n_embd, n_expert].
     Tensor *ffn_gate_inp = nullptr;
     Tensor *ffn_gate_exps = nullptr, *ffn_up_exps = nullptr, *ffn_down_exps = nullptr;
+    // The shared expert (qwen2moe): its gate vector as a [n_embd, 1] weight, and its FFN
+    // [n_embd, n_ff_shexp] (gate, up), [n_ff_shexp, n_embd] (down).
+    Tensor *ffn_gate_inp_shexp = nullptr;
+    Tensor *ffn_gate_shexp = nullptr, *ffn_up_shexp = nullptr, *ffn_down_shexp = nullptr;
 };
 
 struct ModelLoadOptions {
@@ -161,6 +169,7 @@ private:
     // Elements [first, first + count) of a 1-D f32 file tensor of n elements (a fused bias).
     Tensor *place_slice(const std::string &name, int64_t n, int64_t first, int64_t count);
     void load_layer(int64_t l);
+    void load_shared_expert(LayerWeights &w, const std::string &prefix);
     void load_encoder(); // encoder_model.cpp
     void load_encoder_layer(int64_t l);
 

@@ -15,7 +15,7 @@ namespace rf {
 struct ModelShape {
     std::string name;          // "llama2-7b"
     std::string arch;          // general.architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe,
-                               // bert, nomic-bert
+                               // qwen2moe, bert, nomic-bert
     std::string display_name;  // general.name written into the file
     int64_t n_embd = 0;
     int64_t n_layer = 0;
@@ -38,6 +38,9 @@ struct ModelShape {
     // ffn_gate_inp + ffn_{gate,up,down}_exps replace the dense FFN. n_ff_exp: one expert's width
     // (expert_feed_forward_length, qwen3moe; 0: n_ff).
     int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    // qwen2moe's shared expert: expert_shared_feed_forward_length, ffn_gate_inp_shexp [n_embd]
+    // and ffn_{gate,up,down}_shexp; 0: none.
+    int64_t n_ff_shexp = 0;
     // Encoders (bert, nomic-bert): attention.layer_norm_epsilon, pooling_type (llama.cpp's: 1
     // mean, 2 cls), token types (token_types rows).
     float norm_eps = 1e-12f;
