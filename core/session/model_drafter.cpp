@@ -58,7 +58,8 @@ void ModelDrafter::draft(std::vector<Request> &requests) {
         std::vector<Request *> next;
         for (size_t k = 0; k < live.size(); ++k) {
             Request &r = *live[k];
-            std::vector<TokenProb> q = sampler_.filtered(logits->data() + k * (size_t)n_vocab, n_vocab);
+            Sampler &sampler = r.sampler ? *r.sampler : sampler_;
+            std::vector<TokenProb> q = sampler.filtered(logits->data() + k * (size_t)n_vocab, n_vocab);
             r.draft.push_back(draw_token(q, *r.rng));
             r.q.push_back(std::move(q));
             if ((int)r.draft.size() < r.n_draft) {

@@ -86,6 +86,10 @@ public:
         std::span<const int32_t> tokens; // the sequence so far, its newest (not yet verified) token last
         int n_draft = 0;                 // tokens wanted
         std::mt19937 *rng = nullptr;     // the sequence's generator (draws when sampling)
+        // The draft distribution's sampler (draft_sampling of the sequence's own parameters,
+        // history-free); nullptr: the drafter's, from the parameters it was made with. (A server
+        // mixes requests of different temperatures: each drafts as it samples.)
+        Sampler *sampler = nullptr;
         // Out: the drafted tokens and the distribution each was drawn from.
         std::vector<int32_t> draft;
         std::vector<std::vector<TokenProb>> q;
