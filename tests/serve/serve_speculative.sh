@@ -64,6 +64,16 @@ speculative() {
   # Logprobs are not drafted for: such a request decodes as without a drafter.
   r=$(completion '"logprobs":2')
   check "$name: a logprobs request = without drafting, no timings" test "$(text <<<"$r") $(jq -c .timings <<<"$r")" = "$ref null"
+  # One batch mixing them: greedy with drafts, sampling with drafts, logprobs without.
+  local pids=()
+  completion >"$tmp/m1.json" & pids+=($!)
+  completion '"temperature":0.8,"seed":5' >"$tmp/m2.json" & pids+=($!)
+  completion '"logprobs":2' >"$tmp/m3.json" & pids+=($!)
+  completion '"n":2' >"$tmp/m4.json" & pids+=($!)
+  wait "${pids[@]}" # not the server's
+  check "$name: mixed batch: greedy, logprobs and n=2 texts = without drafting" \
+    test "$(text <"$tmp/m1.json") $(text <"$tmp/m3.json") $(jq -r '.choices[1].text' <"$tmp/m4.json")" = "$ref $ref $ref"
+  check "$name: mixed batch: the sampled one has 48 tokens" test "$(jq .usage.completion_tokens <"$tmp/m2.json")" = 48
   stop_server "$name" || fail "$name server exit status"
 }
 speculative ngram --draft-ngram 3
