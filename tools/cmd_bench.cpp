@@ -17,7 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_speculative.h"
 #include "common_args.h"
+#include "draft_args.h"
+#include "text_file.h"
 #include "rocmforge/error.h"
 
 namespace rf {
@@ -38,7 +41,12 @@ const char *kUsage =
     "  --compare-baseline FILE  compare with a saved baseline; exit 1 on a regression. Results\n"
     "                           match by test name, so \"pp512\" compares with older baselines\n"
     "  --threshold P            regression threshold (default 10%)\n"
-    "  --force                  compare against a baseline from other hardware\n\n"
+    "  --force                  compare against a baseline from other hardware\n"
+    "speculative decoding (one more table: greedy generation of the first -n value from a real\n"
+    "prompt, -r runs with and without drafting; -o md only):\n"
+    "  --draft-model M | --draft-ngram N, --draft-max N   as in rocmforge generate\n"
+    "  --draft-prompt TEXT      the prompt (default: \"And God said\")\n"
+    "  --draft-prompt-file F    the prompt from a file (an input-copying task for --draft-ngram)\n\n"
     "The context holds the largest depth + test (as llama-bench); a larger -c is kept.\n";
 
 constexpr int64_t kMaxTokens = 1 << 20; // per -p, -n or -d value
@@ -49,6 +57,8 @@ struct BenchOptions {
     int64_t reps = 5;
     std::string output = "md";
     BenchReportArgs report;
+    DraftArgs draft;
+    std::string draft_prompt = "And God said";
     bool help = false;      // -h: print the usage and run nothing
 };
 
@@ -139,11 +149,18 @@ BenchOptions parse_options(int argc, char **argv) {
         else if (a == "-r" || a == "--repetitions") o.reps = parse_int_arg(a, take_value(argc, argv, i), 1, 1000);
         else if (a == "-o" || a == "--output") o.output = take_value(argc, argv, i);
         else if (o.report.parse(argc, argv, i)) continue;
+        else if (o.draft.parse(argc, argv, i)) continue;
+        else if (a == "--draft-prompt") o.draft_prompt = take_value(argc, argv, i);
+        else if (a == "--draft-prompt-file") o.draft_prompt = read_text_file(take_value(argc, argv, i), a);
         else if (o.margs.parse(argc, argv, i)) continue;
         else throw UsageError("bench: unknown option '" + a + "' (see rocmforge bench --help)");
     }
     if (o.output != "md" && o.output != "json" && o.output != "csv")
         throw UsageError("bench: -o must be md, json or csv, got '" + o.output + "'");
+    if (o.draft.enabled() && o.output != "md") throw UsageError("bench: the speculative-decoding table is -o md only");
+    if (o.draft.enabled() && (o.n_gen.empty() || o.n_gen.front() < 2))
+        throw UsageError("bench: speculative decoding needs -n of at least 2 (its first value is the test)");
+    if (o.draft_prompt.empty()) throw UsageError("bench: --draft-prompt is empty");
     return o;
 }
 
@@ -351,6 +368,8 @@ int cmd_bench(int argc, char **argv) {
     if (opts.output == "md") print_md(info, results);
     else if (opts.output == "json") print_json(info, results);
     else print_csv(info, results);
+    if (opts.draft.enabled())
+        print_speculative_md(bench_speculative(lm, opts.margs, opts.draft, opts.draft_prompt, opts.n_gen.front(), opts.reps));
     std::fflush(stdout);
 
     const BenchReportArgs &report = opts.report;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common_args.h"
+#include "draft_args.h"
 #include "interrupt.h"
 #include "text_file.h"
 #include "rocmforge/error.h"
@@ -36,11 +37,13 @@ const char *kUsage =
     "  --json-schema F    the output is JSON valid under the JSON schema in F\n"
     "  --candidates on|off  on (default): where the logits are on a GPU and the sampler needs only\n"
     "                     its top-k (or the argmax), those are chosen there and only they are read\n"
-    "                     back (the same tokens); off: whole logits rows\n";
+    "                     back (the same tokens); off: whole logits rows\n"
+    "speculative decoding (not with a grammar):\n";
 
 struct Options {
     ModelArgs model;
     SamplingArgs sampling;
+    DraftArgs draft;
     std::vector<std::string> prompts;
     int64_t n_predict = 128;
     int n_parallel = 0;
@@ -55,11 +58,11 @@ Options parse(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
-            std::printf("%s\nmodel and context:\n%s\nsampling:\n%s\nruntime:\n%s", kUsage, ModelArgs::help(),
+            std::printf("%s%s\nmodel and context:\n%s\nsampling:\n%s\nruntime:\n%s", kUsage, DraftArgs::help(), ModelArgs::help(),
                         SamplingArgs::help(), RuntimeArgs::help());
             std::exit(0);
         }
-        if (o.model.parse(argc, argv, i) || o.sampling.parse(argc, argv, i)) continue;
+        if (o.model.parse(argc, argv, i) || o.sampling.parse(argc, argv, i) || o.draft.parse(argc, argv, i)) continue;
         if (a == "-p" || a == "--prompt") o.prompts.push_back(take_value(argc, argv, i));
         else if (a == "-f" || a == "--file") o.prompts.push_back(read_text_file(take_value(argc, argv, i), a));
         else if (a == "-n" || a == "--n-predict") o.n_predict = parse_int_arg(a, take_value(argc, argv, i), -1, INT32_MAX);
@@ -81,6 +84,8 @@ Options parse(int argc, char **argv) {
     }
     if (o.prompts.empty()) o.prompts.push_back("Once upon a time");
     if (o.n_parallel == 0) o.n_parallel = (int)std::min<size_t>(o.prompts.size(), 8);
+    if (o.draft.enabled() && !o.grammar.empty())
+        throw UsageError("generate: speculative decoding (--draft-model, --draft-ngram) does not combine with a grammar");
     return o;
 }
 
@@ -96,6 +101,8 @@ int cmd_generate(int argc, char **argv) {
 
     const std::unique_ptr<InferenceContext> ctx = lm.new_context(o.model.context_params(o.n_parallel));
     std::fprintf(stderr, "%s\n", ctx->cache().summary().c_str());
+    LoadedDraft draft = load_draft(o.draft, lm, o.model.context_params(o.n_parallel));
+    if (o.draft.enabled()) std::fprintf(stderr, "%s\n", draft_summary(o.draft).c_str());
     const SamplerParams sp = o.sampling.resolved();
     std::fprintf(stderr, "sampling: seed %u, temp %.2f, top-k %d, top-p %.2f, min-p %.2f, repeat-penalty %.2f, "
                  "frequency-penalty %.2f, presence-penalty %.2f (last %d)\n",
@@ -110,6 +117,7 @@ int cmd_generate(int argc, char **argv) {
     gp.n_predict = o.n_predict;
     gp.ignore_eos = o.ignore_eos;
     gp.device_candidates = o.candidates;
+    gp.speculative = speculative_params(o.draft, draft);
     if (!o.grammar.empty())
         gp.grammar = std::make_shared<grammar::TokenGrammar>(grammar::Grammar::parse(o.grammar),
                                                              std::make_shared<grammar::TokenTrie>(tok));
@@ -157,5 +165,11 @@ int cmd_generate(int argc, char **argv) {
     std::fprintf(stderr, "generation:  %10.2f ms / %5lld tokens (%8.2f tokens/s)%s\n", gen_ms, (long long)n_gen_total,
                  gen_ms > 0 ? n_gen_total * 1000.0 / gen_ms : 0.0,
                  n_seq > 1 ? (", " + std::to_string(n_seq) + " sequences").c_str() : "");
+    if (gp.speculative.enabled()) {
+        const SpeculativeStats &sp_st = st.speculative;
+        std::fprintf(stderr, "speculative: %lld drafted, %lld accepted (%.1f%%), %lld verification steps, %.2f tokens a step\n",
+                     (long long)sp_st.drafted, (long long)sp_st.accepted, 100.0 * sp_st.acceptance_rate(), (long long)sp_st.steps,
+                     sp_st.steps > 0 ? (double)(n_gen_total - n_seq) / (double)sp_st.steps : 0.0);
+    }
     return InterruptGuard::requested() ? kExitInterrupted : 0;
 }

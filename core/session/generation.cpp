@@ -29,6 +29,10 @@ double ms_between(std::chrono::steady_clock::time_point t0) {
 
 GenerationStats generate(InferenceContext &ctx, const Tokenizer &tok, const std::vector<std::string> &prompts,
                          const GenerationParams &params, const GenerationCallbacks &cb) {
+    if (params.speculative.enabled()) {
+        if (params.grammar) throw UsageError("generate: speculative decoding (--draft-model, --draft-ngram) does not combine with a grammar");
+        return generate_speculative(ctx, tok, prompts, params, cb);
+    }
     auto phase = [&](const char *name) {
         if (cb.on_phase) cb.on_phase(name);
     };

@@ -81,6 +81,25 @@ TEST_CASE("chunk_body: one choice; chat's role chunk, an empty delta has no cont
     CHECK(d["usage"]["completion_tokens"].GetInt() == 5);
 }
 
+TEST_CASE("timings: draft_n and draft_n_accepted only for speculative responses", "[serve][json]") {
+    const std::vector<Choice> choices{{0, "one", "length", std::nullopt}};
+    CHECK_FALSE(strict(completion_body({false, "x", 1, "m"}, choices, {3, 4})).HasMember("timings"));
+    Usage u{3, 4};
+    u.speculative = true;
+    u.draft_n = 9;
+    u.draft_n_accepted = 6;
+    auto d = strict(completion_body({false, "x", 1, "m"}, choices, u));
+    CHECK(d["timings"]["draft_n"].GetInt() == 9);
+    CHECK(d["timings"]["draft_n_accepted"].GetInt() == 6);
+    Choice end{0, ""};
+    end.finish_reason = "stop";
+    CHECK_FALSE(strict(chunk_body({true, "c", 1, "m"}, end, false)).HasMember("timings"));
+    d = strict(chunk_body({true, "c", 1, "m"}, end, false, &u));
+    CHECK(d["timings"]["draft_n"].GetInt() == 9);
+    d = strict(usage_chunk_body({false, "x", 1, "m"}, u));
+    CHECK(d["timings"]["draft_n_accepted"].GetInt() == 6);
+}
+
 TEST_CASE("text that is not UTF-8 (byte tokens, a token prompt's echo) is written with U+FFFD", "[serve][json]") {
     std::vector<Choice> choices{{0, "a\xc8\xc9z", "stop", std::nullopt}};
     for (bool chat : {false, true}) {

@@ -61,6 +61,14 @@ bool is_endpoint(const std::string &path) {
            path == "/v1/embeddings" || path == "/apply-template";
 }
 
+// A choice's Done event into the response's usage (and timings).
+void count_done(Usage &usage, const StreamEvent &e) {
+    usage.completion_tokens += e.completion_tokens;
+    usage.speculative = usage.speculative || e.speculative;
+    usage.draft_n += e.draft_n;
+    usage.draft_n_accepted += e.draft_n_accepted;
+}
+
 } // namespace
 
 bool ApiRouter::authorized(const HttpRequest &req) const {
@@ -182,7 +190,7 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
                 return respond_error(ex, e->error);
             } else {
                 c.finish_reason = e->finish_reason;
-                usage.completion_tokens += e->completion_tokens;
+                count_done(usage, *e);
                 if (++n_done < n_choices) continue;
                 if (r.parses_tool_calls())
                     for (Choice &whole : choices) apply_tool_calls(whole, tools);
@@ -229,9 +237,9 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
                 if (!send_tool_call_chunks(meta, e->choice, calls, send)) return;
                 c.finish_reason = tool_finish_reason(e->finish_reason, !calls.calls.empty());
             }
-            if (!send(sse_event(chunk_body(meta, c, false)))) return;
-            usage.completion_tokens += e->completion_tokens;
-            if (++n_done < n_choices) continue;
+            count_done(usage, *e);
+            if (!send(sse_event(chunk_body(meta, c, false, ++n_done == n_choices ? &usage : nullptr)))) return;
+            if (n_done < n_choices) continue;
             if (r.include_usage && !send(sse_event(usage_chunk_body(meta, usage)))) return;
         }
         if (send(sse_done())) ex.end_stream();

@@ -14,6 +14,7 @@
 
 #include "../chat_template_choice.h"
 #include "../common_args.h"
+#include "../draft_args.h"
 #include "../text_file.h"
 #include "api_routes.h"
 #include "embeddings_route.h"
@@ -50,7 +51,9 @@ const char *kUsage =
     "  --no-prefix-cache    do not keep ended requests' full prompt pages for the next request\n"
     "                       with the same prefix (automatic prefix caching is on by default)\n"
     "  -c N                 KV pool in tokens, shared by all requests (default --parallel x the\n"
-    "                       model's trained context, at most 4096 each)\n";
+    "                       model's trained context, at most 4096 each)\n"
+    "speculative decoding (requests without logprobs or a grammar; response \"timings\" has\n"
+    "draft_n and draft_n_accepted):\n";
 
 struct Options {
     ModelArgs model;
@@ -63,6 +66,7 @@ struct Options {
     int64_t max_tokens = 256, timeout_s = 300, prefill_chunk = 256, grace_s = 5;
     SchedulerOptions::Candidates candidates = SchedulerOptions::Candidates::automatic;
     bool prefix_cache = true;
+    DraftArgs draft;
 };
 
 SchedulerOptions::Candidates parse_candidates(const std::string &opt, const std::string &value) {
@@ -79,10 +83,10 @@ Options parse(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
-            print_model_command_help(kUsage);
+            print_model_command_help(kUsage, DraftArgs::help());
             std::exit(0);
         }
-        if (o.model.parse(argc, argv, i)) continue;
+        if (o.model.parse(argc, argv, i) || o.draft.parse(argc, argv, i)) continue;
         if (a == "--host") o.host = take_value(argc, argv, i);
         else if (a == "--port") o.port = (uint16_t)parse_int_arg(a, take_value(argc, argv, i), 0, 65535);
         else if (a == "--parallel" || a == "-np") o.parallel = (int)parse_int_arg(a, take_value(argc, argv, i), 1, 256);
@@ -128,6 +132,10 @@ int cmd_serve(int argc, char **argv) {
     params.prefix_cache = o.prefix_cache && !hp.encoder; // an encoder serves embeddings only
     const std::unique_ptr<InferenceContext> ctx = lm.new_context(params);
     std::fprintf(stderr, "%s; prefix cache %s\n", ctx->cache().summary().c_str(), params.prefix_cache ? "on" : "off");
+    if (o.draft.enabled() && hp.encoder) throw UsageError("serve: speculative decoding needs a causal model, not an encoder");
+    // A draft model of another vocabulary stops the server here (UsageError, exit code 2).
+    LoadedDraft draft = load_draft(o.draft, lm, params);
+    if (o.draft.enabled()) std::fprintf(stderr, "%s\n", draft_summary(o.draft).c_str());
 
     RouterConfig rc;
     rc.model_id = std::filesystem::path(lm.path).stem().string();
@@ -151,7 +159,7 @@ int cmd_serve(int argc, char **argv) {
     std::fprintf(stderr, "tool calls: parsed in the %s format\n", tool_call_format_name(rc.tool_call_format));
 
     Metrics metrics;
-    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, o.candidates});
+    Scheduler scheduler(*ctx, *lm.tokenizer, metrics, {o.queue, o.prefill_chunk, o.candidates, speculative_params(o.draft, draft)});
     // Embeddings: up to 16 inputs per job, packed into graphs of -b tokens, on a context of
     // one request's size or one batch's, whichever is larger (docs/SERVING.md).
     ContextParams embed_params = o.model.context_params(16);

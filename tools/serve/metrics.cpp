@@ -85,6 +85,8 @@ std::string Metrics::prometheus() const {
     scalar(out, "rocmforge_prefix_cache_hits_total", "counter", "prompts that began with cached pages", (double)prefix_hits);
     scalar(out, "rocmforge_prefix_cache_cached_tokens_total", "counter", "prompt tokens served from the prefix cache (prefill skipped)",
            (double)prefix_cached_tokens);
+    scalar(out, "rocmforge_draft_tokens_total", "counter", "tokens drafted for speculative decoding", (double)draft_tokens);
+    scalar(out, "rocmforge_draft_accepted_tokens_total", "counter", "drafted tokens the target accepted", (double)draft_accepted);
     scheduler_steps(out);
     out += ttft.prometheus("rocmforge_time_to_first_token_seconds", "from admission to the queue until the first token");
     out += inter_token.prometheus("rocmforge_inter_token_seconds", "between consecutive tokens of one request");

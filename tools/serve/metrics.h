@@ -44,6 +44,9 @@ struct Metrics {
         std::atomic<double> seconds{0};
     };
     StepCounts decode_steps, mixed_steps;
+    // Speculative decoding (serve --draft-model / --draft-ngram): tokens drafted and those the
+    // target accepted, over all requests.
+    std::atomic<int64_t> draft_tokens{0}, draft_accepted{0};
     Histogram ttft{{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}};
     Histogram inter_token{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}};
 

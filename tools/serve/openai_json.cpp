@@ -35,6 +35,17 @@ void usage(Writer &w, const Usage &u) {
     w.EndObject();
 }
 
+void timings(Writer &w, const Usage &u) {
+    if (!u.speculative) return;
+    w.Key("timings");
+    w.StartObject();
+    w.Key("draft_n");
+    w.Int64(u.draft_n);
+    w.Key("draft_n_accepted");
+    w.Int64(u.draft_n_accepted);
+    w.EndObject();
+}
+
 // "tool_calls": whole calls in a message; in a delta each piece with its index, the id, type and
 // name only on a call's first piece.
 void tool_calls(Writer &w, const std::vector<ToolCallOut> &calls, bool delta) {
@@ -114,11 +125,12 @@ std::string completion_body(const ResponseMeta &m, const std::vector<Choice> &ch
     for (const Choice &c : choices) choice(w, m, "message", c, /*with_role=*/true);
     w.EndArray();
     usage(w, u);
+    timings(w, u);
     w.EndObject();
     return sb.GetString();
 }
 
-std::string chunk_body(const ResponseMeta &m, const Choice &c, bool with_role) {
+std::string chunk_body(const ResponseMeta &m, const Choice &c, bool with_role, const Usage *t) {
     rapidjson::StringBuffer sb;
     Writer w(sb);
     w.StartObject();
@@ -127,6 +139,7 @@ std::string chunk_body(const ResponseMeta &m, const Choice &c, bool with_role) {
     w.StartArray();
     choice(w, m, "delta", c, with_role);
     w.EndArray();
+    if (t) timings(w, *t);
     w.EndObject();
     return sb.GetString();
 }
@@ -140,6 +153,7 @@ std::string usage_chunk_body(const ResponseMeta &m, const Usage &u) {
     w.StartArray();
     w.EndArray();
     usage(w, u);
+    timings(w, u);
     w.EndObject();
     return sb.GetString();
 }

@@ -18,6 +18,10 @@ struct ResponseMeta {
 
 struct Usage {
     int64_t prompt_tokens = 0, completion_tokens = 0;
+    // Speculative decoding: "timings" (as llama-server's) with the drafted and accepted tokens
+    // of all choices, written when a choice decoded speculatively.
+    bool speculative = false;
+    int64_t draft_n = 0, draft_n_accepted = 0;
 };
 
 // One tool call of a chat choice. In a streamed delta, a call's first piece has its id and name,
@@ -40,8 +44,8 @@ struct Choice {
 // chat.completion / text_completion with every choice.
 std::string completion_body(const ResponseMeta &m, const std::vector<Choice> &choices, const Usage &usage);
 // chat.completion.chunk / text_completion chunk: one choice (chat: the assistant role when
-// with_role, no content key in an empty delta).
-std::string chunk_body(const ResponseMeta &m, const Choice &choice, bool with_role);
+// with_role, no content key in an empty delta). timings: the last chunk's (Usage::speculative).
+std::string chunk_body(const ResponseMeta &m, const Choice &choice, bool with_role, const Usage *timings = nullptr);
 // The final chunk of stream_options.include_usage: no choices, the usage.
 std::string usage_chunk_body(const ResponseMeta &m, const Usage &usage);
 std::string models_body(const std::string &model, int64_t created);

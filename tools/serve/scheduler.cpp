@@ -1,4 +1,5 @@
 #include "scheduler.h"
+#include "scheduler_active.h"
 
 #include <algorithm>
 
@@ -25,41 +26,10 @@ std::optional<StreamEvent> RequestChannel::pop(std::chrono::milliseconds timeout
     return e;
 }
 
-struct Scheduler::Active {
-    GenerationRequest request;
-    std::shared_ptr<RequestChannel> channel;
-    Clock::time_point submitted, last_token;
-    int seq = -1;
-    size_t prefilled = 0; // prompt tokens already in the cache
-    std::unique_ptr<Sampler> sampler;
-    std::unique_ptr<StreamDecoder> decoder;
-    std::unique_ptr<StopMatcher> stop;
-    std::unique_ptr<grammar::GrammarMatcher> matcher; // structured output: where the output is in its grammar
-    std::string grammar_error;                        // the matcher failed at this step's draw
-    int64_t generated = 0; // sampled tokens, end-of-generation excluded
-    int32_t next = -1;     // sampled, to be fed at the next step
-    int row = -1;          // its logits row in this step's batch, -1: none
-    bool done = false;
-    // Logprobs (when asked for) wait here until the stop matcher releases the text their token
-    // begins: {byte offset of the token in the generated text, entry}. A token that begins in a
-    // stop string is never reported.
-    std::deque<std::pair<int64_t, TokenLogprob>> pending;
-    int64_t piece_bytes = 0, piece_chars = 0; // generated text so far, before the stop matcher
-    int64_t emitted_bytes = 0;                // generated text released to the client
-    // prompt_logprobs: {batch row, prompt position} of this step's prompt tokens, and the
-    // prompt's entries gathered over the prefill chunks.
-    std::vector<std::pair<int, size_t>> prompt_rows;
-    std::vector<TokenLogprob> prompt_lp;
-    bool prompt_lp_sent = false;
-
-    // Tokens it may still append to the cache: the rest of its prompt and of its generation.
-    int64_t tokens_left() const {
-        return (int64_t)(request.prompt.size() - prefilled) + request.max_tokens - generated;
-    }
-};
-
 Scheduler::Scheduler(InferenceContext &ctx, const Tokenizer &tokenizer, Metrics &metrics, const SchedulerOptions &options)
     : ctx_(ctx), tok_(tokenizer), metrics_(metrics), options_(options) {
+    if (options_.speculative.drafter == SpeculativeParams::Drafter::model)
+        drafter_.emplace(*options_.speculative.draft_context, SamplerParams{});
     metrics_.kv_pages_total = ctx_.cache().pages().n_pages();
     free_slots_ = ctx_.params().n_seq_max;
     thread_ = std::thread([this] { run(); });
@@ -169,6 +139,7 @@ void Scheduler::run() {
                     } catch (const std::exception &e) { // the route checked the start: not expected
                         fail(a, {500, std::string("structured output: ") + e.what(), "server_error", ""});
                     }
+                if (speculates(a.request)) start_speculation(a);
                 metrics_.prompt_tokens += (int64_t)a.request.prompt.size();
                 running.push_back(std::move(a));
             }
@@ -210,7 +181,7 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         }
         const size_t draws = running.size() - (size_t)std::count(rows.begin(), rows.end(), -1);
         rf::parallel_for(running.size(), whole_rows ? rf::draw_threads(draws) : 1, [&](size_t k) {
-            if (rows[k] < 0) return;
+            if (rows[k] < 0 || running[k].spec) return; // verify() draws those
             if (running[k].matcher) drawn[k] = constrained_draw(running[k], *logits, (size_t)rows[k]);
             else drawn[k] = running[k].sampler->sample_row(*logits, ctx_.candidates(), (size_t)rows[k], n_vocab);
         });
@@ -222,14 +193,23 @@ void Scheduler::step(std::vector<Active> &running, std::vector<int> &free_seqs) 
         for (Active &a : running)
             if (!a.done) prompt_logprobs(a, logits->data(), flight_.out_row);
     }
+    // Speculating sequences: their drafts verified and their tokens out before the next batch,
+    // which needs how many were accepted (no overlap with the device for them).
+    for (size_t k = 0; k < running.size(); ++k) {
+        Active &a = running[k];
+        if (!a.spec || rows[k] < 0 || a.done) continue;
+        verify(a, *logits);
+        if (!a.done) drawn[k] = a.next;
+    }
 
     // Decided before on_token() counts the drawn tokens (goes_on reads the count before them).
     std::vector<char> feeds(running.size(), 0);
-    for (size_t k = 0; k < running.size(); ++k) feeds[k] = drawn[k] >= 0 && goes_on(running[k], drawn[k]);
+    for (size_t k = 0; k < running.size(); ++k)
+        feeds[k] = drawn[k] >= 0 && (running[k].spec ? !running[k].done : goes_on(running[k], drawn[k]));
     launch(running, drawn, feeds);
     // While the device runs the batch just launched.
     for (size_t k = 0; k < running.size(); ++k)
-        if (drawn[k] >= 0 && !running[k].done) on_token(running[k], drawn[k], row_logits[k]);
+        if (drawn[k] >= 0 && !running[k].done && !running[k].spec) on_token(running[k], drawn[k], row_logits[k]);
     {
         std::lock_guard lock(mutex_);
         free_slots_ = (int)free_seqs.size();
@@ -291,6 +271,7 @@ void Scheduler::retire(std::vector<Active> &running, std::vector<int> &free_seqs
     for (size_t k = running.size(); k-- > 0;) {
         if (!running[k].done) continue;
         ctx_.clear_sequence(running[k].seq);
+        if (drafter_) drafter_->clear(running[k].seq);
         free_seqs.push_back(running[k].seq);
         running.erase(running.begin() + (long)k);
     }
@@ -312,6 +293,7 @@ void Scheduler::expire(std::vector<Active> &running) {
 // Builds and submits the next batch: the drawn token of every sequence that feeds it (feeds[k]),
 // then prompt chunks within the step's budget. Sets each sequence's row in it (-1: none).
 void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> &drawn, const std::vector<char> &feeds) {
+    draft(running, feeds);
     Batch batch;
     for (size_t k = 0; k < running.size(); ++k) {
         Active &a = running[k];
@@ -319,6 +301,8 @@ void Scheduler::launch(std::vector<Active> &running, const std::vector<int32_t> 
         if (!feeds[k] || a.done) continue;
         a.row = (int)batch.size();
         batch.add(drawn[k], a.seq, true);
+        if (a.spec) // its drafts' rows follow its token's
+            for (int32_t d : a.spec->draft) batch.add(d, a.seq, true);
     }
     const int64_t decode_rows = (int64_t)batch.size();
     const std::vector<char> wait = wait_for_shared_prefill(running);
@@ -394,7 +378,9 @@ void Scheduler::choose_output(const std::vector<Active> &running) {
     for (const Active &a : running) {
         if (a.done) continue;
         const int64_t need = candidates_needed(a.request.sampling, n_vocab);
-        if (need == 0 || a.request.top_logprobs >= 0 || a.request.prompt_logprobs || a.matcher) {
+        // Speculative sampling (not greedy) needs p over every token: whole rows.
+        const bool spec_sampling = a.spec && a.request.sampling.temperature > 0;
+        if (need == 0 || a.request.top_logprobs >= 0 || a.request.prompt_logprobs || a.matcher || spec_sampling) {
             k = 0;
             break;
         }
@@ -492,6 +478,11 @@ void Scheduler::finish(Active &a, const std::string &reason) {
     e.finish_reason = why;
     e.prompt_tokens = (int64_t)a.request.prompt.size();
     e.completion_tokens = a.generated;
+    if (a.spec) {
+        e.speculative = true;
+        e.draft_n = a.spec->drafted;
+        e.draft_n_accepted = a.spec->accepted;
+    }
     a.channel->push(std::move(e));
     a.done = true;
 }

@@ -9,6 +9,8 @@
 // same prompt, as the choices of n > 1, finds the pages the other has filled by that step).
 // Admission still counts the whole prompt: cached pages nobody holds count as free, so a hit
 // only ever needs fewer pages than admission reserved.
+// Speculative decoding (serve --draft-model / --draft-ngram): a speculating sequence's row in a
+// step is its token followed by its drafts, all sequences verified in the step's one batch.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -30,6 +32,7 @@
 #include "rocmforge/grammar.h"
 #include "rocmforge/inference.h"
 #include "rocmforge/sampler.h"
+#include "rocmforge/speculative.h"
 #include "rocmforge/tokenizer.h"
 #include "token_logprobs.h"
 
@@ -45,6 +48,9 @@ struct StreamEvent {
     bool prompt = false;       // Text: logprobs of the prompt's tokens (echo), text ""
     std::string finish_reason; // Done: "stop" or "length"
     int64_t prompt_tokens = 0, completion_tokens = 0;
+    // Done: whether the sequence decoded speculatively, its drafted and accepted tokens.
+    bool speculative = false;
+    int64_t draft_n = 0, draft_n_accepted = 0;
     ApiError error; // Error: the request ended without a result
 };
 
@@ -87,6 +93,9 @@ struct SchedulerOptions {
     // logits are and only they read back (InferenceContext::set_output_top_k). automatic: where
     // that pays (a GPU); off: never (whole rows); always: on any backend (serve --candidates).
     enum class Candidates { off, automatic, always } candidates = Candidates::automatic;
+    // Speculative decoding for the requests that allow it (Scheduler::speculates): drafts per
+    // sequence, all verified in the step's one batch (scheduler_speculative.cpp).
+    SpeculativeParams speculative;
 };
 
 class Scheduler {
@@ -129,6 +138,11 @@ private:
     void emit(Active &a, const std::string &text, bool all_logprobs);
     void finish(Active &a, const std::string &reason);
     void fail(Active &a, const ApiError &error);
+    // Speculative decoding (scheduler_speculative.cpp).
+    bool speculates(const GenerationRequest &r) const;
+    void start_speculation(Active &a);
+    void verify(Active &a, const std::vector<float> &logits);
+    void draft(std::vector<Active> &running, const std::vector<char> &feeds);
 
     InferenceContext &ctx_;
     const Tokenizer &tok_;
@@ -154,6 +168,7 @@ private:
         int64_t decode_rows = 0, prompt_tokens = 0;
         std::vector<int> out_row; // batch row -> logits row (-1: no output)
     } flight_;
+    std::optional<ModelDrafter> drafter_; // --draft-model: on its own context, sequence ids as ours
     std::thread thread_;
 };
 

@@ -11,6 +11,7 @@
 #include "rocmforge/grammar.h"
 #include "rocmforge/inference.h"
 #include "rocmforge/sampler.h"
+#include "rocmforge/speculative.h"
 #include "rocmforge/tokenizer.h"
 
 namespace rf {
@@ -26,6 +27,10 @@ struct GenerationParams {
     // Every sequence's output follows this grammar (whole rows are sampled, the tokens it
     // refuses masked; a sequence ends when the grammar is complete). nullptr: none.
     std::shared_ptr<const grammar::TokenGrammar> grammar;
+    // Speculative decoding (speculative.h): drafts verified by the target in one batch per step;
+    // greedy output token for token as without it, sampled output of the same distribution.
+    // Not with a grammar.
+    SpeculativeParams speculative;
 };
 
 struct GenerationCallbacks {
@@ -43,11 +48,17 @@ struct GenerationStats {
     int64_t n_generated = 0;   // sampled tokens, all sequences (end-of-generation tokens included)
     double generation_ms = 0;  // from the first sample to the end
     std::string stop_note;     // why it stopped early ("context full: ...", "interrupted"), or ""
+    SpeculativeStats speculative; // drafted and accepted tokens (speculative decoding only)
 };
 
 // Generates from prompts[s] on sequence s of `ctx` (s < ctx.params().n_seq_max), each prompt
 // tokenized with special tokens parsed. Throws UsageError for a prompt without tokens.
 GenerationStats generate(InferenceContext &ctx, const Tokenizer &tokenizer, const std::vector<std::string> &prompts,
                          const GenerationParams &params, const GenerationCallbacks &callbacks);
+
+// The same loop with speculative decoding (speculative_generation.cpp); generate() runs it when
+// params.speculative is enabled. Every sequence samples from whole rows of the target's logits.
+GenerationStats generate_speculative(InferenceContext &ctx, const Tokenizer &tokenizer, const std::vector<std::string> &prompts,
+                                     const GenerationParams &params, const GenerationCallbacks &callbacks);
 
 } // namespace rf
