@@ -16,7 +16,6 @@
 #include "q8_dot.h"
 
 #define MOE_IDC_MAX_COLS 32 /* backends/hip/moe.cpp kMvqIdCols */
-#define MOE_SUM_MAX_SLOTS 16 /* kernels/moe_fused.hip RF_MOE_SUM_MAX_SLOTS */
 
 static int dense_i32_2d(const rf_tensor *t) {
     return t && t->type == RF_TYPE_I32 && t->nb[0] == 4 && t->nb[1] == 4 * t->ne[0] && t->ne[2] == 1 && t->ne[3] == 1;
@@ -117,7 +116,11 @@ static int32_t claim_moe_down_sum(const rf_graph *g, int32_t first, const rf_pac
     if (ms->op != RF_OP_MOE_SUM || !(sfx = idc_suffix(dev, md))) return 0;
     x = md->src[1], ids = md->src[2], d = md->dst, w = ms->src[1], out = ms->dst;
     S = ids->ne[0], M = ids->ne[1], N = d->ne[0];
-    if (x->ne[1] != S || S > MOE_SUM_MAX_SLOTS || M > 65535) return 0; /* one activation row per slot */
+    if (x->ne[1] != S || M > 65535) return 0; /* one activation row per slot */
+    /* From 4 slots a block's warps read one row of each of S experts and wait for the slowest
+     * before the sum: rf_mvq_idc (4 rows of one expert a block) then rf_moe_sum is faster
+     * (docs/PERFORMANCE.md, MoE decode fusions). */
+    if (S >= 4) return 0;
     if (!ms->src[0] || ms->src[0]->data != d->data || !pm_same_shape(ms->src[0], d) || !pm_dense_f32(ms->src[0]) || !w || !pm_dense_f32(w) ||
         w->ne[0] != S || w->ne[1] != M || w->ne[2] != 1 || w->ne[3] != 1 || !pm_dense_f32(out) || out->ne[0] != N || out->ne[1] != M ||
         out->ne[2] != 1 || out->ne[3] != 1)
@@ -126,7 +129,7 @@ static int32_t claim_moe_down_sum(const rf_graph *g, int32_t first, const rf_pac
      * writes (the activations are read from their q8_1 copy, made before the launch). */
     if (pm_overlap(out, d) || pm_overlap(out, w) || pm_overlap(out, ids) || pm_overlap(d, w) || pm_overlap(d, ids)) return 0;
     if (!(kernel = fused_kernel(1, sfx))) return 0;
-    R = S >= 4 ? 1 : 4 / S; /* 4 warps or more a block */
+    R = 4 / S; /* 4 warps a block (3 for 3 slots) */
     if ((N + R - 1) / R > 0x7fffffff) return 0;
     l->grid[0] = (uint32_t)((N + R - 1) / R);
     l->grid[1] = (uint32_t)M;

@@ -188,13 +188,16 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q8_0, RF_TYPE_Q6_K, RF_TYPE_Q5_0, RF_TYPE_F16})
         for (int64_t M : {1, 3, 40}) v.push_back(moe_ffn_case(rng, type, 256, 512, 8, 2, M));
     // Decode shapes the packs' "moe_gate_up" / "moe_down_sum" fusions take (S*M routed columns, at
-    // most 32 and at most E): 8 of 32 experts as Qwen3-MoE chooses them, at 1, 2 and 4 sequences; top-1
-    // (four rows a block) and top-4 (one); every dp4a type.
+    // most 32 and at most E; the down+sum below 4 slots): 8 of 32 experts as Qwen3-MoE chooses them,
+    // at 1, 2 and 4 sequences; top-1 (four rows a block), top-2 as Mixtral (two), top-3 (one) and
+    // top-4 (gate/up only); every dp4a type.
     for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0}) {
         const bool k256 = type_block(type) == 256;
         for (int64_t M : {1, 2, 4}) v.push_back(moe_ffn_case(rng, type, k256 ? 512 : 160, k256 ? 256 : 96, 32, 8, M));
         v.push_back(moe_ffn_case(rng, type, 256, 256, 4, 1, 3));
         v.push_back(moe_ffn_case(rng, type, 256, k256 ? 768 : 224, 16, 4, 2));
+        v.push_back(moe_ffn_case(rng, type, 256, 256, 8, 2, 2));
+        v.push_back(moe_ffn_case(rng, type, 256, k256 ? 768 : 224, 12, 3, 1));
     }
     return v;
 }

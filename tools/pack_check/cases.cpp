@@ -507,13 +507,15 @@ std::deque<Case> make_cases() {
     cases.push_back(moe_route(128, 8, 1, 1));
     cases.push_back(moe_route(60, 40, 3, 0));
     // A mixture of experts' decode feed-forward block (moe_gate_up, moe_down_sum): 8 of 32 experts
-    // for 1..4 tokens, one of 4, 4 of 16; not claimed past 32 columns (the tiles take them).
+    // for 1..4 tokens, one of 4, 4 of 16; not claimed past 32 columns (the tiles take them); the
+    // down+sum from 1 to 3 slots only.
     cases.push_back(moe_gate_up(RF_TYPE_Q4_K, 512, 24, 32, 8, 1, ""));
     cases.push_back(moe_gate_up(RF_TYPE_Q6_K, 256, 12, 16, 4, 2, ""));
     cases.push_back(moe_gate_up(RF_TYPE_Q8_0, 96, 8, 4, 1, 3, ""));
     cases.push_back(moe_gate_up(RF_TYPE_Q4_K, 256, 8, 64, 8, 5, " (not claimed: 40 columns)"));
-    cases.push_back(moe_down_sum(RF_TYPE_Q5_K, 256, 20, 32, 8, 1, ""));
-    cases.push_back(moe_down_sum(RF_TYPE_Q4_0, 64, 12, 16, 4, 2, ""));
+    cases.push_back(moe_down_sum(RF_TYPE_Q5_K, 256, 20, 32, 8, 1, " (not claimed: 8 slots)"));
+    cases.push_back(moe_down_sum(RF_TYPE_Q4_0, 64, 12, 16, 2, 2, ""));
+    cases.push_back(moe_down_sum(RF_TYPE_Q8_0, 96, 12, 8, 3, 2, ""));
     cases.push_back(moe_down_sum(RF_TYPE_Q4_K, 256, 8, 4, 1, 4, ""));
     // Qwen 3 / Gemma 3 order (head norms between the products and the ropes): two launches.
     cases.push_back(normed_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 64, 2, 4, RF_TYPE_F16));
