@@ -287,19 +287,21 @@ int32_t Sampler::sample(const float *logits, int64_t n_vocab) {
 }
 
 // Inverse-CDF draw over the survivors' probabilities (one survivor: no random number used).
-int32_t Sampler::draw(const std::vector<TokenProb> &c) {
-    if (c.size() == 1) return c.front().id;
+int32_t draw_token(const std::vector<TokenProb> &dist, std::mt19937 &rng) {
+    if (dist.size() == 1) return dist.front().id;
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    const double u = uniform(rng_);
+    const double u = uniform(rng);
     double cum = 0;
-    for (const auto &t : c) {
+    for (const TokenProb &t : dist) {
         cum += t.p;
         if (u < cum) return t.id;
     }
-    for (size_t i = c.size(); i-- > 0;) // past the sum by rounding: the last possible one
-        if (c[i].p > 0) return c[i].id;
-    return c.back().id;
+    for (size_t i = dist.size(); i-- > 0;) // past the sum by rounding: the last possible one
+        if (dist[i].p > 0) return dist[i].id;
+    return dist.back().id;
 }
+
+int32_t Sampler::draw(const std::vector<TokenProb> &c) { return draw_token(c, rng_); }
 
 int64_t candidates_needed(const SamplerParams &p, int64_t n_vocab) {
     if (penalties_set(p) || !p.logit_bias.empty()) return 0;

@@ -25,20 +25,6 @@ double prob_of(const std::vector<TokenProb> &dist, int32_t id) {
 
 } // namespace
 
-int32_t draw_token(const std::vector<TokenProb> &dist, std::mt19937 &rng) {
-    if (dist.size() == 1) return dist.front().id;
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    const double u = uniform(rng);
-    double cum = 0;
-    for (const TokenProb &t : dist) {
-        cum += t.p;
-        if (u < cum) return t.id;
-    }
-    for (size_t i = dist.size(); i-- > 0;) // past the sum by rounding: the last possible one
-        if (dist[i].p > 0) return dist[i].id;
-    return dist.back().id;
-}
-
 DraftVerdict accept_or_resample(const std::vector<TokenProb> &p, const std::vector<TokenProb> &q, int32_t drafted,
                                 std::mt19937 &rng) {
     // A point mass p (greedy): p(x) / q(x) is 0 or >= 1, and the residual is p itself.

@@ -32,6 +32,10 @@ struct TokenProb {
     float p;
 };
 
+// One draw from a distribution (the sampler's candidates with p normalized; one candidate:
+// no random number used).
+int32_t draw_token(const std::vector<TokenProb> &dist, std::mt19937 &rng);
+
 // A sampler's candidates for each output row: the k largest logits, largest first (equal logits:
 // the lower id first), chosen where the logits are computed (InferenceContext::set_output_top_k),
 // so only k ids and logits per row come back to the host. Row r is [r * k, (r + 1) * k).

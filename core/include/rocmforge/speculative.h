@@ -49,10 +49,6 @@ private:
 // tokens; returns up to max_tokens tokens that followed it (empty: no match).
 std::vector<int32_t> ngram_draft(std::span<const int32_t> history, int max_n, int max_tokens);
 
-// One draw from a distribution (the sampler's candidates with p normalized; one candidate:
-// no random number used).
-int32_t draw_token(const std::vector<TokenProb> &dist, std::mt19937 &rng);
-
 // The speculative-sampling rule for one drafted token: p is the target's distribution at its
 // position, q the distribution it was drawn from (empty: a point mass on it, as prompt lookup's
 // drafts). Accepted with probability min(1, p(x) / q(x)); otherwise the token returned is drawn
