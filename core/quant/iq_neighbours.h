@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "quant_internal.h"
+
 namespace rf::quant {
 
 struct IqSearchTable {
@@ -35,6 +37,38 @@ int iq_best_neighbour8(const IqSearchTable &t, int u, const float *xval, const f
                        float scale, int8_t *L);
 int iq_best_neighbour4(const IqSearchTable &t, int u, const float *xval, const float *weight,
                        float scale, int8_t *L);
+
+// Levels 0..kLevels-1 of N magnitudes (N = 8: 2 bits each, N = 4: 3 bits each) at inverse scale
+// id, snapped to the grid (its nearest neighbour at scale); true if already on it.
+template <int N, int kLevels>
+bool iq_round_to_grid(const IqSearchTable &t, float id, float scale, const float *xval, const float *waux, int8_t *L) {
+    static_assert(N == 8 || N == 4);
+    constexpr int bits = N == 8 ? 2 : 3;
+    int u = 0;
+    for (int i = 0; i < N; ++i) {
+        const int l = nearest_int(0.5f * (id * xval[i] - 1));
+        L[i] = int8_t(l < 0 ? 0 : l > kLevels - 1 ? kLevels - 1 : l);
+        u |= L[i] << (bits * i);
+    }
+    if (t.map[size_t(u)] >= 0) return true;
+    if constexpr (N == 8)
+        iq_best_neighbour8(t, u, xval, waux, scale, L);
+    else
+        iq_best_neighbour4(t, u, xval, waux, scale, L);
+    return false;
+}
+
+// sum w*x*q and sum w*q*q over n elements with q = 2*L + 1 (the grids' odd-integer form).
+inline void iq_correlate(int n, const float *weight, const float *xval, const int8_t *L, float &sumqx, float &sumq2) {
+    sumqx = 0;
+    sumq2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const float w = weight[i];
+        const float q = float(2 * L[i] + 1);
+        sumqx += w * xval[i] * q;
+        sumq2 += w * q * q;
+    }
+}
 
 // The sign step of the even-sign formats (IQ2_XXS, IQ2_XS, IQ3_XXS), 8 elements: xval gets
 // the magnitudes; when an odd number are negative, the element of least weight*x^2 (the

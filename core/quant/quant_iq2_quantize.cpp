@@ -13,34 +13,6 @@ namespace {
 
 constexpr int kMaxQ = 3; // levels 0..2, stored as the odd values 1, 3, 5
 
-inline int clamp_level(int l) { return l < 0 ? 0 : l > kMaxQ - 1 ? kMaxQ - 1 : l; }
-
-// Levels of 8 magnitudes at inverse scale id, snapped to the grid; true if already on it.
-bool round_to_grid8(const IqSearchTable &t, float id, float scale, const float *xval,
-                    const float *waux, int8_t *L) {
-    int u = 0;
-    for (int i = 0; i < 8; ++i) {
-        L[i] = int8_t(clamp_level(nearest_int(0.5f * (id * xval[i] - 1))));
-        u |= L[i] << (2 * i);
-    }
-    if (t.map[size_t(u)] >= 0) return true;
-    iq_best_neighbour8(t, u, xval, waux, scale, L);
-    return false;
-}
-
-// sum w*x*q and sum w*q*q over n elements with q = 2*L + 1.
-inline void correlate(int n, const float *weight, const float *xval, const int8_t *L, float &sumqx,
-                      float &sumq2) {
-    sumqx = 0;
-    sumq2 = 0;
-    for (int i = 0; i < n; ++i) {
-        const float w = weight[i];
-        const float q = float(2 * L[i] + 1);
-        sumqx += w * xval[i] * q;
-        sumq2 += w * q * q;
-    }
-}
-
 inline float block_sigma2(const float *xbl, float factor) {
     float sumx2 = 0;
     for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
@@ -59,9 +31,9 @@ float search16(const IqSearchTable &t, const float *xval, const float *weight, c
         const float id = (2 * kMaxQ - 1 + is * 0.1f) / max;
         const float this_scale = 1 / id;
         for (int k = 0; k < 2; ++k)
-            is_on_grid_aux[k] = round_to_grid8(t, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
+            is_on_grid_aux[k] = iq_round_to_grid<8, kMaxQ>(t, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
         float sumqx, sumq2;
-        correlate(16, weight, xval, Laux, sumqx, sumq2);
+        iq_correlate(16, weight, xval, Laux, sumqx, sumq2);
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
@@ -74,10 +46,10 @@ float search16(const IqSearchTable &t, const float *xval, const float *weight, c
         const float id = 1 / scale;
         for (int k = 0; k < 2; ++k) {
             if (is_on_grid[k]) continue;
-            round_to_grid8(t, id, scale, xval + 8 * k, waux + 8 * k, L + 8 * k);
+            iq_round_to_grid<8, kMaxQ>(t, id, scale, xval + 8 * k, waux + 8 * k, L + 8 * k);
         }
         float sumqx, sumq2;
-        correlate(16, weight, xval, L, sumqx, sumq2);
+        iq_correlate(16, weight, xval, L, sumqx, sumq2);
         if (sumq2 > 0) scale = sumqx / sumq2;
     }
     return scale;
@@ -124,9 +96,9 @@ void quantize_row_iq2_xxs(const float *x, block_iq2_xxs *y, int64_t n, const flo
             for (int is = -6; is <= 6; ++is) {
                 const float id = (2 * kMaxQ - 1 + is * 0.1f) / eff_max;
                 const float this_scale = 1 / id;
-                for (int k = 0; k < 4; ++k) round_to_grid8(t, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
+                for (int k = 0; k < 4; ++k) iq_round_to_grid<8, kMaxQ>(t, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
                 float sumqx, sumq2;
-                correlate(32, weight, xval, Laux, sumqx, sumq2);
+                iq_correlate(32, weight, xval, Laux, sumqx, sumq2);
                 if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
                     scale = sumqx / sumq2;
                     best = scale * sumqx;
@@ -135,9 +107,9 @@ void quantize_row_iq2_xxs(const float *x, block_iq2_xxs *y, int64_t n, const flo
             }
             if (scale > 0) {
                 const float id = 1 / scale;
-                for (int k = 0; k < 4; ++k) round_to_grid8(t, id, scale, xval + 8 * k, waux + 8 * k, L + 8 * k);
+                for (int k = 0; k < 4; ++k) iq_round_to_grid<8, kMaxQ>(t, id, scale, xval + 8 * k, waux + 8 * k, L + 8 * k);
                 float sumqx, sumq2;
-                correlate(32, weight, xval, L, sumqx, sumq2);
+                iq_correlate(32, weight, xval, L, sumqx, sumq2);
                 if (sumq2 > 0) scale = sumqx / sumq2;
             }
             if (scale < 0) { // never for finite input (xval >= 0); ggml keeps the scale unsigned

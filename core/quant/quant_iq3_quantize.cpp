@@ -13,32 +13,6 @@ namespace {
 
 constexpr int kMaxQ = 8;
 
-inline int clamp_level(int l) { return l < 0 ? 0 : l > kMaxQ - 1 ? kMaxQ - 1 : l; }
-
-// Levels of 4 magnitudes at inverse scale id, snapped to the grid; true if already on it.
-bool round_to_grid4(const IqSearchTable &t, float id, float scale, const float *xval,
-                    const float *waux, int8_t *L) {
-    int u = 0;
-    for (int i = 0; i < 4; ++i) {
-        L[i] = int8_t(clamp_level(nearest_int(0.5f * (id * xval[i] - 1))));
-        u |= L[i] << (3 * i);
-    }
-    if (t.map[size_t(u)] >= 0) return true;
-    iq_best_neighbour4(t, u, xval, waux, scale, L);
-    return false;
-}
-
-inline void correlate32(const float *weight, const float *xval, const int8_t *L, float &sumqx, float &sumq2) {
-    sumqx = 0;
-    sumq2 = 0;
-    for (int i = 0; i < 32; ++i) {
-        const float w = weight[i];
-        const float q = float(2 * L[i] + 1);
-        sumqx += w * xval[i] * q;
-        sumq2 += w * q * q;
-    }
-}
-
 // Weights of 32 elements: importance * sqrt(sigma2 + x^2), or x^2 without an importance matrix.
 inline void group_weights(const float *xb, const float *qw, float sigma2, float *weight, float *waux) {
     if (qw) {
@@ -69,9 +43,9 @@ float search32(const IqSearchTable &t, const float *xval, const float *weight, c
         const float id = (2 * kMaxQ - 1 + is * 0.2f) / max;
         const float this_scale = 1 / id;
         for (int k = 0; k < 8; ++k)
-            is_on_grid_aux[k] = round_to_grid4(t, id, this_scale, xval + 4 * k, waux + 4 * k, Laux + 4 * k);
+            is_on_grid_aux[k] = iq_round_to_grid<4, kMaxQ>(t, id, this_scale, xval + 4 * k, waux + 4 * k, Laux + 4 * k);
         float sumqx, sumq2;
-        correlate32(weight, xval, Laux, sumqx, sumq2);
+        iq_correlate(32, weight, xval, Laux, sumqx, sumq2);
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
@@ -85,10 +59,10 @@ float search32(const IqSearchTable &t, const float *xval, const float *weight, c
         const float id = 1 / scale;
         for (int k = 0; k < 8; ++k) {
             if (!refine_all && is_on_grid[k]) continue;
-            round_to_grid4(t, id, scale, xval + 4 * k, waux + 4 * k, L + 4 * k);
+            iq_round_to_grid<4, kMaxQ>(t, id, scale, xval + 4 * k, waux + 4 * k, L + 4 * k);
         }
         float sumqx, sumq2;
-        correlate32(weight, xval, L, sumqx, sumq2);
+        iq_correlate(32, weight, xval, L, sumqx, sumq2);
         if (sumq2 > 0) scale = sumqx / sumq2;
     }
     return scale;
