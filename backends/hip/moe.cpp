@@ -125,6 +125,11 @@ int matmul_id(Backend &b, const rf_node &n, std::string &err) {
 
 } // namespace
 
+bool matmul_id_reads_q8_columns(const rf_node &n) {
+    const char *sfx = n.src[0] && n.src[2] ? mvq_id_suffix(n.src[0]) : nullptr;
+    return sfx && n.src[2]->ne[0] * n.src[2]->ne[1] <= kMvqIdCols && matmul_id_reason(n).empty();
+}
+
 bool is_moe_op(int op) { return op == RF_OP_MOE_WEIGHTS || op == RF_OP_MATMUL_ID || op == RF_OP_MOE_SUM; }
 
 std::string moe_unsupported_reason(const rf_node &n) {

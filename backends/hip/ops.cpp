@@ -628,17 +628,36 @@ int ensure_q8_columns(Backend &b, const rf_tensor *x, int block, std::string &er
     return RF_OK;
 }
 
-int q8_columns_read_next(const Backend &b, const rf_graph &g, int next, const rf_tensor *x) {
-    if (next >= g.n_nodes) return 0;
-    const rf_node *mm = g.nodes[next];
-    const rf_tensor *in = mm->src[1];
+namespace {
+// Whether node n reads x (the same rows) as q8_1 columns: a matmul on the dp4a kernels, or a
+// MATMUL_ID on the routed-column ones (its [K, 1, M] view of x).
+bool reads_q8_columns_of(const Backend &b, const rf_node &n, const rf_tensor *x) {
+    const rf_tensor *in = n.src[1];
     const int64_t rows = x->ne[1] * x->ne[2] * x->ne[3];
-    if (mm->op != RF_OP_MATMUL || !in || in->data != x->data || in->ne[0] != x->ne[0] || x->ne[0] % 32 != 0 ||
-        in->ne[1] * in->ne[2] * in->ne[3] != rows || in->nb[1] != x->nb[1])
-        return 0;
-    if (!(rows == 1 ? matmul_reads_q8(*mm) : matmul_reads_q8_columns(b, *mm))) return 0;
-    const int block = act_block(mm->src[0]->type);
-    return block == 32 || block == 256 ? block : 0;
+    if (!in || in->data != x->data || in->ne[0] != x->ne[0] || x->ne[0] % 32 != 0 || in->ne[1] * in->ne[2] * in->ne[3] != rows ||
+        in->nb[1] != x->nb[1])
+        return false;
+    if (n.op == RF_OP_MATMUL) return rows == 1 ? matmul_reads_q8(n) : matmul_reads_q8_columns(b, n);
+    return n.op == RF_OP_MATMUL_ID && matmul_id_reads_q8_columns(n);
+}
+} // namespace
+
+int q8_columns_read_next(const Backend &b, const rf_graph &g, int next, const rf_tensor *x) {
+    // A MoE block's router (an f32 matmul of x) and its routing (TOPK, MOE_WEIGHTS) stand between
+    // the norm that writes x and the experts' matmuls that read it: look past them, as they
+    // neither write x nor use the q8_1 scratch.
+    constexpr int kLookahead = 4;
+    for (int j = next; j < g.n_nodes && j < next + kLookahead; ++j) {
+        const rf_node &n = *g.nodes[j];
+        if (reads_q8_columns_of(b, n, x)) {
+            const int block = act_block(n.src[0]->type);
+            return block == 32 || block == 256 ? block : 0;
+        }
+        const bool passes = (n.op == RF_OP_MATMUL && n.src[0] && n.src[0]->type == RF_TYPE_F32) || n.op == RF_OP_TOPK ||
+                            n.op == RF_OP_MOE_WEIGHTS;
+        if (!passes || !n.dst || overlaps(n.dst, x->data, byte_extent(x))) return 0;
+    }
+    return 0;
 }
 
 void forget_overwritten(Backend &b, const rf_tensor *written) {

@@ -176,6 +176,40 @@ static GraphCase moe_ffn_case(std::mt19937 &rng, int type, int64_t K, int64_t F,
     return std::move(b.c);
 }
 
+// A MoE layer's FFN from its input norm, as the model builds it: ADD RMS_NORM MUL (the fused norm,
+// which writes q8_1 columns for a matmul that reads them), the f32 router MATMUL, TOPK,
+// MOE_WEIGHTS, then the expert FFN on the [K, 1, M] view of the normed rows (the q8_1 columns the
+// norm wrote, read past the router and the routing).
+static GraphCase moe_block_case(std::mt19937 &rng, int type, int64_t K, int64_t F, int64_t E, int64_t S, int64_t M) {
+    Builder b;
+    b.c.name = std::string("moe block from its norm ") + type_label(type) + dims(K, F, E, S, M);
+    b.c.max_nmse = 5e-4;
+    const int h = b.input(rnd(rng, RF_TYPE_F32, K, M)), r = b.input(rnd(rng, RF_TYPE_F32, K, M));
+    const int nw = b.weight(rnd(rng, RF_TYPE_F32, K));
+    const int router = b.input(rnd(rng, RF_TYPE_F32, K, E));
+    const int wg = b.input(rnd(rng, type, K, F, E)), wu = b.input(rnd(rng, type, K, F, E));
+    const int wd = b.input(rnd(rng, type, F, K, E));
+    const int sum = b.output(RF_TYPE_F32, K, M), n = b.output(RF_TYPE_F32, K, M), xn = b.output(RF_TYPE_F32, K, M);
+    const int x = b.view(xn, RF_TYPE_F32, K, 1, M);
+    const int logits = b.output(RF_TYPE_F32, E, M);
+    const int ids = b.output(RF_TYPE_I32, S, M), w = b.output(RF_TYPE_F32, S, M);
+    const int g = b.output(RF_TYPE_F32, F, S, M), u = b.output(RF_TYPE_F32, F, S, M);
+    const int a = b.output(RF_TYPE_F32, F, S, M), d = b.output(RF_TYPE_F32, K, S, M);
+    const int out = b.output(RF_TYPE_F32, K, M);
+    b.node(RF_OP_ADD, sum, {h, r});
+    b.node(RF_OP_RMS_NORM, n, {sum}).fparams[0] = 1e-6f;
+    b.node(RF_OP_MUL, xn, {n, nw});
+    b.node(RF_OP_MATMUL, logits, {router, xn});
+    b.node(RF_OP_TOPK, ids, {logits});
+    b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
+    b.node(RF_OP_MATMUL_ID, g, {wg, x, ids});
+    b.node(RF_OP_MATMUL_ID, u, {wu, x, ids});
+    b.node(RF_OP_SWIGLU, a, {g, u});
+    b.node(RF_OP_MATMUL_ID, d, {wd, a, ids});
+    b.node(RF_OP_MOE_SUM, out, {d, w});
+    return std::move(b.c);
+}
+
 // MoE graphs: the routing fusion's cases, then the expert FFN, decode and prefill.
 std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     std::vector<GraphCase> v;
@@ -198,7 +232,9 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
         v.push_back(moe_ffn_case(rng, type, 256, k256 ? 768 : 224, 16, 4, 2));
         v.push_back(moe_ffn_case(rng, type, 256, 256, 8, 2, 2));
         v.push_back(moe_ffn_case(rng, type, 256, k256 ? 768 : 224, 12, 3, 1));
+        for (int64_t M : {1, 3}) v.push_back(moe_block_case(rng, type, k256 ? 512 : 160, k256 ? 256 : 96, 32, 8, M));
     }
+    v.push_back(moe_block_case(rng, RF_TYPE_Q4_K, 256, 256, 8, 2, 2)); // Mixtral's top-2
     return v;
 }
 
