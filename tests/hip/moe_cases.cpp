@@ -218,6 +218,7 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
         v.push_back(moe_route_case(rng, 128, 8, 37, mode));
         v.push_back(moe_route_case(rng, 8, 2, 5, mode));
         v.push_back(moe_route_case(rng, 60, 40, 3, mode));
+        v.push_back(moe_route_case(rng, 300, 6, 2, mode)); // 16 keys a lane
     }
     for (int type : {RF_TYPE_Q4_K, RF_TYPE_Q8_0, RF_TYPE_Q6_K, RF_TYPE_Q5_0, RF_TYPE_F16})
         for (int64_t M : {1, 3, 40}) v.push_back(moe_ffn_case(rng, type, 256, 512, 8, 2, M));
