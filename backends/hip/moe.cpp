@@ -23,7 +23,7 @@ namespace rf_hip {
 
 namespace {
 
-constexpr int64_t kMvqIdCols = 32;    // dp4a path up to this many (slot, token) columns
+constexpr int64_t kMvqIdCols = 64;    // dp4a path up to this many (slot, token) columns
 constexpr unsigned kRowsPerBlock = 4; // matmul_id.hip's RF_MMI_WARPS
 
 bool f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32; }

@@ -56,8 +56,8 @@ GroupLayout group_layout(int64_t pairs, int64_t experts, int cols, int64_t row_b
 bool matmul_id_grouped_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1], *ids = n.src[2];
     const int64_t pairs = ids->ne[0] * ids->ne[1], E = w->ne[2];
-    // Option moe_group_min (default just above the dp4a path's 32 columns; 0: never). The columns
-    // between stay on rf_mm_id_* (where the crossover lies is not measured).
+    // Option moe_group_min (default 64; 0: never). moe.cpp tries the dp4a path first, which takes up
+    // to 64 columns (kMvqIdCols), so grouping starts above that whatever the option says.
     const int64_t group_min = b.options.moe_group_min;
     if (group_min <= 0 || pairs < group_min || E > kMaxExperts || tiles_for(b, w) == Tiles::none) return false;
     if (x->ne[1] * x->ne[2] > 65535) return false; // ensure_q8_columns' limit

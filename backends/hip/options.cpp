@@ -90,7 +90,7 @@ const std::vector<Field> &fields() {
                 "quantized prefill on rf_mm_q16w_* (sm_90a) from this many tokens (0: never)"),
         boolean("q16w_kquants", &O::q16w_kquants, "false", "rf_mm_q16w_* also for Q4_K, Q5_K and Q6_K"),
         boolean("f16_prefill_acts", &O::f16_prefill_acts, "true", "tensor-core prefill reads f16 activation rows (false: f32)"),
-        integer("moe_group_min", &O::moe_group_min, "64", 0, INT_MAX, "MATMUL_ID prefill grouped by expert from this many columns (0: never)"),
+        integer("moe_group_min", &O::moe_group_min, "64", 0, INT_MAX, "MATMUL_ID prefill grouped by expert from this many columns (0: never); the dp4a routed-column kernels take up to 64 first"),
         boolean("attention_stream", &O::attention_stream, "true", "decode attention on the streaming kernels (false: rf_attention_dec*)"),
         boolean("attention_mma", &O::attention_mma, "true", "prefill attention on the tensor cores"),
         integer("attention_blocks_per_sm", &O::attention_blocks_per_sm, "8", 1, 64, "streaming decode attention's grid target"),

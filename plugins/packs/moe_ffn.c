@@ -15,7 +15,7 @@
 #include "pack_match.h"
 #include "q8_dot.h"
 
-#define MOE_IDC_MAX_COLS 32 /* backends/hip/moe.cpp kMvqIdCols */
+#define MOE_IDC_MAX_COLS 64 /* backends/hip/moe.cpp kMvqIdCols */
 
 static int dense_i32_2d(const rf_tensor *t) {
     return t && t->type == RF_TYPE_I32 && t->nb[0] == 4 && t->nb[1] == 4 * t->ne[0] && t->ne[2] == 1 && t->ne[3] == 1;

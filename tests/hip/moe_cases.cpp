@@ -236,6 +236,9 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
         for (int64_t M : {1, 3}) v.push_back(moe_block_case(rng, type, k256 ? 512 : 160, k256 ? 256 : 96, 32, 8, M));
     }
     v.push_back(moe_block_case(rng, RF_TYPE_Q4_K, 256, 256, 8, 2, 2)); // Mixtral's top-2
+    // 5..8 sequences of Qwen3-MoE's 8 experts: 40..64 routed columns, still one per grid row.
+    for (int64_t M : {5, 8}) v.push_back(moe_ffn_case(rng, RF_TYPE_Q4_K, 512, 256, 128, 8, M));
+    v.push_back(moe_block_case(rng, RF_TYPE_Q6_K, 256, 256, 64, 8, 6));
     return v;
 }
 

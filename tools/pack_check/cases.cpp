@@ -507,12 +507,13 @@ std::deque<Case> make_cases() {
     cases.push_back(moe_route(128, 8, 1, 1));
     cases.push_back(moe_route(60, 40, 3, 0));
     // A mixture of experts' decode feed-forward block (moe_gate_up, moe_down_sum): 8 of 32 experts
-    // for 1..4 tokens, one of 4, 4 of 16; not claimed past 32 columns (the tiles take them); the
+    // for 1..4 tokens, one of 4, 4 of 16; not claimed past 64 columns (the tiles take them); the
     // down+sum from 1 to 3 slots only.
     cases.push_back(moe_gate_up(RF_TYPE_Q4_K, 512, 24, 32, 8, 1, ""));
     cases.push_back(moe_gate_up(RF_TYPE_Q6_K, 256, 12, 16, 4, 2, ""));
     cases.push_back(moe_gate_up(RF_TYPE_Q8_0, 96, 8, 4, 1, 3, ""));
-    cases.push_back(moe_gate_up(RF_TYPE_Q4_K, 256, 8, 64, 8, 5, " (not claimed: 40 columns)"));
+    cases.push_back(moe_gate_up(RF_TYPE_Q4_K, 256, 8, 128, 8, 9, " (not claimed: 72 columns)"));
+    cases.push_back(moe_gate_up(RF_TYPE_Q4_K, 256, 8, 64, 8, 5, " (40 columns)"));
     cases.push_back(moe_down_sum(RF_TYPE_Q5_K, 256, 20, 32, 8, 1, " (not claimed: 8 slots)"));
     cases.push_back(moe_down_sum(RF_TYPE_Q4_0, 64, 12, 16, 2, 2, ""));
     cases.push_back(moe_down_sum(RF_TYPE_Q8_0, 96, 12, 8, 3, 2, ""));
