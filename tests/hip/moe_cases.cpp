@@ -151,8 +151,27 @@ static GraphCase moe_route_case(std::mt19937 &rng, int64_t E, int64_t k, int64_t
     return std::move(b.c);
 }
 
-// The expert FFN of a MoE layer as one graph (router logits -> top-k -> weights; gate and up
-// MATMUL_ID on the shared row; SwiGLU; down MATMUL_ID; weighted sum): K model width, F expert
+// The routed expert FFN of M tokens on logits [E, M] and x [K, 1, M], as the model builds it:
+// TOPK, MOE_WEIGHTS, gate and up MATMUL_ID on the shared row, SwiGLU, down MATMUL_ID, weighted
+// sum (F expert width, S chosen).
+static void routed_ffn(Builder &b, std::mt19937 &rng, int type, int64_t K, int64_t F, int64_t E, int64_t S, int64_t M, int logits,
+                       int x) {
+    const int wg = b.input(rnd(rng, type, K, F, E)), wu = b.input(rnd(rng, type, K, F, E));
+    const int wd = b.input(rnd(rng, type, F, K, E));
+    const int ids = b.output(RF_TYPE_I32, S, M), w = b.output(RF_TYPE_F32, S, M);
+    const int g = b.output(RF_TYPE_F32, F, S, M), u = b.output(RF_TYPE_F32, F, S, M);
+    const int a = b.output(RF_TYPE_F32, F, S, M), d = b.output(RF_TYPE_F32, K, S, M);
+    const int out = b.output(RF_TYPE_F32, K, M);
+    b.node(RF_OP_TOPK, ids, {logits});
+    b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
+    b.node(RF_OP_MATMUL_ID, g, {wg, x, ids});
+    b.node(RF_OP_MATMUL_ID, u, {wu, x, ids});
+    b.node(RF_OP_SWIGLU, a, {g, u});
+    b.node(RF_OP_MATMUL_ID, d, {wd, a, ids});
+    b.node(RF_OP_MOE_SUM, out, {d, w});
+}
+
+// The expert FFN of a MoE layer as one graph, on given router logits: K model width, F expert
 // width, E experts, S chosen, M tokens.
 static GraphCase moe_ffn_case(std::mt19937 &rng, int type, int64_t K, int64_t F, int64_t E, int64_t S, int64_t M) {
     Builder b;
@@ -160,26 +179,14 @@ static GraphCase moe_ffn_case(std::mt19937 &rng, int type, int64_t K, int64_t F,
     b.c.max_nmse = 5e-4;
     const int logits = b.input(rnd(rng, RF_TYPE_F32, E, M, 1, 1, 3.f));
     const int x = b.input(rnd(rng, RF_TYPE_F32, K, 1, M));
-    const int wg = b.input(rnd(rng, type, K, F, E)), wu = b.input(rnd(rng, type, K, F, E));
-    const int wd = b.input(rnd(rng, type, F, K, E));
-    const int ids = b.output(RF_TYPE_I32, S, M), w = b.output(RF_TYPE_F32, S, M);
-    const int g = b.output(RF_TYPE_F32, F, S, M), u = b.output(RF_TYPE_F32, F, S, M);
-    const int a = b.output(RF_TYPE_F32, F, S, M), d = b.output(RF_TYPE_F32, K, S, M);
-    const int out = b.output(RF_TYPE_F32, K, M);
-    b.node(RF_OP_TOPK, ids, {logits});
-    b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
-    b.node(RF_OP_MATMUL_ID, g, {wg, x, ids});
-    b.node(RF_OP_MATMUL_ID, u, {wu, x, ids});
-    b.node(RF_OP_SWIGLU, a, {g, u});
-    b.node(RF_OP_MATMUL_ID, d, {wd, a, ids});
-    b.node(RF_OP_MOE_SUM, out, {d, w});
+    routed_ffn(b, rng, type, K, F, E, S, M, logits, x);
     return std::move(b.c);
 }
 
 // A MoE layer's FFN from its input norm, as the model builds it: ADD RMS_NORM MUL (the fused norm,
-// which writes q8_1 columns for a matmul that reads them), the f32 router MATMUL, TOPK,
-// MOE_WEIGHTS, then the expert FFN on the [K, 1, M] view of the normed rows (the q8_1 columns the
-// norm wrote, read past the router and the routing).
+// which writes q8_1 columns for a matmul that reads them), the f32 router MATMUL, then the routed
+// FFN on the [K, 1, M] view of the normed rows (the q8_1 columns the norm wrote, read past the
+// router and the routing).
 static GraphCase moe_block_case(std::mt19937 &rng, int type, int64_t K, int64_t F, int64_t E, int64_t S, int64_t M) {
     Builder b;
     b.c.name = std::string("moe block from its norm ") + type_label(type) + dims(K, F, E, S, M);
@@ -187,26 +194,14 @@ static GraphCase moe_block_case(std::mt19937 &rng, int type, int64_t K, int64_t 
     const int h = b.input(rnd(rng, RF_TYPE_F32, K, M)), r = b.input(rnd(rng, RF_TYPE_F32, K, M));
     const int nw = b.weight(rnd(rng, RF_TYPE_F32, K));
     const int router = b.input(rnd(rng, RF_TYPE_F32, K, E));
-    const int wg = b.input(rnd(rng, type, K, F, E)), wu = b.input(rnd(rng, type, K, F, E));
-    const int wd = b.input(rnd(rng, type, F, K, E));
     const int sum = b.output(RF_TYPE_F32, K, M), n = b.output(RF_TYPE_F32, K, M), xn = b.output(RF_TYPE_F32, K, M);
     const int x = b.view(xn, RF_TYPE_F32, K, 1, M);
     const int logits = b.output(RF_TYPE_F32, E, M);
-    const int ids = b.output(RF_TYPE_I32, S, M), w = b.output(RF_TYPE_F32, S, M);
-    const int g = b.output(RF_TYPE_F32, F, S, M), u = b.output(RF_TYPE_F32, F, S, M);
-    const int a = b.output(RF_TYPE_F32, F, S, M), d = b.output(RF_TYPE_F32, K, S, M);
-    const int out = b.output(RF_TYPE_F32, K, M);
     b.node(RF_OP_ADD, sum, {h, r});
     b.node(RF_OP_RMS_NORM, n, {sum}).fparams[0] = 1e-6f;
     b.node(RF_OP_MUL, xn, {n, nw});
     b.node(RF_OP_MATMUL, logits, {router, xn});
-    b.node(RF_OP_TOPK, ids, {logits});
-    b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 1;
-    b.node(RF_OP_MATMUL_ID, g, {wg, x, ids});
-    b.node(RF_OP_MATMUL_ID, u, {wu, x, ids});
-    b.node(RF_OP_SWIGLU, a, {g, u});
-    b.node(RF_OP_MATMUL_ID, d, {wd, a, ids});
-    b.node(RF_OP_MOE_SUM, out, {d, w});
+    routed_ffn(b, rng, type, K, F, E, S, M, logits, x);
     return std::move(b.c);
 }
 
