@@ -100,8 +100,12 @@ void pm_cols_prefetch_head(rf_fusion_launch *l, const rf_pack_device *dev, int64
 }
 
 void pm_decode_input(rf_fusion_launch *l, const rf_pack_device *dev, int block, const rf_tensor *w, int64_t columns) {
+    pm_decode_input_bytes(l, dev, block, (uint64_t)(pm_end(w) - (uintptr_t)w->data), columns);
+}
+
+void pm_decode_input_bytes(rf_fusion_launch *l, const rf_pack_device *dev, int block, uint64_t weight_bytes, int64_t columns) {
     const rf_pack_options *o = pm_options(dev);
-    const int small = columns == 1 && pm_end(w) - (uintptr_t)w->data <= o->prefetch_max_bytes;
+    const int small = columns == 1 && weight_bytes <= o->prefetch_max_bytes;
     const int pulled = o->weight_prefetch == RF_PACK_PREFETCH_ALL || (small && o->weight_prefetch == RF_PACK_PREFETCH_SMALL);
     l->act_in = (rf_tensor_ref){0, 1};
     l->act_in_block = block;

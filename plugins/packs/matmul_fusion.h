@@ -67,6 +67,9 @@ const rf_pack_options *pm_options(const rf_pack_device *dev);
  * (the default) one launch (one activation column) of a matrix of at most prefetch_max_bytes, as
  * the backend does for its own decode matmuls (backends/hip/ops.cpp no_weight_prefetch). */
 void pm_decode_input(rf_fusion_launch *l, const rf_pack_device *dev, int block, const rf_tensor *w, int64_t columns);
+/* The same with the bytes the launch reads of its weights given (a MATMUL_ID reads only the routed
+ * experts' rows). */
+void pm_decode_input_bytes(rf_fusion_launch *l, const rf_pack_device *dev, int block, uint64_t weight_bytes, int64_t columns);
 
 /* The head of a launch's weights pulled into L2 before rf_kernel_start, while the kernel before
  * it (the fused norm: short, and no weight traffic) runs: the first blocks' rows, about

@@ -17,31 +17,23 @@
 
 #define MOE_IDC_MAX_COLS 64 /* backends/hip/moe.cpp kMvqIdCols */
 
-static int dense_i32_2d(const rf_tensor *t) {
-    return t && t->type == RF_TYPE_I32 && t->nb[0] == 4 && t->nb[1] == 4 * t->ne[0] && t->ne[2] == 1 && t->ne[3] == 1;
-}
-
-static int aligned_to(const rf_tensor *t, int64_t a) {
-    return (uintptr_t)t->data % (uintptr_t)a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0;
-}
-
 /* The kernel suffix where the backend runs this MATMUL_ID on rf_mvq_idc_<type> (moe.cpp's
  * mvq_id_suffix and its column rule), else NULL. */
 static const char *idc_suffix(const rf_pack_device *dev, const rf_node *n) {
     const rf_tensor *w = n->src[0], *x = n->src[1], *ids = n->src[2], *d = n->dst;
     int64_t S, M;
-    if (n->op != RF_OP_MATMUL_ID || !w || !x || !ids || !d || !dense_i32_2d(ids) || !pm_plain_f32(x) || !pm_dense_f32(d)) return NULL;
+    if (n->op != RF_OP_MATMUL_ID || !w || !x || !ids || !d || !pm_dense_2d(ids, RF_TYPE_I32, 4) || !pm_plain_f32(x) || !pm_dense_f32(d)) return NULL;
     S = ids->ne[0], M = ids->ne[1];
     if (S * M > MOE_IDC_MAX_COLS || S * M > w->ne[2] || w->ne[2] > 65535 || w->ne[3] != 1) return NULL;
     if (x->ne[0] != w->ne[0] || (x->ne[1] != S && x->ne[1] != 1) || x->ne[2] != M || x->ne[3] != 1 || d->ne[0] != w->ne[1] ||
         d->ne[1] != S || d->ne[2] != M || d->ne[3] != 1 || !pm_rows16(x) || x->nb[2] != x->nb[1] * x->ne[1])
         return NULL;
     switch (w->type) {
-    case RF_TYPE_Q4_K: return aligned_to(w, 16) ? "q4_k" : NULL;
-    case RF_TYPE_Q5_K: return aligned_to(w, 16) ? "q5_k" : NULL;
-    case RF_TYPE_Q6_K: return pm_nvidia(dev) && aligned_to(w, 2) ? "q6_k" : NULL; /* AMD: rf_mm_id_q6_k */
-    case RF_TYPE_Q4_0: return aligned_to(w, 2) ? "q4_0" : NULL;
-    case RF_TYPE_Q8_0: return aligned_to(w, 2) ? "q8_0" : NULL;
+    case RF_TYPE_Q4_K: return pm_aligned(w, 16) ? "q4_k" : NULL;
+    case RF_TYPE_Q5_K: return pm_aligned(w, 16) ? "q5_k" : NULL;
+    case RF_TYPE_Q6_K: return pm_nvidia(dev) && pm_aligned(w, 2) ? "q6_k" : NULL; /* AMD: rf_mm_id_q6_k */
+    case RF_TYPE_Q4_0: return pm_aligned(w, 2) ? "q4_0" : NULL;
+    case RF_TYPE_Q8_0: return pm_aligned(w, 2) ? "q8_0" : NULL;
     default: return NULL;
     }
 }
@@ -56,14 +48,6 @@ static const char *fused_kernel(int down_sum, const char *sfx) {
     for (i = 0; i < sizeof sfxs / sizeof sfxs[0]; ++i)
         if (strcmp(sfxs[i], sfx) == 0) return down_sum ? sums[i] : gate_up[i];
     return NULL;
-}
-
-/* The backend's prefetch rule for rf_mvq_idc_*: the routed rows when they are small. */
-static void idc_prefetch(rf_fusion_launch *l, const rf_pack_device *dev, uint64_t routed_bytes) {
-    const rf_pack_options *o = pm_options(dev);
-    l->mv.no_weight_prefetch = o->weight_prefetch == RF_PACK_PREFETCH_ALL ? 0
-                               : o->weight_prefetch == RF_PACK_PREFETCH_NONE ? 1
-                                                                              : routed_bytes > o->prefetch_max_bytes;
 }
 
 static int32_t claim_moe_gate_up(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
@@ -99,10 +83,8 @@ static int32_t claim_moe_gate_up(const rf_graph *g, int32_t first, const rf_pack
     l->src[3] = (rf_tensor_ref){1, RF_BIND_DST};
     l->src[4] = (rf_tensor_ref){2, RF_BIND_DST};
     l->aux[1] = x->ne[1];
-    l->act_in = (rf_tensor_ref){0, 1};
-    l->act_in_block = pm_act_block(mg->src[0]->type);
-    l->q8_aux_stride = 0;
-    idc_prefetch(l, dev, 2 * (uint64_t)(ids->ne[0] * ids->ne[1]) * (uint64_t)(gd->ne[0] * mg->src[0]->nb[1]));
+    /* The backend's rule for rf_mvq_idc_*: the routed rows pulled in when they are small. */
+    pm_decode_input_bytes(l, dev, pm_act_block(mg->src[0]->type), 2 * (uint64_t)(ids->ne[0] * ids->ne[1]) * (uint64_t)(gd->ne[0] * mg->src[0]->nb[1]), 1);
     return 3;
 }
 
@@ -140,10 +122,7 @@ static int32_t claim_moe_down_sum(const rf_graph *g, int32_t first, const rf_pac
     l->src[2] = (rf_tensor_ref){0, 2};
     l->src[3] = (rf_tensor_ref){0, RF_BIND_DST};
     l->dst = (rf_tensor_ref){1, RF_BIND_DST};
-    l->act_in = (rf_tensor_ref){0, 1};
-    l->act_in_block = pm_act_block(md->src[0]->type);
-    l->q8_aux_stride = 0;
-    idc_prefetch(l, dev, (uint64_t)(S * M) * (uint64_t)(N * md->src[0]->nb[1]));
+    pm_decode_input_bytes(l, dev, pm_act_block(md->src[0]->type), (uint64_t)(S * M) * (uint64_t)(N * md->src[0]->nb[1]), 1);
     return 2;
 }
 

@@ -12,10 +12,6 @@
 #define PM_WARP 32
 #define WARP_TOPK_MAX 512 /* rf_topk_f32's row length (kernels/select_rows.hip RF_TOPK_WARP_KEYS) */
 
-static int dense_2d(const rf_tensor *t, int type, int elem) {
-    return t && t->type == type && t->nb[0] == elem && t->nb[1] == elem * t->ne[0] && t->ne[2] == 1 && t->ne[3] == 1;
-}
-
 static int32_t claim_moe_route(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
     const rf_node *tk, *mw;
     const rf_tensor *x, *ids, *w;
@@ -24,7 +20,7 @@ static int32_t claim_moe_route(const rf_graph *g, int32_t first, const rf_pack_d
     tk = g->nodes[first], mw = g->nodes[first + 1];
     if (tk->op != RF_OP_TOPK || mw->op != RF_OP_MOE_WEIGHTS || !tk->src[0] || !tk->dst || !mw->src[0] || !mw->src[1] || !mw->dst) return 0;
     x = tk->src[0], ids = tk->dst, w = mw->dst;
-    if (!dense_2d(x, RF_TYPE_F32, 4) || !dense_2d(ids, RF_TYPE_I32, 4) || !dense_2d(w, RF_TYPE_F32, 4)) return 0;
+    if (!pm_dense_2d(x, RF_TYPE_F32, 4) || !pm_dense_2d(ids, RF_TYPE_I32, 4) || !pm_dense_2d(w, RF_TYPE_F32, 4)) return 0;
     /* The weights of these ids over these logits. */
     if (mw->src[0]->data != x->data || !pm_same_shape(mw->src[0], x) || mw->src[0]->nb[1] != x->nb[1] || mw->src[1]->data != ids->data ||
         !pm_same_shape(mw->src[1], ids) || !pm_same_shape(w, ids))

@@ -17,9 +17,14 @@ extern "C" {
 /* f32 with contiguous elements. */
 static inline int pm_plain_f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32 && t->nb[0] == 4; }
 static inline int pm_same_shape(const rf_tensor *a, const rf_tensor *b) { return memcmp(a->ne, b->ne, sizeof a->ne) == 0; }
-/* Data and row/slice strides multiples of 16 bytes (absent: true). */
-static inline int pm_rows16(const rf_tensor *t) {
-    return !t || ((uintptr_t)t->data % 16 == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0);
+/* Data and row/slice strides multiples of a bytes (absent: true). */
+static inline int pm_aligned(const rf_tensor *t, int64_t a) {
+    return !t || ((uintptr_t)t->data % (uintptr_t)a == 0 && t->nb[1] % a == 0 && t->nb[2] % a == 0 && t->nb[3] % a == 0);
+}
+static inline int pm_rows16(const rf_tensor *t) { return pm_aligned(t, 16); }
+/* A dense 2-D tensor of `type` with elements of elem bytes. */
+static inline int pm_dense_2d(const rf_tensor *t, int type, int elem) {
+    return t && t->type == type && t->nb[0] == elem && t->nb[1] == elem * t->ne[0] && t->ne[2] == 1 && t->ne[3] == 1;
 }
 /* One past the last byte of t (f32, i32, f16 rows of ne[0] elements, rows of any other type nb[1]
  * bytes; outer dims by their strides). */
