@@ -51,6 +51,18 @@ DraftVerdict accept_or_resample(const std::vector<TokenProb> &p, const std::vect
     return {false, draw_token(residual, rng)};
 }
 
+size_t verify_drafts(size_t n_draft, const std::function<DraftVerdict(size_t)> &verdict,
+                     const std::function<bool(int32_t)> &take, const std::function<int32_t()> &bonus) {
+    size_t accepted = 0;
+    for (size_t i = 0; i < n_draft; ++i) {
+        const DraftVerdict v = verdict(i);
+        accepted += v.accepted;
+        if (!take(v.token) || !v.accepted) return accepted;
+    }
+    take(bonus()); // every draft accepted (or none drafted): the target's next token
+    return accepted;
+}
+
 SamplerParams draft_sampling(const SamplerParams &target) {
     SamplerParams d = target;
     d.repeat_penalty = 1.0f;

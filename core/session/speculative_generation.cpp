@@ -174,16 +174,12 @@ GenerationStats generate_speculative(InferenceContext &ctx, const Tokenizer &tok
         for (int s : live) {
             SpecSequence &q = seqs[(size_t)s];
             const int64_t verified = (int64_t)q.tokens.size(); // in the cache after this step: these
-            size_t accepted = 0;
-            bool goes_on = true, rejected = false;
-            for (size_t i = 0; i < q.draft.size() && goes_on && !rejected; ++i) {
-                static const std::vector<TokenProb> kPointMass;
-                const DraftVerdict v = accept_or_resample(target_dist(q, q.row + i), q.q.empty() ? kPointMass : q.q[i], q.draft[i], q.rng);
-                accepted += v.accepted;
-                rejected = !v.accepted;
-                goes_on = take(s, v.token);
-            }
-            if (goes_on && !rejected) take(s, draw_token(target_dist(q, q.row + q.draft.size()), q.rng)); // all accepted: one more
+            static const std::vector<TokenProb> kPointMass; // prompt lookup's q
+            const size_t accepted = verify_drafts(
+                q.draft.size(),
+                [&](size_t i) { return accept_or_resample(target_dist(q, q.row + i), q.q.empty() ? kPointMass : q.q[i], q.draft[i], q.rng); },
+                [&](int32_t t) { return take(s, t); },
+                [&] { return draw_token(target_dist(q, q.row + q.draft.size()), q.rng); });
             stats.speculative.drafted += (int64_t)q.draft.size();
             stats.speculative.accepted += (int64_t)accepted;
             q.length.update((int)q.draft.size(), (int)accepted);

@@ -253,3 +253,30 @@ TEST_CASE("speculative: the draft length adapts within [1, max]", "[speculative]
     a.update(1, 1);
     CHECK(a.length() == 2);
 }
+
+TEST_CASE("speculative: verification takes drafts to the first rejection, a bonus after all", "[speculative]") {
+    // Drafts 10, 11, 12; the verdicts accept those whose token the target "agrees" with.
+    const std::vector<int32_t> draft = {10, 11, 12};
+    auto run = [&](const std::vector<int32_t> &target, size_t stop_after) {
+        std::vector<int32_t> taken;
+        const size_t accepted = verify_drafts(
+            draft.size(), [&](size_t i) { return DraftVerdict{target[i] == draft[i], target[i]}; },
+            [&](int32_t t) {
+                taken.push_back(t);
+                return taken.size() < stop_after;
+            },
+            [&] { return target[draft.size()]; });
+        return std::make_pair(accepted, taken);
+    };
+    const size_t never = 99;
+    CHECK(run({10, 11, 12, 13}, never) == std::make_pair(size_t{3}, std::vector<int32_t>{10, 11, 12, 13}));
+    CHECK(run({10, 7, 12, 13}, never) == std::make_pair(size_t{1}, std::vector<int32_t>{10, 7}));
+    CHECK(run({5, 11, 12, 13}, never) == std::make_pair(size_t{0}, std::vector<int32_t>{5}));
+    // The sequence ends at its second token: nothing after it, no bonus.
+    CHECK(run({10, 11, 12, 13}, 2) == std::make_pair(size_t{2}, std::vector<int32_t>{10, 11}));
+    // Nothing drafted: the bonus is the step's one token.
+    std::vector<int32_t> taken;
+    CHECK(verify_drafts(0, [](size_t) { return DraftVerdict{}; }, [&](int32_t t) { taken.push_back(t); return true; },
+                        [] { return 42; }) == 0);
+    CHECK(taken == std::vector<int32_t>{42});
+}

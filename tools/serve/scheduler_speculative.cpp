@@ -47,27 +47,24 @@ void Scheduler::verify(Active &a, const std::vector<float> &logits) {
     // Counted before take(), whose last token sends the Done event with these counters.
     sp.drafted += (int64_t)n_draft;
     metrics_.draft_tokens += (int64_t)n_draft;
-    size_t accepted = 0;
-    bool goes_on = true, rejected = false;
-    for (size_t i = 0; i < n_draft && goes_on && !rejected; ++i) {
-        int32_t t;
-        if (greedy) {
-            t = target_draw(i);
-            rejected = t != sp.draft[i];
-        } else {
-            const DraftVerdict v = accept_or_resample(a.sampler->filtered(logits.data() + row(i) * (size_t)n_vocab, n_vocab),
-                                                      sp.q.empty() ? kPointMass : sp.q[i], sp.draft[i], sp.rng);
-            t = v.token;
-            rejected = !v.accepted;
-        }
-        if (!rejected) {
-            ++accepted;
-            ++sp.accepted;
-            ++metrics_.draft_accepted;
-        }
-        goes_on = take(t);
-    }
-    if (goes_on && !rejected) take(target_draw(n_draft)); // all accepted (or none drafted): one more
+    // Greedy decides by the plain path's draw; acceptances are counted before take().
+    const size_t accepted = verify_drafts(
+        n_draft,
+        [&](size_t i) {
+            DraftVerdict v;
+            if (greedy) {
+                v.token = target_draw(i);
+                v.accepted = v.token == sp.draft[i];
+            } else
+                v = accept_or_resample(a.sampler->filtered(logits.data() + row(i) * (size_t)n_vocab, n_vocab),
+                                       sp.q.empty() ? kPointMass : sp.q[i], sp.draft[i], sp.rng);
+            if (v.accepted) {
+                ++sp.accepted;
+                ++metrics_.draft_accepted;
+            }
+            return v;
+        },
+        take, [&] { return target_draw(n_draft); });
     sp.length.update((int)n_draft, (int)accepted);
     if (a.done || accepted == n_draft) return; // an ended sequence's pages go at retire()
     try {

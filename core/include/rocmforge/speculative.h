@@ -5,6 +5,7 @@
 // n-gram, ngram_draft) and a smaller model of the same vocabulary (ModelDrafter).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <span>
 #include <string>
@@ -59,6 +60,13 @@ struct DraftVerdict {
 };
 DraftVerdict accept_or_resample(const std::vector<TokenProb> &p, const std::vector<TokenProb> &q, int32_t drafted,
                                 std::mt19937 &rng);
+
+// One sequence's verification step: verdict(i) decides draft i, take(t) appends a token the
+// target chose (false once the sequence ends with it); the drafts are taken up to the first
+// rejection (whose resampled token is taken too), and when every draft is accepted bonus()
+// draws one more token at the row after them. Returns how many drafts were accepted.
+size_t verify_drafts(size_t n_draft, const std::function<DraftVerdict(size_t)> &verdict,
+                     const std::function<bool(int32_t)> &take, const std::function<int32_t()> &bonus);
 
 // Throws UsageError (one line) unless the draft tokenizer is the target's token for token (same
 // size, same texts): drafts are token ids, so they mean the same only then.
