@@ -68,7 +68,7 @@ template <int D> struct AstLimits { enum { ON = D == 96 || D == 256 }; };
 template <int D> RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
     const rf_ktensor &tab = a.src[3], &info = a.src[4];
     const int *ti = (const int *)((const u8 *)info.data + (i64)blockIdx.z * info.nb[1]);
-    const int seq = ti[0], pos = ti[1], C = (int)a.aux[0], p0 = ast_first_position<AstLimits<D>::ON>(a, pos) + (int)blockIdx.y * C;
+    const int seq = ti[0], pos = ti[1], C = (int)a.aux[0], p0 = ast_first_position<AstLimits<D>::ON>(a, pos); // one chunk
     const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
     const int n = min(p0 + C, pos + 1) - p0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) ast_slots()[i] = slots[p0 + i];
@@ -99,7 +99,11 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     __shared__ int sh_flag;
     const rf_ktensor &q = a.src[0], &kp = a.src[1], &vp = a.src[2], &tab = a.src[3], &info = a.src[4];
     const int Hq = (int)q.ne[1], Hkv = (int)(kp.ne[0] / D), G = Hq / Hkv;
-    const int kvh = blockIdx.x, c = blockIdx.y, t = blockIdx.z, tid = threadIdx.x;
+    // Grid y: the chunk of the split forms; in the one-chunk forms the group of GP heads (of the G
+    // sharing the KV head) this block takes: a short context's block computes its heads one after
+    // another, so with few KV heads the host splits them over blocks.
+    const int kvh = blockIdx.x, c = ONE_CHUNK ? 0 : blockIdx.y, hs = ONE_CHUNK ? blockIdx.y : 0, t = blockIdx.z, tid = threadIdx.x;
+    const int h0 = kvh * G + hs * GP, HB = min(GP, G - hs * GP); // the block's first query head, its heads
     const int lane = tid % RF_WARP, w = tid / RF_WARP, r = lane / L, le = lane % L;
     const int C = (int)a.aux[0];
     const bool wide = (a.aux[2] & 1) != 0;
@@ -119,7 +123,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     float qv[GP][8];
 #pragma unroll
     for (int g = 0; g < GP; ++g) {
-        const int hq = kvh * G + (g < G ? g : 0);
+        const int hq = h0 + (g < HB ? g : 0);
         const float *qr = (const float *)((const u8 *)q.data + (i64)hq * q.nb[1] + (i64)t * q.nb[2]) + 8 * le;
 #pragma unroll
         for (int e = 0; e < 8; ++e) qv[g][e] = lane_valid ? qr[e] * a.attention.scale : 0.f;
@@ -201,7 +205,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
         }
     }
     __syncthreads();
-    if (tid < G) {
+    if (tid < HB) {
         float mx = NEG;
 #pragma unroll
         for (int ww = 0; ww < WARPS; ++ww) mx = fmaxf(mx, sh_wm[ww][tid]);
@@ -212,7 +216,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
         sh_m[tid] = s > 0.f ? mx : -__int_as_float(0x7f800000);
         sh_l[tid] = s;
     }
-    for (int i = tid; i < G * D; i += blockDim.x) {
+    for (int i = tid; i < HB * D; i += blockDim.x) {
         const int g = i / D;
         float mx = NEG;
 #pragma unroll
@@ -223,7 +227,12 @@ RF_DEV void attn_stream(const rf_kargs &a) {
         sh_o[i] = v;
     }
     __syncthreads();
-    decode_finish(a, kvh, c, t, G, sh_o, sh_w, RF_AST_WCAP, sh_m, sh_l, &sh_flag);
+    if constexpr (ONE_CHUNK) { // normalised, as decode_finish writes one chunk
+        float *out = (float *)((u8 *)a.dst.data + (i64)t * a.dst.nb[1]) + (i64)h0 * D;
+        for (int i = tid; i < HB * D; i += blockDim.x) out[i] = sh_o[i] / sh_l[i / D];
+    } else {
+        decode_finish(a, kvh, c, t, G, sh_o, sh_w, RF_AST_WCAP, sh_m, sh_l, &sh_flag);
+    }
 }
 
 // rf_attention_stream_d<D>_g<GP>: any pool; ..._h: f16 pools with 16-byte loads (aux[2] bit 0).

@@ -44,16 +44,26 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
 #endif
     // Window and soft cap: only the streaming kernels of head sizes 96 and 256 have them.
     if (attention_limited(n) && !(stream && limits_d)) return -1;
+    // Query heads a block computes (the kernels' GP: G rounded up to a power of two).
+    int64_t GP = G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8;
     // A short context in one chunk on the wide streaming kernels (16 warps, 8 for groups of 8
     // heads: each warp's positions in one or two steps of loads, no partials to merge): up to
     // att_wide_max positions. Head size 256 has no 16-warp form (its partial outputs would not
     // fit the static shared memory): the 8-warp one for groups of up to 4 heads, or the 4-warp one.
-    const bool wide = stream && n_kv <= b.att_wide_max && (D != 256 || G <= 4);
+    const bool short_ctx = stream && n_kv <= b.att_wide_max;
+    // A one-chunk block's time grows with its heads, not its positions (each warp step is unrolled
+    // over GP heads): where the launch leaves most multiprocessors idle (Gemma 3 1B's one KV head,
+    // Qwen3-MoE's four) the heads split over blocks (grid y), halving GP while the launch stays
+    // within half the multiprocessors. The split reads each KV row once per block, from L2.
+    if (short_ctx)
+        while (GP > 1 && Hkv * T * ((G + GP - 1) / GP) * 2 <= b.multiprocessors) GP /= 2;
+    const int64_t head_groups = (G + GP - 1) / GP, blocks = Hkv * T * head_groups;
+    const bool wide = short_ctx && (D != 256 || GP <= 4);
     // More than two blocks a multiprocessor: the one-chunk form over 4 warps (_w4; one 16-warp
     // block fills a multiprocessor's registers).
-    const bool wide4 = wide && b.att_wide4_blocks > 0 && Hkv * T >= b.att_wide4_blocks;
+    const bool wide4 = wide && b.att_wide4_blocks > 0 && blocks >= b.att_wide4_blocks;
     // Up to two blocks a multiprocessor: groups of up to 4 heads on 8 warps (_w8).
-    const bool wide8 = wide && !wide4 && ((G <= 4 && b.att_wide8_blocks > 0 && Hkv * T >= b.att_wide8_blocks) || D == 256);
+    const bool wide8 = wide && !wide4 && ((GP <= 4 && b.att_wide8_blocks > 0 && blocks >= b.att_wide8_blocks) || D == 256);
     if (wide) {
         C = (n_kv + 31) / 32 * 32;
     } else if (stream) {
@@ -84,11 +94,13 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     a.aux[3] = (int64_t)counters;
     std::string kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
     if (stream) { // _h: f16 rows held packed between load and use (16-byte loads); _w: the wide form
-        kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8);
+        kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(GP);
         if (a.aux[2] == 1) kernel += "_h"; // f16 K/V: the kernels that keep them packed
         if (wide) kernel += wide4 ? "_w4" : wide8 ? "_w8" : "_w";
     }
-    return launch(b, kernel, (unsigned)Hkv, (unsigned)nch, (unsigned)T, !wide || wide4 ? 128 : G <= 4 && !wide8 ? 512 : 256, a, err);
+    // Grid y: the chunks, or in the one-chunk forms the head groups.
+    return launch(b, kernel, (unsigned)Hkv, (unsigned)(wide ? head_groups : nch), (unsigned)T,
+                  !wide || wide4 ? 128 : GP <= 4 && !wide8 ? 512 : 256, a, err);
 }
 
 } // namespace rf_hip

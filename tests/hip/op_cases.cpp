@@ -504,6 +504,11 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(attention(rng, pool, 64, 8, 8, {300, 4096}, 1, 1e-5));
         // Query heads per KV head that the streaming kernel rounds up (3 -> 4) or takes as is (2).
         v.push_back(attention(rng, pool, 128, 6, 2, {2000}, 1, 1e-5));
+        // Short contexts with few KV heads: the heads split over blocks (to one head a block, or
+        // two groups of 4 of 6 heads where 9 tokens of 4 KV heads stop the split).
+        v.push_back(attention(rng, pool, 128, 6, 1, {100}, 1, 1e-5));
+        v.push_back(attention(rng, pool, 128, 24, 4, {40, 41, 42, 43, 44, 45, 46, 47, 48}, 1, 1e-5));
+        v.push_back(attention(rng, pool, 256, 4, 1, {64}, 1, 1e-5));
         v.push_back(attention(rng, pool, 64, 4, 2, {5000}, 1, 1e-5));
         // Batched decode: 16 sequences of different lengths, one token each.
         v.push_back(attention(rng, pool, 128, 8, 2, {1, 5, 64, 65, 100, 129, 200, 300, 17, 33, 700, 1000, 2, 3, 90, 400}, 1, 1e-5));
