@@ -199,18 +199,44 @@ template <class B> RF_DEV void mvq_idc_impl(const rf_kargs &a) {
     }
     if (threadIdx.x % RF_WARP == 0) *mmid_out(a, g, col, n) = s;
 }
+// rf_mvq_idc_<type>_r<R>: the same with R rows a warp (grid (ceil(N / (4 R)), columns)), for
+// short rows (the experts' down projections, K = 768): one row's few blocks leave a warp's load
+// step partly idle, and the warp's fixed costs (the id, pointers, reduction, store) outweigh its
+// row. The rows' sums are independent in mvq_dot_cols, each as mvq_idc_impl's: the same floats.
+template <class B, int R> RF_DEV void mvq_idcr_impl(const rf_kargs &a) {
+    const rf_ktensor &w = a.src[0];
+    const MmIdGeom g = mmid_geom(a);
+    const i64 K = w.ne[0], N = w.ne[1];
+    const int col = (int)blockIdx.y;
+    const i64 n0 = R * ((i64)blockIdx.x * RF_MMI_WARPS + threadIdx.x / RF_WARP);
+    if (n0 >= N) return;
+    const int e = ((const int *)a.src[2].data)[col], rows = (int)min((i64)R, N - n0);
+    float acc[R][1];
+    if (e >= 0 && e < (int)g.E)
+        mvq_dot_cols<B, 1, R>((const u8 *)w.data + (i64)e * w.nb[2] + n0 * w.nb[1], w.nb[1], rows,
+                              (const i8 *)a.scratch + (i64)g.act_row(col) * a.aux[0], 0, K, acc);
+    else
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r][0] = 0.f;
+    if (threadIdx.x % RF_WARP == 0)
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (r < rows) mmid_out(a, g, col, n0)[r] = acc[r][0];
+}
 // The warp's row of its column's expert into L2 before rf_kernel_start (mv.no_weight_prefetch 0),
 // overlapping the kernel before as the dense decode kernels do. The ids are read before the wait:
 // their TOPK is at least two launches back in a MoE block (each kernel lets the next launch only
 // after its own wait), so they are final; elsewhere a stale id only pulls another expert's row
 // (checked against E: the prefetch is a hint, the dot product reads the ids after the wait).
-RF_DEV void prefetch_mvq_idc(const rf_kargs &a) {
+// R rows a warp: its R rows.
+template <int R = 1> RF_DEV void prefetch_mvq_idc(const rf_kargs &a) {
 #if RF_NVIDIA // prefetch_l2 is NVIDIA's alone
     const rf_ktensor &w = a.src[0];
-    const i64 n = (i64)blockIdx.x * RF_MMI_WARPS + threadIdx.x / RF_WARP;
+    const i64 n = R * ((i64)blockIdx.x * RF_MMI_WARPS + threadIdx.x / RF_WARP);
     if (a.mv.no_weight_prefetch || n >= w.ne[1]) return;
     const int e = ((const int *)a.src[2].data)[blockIdx.y];
-    if (e >= 0 && e < (int)w.ne[2]) prefetch_l2((const u8 *)w.data + (i64)e * w.nb[2] + n * w.nb[1], w.nb[1]);
+    if (e >= 0 && e < (int)w.ne[2])
+        prefetch_l2((const u8 *)w.data + (i64)e * w.nb[2] + n * w.nb[1], min((i64)R, w.ne[1] - n) * w.nb[1]);
 #else
     (void)a;
 #endif
@@ -225,6 +251,16 @@ RF_MVQ_ID(q6_k, MvqQ6K)
 #endif
 RF_MVQ_ID(q4_0, MvqQ4_0)
 RF_MVQ_ID(q8_0, MvqQ8_0)
+#if RF_NVIDIA // the AMD packs keep one row a warp (not built for their register budget)
+#define RF_MVQ_IDCR(t, B, R) \
+    RF_KERNEL __launch_bounds__(128) void rf_mvq_idc_##t##_r##R(rf_kargs a) { prefetch_mvq_idc<R>(a); rf_kernel_start(); mvq_idcr_impl<B, R>(a); }
+#define RF_MVQ_IDCR_TYPE(t, B) RF_MVQ_IDCR(t, B, 2) RF_MVQ_IDCR(t, B, 4)
+RF_MVQ_IDCR_TYPE(q4_k, MvqK4<T_Q4_K>)
+RF_MVQ_IDCR_TYPE(q5_k, MvqK4<T_Q5_K>)
+RF_MVQ_IDCR_TYPE(q6_k, MvqQ6K)
+RF_MVQ_IDCR_TYPE(q4_0, MvqQ4_0)
+RF_MVQ_IDCR_TYPE(q8_0, MvqQ8_0)
+#endif
 
 // MOE_WEIGHTS: a warp per row (grid M, 32 threads). moe_weights.over_chosen = 1: softmax over the k chosen
 // logits; 0: the chosen entries of the softmax over all E. Bad ids give zeros. Rounded as the

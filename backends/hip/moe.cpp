@@ -25,6 +25,10 @@ namespace {
 
 constexpr int64_t kMvqIdCols = 64;    // dp4a path up to this many (slot, token) columns
 constexpr unsigned kRowsPerBlock = 4; // matmul_id.hip's RF_MMI_WARPS
+// Rows of at most kShortRowK elements take kShortRowWarpRows rows a warp on the routed-column
+// kernels (rf_mvq_idc_<type>_r<R>, NVIDIA): Qwen3-MoE's down projections (K = 768).
+constexpr int64_t kShortRowK = 1024;
+constexpr int kShortRowWarpRows = 4;
 
 bool f32(const rf_tensor *t) { return t && t->type == RF_TYPE_F32; }
 bool i32(const rf_tensor *t) { return t && t->type == RF_TYPE_I32; }
@@ -108,6 +112,14 @@ int matmul_id(Backend &b, const rf_node &n, std::string &err) {
             // two, 66 MB: not, as a 7B model's matrices are not).
             const uint64_t routed_bytes = (uint64_t)(ids->ne[0] * ids->ne[1]) * (uint64_t)(w->ne[1] * w->nb[1]);
             a.mv.no_weight_prefetch = no_weight_prefetch_bytes(b, routed_bytes, 1);
+#if defined(RF_HIP_NVIDIA)
+            // Short rows (the experts' down projections): kShortRowWarpRows rows a warp (_r<R>).
+            if (w->ne[0] <= kShortRowK) {
+                const unsigned rows = kRowsPerBlock * kShortRowWarpRows;
+                return launch(b, std::string("rf_mvq_idc_") + sfx + "_r" + std::to_string(kShortRowWarpRows),
+                              (unsigned)((w->ne[1] + rows - 1) / rows), (unsigned)(ids->ne[0] * ids->ne[1]), 1, 32 * kRowsPerBlock, a, err);
+            }
+#endif
             return launch(b, std::string("rf_mvq_idc_") + sfx, gx, (unsigned)(ids->ne[0] * ids->ne[1]), 1, 32 * kRowsPerBlock, a, err);
         }
         b.rule = "few routed columns, q8_1 dot weights: a grid row per expert";
@@ -170,6 +182,8 @@ std::vector<std::string> moe_kernel_names() {
 #if defined(RF_HIP_NVIDIA)
     v.push_back("rf_mvq_id_q6_k");
     v.push_back("rf_mvq_idc_q6_k");
+    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
+        for (const char *r : {"_r2", "_r4"}) v.push_back(std::string("rf_mvq_idc_") + t + r);
 #endif
     for (const std::string &k : moe_group_kernel_names()) v.push_back(k);
     return v;

@@ -108,6 +108,13 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
     }
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K})
         v.push_back(matmul_id(rng, t, 512, 130, 4, 2, 16, false)); // 32 columns: the last dp4a-sized case
+    // Short rows (K <= 1024) on the routed-column kernels take several rows a warp on NVIDIA: a
+    // Qwen3-MoE down projection and odd N (the last warp's rows partly past N), one and 6 tokens.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K}) {
+        v.push_back(matmul_id(rng, t, 768, 2048, 128, 8, 1, false, 128));
+        v.push_back(matmul_id(rng, t, 768, 131, 128, 8, 6, false, 128));
+        v.push_back(matmul_id(rng, t, 1024, 70, 16, 4, 3, true, 16));
+    }
     // Prefill-sized MATMUL_ID (S*M >= 64 columns): grouped by expert on NVIDIA (moe_grouped.cpp;
     // rf_mmqp_id_* for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, rf_mm_h16_id_64 for F16), rf_mm_id_* on AMD.
     // Odd N (partial 128-row tiles), K with a partial last K step (Q4_0 / Q8_0 step 128).
@@ -123,6 +130,16 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
         v.push_back(matmul_id(rng, t, K, 45, 8, 1, 300, true, 1));     // every token to expert 0
         v.push_back(matmul_id(rng, t, K2, 257, 2, 1, 600, false, 2));  // 300 per expert: 128-column tiles
         v.push_back(matmul_id(rng, t, K, 33, 16, 4, 70, false, 16));   // 280 columns, top-4
+    }
+    // Batched decode past 64 columns (the grouped tiles with a few columns an expert): 9, 16 and
+    // 128 sequences of 8 of 128 experts, odd N, 16 experts taking 8 columns each.
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0}) {
+        const bool k256 = type_block(t) == 256;
+        const int64_t K = k256 ? 512 : 160, K2 = k256 ? 256 : 224;
+        v.push_back(matmul_id(rng, t, K, 131, 128, 8, 9, true, 128));
+        v.push_back(matmul_id(rng, t, K2, 96, 128, 8, 16, false, 128));
+        v.push_back(matmul_id(rng, t, K, 67, 128, 8, 128, true, 128));
+        v.push_back(matmul_id(rng, t, K2, 33, 128, 8, 16, false, 16));
     }
     const int64_t topk_shapes[][3] = {{8, 2, 1}, {8, 2, 37}, {128, 8, 5}, {60, 60, 3}, {512, 9, 2}, {3, 1, 70}}; // E, k, M
     for (const auto &s : topk_shapes) v.push_back(topk(rng, s[0], s[1], s[2]));
@@ -233,6 +250,9 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     v.push_back(moe_block_case(rng, RF_TYPE_Q4_K, 256, 256, 8, 2, 2)); // Mixtral's top-2
     // 5..8 sequences of Qwen3-MoE's 8 experts: 40..64 routed columns, still one per grid row.
     for (int64_t M : {5, 8}) v.push_back(moe_ffn_case(rng, RF_TYPE_Q4_K, 512, 256, 128, 8, M));
+    // 12 and 16 sequences: past 64 columns, the grouped tiles.
+    for (int64_t M : {12, 16}) v.push_back(moe_ffn_case(rng, RF_TYPE_Q4_K, 512, 256, 128, 8, M));
+    v.push_back(moe_block_case(rng, RF_TYPE_Q6_K, 256, 256, 64, 8, 16));
     v.push_back(moe_block_case(rng, RF_TYPE_Q6_K, 256, 256, 64, 8, 6));
     return v;
 }
