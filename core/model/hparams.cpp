@@ -96,8 +96,8 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
 
 // YaRN as llama.cpp sets it up: the original context (default: the training context), ext_factor
 // 1 unless the file says otherwise (llama_context: a negative yarn_ext_factor means 1 for yarn),
-// attn_factor 1, beta_fast 32, beta_slow 1 (llama_hparams' defaults), each overridable by the
-// rope.scaling.yarn_* keys of newer converters.
+// attn_factor 1 (times rope.scaling.attn_factor), beta_fast 32, beta_slow 1 (llama_hparams'
+// defaults), each overridable by the rope.scaling.yarn_* keys of newer converters.
 void read_yarn_keys(ModelHparams &hp, const KeyReader &r) {
     hp.rope_yarn = true;
     const int64_t orig = r.get_int("rope.scaling.original_context_length", hp.n_ctx_train, false);
@@ -108,7 +108,9 @@ void read_yarn_keys(ModelHparams &hp, const KeyReader &r) {
     hp.n_ctx_orig = orig;
     hp.yarn.ext_factor = (float)r.get_float("rope.scaling.yarn_ext_factor", 1.0);
     if (hp.yarn.ext_factor < 0) hp.yarn.ext_factor = 1.0f;
-    hp.yarn.attn_factor = (float)r.get_float("rope.scaling.yarn_attn_factor", 1.0);
+    // llama_context: get_mscale(factor) / (1 + 0.1 ln factor) (= 1: ggml_rope_ext applies the
+    // magnitude itself) times rope.scaling.attn_factor; a yarn_attn_factor key replaces the first.
+    hp.yarn.attn_factor = (float)(r.get_float("rope.scaling.yarn_attn_factor", 1.0) * r.get_float("rope.scaling.attn_factor", 1.0));
     hp.yarn.beta_fast = (float)r.get_float("rope.scaling.yarn_beta_fast", 32.0);
     hp.yarn.beta_slow = (float)r.get_float("rope.scaling.yarn_beta_slow", 1.0);
     if (!(hp.yarn.attn_factor > 0) || !(hp.yarn.beta_fast > 0) || !(hp.yarn.beta_slow > 0))
