@@ -284,7 +284,7 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     // gpt-oss: MXFP4 experts as the files have them (and Q8_0, F16), 4 of 32 / 128, decode and prefill.
     for (int type : {RF_TYPE_MXFP4, RF_TYPE_Q8_0, RF_TYPE_F16})
         for (int64_t M : {1, 4, 70}) v.push_back(gpt_oss_ffn_case(rng, type, 256, 192, 32, 4, M));
-    v.push_back(gpt_oss_ffn_case(rng, RF_TYPE_MXFP4, 2880, 2880, 128, 4, 2)); // gpt-oss-120b's widths
+    v.push_back(gpt_oss_ffn_case(rng, RF_TYPE_MXFP4, 2880, 2880, 16, 4, 2)); // the real widths (2880 x 2880), 16 experts
     for (int64_t M : {1, 37}) v.push_back(moe_route_case(rng, 32, 4, M, 2));  // the pack's routing fusion declines mode 2
     return v;
 }
