@@ -12,10 +12,15 @@ rocmforge_status rocmforge_chat_apply_template(const rocmforge_model *model, con
     if (n_messages > 0) RF_API_REQUIRE(messages);
     return rf::api::api_call([&] {
         std::string text = tmpl ? tmpl : model->session.model->file().get_string("tokenizer.chat_template", "");
+        // A family with a format of its own (gpt-oss: harmony) uses it when the file has no template.
+        if (text.empty() && model) {
+            const rf::ChatFormat family = rf::family_chat_format(model->session.model->hparams().arch_name);
+            if (family != rf::ChatFormat::ChatML) text = rf::chat_format_name(family);
+        }
         if (text.empty())
             return rf::api::fail(ROCMFORGE_ERR_UNSUPPORTED, "rocmforge_chat_apply_template: the model has no "
                                                             "tokenizer.chat_template; name a format (chatml, llama2, llama3, "
-                                                            "mistral, gemma, phi3)");
+                                                            "mistral, gemma, phi3, gpt-oss)");
         std::vector<rf::ChatMessage> chat;
         for (size_t i = 0; i < n_messages; ++i) {
             if (!messages[i].role || !messages[i].content)

@@ -3,7 +3,9 @@
 // softmax (running max, sum, V accumulator with D/32 values per lane); the block merges them.
 // The one attention kernel that honours a sliding window (attention.window), a score soft cap
 // (attention.soft_cap) and bidirectional attention (attention.bidirectional: a token sees every
-// position of its sequence in the node, the encoders'): ops.cpp sends such nodes here.
+// position of its sequence in the node, the encoders') and sinks (gpt-oss: a.scratch = the f32
+// [Hq] sink logits of the node's src5, each joining its head's denominator as exp(sink - max)):
+// ops.cpp sends such nodes here.
 #include "compat.h"
 #include "quant_decode.h"
 
@@ -90,7 +92,10 @@ RF_KERNEL __launch_bounds__(128) void rf_attention(rf_kargs a) {
     __syncthreads();
     float M = sh_m[0];
     for (int i = 1; i < RF_ATT_WARPS; ++i) M = fmaxf(M, sh_m[i]);
-    float L = 0.f;
+    const float *sinks = (const float *)a.scratch;
+    const float sink = sinks ? sinks[h] : -__int_as_float(0x7f800000);
+    M = fmaxf(M, sink); // a sink above every score sets the scale, as ggml's flash attention does
+    float L = sinks ? __expf(sink - M) : 0.f;
     for (int i = 0; i < RF_ATT_WARPS; ++i) L += sh_m[i] == -__int_as_float(0x7f800000) ? 0.f : sh_l[i] * __expf(sh_m[i] - M);
     float *out = (float *)((u8 *)a.dst.data + (i64)t * a.dst.nb[1]) + (i64)h * D;
     for (int dd = threadIdx.x; dd < D; dd += blockDim.x) {

@@ -263,10 +263,11 @@ RF_MVQ_IDCR_TYPE(q8_0, MvqQ8_0)
 #endif
 
 // MOE_WEIGHTS: a warp per row (grid M, 32 threads). moe_weights.over_chosen = 1: softmax over the k chosen
-// logits; 0: the chosen entries of the softmax over all E. Bad ids give zeros. Rounded as the
-// CPU backend (llama.cpp's ops): p = softmax over all E with the sum in double and the f32
-// reciprocal, w_j = p[id_j]; mode 1 divides by max(f32 of the double sum of the w_j, 2^-14).
-RF_DEV void moe_weights_warp_row(const rf_ktensor &l, const rf_ktensor &ids, const rf_ktensor &d, bool over_chosen, i64 row) {
+// logits; 0: the chosen entries of the softmax over all E; 2: the softmax of the k chosen logits
+// from them alone (gpt-oss). Bad ids give zeros. Rounded as the CPU backend (llama.cpp's ops):
+// p = softmax over all E (or the k: mode 2) with the sum in double and the f32 reciprocal,
+// w_j = p[id_j]; mode 1 divides by max(f32 of the double sum of the w_j, 2^-14).
+RF_DEV void moe_weights_warp_row(const rf_ktensor &l, const rf_ktensor &ids, const rf_ktensor &d, int mode, i64 row) {
     const int E = (int)l.ne[0], k = (int)d.ne[0], lane = threadIdx.x % RF_WARP;
     const float *v = (const float *)((const u8 *)l.data + row * l.nb[1]);
     const int *id = (const int *)((const u8 *)ids.data + row * ids.nb[1]);
@@ -277,11 +278,13 @@ RF_DEV void moe_weights_warp_row(const rf_ktensor &l, const rf_ktensor &ids, con
         for (int j = lane; j < k; j += RF_WARP) out[j] = 0.f;
         return;
     }
+    const bool of_chosen = mode == 2;
+    const int n = of_chosen ? k : E; // what the softmax runs over
     float mx = -__int_as_float(0x7f800000);
-    for (int j = lane; j < E; j += RF_WARP) mx = fmaxf(mx, v[j]);
+    for (int j = lane; j < n; j += RF_WARP) mx = fmaxf(mx, v[of_chosen ? id[j] : j]);
     mx = warp_max(mx);
     double sum = 0.0;
-    for (int j = lane; j < E; j += RF_WARP) sum += (double)expf(v[j] - mx);
+    for (int j = lane; j < n; j += RF_WARP) sum += (double)expf(v[of_chosen ? id[j] : j] - mx);
     sum = warp_sum(sum);
     const float inv = (float)(1.0 / sum);
     double chosen = 0.0;
@@ -290,14 +293,14 @@ RF_DEV void moe_weights_warp_row(const rf_ktensor &l, const rf_ktensor &ids, con
         out[j] = p;
         chosen += (double)p;
     }
-    if (!over_chosen) return;
+    if (mode != 1) return;
     chosen = warp_sum(chosen);
     const float norm = fmaxf((float)chosen, 6.103515625e-5f);
     for (int j = lane; j < k; j += RF_WARP) out[j] = out[j] / norm; // each lane rereads its own
 }
 RF_KERNEL __launch_bounds__(32) void rf_moe_weights_f32(rf_kargs a) {
     rf_kernel_start();
-    moe_weights_warp_row(a.src[0], a.src[1], a.dst, a.moe_weights.over_chosen == 1, blockIdx.x);
+    moe_weights_warp_row(a.src[0], a.src[1], a.dst, a.moe_weights.over_chosen, blockIdx.x);
 }
 
 // MOE_SUM: dst[n, m] = sum over s in order of w[s, m] * y[n, s, m], each product rounded before

@@ -11,5 +11,5 @@ RF_KERNEL __launch_bounds__(32) void rf_moe_route_f32(rf_kargs a) {
     rf_kernel_start();
     topk_warp_row(a.src[0], a.dst, blockIdx.x);
     __syncthreads(); // lane 0's ids, visible to the block (one warp): portable to HIP on AMD
-    moe_weights_warp_row(a.src[0], a.dst, a.src[1], a.moe_weights.over_chosen == 1, blockIdx.x);
+    moe_weights_warp_row(a.src[0], a.dst, a.src[1], a.moe_weights.over_chosen, blockIdx.x);
 }

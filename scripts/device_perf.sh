@@ -52,6 +52,9 @@
 #   binab     tg128 (BINAB_PP=1: also pp512) of the bench models for each binary in BINS, interleaved
 #   families  qwen3/gemma2/gemma3/phi3: GPU vs CPU greedy tokens (tiny shapes), pp512/tg128 (real shapes)
 #   kprofpp   Nsight Compute per-kernel totals of pp512 runs (7B Q4_K_M, 7B Q4_0)
+#   gptoss    gpt-oss: opcheck of its cases (sinks, YaRN rope, SWIGLU_OAI, ADD_ID, mode 2, its expert
+#             FFN graph), GPU vs CPU greedy tokens on tiny-gpt-oss (Q8_0: MXFP4 experts; F16),
+#             pp512/tg128 of gpt-oss-20b Q8_0 (GPTOSS_BENCH: other shapes)
 #   moe       mixture of experts: opcheck of the MoE cases, GPU vs CPU greedy tokens on tiny-mixtral /
 #             tiny-qwen3moe, MATMUL_ID kernel times (GB/s of the chosen experts' bytes; prefill also
 #             with the grouped path off, hip.moe_group_min=0), pp512/tg128 (both ways)
@@ -416,6 +419,15 @@ for step in "$@"; do
     greedy_vs_cpu "tiny-qwen3 tiny-gemma2 tiny-gemma3 tiny-phi3" "Q8_0 Q4_K_M" fam
     for sh in ${FAM_BENCH:-qwen3-0.6b gemma3-1b gemma2-2b phi3-mini}; do
       log "bench $sh Q4_K_M: $(bench_line $(model $sh Q4_K_M))"
+    done ;;
+  gptoss) # gpt-oss (docs/MODELS.md): its opcheck cases, greedy tokens, the real shape's speed
+    for f in swiglu_oai "rope yarn" sinks add_id of-chosen gpt-oss "mode 2"; do
+      timeout 300 $D/tests/hip/rocmforge-opcheck --filter "$f" > "$OUT/gptoss-op.txt" 2>&1
+      log "opcheck --filter '$f' rc=$? $(tail -1 "$OUT/gptoss-op.txt")"; grep FAIL "$OUT/gptoss-op.txt" | head -10 | tee -a "$S"
+    done
+    greedy_vs_cpu "tiny-gpt-oss" "Q8_0 F16" gptoss
+    for sh in ${GPTOSS_BENCH:-gpt-oss-20b}; do
+      log "bench $sh Q8_0 (MXFP4 experts): $(bench_line $(model $sh Q8_0) 400)"
     done ;;
   moe) # mixture of experts (docs/MODELS.md): correctness, then speed and bytes per token
     for f in matmul_id topk moe; do

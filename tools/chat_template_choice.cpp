@@ -15,9 +15,12 @@ ChatTemplate pick_chat_template(const ChatTemplateOptions &o, const gguf::File &
     if (!o.name.empty()) return ChatTemplate::builtin(chat_format_from(o.name));
     if (!o.file.empty()) return ChatTemplate::jinja(read_text_file(o.file, "--chat-template-file"), o.file, bos, eos);
     const std::string tmpl = file.get_string("tokenizer.chat_template");
-    if (tmpl.empty()) {
-        notes = "chat template: the model has none; using chatml (--chat-template NAME or --chat-template-file FILE to choose)";
-        return ChatTemplate::builtin(ChatFormat::ChatML);
+    if (tmpl.empty()) { // the family's own format (gpt-oss: harmony), else chatml
+        const ChatFormat family = family_chat_format(file.get_string("general.architecture"));
+        notes = std::string("chat template: the model has none; using ") + chat_format_name(family) +
+                (family == ChatFormat::ChatML ? "" : ", its family's format") +
+                " (--chat-template NAME or --chat-template-file FILE to choose)";
+        return ChatTemplate::builtin(family);
     }
     try {
         return ChatTemplate::jinja(tmpl, "the model's tokenizer.chat_template", bos, eos);

@@ -30,7 +30,7 @@ const std::string kUsage = std::string(kUsageLine) +
     "                           {\"messages\": [...], \"tools\": [...], \"chat_template_kwargs\": {...}}\n"
     "  --tools FILE             a JSON array of OpenAI tools (function definitions)\n"
     "  --chat-template-file F   a Jinja template instead of the model's tokenizer.chat_template\n"
-    "  --chat-template NAME     a built-in format: chatml, llama2, llama3, mistral, gemma, phi3\n"
+    "  --chat-template NAME     a built-in format: chatml, llama2, llama3, mistral, gemma, phi3, gpt-oss\n"
     "  --no-generation-prompt   do not open the assistant's turn (add_generation_prompt false)\n"
     "  -h, --help               show this help\n";
 

@@ -4,7 +4,8 @@
 // the loop. One work item = (token, kv head): the kv rows are converted to f32 once and shared
 // by the Hq/Hkv query heads of the group. A sliding window (iparams[0]) moves the first visited
 // position; a soft cap (fparams[1]) bends each score before the softmax; bidirectional
-// attention (iparams[2], encoders) visits every position of the token's sequence in the node.
+// attention (iparams[2], encoders) visits every position of the token's sequence in the node;
+// sinks (src5, gpt-oss) join each head's denominator once the positions are summed.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -45,6 +46,10 @@ bool check_attention(const rf_node &n, std::string *why) {
     if (info->ne[0] != 2 || info->ne[1] != T) { *why = "token info must be i32 [2, T]"; return false; }
     if (n.iparams[0] < 0 || !(n.fparams[1] >= 0)) { *why = "window and soft cap must not be negative"; return false; }
     if (n.iparams[2] != 0 && (n.iparams[2] != 1 || n.iparams[0] != 0)) { *why = "bidirectional is 0 or 1, without a window"; return false; }
+    if (const rf_tensor *sk = n.src[5]; sk && (sk->type != RF_TYPE_F32 || nelements(*sk) != Hq || !is_contiguous(*sk))) {
+        *why = "sinks must be f32 [Hq]";
+        return false;
+    }
     return true;
 }
 
@@ -82,6 +87,7 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
     const float scale = n.fparams[0], cap = n.fparams[1];
     const int64_t window = n.iparams[0];
     const bool bidirectional = n.iparams[2] == 1;
+    const float *sinks = n.src[5] ? static_cast<const float *>(n.src[5]->data) : nullptr;
     const KernelSet &ks = ctx.ks;
     // Bidirectional: each sequence's last position among this node's tokens (O(T) per part).
     std::vector<int32_t> last_pos;
@@ -156,6 +162,17 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
                     lrun[j] += p;
                     ks.axpy_f32(a, vbuf + c * D, p, D);
                 }
+            }
+        }
+        for (int64_t j = 0; j < G && sinks && !bad; ++j) {
+            // As ggml's flash attention: the sink's exp against the larger of it and the max.
+            const float s = sinks[g * G + j];
+            if (s > mrun[j]) {
+                const float corr = std::exp(mrun[j] - s);
+                for (int64_t i = 0; i < D; ++i) acc[j * D + i] *= corr;
+                lrun[j] = lrun[j] * corr + 1.f;
+            } else {
+                lrun[j] += std::exp(s - mrun[j]);
             }
         }
         for (int64_t j = 0; j < G; ++j) {

@@ -1,5 +1,5 @@
 // Element-wise f32 ops: ADD, MUL (with broadcasting of src1), SCALE, SILU, SWIGLU, GEGLU, GELU,
-// SOFTCAP, SIGMOID.
+// SOFTCAP, SIGMOID, SWIGLU_OAI.
 #include <cmath>
 
 #include "ops.h"
@@ -106,6 +106,27 @@ void run_sigmoid(const OpContext &, const rf_node &n, int, int64_t part, int64_t
     });
 }
 
+// ggml's swiglu_oai (gpt-oss): the gate clamped above, the up projection on both sides, then
+// x / (1 + exp(-alpha x)) * (y + 1), each step an f32 rounding.
+void run_swiglu_oai(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const rf_tensor &g = *n.src[1];
+    const float alpha = n.fparams[0], limit = n.fparams[1];
+    for_rows_unary(n, part, n_parts, [&](float *out, const float *gate, int64_t i1, int64_t i2, int64_t i3) {
+        const float *up = row_f32(g, i1, i2, i3);
+        for (int64_t i = 0; i < n.dst->ne[0]; ++i) {
+            const float x = std::fmin(gate[i], limit);
+            const float y = std::fmin(std::fmax(up[i], -limit), limit);
+            out[i] = x / (1.f + std::exp(alpha * (-x))) * (y + 1.f);
+        }
+    });
+}
+
+bool check_swiglu_oai(const rf_node &n, std::string *why) {
+    if (!check_same_binary(n, why)) return false;
+    if (!(n.fparams[1] > 0)) { *why = "the clamp limit must be positive"; return false; }
+    return true;
+}
+
 void run_softcap(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const float cap = n.fparams[0], inv = 1.f / cap;
     for_rows_unary(n, part, n_parts, [&](float *y, const float *x, int64_t, int64_t, int64_t) {
@@ -130,5 +151,6 @@ const OpImpl kOpGeglu = {check_same_binary, plan_simple, run_geglu};
 const OpImpl kOpGelu = {check_unary, plan_simple, run_gelu};
 const OpImpl kOpSoftcap = {check_softcap, plan_simple, run_softcap};
 const OpImpl kOpSigmoid = {check_unary, plan_simple, run_sigmoid};
+const OpImpl kOpSwigluOai = {check_swiglu_oai, plan_simple, run_swiglu_oai};
 
 } // namespace rfcpu

@@ -1,6 +1,7 @@
 // Mixture-of-experts routing and combination (abi.h): MOE_WEIGHTS (the gating weights of the
-// experts TOPK chose, ops_select.cpp, from the router logits) and MOE_SUM (the experts' outputs
-// weighted and summed). MATMUL_ID, the expert FFN itself, is ops_matmul_id.cpp.
+// experts TOPK chose, ops_select.cpp, from the router logits), ADD_ID (a bias row per chosen
+// expert, gpt-oss) and MOE_SUM (the experts' outputs weighted and summed). MATMUL_ID, the expert
+// FFN itself, is ops_matmul_id.cpp.
 #include <cmath>
 
 #include "ops.h"
@@ -17,14 +18,17 @@ bool check_moe_weights(const rf_node &n, std::string *why) {
         *why = "expects logits [E,M], ids and dst [k,M], got " + shape_str(l) + ", " + shape_str(ids) + " -> " + shape_str(d);
         return false;
     }
-    if (n.iparams[0] != 0 && n.iparams[0] != 1) { *why = "iparams[0] must be 0 (softmax over all) or 1 (over the chosen)"; return false; }
+    if (n.iparams[0] < 0 || n.iparams[0] > 2) {
+        *why = "iparams[0] must be 0 (softmax over all), 1 (normalised over the chosen) or 2 (softmax of the chosen)";
+        return false;
+    }
     return true;
 }
 
 void run_moe_weights(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const rf_tensor &d = *n.dst, &l = *n.src[0], &ids = *n.src[1];
     const int64_t E = l.ne[0], k = d.ne[0];
-    const bool over_chosen = n.iparams[0] == 1;
+    const bool over_chosen = n.iparams[0] == 1, of_chosen = n.iparams[0] == 2;
     int64_t r0, r1;
     split_range(d.ne[1], part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
@@ -40,6 +44,17 @@ void run_moe_weights(const OpContext &ctx, const rf_node &n, int, int64_t part, 
             }
         if (bad) {
             for (int64_t j = 0; j < k; ++j) out[j] = 0.f;
+            continue;
+        }
+        if (of_chosen) {
+            // gpt-oss (LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT): ggml's soft_max of the k
+            // chosen logits themselves (exp in f32, the sum in double, the f32 reciprocal).
+            float mx = -INFINITY;
+            for (int64_t j = 0; j < k; ++j) mx = std::fmax(mx, v[id[j]]);
+            double sum = 0.0;
+            for (int64_t j = 0; j < k; ++j) sum += double(std::exp(v[id[j]] - mx));
+            const float inv = float(1.0 / sum);
+            for (int64_t j = 0; j < k; ++j) out[j] = std::exp(v[id[j]] - mx) * inv;
             continue;
         }
         // llama.cpp's build_moe_ffn on ggml's CPU ops: probs = soft_max(logits) over all E
@@ -91,6 +106,52 @@ void run_moe_sum(const OpContext &, const rf_node &n, int, int64_t part, int64_t
     }
 }
 
+bool check_add_id(const rf_node &n, std::string *why) {
+    const rf_tensor *d = n.dst, *y = n.src[0], *b = n.src[1], *ids = n.src[2];
+    if (!d || !y || !b || !ids) { *why = "dst and src0..src2 are required"; return false; }
+    if (d->type != RF_TYPE_F32 || y->type != RF_TYPE_F32 || b->type != RF_TYPE_F32 || ids->type != RF_TYPE_I32) {
+        *why = "expects f32 dst, src0, src1 and i32 ids";
+        return false;
+    }
+    if (!rows_contiguous(*d) || !rows_contiguous(*y) || !rows_contiguous(*b) || !rows_contiguous(*ids)) {
+        *why = "rows must be contiguous";
+        return false;
+    }
+    if (!same_shape(*d, *y) || y->ne[3] != 1 || b->ne[0] != y->ne[0] || b->ne[2] != 1 || b->ne[3] != 1 ||
+        ids->ne[0] != y->ne[1] || ids->ne[1] != y->ne[2] || ids->ne[2] != 1) {
+        *why = "expects src0 [N,S,M], bias [N,E], ids [S,M], got " + shape_str(*y) + ", " + shape_str(*b) + ", " + shape_str(*ids);
+        return false;
+    }
+    return true;
+}
+
+// ggml_add_id: each (slot, token) row plus its expert's bias row (an f32 add per element).
+void run_add_id(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const rf_tensor &d = *n.dst, &y = *n.src[0], &b = *n.src[1], &ids = *n.src[2];
+    const int64_t N = d.ne[0], S = d.ne[1], E = b.ne[1];
+    int64_t r0, r1;
+    split_range(d.ne[2], part, n_parts, &r0, &r1);
+    for (int64_t m = r0; m < r1; ++m) {
+        const auto *id = reinterpret_cast<const int32_t *>(row_ptr(ids, m));
+        for (int64_t s = 0; s < S; ++s) {
+            const float *x = row_f32(y, s, m);
+            float *out = row_f32(d, s, m);
+            if (id[s] < 0 || id[s] >= E) {
+                for (int64_t i = 0; i < N; ++i) out[i] = x[i];
+                continue;
+            }
+            const float *bias = row_f32(b, id[s]);
+            for (int64_t i = 0; i < N; ++i) out[i] = x[i] + bias[i];
+        }
+    }
+}
+
+NodeWork plan_add_id(const KernelSet &, const rf_node &node, int nth) {
+    NodeWork w;
+    w.parts[0] = parts_for(node.dst->ne[2], node.dst->ne[0] * node.dst->ne[1], nth);
+    return w;
+}
+
 NodeWork plan_rows(const KernelSet &, const rf_node &node, int nth) {
     NodeWork w;
     w.parts[0] = parts_for(node.dst->ne[1], node.src[0]->ne[0] * node.src[0]->ne[1], nth);
@@ -101,5 +162,6 @@ NodeWork plan_rows(const KernelSet &, const rf_node &node, int nth) {
 
 const OpImpl kOpMoeWeights = {check_moe_weights, plan_rows, run_moe_weights};
 const OpImpl kOpMoeSum = {check_moe_sum, plan_rows, run_moe_sum};
+const OpImpl kOpAddId = {check_add_id, plan_add_id, run_add_id};
 
 } // namespace rfcpu

@@ -1,8 +1,10 @@
 // ROPE: rotary position embedding, normal (adjacent pairs) and NeoX (halves) layouts, optional
-// per-frequency factors (Llama 3). Angles are computed in double once per token.
+// per-frequency factors (Llama 3), YaRN (iparams[2], gpt-oss). Angles are computed in double once
+// per token.
 #include <cmath>
 
 #include "ops.h"
+#include "rocmforge/rope_yarn.h"
 
 namespace rfcpu {
 namespace {
@@ -26,6 +28,10 @@ bool check_rope(const rf_node &n, std::string *why) {
         *why = "freq factors must be f32[n_rot/2]";
         return false;
     }
+    if (n.iparams[2] != 0 && (n.iparams[2] != 1 || n.iparams[3] <= 0 || !(n.fparams[0] > 0) || !(n.fparams[1] > 0))) {
+        *why = "YaRN needs iparams[2] = 1, n_ctx_orig > 0 and positive base and scale";
+        return false;
+    }
     return true;
 }
 
@@ -43,13 +49,30 @@ void run_rope(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t
     const bool neox = n.iparams[0] == RF_ROPE_NEOX;
     const int64_t ne0 = d.ne[0], H = d.ne[1], half = n.iparams[1] / 2;
     const double base = n.fparams[0], fscale = n.fparams[1];
+    const bool yarn = n.iparams[2] == 1;
+    rf::RopeYarn y;
+    float dims[2] = {0, 0};
+    double mscale = 1.0;
+    if (yarn) {
+        y.n_ctx_orig = n.iparams[3];
+        y.ext_factor = n.fparams[2], y.attn_factor = n.fparams[3], y.beta_fast = n.fparams[4], y.beta_slow = n.fparams[5];
+        rf::rope_yarn_corr_dims(y, n.iparams[1], n.fparams[0], dims);
+        mscale = rf::rope_yarn_mscale(y, n.fparams[1]);
+    }
     auto *cs = reinterpret_cast<float *>(ctx.thread_scratch(tid)); // cos[i], sin[i] interleaved
     int64_t r0, r1, cached_t = -1;
     split_range(H * d.ne[2], part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t h = r % H, t = r / H;
         if (t != cached_t) {
-            for (int64_t i = 0; i < half; ++i) {
+            for (int64_t i = 0; i < half && yarn; ++i) { // rope_angles.cpp's expression, operand for operand
+                double extrap = double(pos[t]) * std::pow(base, -2.0 * double(i) / double(2 * half));
+                if (ff) extrap /= double(ff[i]);
+                const double theta = rf::rope_yarn_theta(y, dims, (int)i, extrap, fscale);
+                cs[2 * i] = float(std::cos(theta) * mscale);
+                cs[2 * i + 1] = float(std::sin(theta) * mscale);
+            }
+            for (int64_t i = 0; i < half && !yarn; ++i) {
                 double theta = double(pos[t]) * fscale * std::pow(base, -2.0 * double(i) / double(2 * half));
                 if (ff) theta /= double(ff[i]);
                 cs[2 * i] = float(std::cos(theta));

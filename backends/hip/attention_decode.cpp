@@ -19,6 +19,7 @@ constexpr uint64_t kAttCounterBytes = 64 << 10; // 16384 (token, KV head) counte
 } // namespace
 
 int attention_decode(Backend &b, const rf_node &n, std::string &err) {
+    if (n.src[5]) return -1; // sinks (gpt-oss): the generic rf_attention adds them, not these kernels
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
     const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
     // A block per (KV head, chunk, token): right for a few tokens, or for many sequences that

@@ -142,7 +142,9 @@ bool matmul_id_reads_q8_columns(const rf_node &n) {
     return sfx && n.src[2]->ne[0] * n.src[2]->ne[1] <= kMvqIdCols && matmul_id_reason(n).empty();
 }
 
-bool is_moe_op(int op) { return op == RF_OP_MOE_WEIGHTS || op == RF_OP_MATMUL_ID || op == RF_OP_MOE_SUM; }
+bool is_moe_op(int op) {
+    return op == RF_OP_MOE_WEIGHTS || op == RF_OP_MATMUL_ID || op == RF_OP_MOE_SUM || op == RF_OP_ADD_ID;
+}
 
 std::string moe_unsupported_reason(const rf_node &n) {
     const rf_tensor *s0 = n.src[0], *s1 = n.src[1], *d = n.dst;
@@ -150,13 +152,21 @@ std::string moe_unsupported_reason(const rf_node &n) {
     case RF_OP_MOE_WEIGHTS:
         if (!f32(s0) || !i32(s1) || !f32(d) || !dense(s0, 4) || !dense(s1, 4) || !dense(d, 4) || !two_d(s0) || !two_d(d)) return "moe_weights operand types";
         if (s1->ne[0] != d->ne[0] || s1->ne[1] != d->ne[1] || s0->ne[1] != d->ne[1] || d->ne[0] > s0->ne[0]) return "moe_weights shape mismatch";
-        return n.iparams[0] == 0 || n.iparams[0] == 1 ? "" : "moe_weights mode must be 0 or 1";
+        return n.iparams[0] >= 0 && n.iparams[0] <= 2 ? "" : "moe_weights mode must be 0, 1 or 2";
     case RF_OP_MATMUL_ID:
         return matmul_id_reason(n);
     case RF_OP_MOE_SUM:
         if (!f32(s0) || !f32(s1) || !f32(d) || !dense(s1, 4) || !two_d(d) || s0->ne[3] != 1) return "moe_sum operand types";
         if (s0->ne[0] != d->ne[0] || s0->ne[2] != d->ne[1] || s1->ne[0] != s0->ne[1] || s1->ne[1] != d->ne[1]) return "moe_sum shape mismatch";
         return d->ne[1] <= 65535 ? "" : "moe_sum: too many tokens in one node";
+    case RF_OP_ADD_ID: { // gpt-oss's expert biases: [N, S, M] plus bias rows [N, E] by ids [S, M]
+        const rf_tensor *ids = n.src[2];
+        if (!f32(s0) || !f32(s1) || !i32(ids) || !f32(d) || !dense(s1, 4) || !dense(ids, 4) || s0->ne[3] != 1) return "add_id operand types";
+        for (int i = 0; i < 3; ++i)
+            if (s0->ne[i] != d->ne[i]) return "add_id shape mismatch";
+        if (s1->ne[0] != d->ne[0] || s1->ne[2] != 1 || ids->ne[0] != d->ne[1] || ids->ne[1] != d->ne[2]) return "add_id shape mismatch";
+        return d->ne[1] <= 65535 && d->ne[2] <= 65535 ? "" : "add_id: too many slots or tokens in one node";
+    }
     default:
         return "not a mixture-of-experts op";
     }
@@ -168,6 +178,9 @@ int run_moe_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_MOE_WEIGHTS: return launch(b, "rf_moe_weights_f32", (unsigned)n.dst->ne[1], 1, 1, 32, a, err);
     case RF_OP_MATMUL_ID: return matmul_id(b, n, err);
     case RF_OP_MOE_SUM: return launch(b, "rf_moe_sum_f32", (unsigned)((n.dst->ne[0] + 255) / 256), (unsigned)n.dst->ne[1], 1, 256, a, err);
+    case RF_OP_ADD_ID:
+        return launch(b, "rf_add_id_f32", (unsigned)((n.dst->ne[0] + 255) / 256), (unsigned)n.dst->ne[1], (unsigned)n.dst->ne[2], 256, a,
+                      err);
     default:
         err = "op " + std::to_string(n.op) + " is not a mixture-of-experts op";
         return RF_ERR_UNSUPPORTED;
@@ -175,7 +188,7 @@ int run_moe_node(Backend &b, const rf_node &n, std::string &err) {
 }
 
 std::vector<std::string> moe_kernel_names() {
-    std::vector<std::string> v = {"rf_moe_weights_f32", "rf_moe_sum_f32"};
+    std::vector<std::string> v = {"rf_moe_weights_f32", "rf_moe_sum_f32", "rf_add_id_f32"};
     for (const auto &t : kWeightTypes) v.push_back(std::string("rf_mm_id_") + t.suffix);
     for (const char *t : {"q4_k", "q5_k", "q4_0", "q8_0"})
         for (const char *form : {"rf_mvq_id_", "rf_mvq_idc_"}) v.push_back(std::string(form) + t);

@@ -8,6 +8,7 @@
 #include "attention_mma_layout.h"
 #include "kernel_args.h"
 #include "rocmforge/pack_abi.h"
+#include "rocmforge/rope_yarn.h"
 #include "matmul_h16.h"
 #include "matmul_mmq.h"
 #include "moe.h"
@@ -97,7 +98,8 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_mv_f32", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1", "rf_mvq_iq4_xs", "rf_mvq_iq4_nl",
                                "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_add_rms_norm_mul_4", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
-                               "rf_geglu_f32", "rf_softcap_f32", "rf_layer_norm_f32", "rf_gelu_f32", "rf_sigmoid_f32"};
+                               "rf_geglu_f32", "rf_softcap_f32", "rf_layer_norm_f32", "rf_gelu_f32", "rf_sigmoid_f32",
+                               "rf_swiglu_oai_f32", "rf_rope_yarn_f32"};
 
 
 // Decode (M = 1) kernel reading f32 activations: F16 weights (16-byte loads).
@@ -541,11 +543,11 @@ std::string unsupported_reason(const rf_node &n) {
         return "";
     case RF_OP_MATMUL:
         return s0 && s1 ? matmul_reason(n) : "matmul needs two sources";
-    case RF_OP_GEGLU:
+    case RF_OP_GEGLU: case RF_OP_SWIGLU_OAI:
         if (!is_f32(s0) || !is_f32(s1) || !is_f32(d)) return "needs f32 tensors";
         for (int i = 0; i < 4; ++i)
-            if (s0->ne[i] != d->ne[i] || s1->ne[i] != d->ne[i]) return "geglu operands differ in shape";
-        return "";
+            if (s0->ne[i] != d->ne[i] || s1->ne[i] != d->ne[i]) return "gated operands differ in shape";
+        return n.op != RF_OP_SWIGLU_OAI || n.fparams[1] > 0 ? "" : "swiglu_oai: the clamp limit must be positive";
     case RF_OP_SOFTCAP:
         if (!is_f32(s0) || !is_f32(d)) return "needs f32 tensors";
         return n.fparams[0] > 0 ? "" : "soft cap must be positive";
@@ -568,6 +570,8 @@ std::string unsupported_reason(const rf_node &n) {
         if (n.src[2] && !is_f32(n.src[2])) return "rope factors must be f32";
         if (n.iparams[0] != RF_ROPE_NORMAL && n.iparams[0] != RF_ROPE_NEOX) return "rope mode not supported";
         if (s0->ne[0] % 2 || n.iparams[1] % 2 || n.iparams[1] > s0->ne[0] || n.iparams[1] <= 0) return "rope n_rot/D must be even";
+        if (n.iparams[2] != 0 && (n.iparams[2] != 1 || n.iparams[3] <= 0 || !(n.fparams[0] > 0) || !(n.fparams[1] > 0)))
+            return "rope: YaRN needs iparams[2] = 1, n_ctx_orig > 0 and positive base and scale";
         return "";
     case RF_OP_SET_ROWS:
         if (!is_f32(s0) || !is_i32(s1)) return "set_rows needs f32 rows and i32 slots";
@@ -585,6 +589,8 @@ std::string unsupported_reason(const rf_node &n) {
         if (k->ne[0] % D || s0->ne[1] % (k->ne[0] / D)) return "attention head counts do not divide";
         if (n.iparams[0] < 0 || !(n.fparams[1] >= 0)) return "attention window and soft cap must not be negative";
         if (n.iparams[2] != 0 && n.iparams[2] != 1) return "attention iparams[2] must be 0 (causal) or 1 (bidirectional)";
+        if (const rf_tensor *sk = n.src[5]; sk && (!is_f32(sk) || nelem(sk) != s0->ne[1] || sk->nb[0] != 4))
+            return "attention sinks must be f32 [Hq]";
         return "";
     }
     case RF_OP_COPY:
@@ -669,6 +675,21 @@ void forget_overwritten(Backend &b, const rf_tensor *written) {
 namespace {
 int dispatch_node(Backend &b, const rf_node &n, std::string &err);
 
+// ROPE's YaRN form without the graph's rows (kernels/rope_yarn.hip): the f32 correction dims and
+// mscale computed here as the CPU backend computes them (rope_yarn.h), so both rotate alike.
+int launch_rope_yarn(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
+    const rf::RopeYarn y{n.iparams[3], n.fparams[2], n.fparams[3], n.fparams[4], n.fparams[5]};
+    float dims[2];
+    rf::rope_yarn_corr_dims(y, n.iparams[1], n.fparams[0], dims);
+    a.fparams[6] = dims[0];
+    a.fparams[7] = dims[1];
+    const double mscale = rf::rope_yarn_mscale(y, n.fparams[1]);
+    std::memcpy(&a.aux[0], &mscale, sizeof mscale);
+    b.rule = "YaRN without angle rows (rf_rope_yarn_f32)";
+    const rf_tensor *x = n.src[0];
+    return launch(b, "rf_rope_yarn_f32", (unsigned)std::min<int64_t>(x->ne[2], 65535), (unsigned)((x->ne[1] + 7) / 8), 1, 256, a, err);
+}
+
 // ATTENTION with its split hint (abi.h iparams[1] = d): tokens 0..d-1 are decode rows of as many
 // sequences, the rest a prompt chunk. As one node the prefill tiles would hold both, and each
 // tile makes a pass over the cache of every sequence present (slow for a server's mixed step of
@@ -727,12 +748,14 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_LAYER_NORM: return launch(b, "rf_layer_norm_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_GELU: return launch(b, "rf_gelu_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SIGMOID: return launch(b, "rf_sigmoid_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
+    case RF_OP_SWIGLU_OAI: return launch(b, "rf_swiglu_oai_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SOFTMAX: return launch(b, "rf_softmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ARGMAX: return launch(b, "rf_argmax_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_ROPE: // a block per token and group of 8 heads: the token's angles once per block
         // The graph's (cos, sin) rows, when given in the layout the kernels read, take the
         // positions' slot (kernels/rope.hip rope_cs_token tells them apart by type).
         if (rf_rope_angles_readable(&n)) a.src[1] = a.src[3], a.src[3] = rf_ktensor{};
+        else if (n.iparams[2] == 1) return launch_rope_yarn(b, n, a, err); // YaRN without rows: evaluated here
         return launch(b, "rf_rope_f32", (unsigned)std::min<int64_t>(s0->ne[2], 65535), (unsigned)((s0->ne[1] + 7) / 8), 1, 256, a, err);
     case RF_OP_SET_ROWS: // one block per appended row: decode appends 1 row, so give it enough threads
         return launch(b, "rf_set_rows", (unsigned)s0->ne[1], 1, 1, s0->ne[1] <= 4 ? 512 : 128, a, err);
@@ -741,6 +764,11 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         // Attention's kernel table, in order.
         if (n.iparams[2] == 1) { // the encoders': only rf_attention sees whole sequences
             b.rule = "bidirectional (encoders): a block per head and token (rf_attention)";
+            return launch(b, "rf_attention", (unsigned)s0->ne[1], (unsigned)s0->ne[2], 1, 128, a, err);
+        }
+        if (n.src[5]) { // gpt-oss: only rf_attention adds the sinks (passed as its scratch)
+            b.rule = "sinks (gpt-oss): a block per head and token (rf_attention)";
+            a.scratch = n.src[5]->data;
             return launch(b, "rf_attention", (unsigned)s0->ne[1], (unsigned)s0->ne[2], 1, 128, a, err);
         }
         if (n.iparams[1] > 0 && n.iparams[1] < s0->ne[2]) {

@@ -11,7 +11,10 @@
 //              r = W_gate_inp h, the top-k experts e_j of r weighted by the softmax over their
 //              logits, x += sum_j w_j W_down[e_j] (silu(W_gate[e_j] h) * (W_up[e_j] h));
 //              qwen2moe: w_j the chosen entries of the softmax over all experts, plus a shared
-//              expert sigmoid(W_gate_inp_shexp h) * FFN_shexp(h)
+//              expert sigmoid(W_gate_inp_shexp h) * FFN_shexp(h); gpt-oss (llm_build_openai_moe_iswa):
+//              Q/K/V/O biases, YaRN RoPE, sinks in every head's softmax, the window on even
+//              layers, router and expert biases, w_j the softmax of the chosen logits, and the
+//              clamped SwiGLU of ggml's swiglu_oai
 //   logits = W_out (rms_norm(x) * output_norm) (soft-capped: gemma2), only for the rows asked for.
 #include <cmath>
 #include <string>
@@ -109,17 +112,25 @@ RopeFactors rope_factors(const Model &model, const KvCache &cache) {
 
 // The experts' FFN of h [n_embd, T] (llama.cpp's build_moe_ffn with softmax gating; the top-k
 // weights normalised as llama and qwen3moe call it, not for qwen2moe): [n_embd, T].
+// gpt-oss adds the router's and each chosen expert's biases (ggml_add, ggml_add_id), takes the
+// softmax of the chosen logits alone (SOFTMAX_WEIGHT gating) and the clamped SwiGLU.
 Tensor *moe_ffn(Graph &g, const LayerWeights &w, const ModelHparams &hp, Tensor *h) {
     const int64_t T = h->ne(1);
     Tensor *logits = g.matmul(w.ffn_gate_inp, h, "ffn_gate_inp");
+    if (w.ffn_gate_inp_b) logits = g.add(logits, w.ffn_gate_inp_b, "ffn_gate_inp_bias");
     Tensor *ids = g.topk(logits, hp.n_expert_used, "ffn_moe_topk");
-    const bool normalised = hp.arch != ModelArch::Qwen2Moe;
-    Tensor *weights = g.moe_weights(logits, ids, normalised, "ffn_moe_weights");
+    Tensor *weights = nullptr;
+    if (hp.arch == ModelArch::GptOss) weights = g.moe_weights_of_chosen(logits, ids, "ffn_moe_weights");
+    else weights = g.moe_weights(logits, ids, hp.arch != ModelArch::Qwen2Moe, "ffn_moe_weights");
     Tensor *x = g.reshape(h, {hp.n_embd, 1, T}); // one activation row per token, shared by its experts
     Tensor *gate = g.matmul_id(w.ffn_gate_exps, x, ids, "ffn_gate_exps");
+    if (w.ffn_gate_exps_b) gate = g.add_id(gate, w.ffn_gate_exps_b, ids, "ffn_gate_exps_bias");
     Tensor *up = g.matmul_id(w.ffn_up_exps, x, ids, "ffn_up_exps");
-    Tensor *act = g.swiglu(gate, up, "ffn_moe_swiglu");
+    if (w.ffn_up_exps_b) up = g.add_id(up, w.ffn_up_exps_b, ids, "ffn_up_exps_bias");
+    Tensor *act = hp.swiglu_limit > 0 ? g.swiglu_oai(gate, up, hp.swiglu_alpha, hp.swiglu_limit, "ffn_moe_swiglu_oai")
+                                      : g.swiglu(gate, up, "ffn_moe_swiglu");
     Tensor *down = g.matmul_id(w.ffn_down_exps, act, ids, "ffn_down_exps");
+    if (w.ffn_down_exps_b) down = g.add_id(down, w.ffn_down_exps_b, ids, "ffn_down_exps_bias");
     return g.moe_sum(down, weights, "ffn_moe_sum");
 }
 
@@ -144,6 +155,8 @@ bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParam
     p->freq_base = local ? hp.rope_freq_base_swa : hp.rope_freq_base;
     p->freq_scale = local ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
     p->factors = nullptr;
+    p->yarn = hp.rope_yarn;
+    p->yarn_params = hp.yarn;
     const RopeFactors f = rope_factors(model, cache);
     if (!f.tensor) return true;
     // The factors' host bytes from the file (the tensor itself may be device memory).
@@ -200,7 +213,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
         };
         auto rotate = [&](Tensor *t, const std::string &n) {
             return g.rope(t, positions, factors, hp.rope_mode, (int)hp.n_rot, rope_base, rope_scale, ("rope_" + n).c_str(),
-                          angles[local ? 1 : 0]);
+                          angles[local ? 1 : 0], hp.rope_yarn ? &hp.yarn : nullptr);
         };
         // Q next to K and V (before the appends): a backend can run the three projections of the
         // same vector as one launch (the HIP backend's rf_mvq_proj, which also takes the ropes
@@ -236,9 +249,11 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
             return nullptr;
         }
 
-        const Graph::AttentionLimits limits{local ? hp.n_swa : 0, hp.attn_softcap};
+        Graph::AttentionLimits limits{local ? hp.n_swa : 0, hp.attn_softcap};
+        limits.sinks = w.attn_sinks;
         Tensor *attn = g.attention(q, k_pool, v_pool, slot_table, token_info, kq_scale, limits, "attention", in.single_rows);
         attn = g.matmul(w.wo, attn, "attn_output");
+        if (w.bo) attn = g.add(attn, w.bo, "attn_output_bias");
         if (last) {
             // As llama.cpp: the last layer's FFN only runs for the rows whose logits are wanted.
             attn = select_rows(attn);

@@ -54,7 +54,7 @@ constexpr ArchEntry kArchs[] = {
     {"qwen2", ModelArch::Qwen2, RF_ROPE_NEOX},   {"qwen3", ModelArch::Qwen3, RF_ROPE_NEOX},
     {"gemma2", ModelArch::Gemma2, RF_ROPE_NEOX}, {"gemma3", ModelArch::Gemma3, RF_ROPE_NEOX},
     {"phi3", ModelArch::Phi3, RF_ROPE_NEOX},     {"qwen3moe", ModelArch::Qwen3Moe, RF_ROPE_NEOX},
-    {"qwen2moe", ModelArch::Qwen2Moe, RF_ROPE_NEOX},
+    {"qwen2moe", ModelArch::Qwen2Moe, RF_ROPE_NEOX}, {"gpt-oss", ModelArch::GptOss, RF_ROPE_NEOX},
     {"bert", ModelArch::Bert, RF_ROPE_NORMAL},   {"nomic-bert", ModelArch::NomicBert, RF_ROPE_NEOX},
 };
 
@@ -62,10 +62,10 @@ constexpr ArchEntry kArchs[] = {
 constexpr int64_t kMaxExperts = 512;
 
 // Experts: <arch>.expert_count / expert_used_count, checked as llama.cpp's loader checks them.
-// Only llama (Mixtral), qwen3moe and qwen2moe files have an expert graph; experts in any other
-// architecture are refused by name.
+// Only llama (Mixtral), qwen3moe, qwen2moe and gpt-oss files have an expert graph; experts in any
+// other architecture are refused by name.
 void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
-    const bool moe_only = hp.arch == ModelArch::Qwen3Moe || hp.arch == ModelArch::Qwen2Moe;
+    const bool moe_only = hp.arch == ModelArch::Qwen3Moe || hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::GptOss;
     const bool moe_arch = hp.arch == ModelArch::Llama || moe_only;
     hp.n_expert = r.get_int("expert_count", 0, moe_only);
     if (hp.n_expert < 0 || hp.n_expert > kMaxExperts)
@@ -77,12 +77,14 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
     }
     if (!moe_arch)
         throw Error(r.f.path() + ": mixture-of-experts " + hp.arch_name + " models (" + r.key("expert_count") + " = " +
-                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe)");
+                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe, gpt-oss)");
     hp.n_expert_used = r.get_int("expert_used_count", 0, true);
     if (hp.n_expert_used < 1 || hp.n_expert_used > hp.n_expert)
         throw Error(r.f.path() + ": " + r.key("expert_used_count") + " = " + std::to_string(hp.n_expert_used) +
                     " must be in 1.." + std::to_string(hp.n_expert) + " (" + r.key("expert_count") + ")");
-    hp.n_ff_exp = moe_only ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used, false) : hp.n_ff;
+    // gpt-oss: required, as llama.cpp's loader reads it.
+    hp.n_ff_exp = moe_only ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used, hp.arch == ModelArch::GptOss)
+                           : hp.n_ff;
     require_positive(r.f, r.key("expert_feed_forward_length"), hp.n_ff_exp);
     if (hp.arch == ModelArch::Qwen2Moe) {
         // llama.cpp: 0 or absent means n_ff.
@@ -90,6 +92,29 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
         if (hp.n_ff_shexp == 0) hp.n_ff_shexp = hp.n_ff;
         require_positive(r.f, r.key("expert_shared_feed_forward_length"), hp.n_ff_shexp);
     }
+}
+
+// YaRN as llama.cpp sets it up: the original context (default: the training context), ext_factor
+// 1 unless the file says otherwise (llama_context: a negative yarn_ext_factor means 1 for yarn),
+// attn_factor 1 (times rope.scaling.attn_factor), beta_fast 32, beta_slow 1 (llama_hparams'
+// defaults), each overridable by the rope.scaling.yarn_* keys of newer converters.
+void read_yarn_keys(ModelHparams &hp, const KeyReader &r) {
+    hp.rope_yarn = true;
+    const int64_t orig = r.get_int("rope.scaling.original_context_length", hp.n_ctx_train, false);
+    if (orig <= 0 || orig > INT32_MAX)
+        throw Error(r.f.path() + ": " + r.key("rope.scaling.original_context_length") + " = " + std::to_string(orig) + " must be in 1.." +
+                    std::to_string(INT32_MAX));
+    hp.yarn.n_ctx_orig = (int)orig;
+    hp.n_ctx_orig = orig;
+    hp.yarn.ext_factor = (float)r.get_float("rope.scaling.yarn_ext_factor", 1.0);
+    if (hp.yarn.ext_factor < 0) hp.yarn.ext_factor = 1.0f;
+    // llama_context: get_mscale(factor) / (1 + 0.1 ln factor) (= 1: ggml_rope_ext applies the
+    // magnitude itself) times rope.scaling.attn_factor; a yarn_attn_factor key replaces the first.
+    hp.yarn.attn_factor = (float)(r.get_float("rope.scaling.yarn_attn_factor", 1.0) * r.get_float("rope.scaling.attn_factor", 1.0));
+    hp.yarn.beta_fast = (float)r.get_float("rope.scaling.yarn_beta_fast", 32.0);
+    hp.yarn.beta_slow = (float)r.get_float("rope.scaling.yarn_beta_slow", 1.0);
+    if (!(hp.yarn.attn_factor > 0) || !(hp.yarn.beta_fast > 0) || !(hp.yarn.beta_slow > 0))
+        throw Error(r.f.path() + ": YaRN's attn_factor, beta_fast and beta_slow must be positive");
 }
 
 std::string supported_arch_names() {
@@ -134,6 +159,16 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
             throw Error(r.f.path() + ": " + hp.arch_name + " with grouped KV heads is not supported");
         break;
     }
+    case ModelArch::GptOss:
+        // llama.cpp's LLM_ARCH_OPENAI_MOE: the window is required; even layers are local
+        // (set_swa_pattern(2)) and keep the global RoPE; the SwiGLU constants are its graph's.
+        hp.n_swa = r.get_int("attention.sliding_window", 0, true);
+        require_positive(r.f, r.key("attention.sliding_window"), hp.n_swa);
+        hp.swa_pattern = 2;
+        hp.attn_sinks = true;
+        hp.swiglu_alpha = 1.702f;
+        hp.swiglu_limit = 7.0f;
+        break;
     case ModelArch::Phi3:
         hp.n_ctx_orig = r.get_int("rope.scaling.original_context_length", hp.n_ctx_train, false);
         hp.rope_attn_factor = (float)r.get_float("rope.scaling.attn_factor", 1.0);
@@ -200,12 +235,13 @@ ModelHparams read_hparams(const gguf::File &f) {
     const std::string scaling = stype && stype->is_string() ? stype->as_string() : "none";
     // phi3's su/longrope is its rope_factors_long/short tensors plus attn_factor (read below).
     const bool longrope = hp.arch == ModelArch::Phi3 && (scaling == "longrope" || scaling == "su");
-    if (scaling != "none" && scaling != "linear" && !longrope)
-        throw Error(f.path() + ": rope.scaling.type " + quote_name(scaling) + " is not supported (none, linear)");
+    if (scaling != "none" && scaling != "linear" && scaling != "yarn" && !longrope)
+        throw Error(f.path() + ": rope.scaling.type " + quote_name(scaling) + " is not supported (none, linear, yarn)");
     double factor = r.get_float("rope.scaling.factor", 0.0);
     if (factor == 0.0) factor = r.get_float("rope.scale_linear", 0.0);
     if (factor < 0) throw Error(f.path() + ": rope.scaling.factor must not be negative");
     hp.rope_freq_scale = factor == 0.0 ? 1.0f : (float)(1.0 / factor);
+    if (scaling == "yarn") read_yarn_keys(hp, r);
     read_family_keys(hp, r);
     read_expert_keys(hp, r);
 

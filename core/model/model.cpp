@@ -145,6 +145,24 @@ void Model::load_shared_expert(LayerWeights &w, const std::string &p) {
     w.ffn_down_shexp = place(p + "ffn_down_shexp.weight", {F, E}, true);
 }
 
+// A 2-D f32 bias with one row per expert (gpt-oss's FFN_{GATE,UP,DOWN}_EXPS "bias").
+Tensor *Model::place_expert_bias(const std::string &name, int64_t rows) {
+    const gguf::TensorInfo *ti = find_checked(*file_, name, {rows, hp_.n_expert}, true);
+    if (ti->type != RF_TYPE_F32)
+        throw Error(file_->path() + ": tensor '" + name + "' must be f32 (expert biases), found " + type_name(ti->type));
+    n_params_ += (uint64_t)ti->n_elements();
+    return store(name, ti->type, ti->ne, file_->tensor_data(*ti), ti->nbytes);
+}
+
+// gpt-oss's router and expert biases (llama.cpp loads them all as required).
+void Model::load_expert_biases(LayerWeights &w, const std::string &p) {
+    const ModelHparams &hp = hp_;
+    w.ffn_gate_inp_b = place(p + "ffn_gate_inp.bias", {hp.n_expert}, true);
+    w.ffn_gate_exps_b = place_expert_bias(p + "ffn_gate_exps.bias", hp.n_ff_exp);
+    w.ffn_up_exps_b = place_expert_bias(p + "ffn_up_exps.bias", hp.n_ff_exp);
+    w.ffn_down_exps_b = place_expert_bias(p + "ffn_down_exps.bias", hp.n_embd);
+}
+
 void Model::load_layer(int64_t l) {
     const ModelHparams &hp = hp_;
     const int64_t E = hp.n_embd, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff, D = hp.head_dim;
@@ -164,15 +182,23 @@ void Model::load_layer(int64_t l) {
         w.wv = place(p + "attn_v.weight", {E, KV}, true);
     }
     w.wo = place(p + "attn_output.weight", {Q, E}, true);
-    const bool bias_required = hp.arch == ModelArch::Qwen2;
+    const bool gpt_oss = hp.arch == ModelArch::GptOss;
+    const bool bias_required = hp.arch == ModelArch::Qwen2 || gpt_oss;
     w.bq = place(p + "attn_q.bias", {Q}, bias_required);
     w.bk = place(p + "attn_k.bias", {KV}, bias_required);
     w.bv = place(p + "attn_v.bias", {KV}, bias_required);
+    if (gpt_oss) {
+        w.bo = place(p + "attn_output.bias", {E}, true);
+        w.attn_sinks = place(p + "attn_sinks.weight", {hp.n_head}, true);
+    }
     if (hp.qk_norm) {
         w.attn_q_norm = place(p + "attn_q_norm.weight", {D}, true);
         w.attn_k_norm = place(p + "attn_k_norm.weight", {D}, true);
     }
-    w.ffn_norm = place(p + "ffn_norm.weight", {E}, true);
+    // gpt-oss names the FFN's input norm post_attention_norm (llama.cpp's ATTN_POST_NORM, applied
+    // to the residual stream after attention: the place of everyone else's ffn_norm).
+    w.ffn_norm = place(p + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, true);
+    if (gpt_oss) load_expert_biases(w, p);
     if (hp.is_moe()) {
         // llama.cpp's FFN_GATE_INP and FFN_{GATE,UP,DOWN}_EXPS: one 3-D tensor per projection.
         const int64_t X = hp.n_expert, FX = hp.n_ff_exp;

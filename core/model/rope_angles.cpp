@@ -11,6 +11,19 @@ void rope_angles_row(const RopeParams &p, int32_t pos, float *out) {
     // The expression of the CPU backend's run_rope, operand for operand (same double roundings).
     const double base = p.freq_base, fscale = p.freq_scale;
     const int half = p.n_rot / 2;
+    if (p.yarn) {
+        float dims[2];
+        rope_yarn_corr_dims(p.yarn_params, p.n_rot, p.freq_base, dims);
+        const double mscale = rope_yarn_mscale(p.yarn_params, p.freq_scale);
+        for (int i = 0; i < half; ++i) {
+            double extrap = double(pos) * std::pow(base, -2.0 * double(i) / double(2 * half));
+            if (p.factors) extrap /= double(p.factors[i]);
+            const double theta = rope_yarn_theta(p.yarn_params, dims, i, extrap, fscale);
+            out[2 * i] = float(std::cos(theta) * mscale);
+            out[2 * i + 1] = float(std::sin(theta) * mscale);
+        }
+        return;
+    }
     for (int i = 0; i < half; ++i) {
         double theta = double(pos) * fscale * std::pow(base, -2.0 * double(i) / double(2 * half));
         if (p.factors) theta /= double(p.factors[i]);

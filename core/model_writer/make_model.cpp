@@ -53,6 +53,14 @@ Init init_for(const ShapeTensor &t, const ModelShape &s) {
     return {};
 }
 
+// gpt-oss checkpoints hold their experts in MXFP4 and the converter keeps them so: any quantized
+// --type gives MXFP4 experts (the other tensors follow the mix); float types stay float.
+int gpt_oss_expert_type(const ModelShape &s, const ShapeTensor &t, int type) {
+    const bool expert = t.ne.size() == 3 && ends_with(t.name, "_exps.weight");
+    const bool is_float = type == RF_TYPE_F32 || type == RF_TYPE_F16 || type == RF_TYPE_BF16;
+    return s.gpt_oss() && expert && !is_float ? RF_TYPE_MXFP4 : type;
+}
+
 // The vocab file's tokenizer.* keys, checked for a token list.
 struct Vocab {
     std::vector<gguf::KeyValue> kvs;
@@ -124,6 +132,11 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
         if (s.n_ff_exp) w.set(a + "expert_feed_forward_length", Value::from_u32(uint32_t(s.n_ff_exp)));
         if (s.n_ff_shexp) w.set(a + "expert_shared_feed_forward_length", Value::from_u32(uint32_t(s.n_ff_shexp)));
     }
+    if (s.yarn_factor > 0) { // GptOssModel: yarn, its factor and the original context
+        w.set(a + "rope.scaling.type", Value::from_string("yarn"));
+        w.set(a + "rope.scaling.factor", Value::from_f32(s.yarn_factor));
+        w.set(a + "rope.scaling.original_context_length", Value::from_u32(uint32_t(s.yarn_orig_ctx)));
+    }
     if (s.arch == "phi3") { // Phi3Model: the rotary width and the pre-extension context
         w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.head_dim())));
         w.set(a + "rope.scaling.original_context_length", Value::from_u32(uint32_t(s.n_ctx)));
@@ -170,7 +183,7 @@ ModelWriteTotals make_model(const MakeModelOptions &opt) {
         const int type = choose_tensor_type(opt.mix, info, counters, t.name, ne, int(t.ne.size()),
                                             RF_TYPE_F32);
         if (type != RF_TYPE_F32) model_writer::check_row_fits(t.name, type, t.ne[0]);
-        types.push_back(type);
+        types.push_back(gpt_oss_expert_type(shape, t, type));
     }
 
     const int ftype = mix_llama_ftype(opt.mix);

@@ -113,6 +113,20 @@ std::vector<ModelShape> make_table() {
     s.qkv_bias = true; s.n_expert = 64; s.n_expert_used = 8; s.n_ff_exp = 2560; s.n_ff_shexp = 20480;
     t.push_back(s);
 
+    // gpt-oss (openai/gpt-oss-20b and -120b config.json: head_dim 64 over hidden_size 2880,
+    // intermediate_size 2880 for every expert, rope_scaling yarn factor 32 over 4096 positions,
+    // sliding_window 128, separate unembedding).
+    s = {};
+    s.name = "gpt-oss-20b"; s.arch = "gpt-oss"; s.display_name = "gpt-oss 20b";
+    s.n_embd = 2880; s.n_layer = 24; s.n_head = 64; s.n_head_kv = 8; s.n_ff = 2880; s.key_length = 64;
+    s.n_vocab = 201088; s.n_ctx = 131072; s.rope_freq_base = 150000.0f; s.rms_eps = 1e-5f;
+    s.qkv_bias = true; s.sliding_window = 128; s.yarn_factor = 32.0f; s.yarn_orig_ctx = 4096;
+    s.n_expert = 32; s.n_expert_used = 4; s.n_ff_exp = 2880;
+    t.push_back(s);
+    s.name = "gpt-oss-120b"; s.display_name = "gpt-oss 120b";
+    s.n_layer = 36; s.n_expert = 128;
+    t.push_back(s);
+
     // Embedding encoders: BAAI/bge-small-en-v1.5 (CLS pooling) and nomic-embed-text-v1.5 (mean
     // pooling, rotary positions, SwiGLU, no biases, fused QKV).
     s = {};
@@ -132,7 +146,7 @@ std::vector<ModelShape> make_table() {
     // keep several experts per token (mixtral 2 of 8, qwen3moe 4 of 16, experts 64 wide; qwen2moe
     // 4 of 8, experts 64 wide and a shared expert 192 wide).
     for (const char *base : {"qwen3-0.6b", "gemma2-2b", "gemma3-1b", "phi3-mini", "mixtral-8x7b", "qwen3-30b-a3b",
-                             "qwen1.5-moe-a2.7b", "bge-small", "nomic-embed"}) {
+                             "qwen1.5-moe-a2.7b", "gpt-oss-20b", "bge-small", "nomic-embed"}) {
         ModelShape tiny = *std::find_if(t.begin(), t.end(), [&](const ModelShape &x) { return x.name == base; });
         tiny.name = "tiny-" + tiny.arch;
         tiny.display_name = "ROCmForge Tiny " + tiny.arch;
@@ -144,6 +158,8 @@ std::vector<ModelShape> make_table() {
         if (tiny.arch == "llama") tiny.name = "tiny-mixtral", tiny.display_name = "ROCmForge Tiny mixtral";
         if (tiny.n_expert == 128) tiny.n_expert = 16, tiny.n_expert_used = 4, tiny.n_ff_exp = 64;
         if (tiny.n_ff_shexp) tiny.n_expert = 8, tiny.n_expert_used = 4, tiny.n_ff_exp = 64, tiny.n_ff_shexp = 192;
+        // gpt-oss: 8 experts of 64, 4 per token, YaRN over 256 original positions.
+        if (tiny.gpt_oss()) tiny.n_expert = 8, tiny.n_expert_used = 4, tiny.n_ff_exp = 64, tiny.yarn_orig_ctx = 256;
         t.push_back(tiny);
     }
     return t;
@@ -238,14 +254,23 @@ std::vector<ShapeTensor> shape_tensors(const ModelShape &s) {
             t.push_back({p + "attn_k_norm.weight", {D}});
         }
         t.push_back({p + "attn_output.weight", {Q, E}});
-        if (s.post_norms) t.push_back({p + "post_attention_norm.weight", {E}});
-        t.push_back({p + "ffn_norm.weight", {E}});
+        if (s.gpt_oss()) {
+            t.push_back({p + "attn_output.bias", {E}});
+            t.push_back({p + "attn_sinks.weight", {s.n_head}});
+        }
+        if (s.post_norms || s.gpt_oss()) t.push_back({p + "post_attention_norm.weight", {E}});
+        if (!s.gpt_oss()) t.push_back({p + "ffn_norm.weight", {E}});
         if (s.n_expert > 0) {
             const int64_t X = s.n_expert, FX = s.expert_ff();
+            const bool b = s.gpt_oss(); // biases: f32 (their names do not end in "weight")
             t.push_back({p + "ffn_gate_inp.weight", {E, X}});
+            if (b) t.push_back({p + "ffn_gate_inp.bias", {X}});
             t.push_back({p + "ffn_gate_exps.weight", {E, FX, X}});
+            if (b) t.push_back({p + "ffn_gate_exps.bias", {FX, X}});
             t.push_back({p + "ffn_down_exps.weight", {FX, E, X}});
+            if (b) t.push_back({p + "ffn_down_exps.bias", {E, X}});
             t.push_back({p + "ffn_up_exps.weight", {E, FX, X}});
+            if (b) t.push_back({p + "ffn_up_exps.bias", {FX, X}});
             if (s.n_ff_shexp > 0) { // 1-D gate: f32, never quantized (llama.cpp's n_dims < 2 rule)
                 const int64_t FS = s.n_ff_shexp;
                 t.push_back({p + "ffn_gate_inp_shexp.weight", {E}});

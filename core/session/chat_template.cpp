@@ -11,7 +11,8 @@ struct Named {
     ChatFormat format;
 };
 const Named kFormats[] = {{"chatml", ChatFormat::ChatML}, {"llama2", ChatFormat::Llama2},  {"llama3", ChatFormat::Llama3},
-                          {"mistral", ChatFormat::Mistral}, {"gemma", ChatFormat::Gemma}, {"phi3", ChatFormat::Phi3}};
+                          {"mistral", ChatFormat::Mistral}, {"gemma", ChatFormat::Gemma}, {"phi3", ChatFormat::Phi3},
+                          {"gpt-oss", ChatFormat::Harmony}};
 
 std::string trim(const std::string &s) {
     const size_t b = s.find_first_not_of(" \t\n\r");
@@ -45,12 +46,32 @@ std::string inst_format(const std::vector<ChatMessage> &messages, bool llama2) {
     return out;
 }
 
+// gpt-oss's harmony format (llama.cpp's LLM_CHAT_TEMPLATE_OPENAI_MOE; the model card's format):
+// every message <|start|>ROLE<|message|>TEXT<|end|>; the assistant's past answers on the final
+// channel (<|start|>assistant<|channel|>final<|message|>TEXT<|end|>, their <|return|> written as
+// <|end|> in history, as the format asks); the open turn <|start|>assistant, after which the
+// model names its channel itself (analysis, then final).
+std::string harmony_format(const std::vector<ChatMessage> &messages, bool add_assistant) {
+    std::string out;
+    for (const auto &m : messages) {
+        out += "<|start|>" + m.role;
+        if (m.role == "assistant") out += "<|channel|>final";
+        out += "<|message|>" + m.content + "<|end|>";
+    }
+    if (add_assistant) out += "<|start|>assistant";
+    return out;
+}
+
 } // namespace
+
+ChatFormat family_chat_format(const std::string &arch) { return arch == "gpt-oss" ? ChatFormat::Harmony : ChatFormat::ChatML; }
 
 ChatFormat chat_format_from(const std::string &t) {
     for (const auto &f : kFormats)
         if (t == f.name) return f.format;
+    if (t == "harmony") return ChatFormat::Harmony;
     auto has = [&](const char *marker) { return t.find(marker) != std::string::npos; };
+    if (has("<|start|>") && has("<|message|>")) return ChatFormat::Harmony;
     if (has("<|im_start|>")) return ChatFormat::ChatML;
     if (has("[INST]")) return has("<<SYS>>") ? ChatFormat::Llama2 : ChatFormat::Mistral;
     if (has("<|start_header_id|>") && has("<|end_header_id|>")) return ChatFormat::Llama3;
@@ -105,6 +126,9 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatMessage
     case ChatFormat::Phi3:
         for (const auto &m : messages) out += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
         if (add_assistant) out += "<|assistant|>\n";
+        break;
+    case ChatFormat::Harmony:
+        out = harmony_format(messages, add_assistant);
         break;
     }
     return out;

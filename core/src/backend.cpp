@@ -136,7 +136,10 @@ void Backend::unpin_host(void *p) {
     if (auto unpin = RF_SLOT(plugin_vt_, rf_backend_vtable, host_unpin)) unpin(plugin_ctx_, p);
 }
 
-bool Backend::supports(const rf_node &node) const { return vt_->supports_op(ctx_, &node) != 0; }
+bool Backend::supports(const rf_node &node) const {
+    if ((uint32_t)rf_node_abi_minor(&node) > abi_minor_) return false;
+    return vt_->supports_op(ctx_, &node) != 0;
+}
 
 void Backend::compute(const rf_graph &graph) {
     char err[kErrLen] = {0};

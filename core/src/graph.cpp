@@ -137,7 +137,7 @@ Tensor *Graph::layer_norm(Tensor *a, float eps, const char *label) {
 }
 
 Tensor *Graph::rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode, int n_rot,
-                    float freq_base, float freq_scale, const char *label, Tensor *angles) {
+                    float freq_base, float freq_scale, const char *label, Tensor *angles, const RopeYarn *yarn) {
     if (!(positions->type() == RF_TYPE_I32 && positions->ne(0) == x->ne(2))) fail("rope positions must be i32[T]");
     if (!(n_rot <= x->ne(0) && n_rot % 2 == 0)) fail("rope n_rot must be even and <= head size");
     if (angles && !(angles->type() == RF_TYPE_F32 && angles->ne(0) == 2 && angles->ne(1) == n_rot / 2 &&
@@ -150,6 +150,15 @@ Tensor *Graph::rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode
     n.iparams[1] = n_rot;
     n.fparams[0] = freq_base;
     n.fparams[1] = freq_scale;
+    if (yarn) {
+        if (!(yarn->n_ctx_orig > 0)) fail("rope: YaRN needs the original context length");
+        n.iparams[2] = 1;
+        n.iparams[3] = yarn->n_ctx_orig;
+        n.fparams[2] = yarn->ext_factor;
+        n.fparams[3] = yarn->attn_factor;
+        n.fparams[4] = yarn->beta_fast;
+        n.fparams[5] = yarn->beta_slow;
+    }
     return d;
 }
 
@@ -167,6 +176,17 @@ Tensor *Graph::swiglu(Tensor *gate, Tensor *up, const char *label) {
     if (!(gate->n_elements() == up->n_elements())) fail("swiglu operands differ in size");
     return add_node(RF_OP_SWIGLU, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {gate->ne(0), gate->ne(1), gate->ne(2), gate->ne(3)}),
                     {gate, up}, label);
+}
+
+Tensor *Graph::swiglu_oai(Tensor *gate, Tensor *up, float alpha, float limit, const char *label) {
+    if (!(gate->n_elements() == up->n_elements())) fail("swiglu_oai operands differ in size");
+    if (!(limit > 0)) fail(std::string(label) + ": the clamp limit must be positive");
+    Tensor *d = add_node(RF_OP_SWIGLU_OAI,
+                         new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {gate->ne(0), gate->ne(1), gate->ne(2), gate->ne(3)}),
+                         {gate, up}, label);
+    nodes_.back().fparams[0] = alpha;
+    nodes_.back().fparams[1] = limit;
+    return d;
 }
 
 Tensor *Graph::geglu(Tensor *gate, Tensor *up, const char *label) {
@@ -211,12 +231,26 @@ Tensor *Graph::moe_weights(Tensor *logits, Tensor *ids, bool over_chosen, const 
     return d;
 }
 
+Tensor *Graph::moe_weights_of_chosen(Tensor *logits, Tensor *ids, const char *label) {
+    Tensor *d = moe_weights(logits, ids, true, label);
+    nodes_.back().iparams[0] = 2;
+    return d;
+}
+
 Tensor *Graph::matmul_id(Tensor *w, Tensor *x, Tensor *ids, const char *label) {
     const int64_t S = ids->ne(0), M = ids->ne(1);
     if (!(ids->type() == RF_TYPE_I32 && ids->ne(2) == 1 && ids->ne(3) == 1)) fail(std::string(label) + ": ids must be i32 [S, M]");
     if (!(x->type() == RF_TYPE_F32 && w->ne(0) == x->ne(0) && (x->ne(1) == S || x->ne(1) == 1) && x->ne(2) == M && x->ne(3) == 1 && w->ne(3) == 1))
         fail(std::string(label) + ": shapes do not match: weight " + shape_str(w) + ", activations " + shape_str(x) + ", ids " + shape_str(ids));
     return add_node(RF_OP_MATMUL_ID, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {w->ne(1), S, M}), {w, x, ids}, label);
+}
+
+Tensor *Graph::add_id(Tensor *y, Tensor *bias, Tensor *ids, const char *label) {
+    if (!(y->type() == RF_TYPE_F32 && bias->type() == RF_TYPE_F32 && ids->type() == RF_TYPE_I32 && bias->ne(0) == y->ne(0) &&
+          bias->ne(2) == 1 && ids->ne(0) == y->ne(1) && ids->ne(1) == y->ne(2) && y->ne(3) == 1))
+        fail(std::string(label) + ": shapes do not match: " + shape_str(y) + ", bias " + shape_str(bias) + ", ids " + shape_str(ids));
+    return add_node(RF_OP_ADD_ID, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {y->ne(0), y->ne(1), y->ne(2)}), {y, bias, ids},
+                    label);
 }
 
 Tensor *Graph::moe_sum(Tensor *y, Tensor *weights, const char *label) {
@@ -242,11 +276,13 @@ Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot
     if (!(limits.window >= 0 && limits.window <= INT32_MAX && limits.softcap >= 0)) fail("attention: bad window or soft cap");
     if (limits.bidirectional && limits.window > 0) fail("attention: a window needs causal attention");
     if (!(single_rows >= 0 && single_rows < q->ne(2))) fail("attention: split hint outside 0..T-1");
+    if (limits.sinks && !(limits.sinks->type() == RF_TYPE_F32 && limits.sinks->n_elements() == q->ne(1)))
+        fail("attention: sinks must be f32 [Hq]");
     if (!(k_pool->ne(0) % q->ne(0) == 0)) fail("attention: K pool row is not a multiple of the head size");
     if (!(q->ne(1) % (k_pool->ne(0) / q->ne(0)) == 0)) fail("attention: query heads not a multiple of kv heads");
     if (!(token_info->type() == RF_TYPE_I32 && token_info->ne(0) == 2 && token_info->ne(1) == q->ne(2))) fail("attention token_info must be i32[2, T]");
     Tensor *d = add_node(RF_OP_ATTENTION, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {q->ne(0) * q->ne(1), q->ne(2)}),
-                         {q, k_pool, v_pool, slot_table, token_info}, label);
+                         {q, k_pool, v_pool, slot_table, token_info, limits.sinks}, label);
     rf_node &n = nodes_.back();
     n.fparams[0] = s;
     n.fparams[1] = limits.softcap;

@@ -146,6 +146,7 @@ std::unique_ptr<Runtime> Runtime::create(const Config &config) {
             rt->owned_.push_back(std::make_unique<Backend>(name, cand.record.path, vt, ctx, cand.library));
             Backend *b = rt->owned_.back().get();
             b->set_device(ref.plugin, device);
+            b->set_abi_minor(cand.info->abi_minor);
             rt->order_.push_back(b);
             devices_in_use.emplace_back(ref.plugin, device);
             spdlog::info("backend '{}' ready: {} ({}), device {} of plugin {}", name, b->info().name, b->info().arch, device,

@@ -173,7 +173,7 @@ int16_t pm_rope_angles_slot(const rf_node *rope) { return (int16_t)(rf_rope_angl
 int pm_same_angles(const rf_node *a, const rf_node *b) {
     const rf_tensor *fa = a->src[2], *fb = b->src[2], *ra = a->src[3], *rb = b->src[3];
     return a->src[1]->data == b->src[1]->data && (fa ? fb && fa->data == fb->data : !fb) && (ra ? rb && ra->data == rb->data : !rb) &&
-           a->iparams[1] == b->iparams[1] && a->fparams[0] == b->fparams[0] && a->fparams[1] == b->fparams[1];
+           a->iparams[1] == b->iparams[1] && a->iparams[2] == b->iparams[2] && a->fparams[0] == b->fparams[0] && a->fparams[1] == b->fparams[1];
 }
 
 int pm_rope_of_product(const rf_node *mm, const rf_node *rp) {
@@ -182,6 +182,8 @@ int pm_rope_of_product(const rf_node *mm, const rf_node *rp) {
     int64_t D;
     const int n_rot = rp->iparams[1];
     if (rp->op != RF_OP_ROPE || rp->iparams[0] != RF_ROPE_NORMAL || !rx || !rd || !pos) return 0;
+    /* YaRN (ABI 2.14): the kernels evaluate only plain angles; the graph's rows carry YaRN's. */
+    if (rp->iparams[2] != 0 && !rf_rope_angles_readable(rp)) return 0;
     D = rx->ne[0];
     if (rx->data != md->data || !pm_dense_f32(rx) || !pm_dense_f32(rd) || !pm_same_shape(rx, rd)) return 0;
     if (rx->ne[0] * rx->ne[1] != N || rx->ne[2] != M || rx->ne[3] != 1 || N % 4 || D % 2) return 0;

@@ -17,6 +17,8 @@ static int plain_rope(const rf_node *r) {
     if (r->op != RF_OP_ROPE || !x || !d || !r->src[1] || !pm_dense_f32(x) || !pm_dense_f32(d) || !pm_same_shape(x, d)) return 0;
     if (x->ne[0] % 2 || x->ne[3] != 1 || x->ne[2] < 1) return 0;
     if (r->iparams[0] == RF_ROPE_NEOX && r->iparams[1] > x->ne[0]) return 0;
+    /* YaRN (ABI 2.14): the kernels evaluate only plain angles; the graph's rows carry YaRN's. */
+    if (r->iparams[2] != 0 && !rf_rope_angles_readable(r)) return 0;
     return x->data == d->data || !pm_overlap(x, d);
 }
 

@@ -33,6 +33,13 @@ TEST_CASE("each chat format by name", "[api][chat]") {
                             "<start_of_turn>user\nWho?<end_of_turn>\n<start_of_turn>model\n");
     CHECK(apply("phi3") == "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nHello.<|end|>\n"
                            "<|user|>\nWho?<|end|>\n<|assistant|>\n");
+    // gpt-oss's harmony: the assistant's past answers on the final channel, an open assistant turn.
+    const std::string harmony = "<|start|>system<|message|>Be brief.<|end|><|start|>user<|message|>Hi<|end|>"
+                                "<|start|>assistant<|channel|>final<|message|>Hello.<|end|>"
+                                "<|start|>user<|message|>Who?<|end|><|start|>assistant";
+    CHECK(apply("gpt-oss") == harmony);
+    CHECK(apply("harmony") == harmony);
+    CHECK(apply("gpt-oss", false) == harmony.substr(0, harmony.size() - std::string("<|start|>assistant").size()));
     const std::string closed = apply("chatml", false);
     CHECK(closed.substr(closed.size() - 15) == "Who?<|im_end|>\n");
 }
@@ -46,6 +53,8 @@ TEST_CASE("chat formats recognised from template text", "[api][chat]") {
     CHECK(apply("{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' %}").rfind("<|start_header_id|>system", 0) == 0);
     CHECK(apply("{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}").rfind("<start_of_turn>user", 0) == 0);
     CHECK(apply("{{'<|' + message['role'] + '|>' + '\\n' + message['content'] + '<|end|>\\n'}}{{ '<|assistant|>\\n' }}").rfind("<|system|>", 0) == 0);
+    CHECK(apply("{{- '<|start|>' + message.role + '<|message|>' + message.content + '<|end|>' }}{{- '<|start|>assistant' }}")
+              .rfind("<|start|>system<|message|>", 0) == 0);
 }
 
 TEST_CASE("chat template errors", "[api][chat]") {

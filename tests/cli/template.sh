@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rocmforge template: the prompt a conversation renders to, byte for byte what jinja2 renders
 # under transformers' settings (tests/chat_templates/render_reference.py), with tools and tool
-# results; the built-in chatml for a model without a template; every bad input a clear exit 2.
+# results; the built-in chatml for a model without a template (harmony for a gpt-oss one); every bad input a clear exit 2.
 # Usage: template.sh ROCMFORGE_EXE MODEL DATA_DIR
 set -u
 exe=$1
@@ -45,6 +45,13 @@ fi
 expect 0 "chat template: the model has none; using chatml" -- "$exe" template -m "$model" --messages "$tmp/one.json"
 out=$("$exe" template -m "$model" --messages "$tmp/one.json" 2>/dev/null)
 [ "$out" = $'<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant' ] && echo "ok: chatml fallback" || fail "chatml fallback: '$out'"
+# A gpt-oss file without a template: the family's harmony format (tiny-gpt-oss on the model's vocab).
+"$exe" mkmodel --shape tiny-gpt-oss --type F16 --seed 1 --vocab "$model" -o "$tmp/gpt-oss.gguf" -t 2 >/dev/null 2>&1 ||
+  fail "mkmodel tiny-gpt-oss exited $?"
+expect 0 "using gpt-oss, its family's format" -- "$exe" template -m "$tmp/gpt-oss.gguf" --messages "$tmp/one.json"
+out=$("$exe" template -m "$tmp/gpt-oss.gguf" --messages "$tmp/one.json" 2>/dev/null)
+[ "$out" = '<|start|>user<|message|>x<|end|><|start|>assistant' ] && echo "ok: gpt-oss's harmony fallback" ||
+  fail "harmony fallback: '$out'"
 out=$("$exe" template -m "$model" --messages "$tmp/one.json" --chat-template llama3 --no-generation-prompt)
 [ "$out" = $'<|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|>' ] && echo "ok: --chat-template llama3" || fail "llama3: '$out'"
 

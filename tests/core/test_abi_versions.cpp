@@ -86,3 +86,46 @@ TEST_CASE("abi: devices listed through list_devices, or why not") {
     CHECK_FALSE(rf::plugin_device_memory(rt->find("fakeold")->plugin_vtable(), 0, free_b, total, why));
     CHECK_THAT(why, Catch::Contains("before 2.2"));
 }
+
+// ABI 2.14 (gpt-oss): a node that needs a newer minor version than a plugin's never reaches its
+// supports_op (fakeoai13 would claim SWIGLU_OAI as it claims ADD); older nodes do.
+TEST_CASE("abi: nodes of a newer minor version are declined for older plugins") {
+    auto rt = rf::Runtime::create(rf::Config::from_json(
+        std::string("{\"backends\": [\"fakeoai13\", \"fakeoai\"], \"plugin_dirs\": [\"") + fake_plugin_dir() + "\"]}", "t.json"));
+    rf::Backend *old = rt->find("fakeoai13"), *cur = rt->find("fakeoai");
+    REQUIRE(old);
+    REQUIRE(cur);
+    CHECK(old->abi_minor() == 13);
+    CHECK(cur->abi_minor() == RF_ABI_MINOR);
+    rf_tensor a{}, b{}, d{};
+    rf::init_tensor_layout(a, RF_TYPE_F32, {8});
+    rf::init_tensor_layout(b, RF_TYPE_F32, {8});
+    rf::init_tensor_layout(d, RF_TYPE_F32, {8});
+    rf_node n{};
+    n.dst = &d;
+    n.src[0] = &a;
+    n.src[1] = &b;
+    n.op = RF_OP_SWIGLU_OAI;
+    CHECK(rf_node_abi_minor(&n) == 14);
+    CHECK_FALSE(old->supports(n));
+    CHECK(cur->supports(n));
+    n.op = RF_OP_ADD;
+    CHECK(rf_node_abi_minor(&n) == 0);
+    CHECK(old->supports(n));
+    // The new parameters of older ops: sinks, YaRN, the softmax of the chosen logits.
+    rf_node att{};
+    att.op = RF_OP_ATTENTION;
+    CHECK(rf_node_abi_minor(&att) == 0);
+    att.src[5] = &a;
+    CHECK(rf_node_abi_minor(&att) == 14);
+    rf_node rope{};
+    rope.op = RF_OP_ROPE;
+    rope.iparams[2] = 1;
+    CHECK(rf_node_abi_minor(&rope) == 14);
+    rf_node mw{};
+    mw.op = RF_OP_MOE_WEIGHTS;
+    mw.iparams[0] = 1;
+    CHECK(rf_node_abi_minor(&mw) == 0);
+    mw.iparams[0] = 2;
+    CHECK(rf_node_abi_minor(&mw) == 14);
+}

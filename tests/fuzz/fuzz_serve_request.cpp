@@ -142,7 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     RF_FUZZ_CHECK(!req.echo || !chat);
     if (chat) {
         for (rf::ChatFormat f : {rf::ChatFormat::ChatML, rf::ChatFormat::Llama2, rf::ChatFormat::Llama3, rf::ChatFormat::Mistral,
-                                 rf::ChatFormat::Gemma, rf::ChatFormat::Phi3}) {
+                                 rf::ChatFormat::Gemma, rf::ChatFormat::Phi3, rf::ChatFormat::Harmony}) {
             try {
                 text = rf::apply_chat_template(f, req.messages, true);
             } catch (const rf::UsageError &) {

@@ -77,11 +77,19 @@ Case topk_ties(std::mt19937 &rng, int64_t E, int64_t k, int64_t M) {
 
 Case moe_weights(std::mt19937 &rng, int64_t E, int64_t k, int64_t M, int mode) {
     Case c = base("moe_weights E=" + std::to_string(E) + " k=" + std::to_string(k) + " M=" + std::to_string(M) +
-                      (mode ? " over-chosen" : " over-all"),
+                      (mode == 2 ? " of-chosen" : mode ? " over-chosen" : " over-all"),
                   RF_OP_MOE_WEIGHTS, {make(RF_TYPE_F32, k, M), rnd(rng, RF_TYPE_F32, E, M, 1, 1, 5.f), ints(expert_ids(rng, E, k, M, E), k, M)},
                   1e-10);
     c.iparams[0] = mode;
     return c;
+}
+
+// gpt-oss's expert biases: [N, S, M] plus bias rows [N, E] of the chosen experts.
+Case add_id(std::mt19937 &rng, int64_t N, int64_t S, int64_t M, int64_t E) {
+    return base("add_id N=" + std::to_string(N) + " S=" + std::to_string(S) + " M=" + std::to_string(M) + " E=" + std::to_string(E),
+                RF_OP_ADD_ID, {make(RF_TYPE_F32, N, S, M), rnd(rng, RF_TYPE_F32, N, S, M), rnd(rng, RF_TYPE_F32, N, E, 1, 1, 3.f),
+                               ints(expert_ids(rng, E, S, M, E), S, M)},
+                1e-12);
 }
 
 Case moe_sum(std::mt19937 &rng, int64_t N, int64_t S, int64_t M) {
@@ -144,11 +152,16 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
     const int64_t topk_shapes[][3] = {{8, 2, 1}, {8, 2, 37}, {128, 8, 5}, {60, 60, 3}, {512, 9, 2}, {3, 1, 70}}; // E, k, M
     for (const auto &s : topk_shapes) v.push_back(topk(rng, s[0], s[1], s[2]));
     for (const auto &s : {std::array<int64_t, 3>{4, 2, 40}, {8, 2, 40}, {16, 4, 40}, {16, 16, 9}}) v.push_back(topk_ties(rng, s[0], s[1], s[2]));
-    for (int mode : {0, 1}) {
+    for (int mode : {0, 1, 2}) { // 2: gpt-oss's softmax of the chosen logits alone
         v.push_back(moe_weights(rng, 8, 2, 37, mode));
         v.push_back(moe_weights(rng, 128, 8, 5, mode));
         v.push_back(moe_weights(rng, 70, 40, 3, mode)); // k beyond a warp
     }
+    v.push_back(moe_weights(rng, 32, 4, 9, 2));   // gpt-oss-20b's routing
+    v.push_back(moe_weights(rng, 128, 4, 40, 2)); // gpt-oss-120b's
+    v.push_back(add_id(rng, 2880, 4, 1, 32));     // gpt-oss-20b decode
+    v.push_back(add_id(rng, 2880, 4, 37, 128));   // 120b, a prompt chunk
+    v.push_back(add_id(rng, 67, 3, 5, 8));        // odd rows
     v.push_back(moe_sum(rng, 130, 2, 1));
     v.push_back(moe_sum(rng, 2053, 8, 37));
     return v;
@@ -222,6 +235,40 @@ static GraphCase moe_block_case(std::mt19937 &rng, int type, int64_t K, int64_t 
     return std::move(b.c);
 }
 
+// gpt-oss's expert FFN (llama.cpp's build_moe_ffn with SOFTMAX_WEIGHT gating and the
+// SWIGLU_OAI_MOE form): router bias, TOPK, the softmax of the chosen logits, gate and up
+// MATMUL_ID plus their experts' biases (ADD_ID), the clamped SwiGLU, down plus its bias, the sum.
+// No pack fusion claims it (the biases sit between the matmuls and the SwiGLU).
+static GraphCase gpt_oss_ffn_case(std::mt19937 &rng, int type, int64_t K, int64_t F, int64_t E, int64_t S, int64_t M) {
+    Builder b;
+    b.c.name = std::string("moe gpt-oss ffn ") + type_label(type) + dims(K, F, E, S, M);
+    b.c.max_nmse = 5e-4;
+    const int raw = b.input(rnd(rng, RF_TYPE_F32, E, M, 1, 1, 3.f)), router_b = b.weight(rnd(rng, RF_TYPE_F32, E));
+    const int x = b.input(rnd(rng, RF_TYPE_F32, K, 1, M));
+    const int wg = b.input(rnd(rng, type, K, F, E)), wu = b.input(rnd(rng, type, K, F, E)), wd = b.input(rnd(rng, type, F, K, E));
+    const int bg = b.input(rnd(rng, RF_TYPE_F32, F, E, 1, 1, 4.f)), bu = b.input(rnd(rng, RF_TYPE_F32, F, E, 1, 1, 4.f));
+    const int bd = b.input(rnd(rng, RF_TYPE_F32, K, E));
+    const int logits = b.output(RF_TYPE_F32, E, M), ids = b.output(RF_TYPE_I32, S, M), w = b.output(RF_TYPE_F32, S, M);
+    const int g = b.output(RF_TYPE_F32, F, S, M), gb = b.output(RF_TYPE_F32, F, S, M);
+    const int u = b.output(RF_TYPE_F32, F, S, M), ub = b.output(RF_TYPE_F32, F, S, M);
+    const int a = b.output(RF_TYPE_F32, F, S, M), d = b.output(RF_TYPE_F32, K, S, M), db = b.output(RF_TYPE_F32, K, S, M);
+    const int out = b.output(RF_TYPE_F32, K, M);
+    b.node(RF_OP_ADD, logits, {raw, router_b});
+    b.node(RF_OP_TOPK, ids, {logits});
+    b.node(RF_OP_MOE_WEIGHTS, w, {logits, ids}).iparams[0] = 2;
+    b.node(RF_OP_MATMUL_ID, g, {wg, x, ids});
+    b.node(RF_OP_ADD_ID, gb, {g, bg, ids});
+    b.node(RF_OP_MATMUL_ID, u, {wu, x, ids});
+    b.node(RF_OP_ADD_ID, ub, {u, bu, ids});
+    GraphNode &act = b.node(RF_OP_SWIGLU_OAI, a, {gb, ub});
+    act.fparams[0] = 1.702f;
+    act.fparams[1] = 7.0f;
+    b.node(RF_OP_MATMUL_ID, d, {wd, a, ids});
+    b.node(RF_OP_ADD_ID, db, {d, bd, ids});
+    b.node(RF_OP_MOE_SUM, out, {db, w});
+    return std::move(b.c);
+}
+
 // MoE graphs: the routing fusion's cases, then the expert FFN, decode and prefill.
 std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     std::vector<GraphCase> v;
@@ -254,6 +301,11 @@ std::vector<GraphCase> moe_graph_cases(std::mt19937 &rng) {
     for (int64_t M : {12, 16}) v.push_back(moe_ffn_case(rng, RF_TYPE_Q4_K, 512, 256, 128, 8, M));
     v.push_back(moe_block_case(rng, RF_TYPE_Q6_K, 256, 256, 64, 8, 16));
     v.push_back(moe_block_case(rng, RF_TYPE_Q6_K, 256, 256, 64, 8, 6));
+    // gpt-oss: MXFP4 experts as the files have them (and Q8_0, F16), 4 of 32 / 128, decode and prefill.
+    for (int type : {RF_TYPE_MXFP4, RF_TYPE_Q8_0, RF_TYPE_F16})
+        for (int64_t M : {1, 4, 70}) v.push_back(gpt_oss_ffn_case(rng, type, 256, 192, 32, 4, M));
+    v.push_back(gpt_oss_ffn_case(rng, RF_TYPE_MXFP4, 2880, 2880, 16, 4, 2)); // the real widths (2880 x 2880), 16 experts
+    for (int64_t M : {1, 37}) v.push_back(moe_route_case(rng, 32, 4, M, 2));  // the pack's routing fusion declines mode 2
     return v;
 }
 

@@ -185,6 +185,17 @@ Case limited_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, cons
     return c;
 }
 
+// gpt-oss's attention: per-head sink logits (src5) in each softmax's denominator, on full layers
+// and sliding-window ones (window 128); sinks spread so that some exceed the scores.
+Case sink_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq, int window) {
+    Case c = attention(rng, pool, D, Hq, Hkv, seq_len, T_per_seq, 1e-5);
+    c.name += " sinks window=" + std::to_string(window);
+    c.iparams[0] = window;
+    c.tensors.push_back(rnd(rng, RF_TYPE_F32, Hq, 1, 1, 1, 4.f));
+    c.present.push_back(true);
+    return c;
+}
+
 // The encoders' attention (abi.h iparams[2] = 1): every token of a sequence sees all of its
 // positions in the node, up to the sequence's last.
 Case bidirectional_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq) {
@@ -399,6 +410,13 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     for (int64_t K : {1, 37, 2048}) { // the shared-expert gate is [1, T]; wide rows too
         v.push_back(base("sigmoid [" + std::to_string(K) + ",9]", RF_OP_SIGMOID, {make(RF_TYPE_F32, K, 9), rnd(rng, RF_TYPE_F32, K, 9, 1, 1, 20.f)}, 1e-10));
     }
+    for (int64_t K : {130, 2880}) { // gpt-oss's clamped SwiGLU: amplitude 12 crosses the limit 7 both ways
+        Case c = base("swiglu_oai [" + std::to_string(K) + ",7,4]", RF_OP_SWIGLU_OAI,
+                      {make(RF_TYPE_F32, K, 7, 4), rnd(rng, RF_TYPE_F32, K, 7, 4, 1, 12.f), rnd(rng, RF_TYPE_F32, K, 7, 4, 1, 12.f)}, 1e-10);
+        c.fparams[0] = 1.702f;
+        c.fparams[1] = 7.0f;
+        v.push_back(c);
+    }
     for (int64_t K : {4096, 37}) {
         Case c = base("rms_norm [" + std::to_string(K) + ",3]", RF_OP_RMS_NORM, {make(RF_TYPE_F32, K, 3), rnd(rng, RF_TYPE_F32, K, 3)}, 1e-10);
         c.fparams[0] = 1e-5f;
@@ -439,6 +457,35 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
                     c.fparams[0] = 10000.f; c.fparams[1] = 1.f;
                     v.push_back(c);
                 }
+    // YaRN (gpt-oss: NeoX, base 150000, factor 32 over 4096 positions; and a half-rotated head):
+    // without rows (rf_rope_yarn_f32: prompts), with the host's rows (decode), positions to 131071.
+    for (int n_rot : {64, 32})
+        for (bool angles : {false, true})
+            for (int T : {5, 300}) {
+                const int D = 64, H = 8;
+                std::vector<int32_t> pos = random_ids(rng, T, 131072);
+                Case c = base(std::string("rope yarn neox D=64 n_rot=") + std::to_string(n_rot) + " T=" + std::to_string(T) +
+                                  (angles ? " +angles" : ""),
+                              RF_OP_ROPE, {make(RF_TYPE_F32, D, H, T), rnd(rng, RF_TYPE_F32, D, H, T), ints(pos, T), make(RF_TYPE_F32, 1)},
+                              1e-8);
+                c.present[3] = false;
+                const rf::RopeYarn yarn{4096, 1.f, 1.f, 32.f, 1.f};
+                if (angles) {
+                    rf::RopeParams p{n_rot, 150000.f, 1.f / 32.f, nullptr};
+                    p.yarn = true;
+                    p.yarn_params = yarn;
+                    HostTensor t = make(RF_TYPE_F32, 2, n_rot / 2, T);
+                    std::vector<float> rows;
+                    rf::RopeAngleCache(p, 4096).gather(pos.data(), T, rows);
+                    std::memcpy(t.data.data(), rows.data(), rows.size() * 4);
+                    c.tensors.push_back(t);
+                    c.present.push_back(true);
+                }
+                c.iparams[0] = RF_ROPE_NEOX; c.iparams[1] = n_rot; c.iparams[2] = 1; c.iparams[3] = yarn.n_ctx_orig;
+                c.fparams[0] = 150000.f; c.fparams[1] = 1.f / 32.f;
+                c.fparams[2] = yarn.ext_factor; c.fparams[3] = yarn.attn_factor; c.fparams[4] = yarn.beta_fast; c.fparams[5] = yarn.beta_slow;
+                v.push_back(c);
+            }
     for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0, RF_TYPE_F32}) {
         std::vector<int32_t> slots = {5, 0, 11};
         v.push_back(base(std::string("set_rows pool=") + type_label(pool) + " R=128", RF_OP_SET_ROWS,
@@ -470,6 +517,13 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(bidirectional_attention(rng, pool, 64, 12, 12, {40, 40}, 40)); // nomic-embed's, two inputs
         v.push_back(bidirectional_attention(rng, pool, 64, 4, 2, {90}, 30));       // a part of a sequence
         v.push_back(limited_attention(rng, pool, 64, 8, 2, {512}, 512, 3, 1.f));
+        // gpt-oss (64 heads of 64 over 8 KV heads): decode of two sequences, a prompt, a mixed
+        // step; full layers and the 128-position window.
+        for (int window : {0, 128}) {
+            v.push_back(sink_attention(rng, pool, 64, 64, 8, {300, 45}, 1, window));
+            v.push_back(sink_attention(rng, pool, 64, 64, 8, {200}, 200, window));
+            v.push_back(sink_attention(rng, pool, 64, 16, 2, {1}, 1, window)); // one key: the sink against one score
+        }
         // The tensor-core prefill tiles and the streaming decode kernels with the limits: a window
         // inside one KV tile, one spanning tiles, a soft cap; several sequences in one tile.
         v.push_back(limited_attention(rng, pool, 256, 4, 1, {512}, 512, 512, 0.f));

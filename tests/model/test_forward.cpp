@@ -163,6 +163,25 @@ TinySpec qwen2moe_spec() {
     return spec;
 }
 
+// gpt-oss: 8 heads of 16 (Q 128 wide over n_embd 64) on 2 KV heads, Q/K/V/O biases, sinks,
+// YaRN (factor 4 over an original context of 64), a window of 5 on layers 0 and 2, 8 experts of
+// width 40 with biases, 4 per token, the clamped SwiGLU.
+TinySpec gpt_oss_spec() {
+    TinySpec spec;
+    spec.arch = "gpt-oss";
+    spec.n_layer = 3;
+    spec.n_head = 8;
+    spec.head_dim = 16;
+    spec.sliding_window = 5;
+    spec.rope_base = 150000.0f;
+    spec.yarn_factor = 4.0f;
+    spec.yarn_orig_ctx = 64;
+    spec.n_expert = 8;
+    spec.n_expert_used = 4;
+    spec.n_ff_exp = 40;
+    return spec;
+}
+
 void check_rejected(const TinySpec &spec, const std::string &file, const std::string &message) {
     auto rt = cpu_runtime();
     const std::string path = temp_path(file);
@@ -252,6 +271,52 @@ TEST_CASE("qwen2moe files without their shared expert or experts are refused by 
     dense.n_expert = 0;
     dense.n_expert_used = 0;
     check_rejected(dense, "q2moe_dense.gguf", "missing metadata key 'qwen2moe.expert_count'");
+}
+
+TEST_CASE("gpt-oss: sinks, YaRN, alternating windows, biases, clamped SwiGLU; matches the reference and its decoding",
+          "[model][moe][gpt-oss]") {
+    const TinySpec spec = gpt_oss_spec();
+    Setup s = load(spec, "gptoss_hp.gguf");
+    const ModelHparams &hp = s.model->hparams();
+    CHECK(hp.arch == ModelArch::GptOss);
+    CHECK(hp.rope_mode == RF_ROPE_NEOX);
+    CHECK(hp.head_dim == 16);
+    CHECK(hp.n_swa == 5);
+    CHECK(hp.is_swa(0));
+    CHECK_FALSE(hp.is_swa(1));
+    CHECK(hp.is_swa(2));
+    CHECK(hp.rope_yarn);
+    CHECK(hp.yarn.n_ctx_orig == 64);
+    CHECK(hp.yarn.ext_factor == 1.0f);
+    CHECK(hp.rope_freq_scale == 0.25f);
+    CHECK(hp.n_ff_exp == 40);
+    const LayerWeights &w = s.model->layers[1];
+    CHECK(w.attn_sinks->ne(0) == 8);
+    CHECK(w.bo->ne(0) == 64);
+    CHECK(w.ffn_gate_inp_b->ne(0) == 8);
+    CHECK(w.ffn_down_exps_b->ne(0) == 64);
+    CHECK(w.ffn_down_exps_b->ne(1) == 8);
+    check_against_reference(spec, "gptoss_ref.gguf");
+    check_decoding_matches_prefill(spec, "gptoss_bt.gguf");
+    TinySpec f16 = spec;
+    f16.matrix_type = RF_TYPE_F16;
+    check_against_reference(f16, "gptoss_f16.gguf");
+}
+
+TEST_CASE("gpt-oss files without a tensor or key the family needs are refused by name", "[model][moe][gpt-oss]") {
+    for (const char *name : {"blk.1.attn_sinks.weight", "blk.0.attn_output.bias", "blk.2.ffn_gate_inp.bias",
+                             "blk.1.ffn_up_exps.bias", "blk.0.ffn_down_exps.bias", "blk.1.post_attention_norm.weight",
+                             "blk.0.attn_k.bias"}) {
+        TinySpec missing = gpt_oss_spec();
+        missing.skip_tensors = {name};
+        check_rejected(missing, "gptoss_missing.gguf", std::string("missing tensor '") + name + "'");
+    }
+    TinySpec no_window = gpt_oss_spec();
+    no_window.sliding_window = 0;
+    check_rejected(no_window, "gptoss_nowindow.gguf", "missing metadata key 'gpt-oss.attention.sliding_window'");
+    TinySpec no_width = gpt_oss_spec();
+    no_width.n_ff_exp = 0;
+    check_rejected(no_width, "gptoss_nowidth.gguf", "missing metadata key 'gpt-oss.expert_feed_forward_length'");
 }
 
 TEST_CASE("mixture-of-experts files with missing or inconsistent experts are refused by name", "[model][moe]") {
@@ -643,7 +708,7 @@ TEST_CASE("bad files and bad batches are rejected by name", "[model]") {
     write_tiny_model(p3, gpt);
     // One line naming the architecture and what is supported.
     REQUIRE_THROWS_WITH(Model::load(p3, *rt), Catch::Contains("unsupported model architecture 'gpt2' (supported: llama, "
-                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe, qwen2moe, bert, nomic-bert)"));
+                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe, qwen2moe, gpt-oss, bert, nomic-bert)"));
 
     Setup s = load(TinySpec{}, "badbatch.gguf");
     InferenceContext ctx(*s.model, *s.rt, ctx_params());
@@ -697,7 +762,11 @@ void check_rope_angles(const TinySpec &spec, const std::string &file, int64_t n_
             REQUIRE(rows != nullptr);
             local += rows->host_data == in.rope_angles[1].data() ? 1 : 0;
             // The node's parameters and factors (CPU backend: the weight's bytes are host memory).
-            const RopeParams np{n.iparams[1], n.fparams[0], n.fparams[1], n.src[2] ? (const float *)n.src[2]->data : nullptr};
+            RopeParams np{n.iparams[1], n.fparams[0], n.fparams[1], n.src[2] ? (const float *)n.src[2]->data : nullptr};
+            if (n.iparams[2] == 1) {
+                np.yarn = true;
+                np.yarn_params = RopeYarn{n.iparams[3], n.fparams[2], n.fparams[3], n.fparams[4], n.fparams[5]};
+            }
             std::vector<float> want((size_t)n.iparams[1]);
             for (int t = 0; t < 3; ++t) {
                 rope_angles_row(np, in.positions[(size_t)t], want.data());
@@ -716,6 +785,7 @@ TEST_CASE("decode steps give each ROPE node the angle rows of its own parameters
     TinySpec short_ctx = phi3_spec();
     short_ctx.n_ctx_orig = 256;
     check_rope_angles(short_ctx, "angles_phi3_short.gguf", 128, 1);
+    check_rope_angles(gpt_oss_spec(), "angles_gptoss.gguf", 128, 2); // YaRN rows (local layers: the same parameters)
 }
 
 TEST_CASE("attention split hint: the decode rows ahead of a prompt chunk", "[model]") {

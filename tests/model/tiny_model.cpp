@@ -25,12 +25,13 @@ std::string temp_path(const std::string &name) {
 namespace {
 
 bool is_gemma(const std::string &arch) { return arch == "gemma2" || arch == "gemma3"; }
+bool is_gpt_oss(const std::string &arch) { return arch == "gpt-oss"; }
 bool has_qk_norm(const std::string &arch) { return arch == "qwen3" || arch == "gemma3" || arch == "qwen3moe"; }
 bool neox_rope(const std::string &arch) { return arch != "llama" && arch != "mistral"; }
 int64_t head_size(const TinySpec &s) { return s.head_dim ? s.head_dim : s.n_embd / s.n_head; }
 // One expert's FFN width as llama.cpp reads it.
 int64_t expert_ff(const TinySpec &s) {
-    if (s.arch != "qwen3moe" && s.arch != "qwen2moe") return s.n_ff;
+    if (s.arch != "qwen3moe" && s.arch != "qwen2moe" && s.arch != "gpt-oss") return s.n_ff;
     return s.n_ff_exp ? s.n_ff_exp : s.n_ff / s.n_expert_used;
 }
 int64_t shared_ff(const TinySpec &s) { return s.n_ff_shexp ? s.n_ff_shexp : s.n_ff; }
@@ -76,6 +77,11 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     if (s.rope_scale_factor > 0) {
         wr.set(a + ".rope.scaling.type", Value::from_string("linear"));
         wr.set(a + ".rope.scaling.factor", Value::from_f32(s.rope_scale_factor));
+    }
+    if (s.yarn_factor > 0) { // GptOssModel's keys
+        wr.set(a + ".rope.scaling.type", Value::from_string("yarn"));
+        wr.set(a + ".rope.scaling.factor", Value::from_f32(s.yarn_factor));
+        wr.set(a + ".rope.scaling.original_context_length", Value::from_u32((uint32_t)s.yarn_orig_ctx));
     }
 
     auto skipped = [&](const std::string &name) {
@@ -129,7 +135,8 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
         write("rope_factors_long.weight", {D / 2}, lng, RF_TYPE_F32);
         write("rope_factors_short.weight", {D / 2}, shrt, RF_TYPE_F32);
     }
-    const bool bias = s.qkv_bias || s.arch == "qwen2" || s.arch == "qwen2moe";
+    const bool gpt_oss = is_gpt_oss(s.arch);
+    const bool bias = s.qkv_bias || s.arch == "qwen2" || s.arch == "qwen2moe" || gpt_oss;
     const bool fused = s.arch == "phi3" && s.fused;
     for (int64_t l = 0; l < s.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
@@ -151,13 +158,26 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
             add(p + "attn_k_norm.weight", {D}, 1.0f, 0.3f, false);
         }
         add(p + "attn_output.weight", {Q, s.n_embd}, 0.0f, 1.0f / std::sqrt((float)Q), true);
-        add(p + "ffn_norm.weight", {s.n_embd}, 1.0f, 0.1f, false);
+        if (gpt_oss) {
+            add(p + "attn_output.bias", {s.n_embd}, 0.0f, 0.2f, false);
+            add(p + "attn_sinks.weight", {s.n_head}, 0.0f, s.sink_stddev, false);
+        }
+        add(p + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {s.n_embd}, 1.0f, 0.1f, false);
         if (s.n_expert > 0) {
             const int64_t X = s.n_expert, FX = expert_ff(s);
             add(p + "ffn_gate_inp.weight", {s.n_embd, X}, 0.0f, 2.0f * inv_e, false); // router: f32 as the converter writes it
             add(p + "ffn_gate_exps.weight", {s.n_embd, FX, X}, 0.0f, inv_e, true);
             add(p + "ffn_up_exps.weight", {s.n_embd, FX, X}, 0.0f, inv_e, true);
             add(p + "ffn_down_exps.weight", {FX, s.n_embd, X}, 0.0f, 1.0f / std::sqrt((float)FX), true);
+            if (gpt_oss) { // 2-D biases: f32 rows of each expert, as the converter writes them
+                add(p + "ffn_gate_inp.bias", {X}, 0.0f, 0.5f, false);
+                const auto &gb = make(p + "ffn_gate_exps.bias", FX * X, 0.0f, s.expert_bias_stddev, false);
+                write(p + "ffn_gate_exps.bias", {FX, X}, gb, RF_TYPE_F32);
+                const auto &ub = make(p + "ffn_up_exps.bias", FX * X, 0.0f, s.expert_bias_stddev, false);
+                write(p + "ffn_up_exps.bias", {FX, X}, ub, RF_TYPE_F32);
+                const auto &db = make(p + "ffn_down_exps.bias", s.n_embd * X, 0.0f, 0.3f, false);
+                write(p + "ffn_down_exps.bias", {s.n_embd, X}, db, RF_TYPE_F32);
+            }
             if (s.arch == "qwen2moe") {
                 const int64_t FS = shared_ff(s);
                 // The gate vector: f32 as the converter writes a 1-D tensor; spread enough that
@@ -245,6 +265,49 @@ void rope(Vec &x, int64_t n_heads, int64_t D, int64_t pos, bool neox, double bas
     }
 }
 
+// YaRN as ggml_rope_ext (rope_yarn.h's definition restated in double): the ramp between the
+// correction dims mixes the interpolated angle with the extrapolated one; cos and sin scaled.
+struct YarnRef {
+    bool on = false;
+    double freq_scale = 1, ext = 1, mscale = 1, c0 = 0, c1 = 0;
+};
+YarnRef yarn_ref(const TinySpec &s, int64_t n_rot) {
+    YarnRef y;
+    if (s.yarn_factor <= 0) return y;
+    y.on = true;
+    y.freq_scale = 1.0 / s.yarn_factor;
+    auto corr = [&](double beta) {
+        return (double)n_rot * std::log((double)s.yarn_orig_ctx / (beta * 2 * M_PI)) / (2 * std::log((double)s.rope_base));
+    };
+    y.c0 = std::max(0.0, std::floor(corr(32.0)));
+    y.c1 = std::min((double)n_rot - 1, std::ceil(corr(1.0)));
+    y.mscale = 1.0 + 0.1 * std::log(1.0 / y.freq_scale);
+    return y;
+}
+
+void rope_yarn(Vec &x, int64_t n_heads, int64_t D, int64_t pos, double base, const YarnRef &y) {
+    const int64_t n_rot = D;
+    for (int64_t h = 0; h < n_heads; ++h) {
+        double *v = x.data() + h * D;
+        for (int64_t i = 0; i < n_rot / 2; ++i) {
+            const double extrap = (double)pos * std::pow(base, -2.0 * (double)i / (double)n_rot);
+            const double ramp = 1.0 - std::min(1.0, std::max(0.0, ((double)i - y.c0) / std::max(0.001, y.c1 - y.c0)));
+            const double mix = ramp * y.ext;
+            const double theta = extrap * y.freq_scale * (1 - mix) + extrap * mix;
+            const double c = std::cos(theta) * y.mscale, sn = std::sin(theta) * y.mscale;
+            const double a = v[i], b = v[i + n_rot / 2]; // NeoX halves
+            v[i] = a * c - b * sn;
+            v[i + n_rot / 2] = a * sn + b * c;
+        }
+    }
+}
+
+// ggml's swiglu_oai with gpt-oss's constants.
+double swiglu_oai(double gate, double up) {
+    const double x = std::min(gate, 7.0), y = std::min(std::max(up, -7.0), 7.0);
+    return x / (1.0 + std::exp(-1.702 * x)) * (y + 1.0);
+}
+
 double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 double softcap(double x, double cap) { return cap > 0 ? cap * std::tanh(x / cap) : x; }
@@ -255,7 +318,9 @@ double softcap(double x, double cap) { return cap > 0 ? cap * std::tanh(x / cap)
 Vec moe_ffn(const TinyWeights &w, const std::string &p, const Vec &h) {
     const TinySpec &s = w.spec;
     const int64_t E = s.n_embd, X = s.n_expert, FX = expert_ff(s);
-    const Vec logits = matvec(w.t.at(p + "ffn_gate_inp.weight"), h, X);
+    Vec logits = matvec(w.t.at(p + "ffn_gate_inp.weight"), h, X);
+    const bool gpt_oss = is_gpt_oss(s.arch);
+    add_bias(logits, w.t, p + "ffn_gate_inp.bias");
     std::vector<int64_t> order((size_t)X);
     for (int64_t e = 0; e < X; ++e) order[(size_t)e] = e;
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return logits[(size_t)a] > logits[(size_t)b]; });
@@ -272,9 +337,19 @@ Vec moe_ffn(const TinyWeights &w, const std::string &p, const Vec &h) {
         const int64_t e = order[(size_t)j];
         const double weight = std::exp(logits[(size_t)e] - logits[(size_t)order[0]]) / z;
         Vec g = matvec(slice("ffn_gate_exps.weight", e, E, FX), h, FX);
-        const Vec u = matvec(slice("ffn_up_exps.weight", e, E, FX), h, FX);
-        for (int64_t i = 0; i < FX; ++i) g[(size_t)i] = silu(g[(size_t)i]) * u[(size_t)i];
-        const Vec d = matvec(slice("ffn_down_exps.weight", e, FX, E), g, E);
+        Vec u = matvec(slice("ffn_up_exps.weight", e, E, FX), h, FX);
+        // gpt-oss: expert e's bias rows (ggml_add_id), the clamped SwiGLU.
+        auto add_row = [&](Vec &v, const char *name) {
+            auto it = w.t.find(p + name);
+            if (it == w.t.end()) return;
+            for (size_t i = 0; i < v.size(); ++i) v[i] += it->second[(size_t)e * v.size() + i];
+        };
+        add_row(g, "ffn_gate_exps.bias");
+        add_row(u, "ffn_up_exps.bias");
+        for (int64_t i = 0; i < FX; ++i)
+            g[(size_t)i] = gpt_oss ? swiglu_oai(g[(size_t)i], u[(size_t)i]) : silu(g[(size_t)i]) * u[(size_t)i];
+        Vec d = matvec(slice("ffn_down_exps.weight", e, FX, E), g, E);
+        add_row(d, "ffn_down_exps.bias");
         for (int64_t i = 0; i < E; ++i) out[(size_t)i] += weight * d[(size_t)i];
     }
     return out;
@@ -298,14 +373,16 @@ Vec shared_expert(const TinyWeights &w, const std::string &p, const Vec &h) {
 std::vector<std::vector<double>> reference_hidden(const TinyWeights &w, const std::vector<int32_t> &tokens, int64_t n_ctx) {
     const TinySpec &s = w.spec;
     const int64_t E = s.n_embd, D = head_size(s), Q = D * s.n_head, KV = D * s.n_head_kv, T = (int64_t)tokens.size();
-    const bool neox = neox_rope(s.arch), gemma = is_gemma(s.arch);
+    const bool neox = neox_rope(s.arch), gemma = is_gemma(s.arch), gpt_oss = is_gpt_oss(s.arch);
+    const YarnRef yarn = yarn_ref(s, D);
     const double scale = s.rope_scale_factor > 0 ? 1.0 / s.rope_scale_factor : 1.0;
     const std::vector<float> *factors = s.rope_freqs ? &w.t.at("rope_freqs.weight") : nullptr;
     if (s.rope_factors) factors = &w.t.at(n_ctx > s.n_ctx_orig ? "rope_factors_long.weight" : "rope_factors_short.weight");
     // phi3's attn_factor multiplies the rotated Q and K.
     const double mscale = s.rope_factors ? s.rope_attn_factor : 1.0;
     // gemma2 alternates local and global layers, gemma3 has five local layers per global one.
-    const int64_t swa_pattern = s.arch == "gemma2" ? 2 : 6;
+    // gpt-oss alternates too (llama.cpp's set_swa_pattern(2): even layers local).
+    const int64_t swa_pattern = s.arch == "gemma2" || gpt_oss ? 2 : 6;
     auto W = [&](const std::string &n) -> const std::vector<float> & { return w.t.at(n); };
 
     std::vector<Vec> x((size_t)T);
@@ -317,7 +394,7 @@ std::vector<std::vector<double>> reference_hidden(const TinyWeights &w, const st
     }
     for (int64_t l = 0; l < s.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
-        const bool local = gemma && s.sliding_window > 0 && l % swa_pattern < swa_pattern - 1;
+        const bool local = (gemma || gpt_oss) && s.sliding_window > 0 && l % swa_pattern < swa_pattern - 1;
         const double base = local && s.arch == "gemma3" ? 10000.0 : s.rope_base;
         const double rscale = local && s.arch == "gemma3" ? 1.0 : scale;
         std::vector<Vec> q((size_t)T), k((size_t)T), v((size_t)T);
@@ -333,8 +410,13 @@ std::vector<std::vector<double>> reference_hidden(const TinyWeights &w, const st
                 rms_norm_heads(q[(size_t)t], D, W(p + "attn_q_norm.weight"), s.rms_eps);
                 rms_norm_heads(k[(size_t)t], D, W(p + "attn_k_norm.weight"), s.rms_eps);
             }
-            rope(q[(size_t)t], s.n_head, D, t, neox, base, rscale, factors);
-            rope(k[(size_t)t], s.n_head_kv, D, t, neox, base, rscale, factors);
+            if (yarn.on) {
+                rope_yarn(q[(size_t)t], s.n_head, D, t, base, yarn);
+                rope_yarn(k[(size_t)t], s.n_head_kv, D, t, base, yarn);
+            } else {
+                rope(q[(size_t)t], s.n_head, D, t, neox, base, rscale, factors);
+                rope(k[(size_t)t], s.n_head_kv, D, t, neox, base, rscale, factors);
+            }
             for (double &e : q[(size_t)t]) e *= mscale;
             for (double &e : k[(size_t)t]) e *= mscale;
         }
@@ -354,14 +436,18 @@ std::vector<std::vector<double>> reference_hidden(const TinyWeights &w, const st
                 }
                 double sum = 0;
                 for (auto &e : sc) sum += (e = std::exp(e - mx));
+                // gpt-oss: the head's sink logit joins the denominator (no value row).
+                if (gpt_oss) sum += std::exp((double)W(p + "attn_sinks.weight")[(size_t)h] - mx);
                 for (int64_t j = first; j <= t; ++j)
                     for (int64_t i = 0; i < D; ++i)
                         attn[(size_t)(h * D + i)] += sc[(size_t)(j - first)] / sum * v[(size_t)j][(size_t)(kvh * D + i)];
             }
             Vec o = matvec(W(p + "attn_output.weight"), attn, E);
+            add_bias(o, w.t, p + "attn_output.bias");
             if (gemma) o = rms_norm(o, W(p + "post_attention_norm.weight"), s.rms_eps);
             for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += o[(size_t)i];
-            Vec h = rms_norm(x[(size_t)t], W(p + "ffn_norm.weight"), s.rms_eps);
+            // gpt-oss's FFN input norm is its post_attention_norm (on the residual stream).
+            Vec h = rms_norm(x[(size_t)t], W(p + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight")), s.rms_eps);
             if (s.n_expert > 0) {
                 const Vec d = moe_ffn(w, p, h);
                 for (int64_t i = 0; i < E; ++i) x[(size_t)t][(size_t)i] += d[(size_t)i];

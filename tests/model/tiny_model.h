@@ -13,7 +13,8 @@
 namespace rf_test {
 
 struct TinySpec {
-    std::string arch = "llama"; // "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen3moe", "qwen2moe"
+    std::string arch = "llama"; // "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen3moe", "qwen2moe",
+                                // "gpt-oss"
     int64_t n_embd = 64, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 96, n_vocab = 97;
     int64_t head_dim = 0;          // attention.key_length / value_length; 0: not written (n_embd / n_head)
     int64_t sliding_window = 0;    // gemma: attention.sliding_window (0: not written)
@@ -33,6 +34,12 @@ struct TinySpec {
     // then n_ff); its gate ffn_gate_inp_shexp written as [n_embd] (the converter's) or [n_embd, 1].
     int64_t n_ff_shexp = 0;
     bool shexp_gate_2d = false;
+    // gpt-oss: YaRN (rope.scaling.type yarn with this factor and original context; 0: not
+    // written), and the spread of the sinks and the expert biases (wide enough that the SwiGLU
+    // clamp at 7 is reached).
+    float yarn_factor = 0.0f;
+    int64_t yarn_orig_ctx = 0;
+    float sink_stddev = 1.5f, expert_bias_stddev = 4.0f;
     float rms_eps = 1e-5f;
     float rope_base = 10000.0f;
     float rope_scale_factor = 0.0f; // rope.scaling.factor; 0: not written

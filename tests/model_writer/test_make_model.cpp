@@ -371,6 +371,58 @@ TEST_CASE("mkmodel tiny-qwen2moe writes the shared-expert key and keeps its gate
     CHECK(down->ne[0] == 192);
 }
 
+TEST_CASE("mkmodel: gpt-oss shapes have the converter's biases, sinks and experts", "[mkmodel]") {
+    using V = std::vector<int64_t>;
+    const auto a = tensors_of("gpt-oss-20b");
+    CHECK(a.at("token_embd.weight") == V{2880, 201088});
+    CHECK(a.at("output.weight") == V{2880, 201088});
+    CHECK(a.at("blk.0.attn_q.weight") == V{2880, 4096}); // 64 heads of 64
+    CHECK(a.at("blk.0.attn_q.bias") == V{4096});
+    CHECK(a.at("blk.0.attn_k.weight") == V{2880, 512});  // 8 KV heads
+    CHECK(a.at("blk.0.attn_output.weight") == V{4096, 2880});
+    CHECK(a.at("blk.0.attn_output.bias") == V{2880});
+    CHECK(a.at("blk.23.attn_sinks.weight") == V{64});
+    CHECK(a.at("blk.23.post_attention_norm.weight") == V{2880});
+    CHECK(a.count("blk.0.ffn_norm.weight") == 0);
+    CHECK(a.at("blk.23.ffn_gate_inp.weight") == V{2880, 32});
+    CHECK(a.at("blk.23.ffn_gate_inp.bias") == V{32});
+    CHECK(a.at("blk.23.ffn_gate_exps.weight") == V{2880, 2880, 32});
+    CHECK(a.at("blk.23.ffn_gate_exps.bias") == V{2880, 32});
+    CHECK(a.at("blk.23.ffn_down_exps.bias") == V{2880, 32});
+    CHECK(a.size() == size_t(1 + 24 * 19 + 2));
+    const auto b = tensors_of("gpt-oss-120b");
+    CHECK(b.at("blk.35.ffn_up_exps.weight") == V{2880, 2880, 128});
+    CHECK(b.at("blk.35.ffn_up_exps.bias") == V{2880, 128});
+    CHECK(b.size() == size_t(1 + 36 * 19 + 2));
+}
+
+TEST_CASE("mkmodel tiny-gpt-oss: the family's keys, MXFP4 experts, f32 biases", "[mkmodel]") {
+    TempDir dir;
+    auto f = write_shape(dir, "go.gguf", "tiny-gpt-oss", rf::QuantMix::Q8_0);
+    CHECK(f->get_string("general.architecture") == "gpt-oss");
+    CHECK(f->get_int("gpt-oss.expert_count", -1) == 8);
+    CHECK(f->get_int("gpt-oss.expert_used_count", -1) == 4);
+    CHECK(f->get_int("gpt-oss.expert_feed_forward_length", -1) == 64);
+    CHECK(f->get_int("gpt-oss.attention.sliding_window", -1) == 8);
+    CHECK(f->get_int("gpt-oss.attention.key_length", -1) == 64);
+    CHECK(f->get_string("gpt-oss.rope.scaling.type") == "yarn");
+    CHECK(f->get_int("gpt-oss.rope.scaling.original_context_length", -1) == 256);
+    const rf::gguf::TensorInfo *up = f->find_tensor("blk.2.ffn_up_exps.weight");
+    REQUIRE(up != nullptr);
+    CHECK(up->type == RF_TYPE_MXFP4); // as the converter keeps the checkpoint's experts
+    const rf::gguf::TensorInfo *q = f->find_tensor("blk.2.attn_q.weight");
+    REQUIRE(q != nullptr);
+    CHECK(q->type == RF_TYPE_Q8_0);
+    for (const char *bias : {"blk.1.ffn_up_exps.bias", "blk.1.ffn_gate_inp.bias", "blk.1.attn_output.bias", "blk.1.attn_sinks.weight"}) {
+        INFO(bias);
+        const rf::gguf::TensorInfo *t = f->find_tensor(bias);
+        REQUIRE(t != nullptr);
+        CHECK(t->type == RF_TYPE_F32);
+    }
+    auto g = write_shape(dir, "go16.gguf", "tiny-gpt-oss", rf::QuantMix::F16);
+    CHECK(g->find_tensor("blk.0.ffn_down_exps.weight")->type == RF_TYPE_F16); // float files stay float
+}
+
 TEST_CASE("mkmodel encoder shapes: bge-small (bert) and nomic-embed (nomic-bert) tensors", "[mkmodel]") {
     using V = std::vector<int64_t>;
     const auto b = tensors_of("bge-small");

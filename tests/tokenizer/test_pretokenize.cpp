@@ -50,6 +50,25 @@ TEST_CASE("qwen2 pre-tokenizer follows its regex", "[tokenizer][pretokenize]") {
     CHECK(plain_words("qwen2", "I'M  fine\t ok") == V{"I", "'M", " ", " fine", "\t", " ok"});
 }
 
+// gpt-oss's o200k (tokenizer.ggml.pre = "gpt-4o"): a word is an optional non-letter, a run of
+// letters outside a-z, then letters outside A-Z (or the reverse), with its contraction attached;
+// digits by three; punctuation keeps the newlines and slashes after it.
+TEST_CASE("gpt-4o (o200k) pre-tokenizer follows its regex", "[tokenizer][pretokenize]") {
+    CHECK(plain_words("gpt-4o", "HelloWorld JSONParser") == V{"Hello", "World", " JSONParser"});
+    CHECK(plain_words("gpt-4o", "HELLO world") == V{"HELLO", " world"});
+    CHECK(plain_words("gpt-4o", "don't I'M we'LL") == V{"don't", " I'M", " we'LL"});
+    CHECK(plain_words("gpt-4o", "a 1234567") == V{"a", " ", "123", "456", "7"});
+    CHECK(plain_words("gpt-4o", "hi!!!\n\nok") == V{"hi", "!!!\n\n", "ok"});
+    CHECK(plain_words("gpt-4o", "path/to/file") == V{"path", "/to", "/file"});
+    CHECK(plain_words("gpt-4o", "a  b\r\n\r\nc  ") == V{"a", " ", " b", "\r\n\r\n", "c", "  "});
+    CHECK(plain_words("gpt-4o", "\u00dcn\u00efc\u00f6d\u00e9 \u00fcber") == V{"\u00dcn\u00efc\u00f6d\u00e9", " \u00fcber"});
+    CHECK(plain_words("gpt-4o", "\u6211\u60f3\u5728apple\u5de5\u4f5c") == V{"\u6211\u60f3\u5728apple\u5de5\u4f5c"});
+    CHECK(plain_words("gpt-4o", "x = f(y);") == V{"x", " =", " f", "(y", ");"});
+    // The harmony format's markers are special tokens, matched before the pre-tokenizer; as
+    // plain text they split at '<', '|' and '>'.
+    CHECK(plain_words("gpt-4o", "<|start|>user") == V{"<|", "start", "|>", "user"});
+}
+
 TEST_CASE("llama3 pre-tokenizer groups digits by three", "[tokenizer][pretokenize]") {
     CHECK(plain_words("llama-bpe", "abc 1234567 x\r\n\n  y") ==
           V{"abc", " ", "123", "456", "7", " x", "\r\n\n", " ", " y"});

@@ -53,9 +53,14 @@ extern "C" {
  * backend declines the new ops in supports_op like any op it does not know, and must decline an
  * ATTENTION with iparams[2] != 0 (the host sets it only for encoder models).
  * 2.13: op SIGMOID (the shared expert's gate of Qwen2-MoE); a 2.12 backend declines it in
- * supports_op like any op it does not know. */
+ * supports_op like any op it does not know.
+ * 2.14: gpt-oss: ops SWIGLU_OAI (clamped SwiGLU) and ADD_ID (a bias row per chosen expert),
+ * ATTENTION's src5 (per-head sink logits), ROPE's YaRN parameters (iparams[2..3], fparams[2..5]),
+ * MOE_WEIGHTS' iparams[0] = 2 (the softmax of the chosen logits alone).
+ * A backend of an older minor version never sees a node that needs these: the host asks
+ * rf_node_abi_minor() and runs such nodes elsewhere. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 13
+#define RF_ABI_MINOR 14
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -161,6 +166,15 @@ typedef struct rf_tensor {
  *            src3 optional f32[2, n_rot/2, T] (dense): each token's (cos theta_i, sin theta_i),
  *            theta_i evaluated in double and each rounded to float once (rope_angles.h); a
  *            backend may read them instead of evaluating theta (the same values either way).
+ *            iparams[2] = 1 (ABI 2.14): YaRN, as ggml_rope_ext: iparams[3] = n_ctx_orig,
+ *            fparams[2] = ext_factor, fparams[3] = attn_factor, fparams[4] = beta_fast,
+ *            fparams[5] = beta_slow. With corr dims c0 = max(0, floor(cd(beta_fast))),
+ *            c1 = min(n_rot - 1, ceil(cd(beta_slow))), cd(b) = n_rot ln(n_ctx_orig / (2 pi b)) /
+ *            (2 ln base) (in f32), ramp_i = 1 - clamp((i - c0) / max(0.001, c1 - c0), 0, 1):
+ *            theta_i = te_i freq_scale (1 - r) + te_i r with r = ramp_i ext_factor and
+ *            te_i = pos base^(-2i/n_rot) / factor_i; cos and sin are multiplied by
+ *            mscale = attn_factor (1 + 0.1 ln(1 / freq_scale)) when ext_factor != 0, else by
+ *            attn_factor. src3's rows then hold these products. 0: plain RoPE as above.
  * SOFTMAX    dst[K,M] = softmax(src0 * fparams[0]) over K.
  * SILU       dst = src0 * sigmoid(src0).
  * SWIGLU     dst = silu(src0) * src1.
@@ -182,6 +196,9 @@ typedef struct rf_tensor {
  *            iparams[2] = 1: bidirectional (encoders): token t attends positions 0..P of its
  *            sequence, P the largest position of that sequence's tokens in this node (not
  *            pos(t)); no window. 0: causal.
+ *            src5 optional f32 [Hq] (ABI 2.14): attention sinks (gpt-oss): head h's softmax
+ *            denominator gains exp(sink[h] - m), m the max over the scores and sink[h]; the
+ *            sink has no value row, so it only scales the output down.
  * ARGMAX     dst[M] i32 = index of the max of each row of src0[K,M] (first on ties).
  * COPY       dst = src0 converted to dst's type (same element count).
  * GEGLU      dst = gelu(src0) * src1, f32, same shapes; gelu is the tanh approximation
@@ -193,6 +210,12 @@ typedef struct rf_tensor {
  * GELU       dst = gelu(src0), f32, the tanh approximation of GEGLU (BERT's FFN).
  * SIGMOID    dst = 1 / (1 + exp(-src0)), f32, each step rounded to f32 (ggml_sigmoid's
  *            arithmetic; the gate of Qwen2-MoE's shared expert).
+ * SWIGLU_OAI dst = x sigmoid(alpha x) (y + 1) with x = min(src0, limit), y = clamp(src1, -limit,
+ *            limit), f32, same shapes (ABI 2.14; ggml's swiglu_oai, gpt-oss's experts):
+ *            fparams[0] = alpha, fparams[1] = limit; x / (1 + exp(-alpha x)) in f32.
+ * ADD_ID     dst[N, S, M] f32 = src0[N, S, M] + src1[:, src2[s, m]] (ABI 2.14; ggml_add_id): a
+ *            bias row of src1 f32 [N, E] per chosen expert, src2 i32 [S, M] (TOPK's ids); an id
+ *            outside 0..E-1 adds nothing.
  * GATHER     dst[k, M] f32 = src0[src1[j, m], m]: entries of each row of src0[E, M] f32 picked by
  *            src1[k, M] i32 (e.g. TOPK's indices: the sampler's candidate logits); an index
  *            outside 0..E-1 gives 0.
@@ -211,6 +234,9 @@ typedef struct rf_tensor {
  *            iparams[0] = 1: softmax over the k chosen logits, w_j = exp(l[id_j]) / sum_i exp(l[id_i])
  *                            (Mixtral; Qwen3-MoE with norm_topk_prob: normalised top-k);
  *            iparams[0] = 0: the chosen entries of the softmax over all E logits (not renormalised).
+ *            iparams[0] = 2 (ABI 2.14): softmax of the k chosen logits computed from them alone
+ *                            (gpt-oss; llama.cpp's SOFTMAX_WEIGHT gating): exp(l[id_j] - max_j) in
+ *                            f32, their sum in double, times the f32 reciprocal.
  *            Rounded as llama.cpp's build_moe_ffn on ggml's CPU: p = softmax over all E (f32
  *            exp(l - max), their sum in double, times the f32 reciprocal), w_j = p[id_j]; mode 1
  *            then divides by max(f32 of the double sum of the k p[id_j], 6.103515625e-5).
@@ -254,6 +280,8 @@ enum rf_op {
     RF_OP_LAYER_NORM, /* ABI 2.12 */
     RF_OP_GELU,       /* ABI 2.12 */
     RF_OP_SIGMOID,    /* ABI 2.13 */
+    RF_OP_SWIGLU_OAI, /* ABI 2.14 */
+    RF_OP_ADD_ID,     /* ABI 2.14 */
     RF_OP_COUNT
 };
 
@@ -264,7 +292,8 @@ static inline const char *rf_op_name(int op) {
     static const char *const names[RF_OP_COUNT] = {
         "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
         "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap",
-        "topk", "moe_weights", "matmul_id", "moe_sum", "gather", "layer_norm", "gelu", "sigmoid"};
+        "topk", "moe_weights", "matmul_id", "moe_sum", "gather", "layer_norm", "gelu", "sigmoid",
+        "swiglu_oai", "add_id"};
     return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
 }
 
@@ -276,6 +305,19 @@ typedef struct rf_node {
     float fparams[RF_MAX_PARAMS];
     const char *label; /* e.g. "blk.3.attn_q": for profilers and logs; may be NULL */
 } rf_node;
+
+/* The ABI minor version a backend must be built against to run `n` as this header defines it:
+ * the host hands a node only to backends of at least this minor version (an older one would
+ * ignore a source or parameter it does not know of). */
+static inline int rf_node_abi_minor(const rf_node *n) {
+    switch (n->op) {
+    case RF_OP_SWIGLU_OAI: case RF_OP_ADD_ID: return 14;
+    case RF_OP_ATTENTION: return n->src[5] ? 14 : 0;
+    case RF_OP_ROPE: return n->iparams[2] ? 14 : 0;
+    case RF_OP_MOE_WEIGHTS: return n->iparams[0] == 2 ? 14 : 0;
+    default: return 0; /* older ops and parameters: a backend declines what it does not know */
+    }
+}
 
 typedef struct rf_graph {
     int32_t n_nodes;

@@ -1,5 +1,5 @@
 // Chat templates. A GGUF file's tokenizer.chat_template (or a template file) is rendered by the
-// Jinja engine (rocmforge/jinja.h) as Hugging Face transformers renders it; six common formats
+// Jinja engine (rocmforge/jinja.h) as Hugging Face transformers renders it; seven common formats
 // are also written by code, recognised by name or by their markers (as llama.cpp's
 // llm_chat_detect_template), for files without a template.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace rf {
 
-enum class ChatFormat { ChatML, Llama2, Llama3, Mistral, Gemma, Phi3 };
+enum class ChatFormat { ChatML, Llama2, Llama3, Mistral, Gemma, Phi3, Harmony };
 
 struct ChatMessage {
     std::string role; // "system", "user", "assistant" (or "tool" for a Jinja template)
@@ -23,10 +23,14 @@ struct ChatMessage {
     std::string reasoning_content; // assistant: its reasoning, for templates that show it ("" when none)
 };
 
-// A format name ("chatml", "llama2", "llama3", "mistral", "gemma", "phi3") or the text of a
+// A format name ("chatml", "llama2", "llama3", "mistral", "gemma", "phi3", "gpt-oss" or its alias
+// "harmony") or the text of a
 // template. Throws UsageError naming the supported formats when neither matches.
 ChatFormat chat_format_from(const std::string &name_or_template);
 const char *chat_format_name(ChatFormat format);
+// The format a family's files are written for when they carry no template (gpt-oss: harmony),
+// or ChatML, the default of the others; general_architecture as the file names it.
+ChatFormat family_chat_format(const std::string &general_architecture);
 
 // The conversation as the format writes it; add_assistant opens the assistant's turn.
 // Throws UsageError for a role other than system / user / assistant.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rocmforge/abi.h"
+#include "rocmforge/rope_yarn.h"
 #include "rocmforge/runtime.h"
 
 namespace rf {
@@ -165,11 +166,15 @@ public:
     // (a - mean) / sqrt(var + eps) over each row (abi.h LAYER_NORM).
     Tensor *layer_norm(Tensor *a, float eps, const char *label = "layer_norm");
     // angles: optional f32[2, n_rot/2, T], the tokens' (cos, sin) rows (rope_angles.h; abi.h ROPE src3).
+    // yarn: YaRN's parameters (abi.h ROPE iparams[2] = 1), or nullptr for plain RoPE.
     Tensor *rope(Tensor *x, Tensor *positions, Tensor *freq_factors, int mode, int n_rot,
-                 float freq_base, float freq_scale, const char *label = "rope", Tensor *angles = nullptr);
+                 float freq_base, float freq_scale, const char *label = "rope", Tensor *angles = nullptr,
+                 const RopeYarn *yarn = nullptr);
     Tensor *softmax(Tensor *a, float scale, const char *label = "softmax");
     Tensor *silu(Tensor *a, const char *label = "silu");
     Tensor *swiglu(Tensor *gate, Tensor *up, const char *label = "swiglu");
+    // gpt-oss's clamped SwiGLU (abi.h SWIGLU_OAI).
+    Tensor *swiglu_oai(Tensor *gate, Tensor *up, float alpha, float limit, const char *label = "swiglu_oai");
     Tensor *geglu(Tensor *gate, Tensor *up, const char *label = "geglu");
     Tensor *gelu(Tensor *a, const char *label = "gelu");
     Tensor *sigmoid(Tensor *a, const char *label = "sigmoid");
@@ -186,6 +191,7 @@ public:
         int64_t window = 0;
         float softcap = 0.0f;
         bool bidirectional = false;
+        Tensor *sinks = nullptr; // f32 [Hq]: per-head sink logits in the denominator (gpt-oss)
     };
     // single_rows: ATTENTION's split hint (abi.h iparams[1]; 0: none).
     Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
@@ -199,7 +205,11 @@ public:
     // The entries of each row of a [E, M] f32 tensor at the indices ids [k, M] (TOPK's): f32 [k, M].
     Tensor *gather(Tensor *a, Tensor *ids, const char *label = "gather");
     Tensor *moe_weights(Tensor *logits, Tensor *ids, bool over_chosen, const char *label = "moe_weights");
+    // The softmax of the chosen logits from them alone (abi.h MOE_WEIGHTS iparams[0] = 2: gpt-oss).
+    Tensor *moe_weights_of_chosen(Tensor *logits, Tensor *ids, const char *label = "moe_weights");
     Tensor *matmul_id(Tensor *w, Tensor *x, Tensor *ids, const char *label = "matmul_id");
+    // y [N, S, M] plus the bias row bias[:, ids[s, m]] of each slot's expert (bias f32 [N, E]).
+    Tensor *add_id(Tensor *y, Tensor *bias, Tensor *ids, const char *label = "add_id");
     Tensor *moe_sum(Tensor *y, Tensor *weights, const char *label = "moe_sum");
     Tensor *copy(Tensor *a, int type, const char *label = "copy");
 

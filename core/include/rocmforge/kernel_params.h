@@ -165,7 +165,8 @@ typedef struct rf_kp_softcap {
 
 /* MOE_WEIGHTS (rf_moe_weights_f32). */
 typedef struct rf_kp_moe_weights {
-    int over_chosen;     /* 1: softmax over the k chosen logits; 0: the chosen entries of the softmax over all E */
+    int over_chosen;     /* 1: softmax over the k chosen logits; 0: the chosen entries of the softmax over all E;
+                            2: the softmax of the k chosen logits alone (abi.h MOE_WEIGHTS iparams[0]) */
     int unused_i[7];
     float unused_f[8];
 } rf_kp_moe_weights;

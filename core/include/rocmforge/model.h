@@ -1,6 +1,6 @@
 // Decoder-only transformer models of the llama lineage (llama 1/2/3, mistral-style files, qwen2,
-// qwen3, gemma2, gemma3, phi3, and the mixture-of-experts mixtral (llama with experts), qwen3moe
-// and qwen2moe (with a shared expert);
+// qwen3, gemma2, gemma3, phi3, and the mixture-of-experts mixtral (llama with experts), qwen3moe,
+// qwen2moe (with a shared expert) and gpt-oss;
 // docs/MODELS.md) and the embedding encoders bert and nomic-bert: hyperparameters read from GGUF
 // metadata, weights
 // placed on the runtime's primary backend straight from the mapped file.
@@ -19,7 +19,7 @@
 namespace rf {
 
 // Which graph recipe a file's `general.architecture` maps to.
-enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, Bert, NomicBert };
+enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, GptOss, Bert, NomicBert };
 
 struct ModelHparams {
     std::string arch_name;      // general.architecture as written in the file
@@ -52,6 +52,15 @@ struct ModelHparams {
     float rope_freq_scale_swa = 1.0f;
     int64_t n_ctx_orig = 0;     // <arch>.rope.scaling.original_context_length (phi3 long/short factors)
     float rope_attn_factor = 1.0f; // <arch>.rope.scaling.attn_factor: RoPE output scale (phi3 longrope)
+    // YaRN (rope.scaling.type = yarn: gpt-oss): every layer's ROPE mixes interpolated and
+    // extrapolated angles and scales cos / sin (rope_yarn.h; freq_scale = 1 / factor).
+    bool rope_yarn = false;
+    RopeYarn yarn;
+
+    // gpt-oss: attention sinks (blk.N.attn_sinks), biases on Q/K/V/O, the router and the experts,
+    // the clamped SwiGLU (alpha, limit) and the softmax of the chosen router logits.
+    bool attn_sinks = false;
+    float swiglu_alpha = 0.0f, swiglu_limit = 0.0f; // 0: plain SwiGLU
 
     // Encoders (bert, nomic-bert): bidirectional attention over the whole input in one graph,
     // post-norm LayerNorm blocks, hidden states out (no logits). bert adds absolute position
@@ -102,6 +111,11 @@ struct LayerWeights {
     // experts' matrices [n_embd, n_ff_exp, n_expert] (gate, up) and [n_ff_exp, n_embd, n_expert].
     Tensor *ffn_gate_inp = nullptr;
     Tensor *ffn_gate_exps = nullptr, *ffn_up_exps = nullptr, *ffn_down_exps = nullptr;
+    // gpt-oss: per-head sink logits [n_head], the router's bias [n_expert], the experts' biases
+    // [n_ff_exp, n_expert] (gate, up) and [n_embd, n_expert] (down); bo above is attn_output.bias.
+    Tensor *attn_sinks = nullptr;
+    Tensor *ffn_gate_inp_b = nullptr;
+    Tensor *ffn_gate_exps_b = nullptr, *ffn_up_exps_b = nullptr, *ffn_down_exps_b = nullptr;
     // The shared expert (qwen2moe): its gate vector as a [n_embd, 1] weight, and its FFN
     // [n_embd, n_ff_shexp] (gate, up), [n_ff_shexp, n_embd] (down).
     Tensor *ffn_gate_inp_shexp = nullptr;
@@ -170,6 +184,8 @@ private:
     Tensor *place_slice(const std::string &name, int64_t n, int64_t first, int64_t count);
     void load_layer(int64_t l);
     void load_shared_expert(LayerWeights &w, const std::string &prefix);
+    Tensor *place_expert_bias(const std::string &name, int64_t rows);
+    void load_expert_biases(LayerWeights &w, const std::string &prefix);
     void load_encoder(); // encoder_model.cpp
     void load_encoder_layer(int64_t l);
 

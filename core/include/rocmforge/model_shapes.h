@@ -15,7 +15,7 @@ namespace rf {
 struct ModelShape {
     std::string name;          // "llama2-7b"
     std::string arch;          // general.architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe,
-                               // qwen2moe, bert, nomic-bert
+                               // qwen2moe, gpt-oss, bert, nomic-bert
     std::string display_name;  // general.name written into the file
     int64_t n_embd = 0;
     int64_t n_layer = 0;
@@ -41,6 +41,12 @@ struct ModelShape {
     // qwen2moe's shared expert: expert_shared_feed_forward_length, ffn_gate_inp_shexp [n_embd]
     // and ffn_{gate,up,down}_shexp; 0: none.
     int64_t n_ff_shexp = 0;
+    // YaRN (rope.scaling.type yarn, factor, original_context_length: gpt-oss); 0: none.
+    float yarn_factor = 0.0f;
+    int64_t yarn_orig_ctx = 0;
+    // gpt-oss: attn_output.bias, attn_sinks, post_attention_norm as the FFN norm, router and
+    // expert biases; its experts are MXFP4 in every quantized file (as the converter writes them).
+    bool gpt_oss() const { return arch == "gpt-oss"; }
     // Encoders (bert, nomic-bert): attention.layer_norm_epsilon, pooling_type (llama.cpp's: 1
     // mean, 2 cls), token types (token_types rows).
     float norm_eps = 1e-12f;

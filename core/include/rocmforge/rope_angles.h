@@ -8,12 +8,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "rocmforge/rope_yarn.h"
+
 namespace rf {
 
 struct RopeParams {
     int n_rot = 0; // dims rotated (even): n_rot / 2 pairs
     float freq_base = 10000.0f, freq_scale = 1.0f;
     const float *factors = nullptr; // [n_rot / 2] frequency factors, or nullptr
+    bool yarn = false;              // YaRN (rope_yarn.h): the rows hold mscale cos, mscale sin
+    RopeYarn yarn_params;
 };
 
 // One position's row: out[2i] = cos theta_i, out[2i + 1] = sin theta_i for i < n_rot / 2.

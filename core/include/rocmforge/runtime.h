@@ -127,7 +127,11 @@ public:
     // copies then work as before. unpin_host before that memory is freed.
     bool pin_host(void *p, uint64_t bytes, std::string &why);
     void unpin_host(void *p);
+    // false, without asking, for a node that needs a newer ABI minor version than the plugin's.
     bool supports(const rf_node &node) const;
+    // The plugin's ABI minor version (rf_plugin_info.abi_minor; RF_ABI_MINOR until set).
+    void set_abi_minor(uint32_t minor) { abi_minor_ = minor; }
+    uint32_t abi_minor() const { return abi_minor_; }
     void compute(const rf_graph &graph);
     // compute() of the graph last given to this backend with the same node array, unchanged
     // since (ABI 2.9 compute_same; compute() where the dispatch has no such slot, e.g. through
@@ -149,6 +153,7 @@ public:
 private:
     std::string name_, plugin_path_, plugin_name_;
     int device_index_ = 0;
+    uint32_t abi_minor_ = RF_ABI_MINOR;
     const rf_backend_vtable *vt_;
     const rf_backend_vtable *plugin_vt_;
     void *ctx_;
