@@ -30,26 +30,35 @@ RF_DEV unsigned long long warp_max_key(unsigned long long v) {
 // nothing left yields key 0, index -1. A row holding NaN orders it by its bits (the CPU backend's
 // passes compare it with nothing): router logits are never NaN in a working model.
 #define RF_TOPK_WARP_KEYS 16 // 512 / RF_WARP
-// Row `row`'s k indices into dst's row (lane 0 stores them).
-RF_DEV void topk_warp_row(const rf_ktensor &x, const rf_ktensor &d, i64 row) {
+// Row `row`'s k indices into dst's row (lane 0 stores them), KEYS = ceil(E / 32) keys a lane:
+// each round's selects cost a lane its keys, so a row of 128 experts keeps 4 (topk_warp_row).
+template <int KEYS> RF_DEV void topk_warp_row_keys(const rf_ktensor &x, const rf_ktensor &d, i64 row) {
     const int E = (int)x.ne[0], k = (int)d.ne[0], lane = threadIdx.x % RF_WARP;
     const float *v = (const float *)((const u8 *)x.data + row * x.nb[1]);
     int *out = (int *)((u8 *)d.data + row * d.nb[1]);
-    unsigned long long key[RF_TOPK_WARP_KEYS];
+    unsigned long long key[KEYS];
 #pragma unroll
-    for (int r = 0; r < RF_TOPK_WARP_KEYS; ++r) {
+    for (int r = 0; r < KEYS; ++r) {
         const int e = lane + r * RF_WARP;
         key[r] = e < E ? select_key(v[e], e) : 0ull; // every real key is > 0 (its inverted index)
     }
     for (int j = 0; j < k; ++j) {
         unsigned long long m = key[0];
 #pragma unroll
-        for (int r = 1; r < RF_TOPK_WARP_KEYS; ++r) m = key[r] > m ? key[r] : m;
+        for (int r = 1; r < KEYS; ++r) m = key[r] > m ? key[r] : m;
         const unsigned long long best = warp_max_key(m);
 #pragma unroll
-        for (int r = 0; r < RF_TOPK_WARP_KEYS; ++r) key[r] = key[r] == best ? 0ull : key[r];
+        for (int r = 0; r < KEYS; ++r) key[r] = key[r] == best ? 0ull : key[r];
         if (lane == 0) out[j] = best ? select_index(best) : -1;
     }
+}
+RF_DEV void topk_warp_row(const rf_ktensor &x, const rf_ktensor &d, i64 row) {
+    const i64 E = x.ne[0];
+    if (E <= RF_WARP) topk_warp_row_keys<1>(x, d, row);
+    else if (E <= 2 * RF_WARP) topk_warp_row_keys<2>(x, d, row);
+    else if (E <= 4 * RF_WARP) topk_warp_row_keys<4>(x, d, row);
+    else if (E <= 8 * RF_WARP) topk_warp_row_keys<8>(x, d, row);
+    else topk_warp_row_keys<RF_TOPK_WARP_KEYS>(x, d, row);
 }
 RF_KERNEL __launch_bounds__(32) void rf_topk_f32(rf_kargs a) {
     rf_kernel_start();
