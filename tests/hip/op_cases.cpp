@@ -298,6 +298,18 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(matmul(rng, t, 4096, 130, 200));
         v.push_back(matmul(rng, t, 1024, 301, 512));
     }
+    // The grid i-quants' dp4a decode family (kernels/mvq_iq.h): one column (rf_mvq_<type>) at odd
+    // K (11 and 43 blocks: a warp's 4-block steps and a remainder), 7B's K, a broadcast batch; the
+    // column kernels at 2, 3, 5, 8 columns and 11, 16 (chunks of 8 and a remainder); the wgmma
+    // prefill tiles at a 128-token edge and a ragged tile.
+    for (int t : kFastGridTypes) {
+        for (int64_t K : {2816, 4096, 11008}) v.push_back(matmul(rng, t, K, 131, 1));
+        v.push_back(matmul(rng, t, 256, 5, 1, 3, 1));
+        for (int64_t M : {2, 3, 5, 8, 11, 16}) v.push_back(matmul(rng, t, 2816, M == 8 ? 37 : 131, M));
+        v.push_back(matmul(rng, t, 2816, 67, 128));
+        v.push_back(matmul(rng, t, 768, 45, 129));
+    }
+    v.push_back(matmul(rng, RF_TYPE_TQ1_0, 2816, 67, 128)); // TQ1_0: the wgmma prefill tiles only
     // Q5_0 prefill on the integer tensor-core tiles: 1152-element rows (Gemma 3), a partial last
     // K step (160 = 128 + 32), both tile widths.
     v.push_back(matmul(rng, RF_TYPE_Q5_0, 1152, 300, 512));
