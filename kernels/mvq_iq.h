@@ -117,6 +117,11 @@ template <class T, int N> RF_DEV void copy_grid(T *dst, const T (&src)[N]) {
 // factor; ls: the sub-block's integer scale (HALVES: ls for elements 0..15, ls1 for 16..31).
 template <bool HALVES = false> struct MvqGridSub {
     enum { LANES = 8, ELEMS = 256 };
+#if RF_NVIDIA
+    enum { UNROLL = 4 }; // as MvqK4 and MvqIq4Xs
+#else
+    enum { UNROLL = 2 }; // as MvqK4 (gfx1100's 128-VGPR cap)
+#endif
     u32 q[8];
     float d;
     int ls, ls1;
@@ -143,11 +148,6 @@ template <bool HALVES = false> struct MvqGridSub {
 // 8-bit grid indices, a word of 4 x 7 sign bits and the 4-bit scale), read with two aligned
 // 8-byte loads. As ggml's dot: sum (2 scale + 1) * integer sum, times d / 8.
 template <bool SMEM> struct MvqIq2XxsT : MvqGridSub<> {
-#if RF_NVIDIA
-    enum { UNROLL = 4 };
-#else
-    enum { UNROLL = 2 };
-#endif
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const u8 *blk = row + b * 66;
         const unsigned long long *grid = SMEM ? iq2xxs_grid_smem() : kIq2xxsGridD.v;
@@ -170,11 +170,6 @@ typedef MvqIq2XxsT<true> MvqIq2Xxs;
 // at 2 + 8j), then per sub-block a word of 4 x 7 sign bits and the 4-bit scale (at 66 + 4j). As
 // ggml's dot: sum (2 scale + 1) * integer sum, times d / 4.
 template <bool SMEM> struct MvqIq3XxsT : MvqGridSub<> {
-#if RF_NVIDIA
-    enum { UNROLL = 4 };
-#else
-    enum { UNROLL = 2 };
-#endif
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7;
         const u8 *blk = row + b * 98;
@@ -198,11 +193,6 @@ typedef MvqIq3XxsT<true> MvqIq3Xxs;
 // a byte of their ninth bits per sub-block (66 + j), 4 sign bytes per sub-block (74 + 4j), 4-bit
 // scales two to a byte (106 + j / 2). As ggml's dot: sum (2 scale + 1) * integer sum, times d.
 template <bool SMEM> struct MvqIq3ST : MvqGridSub<> {
-#if RF_NVIDIA
-    enum { UNROLL = 4 };
-#else
-    enum { UNROLL = 2 };
-#endif
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7;
         const u8 *blk = row + b * 110;
@@ -225,11 +215,6 @@ typedef MvqIq3ST<true> MvqIq3S;
 // index and 7 sign bits each), two 4-bit scales a sub-block (byte 66 + j: elements 0..15, 16..31).
 // As ggml's dot: sum (2 scale + 1) * integer sum per half, times d / 8.
 template <bool SMEM> struct MvqIq2XsT : MvqGridSub<true> {
-#if RF_NVIDIA
-    enum { UNROLL = 4 };
-#else
-    enum { UNROLL = 2 };
-#endif
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7;
         const u8 *blk = row + b * 74;
@@ -256,11 +241,6 @@ typedef MvqIq2XsT<true> MvqIq2Xs;
 // scales a sub-block (74 + j). As IQ2_XS otherwise. Its 8 KB grid is read from global memory in
 // every kernel (a staged copy would cost each block more L2 traffic than its weight rows).
 struct MvqIq2S : MvqGridSub<true> {
-#if RF_NVIDIA
-    enum { UNROLL = 4 };
-#else
-    enum { UNROLL = 2 };
-#endif
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7;
         const u8 *blk = row + b * 82;
@@ -291,11 +271,6 @@ RF_DEV u32 iq1_levels4(u32 g, bool neg) {
 // u16 per sub-block at 34 + 2j (3 high bits per index, the 3-bit scale, the delta's sign).
 // Sum (2 scale + 1) * sum (8 g +- 1) x, times d / 8 (ggml: d (sum + delta sum x)).
 struct MvqIq1S : MvqGridSub<> {
-#if RF_NVIDIA
-    enum { UNROLL = 4 };
-#else
-    enum { UNROLL = 2 };
-#endif
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7;
         const u8 *blk = row + b * 50;
@@ -316,11 +291,6 @@ struct MvqIq1S : MvqGridSub<> {
 // per 8 elements at 32 + 2j (3 high index bits, the delta's sign), four u16 at 48 holding 3-bit
 // scales (two per sub-block: elements 0..15, 16..31) and, in their top nibbles, the f16 d.
 struct MvqIq1M : MvqGridSub<true> {
-#if RF_NVIDIA
-    enum { UNROLL = 4 };
-#else
-    enum { UNROLL = 2 };
-#endif
     RF_DEV void load(const u8 *row, i64 b, int lane) {
         const int j = lane & 7;
         const u8 *blk = row + b * 56;
