@@ -215,15 +215,16 @@ RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
 #if RF_NVIDIA // the AMD packs run Q5_0 and IQ4_XS on their plain kernels: here Q5_0 cost rf_mvq_multi scratch on RDNA
     case T_Q5_0: return mvq_dot_row<MvqLegacy<T_Q5_0>>(w, xq, K);
     case T_IQ4_XS: return mvq_dot_row<MvqIq4Xs>(w, xq, K);
-    // the grid formats from the global tables (no staged copy in these any-type kernels)
-    case T_IQ2_XXS: return mvq_dot_row<MvqIq2XxsT<false>>(w, xq, K);
-    case T_IQ3_XXS: return mvq_dot_row<MvqIq3XxsT<false>>(w, xq, K);
-    case T_IQ3_S: return mvq_dot_row<MvqIq3ST<false>>(w, xq, K);
-    case T_IQ2_XS: return mvq_dot_row<MvqIq2XsT<false>>(w, xq, K);
-    case T_IQ2_S: return mvq_dot_row<MvqIq2S>(w, xq, K);
-    case T_IQ1_S: return mvq_dot_row<MvqIq1S>(w, xq, K);
-    case T_IQ1_M: return mvq_dot_row<MvqIq1M>(w, xq, K);
-    case T_TQ2_0: return mvq_dot_row<MvqTq2_0>(w, xq, K);
+    // the grid formats from the global tables (no staged copy in these any-type kernels), one
+    // block in flight (MvqAnyRow)
+    case T_IQ2_XXS: return mvq_dot_row<MvqAnyRow<MvqIq2XxsT<false>>>(w, xq, K);
+    case T_IQ3_XXS: return mvq_dot_row<MvqAnyRow<MvqIq3XxsT<false>>>(w, xq, K);
+    case T_IQ3_S: return mvq_dot_row<MvqAnyRow<MvqIq3ST<false>>>(w, xq, K);
+    case T_IQ2_XS: return mvq_dot_row<MvqAnyRow<MvqIq2XsT<false>>>(w, xq, K);
+    case T_IQ2_S: return mvq_dot_row<MvqAnyRow<MvqIq2S>>(w, xq, K);
+    case T_IQ1_S: return mvq_dot_row<MvqAnyRow<MvqIq1S>>(w, xq, K);
+    case T_IQ1_M: return mvq_dot_row<MvqAnyRow<MvqIq1M>>(w, xq, K);
+    case T_TQ2_0: return mvq_dot_row<MvqAnyRow<MvqTq2_0>>(w, xq, K);
 #endif
     default: return mvq_dot_row<MvqQ8_0>(w, xq, K);
     }

@@ -353,6 +353,10 @@ struct MvqTq2_0 {
     RF_DEV void dot(const Act &x, float &acc) const { add(sum(x.x0, x.x1), x.ds, acc); }
 };
 
+// A format in the any-type kernels (mvq_row: rf_mvq_multi, rf_mvq_proj): one block in flight, so
+// that the grid formats do not raise those kernels' registers (the widest case's) for the others.
+template <class B> struct MvqAnyRow : B { enum { UNROLL = 1 }; };
+
 // Grid staging of the typed kernels (see above): nothing for a format without a grid.
 RF_DEV void stage_grid(const void *) {}
 RF_DEV void stage_grid(const MvqIq2Xxs *) { copy_grid(iq2xxs_grid_smem(), kIq2xxsGridD.v); }

@@ -558,6 +558,14 @@ std::vector<Case> perf_cases(std::mt19937 &rng, const std::string &filter) {
     // Batched decode: 2..16 columns against Llama-2-7B's attention and FFN shapes.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         for (int64_t M : {2, 4, 8, 16}) mm(t, 4096, 11008, M, 4);
+    // The grid i-quants and IQ4_XS beside them: decode (1, 2, 8 columns) on Llama-2-7B's FFN
+    // shapes and the 512-token prefill tile.
+    for (int t : {RF_TYPE_IQ4_XS, RF_TYPE_IQ2_XXS, RF_TYPE_IQ2_XS, RF_TYPE_IQ2_S, RF_TYPE_IQ3_XXS, RF_TYPE_IQ3_S, RF_TYPE_IQ1_S,
+                  RF_TYPE_IQ1_M, RF_TYPE_TQ2_0}) {
+        for (int64_t M : {1, 2, 8}) mm(t, 4096, 11008, M, 4);
+        mm(t, 11008, 4096, 1, 4);
+        mm(t, 4096, 4096, 512, 1);
+    }
     // Two and three sequences on the attention shapes: Q, K, V apart (4096 x 4096) and as one
     // 12288-row matrix, and the down projection.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K})
