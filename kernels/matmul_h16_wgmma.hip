@@ -17,7 +17,8 @@
 // Same contract as rf_mm_h16_* (backends/hip/matmul_h16.cpp): dense f16 activation rows in
 // scratch, 16-byte aligned rows, f32 output; here also K % 64 == 0. Dynamic shared memory
 // RF_H16W_SMEM. Rows past N or M repeat the last one for the copies and are not stored.
-// rf_mm_q16w_<type>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS weights): the same tiles with the weight
+// rf_mm_q16w_<type>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and the grid i-quants
+// IQ2_XXS, IQ3_XXS, IQ3_S, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, the ternary TQ1_0, TQ2_0): the same tiles with the weight
 // operand dequantized to f16 in shared memory: each K step's raw blocks are staged with cp.async
 // (16-byte granules from the aligned address at or below the bytes the step needs: the two
 // 32-element blocks of a legacy format, the 256-element block of a K-quant, of which Q4_K / Q5_K
@@ -309,6 +310,14 @@ template <int T> RF_DEV void q16w_piece(const u8 *blk, int s, u32 (&o)[16]) {
             o[8 + 2 * i] = pack2_rn(dl * (byte_f(hi, 0) - 128.f), dl * (byte_f(hi, 1) - 128.f));
             o[8 + 2 * i + 1] = pack2_rn(dl * (byte_f(hi, 2) - 128.f), dl * (byte_f(hi, 3) - 128.f));
         }
+    } else if constexpr (qtraits<T>::bs == 256 && T != T_Q6_K) {
+        // The grid i-quants and ternary formats: iq_decode32 (the CPU backend's dequantization in
+        // f32, grids read from the global tables through L1: a K step's 32 elements a thread,
+        // amortised over the tile's 128 tokens), rounded to f16 once.
+        float y[32];
+        iq_decode32<T>(blk, s, y);
+#pragma unroll
+        for (int i = 0; i < 16; ++i) o[i] = pack2_rn(y[2 * i], y[2 * i + 1]);
     } else { // Q6_K
         const int n = s >> 2, k = s & 3;
         u32 ql[8], qh[8];
@@ -447,5 +456,14 @@ RF_MM_Q16W(q5_k, T_Q5_K)
 RF_MM_Q16W(q6_k, T_Q6_K)
 RF_MM_Q16W(iq4_nl, T_IQ4_NL)
 RF_MM_Q16W(iq4_xs, T_IQ4_XS)
+RF_MM_Q16W(iq2_xxs, T_IQ2_XXS)
+RF_MM_Q16W(iq3_xxs, T_IQ3_XXS)
+RF_MM_Q16W(iq3_s, T_IQ3_S)
+RF_MM_Q16W(iq2_xs, T_IQ2_XS)
+RF_MM_Q16W(iq2_s, T_IQ2_S)
+RF_MM_Q16W(iq1_s, T_IQ1_S)
+RF_MM_Q16W(iq1_m, T_IQ1_M)
+RF_MM_Q16W(tq1_0, T_TQ1_0)
+RF_MM_Q16W(tq2_0, T_TQ2_0)
 
 #endif // RF_NVIDIA

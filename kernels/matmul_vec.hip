@@ -2,7 +2,8 @@
 // Memory-bound: one warp per weight row (or R rows), each lane reads a contiguous piece of a
 // block with the widest loads its alignment allows.
 //  - F16 (M = 1): dotted against the f32 activations.
-//  - Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q8_0, IQ4_XS (rf_mvq_*, rf_mvqn_*; NVIDIA: Q5_0 and IQ4_XS): the activations are first quantized to
+//  - Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q8_0, IQ4_XS and the grid i-quants with TQ2_0 (mvq_iq.h) (rf_mvq_*,
+//    rf_mvqn_*; NVIDIA: Q5_0, IQ4_XS and the grid formats): the activations are first quantized to
 //    q8_1-like blocks (rf_quantize_q8_1: 32 int8 + scale + scaled sum) in plugin scratch, then each
 //    lane dots packed weight quants with them 4 at a time (dp4a / sdot4), with the per-format
 //    pieces of mvq_blocks.h. Reading int8 instead of f32 activations cuts the L1 traffic per
@@ -182,7 +183,8 @@ RF_DEV void prefetch_mvq_one(const rf_kargs &a) {
     prefetch_l2((const u8 *)w.data + w2 * w.nb[2] + w3 * w.nb[3] + n * w.nb[1], w.nb[1]);
 }
 #define RF_MVQ_ONE(t, B) \
-    RF_KERNEL __launch_bounds__(128) void rf_mvq_##t(rf_kargs a) { prefetch_mvq_one(a); rf_kernel_start(); mvq_one<B>(a); }
+    RF_KERNEL __launch_bounds__(128) void rf_mvq_##t(rf_kargs a) { \
+        prefetch_grid<B>(); prefetch_mvq_one(a); rf_kernel_start(); mvq_one<B>(a); }
 RF_MVQ_ONE(q4_k, MvqK4<T_Q4_K>)
 RF_MVQ_ONE(q5_k, MvqK4<T_Q5_K>)
 RF_MVQ_ONE(q6_k, MvqQ6K)
@@ -193,6 +195,14 @@ RF_MVQ_ONE(q5_0, MvqLegacy<T_Q5_0>)
 RF_MVQ_ONE(q5_1, MvqLegacy<T_Q5_1>)
 RF_MVQ_ONE(iq4_xs, MvqIq4Xs)
 RF_MVQ_ONE(iq4_nl, MvqIq4Nl)
+RF_MVQ_ONE(iq2_xxs, MvqIq2Xxs)
+RF_MVQ_ONE(iq2_xs, MvqIq2Xs)
+RF_MVQ_ONE(iq2_s, MvqIq2S)
+RF_MVQ_ONE(iq3_xxs, MvqIq3Xxs)
+RF_MVQ_ONE(iq3_s, MvqIq3S)
+RF_MVQ_ONE(iq1_s, MvqIq1S)
+RF_MVQ_ONE(iq1_m, MvqIq1M)
+RF_MVQ_ONE(tq2_0, MvqTq2_0)
 
 // xq: the q8_1 vector, or for F16 weights the f32 vector itself (a launch is all F16 or none).
 RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
@@ -205,6 +215,16 @@ RF_DEV float mvq_row(int type, const u8 *w, const i8 *xq, i64 K) {
 #if RF_NVIDIA // the AMD packs run Q5_0 and IQ4_XS on their plain kernels: here Q5_0 cost rf_mvq_multi scratch on RDNA
     case T_Q5_0: return mvq_dot_row<MvqLegacy<T_Q5_0>>(w, xq, K);
     case T_IQ4_XS: return mvq_dot_row<MvqIq4Xs>(w, xq, K);
+    // the grid formats from the global tables (no staged copy in these any-type kernels), one
+    // block in flight (MvqAnyRow)
+    case T_IQ2_XXS: return mvq_dot_row<MvqAnyRow<MvqIq2XxsT<false>>>(w, xq, K);
+    case T_IQ3_XXS: return mvq_dot_row<MvqAnyRow<MvqIq3XxsT<false>>>(w, xq, K);
+    case T_IQ3_S: return mvq_dot_row<MvqAnyRow<MvqIq3ST<false>>>(w, xq, K);
+    case T_IQ2_XS: return mvq_dot_row<MvqAnyRow<MvqIq2XsT<false>>>(w, xq, K);
+    case T_IQ2_S: return mvq_dot_row<MvqAnyRow<MvqIq2S>>(w, xq, K);
+    case T_IQ1_S: return mvq_dot_row<MvqAnyRow<MvqIq1S>>(w, xq, K);
+    case T_IQ1_M: return mvq_dot_row<MvqAnyRow<MvqIq1M>>(w, xq, K);
+    case T_TQ2_0: return mvq_dot_row<MvqAnyRow<MvqTq2_0>>(w, xq, K);
 #endif
     default: return mvq_dot_row<MvqQ8_0>(w, xq, K);
     }
@@ -419,6 +439,8 @@ template <class B> struct RowOrQ6K {
         return type == T_Q6_K ? mvq_dot_row<MvqQ6K>(w, xq, K) : mvq_dot_row<B>(w, xq, K);
     }
 };
+// The typed projection kernels stage their format's grid (prefetch_grid, mvq_iq.h).
+template <class B> RF_DEV void stage_grid(const RowOf<B> *) { stage_grid((const B *)nullptr); }
 template <class Row> RF_DEV void mvq_proj(const rf_kargs &a, const ProjStart &ps) {
     const ProjRow &pr = ps.r;
     const RopeCS &rot = ps.rot;
@@ -448,7 +470,7 @@ RF_KERNEL __launch_bounds__(128) void rf_mvq_proj(rf_kargs a) {
 }
 #define RF_MVQ_PROJ(t, Row) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_proj_##t(rf_kargs a) { \
-        const ProjStart ps = prefetch_proj(a); rf_kernel_start(); mvq_proj<Row>(a, ps); }
+        prefetch_grid<Row>(); const ProjStart ps = prefetch_proj(a); rf_kernel_start(); mvq_proj<Row>(a, ps); }
 RF_MVQ_PROJ(q4_k, RowOf<MvqK4<T_Q4_K>>)
 RF_MVQ_PROJ(q5_k, RowOf<MvqK4<T_Q5_K>>)
 RF_MVQ_PROJ(q6_k, RowOf<MvqQ6K>)
@@ -456,6 +478,14 @@ RF_MVQ_PROJ(q4_0, RowOf<MvqQ4_0>)
 RF_MVQ_PROJ(q8_0, RowOf<MvqQ8_0>)
 RF_MVQ_PROJ(q5_0, RowOf<MvqLegacy<T_Q5_0>>)
 RF_MVQ_PROJ(iq4_xs, RowOf<MvqIq4Xs>)
+RF_MVQ_PROJ(iq2_xxs, RowOf<MvqIq2Xxs>)
+RF_MVQ_PROJ(iq2_xs, RowOf<MvqIq2Xs>)
+RF_MVQ_PROJ(iq2_s, RowOf<MvqIq2S>)
+RF_MVQ_PROJ(iq3_xxs, RowOf<MvqIq3Xxs>)
+RF_MVQ_PROJ(iq3_s, RowOf<MvqIq3S>)
+RF_MVQ_PROJ(iq1_s, RowOf<MvqIq1S>)
+RF_MVQ_PROJ(iq1_m, RowOf<MvqIq1M>)
+RF_MVQ_PROJ(tq2_0, RowOf<MvqTq2_0>)
 RF_MVQ_PROJ(q4_k_q6_k, RowOrQ6K<MvqK4<T_Q4_K>>)
 RF_MVQ_PROJ(q5_k_q6_k, RowOrQ6K<MvqK4<T_Q5_K>>)
 
@@ -506,20 +536,36 @@ template <class Rows> RF_DEV void mvq_proj2(const rf_kargs &a, const ProjStart &
 // slower that way, Q4_0 did not move.
 #define RF_MVQ_PROJ2(t, Cols, B) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_proj2_##t(rf_kargs a) { \
-        const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1>>(a, ps); }
+        prefetch_grid<B>(); const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1>>(a, ps); }
 #define RF_MVQ_PROJ2W(t, Cols, B) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_proj2w_##t(rf_kargs a) { \
-        const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1, true>>(a, ps); }
+        prefetch_grid<B>(); const ProjStart ps = prefetch_proj<2>(a); rf_kernel_start(); mvq_proj2<Cols<B, 1, true>>(a, ps); }
 RF_MVQ_PROJ2(q4_k, ColsOf, MvqK4<T_Q4_K>)
 RF_MVQ_PROJ2(q5_k, ColsOf, MvqK4<T_Q5_K>)
 RF_MVQ_PROJ2(q4_0, ColsOf, MvqQ4_0)
 RF_MVQ_PROJ2(q8_0, ColsOf, MvqQ8_0)
 RF_MVQ_PROJ2(q5_0, ColsOf, MvqLegacy<T_Q5_0>)
 RF_MVQ_PROJ2(iq4_xs, ColsOf, MvqIq4Xs)
+RF_MVQ_PROJ2(iq2_xxs, ColsOf, MvqIq2Xxs)
+RF_MVQ_PROJ2(iq2_xs, ColsOf, MvqIq2Xs)
+RF_MVQ_PROJ2(iq2_s, ColsOf, MvqIq2S)
+RF_MVQ_PROJ2(iq3_xxs, ColsOf, MvqIq3Xxs)
+RF_MVQ_PROJ2(iq3_s, ColsOf, MvqIq3S)
+RF_MVQ_PROJ2(iq1_s, ColsOf, MvqIq1S)
+RF_MVQ_PROJ2(iq1_m, ColsOf, MvqIq1M)
+RF_MVQ_PROJ2(tq2_0, ColsOf, MvqTq2_0)
 RF_MVQ_PROJ2(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
 RF_MVQ_PROJ2(q5_k_q6_k, ColsOrQ6K, MvqK4<T_Q5_K>)
 RF_MVQ_PROJ2W(q4_k, ColsOf, MvqK4<T_Q4_K>)
 RF_MVQ_PROJ2W(iq4_xs, ColsOf, MvqIq4Xs)
+RF_MVQ_PROJ2W(iq2_xxs, ColsOf, MvqIq2Xxs)
+RF_MVQ_PROJ2W(iq2_xs, ColsOf, MvqIq2Xs)
+RF_MVQ_PROJ2W(iq2_s, ColsOf, MvqIq2S)
+RF_MVQ_PROJ2W(iq3_xxs, ColsOf, MvqIq3Xxs)
+RF_MVQ_PROJ2W(iq3_s, ColsOf, MvqIq3S)
+RF_MVQ_PROJ2W(iq1_s, ColsOf, MvqIq1S)
+RF_MVQ_PROJ2W(iq1_m, ColsOf, MvqIq1M)
+RF_MVQ_PROJ2W(tq2_0, ColsOf, MvqTq2_0)
 RF_MVQ_PROJ2W(q4_k_q6_k, ColsOrQ6K, MvqK4<T_Q4_K>)
 #endif
 
@@ -563,7 +609,8 @@ template <class B, int NC, int R> RF_DEV void mvq_cols(const rf_kargs &a) {
 // for the other kernels: a minimum-blocks bound also lets the compiler spend up to its limit
 // (Q4_K 2x2 92 -> 128 registers, the one-row kernels up to 250).
 #define RF_MVQN_BOUNDED(t, B, NC, R, BOUNDS) \
-    RF_KERNEL BOUNDS void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { prefetch_mvq_cols(a, R); rf_kernel_start(); mvq_cols<B, NC, R>(a); }
+    RF_KERNEL BOUNDS void rf_mvqn_##t##_##NC##x##R(rf_kargs a) { \
+        prefetch_grid<B>(); prefetch_mvq_cols(a, R); rf_kernel_start(); mvq_cols<B, NC, R>(a); }
 #define RF_MVQN(t, B, NC, R) RF_MVQN_BOUNDED(t, B, NC, R, __launch_bounds__(128))
 #define RF_MVQN4(t, B, NC, R) RF_MVQN_BOUNDED(t, B, NC, R, __launch_bounds__(128, 4))
 #define RF_MVQN_COLS(t, B, R) \
@@ -581,6 +628,14 @@ RF_MVQN_TYPE(q4_0, MvqQ4_0)
 RF_MVQN_TYPE(q8_0, MvqQ8_0)
 RF_MVQN_TYPE(q5_0, MvqLegacy<T_Q5_0>)
 RF_MVQN_TYPE(iq4_xs, MvqIq4Xs)
+RF_MVQN_TYPE(iq2_xxs, MvqIq2Xxs)
+RF_MVQN_TYPE(iq2_xs, MvqIq2Xs)
+RF_MVQN_TYPE(iq2_s, MvqIq2S)
+RF_MVQN_TYPE(iq3_xxs, MvqIq3Xxs)
+RF_MVQN_TYPE(iq3_s, MvqIq3S)
+RF_MVQN_TYPE(iq1_s, MvqIq1S)
+RF_MVQN_TYPE(iq1_m, MvqIq1M)
+RF_MVQN_TYPE(tq2_0, MvqTq2_0)
 
 // rf_mvqn_<type>_<NC>f: rf_mvq_multi's decode fusions for NC columns (several sequences decoding
 // together). Each warp dots two weight rows with the NC columns (mvq_dot_cols<B, NC, 2>: per row
@@ -665,7 +720,7 @@ template <int NC> RF_DEV RopeCS prefetch_rope_cols(const rf_kargs &a) {
 }
 #define RF_MVQNF(t, B, NC) \
     RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_##NC##f(rf_kargs a) { \
-        prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<NC>(a); rf_kernel_start(); mvq_cols_fused<B, NC>(a, rot); }
+        prefetch_grid<B>(); prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<NC>(a); rf_kernel_start(); mvq_cols_fused<B, NC>(a, rot); }
 #define RF_MVQNF_TYPE(t, B) \
     RF_MVQNF(t, B, 1) RF_MVQNF(t, B, 2) RF_MVQNF(t, B, 3) RF_MVQNF(t, B, 4) \
     RF_MVQNF(t, B, 5) RF_MVQNF(t, B, 6) RF_MVQNF(t, B, 7) RF_MVQNF(t, B, 8)
@@ -675,26 +730,50 @@ RF_MVQNF_TYPE(q5_k, MvqK4<T_Q5_K>)
 // column's pieces loaded once for the warp's two rows (SHARE), as rf_mvq_proj2w_*.
 #define RF_MVQNF_W(t, B) \
     RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_1fw(rf_kargs a) { \
-        prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<1>(a); rf_kernel_start(); \
+        prefetch_grid<B>(); prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<1>(a); rf_kernel_start(); \
         mvq_cols_fused<B, 1, true>(a, rot); }
 RF_MVQNF_W(q4_k, MvqK4<T_Q4_K>)
 RF_MVQNF_W(iq4_xs, MvqIq4Xs)
+RF_MVQNF_W(iq2_xxs, MvqIq2Xxs)
+RF_MVQNF_W(iq2_xs, MvqIq2Xs)
+RF_MVQNF_W(iq2_s, MvqIq2S)
+RF_MVQNF_W(iq3_xxs, MvqIq3Xxs)
+RF_MVQNF_W(iq3_s, MvqIq3S)
+RF_MVQNF_W(iq1_s, MvqIq1S)
+RF_MVQNF_W(iq1_m, MvqIq1M)
+RF_MVQNF_W(tq2_0, MvqTq2_0)
 RF_MVQNF(q6_k, MvqQ6K, 1) RF_MVQNF(q6_k, MvqQ6KCols, 2) RF_MVQNF(q6_k, MvqQ6KCols, 3) RF_MVQNF(q6_k, MvqQ6KCols, 4)
 RF_MVQNF(q6_k, MvqQ6KCols, 5) RF_MVQNF(q6_k, MvqQ6KCols, 6) RF_MVQNF(q6_k, MvqQ6KCols, 7) RF_MVQNF(q6_k, MvqQ6KCols, 8)
 RF_MVQNF_TYPE(q4_0, MvqQ4_0)
 RF_MVQNF_TYPE(q8_0, MvqQ8_0)
 RF_MVQNF_TYPE(q5_0, MvqLegacy<T_Q5_0>)
 RF_MVQNF_TYPE(iq4_xs, MvqIq4Xs)
+RF_MVQNF_TYPE(iq2_xxs, MvqIq2Xxs)
+RF_MVQNF_TYPE(iq2_xs, MvqIq2Xs)
+RF_MVQNF_TYPE(iq2_s, MvqIq2S)
+RF_MVQNF_TYPE(iq3_xxs, MvqIq3Xxs)
+RF_MVQNF_TYPE(iq3_s, MvqIq3S)
+RF_MVQNF_TYPE(iq1_s, MvqIq1S)
+RF_MVQNF_TYPE(iq1_m, MvqIq1M)
+RF_MVQNF_TYPE(tq2_0, MvqTq2_0)
 // rf_mvqn_<type>_1fg, rf_mvqn_q4_k_1fwg: the one-column gate / up kernels with GeGLU's product
 // (Gemma); one column only (wider batches keep GEGLU unfused).
 #define RF_MVQNF_G(t, B, SHARE, SUFFIX) \
     RF_KERNEL __launch_bounds__(128) void rf_mvqn_##t##_1##SUFFIX(rf_kargs a) { \
-        prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<1>(a); rf_kernel_start(); \
+        prefetch_grid<B>(); prefetch_mvq_cols_fused(a); const RopeCS rot = prefetch_rope_cols<1>(a); rf_kernel_start(); \
         mvq_cols_fused<B, 1, SHARE, true>(a, rot); }
 RF_MVQNF_G(q4_k, MvqK4<T_Q4_K>, false, fg) RF_MVQNF_G(q4_k, MvqK4<T_Q4_K>, true, fwg) RF_MVQNF_G(q5_k, MvqK4<T_Q5_K>, false, fg)
 RF_MVQNF_G(q6_k, MvqQ6K, false, fg) RF_MVQNF_G(q4_0, MvqQ4_0, false, fg) RF_MVQNF_G(q8_0, MvqQ8_0, false, fg)
 RF_MVQNF_G(q5_0, MvqLegacy<T_Q5_0>, false, fg) RF_MVQNF_G(iq4_xs, MvqIq4Xs, false, fg)
 RF_MVQNF_G(iq4_xs, MvqIq4Xs, true, fwg)
+RF_MVQNF_G(iq2_xxs, MvqIq2Xxs, false, fg) RF_MVQNF_G(iq2_xxs, MvqIq2Xxs, true, fwg)
+RF_MVQNF_G(iq2_xs, MvqIq2Xs, false, fg) RF_MVQNF_G(iq2_xs, MvqIq2Xs, true, fwg)
+RF_MVQNF_G(iq2_s, MvqIq2S, false, fg) RF_MVQNF_G(iq2_s, MvqIq2S, true, fwg)
+RF_MVQNF_G(iq3_xxs, MvqIq3Xxs, false, fg) RF_MVQNF_G(iq3_xxs, MvqIq3Xxs, true, fwg)
+RF_MVQNF_G(iq3_s, MvqIq3S, false, fg) RF_MVQNF_G(iq3_s, MvqIq3S, true, fwg)
+RF_MVQNF_G(iq1_s, MvqIq1S, false, fg) RF_MVQNF_G(iq1_s, MvqIq1S, true, fwg)
+RF_MVQNF_G(iq1_m, MvqIq1M, false, fg) RF_MVQNF_G(iq1_m, MvqIq1M, true, fwg)
+RF_MVQNF_G(tq2_0, MvqTq2_0, false, fg) RF_MVQNF_G(tq2_0, MvqTq2_0, true, fwg)
 
 // rf_mvqn_proj_<type>_<NC>: rf_mvq_proj2 for NC = 2..4 columns (sequences decoding together): a
 // layer's K / V / Q projections, their rotations and the K and V appends in one launch, where
@@ -752,7 +831,7 @@ template <class Cols, int NC> RF_DEV void mvqn_proj(const rf_kargs &a, const Pro
 }
 #define RF_MVQN_PROJ(t, Cols, B, NC, BOUNDS) \
     RF_KERNEL BOUNDS void rf_mvqn_proj_##t##_##NC(rf_kargs a) { \
-        const ProjStart ps = prefetch_projn<NC>(a); rf_kernel_start(); mvqn_proj<Cols<B, NC>, NC>(a, ps); }
+        prefetch_grid<B>(); const ProjStart ps = prefetch_projn<NC>(a); rf_kernel_start(); mvqn_proj<Cols<B, NC>, NC>(a, ps); }
 #define RF_MVQN_PROJ_COLS(t, Cols, B, BOUNDS) \
     RF_MVQN_PROJ(t, Cols, B, 2, BOUNDS) RF_MVQN_PROJ(t, Cols, B, 3, BOUNDS) RF_MVQN_PROJ(t, Cols, B, 4, BOUNDS)
 RF_MVQN_PROJ_COLS(q4_k, ColsOf, MvqK4<T_Q4_K>, __launch_bounds__(128))
@@ -761,6 +840,14 @@ RF_MVQN_PROJ_COLS(q4_0, ColsOf, MvqQ4_0, __launch_bounds__(128))
 RF_MVQN_PROJ_COLS(q8_0, ColsOf, MvqQ8_0, __launch_bounds__(128))
 RF_MVQN_PROJ_COLS(q5_0, ColsOf, MvqLegacy<T_Q5_0>, __launch_bounds__(128))
 RF_MVQN_PROJ_COLS(iq4_xs, ColsOf, MvqIq4Xs, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(iq2_xxs, ColsOf, MvqIq2Xxs, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(iq2_xs, ColsOf, MvqIq2Xs, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(iq2_s, ColsOf, MvqIq2S, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(iq3_xxs, ColsOf, MvqIq3Xxs, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(iq3_s, ColsOf, MvqIq3S, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(iq1_s, ColsOf, MvqIq1S, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(iq1_m, ColsOf, MvqIq1M, __launch_bounds__(128))
+RF_MVQN_PROJ_COLS(tq2_0, ColsOf, MvqTq2_0, __launch_bounds__(128))
 // With Q6_K: at most 128 registers (four blocks a multiprocessor, as rf_mvqn_q6_k_<NC>x2), where
 // ptxas's own choice, 96, spilled.
 RF_MVQN_PROJ_COLS(q6_k, ColsOf, MvqQ6KCols, __launch_bounds__(128, 4))

@@ -91,6 +91,17 @@ Q16wType q16w_type(int type) {
     // The IQ4 formats have no integer tensor-core tiles: these are their prefill at every M.
     case RF_TYPE_IQ4_NL: return {RF_Q16W_GRANULES(2 * 18), "iq4_nl", false};
     case RF_TYPE_IQ4_XS: return {RF_Q16W_GRANULES(136), "iq4_xs", false};
+    // The grid i-quants and ternary formats: the whole 256-element block staged for each of its
+    // four K steps.
+    case RF_TYPE_IQ2_XXS: return {RF_Q16W_GRANULES(66), "iq2_xxs", false};
+    case RF_TYPE_IQ3_XXS: return {RF_Q16W_GRANULES(98), "iq3_xxs", false};
+    case RF_TYPE_IQ3_S: return {RF_Q16W_GRANULES(110), "iq3_s", false};
+    case RF_TYPE_IQ2_XS: return {RF_Q16W_GRANULES(74), "iq2_xs", false};
+    case RF_TYPE_IQ2_S: return {RF_Q16W_GRANULES(82), "iq2_s", false};
+    case RF_TYPE_IQ1_S: return {RF_Q16W_GRANULES(50), "iq1_s", false};
+    case RF_TYPE_IQ1_M: return {RF_Q16W_GRANULES(56), "iq1_m", false};
+    case RF_TYPE_TQ1_0: return {RF_Q16W_GRANULES(54), "tq1_0", false};
+    case RF_TYPE_TQ2_0: return {RF_Q16W_GRANULES(66), "tq2_0", false};
     default: return {0, nullptr, false};
     }
 }
@@ -142,7 +153,8 @@ std::vector<std::string> h16_kernel_names() {
     v.push_back("rf_mm_h16_id_64");
     v.push_back("rf_mm_h16w_128_k1");
     v.push_back("rf_mm_h16w_128_k2");
-    for (const char *t : {"q4_0", "q8_0", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"})
+    for (const char *t : {"q4_0", "q8_0", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs", "iq2_xxs", "iq3_xxs", "iq3_s", "iq2_xs", "iq2_s", "iq1_s",
+                          "iq1_m", "tq1_0", "tq2_0"})
         for (const char *ks : {"_k1", "_k2"}) v.push_back(std::string("rf_mm_q16w_") + t + ks);
     return v;
 }

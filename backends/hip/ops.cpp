@@ -97,6 +97,8 @@ const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_mv_f32", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1", "rf_mvq_iq4_xs", "rf_mvq_iq4_nl",
+                               "rf_mvq_iq2_xxs", "rf_mvq_iq3_xxs", "rf_mvq_iq3_s", "rf_mvq_iq2_xs", "rf_mvq_iq2_s",
+                               "rf_mvq_iq1_s", "rf_mvq_iq1_m", "rf_mvq_tq2_0",
                                "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_add_rms_norm_mul_4", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
                                "rf_geglu_f32", "rf_softcap_f32", "rf_layer_norm_f32", "rf_gelu_f32", "rf_sigmoid_f32",
                                "rf_swiglu_oai_f32", "rf_rope_yarn_f32"};
@@ -112,6 +114,23 @@ const char *mv_kernel(const rf_tensor *w, const rf_tensor *x) {
 bool mv_f32_usable(const rf_tensor *w, const rf_tensor *x) {
     return w->type == RF_TYPE_F32 && x->type == RF_TYPE_F32 && aligned(x, 16) && aligned(w, 16) && w->ne[0] % 4 == 0 &&
            w->ne[1] <= 65535;
+}
+
+// The grid i-quants' and TQ2_0's decode kernels (kernels/mvq_iq.h; 2-byte aligned rows): their
+// whole family on NVIDIA (mvq_kernel), the one-column kernel on AMD (mvq_plain_kernel).
+const char *grid_mvq_kernel(const rf_tensor *w) {
+    if (!aligned(w, 2)) return nullptr;
+    switch (w->type) {
+    case RF_TYPE_IQ2_XXS: return "rf_mvq_iq2_xxs";
+    case RF_TYPE_IQ2_XS: return "rf_mvq_iq2_xs";
+    case RF_TYPE_IQ2_S: return "rf_mvq_iq2_s";
+    case RF_TYPE_IQ3_XXS: return "rf_mvq_iq3_xxs";
+    case RF_TYPE_IQ3_S: return "rf_mvq_iq3_s";
+    case RF_TYPE_IQ1_S: return "rf_mvq_iq1_s";
+    case RF_TYPE_IQ1_M: return "rf_mvq_iq1_m";
+    case RF_TYPE_TQ2_0: return "rf_mvq_tq2_0";
+    default: return nullptr;
+    }
 }
 
 // Decode (M = 1) kernels with int8 dot products against q8_1 activations (matmul_vec.hip);
@@ -130,13 +149,16 @@ const char *mvq_kernel(const rf_tensor *w) {
     case RF_TYPE_Q5_0: return aligned(w, 2) ? "rf_mvq_q5_0" : nullptr;
     // IQ4_XS, the i-quant most files hold, likewise (8-byte loads).
     case RF_TYPE_IQ4_XS: return aligned(w, 8) ? "rf_mvq_iq4_xs" : nullptr;
-#endif
+    default: return grid_mvq_kernel(w);
+#else
     default: return nullptr;
+#endif
     }
 }
 
 // The other block formats' decode (M = 1) kernels on q8_1 activations (Q4_1, and Q5_1, which
-// Q5_K_M files hold where a row is not a multiple of 256; Q5_0 and IQ4_XS on AMD; IQ4_NL). Only
+// Q5_K_M files hold where a row is not a multiple of 256; Q5_0, IQ4_XS and the grid i-quants on
+// AMD; IQ4_NL). Only
 // the plain kernel: no column,
 // fused or in-block-quantizing forms (the packs claim no such matmul: matmul_reads_q8 names the
 // formats above).
@@ -151,7 +173,11 @@ const char *mvq_plain_kernel(const rf_tensor *w) {
     case RF_TYPE_IQ4_XS: return aligned(w, 8) ? "rf_mvq_iq4_xs" : nullptr;
 #endif
     case RF_TYPE_IQ4_NL: return aligned(w, 2) ? "rf_mvq_iq4_nl" : nullptr;
+#if !defined(RF_HIP_NVIDIA)
+    default: return grid_mvq_kernel(w);
+#else
     default: return nullptr;
+#endif
     }
 }
 
@@ -437,9 +463,9 @@ struct MatmulRoute {
     int (*run)(Backend &, const rf_node &, rf_kargs &, std::string &);
 };
 const MatmulRoute kMatmulRoutes[] = {
-    {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q5_0/Q8_0/IQ4_XS weights: q8_1 dot (rf_mvq)",
+    {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q5_0/Q8_0/IQ4_XS/grid i-quant weights: q8_1 dot (rf_mvq)",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_kernel(n.src[0]); }, run_mvq},
-    {"one column, Q4_1/Q5_1/IQ4_NL weights (Q5_0, IQ4_XS on AMD): plain q8_1 dot",
+    {"one column, Q4_1/Q5_1/IQ4_NL weights (Q5_0, IQ4_XS, grid i-quants on AMD): plain q8_1 dot",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_plain_kernel(n.src[0]); }, run_mvq_plain},
     {"one column, F16 weights, 16-byte rows: rf_mv_f16",
      [](const Backend &, const rf_node &n) { return one_column(n) && mv_kernel(n.src[0], n.src[1]); }, run_mv_f16},
@@ -514,7 +540,8 @@ std::vector<std::string> required_kernel_names() {
             }
     for (int d : {64, 96, 128, 256}) v.push_back("rf_attention_mma_d" + std::to_string(d));
     for (const char *t : {"q4_0", "q5_0", "q8_0"}) v.push_back(std::string("rf_mvq_") + t + "_qx");
-    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q5_0", "q8_0", "iq4_xs"})
+    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q5_0", "q8_0", "iq4_xs", "iq2_xxs", "iq3_xxs", "iq3_s", "iq2_xs", "iq2_s", "iq1_s", "iq1_m",
+                          "tq2_0"})
         for (int nc = 1; nc <= kMvqCols; ++nc)
             for (const char *form : {"x1", "x2", "f"}) v.push_back(std::string("rf_mvqn_") + t + "_" + std::to_string(nc) + form);
 #endif

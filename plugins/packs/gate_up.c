@@ -26,7 +26,15 @@ static const char *geglu_kernel(const char *swiglu) {
         {"rf_mvqn_q4_k_1f", "rf_mvqn_q4_k_1fg"}, {"rf_mvqn_q4_k_1fw", "rf_mvqn_q4_k_1fwg"}, {"rf_mvqn_q5_k_1f", "rf_mvqn_q5_k_1fg"},
         {"rf_mvqn_q6_k_1f", "rf_mvqn_q6_k_1fg"}, {"rf_mvqn_q4_0_1f", "rf_mvqn_q4_0_1fg"}, {"rf_mvqn_q8_0_1f", "rf_mvqn_q8_0_1fg"},
         {"rf_mvqn_q5_0_1f", "rf_mvqn_q5_0_1fg"}, {"rf_mvqn_iq4_xs_1f", "rf_mvqn_iq4_xs_1fg"},
-        {"rf_mvqn_iq4_xs_1fw", "rf_mvqn_iq4_xs_1fwg"}};
+        {"rf_mvqn_iq4_xs_1fw", "rf_mvqn_iq4_xs_1fwg"}, {"rf_mvqn_iq2_xxs_1f", "rf_mvqn_iq2_xxs_1fg"},
+        {"rf_mvqn_iq2_xxs_1fw", "rf_mvqn_iq2_xxs_1fwg"}, {"rf_mvqn_iq3_xxs_1f", "rf_mvqn_iq3_xxs_1fg"},
+        {"rf_mvqn_iq3_xxs_1fw", "rf_mvqn_iq3_xxs_1fwg"}, {"rf_mvqn_iq3_s_1f", "rf_mvqn_iq3_s_1fg"},
+        {"rf_mvqn_iq3_s_1fw", "rf_mvqn_iq3_s_1fwg"}, {"rf_mvqn_iq2_xs_1f", "rf_mvqn_iq2_xs_1fg"},
+        {"rf_mvqn_iq2_xs_1fw", "rf_mvqn_iq2_xs_1fwg"}, {"rf_mvqn_iq2_s_1f", "rf_mvqn_iq2_s_1fg"},
+        {"rf_mvqn_iq2_s_1fw", "rf_mvqn_iq2_s_1fwg"}, {"rf_mvqn_iq1_s_1f", "rf_mvqn_iq1_s_1fg"},
+        {"rf_mvqn_iq1_s_1fw", "rf_mvqn_iq1_s_1fwg"}, {"rf_mvqn_iq1_m_1f", "rf_mvqn_iq1_m_1fg"},
+        {"rf_mvqn_iq1_m_1fw", "rf_mvqn_iq1_m_1fwg"}, {"rf_mvqn_tq2_0_1f", "rf_mvqn_tq2_0_1fg"},
+        {"rf_mvqn_tq2_0_1fw", "rf_mvqn_tq2_0_1fwg"}};
     size_t i;
     if (!swiglu) return NULL; /* rf_mvq_multi has no GeGLU form */
     for (i = 0; i < sizeof pairs / sizeof pairs[0]; ++i)

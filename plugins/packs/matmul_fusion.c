@@ -9,37 +9,56 @@
 
 #define PM_NAMES(t) {"rf_mvqn_" t "_1f", "rf_mvqn_" t "_2f", "rf_mvqn_" t "_3f", "rf_mvqn_" t "_4f", \
                      "rf_mvqn_" t "_5f", "rf_mvqn_" t "_6f", "rf_mvqn_" t "_7f", "rf_mvqn_" t "_8f"}
-static const char *const cols_kernels[7][PM_MAX_COLS] = {PM_NAMES("q4_k"), PM_NAMES("q5_k"), PM_NAMES("q6_k"), PM_NAMES("q4_0"),
-                                                          PM_NAMES("q8_0"), PM_NAMES("q5_0"), PM_NAMES("iq4_xs")};
+static const char *const cols_kernels[15][PM_MAX_COLS] = {PM_NAMES("q4_k"),    PM_NAMES("q5_k"),  PM_NAMES("q6_k"),   PM_NAMES("q4_0"),
+                                                           PM_NAMES("q8_0"),    PM_NAMES("q5_0"),  PM_NAMES("iq4_xs"), PM_NAMES("iq2_xxs"),
+                                                           PM_NAMES("iq3_xxs"), PM_NAMES("iq3_s"), PM_NAMES("iq2_xs"), PM_NAMES("iq2_s"),
+                                                           PM_NAMES("iq1_s"),   PM_NAMES("iq1_m"), PM_NAMES("tq2_0")};
 
-static const char *const proj_kernels[2][9] = {
+static const char *const proj_kernels[2][17] = {
     {"rf_mvq_proj_q4_k", "rf_mvq_proj_q5_k", "rf_mvq_proj_q6_k", "rf_mvq_proj_q4_0", "rf_mvq_proj_q8_0", "rf_mvq_proj_q5_0",
-     "rf_mvq_proj_iq4_xs", "rf_mvq_proj_q4_k_q6_k", "rf_mvq_proj_q5_k_q6_k"},
+     "rf_mvq_proj_iq4_xs", "rf_mvq_proj_iq2_xxs", "rf_mvq_proj_iq3_xxs", "rf_mvq_proj_iq3_s", "rf_mvq_proj_iq2_xs",
+     "rf_mvq_proj_iq2_s", "rf_mvq_proj_iq1_s", "rf_mvq_proj_iq1_m", "rf_mvq_proj_tq2_0", "rf_mvq_proj_q4_k_q6_k",
+     "rf_mvq_proj_q5_k_q6_k"},
     {"rf_mvq_proj2_q4_k", "rf_mvq_proj2_q5_k", NULL, "rf_mvq_proj2_q4_0", "rf_mvq_proj2_q8_0", "rf_mvq_proj2_q5_0",
-     "rf_mvq_proj2_iq4_xs", "rf_mvq_proj2_q4_k_q6_k", "rf_mvq_proj2_q5_k_q6_k"}}; /* all Q6_K: none (96 registers: 7B Q6_K tg128 -3%) */
+     "rf_mvq_proj2_iq4_xs", "rf_mvq_proj2_iq2_xxs", "rf_mvq_proj2_iq3_xxs", "rf_mvq_proj2_iq3_s", "rf_mvq_proj2_iq2_xs",
+     "rf_mvq_proj2_iq2_s", "rf_mvq_proj2_iq1_s", "rf_mvq_proj2_iq1_m", "rf_mvq_proj2_tq2_0", "rf_mvq_proj2_q4_k_q6_k",
+     "rf_mvq_proj2_q5_k_q6_k"}}; /* all Q6_K: none (96 registers: 7B Q6_K tg128 -3%) */
 
 #define PM_JOIN_NAMES(t) {"rf_mvqn_proj_" t "_2", "rf_mvqn_proj_" t "_3", "rf_mvqn_proj_" t "_4"}
-static const char *const join_kernels[9][PM_JOIN_MAX_COLS - 1] = {PM_JOIN_NAMES("q4_k"), PM_JOIN_NAMES("q5_k"), PM_JOIN_NAMES("q6_k"),
-                                                                 PM_JOIN_NAMES("q4_0"), PM_JOIN_NAMES("q8_0"), PM_JOIN_NAMES("q5_0"),
-                                                                 PM_JOIN_NAMES("iq4_xs"), PM_JOIN_NAMES("q4_k_q6_k"),
-                                                                 PM_JOIN_NAMES("q5_k_q6_k")};
+static const char *const join_kernels[17][PM_JOIN_MAX_COLS - 1] = {PM_JOIN_NAMES("q4_k"), PM_JOIN_NAMES("q5_k"), PM_JOIN_NAMES("q6_k"),
+                                                                  PM_JOIN_NAMES("q4_0"), PM_JOIN_NAMES("q8_0"), PM_JOIN_NAMES("q5_0"),
+                                                                  PM_JOIN_NAMES("iq4_xs"), PM_JOIN_NAMES("iq2_xxs"),
+                                                                  PM_JOIN_NAMES("iq3_xxs"), PM_JOIN_NAMES("iq3_s"),
+                                                                  PM_JOIN_NAMES("iq2_xs"), PM_JOIN_NAMES("iq2_s"),
+                                                                  PM_JOIN_NAMES("iq1_s"), PM_JOIN_NAMES("iq1_m"), PM_JOIN_NAMES("tq2_0"),
+                                                                  PM_JOIN_NAMES("q4_k_q6_k"), PM_JOIN_NAMES("q5_k_q6_k")};
 
 /* Index of a q8_1 weight type in the name tables, -1 for any other. */
 static int q8_type_index(int type) {
     return type == RF_TYPE_Q4_K ? 0 : type == RF_TYPE_Q5_K ? 1 : type == RF_TYPE_Q6_K ? 2 : type == RF_TYPE_Q4_0 ? 3
-           : type == RF_TYPE_Q8_0 ? 4 : type == RF_TYPE_Q5_0 ? 5 : type == RF_TYPE_IQ4_XS ? 6 : -1;
+           : type == RF_TYPE_Q8_0 ? 4 : type == RF_TYPE_Q5_0 ? 5 : type == RF_TYPE_IQ4_XS ? 6 : type == RF_TYPE_IQ2_XXS ? 7
+           : type == RF_TYPE_IQ3_XXS ? 8 : type == RF_TYPE_IQ3_S ? 9 : type == RF_TYPE_IQ2_XS ? 10 : type == RF_TYPE_IQ2_S ? 11
+           : type == RF_TYPE_IQ1_S ? 12 : type == RF_TYPE_IQ1_M ? 13 : type == RF_TYPE_TQ2_0 ? 14 : -1;
 }
 
 /* The one-column two-row kernels for wide rows (SHARE in kernels/mvq_blocks.h): Q4_K and IQ4_XS (7B
- * Q5_K_M measured 0.9% slower with them, Q4_0 unchanged). */
-static const char *const proj_wide_kernels[9] = {"rf_mvq_proj2w_q4_k", NULL, NULL, NULL, NULL, NULL, "rf_mvq_proj2w_iq4_xs",
-                                                 "rf_mvq_proj2w_q4_k_q6_k", NULL};
+ * Q5_K_M measured 0.9% slower with them, Q4_0 unchanged), and the grid i-quants as IQ4_XS. */
+static const char *const proj_wide_kernels[17] = {"rf_mvq_proj2w_q4_k",    NULL, NULL, NULL, NULL, NULL, "rf_mvq_proj2w_iq4_xs",
+                                                  "rf_mvq_proj2w_iq2_xxs", "rf_mvq_proj2w_iq3_xxs", "rf_mvq_proj2w_iq3_s",
+                                                  "rf_mvq_proj2w_iq2_xs",  "rf_mvq_proj2w_iq2_s",   "rf_mvq_proj2w_iq1_s",
+                                                  "rf_mvq_proj2w_iq1_m",   "rf_mvq_proj2w_tq2_0",   "rf_mvq_proj2w_q4_k_q6_k", NULL};
+
+/* The grid i-quants' and TQ2_0's one-column gate / up form for wide rows (q8_type_index 7 on), as
+ * IQ4_XS's. */
+static const char *const wide_cols_kernels[8] = {"rf_mvqn_iq2_xxs_1fw", "rf_mvqn_iq3_xxs_1fw", "rf_mvqn_iq3_s_1fw", "rf_mvqn_iq2_xs_1fw",
+                                                 "rf_mvqn_iq2_s_1fw",   "rf_mvqn_iq1_s_1fw",   "rf_mvqn_iq1_m_1fw", "rf_mvqn_tq2_0_1fw"};
 
 const char *pm_cols_kernel(int type, int64_t nc, int64_t K) {
     const int t = q8_type_index(type);
     if (t < 0 || nc < 1 || nc > PM_MAX_COLS) return NULL;
     if (nc == 1 && K >= PM_WIDE_K && type == RF_TYPE_Q4_K) return "rf_mvqn_q4_k_1fw";
     if (nc == 1 && K >= PM_WIDE_K && type == RF_TYPE_IQ4_XS) return "rf_mvqn_iq4_xs_1fw";
+    if (nc == 1 && K >= PM_WIDE_K && t >= 7) return wide_cols_kernels[t - 7]; /* the grid i-quants */
     return cols_kernels[t][nc - 1];
 }
 
@@ -48,7 +67,7 @@ static int proj_pair_index(int a, int b) {
     if (a == b) return q8_type_index(a);
     if (a == RF_TYPE_Q6_K) a = b; /* either order: the other type */
     else if (b != RF_TYPE_Q6_K) return -1;
-    return a == RF_TYPE_Q4_K ? 7 : a == RF_TYPE_Q5_K ? 8 : -1;
+    return a == RF_TYPE_Q4_K ? 15 : a == RF_TYPE_Q5_K ? 16 : -1;
 }
 
 const char *pm_proj_kernel(int a, int b, int rows, int64_t K) {

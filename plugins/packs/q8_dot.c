@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "iq_grids_host.h"
 #include "rocmforge/abi.h"
 
 #define PM_WARP 32
@@ -163,6 +164,134 @@ static float piece_iq4_xs(const unsigned char *row, const unsigned char *col, in
     return fmaf(h2f(rd16(blk)) * pair(col, K, b * 8 + j, 0), (float)(s * ls), acc);
 }
 
+/* Seven stored sign bits -> 8 (bit 7: an even number of negative elements), as iq_signs8. */
+static int iq_signs8(uint32_t s7) {
+    int p = 0, i;
+    for (i = 0; i < 7; ++i) p ^= (s7 >> i) & 1;
+    return (int)(s7 | ((uint32_t)p << 7));
+}
+static uint32_t rd32(const unsigned char *p) { return (uint32_t)rd16(p) | ((uint32_t)rd16(p + 2) << 16); }
+/* Element i (0..7) of grid entry g, negated where bit i of signs is set. */
+static int grid_elem(uint64_t g, int signs, int i) {
+    const int v = (int)((g >> (8 * i)) & 0xFF);
+    return (signs >> i) & 1 ? -v : v;
+}
+
+/* The grid i-quants (LANES 8, kernels/mvq_iq.h MvqGridSub): lane j takes sub-block j, its 32
+ * signed grid values dotted with the column's 32 quants at 256 b + 32 j, times the sub-block's
+ * integer scale: acc += (d' dx) (s ls), d' the block's d times the format's constant factor.
+ * IQ2_XXS: 8 bytes at 2 + 8j: four grid indices, a word of 4 x 7 sign bits and the scale (top
+ * nibble); ls = 2 scale + 1, d' = d / 8. */
+static float piece_iq2_xxs(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int j = lane & 7;
+    const unsigned char *blk = row + b * 66, *x = col + b * 256 + 32 * j;
+    const uint32_t meta = rd32(blk + 6 + 8 * j);
+    int l, i, s = 0;
+    for (l = 0; l < 4; ++l) {
+        const uint64_t g = pm_iq_grid(RF_TYPE_IQ2_XXS, blk[2 + 8 * j + l]);
+        const int signs = iq_signs8((meta >> (7 * l)) & 127);
+        for (i = 0; i < 8; ++i) s += grid_elem(g, signs, i) * i8(x + 8 * l + i);
+    }
+    return fmaf((h2f(rd16(blk)) * 0.125f) * pair(col, K, b * 8 + j, 0), (float)(s * (2 * (int)(meta >> 28) + 1)), acc);
+}
+
+/* IQ3_XXS: 8 grid indices at 2 + 8j, then the word of 4 x 7 sign bits and the scale at 66 + 4j;
+ * ls = 2 scale + 1, d' = d / 4. */
+static float piece_iq3_xxs(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int j = lane & 7;
+    const unsigned char *blk = row + b * 98, *x = col + b * 256 + 32 * j;
+    const uint32_t meta = rd32(blk + 66 + 4 * j);
+    int k, i, s = 0;
+    for (k = 0; k < 8; ++k) {
+        const uint64_t g = pm_iq_grid(RF_TYPE_IQ3_XXS, blk[2 + 8 * j + k]);
+        const int signs = iq_signs8((meta >> (7 * (k / 2))) & 127) >> (4 * (k & 1));
+        for (i = 0; i < 4; ++i) s += grid_elem(g, signs, i) * i8(x + 4 * k + i);
+    }
+    return fmaf((h2f(rd16(blk)) * 0.25f) * pair(col, K, b * 8 + j, 0), (float)(s * (2 * (int)(meta >> 28) + 1)), acc);
+}
+
+/* IQ3_S: index low bytes at 2 + 8j, their ninth bits in byte 66 + j, sign bytes at 74 + 4j, the
+ * scale nibble in byte 106 + j / 2; ls = 2 scale + 1, d' = d. */
+static float piece_iq3_s(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int j = lane & 7;
+    const unsigned char *blk = row + b * 110, *x = col + b * 256 + 32 * j;
+    const uint32_t signs = rd32(blk + 74 + 4 * j);
+    int k, i, s = 0;
+    for (k = 0; k < 8; ++k) {
+        const uint64_t g = pm_iq_grid(RF_TYPE_IQ3_S, blk[2 + 8 * j + k] | (((blk[66 + j] >> k) & 1) << 8));
+        for (i = 0; i < 4; ++i) s += grid_elem(g, (int)(signs >> (4 * k)), i) * i8(x + 4 * k + i);
+    }
+    return fmaf(h2f(rd16(blk)) * pair(col, K, b * 8 + j, 0), (float)(s * (2 * ((blk[106 + j / 2] >> (4 * (j & 1))) & 0xF) + 1)), acc);
+}
+
+/* IQ2_XS: four u16 at 2 + 8j (9-bit grid index, 7 sign bits), the scale nibbles of elements 0..15
+ * and 16..31 in byte 66 + j; IQ2_S: index low bytes at 2 + 4j, sign bytes at 34 + 4j, index bits
+ * 8-9 in byte 66 + j, the scale nibbles in byte 74 + j. Per half ls = 2 scale + 1, d' = d / 8. */
+static float piece_iq2_xs_s(int s_type, const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int j = lane & 7, xs = s_type == RF_TYPE_IQ2_XS;
+    const unsigned char *blk = row + b * (xs ? 74 : 82), *x = col + b * 256 + 32 * j;
+    const int sc = blk[(xs ? 66 : 74) + j];
+    int l, i, s[2] = {0, 0};
+    for (l = 0; l < 4; ++l) {
+        const int v = rd16(blk + 2 + 8 * j + 2 * l);
+        const uint64_t g = xs ? pm_iq_grid(s_type, v & 511) : pm_iq_grid(s_type, blk[2 + 4 * j + l] | (((blk[66 + j] >> (2 * l)) & 3) << 8));
+        const int signs = xs ? iq_signs8((uint32_t)v >> 9) : blk[34 + 4 * j + l];
+        for (i = 0; i < 8; ++i) s[l / 2] += grid_elem(g, signs, i) * i8(x + 8 * l + i);
+    }
+    return fmaf((h2f(rd16(blk)) * 0.125f) * pair(col, K, b * 8 + j, 0), (float)(s[0] * (2 * (sc & 0xF) + 1) + s[1] * (2 * (sc >> 4) + 1)), acc);
+}
+static float piece_iq2_xs(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    return piece_iq2_xs_s(RF_TYPE_IQ2_XS, row, col, K, b, lane, acc);
+}
+static float piece_iq2_s(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    return piece_iq2_xs_s(RF_TYPE_IQ2_S, row, col, K, b, lane, acc);
+}
+
+/* IQ1_S / IQ1_M: the lane's values are 8 g +- 1 (g the grid's -1, 0, 1, the sign the delta's),
+ * ls = 2 scale + 1, d' = d / 8. IQ1_S: index low bytes at 2 + 4j, a u16 at 34 + 2j (3 high bits per
+ * index, scale, delta sign). IQ1_M: index low bytes at 4j, a nibble per 8 elements at 32 + 2j
+ * (3 high index bits, delta sign), 3-bit scales per 16 elements and the f16 d in the u16s at 48. */
+static float piece_iq1(int type, const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int j = lane & 7, m = type == RF_TYPE_IQ1_M;
+    const unsigned char *blk = row + b * (m ? 56 : 50), *x = col + b * 256 + 32 * j;
+    float d;
+    int l, i, s = 0;
+    if (m) {
+        const int w0 = rd16(blk + 48), w1 = rd16(blk + 50), w2 = rd16(blk + 52), w3 = rd16(blk + 54);
+        const int sw = rd16(blk + 48 + 2 * (j / 2)) >> (6 * (j & 1));
+        d = h2f((uint16_t)((w0 >> 12) | ((w1 >> 8) & 0xF0) | ((w2 >> 4) & 0xF00) | (w3 & 0xF000)));
+        for (l = 0; l < 4; ++l) {
+            const int nib = (blk[32 + 2 * j + l / 2] >> (4 * (l & 1))) & 0xF, ls = 2 * ((sw >> (l < 2 ? 0 : 3)) & 7) + 1;
+            const uint64_t g = pm_iq_grid(type, blk[4 * j + l] | ((nib & 7) << 8));
+            for (i = 0; i < 8; ++i) s += ls * (8 * (int)(signed char)(g >> (8 * i)) + (nib & 8 ? -1 : 1)) * i8(x + 8 * l + i);
+        }
+    } else {
+        const int qh = rd16(blk + 34 + 2 * j), ls = 2 * ((qh >> 12) & 7) + 1;
+        d = h2f(rd16(blk));
+        for (l = 0; l < 4; ++l) {
+            const uint64_t g = pm_iq_grid(type, blk[2 + 4 * j + l] | (((qh >> (3 * l)) & 7) << 8));
+            for (i = 0; i < 8; ++i) s += ls * (8 * (int)(signed char)(g >> (8 * i)) + (qh & 0x8000 ? -1 : 1)) * i8(x + 8 * l + i);
+        }
+    }
+    return fmaf((d * 0.125f) * pair(col, K, b * 8 + j, 0), (float)s, acc);
+}
+static float piece_iq1_s(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    return piece_iq1(RF_TYPE_IQ1_S, row, col, K, b, lane, acc);
+}
+static float piece_iq1_m(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    return piece_iq1(RF_TYPE_IQ1_M, row, col, K, b, lane, acc);
+}
+
+/* MvqTq2_0 (LANES 8): lane j takes elements 32 j .. of the block, 2-bit codes q of bytes 32 (j / 4)
+ * .. at bits 2 (j % 4); the value q - 1, the -1 through the sub-block's d * sum: d (s dx - dx sum). */
+static float piece_tq2_0(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
+    const int j = lane & 7;
+    const unsigned char *blk = row + b * 66, *x = col + b * 256 + 32 * j;
+    int i, s = 0;
+    for (i = 0; i < 32; ++i) s += ((blk[32 * (j / 4) + i] >> (2 * (j & 3))) & 3) * i8(x + i);
+    return fmaf(h2f(rd16(blk + 64)), fmaf((float)s, pair(col, K, b * 8 + j, 0), -pair(col, K, b * 8 + j, 1)), acc);
+}
+
 /* MvqQ8_0 (LANES 2): lane h takes quants [16h, 16h + 16) of the block: acc += (d s) dx. */
 static float piece_q8_0(const unsigned char *row, const unsigned char *col, int64_t K, int64_t b, int lane, float acc) {
     const int h = lane & 1;
@@ -199,11 +328,16 @@ static float run_lanes(lane_piece f, int lanes, int elems, const unsigned char *
 
 int pm_q8_dot_type(int type) {
     return type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K || type == RF_TYPE_Q4_0 || type == RF_TYPE_Q5_0 ||
-           type == RF_TYPE_Q8_0 || type == RF_TYPE_IQ4_XS;
+           type == RF_TYPE_Q8_0 || type == RF_TYPE_IQ4_XS || type == RF_TYPE_IQ2_XXS ||
+           type == RF_TYPE_IQ3_XXS || type == RF_TYPE_IQ3_S || type == RF_TYPE_IQ2_XS || type == RF_TYPE_IQ2_S ||
+           type == RF_TYPE_IQ1_S || type == RF_TYPE_IQ1_M || type == RF_TYPE_TQ2_0;
 }
 
 int pm_act_block(int type) {
-    if (type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K || type == RF_TYPE_IQ4_XS) return 256;
+    if (type == RF_TYPE_Q4_K || type == RF_TYPE_Q5_K || type == RF_TYPE_Q6_K || type == RF_TYPE_IQ4_XS || type == RF_TYPE_IQ2_XXS ||
+        type == RF_TYPE_IQ3_XXS || type == RF_TYPE_IQ3_S || type == RF_TYPE_IQ2_XS || type == RF_TYPE_IQ2_S ||
+        type == RF_TYPE_IQ1_S || type == RF_TYPE_IQ1_M || type == RF_TYPE_TQ2_0)
+        return 256;
     if (type == RF_TYPE_Q4_0 || type == RF_TYPE_Q5_0 || type == RF_TYPE_Q8_0) return 32;
     return 0;
 }
@@ -218,6 +352,14 @@ float pm_dot_q8_1(int type, const unsigned char *row, const unsigned char *col, 
     case RF_TYPE_Q4_0: return run_lanes(piece_q4_0, 1, 32, row, col, K);
     case RF_TYPE_Q5_0: return run_lanes(piece_q5_0, 1, 32, row, col, K);
     case RF_TYPE_IQ4_XS: return run_lanes(piece_iq4_xs, 8, 256, row, col, K);
+    case RF_TYPE_IQ2_XXS: return run_lanes(piece_iq2_xxs, 8, 256, row, col, K);
+    case RF_TYPE_IQ3_XXS: return run_lanes(piece_iq3_xxs, 8, 256, row, col, K);
+    case RF_TYPE_IQ3_S: return run_lanes(piece_iq3_s, 8, 256, row, col, K);
+    case RF_TYPE_IQ2_XS: return run_lanes(piece_iq2_xs, 8, 256, row, col, K);
+    case RF_TYPE_IQ2_S: return run_lanes(piece_iq2_s, 8, 256, row, col, K);
+    case RF_TYPE_IQ1_S: return run_lanes(piece_iq1_s, 8, 256, row, col, K);
+    case RF_TYPE_IQ1_M: return run_lanes(piece_iq1_m, 8, 256, row, col, K);
+    case RF_TYPE_TQ2_0: return run_lanes(piece_tq2_0, 8, 256, row, col, K);
     default: return run_lanes(piece_q8_0, 2, 32, row, col, K);
     }
 }

@@ -359,6 +359,22 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
     // A 7B IQ4_XS layer's shapes: the projections (one and two sequences), gate / up of 4096.
     for (int64_t M : {1, 2}) v.push_back(projections(rng, RF_TYPE_IQ4_XS, RF_TYPE_IQ4_XS, RF_TYPE_IQ4_XS, 4096, 128, 2, 2, 128, false, 0, M));
     v.push_back(gate_up(rng, RF_TYPE_IQ4_XS, 4096, 67, 1));
+    // The grid i-quants' fused decode kernels: gate / up (SwiGLU at 1, 2, 5, 8 columns, GeGLU, the
+    // wide-row form at K = 4096), matmul + rope, the typed projections at one to three columns
+    // (two rows a warp, the wide-row form at K = 4096).
+    for (int t : kFastGridTypes) {
+        for (int64_t M : {1, 2, 5, 8}) {
+            v.push_back(gate_up(rng, t, 2816, M == 1 ? 67 : 37, M));
+            v.push_back(matmul_rope(rng, t, 512, 64, 4, M, 64, M == 5));
+        }
+        v.push_back(gate_up(rng, t, 512, 67, 1, RF_OP_GEGLU));
+        v.push_back(gate_up(rng, t, 4096, 67, 1));
+        v.push_back(gate_up(rng, t, 4096, 67, 1, RF_OP_GEGLU));
+        v.push_back(norm_matmul(rng, t, 2816, 67, 3, true));
+        for (int64_t M : {1, 2, 3}) v.push_back(projections(rng, t, t, t, 512, 64, 2, 4, 64, false, 0, M));
+        v.push_back(projections(rng, t, t, t, 4096, 128, 2, 2, 128, false, 0, 1));
+        v.push_back(projections(rng, t, RF_TYPE_Q4_K, RF_TYPE_Q8_0, 512, 64, 2, 4, 64, false, 0)); // rf_mvq_proj: any types
+    }
     // Gemma 3 1B's Q4_K_M layers: 1152-element rows in Q5_0 (V in Q8_0 where the file gives it
     // more bits), one KV head of 256, GeGLU over 6912-row gate / up (here 37 and 67 rows).
     for (int64_t M : {1, 2})

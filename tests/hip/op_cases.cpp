@@ -309,6 +309,18 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(matmul(rng, t, 4096, 130, 200));
         v.push_back(matmul(rng, t, 1024, 301, 512));
     }
+    // The grid i-quants' dp4a decode family (kernels/mvq_iq.h): one column (rf_mvq_<type>) at odd
+    // K (11 and 43 blocks: a warp's 4-block steps and a remainder), 7B's K, a broadcast batch; the
+    // column kernels at 2, 3, 5, 8 columns and 11, 16 (chunks of 8 and a remainder); the wgmma
+    // prefill tiles at a 128-token edge and a ragged tile.
+    for (int t : kFastGridTypes) {
+        for (int64_t K : {2816, 4096, 11008}) v.push_back(matmul(rng, t, K, 131, 1));
+        v.push_back(matmul(rng, t, 256, 5, 1, 3, 1));
+        for (int64_t M : {2, 3, 5, 8, 11, 16}) v.push_back(matmul(rng, t, 2816, M == 8 ? 37 : 131, M));
+        v.push_back(matmul(rng, t, 2816, 67, 128));
+        v.push_back(matmul(rng, t, 768, 45, 129));
+    }
+    v.push_back(matmul(rng, RF_TYPE_TQ1_0, 2816, 67, 128)); // TQ1_0: the wgmma prefill tiles only
     // Q5_0 prefill on the integer tensor-core tiles: 1152-element rows (Gemma 3), a partial last
     // K step (160 = 128 + 32), both tile widths.
     v.push_back(matmul(rng, RF_TYPE_Q5_0, 1152, 300, 512));
@@ -605,6 +617,14 @@ std::vector<Case> perf_cases(std::mt19937 &rng, const std::string &filter) {
     // Batched decode: 2..16 columns against Llama-2-7B's attention and FFN shapes.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0})
         for (int64_t M : {2, 4, 8, 16}) mm(t, 4096, 11008, M, 4);
+    // The grid i-quants and IQ4_XS beside them: decode (1, 2, 8 columns) on Llama-2-7B's FFN
+    // shapes and the 512-token prefill tile.
+    for (int t : {RF_TYPE_IQ4_XS, RF_TYPE_IQ2_XXS, RF_TYPE_IQ2_XS, RF_TYPE_IQ2_S, RF_TYPE_IQ3_XXS, RF_TYPE_IQ3_S, RF_TYPE_IQ1_S,
+                  RF_TYPE_IQ1_M, RF_TYPE_TQ2_0}) {
+        for (int64_t M : {1, 2, 8}) mm(t, 4096, 11008, M, 4);
+        mm(t, 11008, 4096, 1, 4);
+        mm(t, 4096, 4096, 512, 1);
+    }
     // Two and three sequences on the attention shapes: Q, K, V apart (4096 x 4096) and as one
     // 12288-row matrix, and the down projection.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K})

@@ -30,6 +30,10 @@ struct Case {
     double bytes = 0;    // bytes an ideal kernel moves (inputs once + output once)
 };
 
+// The grid i-quants with the dp4a decode family and the wgmma prefill tiles (kernels/mvq_iq.h).
+inline constexpr int kFastGridTypes[] = {RF_TYPE_IQ2_XXS, RF_TYPE_IQ3_XXS, RF_TYPE_IQ3_S, RF_TYPE_IQ2_XS, RF_TYPE_IQ2_S,
+                                         RF_TYPE_IQ1_S, RF_TYPE_IQ1_M, RF_TYPE_TQ2_0};
+
 size_t type_block(int type);
 size_t type_bytes(int type); // bytes per block
 size_t row_bytes(int type, int64_t n);

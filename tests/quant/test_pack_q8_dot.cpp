@@ -18,7 +18,9 @@
 
 namespace {
 
-const int kTypes[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0, RF_TYPE_IQ4_XS};
+const int kTypes[] = {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q5_0, RF_TYPE_Q8_0, RF_TYPE_IQ4_XS,
+                      RF_TYPE_IQ2_XXS, RF_TYPE_IQ3_XXS, RF_TYPE_IQ3_S, RF_TYPE_IQ2_XS, RF_TYPE_IQ2_S,
+                      RF_TYPE_IQ1_S, RF_TYPE_IQ1_M, RF_TYPE_TQ2_0};
 
 std::vector<float> gaussian(int64_t n, std::mt19937 &rng, float scale = 1.0f) {
     std::normal_distribution<float> dist(0.0f, scale);
@@ -42,7 +44,9 @@ std::vector<float> activations(int64_t n, std::mt19937 &rng) {
 std::vector<unsigned char> quantize_weights(int type, const std::vector<float> &w) {
     const auto K = static_cast<int64_t>(w.size());
     std::vector<unsigned char> q(rf::row_size(type, K));
-    rf::quantize_row(type, w.data(), q.data(), K);
+    // IQ2_XXS, IQ2_XS, IQ1_S: only with an importance matrix (uniform here)
+    const std::vector<float> importance(w.size(), 1.0f);
+    rf::quantize_row_weighted(type, w.data(), q.data(), K, rf::importance_required(type) ? importance.data() : nullptr);
     return q;
 }
 

@@ -489,6 +489,12 @@ std::deque<Case> make_cases() {
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 8, 1, false, " (mixed types: rf_mvq_multi)"));
     cases.push_back(gate_up(RF_TYPE_Q4_K, RF_TYPE_Q4_K, 256, 8, 11, false, " (the tiles: gate and up joined)"));
     cases.push_back(gate_up(RF_TYPE_Q4_0, RF_TYPE_Q4_0, 64, 8, 1, true, " (not claimed: two vectors)"));
+    // The grid i-quants and TQ2_0 (NVIDIA column kernels; the AMD packs claim none of them): one
+    // row and 2..3 rows.
+    cases.push_back(gate_up(RF_TYPE_IQ2_XXS, RF_TYPE_IQ2_XXS, 256, 16, 1, false, ""));
+    cases.push_back(gate_up(RF_TYPE_IQ3_XXS, RF_TYPE_IQ3_XXS, 512, 12, 2, false, ""));
+    cases.push_back(gate_up(RF_TYPE_IQ1_M, RF_TYPE_IQ1_M, 256, 8, 3, false, ""));
+    cases.push_back(gate_up(RF_TYPE_TQ2_0, RF_TYPE_TQ2_0, 256, 8, 1, false, ""));
     // Matmul + rope (ABI 2.6, as gate/up): one token (rf_mvq_multi), 2..4 tokens (the column
     // kernels), F16, Llama 3's frequency factors, the rotation over the product; NeoX pairs are
     // not claimed, nor 11 tokens (the tiles, one matmul: nothing for mmq_run to join).
@@ -498,12 +504,15 @@ std::deque<Case> make_cases() {
     cases.push_back(matmul_rope(RF_TYPE_F16, 128, 32, 2, 1, RF_ROPE_NORMAL, true, true, ""));
     cases.push_back(matmul_rope(RF_TYPE_Q8_0, 64, 32, 2, 2, RF_ROPE_NEOX, false, false, " (NeoX pairs: not claimed)"));
     cases.push_back(matmul_rope(RF_TYPE_Q5_K, 256, 32, 2, 11, RF_ROPE_NORMAL, false, false, " (not claimed: 11 tokens, one matmul on the tiles)"));
+    cases.push_back(matmul_rope(RF_TYPE_IQ3_S, 256, 32, 2, 1, RF_ROPE_NORMAL, false, false, ""));
+    cases.push_back(matmul_rope(RF_TYPE_IQ2_XS, 256, 32, 2, 2, RF_ROPE_NORMAL, false, false, ""));
     // A layer's projections of one token (ABI 2.6: outputs, pools and slots by address): K, V, Q
     // with both appends into f16 pools; F16 weights into f32 pools; K and V with the K append only.
     cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, true));
     cases.push_back(projections(RF_TYPE_F16, 64, 32, 2, true, true, true, RF_TYPE_F32, false));
     cases.push_back(projections(RF_TYPE_Q8_0, 96, 32, 1, false, true, false, RF_TYPE_F16, false));
     cases.push_back(projections(RF_TYPE_Q4_K, 256, 64, 2, true, true, true, RF_TYPE_F16, false, RF_TYPE_Q6_K));
+    cases.push_back(projections(RF_TYPE_IQ2_S, 256, 64, 2, true, true, true, RF_TYPE_F16, false, RF_TYPE_IQ1_S));
     cases.push_back(moe_route(128, 8, 1, 1));
     cases.push_back(moe_route(60, 40, 3, 0));
     // A mixture of experts' decode feed-forward block (moe_gate_up, moe_down_sum): 8 of 32 experts

@@ -101,6 +101,12 @@ std::vector<uint8_t> quantize_q8_1(const float *x, int64_t K, int64_t rows, int 
 // mvq_max_cols = 16), both for the five q8_1 weight types with rows the kernels can load.
 bool q8_weight(int t) { return t == RF_TYPE_Q4_K || t == RF_TYPE_Q5_K || t == RF_TYPE_Q6_K || t == RF_TYPE_Q4_0 || t == RF_TYPE_Q8_0; }
 bool nvidia(const rf_pack_device *dev) { return std::string(dev->arch).rfind("sm_", 0) == 0; }
+// The grid i-quants and TQ2_0: q8_1 dot kernels on NVIDIA only (mvq_kernel), 2-byte aligned rows.
+bool grid_weight(int t) {
+    return t == RF_TYPE_IQ2_XXS || t == RF_TYPE_IQ2_XS || t == RF_TYPE_IQ2_S || t == RF_TYPE_IQ3_XXS || t == RF_TYPE_IQ3_S ||
+           t == RF_TYPE_IQ1_S || t == RF_TYPE_IQ1_M || t == RF_TYPE_TQ2_0;
+}
+bool decode_weight(const rf_pack_device *dev, int t) { return q8_weight(t) || (nvidia(dev) && grid_weight(t)); }
 int nvidia_sm(const rf_pack_device *dev) { return nvidia(dev) ? std::atoi(dev->arch + 3) : 0; }
 // Weight rows 16-byte aligned for Q4_K / Q5_K (16-byte loads of their blocks), 2-byte otherwise
 // (ops.cpp aligned(), mvq_kernel()).
@@ -126,9 +132,9 @@ int32_t check_matmul_form(const rf_pack_device *dev, const rf_node *n) {
     if (!n || n->op != RF_OP_MATMUL || !n->src[0] || !n->src[1] || n->src[1]->type != RF_TYPE_F32) return RF_MATMUL_OTHER;
     const rf_tensor *w = n->src[0], *x = n->src[1];
     const int64_t M = x->ne[1];
-    if (M == 1 && (q8_weight(w->type) || w->type == RF_TYPE_F16)) return RF_MATMUL_VECTOR;
+    if (M == 1 && (decode_weight(dev, w->type) || w->type == RF_TYPE_F16)) return RF_MATMUL_VECTOR;
     if (tiles_usable(dev, n)) return RF_MATMUL_OTHER;
-    return nvidia(dev) && q8_weight(w->type) && M >= 2 && M <= kMvqMaxCols && x->ne[2] * x->ne[3] == 1 && rows_aligned(w)
+    return nvidia(dev) && decode_weight(dev, w->type) && M >= 2 && M <= kMvqMaxCols && x->ne[2] * x->ne[3] == 1 && rows_aligned(w)
                ? RF_MATMUL_COLUMNS
                : RF_MATMUL_OTHER;
 }
@@ -221,9 +227,12 @@ void check_case(pack_check::Case &c, Cpu &cpu, const std::vector<rf_hip::PackPlu
         std::vector<uint8_t> v(bytes_of(*t));
         if (t->type != RF_TYPE_F32 && t->type != RF_TYPE_F16 && t->type != RF_TYPE_I32) { // weights: quantized random rows
             std::vector<float> row((size_t)t->ne[0]);
+            // IQ2_XXS, IQ2_XS, IQ1_S quantize only with an importance matrix: a uniform one
+            const std::vector<float> importance(row.size(), 1.0f);
             for (int64_t r = 0; r < t->ne[1] * t->ne[2] * t->ne[3]; ++r) {
                 for (float &x : row) x = dist(rng);
-                rf::quantize_row(t->type, row.data(), v.data() + r * t->nb[1], t->ne[0]);
+                rf::quantize_row_weighted(t->type, row.data(), v.data() + r * t->nb[1], t->ne[0],
+                                          rf::importance_required(t->type) ? importance.data() : nullptr);
             }
             inputs.push_back(v);
             continue;
