@@ -5,6 +5,8 @@
 
 #include "rocmforge/jinja.h"
 
+#include "chat_harmony.h"
+
 namespace rf {
 
 struct ChatTemplate::Jinja {
@@ -76,6 +78,8 @@ std::string ChatTemplate::apply(const ChatTemplateInput &in) const {
         if (!in.extra_json.empty())
             throw UsageError(std::string("chat_template_kwargs need the model's Jinja chat template; the built-in ") +
                              chat_format_name(format_) + " format has no variables");
+        // Harmony writes tools, calls and their results (the others have no place for them).
+        if (format_ == ChatFormat::Harmony) return harmony_prompt(in.messages, in.tools_json, in.add_generation_prompt);
         for (size_t i = 0; i < in.messages.size(); ++i)
             if (!in.messages[i].tool_calls_json.empty() || in.messages[i].content_null)
                 throw UsageError("chat message " + std::to_string(i) + " has tool calls, which the built-in " +
