@@ -49,7 +49,11 @@ TEST_CASE("harmony: analysis is reasoning, final is content", "[serve][harmony]"
     CHECK(whole.reasoning == "The user greets. Reply.");
     CHECK(whole.content == "Hello! How can I help?");
     CHECK(whole.calls.empty());
-    // <|return|> (when the text shows it) ends the final message.
+    // A turn the model opened itself, and <|return|> (when the text shows it) ending the final message.
+    const HarmonyMessage opened = parse_harmony_output("<|start|>assistant" + kAnswer + "<|return|>", {});
+    CHECK(opened.reasoning == whole.reasoning);
+    CHECK(opened.content == whole.content);
+    for (size_t step : {1, 4}) CHECK(stream("<|start|>assistant" + kAnswer, {}, step).content == whole.content);
     CHECK(parse_harmony_output(kAnswer + "<|return|>", {}).content == "Hello! How can I help?");
     for (size_t step : {1, 2, 3, 5, 7, 11, 64, 1000}) {
         INFO("step " << step);

@@ -143,6 +143,16 @@ void HarmonyStream::go_raw(HarmonyDelta &out) {
 }
 
 bool HarmonyStream::header_done(HarmonyDelta &out, bool at_end) {
+    if (first_) { // a prompt without the open turn: the model writes <|start|>assistant itself
+        const std::string_view head = ltrim(pending_);
+        if (head.substr(0, kStart.size()) == kStart) {
+            message_raw_ += pending_.substr(0, pending_.size() - head.size() + kStart.size());
+            pending_.erase(0, pending_.size() - head.size() + kStart.size());
+            first_ = false;
+        } else if (!at_end && !head.empty() && may_begin_with(head, kStart)) {
+            return false;
+        }
+    }
     const size_t m = pending_.find(kMessage);
     if (m == std::string::npos) {
         const std::string_view head = ltrim(pending_);
