@@ -4,6 +4,7 @@
 // output falls back to the raw text as content; the response JSON's reasoning_content.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ HarmonyMessage stream(const std::string &text, const HarmonyOptions &o, size_t s
 }
 
 bool has_markup(const std::string &s) { return s.find("<|") != std::string::npos; }
+bool has(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
 
 const std::string kAnswer = "<|channel|>analysis<|message|>The user greets. Reply.<|end|>"
                             "<|start|>assistant<|channel|>final<|message|>Hello! How can I help?";
@@ -216,4 +218,53 @@ TEST_CASE("harmony: the message and the deltas carry reasoning_content", "[serve
     CHECK(std::string(d["choices"][0]["delta"]["reasoning_content"].GetString()) == "Thinking");
     CHECK_FALSE(d["choices"][0]["delta"].HasMember("content"));
     CHECK_FALSE(has_markup(c.text + c.reasoning));
+}
+
+TEST_CASE("harmony: random markup soups never crash, streamed = whole", "[serve][harmony]") {
+    const std::vector<std::string> parts = {"<|channel|>", "analysis", "final", "commentary", "<|message|>", "<|end|>",
+                                            "<|start|>", "assistant", " to=functions.get_time", "to=functions.get_weather",
+                                            " json", "<|constrain|>", "<|call|>", "<|return|>", "{\"city\": \"Oslo\"}", "{}",
+                                            "text ", "<|", "|>", " ", "\n", "user", "{", "}"};
+    const std::vector<std::string> headers = {"<|channel|>analysis", "<|channel|>final", "<|channel|>commentary",
+                                              "<|channel|>commentary to=functions.get_time <|constrain|>json",
+                                              " to=functions.get_weather<|channel|>commentary json"};
+    const std::vector<std::string> bodies = {"", "Some words.", "{\"city\": \"Oslo\"}", "{}", "a < b |> c"};
+    const std::vector<std::string> markers = {"<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|constrain|>",
+                                              "<|call|>", "<|return|>"};
+    uint64_t state = 12345;
+    auto next = [&](uint64_t n) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return (state >> 33) % n;
+    };
+    int well_formed = 0;
+    for (int round = 0; round < 3000; ++round) {
+        std::string text;
+        if (round % 2) { // soup
+            for (uint64_t n = next(12) + 1; n > 0; --n) text += parts[next(parts.size())];
+        } else { // messages, now and then with a piece of soup in them
+            for (uint64_t n = next(4) + 1; n > 0; --n) {
+                if (!text.empty()) text += "<|start|>assistant";
+                text += headers[next(headers.size())] + "<|message|>" + bodies[next(bodies.size())];
+                if (next(4) == 0) text += parts[next(parts.size())];
+                text += next(2) ? "<|end|>" : next(2) ? "<|call|>" : "";
+            }
+        }
+        INFO(text);
+        const HarmonyMessage whole = parse_harmony_output(text, tools());
+        if (whole.malformed) {
+            CHECK(whole.content == text);
+            continue;
+        }
+        ++well_formed;
+        for (const std::string &m : markers) {
+            CHECK_FALSE(has(whole.content, m));
+            CHECK_FALSE(has(whole.reasoning, m));
+        }
+        const HarmonyMessage st = stream(text, tools(), next(6) + 1);
+        CHECK_FALSE(st.malformed);
+        CHECK(st.reasoning == whole.reasoning);
+        CHECK(st.content == whole.content);
+        CHECK(st.calls.size() == whole.calls.size());
+    }
+    CHECK(well_formed > 50); // the soup is not all malformed
 }

@@ -58,8 +58,9 @@ std::string_view word_at(std::string_view &s) {
     return w;
 }
 
-// `[assistant] <|channel|>NAME [to=RECIPIENT] [<|constrain|>TYPE | TYPE]` in any order after
-// the role; nullopt when it is not that (another role, a marker that has no place there).
+// `[assistant] <|channel|>NAME [to=RECIPIENT] [<|constrain|>TYPE | TYPE]`, the channel and the
+// recipient in either order first; nullopt when it is not that (another role, a marker or text
+// that has no place there).
 std::optional<Header> parse_header(std::string_view h, bool needs_role) {
     h = ltrim(h);
     if (needs_role) {
@@ -81,8 +82,10 @@ std::optional<Header> parse_header(std::string_view h, bool needs_role) {
             if (out.recipient.empty()) return std::nullopt;
         } else if (h.substr(0, 2) == "<|") {
             return std::nullopt; // another marker
+        } else if (!out.channel.empty() || !out.recipient.empty()) {
+            word_at(h); // a bare content type (` json`), after what it types
         } else {
-            word_at(h); // a bare content type (` json`)
+            return std::nullopt; // text where the channel or the recipient belongs
         }
     }
     if (out.channel.empty() && out.recipient.empty()) return std::nullopt;
