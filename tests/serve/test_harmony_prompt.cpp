@@ -103,3 +103,24 @@ TEST_CASE("harmony prompt: bad input is a UsageError", "[serve][harmony]") {
     CHECK_THROWS_AS(render({msg("user", "x")}, "[{\"function\": {\"description\": \"no name\"}}]"), rf::UsageError);
     CHECK_THROWS_AS(render({msg("user", "x")}, std::string(100, '[') + std::string(100, ']')), rf::UsageError);
 }
+
+TEST_CASE("harmony prompt: a gpt-oss Jinja template gets reasoning as thinking", "[serve][harmony]") {
+    // A fragment in the shape of gpt-oss's own template (which reads message.thinking).
+    const std::string src = "{%- for m in messages %}{%- if m.thinking is defined %}<|start|>assistant<|channel|>analysis"
+                            "<|message|>{{ m.thinking }}<|end|>{%- endif %}<|start|>{{ m.role }}<|message|>"
+                            "{{ m.content if m.content else '' }}<|end|>{%- endfor %}";
+    const rf::ChatTemplate t = rf::ChatTemplate::jinja(src, "test", "", "");
+    ChatMessage call = msg("assistant", "");
+    call.content_null = true;
+    call.reasoning_content = "Need a tool.";
+    call.tool_calls_json = R"([{"function": {"name": "get_time", "arguments": "{}"}}])";
+    CHECK(has(t.apply({{msg("user", "Time?"), call}, "", false, ""}),
+              "<|start|>assistant<|channel|>analysis<|message|>Need a tool.<|end|><|start|>assistant<|message|><|end|>"));
+    // With a preamble beside the calls the template would raise on both: the preamble is kept.
+    call.content_null = false;
+    call.content = "Checking.";
+    CHECK_FALSE(has(t.apply({{msg("user", "Time?"), call}, "", false, ""}), "Need a tool."));
+    // Another template gets no `thinking`.
+    const std::string other = "{%- for m in messages %}{{ m.thinking is defined }}{%- endfor %}";
+    CHECK(rf::ChatTemplate::jinja(other, "test", "", "").apply({{call}, "", false, ""}) == "False");
+}
