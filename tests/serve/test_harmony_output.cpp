@@ -56,6 +56,14 @@ TEST_CASE("harmony: analysis is reasoning, final is content", "[serve][harmony]"
     CHECK(opened.reasoning == whole.reasoning);
     CHECK(opened.content == whole.content);
     for (size_t step : {1, 4}) CHECK(stream("<|start|>assistant" + kAnswer, {}, step).content == whole.content);
+    // A message the next one's <|start|> ends (no <|end|> between them).
+    const std::string unended = "<|channel|>analysis<|message|>a<|start|>assistant<|channel|>final<|message|>b";
+    for (size_t step : {1, 2, 1000}) {
+        const HarmonyMessage st = stream(unended, {}, step);
+        CHECK_FALSE(st.malformed);
+        CHECK(st.reasoning == "a");
+        CHECK(st.content == "b");
+    }
     CHECK(parse_harmony_output(kAnswer + "<|return|>", {}).content == "Hello! How can I help?");
     for (size_t step : {1, 2, 3, 5, 7, 11, 64, 1000}) {
         INFO("step " << step);

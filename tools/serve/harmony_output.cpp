@@ -226,7 +226,7 @@ bool HarmonyStream::body_done(HarmonyDelta &out, bool at_end) {
         return true;
     }
     if (at == std::string::npos && !at_end) return false;
-    const std::string_view end = std::string_view(pending_).substr(0, len);
+    const std::string end = pending_.substr(0, len); // a copy: pending_ changes below
     message_raw_ += end;
     pending_.erase(0, len);
     if (kind_ == Kind::Call && !end_call()) {
