@@ -219,6 +219,16 @@ TEST_CASE("harmony: the message and the deltas carry reasoning_content", "[serve
     CHECK(std::string(d["choices"][0]["message"]["tool_calls"][0]["function"]["name"].GetString()) == "get_time");
     CHECK(std::string(d["choices"][0]["finish_reason"].GetString()) == "tool_calls");
 
+    // Reasoning alone (cut by max_tokens in the analysis): content "", as llama-server's.
+    Choice thinking{0, "<|channel|>analysis<|message|>Hmm"};
+    thinking.finish_reason = "length";
+    apply_harmony(thinking, {});
+    d.Parse(completion_body({true, "chatcmpl-4", 0, "m"}, {thinking}, {}).c_str());
+    REQUIRE_FALSE(d.HasParseError());
+    CHECK(std::string(d["choices"][0]["message"]["content"].GetString()).empty());
+    CHECK(std::string(d["choices"][0]["message"]["reasoning_content"].GetString()) == "Hmm");
+    CHECK(std::string(d["choices"][0]["finish_reason"].GetString()) == "length");
+
     Choice delta{0, ""};
     delta.reasoning = "Thinking";
     d.Parse(chunk_body({true, "chatcmpl-3", 0, "m"}, delta, false).c_str());

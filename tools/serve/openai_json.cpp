@@ -91,7 +91,7 @@ void choice(Writer &w, const ResponseMeta &m, const char *chat_key, const Choice
             w.String("assistant");
         }
         const bool delta = std::string_view(chat_key) == "delta";
-        if (!delta && (!c.tool_calls.empty() || !c.reasoning.empty()) && c.text.empty()) {
+        if (!delta && !c.tool_calls.empty() && c.text.empty()) {
             w.Key("content");
             w.Null();
         } else if (!c.text.empty() || with_role) {
