@@ -1,6 +1,8 @@
 // The built-in formats: each as llama.cpp's llm_chat_apply_template writes it (src/llama-chat.cpp).
 #include "rocmforge/chat_template.h"
 
+#include "chat_harmony.h"
+
 #include "rocmforge/error.h"
 
 namespace rf {
@@ -43,22 +45,6 @@ std::string inst_format(const std::vector<ChatMessage> &messages, bool llama2) {
             inside_turn = false;
         }
     }
-    return out;
-}
-
-// gpt-oss's harmony format (llama.cpp's LLM_CHAT_TEMPLATE_OPENAI_MOE; the model card's format):
-// every message <|start|>ROLE<|message|>TEXT<|end|>; the assistant's past answers on the final
-// channel (<|start|>assistant<|channel|>final<|message|>TEXT<|end|>, their <|return|> written as
-// <|end|> in history, as the format asks); the open turn <|start|>assistant, after which the
-// model names its channel itself (analysis, then final).
-std::string harmony_format(const std::vector<ChatMessage> &messages, bool add_assistant) {
-    std::string out;
-    for (const auto &m : messages) {
-        out += "<|start|>" + m.role;
-        if (m.role == "assistant") out += "<|channel|>final";
-        out += "<|message|>" + m.content + "<|end|>";
-    }
-    if (add_assistant) out += "<|start|>assistant";
     return out;
 }
 
@@ -128,7 +114,7 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatMessage
         if (add_assistant) out += "<|assistant|>\n";
         break;
     case ChatFormat::Harmony:
-        out = harmony_format(messages, add_assistant);
+        out = harmony_prompt(messages, "", add_assistant);
         break;
     }
     return out;

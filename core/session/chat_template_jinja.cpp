@@ -5,11 +5,14 @@
 
 #include "rocmforge/jinja.h"
 
+#include "chat_harmony.h"
+
 namespace rf {
 
 struct ChatTemplate::Jinja {
     jinja::Template tmpl;
     std::string origin, bos, eos;
+    bool harmony = false; // gpt-oss's template: an assistant's reasoning is its message.thinking
 };
 
 namespace {
@@ -40,7 +43,14 @@ jinja::Value tool_calls_value(const std::string &json, size_t index) {
     return calls;
 }
 
-jinja::Value message_value(const ChatMessage &m, size_t index) {
+// gpt-oss's template reads an assistant's reasoning as `thinking` (as llama-server passes it) and
+// raises when a message with calls has both content and thinking: then the content (the model's
+// preamble) is kept and the reasoning is not passed.
+bool passes_thinking(const ChatMessage &m) {
+    return !m.reasoning_content.empty() && (m.tool_calls_json.empty() || m.content.empty() || m.content_null);
+}
+
+jinja::Value message_value(const ChatMessage &m, size_t index, bool harmony) {
     jinja::Value v = jinja::Value::dict();
     v.set("role", jinja::Value(m.role));
     v.set("content", m.content_null ? jinja::Value::none() : jinja::Value(m.content));
@@ -48,6 +58,7 @@ jinja::Value message_value(const ChatMessage &m, size_t index) {
     if (!m.tool_call_id.empty()) v.set("tool_call_id", jinja::Value(m.tool_call_id));
     if (!m.name.empty()) v.set("name", jinja::Value(m.name));
     if (!m.reasoning_content.empty()) v.set("reasoning_content", jinja::Value(m.reasoning_content));
+    if (harmony && passes_thinking(m)) v.set("thinking", jinja::Value(m.reasoning_content));
     return v;
 }
 
@@ -56,7 +67,8 @@ jinja::Value message_value(const ChatMessage &m, size_t index) {
 ChatTemplate ChatTemplate::jinja(const std::string &source, const std::string &origin, std::string bos_token, std::string eos_token) {
     ChatTemplate t;
     try {
-        t.jinja_ = std::make_shared<const Jinja>(Jinja{jinja::Template::parse(source), origin, std::move(bos_token), std::move(eos_token)});
+        t.jinja_ = std::make_shared<const Jinja>(Jinja{jinja::Template::parse(source), origin, std::move(bos_token), std::move(eos_token),
+                                                       source.find("<|channel|>") != std::string::npos});
     } catch (const jinja::TemplateError &e) {
         throw UsageError("chat template (" + origin + ") does not parse: " + e.what());
     }
@@ -76,6 +88,8 @@ std::string ChatTemplate::apply(const ChatTemplateInput &in) const {
         if (!in.extra_json.empty())
             throw UsageError(std::string("chat_template_kwargs need the model's Jinja chat template; the built-in ") +
                              chat_format_name(format_) + " format has no variables");
+        // Harmony writes tools, calls and their results (the others have no place for them).
+        if (format_ == ChatFormat::Harmony) return harmony_prompt(in.messages, in.tools_json, in.add_generation_prompt);
         for (size_t i = 0; i < in.messages.size(); ++i)
             if (!in.messages[i].tool_calls_json.empty() || in.messages[i].content_null)
                 throw UsageError("chat message " + std::to_string(i) + " has tool calls, which the built-in " +
@@ -103,7 +117,7 @@ std::string ChatTemplate::apply(const ChatTemplateInput &in) const {
         }
     }
     jinja::Value messages = jinja::Value::list();
-    for (size_t i = 0; i < in.messages.size(); ++i) messages.push(message_value(in.messages[i], i));
+    for (size_t i = 0; i < in.messages.size(); ++i) messages.push(message_value(in.messages[i], i, jinja_->harmony));
     ctx.set("messages", messages);
     jinja::Value tools = jinja::Value::none();
     if (!in.tools_json.empty()) {

@@ -5,6 +5,7 @@
 
 #include "api_error.h"
 #include "embeddings_route.h"
+#include "harmony_output.h"
 #include "apply_template.h"
 #include "openai_json.h"
 #include "request_parse.h"
@@ -173,6 +174,10 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
         return c;
     };
     const ToolCallOptions tools = tool_call_options(r, config_.tool_call_format);
+    // gpt-oss: its channels and calls read from the harmony markup (forced calls are the
+    // grammar's generic JSON, read as for any format).
+    const bool harmony = chat && config_.tool_call_format == ToolCallFormat::Harmony && !r.forces_tool_call();
+    const HarmonyOptions harmony_opts = harmony_options(r);
     if (!r.stream) {
         std::vector<Choice> choices;
         for (size_t k = 0; k < n_choices; ++k) {
@@ -192,7 +197,9 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
                 c.finish_reason = e->finish_reason;
                 count_done(usage, *e);
                 if (++n_done < n_choices) continue;
-                if (r.parses_tool_calls())
+                if (harmony)
+                    for (Choice &whole : choices) apply_harmony(whole, harmony_opts);
+                else if (r.parses_tool_calls())
                     for (Choice &whole : choices) apply_tool_calls(whole, tools);
                 return (void)ex.respond(200, "application/json", completion_body(meta, choices, usage));
             }
@@ -215,11 +222,18 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
     }
     // Tool calls: each choice's output through its stream, which holds back what may be a call.
     std::vector<ToolCallStream> call_streams;
-    if (r.parses_tool_calls()) call_streams.assign(n_choices, ToolCallStream(tools));
+    std::vector<HarmonyStream> harmony_streams;
+    if (harmony) harmony_streams.assign(n_choices, HarmonyStream(harmony_opts));
+    else if (r.parses_tool_calls()) call_streams.assign(n_choices, ToolCallStream(tools));
     while (auto e = next_event(*channel, ex)) {
         if (e->kind == StreamEvent::Kind::Text) {
             Choice c = text_choice(*e, true);
-            if (!call_streams.empty()) {
+            if (!harmony_streams.empty()) {
+                HarmonyDelta d = harmony_streams[(size_t)c.index].push(c.text);
+                c.text = std::move(d.content);
+                c.reasoning = std::move(d.reasoning);
+                if (c.text.empty() && c.reasoning.empty() && (!c.logprobs || c.logprobs->empty())) continue; // markup
+            } else if (!call_streams.empty()) {
                 c.text = call_streams[(size_t)c.index].push(c.text);
                 if (c.text.empty() && (!c.logprobs || c.logprobs->empty())) continue; // all of it held
             }
@@ -232,7 +246,14 @@ void ApiRouter::completion(const HttpRequest &req, Exchange &ex, bool chat) {
         } else {
             Choice c{e->choice, ""};
             c.finish_reason = e->finish_reason;
-            if (!call_streams.empty()) {
+            if (!harmony_streams.empty()) {
+                HarmonyMessage m = harmony_streams[(size_t)e->choice].finish();
+                Choice rest{e->choice, std::move(m.content)};
+                rest.reasoning = std::move(m.reasoning);
+                if ((!rest.text.empty() || !rest.reasoning.empty()) && !send(sse_event(chunk_body(meta, rest, false)))) return;
+                if (!send_tool_call_chunks(meta, e->choice, ChoiceCalls{"", m.calls}, send)) return;
+                c.finish_reason = tool_finish_reason(e->finish_reason, !m.calls.empty());
+            } else if (!call_streams.empty()) {
                 ChoiceCalls calls = call_streams[(size_t)e->choice].finish();
                 if (!send_tool_call_chunks(meta, e->choice, calls, send)) return;
                 c.finish_reason = tool_finish_reason(e->finish_reason, !calls.calls.empty());

@@ -148,6 +148,9 @@ int cmd_serve(int argc, char **argv) {
                                         : !o.chat_template.file.empty() ? read_text_file(o.chat_template.file, "--chat-template-file")
                                                                         : lm.model->file().get_string("tokenizer.chat_template");
     rc.tool_call_format = detect_tool_call_format(template_source);
+    // The built-in harmony format (gpt-oss) has no source to show its markers; its output is harmony.
+    if (!rc.chat_template.is_jinja() && rc.chat_template.format() == ChatFormat::Harmony)
+        rc.tool_call_format = ToolCallFormat::Harmony;
     rc.n_ctx_request = std::min(per_request, o.model.n_ctx);
     rc.default_max_tokens = o.max_tokens;
     rc.request_timeout = std::chrono::seconds(o.timeout_s);

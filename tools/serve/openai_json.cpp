@@ -98,6 +98,10 @@ void choice(Writer &w, const ResponseMeta &m, const char *chat_key, const Choice
             w.Key("content");
             str(w, sanitize_utf8(c.text));
         }
+        if (!c.reasoning.empty()) {
+            w.Key("reasoning_content");
+            str(w, sanitize_utf8(c.reasoning));
+        }
         if (!c.tool_calls.empty()) tool_calls(w, c.tool_calls, delta);
         w.EndObject();
     } else {

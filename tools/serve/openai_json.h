@@ -39,6 +39,7 @@ struct Choice {
     std::optional<std::string> finish_reason;             // null while absent
     std::optional<std::vector<TokenLogprob>> logprobs;     // "logprobs": null when absent
     std::vector<ToolCallOut> tool_calls; // chat; a message with calls and no text has content null
+    std::string reasoning; // chat: "reasoning_content" (llama-server's name) when not empty
 };
 
 // chat.completion / text_completion with every choice.

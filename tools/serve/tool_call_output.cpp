@@ -13,6 +13,7 @@ std::string_view call_marker(ToolCallFormat f) {
     case ToolCallFormat::Hermes: return "<tool_call>";
     case ToolCallFormat::Mistral: return "[TOOL_CALLS]";
     case ToolCallFormat::Llama3: return "<|python_tag|>";
+    case ToolCallFormat::Harmony: // read by harmony_output.cpp; here only forced calls (generic)
     case ToolCallFormat::Generic: break;
     }
     return "<tool_call>"; // the generic parser reads Hermes blocks too
@@ -25,6 +26,7 @@ bool opens_bare_call(ToolCallFormat f, char c) {
     case ToolCallFormat::Hermes: return false;
     case ToolCallFormat::Llama3: return c == '{';
     case ToolCallFormat::Mistral: return c == '[';
+    case ToolCallFormat::Harmony:
     case ToolCallFormat::Generic: break;
     }
     return c == '{' || c == '[';

@@ -116,12 +116,17 @@ const char *tool_call_format_name(ToolCallFormat f) {
     case ToolCallFormat::Hermes: return "hermes";
     case ToolCallFormat::Llama3: return "llama3";
     case ToolCallFormat::Mistral: return "mistral";
+    case ToolCallFormat::Harmony: return "harmony";
     case ToolCallFormat::Generic: break;
     }
     return "generic";
 }
 
 ToolCallFormat detect_tool_call_format(std::string_view src) {
+    // gpt-oss's template: its messages' headers and bodies.
+    if (src.find("<|channel|>") != std::string_view::npos ||
+        (src.find("<|start|>") != std::string_view::npos && src.find("<|message|>") != std::string_view::npos))
+        return ToolCallFormat::Harmony;
     if (src.find("<tool_call>") != std::string_view::npos) return ToolCallFormat::Hermes;
     if (src.find("[TOOL_CALLS]") != std::string_view::npos) return ToolCallFormat::Mistral;
     if (src.find("<|python_tag|>") != std::string_view::npos ||
@@ -141,6 +146,9 @@ ParsedOutput parse_tool_calls(std::string_view text, ToolCallFormat format) {
     case ToolCallFormat::Llama3:
         if (text.find("<|python_tag|>") != std::string_view::npos) return parse_after_marker(text, "<|python_tag|>");
         return parse_whole_json(text);
+    // Harmony output is read whole by harmony_output.cpp; what reaches here is the forced
+    // calls' generic JSON.
+    case ToolCallFormat::Harmony:
     case ToolCallFormat::Generic: break;
     }
     // Generic: a Hermes block if there is one, else the whole output as JSON.

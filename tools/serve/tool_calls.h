@@ -13,9 +13,10 @@ enum class ToolCallFormat {
     Llama3,  // Llama 3.x: {"name", "parameters"} (optionally after <|python_tag|>)
     Mistral, // [TOOL_CALLS][{"name", "arguments"}, ...] (the marker optional: a control token)
     Generic, // a whole-output JSON {"name", "arguments"} or {"tool_calls": [...]}
+    Harmony, // gpt-oss: commentary to=functions.NAME messages (harmony_output.h reads them)
 };
 
-// "hermes", "llama3", "mistral", "generic".
+// "hermes", "llama3", "mistral", "generic", "harmony".
 const char *tool_call_format_name(ToolCallFormat format);
 
 // The format a chat template's source asks for.
