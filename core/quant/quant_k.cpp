@@ -397,63 +397,8 @@ void dequantize_row_q5_K(const block_q5_K *x, float *y, int64_t k) {
 
 //========================= Q6_K
 
-void quantize_row_q6_K(const float *x, block_q6_K *y, int64_t k) {
-    const int64_t nb = k / QK_K;
-    int8_t L[QK_K];
-    float scales[QK_K / 16];
-
-    for (int64_t i = 0; i < nb; i++) {
-        float max_scale = 0;
-        float max_abs_scale = 0;
-        for (int ib = 0; ib < QK_K / 16; ++ib) {
-            const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, nullptr);
-            scales[ib] = scale;
-            const float abs_scale = std::fabs(scale);
-            if (abs_scale > max_abs_scale) {
-                max_abs_scale = abs_scale;
-                max_scale = scale;
-            }
-        }
-        if (max_abs_scale < GROUP_MAX_EPS) {
-            std::memset(&y[i], 0, sizeof(block_q6_K));
-            y[i].d = float_to_half(0.f);
-            x += QK_K;
-            continue;
-        }
-        const float iscale = -128.f / max_scale;
-        y[i].d = float_to_half(1 / iscale);
-        for (int ib = 0; ib < QK_K / 16; ++ib)
-            y[i].scales[ib] = static_cast<int8_t>(imin(127, nearest_int(iscale * scales[ib])));
-
-        for (int j = 0; j < QK_K / 16; ++j) {
-            const float d = half_to_float(y[i].d) * y[i].scales[j];
-            if (!d) continue;
-            for (int ii = 0; ii < 16; ++ii) {
-                int l = nearest_int(x[16 * j + ii] / d);
-                l = imax(-32, imin(31, l));
-                L[16 * j + ii] = static_cast<int8_t>(l + 32);
-            }
-        }
-
-        uint8_t *ql = y[i].ql;
-        uint8_t *qh = y[i].qh;
-        for (int j = 0; j < QK_K; j += 128) {
-            for (int l = 0; l < 32; ++l) {
-                const uint8_t q1 = L[j + l + 0] & 0xF;
-                const uint8_t q2 = L[j + l + 32] & 0xF;
-                const uint8_t q3 = L[j + l + 64] & 0xF;
-                const uint8_t q4 = L[j + l + 96] & 0xF;
-                ql[l + 0] = static_cast<uint8_t>(q1 | (q3 << 4));
-                ql[l + 32] = static_cast<uint8_t>(q2 | (q4 << 4));
-                qh[l] = static_cast<uint8_t>((L[j + l] >> 4) | ((L[j + l + 32] >> 4) << 2) |
-                                             ((L[j + l + 64] >> 4) << 4) | ((L[j + l + 96] >> 4) << 6));
-            }
-            ql += 64;
-            qh += 32;
-        }
-        x += QK_K;
-    }
-}
+// ggml's quantize_row_q6_K_ref is its importance-weighted quantizer without weights.
+void quantize_row_q6_K(const float *x, block_q6_K *y, int64_t k) { quantize_row_q6_K_w(x, y, k, nullptr); }
 
 void dequantize_row_q6_K(const block_q6_K *x, float *y, int64_t k) {
     const int64_t nb = k / QK_K;

@@ -207,6 +207,7 @@ void quantize_row_q5_K_w(const float *x, block_q5_K *y, int64_t k, const float *
     }
 }
 
+// quant_weights null: no importance (quantize_row_q6_K, ggml's reference quantizer).
 void quantize_row_q6_K_w(const float *x, block_q6_K *y, int64_t k, const float *quant_weights) {
     const int64_t nb = k / QK_K;
     int8_t L[QK_K];
@@ -215,7 +216,7 @@ void quantize_row_q6_K_w(const float *x, block_q6_K *y, int64_t k, const float *
         float max_scale = 0, max_abs_scale = 0;
         for (int ib = 0; ib < QK_K / 16; ++ib) {
             // ggml passes the importance itself here, without the sigma2 term.
-            const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, quant_weights + QK_K * i + 16 * ib);
+            const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, quant_weights ? quant_weights + QK_K * i + 16 * ib : nullptr);
             scales[ib] = scale;
             const float abs_scale = std::fabs(scale);
             if (abs_scale > max_abs_scale) {
