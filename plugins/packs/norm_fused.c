@@ -6,17 +6,13 @@
  * The kernel holds a row in registers as float4 pieces, C per thread (rf_add_rms_norm_mul_1,
  * rf_add_rms_norm_mul, rf_add_rms_norm_mul_4: C = 1, 2, 4) and as many threads as that needs (a
  * multiple of 64: the q8_1 blocks of 256 pair warps). A row is one SM's work: fewer threads with
- * more pieces each issue fewer instructions per row, more threads have shorter chains. H100, 7B
- * Q4_K_M, one sequence: 330.5 t/s (C = 1), 329.2 (2), 320.5 (4). Several rows had C = 2 (16
- * sequences 3,079-3,124 against 2,912-3,049 with C = 1, an older build); with the kernels of
- * 2026-11-28 C = 1 is as fast or faster for 2..16 (three interleaved rounds, S_TG 3 / 4 / 16
- * sequences 942-959 / 1,179-1,188 / 3,377-3,388 against 938-941 / 1,155-1,166 / 3,313-3,361).
- * So C = 1, raised where the row needs more; the backend option norm_pieces=1|2|4 sets it for
- * all (rf_pack_options).
+ * more pieces each issue fewer instructions per row, more threads have shorter chains; one piece
+ * was as fast or faster at 1..16 sequences, so C = 1, raised where the row needs more (the
+ * backend option norm_pieces=1|2|4 sets it for all, rf_pack_options).
  * On sm_90 the one-piece rows of whole 256-blocks go to the cluster form instead
  * (rf_add_rms_norm_mul_c2 / _c4 / _c8: a row's pieces over the blocks of a cluster, the sum of
- * squares shared through distributed shared memory; norm_cluster_blocks): H200, 7B Q4_K_M tg128 +1.2%
- * with 4 blocks (2: no change, 8: less), batched decode +0.3..2.9%.
+ * squares shared through distributed shared memory; norm_cluster_blocks), 4 blocks by default.
+ * The measurements behind both choices: docs/notes/decode_latency.md, "The fused add + norm".
  * One fusion per kernel and first node (ADD or RMS_NORM): a fusion names one kernel. */
 #include <math.h>
 #include <stddef.h>
