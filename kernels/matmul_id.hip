@@ -254,12 +254,12 @@ RF_MVQ_ID(q8_0, MvqQ8_0)
 #if RF_NVIDIA // the AMD packs keep one row a warp (not built for their register budget)
 #define RF_MVQ_IDCR(t, B, R) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_idc_##t##_r##R(rf_kargs a) { prefetch_mvq_idc<R>(a); rf_kernel_start(); mvq_idcr_impl<B, R>(a); }
-#define RF_MVQ_IDCR_TYPE(t, B) RF_MVQ_IDCR(t, B, 2) RF_MVQ_IDCR(t, B, 4)
-RF_MVQ_IDCR_TYPE(q4_k, MvqK4<T_Q4_K>)
-RF_MVQ_IDCR_TYPE(q5_k, MvqK4<T_Q5_K>)
-RF_MVQ_IDCR_TYPE(q6_k, MvqQ6K)
-RF_MVQ_IDCR_TYPE(q4_0, MvqQ4_0)
-RF_MVQ_IDCR_TYPE(q8_0, MvqQ8_0)
+// Four rows a warp (moe.cpp's kShortRowWarpRows; two were slower, docs/PERFORMANCE.md).
+RF_MVQ_IDCR(q4_k, MvqK4<T_Q4_K>, 4)
+RF_MVQ_IDCR(q5_k, MvqK4<T_Q5_K>, 4)
+RF_MVQ_IDCR(q6_k, MvqQ6K, 4)
+RF_MVQ_IDCR(q4_0, MvqQ4_0, 4)
+RF_MVQ_IDCR(q8_0, MvqQ8_0, 4)
 #endif
 
 // MOE_WEIGHTS: a warp per row (grid M, 32 threads). moe_weights.over_chosen = 1: softmax over the k chosen

@@ -26,7 +26,8 @@ namespace {
 constexpr int64_t kMvqIdCols = 64;    // dp4a path up to this many (slot, token) columns
 constexpr unsigned kRowsPerBlock = 4; // matmul_id.hip's RF_MMI_WARPS
 // Rows of at most kShortRowK elements take kShortRowWarpRows rows a warp on the routed-column
-// kernels (rf_mvq_idc_<type>_r<R>, NVIDIA): Qwen3-MoE's down projections (K = 768).
+// kernels (rf_mvq_idc_<type>_r<R>, NVIDIA; matmul_id.hip instantiates R = 4 only): Qwen3-MoE's
+// down projections (K = 768).
 constexpr int64_t kShortRowK = 1024;
 constexpr int kShortRowWarpRows = 4;
 
@@ -196,7 +197,7 @@ std::vector<std::string> moe_kernel_names() {
     v.push_back("rf_mvq_id_q6_k");
     v.push_back("rf_mvq_idc_q6_k");
     for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
-        for (const char *r : {"_r2", "_r4"}) v.push_back(std::string("rf_mvq_idc_") + t + r);
+        v.push_back(std::string("rf_mvq_idc_") + t + "_r" + std::to_string(kShortRowWarpRows));
 #endif
     for (const std::string &k : moe_group_kernel_names()) v.push_back(k);
     return v;
