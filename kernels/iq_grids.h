@@ -49,26 +49,37 @@ RF_DEV int iq4nl_value(u32 q) { return kIq4nlValuesD[q & 15]; }
 #define RF_IQ4NL_W2 0x26190D01u //    1   13  25  38
 #define RF_IQ4NL_W3 0x71594535u //   53   69  89 113
 
-// The levels of the 8 nibbles of q as packed int8: lo = the low nibbles of its 4 bytes (element i
-// in byte i), hi = the high nibbles.
-RF_DEV void iq4nl_levels8(u32 q, u32 &lo, u32 &hi) {
+// MXFP4's doubled E2M1 levels (0, 1, 2, 3, 4, 6, 8, 12 and their negatives), packed the same way.
+#define RF_MXFP4_W0 0x03020100u //  0   1   2   3
+#define RF_MXFP4_W1 0x0C080604u //  4   6   8  12
+#define RF_MXFP4_W2 0xFDFEFF00u // -0  -1  -2  -3
+#define RF_MXFP4_W3 0xF4F8FAFCu // -4  -6  -8 -12
+
+// The levels of the 8 nibbles of q as packed int8, from a 16-level table in the words w0..w3
+// (level n in byte n % 4 of word n / 4): lo = the low nibbles of q's 4 bytes (element i in byte
+// i), hi = the high nibbles.
+RF_DEV void nibble_levels8(u32 q, u32 w0, u32 w1, u32 w2, u32 w3, u32 &lo, u32 &hi) {
 #if RF_NVIDIA
-    // prmt picks byte k of (a, b) by selector nibble k (3 bits): levels 0..7 from (W0, W1), 8..15
-    // from (W2, W3), then per byte the one the nibble's bit 3 names. The selector nibbles of the
+    // prmt picks byte k of (a, b) by selector nibble k (3 bits): levels 0..7 from (w0, w1), 8..15
+    // from (w2, w3), then per byte the one the nibble's bit 3 names. The selector nibbles of the
     // low half of q are elements 0, 16, 1, 17, of the high half 2, 18, 3, 19: two more byte
     // permutes sort them into the low and the high nibbles' levels.
     const u32 qm = q & 0x77777777u, sel = 0x32103210u | ((q & 0x88888888u) >> 1);
-    const u32 t0 = __byte_perm(__byte_perm(RF_IQ4NL_W0, RF_IQ4NL_W1, qm), __byte_perm(RF_IQ4NL_W2, RF_IQ4NL_W3, qm), sel);
+    const u32 t0 = __byte_perm(__byte_perm(w0, w1, qm), __byte_perm(w2, w3, qm), sel);
     const u32 qh = qm >> 16, selh = sel >> 16;
-    const u32 t1 = __byte_perm(__byte_perm(RF_IQ4NL_W0, RF_IQ4NL_W1, qh), __byte_perm(RF_IQ4NL_W2, RF_IQ4NL_W3, qh), selh);
+    const u32 t1 = __byte_perm(__byte_perm(w0, w1, qh), __byte_perm(w2, w3, qh), selh);
     lo = __byte_perm(t0, t1, 0x6420u);
     hi = __byte_perm(t0, t1, 0x7531u);
 #else
+    const u32 w[4] = {w0, w1, w2, w3};
     lo = hi = 0;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        lo |= (u32)(u8)iq4nl_value((q >> (8 * i)) & 0xF) << (8 * i);
-        hi |= (u32)(u8)iq4nl_value((q >> (8 * i + 4)) & 0xF) << (8 * i);
+        const u32 nl = (q >> (8 * i)) & 0xF, nh = (q >> (8 * i + 4)) & 0xF;
+        lo |= ((w[nl >> 2] >> (8 * (nl & 3))) & 0xFF) << (8 * i);
+        hi |= ((w[nh >> 2] >> (8 * (nh & 3))) & 0xFF) << (8 * i);
     }
 #endif
 }
+RF_DEV void iq4nl_levels8(u32 q, u32 &lo, u32 &hi) { nibble_levels8(q, RF_IQ4NL_W0, RF_IQ4NL_W1, RF_IQ4NL_W2, RF_IQ4NL_W3, lo, hi); }
+RF_DEV void mxfp4_levels8(u32 q, u32 &lo, u32 &hi) { nibble_levels8(q, RF_MXFP4_W0, RF_MXFP4_W1, RF_MXFP4_W2, RF_MXFP4_W3, lo, hi); }

@@ -17,7 +17,7 @@
 // Same contract as rf_mm_h16_* (backends/hip/matmul_h16.cpp): dense f16 activation rows in
 // scratch, 16-byte aligned rows, f32 output; here also K % 64 == 0. Dynamic shared memory
 // RF_H16W_SMEM. Rows past N or M repeat the last one for the copies and are not stored.
-// rf_mm_q16w_<type>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and the grid i-quants
+// rf_mm_q16w_<type>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, MXFP4, IQ4_NL, IQ4_XS and the grid i-quants
 // IQ2_XXS, IQ3_XXS, IQ3_S, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, the ternary TQ1_0, TQ2_0): the same tiles with the weight
 // operand dequantized to f16 in shared memory: each K step's raw blocks are staged with cp.async
 // (16-byte granules from the aligned address at or below the bytes the step needs: the two
@@ -26,10 +26,13 @@
 // (q16w_piece: the CPU backend's dequantization, rounded to f16) and stores it in the swizzled
 // layout; the tensor cores read that tile while the next step is decoded. Activations:
 // f16 rows, as for F16 weights.
+// rf_mm_q16w_id_<type> (the formats above without integer tensor-core tiles, MXFP4 first: gpt-oss's
+// experts): the MATMUL_ID prefill on these tiles, columns grouped by expert (moe_group.hip).
 // Built only for sm_90a (the sm_90 pack and JIT ask for it); elsewhere the kernels are empty and
 // the module lacks the marker rf_feature_wgmma, so the host never picks them.
 #include "compat.h"
 #include "matmul_h16_layout.h"
+#include "moe_group.hip"
 #include "quant_decode.h"
 
 #if RF_NVIDIA
@@ -74,7 +77,7 @@ RF_DEV void wgmma_k64(float (&d)[64], unsigned long long da, unsigned long long 
 extern __shared__ __align__(16) u8 rf_h16w_smem[];
 
 template <int KS>
-RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M, i64 N, u32 rank, u32 base);
+RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, const i64 *dst_off, i64 mg, i64 n0, i64 M, i64 N, u32 rank, u32 base);
 
 template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
     enum { BM = RF_H16W_BM, BN = RF_H16W_BN, S = RF_H16W_STAGES, TILE_X = BM * 128, TILE_W = BN * 128, STAGE = TILE_X + TILE_W };
@@ -139,15 +142,16 @@ template <int KS> RF_DEV void mm_h16w_impl(const rf_kargs &a) {
     wgmma_wait<0>();
     wgmma_hold(acc);
     asm volatile("cp.async.wait_group 0;" ::: "memory"); // no copy outlives the block
-    h16w_store<KS>(acc, db, d.nb[1], m0 + 64 * g, n0, M, N, rank, base);
+    h16w_store<KS>(acc, db, d.nb[1], nullptr, m0 + 64 * g, n0, M, N, rank, base);
 }
 
 // The block's results: accumulator i of thread t (warp w = (t % 128) / 32 of its warpgroup, lane l)
 // is token mg + 16w + l / 4 + 8 ((i / 2) % 2) (mg: the warpgroup's first token), weight row
-// n0 + 8 (i / 4) + 2 (l % 4) + i % 2, stored as f32 at db + token * ldd. KS > 1: the partial sums
-// of the cluster's blocks meet in shared memory (from `base`) and rank r stores its share.
+// n0 + 8 (i / 4) + 2 (l % 4) + i % 2, stored as f32 at db + token * ldd (dst_off: at db +
+// dst_off[token], the grouped MATMUL_ID columns). KS > 1: the partial sums of the cluster's
+// blocks meet in shared memory (from `base`) and rank r stores its share.
 template <int KS>
-RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M, i64 N, u32 rank, u32 base) {
+RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, const i64 *dst_off, i64 mg, i64 n0, i64 M, i64 N, u32 rank, u32 base) {
     const int tid = threadIdx.x, lane = tid & 31, wr = ((tid >> 5) & 3) * 16 + (lane >> 2), wc = 2 * (lane & 3);
     u32 red_at = 0;
     if (KS > 1) { // every thread's sums to its block's shared memory as red[i][tid]
@@ -158,7 +162,7 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
         red_at = shared_addr(red + tid);
         cluster_sync();
     }
-    const bool pairs = (ldd & 7) == 0 && ((unsigned long long)db & 7) == 0;
+    const bool pairs = !dst_off && (ldd & 7) == 0 && ((unsigned long long)db & 7) == 0;
 #pragma unroll
     for (int i = 0; i < 64; i += 2) {
         if (KS > 1 && (u32)(i * KS / 64) != rank) continue; // rank r stores its share of the tile
@@ -173,7 +177,7 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
             }
         }
         if (m >= M || n >= N) continue;
-        float *y = (float *)(db + m * ldd) + n;
+        float *y = (float *)(db + (dst_off ? dst_off[m] : m * ldd)) + n;
         if (pairs && n + 1 < N) *(float2 *)y = make_float2(v0, v1);
         else {
             y[0] = v0;
@@ -193,7 +197,8 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, i64 mg, i64 n0, i64 M,
 // quarter's 32 quant bytes only; Q6_K's quarter is spread over its block: all of it.
 template <int T> struct Q16wFmt {
     enum { BYTES = qtraits<T>::bytes, LEGACY = qtraits<T>::bs == 32 };
-    enum { G = RF_Q16W_GRANULES(LEGACY ? 2 * BYTES : BYTES), WS = 16 * G };
+    // RF_Q16W_GRANULES assumes 2-byte aligned blocks; MXFP4's 17-byte blocks start at any byte.
+    enum { G = RF_Q16W_GRANULES((LEGACY ? 2 * BYTES : BYTES) + (BYTES & 1)), WS = 16 * G };
     RF_DEV static i64 start_off(i64 st) { return LEGACY ? 2 * st * BYTES : (st >> 2) * BYTES; }
     RF_DEV static bool needed(int gr, int j, int mis) {
         if (T == T_Q4_K) return gr == 0 || gr == 1 + 2 * j || gr == 2 + 2 * j;
@@ -294,6 +299,21 @@ template <int T> RF_DEV void q16w_piece(const u8 *blk, int s, u32 (&o)[16]) {
             o[8 + 2 * i] = h2_mul(h2_sub(h2_lo(hi), 0x64806480u), dd);
             o[8 + 2 * i + 1] = h2_mul(h2_sub(h2_hi(hi), 0x64806480u), dd);
         }
+    } else if constexpr (T == T_MXFP4) { // f32 as IQ4_XS: the doubled E2M1 levels times 2^(e-128), rounded once
+        u32 w[4];
+        lds_words<4>(blk + 1, w);
+        const float dl = e8m0_half(blk[0]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            u32 lo, hi;
+            mxfp4_levels8(w[i], lo, hi);
+            lo ^= 0x80808080u; // level + 128: byte_f's unsigned bytes
+            hi ^= 0x80808080u;
+            o[2 * i] = pack2_rn(dl * (byte_f(lo, 0) - 128.f), dl * (byte_f(lo, 1) - 128.f));
+            o[2 * i + 1] = pack2_rn(dl * (byte_f(lo, 2) - 128.f), dl * (byte_f(lo, 3) - 128.f));
+            o[8 + 2 * i] = pack2_rn(dl * (byte_f(hi, 0) - 128.f), dl * (byte_f(hi, 1) - 128.f));
+            o[8 + 2 * i + 1] = pack2_rn(dl * (byte_f(hi, 2) - 128.f), dl * (byte_f(hi, 3) - 128.f));
+        }
     } else if constexpr (T == T_IQ4_XS) { // f32 as the K-quants: d (6-bit scale - 32) level, rounded once
         u32 w[4];
         lds_words<4>(blk + 8 + 16 * s, w);
@@ -336,12 +356,30 @@ template <int T> RF_DEV void q16w_piece(const u8 *blk, int s, u32 (&o)[16]) {
     }
 }
 
-template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
+// GROUPED (KS = 1): the MATMUL_ID form of rf_mm_h16_id_64 (matmul_h16.hip): src[0] = the weights
+// [K, N, E], src[1].data = the group scratch (moe_group.hip), grid x its tile list (tiles of up to
+// RF_H16W_BM columns), aux[0] = bytes per sorted f16 row, aux[1] = tile entries, aux[2] = byte
+// offset of the sorted rows; each column is stored at its dst_off.
+template <int T, int KS, bool GROUPED = false> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
     typedef Q16wFmt<T> F;
     enum { BM = RF_H16W_BM, BN = RF_H16W_BN, S = RF_Q16W_STAGES, TILE_X = BM * 128, TILE_W = BN * 128, RAW = BN * F::WS };
+    static_assert(!GROUPED || KS == 1, "grouped tiles are not split over K");
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
-    const i64 K = w.ne[0], N = w.ne[1], M = x.ne[1];
-    const i64 m0 = (i64)(blockIdx.x / KS) * BM, n0 = (i64)blockIdx.y * BN;
+    const i64 K = w.ne[0], N = w.ne[1];
+    i64 M = x.ne[1], m0 = (i64)(blockIdx.x / KS) * BM, xnb1 = x.nb[1];
+    const i64 n0 = (i64)blockIdx.y * BN;
+    const u8 *xb = (const u8 *)x.data, *wb = (const u8 *)w.data;
+    const i64 *dst_off = nullptr;
+    if (GROUPED) {
+        const MoeTile tl = ((const MoeTile *)((const u8 *)x.data + 16))[blockIdx.x];
+        if (tl.cols == 0) return; // past the used tiles (the whole block: before any barrier)
+        xnb1 = a.aux[0];
+        wb += tl.expert * w.nb[2];
+        xb += a.aux[2] + (i64)tl.first * xnb1;
+        dst_off = (const i64 *)((const u8 *)x.data + moe_group_dst_off_at(a.aux[1])) + tl.first;
+        M = tl.cols;
+        m0 = 0;
+    }
     const u32 rank = KS > 1 ? cluster_rank() : 0;
     const int tid = threadIdx.x, g = tid >> 7;
     // [S activation stages][2 f16 weight tiles][S raw weight stages], from a 1024-byte boundary.
@@ -356,9 +394,9 @@ template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
         const i64 m = m0 + cr + 32 * i;
-        xsrc[i] = (const u8 *)x.data + (m < M ? m : M - 1) * x.nb[1] + 16 * cc;
+        xsrc[i] = xb + (m < M ? m : M - 1) * xnb1 + 16 * cc;
     }
-    const unsigned long long wrow0 = (unsigned long long)w.data + (unsigned long long)n0 * (unsigned long long)w.nb[1];
+    const unsigned long long wrow0 = (unsigned long long)wb + (unsigned long long)n0 * (unsigned long long)w.nb[1];
     const u32 wlast = (u32)(N - 1 - n0), wnb = (u32)w.nb[1]; // rows past N repeat the last one
     auto load_stage = [&](int s, i64 kt) {
         const u32 xs = base + (u32)s * TILE_X + cdst;
@@ -421,13 +459,15 @@ template <int T, int KS> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
     wgmma_wait<0>();
     wgmma_hold(acc);
     asm volatile("cp.async.wait_group 0;" ::: "memory");
-    h16w_store<KS>(acc, (u8 *)d.data, d.nb[1], m0 + 64 * g, n0, M, N, rank, base);
+    h16w_store<KS>(acc, (u8 *)d.data, d.nb[1], dst_off, m0 + 64 * g, n0, M, N, rank, base);
 }
 #define RF_Q16W_BODY(T, KS) mm_q16w_impl<T, KS>(a)
+#define RF_Q16W_ID_BODY(T) mm_q16w_impl<T, 1, true>(a)
 #define RF_H16W_BODY(KS) mm_h16w_impl<KS>(a)
 #else
 #define RF_H16W_BODY(KS) (void)a // not sm_90a: never launched (no rf_feature_wgmma in the module)
 #define RF_Q16W_BODY(T, KS) (void)a
+#define RF_Q16W_ID_BODY(T) (void)a
 #endif
 
 RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) void rf_mm_h16w_128_k1(rf_kargs a) {
@@ -449,21 +489,29 @@ RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_CLUSTER_DIMS(2) void rf_mm_h1
         rf_kernel_start();                                                                                            \
         RF_Q16W_BODY(T, 2);                                                                                           \
     }
+// rf_mm_q16w_id_<type>: the grouped MATMUL_ID tiles, for the formats without rf_mmqp_id_* tiles.
+#define RF_MM_Q16W_ID(t, T)                                                                                           \
+    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) void rf_mm_q16w_id_##t(rf_kargs a) {                              \
+        rf_kernel_start();                                                                                            \
+        RF_Q16W_ID_BODY(T);                                                                                           \
+    }
 RF_MM_Q16W(q4_0, T_Q4_0)
 RF_MM_Q16W(q8_0, T_Q8_0)
 RF_MM_Q16W(q4_k, T_Q4_K)
 RF_MM_Q16W(q5_k, T_Q5_K)
 RF_MM_Q16W(q6_k, T_Q6_K)
-RF_MM_Q16W(iq4_nl, T_IQ4_NL)
-RF_MM_Q16W(iq4_xs, T_IQ4_XS)
-RF_MM_Q16W(iq2_xxs, T_IQ2_XXS)
-RF_MM_Q16W(iq3_xxs, T_IQ3_XXS)
-RF_MM_Q16W(iq3_s, T_IQ3_S)
-RF_MM_Q16W(iq2_xs, T_IQ2_XS)
-RF_MM_Q16W(iq2_s, T_IQ2_S)
-RF_MM_Q16W(iq1_s, T_IQ1_S)
-RF_MM_Q16W(iq1_m, T_IQ1_M)
-RF_MM_Q16W(tq1_0, T_TQ1_0)
-RF_MM_Q16W(tq2_0, T_TQ2_0)
+#define RF_MM_Q16W_BOTH(t, T) RF_MM_Q16W(t, T) RF_MM_Q16W_ID(t, T)
+RF_MM_Q16W_BOTH(mxfp4, T_MXFP4)
+RF_MM_Q16W_BOTH(iq4_nl, T_IQ4_NL)
+RF_MM_Q16W_BOTH(iq4_xs, T_IQ4_XS)
+RF_MM_Q16W_BOTH(iq2_xxs, T_IQ2_XXS)
+RF_MM_Q16W_BOTH(iq3_xxs, T_IQ3_XXS)
+RF_MM_Q16W_BOTH(iq3_s, T_IQ3_S)
+RF_MM_Q16W_BOTH(iq2_xs, T_IQ2_XS)
+RF_MM_Q16W_BOTH(iq2_s, T_IQ2_S)
+RF_MM_Q16W_BOTH(iq1_s, T_IQ1_S)
+RF_MM_Q16W_BOTH(iq1_m, T_IQ1_M)
+RF_MM_Q16W_BOTH(tq1_0, T_TQ1_0)
+RF_MM_Q16W_BOTH(tq2_0, T_TQ2_0)
 
 #endif // RF_NVIDIA

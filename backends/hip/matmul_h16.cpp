@@ -88,7 +88,9 @@ Q16wType q16w_type(int type) {
     case RF_TYPE_Q4_K: return {RF_Q16W_GRANULES(144), "q4_k", true};
     case RF_TYPE_Q5_K: return {RF_Q16W_GRANULES(176), "q5_k", true};
     case RF_TYPE_Q6_K: return {RF_Q16W_GRANULES(210), "q6_k", true};
-    // The IQ4 formats have no integer tensor-core tiles: these are their prefill at every M.
+    // MXFP4 and the IQ4 formats have no integer tensor-core tiles: these are their prefill at
+    // every M. MXFP4's 17-byte blocks start at any byte: one granule more.
+    case RF_TYPE_MXFP4: return {RF_Q16W_GRANULES(2 * 17 + 1), "mxfp4", false};
     case RF_TYPE_IQ4_NL: return {RF_Q16W_GRANULES(2 * 18), "iq4_nl", false};
     case RF_TYPE_IQ4_XS: return {RF_Q16W_GRANULES(136), "iq4_xs", false};
     // The grid i-quants and ternary formats: the whole 256-element block staged for each of its
@@ -107,15 +109,22 @@ Q16wType q16w_type(int type) {
 }
 } // namespace
 
+namespace {
+// Q4_K / Q5_K stage only the step's granules of 16-byte aligned rows; MXFP4 reads its blocks at
+// any byte, the others at any even address.
+bool q16w_rows_aligned(const rf_tensor *w) {
+    const bool k4 = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
+    return aligned(w, k4 ? 16 : w->type == RF_TYPE_MXFP4 ? 1 : 2);
+}
+} // namespace
+
 bool q16w_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     if (b.q16w_min <= 0 || !b.kernels.wgmma || !w || !x || !n.dst || x->type != RF_TYPE_F32) return false;
     if (const Q16wType t = q16w_type(w->type); !t.suffix || (t.kquant && !b.q16w_kquants)) return false;
     const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
     if (M < b.q16w_min || K % 64 != 0 || x->ne[2] * x->ne[3] != 1 || w->ne[2] * w->ne[3] != 1) return false;
-    // Q4_K / Q5_K stage only the step's granules of 16-byte aligned rows; the others any even address.
-    const bool k4 = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
-    return aligned(w, k4 ? 16 : 2) && w->nb[1] < (int64_t)1 << 32 && (N + RF_H16W_BN - 1) / RF_H16W_BN <= 65535 &&
+    return q16w_rows_aligned(w) && w->nb[1] < (int64_t)1 << 32 && (N + RF_H16W_BN - 1) / RF_H16W_BN <= 65535 &&
            n.dst->nb[0] == 4 && x->nb[0] == 4;
 }
 
@@ -133,6 +142,20 @@ int matmul_q16w(Backend &b, const rf_node &n, std::string &err) {
     if (b.h16_splits == 1 || b.h16_splits == 2) ks = b.h16_splits;
     return launch(b, std::string("rf_mm_q16w_") + t.suffix + "_k" + std::to_string(ks), (unsigned)((M + RF_H16W_BM - 1) / RF_H16W_BM * ks),
                   (unsigned)((N + RF_H16W_BN - 1) / RF_H16W_BN), 1, RF_H16W_THREADS, a, err, (unsigned)RF_Q16W_SMEM(t.granules));
+}
+
+bool q16w_id_usable(const Backend &b, const rf_tensor *w) {
+    if (b.q16w_min <= 0 || !b.kernels.wgmma || !w) return false;
+    // The K-quants and Q4_0 / Q8_0 have rf_mmqp_id_* (moe_grouped.cpp tries them first).
+    if (const Q16wType t = q16w_type(w->type); !t.suffix || t.kquant || w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0)
+        return false;
+    return w->ne[0] % 64 == 0 && q16w_rows_aligned(w) && w->nb[1] < (int64_t)1 << 32 && (w->ne[1] + RF_H16W_BN - 1) / RF_H16W_BN <= 65535;
+}
+
+int launch_q16w_id(Backend &b, const rf_tensor *w, int64_t tiles, rf_kargs &a, std::string &err) {
+    const Q16wType t = q16w_type(w->type);
+    return launch(b, std::string("rf_mm_q16w_id_") + t.suffix, (unsigned)tiles, (unsigned)((w->ne[1] + RF_H16W_BN - 1) / RF_H16W_BN), 1,
+                  RF_H16W_THREADS, a, err, (unsigned)RF_Q16W_SMEM(t.granules));
 }
 
 bool h16_id_usable(const Backend &b, const rf_tensor *w) {
@@ -153,9 +176,12 @@ std::vector<std::string> h16_kernel_names() {
     v.push_back("rf_mm_h16_id_64");
     v.push_back("rf_mm_h16w_128_k1");
     v.push_back("rf_mm_h16w_128_k2");
-    for (const char *t : {"q4_0", "q8_0", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs", "iq2_xxs", "iq3_xxs", "iq3_s", "iq2_xs", "iq2_s", "iq1_s",
-                          "iq1_m", "tq1_0", "tq2_0"})
+    for (const char *t : {"q4_0", "q8_0", "q4_k", "q5_k", "q6_k"})
         for (const char *ks : {"_k1", "_k2"}) v.push_back(std::string("rf_mm_q16w_") + t + ks);
+    // The formats without rf_mmqp_* tiles also have the grouped MATMUL_ID form (q16w_id_usable).
+    for (const char *t : {"mxfp4", "iq4_nl", "iq4_xs", "iq2_xxs", "iq3_xxs", "iq3_s", "iq2_xs", "iq2_s", "iq1_s", "iq1_m", "tq1_0", "tq2_0"})
+        for (const char *form : {"_k1", "_k2", ""})
+            v.push_back(std::string(*form ? "rf_mm_q16w_" : "rf_mm_q16w_id_") + t + form);
     return v;
 }
 
@@ -173,6 +199,11 @@ int matmul_h16(Backend &, const rf_node &, std::string &err) {
     return RF_ERR_UNSUPPORTED;
 }
 bool h16_id_usable(const Backend &, const rf_tensor *) { return false; }
+bool q16w_id_usable(const Backend &, const rf_tensor *) { return false; }
+int launch_q16w_id(Backend &, const rf_tensor *, int64_t, rf_kargs &, std::string &err) {
+    err = "matmul_q16w_id: NVIDIA only";
+    return RF_ERR_UNSUPPORTED;
+}
 int launch_h16_id(Backend &, const rf_tensor *, int64_t, rf_kargs &, std::string &err) {
     err = "matmul_h16_id: NVIDIA only";
     return RF_ERR_UNSUPPORTED;

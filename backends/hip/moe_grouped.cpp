@@ -1,12 +1,13 @@
 // MATMUL_ID prefill grouped by expert (semantics: abi.h; kernels: moe_group.hip, rf_mmqp_id_* in
-// matmul_mmq_prefill.hip, rf_mm_h16_id_64 in matmul_h16.hip). Three launches, no host round
-// trip: the routing ids stay on the GPU.
+// matmul_mmq_prefill.hip, rf_mm_h16_id_64 in matmul_h16.hip, rf_mm_q16w_id_* in
+// matmul_h16_wgmma.hip). Three launches, no host round trip: the routing ids stay on the GPU.
 //  1. rf_moe_group_ids (one block): counting sort of the S*M (token, slot) columns by expert,
 //     each expert's columns cut into tiles of `cols`; per sorted column its activation row and
 //     output offset.
 //  2. rf_moe_gather_rows: the activation rows copied into sorted order (q8_1 rows of
 //     ensure_q8_columns for the quantized types, f16 rows of quantized_activations for F16:
-//     what the dense prefill matmuls read, so the CPU's rounding); columns with an id outside
+//     what the dense prefill matmuls read, so the CPU's rounding; f16 rows rounded through q8
+//     blocks for the dequantizing wgmma tiles, as matmul_q16w); columns with an id outside
 //     0..E-1 get zero outputs.
 //  3. the tile kernel, one block per (128 weight rows, tile of up to `cols` of one expert's
 //     tokens): each expert row is read once per tile of its tokens.
@@ -19,6 +20,7 @@
 #include <cstdlib>
 
 #include "matmul_h16.h"
+#include "matmul_h16_layout.h"
 #include "matmul_mmq.h"
 #include "ops.h"
 
@@ -29,12 +31,21 @@ namespace {
 constexpr int64_t kMaxExperts = 512; // rf_moe_group_ids' shared counters
 constexpr unsigned kGroupThreads = 1024;
 
-// Which tile kernels take the experts: integer tensor cores (q8_1 rows), f16 tensor cores.
-enum class Tiles { none, mmq, h16 };
+// Which tile kernels take the experts: integer tensor cores (q8_1 rows), f16 tensor cores (F16
+// weights; the others dequantized to f16 on the wgmma tiles).
+enum class Tiles { none, mmq, h16, q16w };
 Tiles tiles_for(const Backend &b, const rf_tensor *w) {
     if (mmqp_id_usable(b, w)) return Tiles::mmq;
     if (h16_id_usable(b, w)) return Tiles::h16;
+    if (q16w_id_usable(b, w)) return Tiles::q16w;
     return Tiles::none;
+}
+
+// Columns per tile: the integer tiles choose by shape; the f16 mma tiles take 64, the wgmma ones
+// RF_H16W_BM.
+int tile_cols(const Backend &b, Tiles kind, const rf_tensor *w, int64_t pairs, int64_t E) {
+    if (kind == Tiles::mmq) return mmqp_id_cols(b, w->type, pairs, E);
+    return kind == Tiles::q16w ? RF_H16W_BM : 64;
 }
 
 int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
@@ -61,14 +72,14 @@ bool matmul_id_grouped_usable(const Backend &b, const rf_node &n) {
     const int64_t group_min = b.options.moe_group_min;
     if (group_min <= 0 || pairs < group_min || E > kMaxExperts || tiles_for(b, w) == Tiles::none) return false;
     if (x->ne[1] * x->ne[2] > 65535) return false; // ensure_q8_columns' limit
-    return group_layout(pairs, E, 64, 1).tiles <= 65535; // the tile grid (64: the larger bound)
+    return group_layout(pairs, E, 64, 1).tiles <= 65535; // the tile grid (64 columns: the largest bound)
 }
 
 int matmul_id_grouped(Backend &b, const rf_node &n, std::string &err) {
     const rf_tensor *w = n.src[0], *x = n.src[1], *ids = n.src[2];
     const int64_t pairs = ids->ne[0] * ids->ne[1], E = w->ne[2], K = w->ne[0];
     const Tiles kind = tiles_for(b, w);
-    const int cols = kind == Tiles::mmq ? mmqp_id_cols(b, w->type, pairs, E) : 64;
+    const int cols = tile_cols(b, kind, w, pairs, E);
     const int64_t row_bytes = kind == Tiles::mmq ? q8_column_bytes(K) : K * 2;
     const GroupLayout l = group_layout(pairs, E, cols, row_bytes);
     // Before the activations are prepared: growing a scratch drops the cached copies.
@@ -81,7 +92,7 @@ int matmul_id_grouped(Backend &b, const rf_node &n, std::string &err) {
         rows = b.q8.where;
     } else {
         rf_ktensor kx = a.src[1];
-        if (int r = quantized_activations(b, x, 0, true, kx, err)) return r;
+        if (int r = quantized_activations(b, x, kind == Tiles::q16w ? act_block(w->type) : 0, true, kx, err)) return r;
         rows = kx.data;
     }
 
@@ -109,7 +120,8 @@ int matmul_id_grouped(Backend &b, const rf_node &n, std::string &err) {
     m.aux[0] = row_bytes;
     m.aux[1] = l.tiles;
     m.aux[2] = l.rows_at;
-    return kind == Tiles::mmq ? launch_mmqp_id(b, w, cols, l.tiles, m, err) : launch_h16_id(b, w, l.tiles, m, err);
+    if (kind == Tiles::mmq) return launch_mmqp_id(b, w, cols, l.tiles, m, err);
+    return kind == Tiles::q16w ? launch_q16w_id(b, w, l.tiles, m, err) : launch_h16_id(b, w, l.tiles, m, err);
 }
 
 std::vector<std::string> moe_group_kernel_names() {

@@ -139,6 +139,19 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
         v.push_back(matmul_id(rng, t, K2, 257, 2, 1, 600, false, 2));  // 300 per expert: 128-column tiles
         v.push_back(matmul_id(rng, t, K, 33, 16, 4, 70, false, 16));   // 280 columns, top-4
     }
+    // The formats without integer tiles, grouped on the dequantizing wgmma tiles (rf_mm_q16w_id_*,
+    // sm_90; tiles of 128 columns): partial tiles, an expert past one tile, experts with no token;
+    // K a whole number of 64-element steps. gpt-oss-20b's experts (MXFP4, K = 2880, 32 of them, top-4).
+    for (int t : {RF_TYPE_MXFP4, RF_TYPE_IQ4_NL, RF_TYPE_IQ4_XS, RF_TYPE_IQ2_XXS, RF_TYPE_IQ3_XXS, RF_TYPE_IQ3_S, RF_TYPE_IQ2_XS,
+                  RF_TYPE_IQ2_S, RF_TYPE_IQ1_S, RF_TYPE_IQ1_M, RF_TYPE_TQ1_0, RF_TYPE_TQ2_0}) {
+        const bool k256 = type_block(t) == 256;
+        const int64_t K = k256 ? 512 : 192, K2 = k256 ? 256 : 320;
+        v.push_back(matmul_id(rng, t, K, 200, 8, 2, 64, true));       // 16 columns an expert
+        v.push_back(matmul_id(rng, t, K2, 67, 8, 2, 300, false, 5));  // down, experts 5..7 get no token
+        v.push_back(matmul_id(rng, t, K, 131, 2, 1, 300, true, 2));   // 150 per expert: two tiles each
+    }
+    v.push_back(matmul_id(rng, RF_TYPE_MXFP4, 2880, 131, 32, 4, 100, true, 32));
+    v.push_back(matmul_id(rng, RF_TYPE_MXFP4, 2880, 67, 32, 4, 40, false, 32));
     // Batched decode past 64 columns (the grouped tiles with a few columns an expert): 9, 16 and
     // 128 sequences of 8 of 128 experts, odd N, 16 experts taking 8 columns each.
     for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q5_K, RF_TYPE_Q6_K, RF_TYPE_Q8_0, RF_TYPE_Q4_0}) {
