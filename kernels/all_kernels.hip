@@ -17,6 +17,7 @@
 #include "attention_prefill.hip"
 #include "matmul_generic.hip"
 #include "matmul_tiled.hip"
+#include "matmul_f32_tiles.hip"
 #include "matmul_mma.hip"
 #include "quantize_act.hip"
 #include "matmul_vec.hip"

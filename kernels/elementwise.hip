@@ -55,6 +55,20 @@ template <int OP> RF_DEV void binary_impl(const rf_kargs &a) {
         }
         return;
     }
+    // src1 one dense row broadcast over dense rows (biases, norm weights): 4 elements per step,
+    // one 32-bit modulo per step.
+    if (same_shape(d, x) && dense_f32(d) && dense_f32(x) && y.ne[0] == d.ne[0] && y.ne[1] == 1 && y.ne[2] == 1 && y.ne[3] == 1 &&
+        y.nb[0] == 4 && d.ne[0] % 4 == 0 && d.ne[0] < (1 << 30) && n % 4 == 0 &&
+        (((unsigned long long)d.data | (unsigned long long)x.data | (unsigned long long)y.data) & 15) == 0) {
+        const float4 *xv = (const float4 *)x.data, *yv = (const float4 *)y.data;
+        float4 *dv = (float4 *)d.data;
+        const u32 row4 = (u32)(d.ne[0] / 4);
+        for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n / 4; i += (i64)gridDim.x * blockDim.x) {
+            const float4 u = xv[i], v = yv[n / 4 <= 0xFFFFFFFFll ? (u32)i % row4 : (u32)(i % row4)];
+            dv[i] = float4{binary_op<OP>(u.x, v.x), binary_op<OP>(u.y, v.y), binary_op<OP>(u.z, v.z), binary_op<OP>(u.w, v.w)};
+        }
+        return;
+    }
     for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
         i64 i0, i1, i2, i3; unravel(d, i, i0, i1, i2, i3);
         const float u = *(const float *)elem_ptr(x, i0, i1, i2, i3);

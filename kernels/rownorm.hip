@@ -39,6 +39,25 @@ RF_KERNEL __launch_bounds__(256) void rf_rms_norm_f32(rf_kargs a) {
     for (i64 i = threadIdx.x; i < K; i += blockDim.x) y[i] = x[i] * inv;
 }
 
+// RMS_NORM of short rows (K <= RF_RMS_ROWS_MAX_K: attention heads' Q/K norms in prefill, 16k
+// rows of 128 for 32 heads x 512 tokens): a warp a row, RF_ROW_THREADS / 32 rows a block, so no
+// block sits mostly idle on a row a fraction of its size. The same double sum and scale as
+// rf_rms_norm_f32 (its order does not change the float).
+#define RF_RMS_ROWS_MAX_K 1024
+RF_KERNEL __launch_bounds__(RF_ROW_THREADS) void rf_rms_norm_rows_f32(rf_kargs a) {
+    rf_kernel_start();
+    const i64 rows = a.src[0].ne[1] * a.src[0].ne[2] * a.src[0].ne[3];
+    const i64 r = (i64)blockIdx.x * (RF_ROW_THREADS / RF_WARP) + threadIdx.x / RF_WARP, K = a.src[0].ne[0];
+    if (r >= rows) return; // a whole warp: no barrier follows
+    const int lane = threadIdx.x % RF_WARP;
+    const float *x = row_of(a.src[0], r);
+    float *y = (float *)row_of(a.dst, r);
+    double s = 0.0;
+    for (i64 i = lane; i < K; i += RF_WARP) s += (double)x[i] * x[i];
+    const float inv = rms_scale(warp_sum(s), K, a.rms_norm.eps);
+    for (i64 i = lane; i < K; i += RF_WARP) y[i] = x[i] * inv;
+}
+
 // LAYER_NORM (abi.h; BERT): (x - mean) / sqrt(var + eps) per row, as the CPU backend (ggml_norm):
 // the sum and the squares summed in double, the mean and the scale rounded to f32 once. In
 // place too (each thread rereads only its own elements).

@@ -94,8 +94,8 @@ namespace {
 constexpr int64_t kTiledMinM = 16;
 
 const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32", "rf_scale_f32",  "rf_silu_f32",
-                               "rf_copy_float",   "rf_rms_norm_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
-                               "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_mv_f32", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
+                               "rf_copy_float",   "rf_rms_norm_f32", "rf_rms_norm_rows_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
+                               "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_mv_f32", "rf_mm_f32_tiles", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
                                "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1", "rf_mvq_iq4_xs", "rf_mvq_iq4_nl",
                                "rf_mvq_iq2_xxs", "rf_mvq_iq3_xxs", "rf_mvq_iq3_s", "rf_mvq_iq2_xs", "rf_mvq_iq2_s",
                                "rf_mvq_iq1_s", "rf_mvq_iq1_m", "rf_mvq_tq2_0",
@@ -425,6 +425,11 @@ int run_mv_f32(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
     a.mv.no_weight_prefetch = no_weight_prefetch(b, n.src[0], 1);
     return launch(b, "rf_mv_f32", (unsigned)n.src[0]->ne[1], 1, matmul_batch(n), 128, a, err);
 }
+int run_mm_f32_tiles(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
+    const int64_t N = n.src[0]->ne[1], M = n.src[1]->ne[1];
+    if ((M + 63) / 64 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
+    return launch(b, "rf_mm_f32_tiles", (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), matmul_batch(n), 256, a, err);
+}
 int run_mmq(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_mmq(b, n, err); }
 int run_q16w(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_q16w(b, n, err); }
 int run_mmqp(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_mmqp(b, n, err); }
@@ -476,6 +481,9 @@ const MatmulRoute kMatmulRoutes[] = {
     {"int8 tiles with the weights prefetched per step (mmqp_usable)", mmqp_usable, run_mmqp},
     {"F16 weights on the f16 tensor-core tiles (h16_usable: M >= 16)", h16_usable, run_h16},
     {"2..mvq_max_cols columns, q8_1 dot weights: column kernels (rf_mvqn)", uses_mvq_cols, run_mvq_cols},
+    {"M >= 16, F32 weights (routers in prefill): f32 tiles (rf_mm_f32_tiles)",
+     [](const Backend &, const rf_node &n) { return n.src[1]->ne[1] >= kTiledMinM && mv_f32_usable(n.src[0], n.src[1]); },
+     run_mm_f32_tiles},
     {"M >= 16, non-F32 weights: prefill tiles (mma on sm_80+, else shader-core tiles)",
      [](const Backend &, const rf_node &n) { return tiled_m(n); }, run_prefill_tiles},
     {"anything else: a warp per row (rf_mm_generic)", [](const Backend &, const rf_node &) { return true; }, run_generic},
@@ -771,7 +779,12 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_SCALE: return launch(b, "rf_scale_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SILU: return launch(b, "rf_silu_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_COPY: return launch(b, "rf_copy_float", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
-    case RF_OP_RMS_NORM: return launch(b, "rf_rms_norm_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
+    case RF_OP_RMS_NORM: { // rows of at most 1024 (kernels/rownorm.hip RF_RMS_ROWS_MAX_K): a warp a row
+        const int64_t rows = nelem(s0) / s0->ne[0];
+        if (s0->ne[0] <= 1024 && rows > 1)
+            return launch(b, "rf_rms_norm_rows_f32", (unsigned)((rows + 7) / 8), 1, 1, 256, a, err);
+        return launch(b, "rf_rms_norm_f32", (unsigned)rows, 1, 1, 256, a, err);
+    }
     case RF_OP_LAYER_NORM: return launch(b, "rf_layer_norm_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
     case RF_OP_GELU: return launch(b, "rf_gelu_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SIGMOID: return launch(b, "rf_sigmoid_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);

@@ -3,6 +3,7 @@
 
 #include "weight_types.h"
 
+#include <array>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -279,6 +280,12 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
     v.push_back(matmul(rng, RF_TYPE_F32, 2048, 128, 1));      // MoE routers: a block per row
     v.push_back(matmul(rng, RF_TYPE_F32, 4096, 8, 1));
     v.push_back(matmul(rng, RF_TYPE_F32, 64, 40, 1, 4, 2));
+    // Routers in prefill: the f32 tiles (ragged tiles in both dims, a batch broadcast of W), and
+    // K % 4 != 0 (rf_mm_generic).
+    v.push_back(matmul(rng, RF_TYPE_F32, 2048, 128, 300));
+    v.push_back(matmul(rng, RF_TYPE_F32, 2880, 32, 37));
+    v.push_back(matmul(rng, RF_TYPE_F32, 100, 67, 70, 4, 2));
+    v.push_back(matmul(rng, RF_TYPE_F32, 37, 20, 20));
     v.push_back(matmul(rng, RF_TYPE_Q8_0, 4096, 37, 1, 3, 1)); // decode kernel, broadcast, long rows
     v.push_back(matmul(rng, RF_TYPE_Q4_K, 4096, 37, 1, 2, 2));
     v.push_back(matmul(rng, RF_TYPE_Q6_K, 4096, 37, 1));
@@ -395,6 +402,13 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
                          {make(RF_TYPE_F32, 67, 5, 3), rnd(rng, RF_TYPE_F32, 67, 5, 3), rnd(rng, RF_TYPE_F32, 67, 5, 3)}, 1e-12));
         v.push_back(base(std::string(nm) + " broadcast [67,5,3]x[67,1,3]", op,
                          {make(RF_TYPE_F32, 67, 5, 3), rnd(rng, RF_TYPE_F32, 67, 5, 3), rnd(rng, RF_TYPE_F32, 67, 1, 3)}, 1e-12));
+        // One row over all rows (biases, Q/K norm weights): the 4-a-step path, and an odd row.
+        v.push_back(base(std::string(nm) + " row [128,32,5]x[128]", op,
+                         {make(RF_TYPE_F32, 128, 32, 5), rnd(rng, RF_TYPE_F32, 128, 32, 5), rnd(rng, RF_TYPE_F32, 128)}, 1e-12));
+        v.push_back(base(std::string(nm) + " row [2880,9]x[2880]", op,
+                         {make(RF_TYPE_F32, 2880, 9), rnd(rng, RF_TYPE_F32, 2880, 9), rnd(rng, RF_TYPE_F32, 2880)}, 1e-12));
+        v.push_back(base(std::string(nm) + " row [130,7]x[130]", op,
+                         {make(RF_TYPE_F32, 130, 7), rnd(rng, RF_TYPE_F32, 130, 7), rnd(rng, RF_TYPE_F32, 130)}, 1e-12));
     }
     {
         Case c = base("scale [1000,3]", RF_OP_SCALE, {make(RF_TYPE_F32, 1000, 3), rnd(rng, RF_TYPE_F32, 1000, 3)}, 1e-12);
@@ -427,6 +441,13 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
                       {make(RF_TYPE_F32, K, 7, 4), rnd(rng, RF_TYPE_F32, K, 7, 4, 1, 12.f), rnd(rng, RF_TYPE_F32, K, 7, 4, 1, 12.f)}, 1e-10);
         c.fparams[0] = 1.702f;
         c.fparams[1] = 7.0f;
+        v.push_back(c);
+    }
+    // Rows of at most 1024 run a warp a row (rf_rms_norm_rows_f32), longer ones a block a row.
+    for (const auto &s : {std::array<int64_t, 3>{128, 32, 5}, {1024, 9, 1}, {1025, 2, 1}, {64, 1, 1}}) {
+        Case c = base("rms_norm [" + std::to_string(s[0]) + "," + std::to_string(s[1]) + "," + std::to_string(s[2]) + "]", RF_OP_RMS_NORM,
+                      {make(RF_TYPE_F32, s[0], s[1], s[2]), rnd(rng, RF_TYPE_F32, s[0], s[1], s[2])}, 1e-10);
+        c.fparams[0] = 1e-6f;
         v.push_back(c);
     }
     for (int64_t K : {4096, 37}) {
