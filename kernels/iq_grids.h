@@ -71,14 +71,13 @@ RF_DEV void nibble_levels8(u32 q, u32 w0, u32 w1, u32 w2, u32 w3, u32 &lo, u32 &
     lo = __byte_perm(t0, t1, 0x6420u);
     hi = __byte_perm(t0, t1, 0x7531u);
 #else
-    const u32 w[4] = {w0, w1, w2, w3};
-    lo = hi = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const u32 nl = (q >> (8 * i)) & 0xF, nh = (q >> (8 * i + 4)) & 0xF;
-        lo |= ((w[nl >> 2] >> (8 * (nl & 3))) & 0xFF) << (8 * i);
-        hi |= ((w[nh >> 2] >> (8 * (nh & 3))) & 0xFF) << (8 * i);
-    }
+    // v_perm_b32: selector bytes 0..7 pick from {s0, s1}, s1 the low word; bit 3 of each nibble
+    // then picks between the two halves of the table.
+    const u32 ql = q & 0x07070707u, qh = (q >> 4) & 0x07070707u;
+    lo = __builtin_amdgcn_perm(__builtin_amdgcn_perm(w3, w2, ql), __builtin_amdgcn_perm(w1, w0, ql),
+                               0x03020100u | ((q & 0x08080808u) >> 1));
+    hi = __builtin_amdgcn_perm(__builtin_amdgcn_perm(w3, w2, qh), __builtin_amdgcn_perm(w1, w0, qh),
+                               0x03020100u | ((q & 0x80808080u) >> 5));
 #endif
 }
 RF_DEV void iq4nl_levels8(u32 q, u32 &lo, u32 &hi) { nibble_levels8(q, RF_IQ4NL_W0, RF_IQ4NL_W1, RF_IQ4NL_W2, RF_IQ4NL_W3, lo, hi); }

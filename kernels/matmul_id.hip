@@ -10,7 +10,7 @@
 //    the tile's f32 activation rows (quantized and dequantized like the CPU backend's, in plugin
 //    scratch, for the quantized types). A prefill thus reads each expert row once per tile of
 //    its tokens: tokens are grouped by expert.
-//  - rf_mvq_id_<type> (Q4_K, Q5_K, Q6_K (NVIDIA only), Q4_0, Q8_0; few columns): each column is
+//  - rf_mvq_id_<type> (Q4_K, Q5_K, Q6_K (NVIDIA only), Q4_0, Q8_0, MXFP4; few columns): each column is
 //    dotted with the dp4a row functions of mvq_blocks.h against q8_1 activation columns, as the
 //    decode matmuls.
 // An id outside 0..E-1 is never matched; the blocks of expert 0 write zeros to its outputs.
@@ -251,6 +251,7 @@ RF_MVQ_ID(q6_k, MvqQ6K)
 #endif
 RF_MVQ_ID(q4_0, MvqQ4_0)
 RF_MVQ_ID(q8_0, MvqQ8_0)
+RF_MVQ_ID(mxfp4, MvqMxfp4) // gpt-oss's experts
 #if RF_NVIDIA // the AMD packs keep one row a warp (not built for their register budget)
 #define RF_MVQ_IDCR(t, B, R) \
     RF_KERNEL __launch_bounds__(128) void rf_mvq_idc_##t##_r##R(rf_kargs a) { prefetch_mvq_idc<R>(a); rf_kernel_start(); mvq_idcr_impl<B, R>(a); }
@@ -260,6 +261,7 @@ RF_MVQ_IDCR(q5_k, MvqK4<T_Q5_K>, 4)
 RF_MVQ_IDCR(q6_k, MvqQ6K, 4)
 RF_MVQ_IDCR(q4_0, MvqQ4_0, 4)
 RF_MVQ_IDCR(q8_0, MvqQ8_0, 4)
+RF_MVQ_IDCR(mxfp4, MvqMxfp4, 4)
 #endif
 
 // MOE_WEIGHTS: a warp per row (grid M, 32 threads). moe_weights.over_chosen = 1: softmax over the k chosen

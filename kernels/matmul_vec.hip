@@ -8,8 +8,8 @@
 //    lane dots packed weight quants with them 4 at a time (dp4a / sdot4), with the per-format
 //    pieces of mvq_blocks.h. Reading int8 instead of f32 activations cuts the L1 traffic per
 //    weight byte ~8x, which bounded the f32 kernels. With several columns each weight block is
-//    read once for all of them (rf_mvqn_*), instead of once per column. Q4_1, Q5_1 and IQ4_NL
-//    have the one-column kernel only (rf_mvq_q4_1, rf_mvq_q5_1, rf_mvq_iq4_nl).
+//    read once for all of them (rf_mvqn_*), instead of once per column. Q4_1, Q5_1, IQ4_NL and
+//    MXFP4 have the one-column kernel only (rf_mvq_q4_1, rf_mvq_q5_1, rf_mvq_iq4_nl, rf_mvq_mxfp4).
 #include "compat.h"
 #include "quant_decode.h"
 #include "mvq_blocks.h"
@@ -195,6 +195,7 @@ RF_MVQ_ONE(q5_0, MvqLegacy<T_Q5_0>)
 RF_MVQ_ONE(q5_1, MvqLegacy<T_Q5_1>)
 RF_MVQ_ONE(iq4_xs, MvqIq4Xs)
 RF_MVQ_ONE(iq4_nl, MvqIq4Nl)
+RF_MVQ_ONE(mxfp4, MvqMxfp4)
 RF_MVQ_ONE(iq2_xxs, MvqIq2Xxs)
 RF_MVQ_ONE(iq2_xs, MvqIq2Xs)
 RF_MVQ_ONE(iq2_s, MvqIq2S)

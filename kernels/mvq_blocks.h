@@ -265,7 +265,7 @@ typedef MvqQ6KT<false> MvqQ6K;     // the AMD packs keep the form they were tune
 typedef MvqQ6KT<false> MvqQ6KCols; // several columns a weight block
 
 // 24 bytes from the aligned 8-byte word at or below p (2-byte aligned): the window holding the 18
-// bytes [p, p + 18) whatever p % 8 (0, 2, 4 or 6). Every word holds a byte of that range, so no
+// bytes [p, p + 18) whatever p % 8 (0, 2, 4 or 6), or 17 at any p (MXFP4). Every word holds a byte of that range, so no
 // load lies past an allocation that contains it. mis = p % 8. Six named words, not an array: a
 // run-time pick from an array went to scratch memory on AMD.
 struct Window24 {
@@ -286,7 +286,7 @@ struct Window24 {
     }
     // The 2 bytes at offset off (0..6, even) as a half.
     RF_DEV u16 half_at(int off) const { return (u16)funnel_r(word(0, off >> 2), word(1, off >> 2), 8 * (off & 3)); }
-    // The 16 bytes at offset off (0..8, even) as four little-endian u32.
+    // The 16 bytes at offset off (0..8) as four little-endian u32.
     RF_DEV void bytes16(int off, u32 (&o)[4]) const {
         const int base = off >> 2, r = 8 * (off & 3);
 #pragma unroll
@@ -325,6 +325,39 @@ struct MvqQ4_0 {
     RF_DEV void add(int s, float2 ds, float &acc) const {
         acc = ffma(d, ffma((float)s, ds.x, fmul(-8.f, ds.y)), acc); // d (s dx - 8 dx sum): quants - 8
     }
+};
+
+// MXFP4 (17-byte blocks: the E8M0 exponent e, then 16 bytes of codes, low nibbles = elements
+// 0..15, high = 16..31; rows and blocks at any byte): one lane per block from the 24-byte window
+// (it holds the 17 bytes at every offset 0..7 of their first word). The doubled values are
+// integers, so the dot is dp4a as for IQ4_NL, scaled by 2^(e - 128) (ggml's
+// GGML_E8M0_TO_FP32_HALF); the column is quantized in blocks of 32, as the CPU's q8_32, whose
+// dot (dot_mxfp4) takes the same operands but adds 12 to the values and 12 d s_x back after.
+struct MvqMxfp4 {
+    enum { LANES = 1, ELEMS = 32, UNROLL = 2 };
+    u32 lo[4], hi[4]; // doubled values of elements 0..15 and 16..31
+    float d;
+    RF_DEV void load(const u8 *row, i64 b, int) {
+        Window24 w;
+        w.load(row + b * 17);
+        d = e8m0_half((u8)(w.word(0, w.mis >> 2) >> (8 * (w.mis & 3))));
+        u32 q[4];
+        w.bytes16(w.mis + 1, q);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) mxfp4_levels8(q[i], lo[i], hi[i]);
+    }
+    RF_DEV int sum(uint4 x0, uint4 x1) const {
+        return dot16_i8(u4(hi[0], hi[1], hi[2], hi[3]), x1, dot16_i8(u4(lo[0], lo[1], lo[2], lo[3]), x0, 0));
+    }
+    RF_DEV void add(int s, float dx, float &acc) const { acc = ffma(fmul(d, dx), (float)s, acc); }
+    RF_DEV void dot(Q8Col x, i64 b, int, float &acc) const {
+        add(sum(*(const uint4 *)(x.q + b * 32), *(const uint4 *)(x.q + b * 32 + 16)), x.ds[2 * b], acc);
+    }
+    struct Act { uint4 x0, x1; float dx; };
+    RF_DEV static Act act(Q8Col x, i64 b, int) {
+        return Act{*(const uint4 *)(x.q + b * 32), *(const uint4 *)(x.q + b * 32 + 16), x.ds[2 * b]};
+    }
+    RF_DEV void dot(const Act &x, float &acc) const { add(sum(x.x0, x.x1), x.dx, acc); }
 };
 
 // Q8_0 (34-byte blocks, 2-byte aligned): 2 lanes per block; lane h takes quants [16h, 16h + 16)

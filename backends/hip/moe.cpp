@@ -3,8 +3,8 @@
 // MATMUL_ID runs on a grid (ceil(N / 4), E): a warp per (row, expert) finds the columns routed
 // to its expert itself, so no host-side or device-side sort is needed and experts no token chose
 // cost a block that reads S*M ids and exits. Few columns (decode: S*M <= kMvqIdCols) of Q4_K,
-// Q5_K, Q6_K (NVIDIA), Q4_0, Q8_0 weights take the dp4a kernels on q8_1 activations (the decode matmuls'
-// row functions); every other case the decode-to-f32 kernels, on activations quantized and
+// Q5_K, Q6_K (NVIDIA), Q4_0, Q8_0, MXFP4 weights take the dp4a kernels on q8_1 activations (the decode
+// matmuls' row functions); every other case the decode-to-f32 kernels, on activations quantized and
 // dequantized like the CPU backend's for quantized weights (as ops.cpp's other matmuls) and
 // rounded to f16 in the kernel for F16 weights (ggml's vec_dot_type, as the CPU), so the GPU
 // agrees with the CPU to float rounding. Prefill-sized column counts (S*M >= 64) of
@@ -47,6 +47,7 @@ const char *mvq_id_suffix(const rf_tensor *w) {
     case RF_TYPE_Q6_K: // not in the AMD packs (spills on gfx1100)
 #endif
     case RF_TYPE_Q4_0: case RF_TYPE_Q8_0: return aligned(w, 2) ? weight_type(w->type)->suffix : nullptr;
+    case RF_TYPE_MXFP4: return weight_type(w->type)->suffix; // gpt-oss: 17-byte blocks, read at any byte
     default: return nullptr;
     }
 }
@@ -191,12 +192,12 @@ int run_moe_node(Backend &b, const rf_node &n, std::string &err) {
 std::vector<std::string> moe_kernel_names() {
     std::vector<std::string> v = {"rf_moe_weights_f32", "rf_moe_sum_f32", "rf_add_id_f32"};
     for (const auto &t : kWeightTypes) v.push_back(std::string("rf_mm_id_") + t.suffix);
-    for (const char *t : {"q4_k", "q5_k", "q4_0", "q8_0"})
+    for (const char *t : {"q4_k", "q5_k", "q4_0", "q8_0", "mxfp4"})
         for (const char *form : {"rf_mvq_id_", "rf_mvq_idc_"}) v.push_back(std::string(form) + t);
 #if defined(RF_HIP_NVIDIA)
     v.push_back("rf_mvq_id_q6_k");
     v.push_back("rf_mvq_idc_q6_k");
-    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0"})
+    for (const char *t : {"q4_k", "q5_k", "q6_k", "q4_0", "q8_0", "mxfp4"})
         v.push_back(std::string("rf_mvq_idc_") + t + "_r" + std::to_string(kShortRowWarpRows));
 #endif
     for (const std::string &k : moe_group_kernel_names()) v.push_back(k);

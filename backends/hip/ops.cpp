@@ -96,7 +96,7 @@ constexpr int64_t kTiledMinM = 16;
 const char *kFixedKernels[] = {"rf_add_f32",      "rf_mul_f32", "rf_swiglu_f32", "rf_scale_f32",  "rf_silu_f32",
                                "rf_copy_float",   "rf_rms_norm_f32", "rf_rms_norm_rows_f32", "rf_softmax_f32", "rf_argmax_f32", "rf_rope_f32",
                                "rf_set_rows",     "rf_attention", "rf_attention_decode", "rf_mv_f16", "rf_mv_f32", "rf_mm_f32_tiles", "rf_quantize_q8_1", "rf_swiglu_q8_1", "rf_quantize_f32_q8",
-                               "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1", "rf_mvq_iq4_xs", "rf_mvq_iq4_nl",
+                               "rf_mvq_q4_k",     "rf_mvq_q5_k",  "rf_mvq_q6_k",  "rf_mvq_q4_0",   "rf_mvq_q8_0", "rf_mvq_q4_1", "rf_mvq_q5_0", "rf_mvq_q5_1", "rf_mvq_iq4_xs", "rf_mvq_iq4_nl", "rf_mvq_mxfp4",
                                "rf_mvq_iq2_xxs", "rf_mvq_iq3_xxs", "rf_mvq_iq3_s", "rf_mvq_iq2_xs", "rf_mvq_iq2_s",
                                "rf_mvq_iq1_s", "rf_mvq_iq1_m", "rf_mvq_tq2_0",
                                "rf_add_rms_norm_mul", "rf_add_rms_norm_mul_1", "rf_add_rms_norm_mul_4", "rf_mvq_multi", "rf_mvq_proj", "rf_set_rows2", "rf_attention_dec64", "rf_attention_dec128",
@@ -158,7 +158,7 @@ const char *mvq_kernel(const rf_tensor *w) {
 
 // The other block formats' decode (M = 1) kernels on q8_1 activations (Q4_1, and Q5_1, which
 // Q5_K_M files hold where a row is not a multiple of 256; Q5_0, IQ4_XS and the grid i-quants on
-// AMD; IQ4_NL). Only
+// AMD; IQ4_NL, MXFP4). Only
 // the plain kernel: no column,
 // fused or in-block-quantizing forms (the packs claim no such matmul: matmul_reads_q8 names the
 // formats above).
@@ -173,6 +173,7 @@ const char *mvq_plain_kernel(const rf_tensor *w) {
     case RF_TYPE_IQ4_XS: return aligned(w, 8) ? "rf_mvq_iq4_xs" : nullptr;
 #endif
     case RF_TYPE_IQ4_NL: return aligned(w, 2) ? "rf_mvq_iq4_nl" : nullptr;
+    case RF_TYPE_MXFP4: return "rf_mvq_mxfp4"; // 17-byte blocks: any alignment (byte-offset window)
 #if !defined(RF_HIP_NVIDIA)
     default: return grid_mvq_kernel(w);
 #else
@@ -470,7 +471,7 @@ struct MatmulRoute {
 const MatmulRoute kMatmulRoutes[] = {
     {"one column, Q4_K/Q5_K/Q6_K/Q4_0/Q5_0/Q8_0/IQ4_XS/grid i-quant weights: q8_1 dot (rf_mvq)",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_kernel(n.src[0]); }, run_mvq},
-    {"one column, Q4_1/Q5_1/IQ4_NL weights (Q5_0, IQ4_XS, grid i-quants on AMD): plain q8_1 dot",
+    {"one column, Q4_1/Q5_1/IQ4_NL/MXFP4 weights (Q5_0, IQ4_XS, grid i-quants on AMD): plain q8_1 dot",
      [](const Backend &, const rf_node &n) { return one_column(n) && mvq_plain_kernel(n.src[0]); }, run_mvq_plain},
     {"one column, F16 weights, 16-byte rows: rf_mv_f16",
      [](const Backend &, const rf_node &n) { return one_column(n) && mv_kernel(n.src[0], n.src[1]); }, run_mv_f16},

@@ -18,7 +18,8 @@
 #define MOE_IDC_MAX_COLS 64 /* backends/hip/moe.cpp kMvqIdCols */
 
 /* The kernel suffix where the backend runs this MATMUL_ID on rf_mvq_idc_<type> (moe.cpp's
- * mvq_id_suffix and its column rule), else NULL. */
+ * mvq_id_suffix and its column rule) and kernels/moe_fused.hip has the fused forms, else NULL
+ * (MXFP4 has none: gpt-oss puts its expert biases between the matmuls and the SwiGLU / sum). */
 static const char *idc_suffix(const rf_pack_device *dev, const rf_node *n) {
     const rf_tensor *w = n->src[0], *x = n->src[1], *ids = n->src[2], *d = n->dst;
     int64_t S, M;

@@ -114,15 +114,24 @@ std::vector<Case> moe_cases(std::mt19937 &rng) {
         v.push_back(matmul_id(rng, t, K2, 19, 6, 3, 13, false));   // prefill, down
         v.push_back(matmul_id(rng, t, K, 9, 4, 1, 70, true, 2));   // top-1, two experts take 70 tokens
     }
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K})
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K, RF_TYPE_MXFP4})
         v.push_back(matmul_id(rng, t, 512, 130, 4, 2, 16, false)); // 32 columns: the last dp4a-sized case
     // Short rows (K <= 1024) on the routed-column kernels take several rows a warp on NVIDIA: a
     // Qwen3-MoE down projection and odd N (the last warp's rows partly past N), one and 6 tokens.
-    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K}) {
+    for (int t : {RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_0, RF_TYPE_Q8_0, RF_TYPE_Q5_K, RF_TYPE_MXFP4}) {
         v.push_back(matmul_id(rng, t, 768, 2048, 128, 8, 1, false, 128));
         v.push_back(matmul_id(rng, t, 768, 131, 128, 8, 6, false, 128));
         v.push_back(matmul_id(rng, t, 1024, 70, 16, 4, 3, true, 16));
     }
+    // gpt-oss decode on its MXFP4 experts (K = 2880: 90 blocks of 17 bytes, so every block start
+    // within an 8-byte word; 4 of 32 experts, N trimmed to an odd 131): one and three tokens (a grid
+    // row per routed column, rf_mvq_idc_mxfp4) with x shared (gate/up) or a row per slot (down), and
+    // 9 tokens (36 columns > 32 experts: a grid row per expert, rf_mvq_id_mxfp4).
+    for (int64_t M : {1, 3}) {
+        v.push_back(matmul_id(rng, RF_TYPE_MXFP4, 2880, 131, 32, 4, M, true, 32));
+        v.push_back(matmul_id(rng, RF_TYPE_MXFP4, 2880, 131, 32, 4, M, false, 32));
+    }
+    v.push_back(matmul_id(rng, RF_TYPE_MXFP4, 2880, 131, 32, 4, 9, true, 32));
     // Prefill-sized MATMUL_ID (S*M >= 64 columns): grouped by expert on NVIDIA (moe_grouped.cpp;
     // rf_mmqp_id_* for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, rf_mm_h16_id_64 for F16), rf_mm_id_* on AMD.
     // Odd N (partial 128-row tiles), K with a partial last K step (Q4_0 / Q8_0 step 128).
@@ -333,6 +342,8 @@ std::vector<Case> moe_perf_cases(std::mt19937 &rng, const std::string &filter) {
         mid(t, 2048, 768, 128, 8, 1, true, 128);   // Qwen3-30B-A3B decode gate/up
         mid(t, 768, 2048, 128, 8, 1, false, 128);  // Qwen3-30B-A3B decode down
     }
+    mid(RF_TYPE_MXFP4, 2880, 2880, 32, 4, 1, true, 32);   // gpt-oss-20b decode gate/up
+    mid(RF_TYPE_MXFP4, 2880, 2880, 32, 4, 1, false, 32);  // gpt-oss-20b decode down
     mid(RF_TYPE_Q4_K, 4096, 14336, 8, 2, 512, true, 8);    // Mixtral prefill, 512 tokens
     mid(RF_TYPE_Q4_K, 2048, 768, 128, 8, 512, true, 128);  // Qwen3-30B-A3B prefill
     mid(RF_TYPE_Q6_K, 14336, 4096, 8, 2, 512, false, 8);   // Mixtral prefill down

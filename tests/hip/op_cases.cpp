@@ -301,8 +301,9 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(matmul(rng, t, 256, 5, 1, 3, 1));
     }
     // The decode kernels of the 20-, 22- and 24-byte formats Q4_1 / Q5_0 / Q5_1 (every start of a block within its 8-byte
-    // word: 20-, 22- and 24-byte blocks; Gemma 3's 1152-element rows).
-    for (int t : {RF_TYPE_Q4_1, RF_TYPE_Q5_0, RF_TYPE_Q5_1, RF_TYPE_IQ4_NL}) {
+    // word: 20-, 22- and 24-byte blocks; Gemma 3's 1152-element rows), IQ4_NL and MXFP4 (17-byte blocks: rows of
+    // 5 blocks start at odd bytes).
+    for (int t : {RF_TYPE_Q4_1, RF_TYPE_Q5_0, RF_TYPE_Q5_1, RF_TYPE_IQ4_NL, RF_TYPE_MXFP4}) {
         v.push_back(matmul(rng, t, 1152, 131, 1));
         v.push_back(matmul(rng, t, 6912, 37, 1));
         v.push_back(matmul(rng, t, 160, 5, 1, 3, 1));
