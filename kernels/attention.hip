@@ -3,11 +3,11 @@
 // softmax (running max, sum, V accumulator with D/32 values per lane); the block merges them.
 // The one attention kernel that honours a sliding window (attention.window), a score soft cap
 // (attention.soft_cap) and bidirectional attention (attention.bidirectional: a token sees every
-// position of its sequence in the node, the encoders') and sinks (gpt-oss: a.scratch = the f32
-// [Hq] sink logits of the node's src5, each joining its head's denominator as exp(sink - max)):
-// ops.cpp sends such nodes here.
+// position of its sequence in the node, the encoders') and, as the other attention kernels, the
+// sinks of gpt-oss (attention_sinks.h): ops.cpp sends here what the faster kernels do not take.
 #include "compat.h"
 #include "quant_decode.h"
+#include "attention_sinks.h"
 
 #define RF_ATT_WARPS 4
 #define RF_ATT_MAXD 256
@@ -92,7 +92,7 @@ RF_KERNEL __launch_bounds__(128) void rf_attention(rf_kargs a) {
     __syncthreads();
     float M = sh_m[0];
     for (int i = 1; i < RF_ATT_WARPS; ++i) M = fmaxf(M, sh_m[i]);
-    const float *sinks = (const float *)a.scratch;
+    const float *sinks = attention_sinks(a);
     const float sink = sinks ? sinks[h] : -__int_as_float(0x7f800000);
     M = fmaxf(M, sink); // a sink above every score sets the scale, as ggml's flash attention does
     float L = sinks ? __expf(sink - M) : 0.f;

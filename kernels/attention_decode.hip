@@ -4,8 +4,9 @@
 // block writes the normalised result. Several: each block stores its partial (unnormalised o,
 // max, sum) in scratch and the last block of its (KV head, token) merges them.
 // Shared arguments: aux[0] = C, aux[1] = n_chunks, aux[2] bit 0: f16 rows allow 16-byte loads,
-// aux[3] = byte offset of the partials in scratch (the first T*Hkv ints are arrival counters,
-// zero between launches). Host limits: G <= 8, pools f16 or q8_0.
+// aux[3] = the sinks (attention_sinks.h; they join where the final max and denominator are
+// formed: the one-chunk write or the merge). Scratch: T*Hkv int arrival counters (zero between
+// launches), the partials RF_ATD_COUNTER_BYTES in. Host limits: G <= 8, pools f16 or q8_0.
 //  - rf_attention_dec{64,128}: head size known at compile time; a row is read by D/8 lanes, 8
 //    elements each, so a warp reads 4 (D = 64) or 2 (D = 128) rows per instruction and every
 //    thread issues all of its chunk's K (then V) loads before the first use. C <= 64.
@@ -13,15 +14,18 @@
 #pragma once
 #include "compat.h"
 #include "quant_decode.h"
+#include "attention_sinks.h"
 
 #define RF_ATD_MAXG 8
 #define RF_ATD_MAXC 128
 #define RF_ATD_MAXD 256
+// Bytes of arrival counters at the front of the scratch (the host's kAttCounterBytes).
+#define RF_ATD_COUNTER_BYTES (64 << 10)
 
 // Partials of chunk k for query head hq of token t: D values, then (max, sum).
 RF_DEV float *decode_partial(const rf_kargs &a, int t, int hq, int k) {
     const int Hq = (int)a.src[0].ne[1], D = (int)a.src[0].ne[0], nch = (int)a.aux[1];
-    float *part = (float *)((u8 *)a.scratch + a.aux[3]);
+    float *part = (float *)((u8 *)a.scratch + RF_ATD_COUNTER_BYTES);
     return part + (((i64)t * Hq + hq) * nch + k) * (D + 2);
 }
 
@@ -45,18 +49,22 @@ RF_DEV bool decode_last_block(const rf_kargs &a, int kvh, int t, int *sh_flag) {
 
 // Merge of the G heads' chunks into out (G*D floats): chunk weights exp(m_k - M) per head first
 // (warp per head, lanes over chunks; kept in wbuf[g * wcap + k] while nch <= wcap), then every
-// output element sums its nch partials (independent loads). sh_m/sh_l: G floats of scratch.
+// output element sums its nch partials (independent loads). sh_m/sh_l: G floats of scratch. A
+// head's sink joins M and adds exp(sink - M) to L.
 RF_DEV void decode_merge(const rf_kargs &a, int kvh, int t, int G, float *out, float *wbuf, int wcap,
                          float *sh_m, float *sh_l) {
     const int D = (int)a.src[0].ne[0], nch = (int)a.aux[1];
     const int lane = threadIdx.x % RF_WARP, w = threadIdx.x / RF_WARP;
     const float NEG_INF = -__int_as_float(0x7f800000);
     const bool cached_w = nch <= wcap;
+    const float *sinks = attention_sinks(a);
     for (int g = w; g < G; g += (int)blockDim.x / RF_WARP) {
         const volatile float *pp = decode_partial(a, t, kvh * G + g, 0);
         float M = NEG_INF;
         for (int k = lane; k < nch; k += RF_WARP) M = fmaxf(M, pp[k * (D + 2) + D]);
         M = warp_max(M);
+        const float sink = sinks ? sinks[kvh * G + g] : NEG_INF;
+        M = fmaxf(M, sink);
         float L = 0.f;
         for (int k = lane; k < nch; k += RF_WARP) {
             const float mk = pp[k * (D + 2) + D];
@@ -65,6 +73,7 @@ RF_DEV void decode_merge(const rf_kargs &a, int kvh, int t, int G, float *out, f
             if (cached_w) wbuf[g * wcap + k] = wk;
         }
         L = warp_sum(L);
+        if (sinks) L += __expf(sink - M);
         if (lane == 0) { sh_m[g] = M; sh_l[g] = L; }
     }
     __syncthreads();
@@ -101,14 +110,19 @@ RF_DEV void decode_chunk_softmax(float *p, int pcap, int n, int G, float *sh_m, 
     }
 }
 
-// The block's result for its G heads (o: G*D unnormalised values in shared memory): written
-// normalised when there is one chunk, else stored as a partial and merged by the last block.
+// The block's result for its G heads (o: G*D unnormalised values in shared memory, relative to
+// the max sh_m with sum sh_l): written normalised when there is one chunk (the sinks joining
+// there), else stored as a partial and merged by the last block.
 RF_DEV void decode_finish(const rf_kargs &a, int kvh, int c, int t, int G, float *o, float *wbuf, int wcap,
                           float *sh_m, float *sh_l, int *sh_flag) {
     const int D = (int)a.src[0].ne[0], nch = (int)a.aux[1];
     float *out = (float *)((u8 *)a.dst.data + (i64)t * a.dst.nb[1]) + (i64)kvh * G * D;
     if (nch == 1) {
-        for (int i = threadIdx.x; i < G * D; i += blockDim.x) out[i] = o[i] / sh_l[i / D];
+        const float *sinks = attention_sinks(a);
+        for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
+            const int g = i / D;
+            out[i] = sinks ? o[i] * attention_sink_factor(sh_m[g], sh_l[g], sinks[kvh * G + g]) : o[i] / sh_l[g];
+        }
         return;
     }
     for (int i = threadIdx.x; i < G * D; i += blockDim.x) decode_partial(a, t, kvh * G + i / D, c)[i % D] = o[i];

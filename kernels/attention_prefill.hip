@@ -2,7 +2,8 @@
 // a block takes BQ queries of one head and streams the visible K/V positions through shared
 // memory BKV rows at a time, so each K/V row is read once per BQ queries instead of once per
 // query (rf_attention in attention.hip stays the decode kernel).
-// Semantics as abi.h: paged slot table, causal by token position, GQA, f32/f16/q8_0 pools.
+// Semantics as abi.h: paged slot table, causal by token position, GQA, f32/f16/q8_0 pools, the
+// sinks of gpt-oss (attention_sinks.h: joined in the final normalisation).
 // Tokens of one tile may belong to different sequences: the tile is processed once per
 // sequence present (in increasing order), the other rows fully masked for that pass.
 // Thread layout (128 threads): group qg = tid / 8 owns queries qg + 16 i; lane pg = tid % 8
@@ -11,6 +12,7 @@
 // (running max and sum per query, replicated in the 8 lanes of a group).
 #include "compat.h"
 #include "quant_decode.h"
+#include "attention_sinks.h"
 
 #define RF_ATP_THREADS 128
 // Outer-loop unrolling of the score and P.V loops: on AMD (LLVM 15) unrolling hoists loads
@@ -177,12 +179,13 @@ template <int D, int BQ, int BKV> RF_DEV void attention_prefill_impl(const rf_ka
         }
     }
 
+    const float *sinks = attention_sinks(a);
 #pragma unroll
     for (int i = 0; i < QPT; ++i) {
         const int t = t0 + qg + 16 * i;
         if (t >= T) continue;
         float *out = (float *)((u8 *)a.dst.data + (i64)t * a.dst.nb[1]) + (i64)h * D;
-        const float inv = l[i] > 0.f ? 1.f / l[i] : 0.f;
+        const float inv = sinks ? attention_sink_factor(m[i], l[i], sinks[h]) : l[i] > 0.f ? 1.f / l[i] : 0.f;
 #pragma unroll
         for (int c = 0; c < DPT / 4; ++c)
             *(float4 *)&out[4 * pg + 32 * c] =

@@ -2,7 +2,8 @@
 // takes it for head sizes 64, 96, 128 and 256 over f16 pools; attention_prefill.hip stays for the
 // rest and for AMD). Semantics as rf_attention (abi.h): paged slot table, causal by token
 // position, GQA, tokens of several sequences in one tile (one pass per sequence present), the
-// sliding window (attention.window) and the score soft cap (attention.soft_cap) of Gemma.
+// sliding window (attention.window) and the score soft cap (attention.soft_cap) of Gemma, the
+// sinks of gpt-oss (attention_sinks.h: joined in the final normalisation).
 //  - Block: 4 warps, 64 queries of one head (16 per warp); KV positions stream through shared
 //    memory 64 at a time, two stages filled with cp.async (K and V rows of the f16 pool gathered
 //    through the slot table; positions past the pass's last visible one are zeroed). With a
@@ -19,6 +20,7 @@
 // before this file by all_kernels.hip).
 #include "compat.h"
 #include "attention_mma_layout.h"
+#include "attention_sinks.h"
 
 #if RF_NVIDIA
 
@@ -245,11 +247,18 @@ template <int D> RF_DEV void attention_mma_impl(const rf_kargs &a) {
         l[r] += shfl_xor_f(l[r], 1);
         l[r] += shfl_xor_f(l[r], 2);
     }
+    // The sink (natural log) in the base 2 of m; M = max(m, sink), l_total = l 2^(m - M) + 2^(sink - M).
+    const float *sinks = attention_sinks(a);
+    const float sink2 = sinks ? sinks[h] * LOG2E : NEG_INF;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const int tk = t0 + (r ? r1 : r0);
         if (tk >= T) continue;
-        const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+        float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+        if (sinks) {
+            const float M = fmaxf(m[r], sink2), e = atm_exp2(m[r] - M);
+            inv = M == NEG_INF ? 0.f : e / (l[r] * e + atm_exp2(sink2 - M));
+        }
         float *out = (float *)((u8 *)a.dst.data + (i64)tk * a.dst.nb[1]) + (i64)h * D;
 #pragma unroll
         for (int n = 0; n < ND; ++n) *(float2 *)&out[8 * n + 2 * t] = float2{o[n][2 * r] * inv, o[n][2 * r + 1] * inv};

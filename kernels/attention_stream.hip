@@ -13,12 +13,13 @@
 // one chunk: every warp's positions in one or two steps of loads and no partials to merge, where
 // four warps over chunks of 64 left a latency chain of two load steps, the partials' stores, the
 // arrival atomic and the merge's loads. Same arguments as rf_attention_dec*: aux[0] = C,
-// aux[1] = chunks, aux[2] bit 0: 16-byte f16 loads allowed, aux[3] = offset of the partials.
-// Gemma's limits as rf_attention has them: with a sliding window (attention.window = W > 0) the chunks
-// start at the token's first visible position, pos - W + 1 (chunks past its last one are empty);
-// a soft cap (attention.soft_cap > 0) maps each score s to cap * tanh(s / cap). Only the head sizes of
-// the models that have them carry that code (LIMITS: 96 and 256); 64 and 128 compile without it
-// and the host sends their limited nodes to rf_attention.
+// aux[1] = chunks, aux[2] bit 0: 16-byte f16 loads allowed, aux[3] = the sinks.
+// The limits as rf_attention has them: with a sliding window (attention.window = W > 0; Gemma,
+// gpt-oss) the chunks start at the token's first visible position, pos - W + 1 (chunks past its
+// last one are empty); a soft cap (attention.soft_cap > 0, Gemma) maps each score s to
+// cap * tanh(s / cap). Only the head sizes of the models with a cap carry its code (AstCap: 96
+// and 256); the host sends capped nodes of 64 and 128 to rf_attention. The sinks (gpt-oss,
+// aux[3]: attention_sinks.h) join in the one-chunk write or in decode_finish's merge.
 #include "attention_decode.hip"
 
 #if RF_NVIDIA
@@ -58,17 +59,16 @@ RF_DEV int *ast_slots() {
 // kernel before and the K/V loads need not wait for it. The split kernels load them after the
 // wait: staged early, they made long-context decode slower (cause not found; docs/notes/attention.md).
 // The first position token `pos` sees: its window's start, or 0.
-template <bool LIMITS> RF_DEV int ast_first_position(const rf_kargs &a, int pos) {
-    if constexpr (LIMITS) return a.attention.window > 0 ? max(0, pos - a.attention.window + 1) : 0;
-    else return 0;
+RF_DEV int ast_first_position(const rf_kargs &a, int pos) {
+    return a.attention.window > 0 ? max(0, pos - a.attention.window + 1) : 0;
 }
-// Head sizes whose kernels take the window and the soft cap.
-template <int D> struct AstLimits { enum { ON = D == 96 || D == 256 }; };
+// Head sizes whose kernels take the soft cap.
+template <int D> struct AstCap { enum { ON = D == 96 || D == 256 }; };
 
 template <int D> RF_DEV void prefetch_ast_slots(const rf_kargs &a) {
     const rf_ktensor &tab = a.src[3], &info = a.src[4];
     const int *ti = (const int *)((const u8 *)info.data + (i64)blockIdx.z * info.nb[1]);
-    const int seq = ti[0], pos = ti[1], C = (int)a.aux[0], p0 = ast_first_position<AstLimits<D>::ON>(a, pos); // one chunk
+    const int seq = ti[0], pos = ti[1], C = (int)a.aux[0], p0 = ast_first_position(a, pos); // one chunk
     const int *slots = (const int *)((const u8 *)tab.data + (i64)seq * tab.nb[1]);
     const int n = min(p0 + C, pos + 1) - p0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) ast_slots()[i] = slots[p0 + i];
@@ -96,6 +96,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     __shared__ float sh_o[GP * D];
     __shared__ float sh_w[GP * RF_AST_WCAP];
     __shared__ float sh_m[RF_ATD_MAXG], sh_l[RF_ATD_MAXG];
+    __shared__ float sh_sink[GP];
     __shared__ int sh_flag;
     const rf_ktensor &q = a.src[0], &kp = a.src[1], &vp = a.src[2], &tab = a.src[3], &info = a.src[4];
     const int Hq = (int)q.ne[1], Hkv = (int)(kp.ne[0] / D), G = Hq / Hkv;
@@ -109,9 +110,9 @@ RF_DEV void attn_stream(const rf_kargs &a) {
     const bool wide = (a.aux[2] & 1) != 0;
     const int *ti = (const int *)((const u8 *)info.data + (i64)t * info.nb[1]);
     const int seq = ti[0], pos = ti[1];
-    constexpr bool LIMITS = AstLimits<D>::ON;
-    const int p0 = ast_first_position<LIMITS>(a, pos) + c * C, n = max(0, min(p0 + C, pos + 1) - p0);
-    const float cap = LIMITS ? a.attention.soft_cap : 0.f;
+    constexpr bool CAP = AstCap<D>::ON;
+    const int p0 = ast_first_position(a, pos) + c * C, n = max(0, min(p0 + C, pos + 1) - p0);
+    const float cap = CAP ? a.attention.soft_cap : 0.f;
     const bool lane_valid = L == LV || le < LV;
     const i64 e0 = (i64)kvh * D + 8 * (lane_valid ? le : 0);
     if (!ONE_CHUNK) { // the split kernels load their slots here
@@ -128,6 +129,9 @@ RF_DEV void attn_stream(const rf_kargs &a) {
 #pragma unroll
         for (int e = 0; e < 8; ++e) qv[g][e] = lane_valid ? qr[e] * a.attention.scale : 0.f;
     }
+    // The one-chunk forms' sinks, read here into shared memory: read at the end they cost the
+    // 8-head kernels spills (the split forms leave them to decode_finish).
+    if (ONE_CHUNK && attention_sinks(a) && tid < HB) sh_sink[tid] = attention_sinks(a)[h0 + tid];
     __syncthreads();
 
     // The warp's positions: [lo, hi) of the chunk, R at a time (row group r takes lo + r, ...).
@@ -162,7 +166,7 @@ RF_DEV void attn_stream(const rf_kargs &a) {
                 for (int e = 0; e < 8; ++e) d += qv[g][e] * kf[u][e];
 #pragma unroll
                 for (int x = 1; x < L; x <<= 1) d += shfl_xor_f(d, x);
-                if constexpr (LIMITS) {
+                if constexpr (CAP) {
                     if (cap > 0.f) d = cap * tanhf(d / cap);
                 }
                 s[u] = d;
@@ -215,6 +219,9 @@ RF_DEV void attn_stream(const rf_kargs &a) {
         // decode_merge reads -inf as "empty chunk".
         sh_m[tid] = s > 0.f ? mx : -__int_as_float(0x7f800000);
         sh_l[tid] = s;
+        // One chunk: the sink joins the denominator, in units of exp(mx): with M = max(mx, sink),
+        // l_total / exp(mx - M) = s + exp(sink - mx) (inf for a sink far above the scores: output 0).
+        if (ONE_CHUNK && attention_sinks(a)) sh_l[tid] = s + __expf(sh_sink[tid] - mx);
     }
     for (int i = tid; i < HB * D; i += blockDim.x) {
         const int g = i / D;

@@ -9,17 +9,17 @@
 
 namespace rf_hip {
 
-// A sliding window or a score soft cap (Gemma): only the generic rf_attention kernel has them.
+// A sliding window (Gemma, gpt-oss) or a score soft cap (Gemma): not every kernel has them.
 bool attention_limited(const rf_node &n) { return n.iparams[0] != 0 || n.fparams[1] != 0.f; }
 
 namespace {
 
-constexpr uint64_t kAttCounterBytes = 64 << 10; // 16384 (token, KV head) counters
+// 16384 (token, KV head) counters before the partials (attention_decode.hip's RF_ATD_COUNTER_BYTES).
+constexpr uint64_t kAttCounterBytes = 64 << 10;
 
 } // namespace
 
 int attention_decode(Backend &b, const rf_node &n, std::string &err) {
-    if (n.src[5]) return -1; // sinks (gpt-oss): the generic rf_attention adds them, not these kernels
     const rf_tensor *q = n.src[0], *k = n.src[1], *v = n.src[2], *tab = n.src[3];
     const int64_t D = q->ne[0], Hq = q->ne[1], T = q->ne[2], Hkv = k->ne[0] / D, G = Hq / Hkv;
     // A block per (KV head, chunk, token): right for a few tokens, or for many sequences that
@@ -33,8 +33,8 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     const int64_t n_kv = std::max<int64_t>(n.iparams[0] > 0 ? std::min<int64_t>(tab->ne[0], n.iparams[0]) : tab->ne[0], 1);
     const bool fixed_d = D == 64 || D == 128;
 #if defined(RF_HIP_NVIDIA)
-    // Head sizes whose streaming kernels also take Gemma's window and cap (attention_stream.hip
-    // AstLimits); the streaming kernels cover them and 64 / 128.
+    // Head sizes whose streaming kernels also take Gemma's soft cap (attention_stream.hip AstCap);
+    // the streaming kernels cover them and 64 / 128.
     const bool limits_d = D == 96 || D == 256;
     const bool stream = (fixed_d || limits_d) && b.attention_stream;
     int64_t C = fixed_d ? 64 : 128;
@@ -43,8 +43,10 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     const bool stream = false; // the AMD packs have no rf_attention_stream_* (attention_stream.hip)
     int64_t C = fixed_d ? (D == 128 ? 32 : 64) : 128; // attention_decode.hip's RF_ADV_MAXC
 #endif
-    // Window and soft cap: only the streaming kernels of head sizes 96 and 256 have them.
-    if (attention_limited(n) && !(stream && limits_d)) return -1;
+    // The window: only the streaming kernels have it; the soft cap: those of head sizes 96 and 256.
+    // Every kernel here takes the sinks (aux[3]).
+    if (n.iparams[0] != 0 && !stream) return -1;
+    if (n.fparams[1] != 0.f && !(stream && limits_d)) return -1;
     // Query heads a block computes (the kernels' GP: G rounded up to a power of two).
     int64_t GP = G <= 1 ? 1 : G <= 2 ? 2 : G <= 4 ? 4 : 8;
     // A short context in one chunk on the wide streaming kernels (16 warps, 8 for groups of 8
@@ -92,7 +94,7 @@ int attention_decode(Backend &b, const rf_node &n, std::string &err) {
     a.aux[0] = C;
     a.aux[1] = nch;
     a.aux[2] = k->type == RF_TYPE_F16 && D % 8 == 0 && aligned(k, 16) && aligned(v, 16) ? 1 : 0;
-    a.aux[3] = (int64_t)counters;
+    a.aux[3] = n.src[5] ? (int64_t)(uintptr_t)n.src[5]->data : 0; // the sinks (kernels/attention_sinks.h)
     std::string kernel = D == 64 ? "rf_attention_dec64" : D == 128 ? "rf_attention_dec128" : "rf_attention_decode";
     if (stream) { // _h: f16 rows held packed between load and use (16-byte loads); _w: the wide form
         kernel = "rf_attention_stream_d" + std::to_string(D) + "_g" + std::to_string(GP);

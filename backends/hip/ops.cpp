@@ -377,7 +377,8 @@ int launch_prefill_matmul(Backend &b, const rf_node &n, rf_kargs &a, std::string
 // tensor-core kernels (attention_prefill_mma.hip, RF_ATM_BQ queries per block, `smem` bytes of
 // dynamic shared memory; they also take Gemma's window and soft cap); else flash-style tiles on
 // the shader cores (attention_prefill.hip) for head sizes 64 and 128 without those limits; the
-// rest (and decode) use rf_attention. Returns false when the node is not for them.
+// rest (and decode) use rf_attention. All of them take the sinks. Returns false when the node is
+// not for them.
 constexpr int64_t kPrefillAttnMinT = 16;
 bool prefill_attention_kernel(const Backend &b, const rf_node &n, const char *&name, unsigned &tile, unsigned &smem) {
     const int64_t D = n.src[0]->ne[0], T = n.src[0]->ne[2];
@@ -802,14 +803,11 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
         return launch(b, "rf_set_rows", (unsigned)s0->ne[1], 1, 1, s0->ne[1] <= 4 ? 512 : 128, a, err);
     case RF_OP_ATTENTION:
         if (s0->ne[2] > 65535) { err = "attention: too many tokens in one node"; return RF_ERR_INVALID; }
-        // Attention's kernel table, in order.
+        // Attention's kernel table, in order. Every attention kernel takes gpt-oss's sinks (src5)
+        // in aux[3] (kernels/attention_sinks.h; attention_decode sets its own arguments).
+        if (n.src[5]) a.aux[3] = (long long)(uintptr_t)n.src[5]->data;
         if (n.iparams[2] == 1) { // the encoders': only rf_attention sees whole sequences
             b.rule = "bidirectional (encoders): a block per head and token (rf_attention)";
-            return launch(b, "rf_attention", (unsigned)s0->ne[1], (unsigned)s0->ne[2], 1, 128, a, err);
-        }
-        if (n.src[5]) { // gpt-oss: only rf_attention adds the sinks (passed as its scratch)
-            b.rule = "sinks (gpt-oss): a block per head and token (rf_attention)";
-            a.scratch = n.src[5]->data;
             return launch(b, "rf_attention", (unsigned)s0->ne[1], (unsigned)s0->ne[2], 1, 128, a, err);
         }
         if (n.iparams[1] > 0 && n.iparams[1] < s0->ne[2]) {

@@ -188,13 +188,16 @@ Case limited_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, cons
 
 // gpt-oss's attention: per-head sink logits (src5) in each softmax's denominator, on full layers
 // and sliding-window ones (window 128); sinks spread so that some exceed the scores.
-Case sink_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq, int window) {
-    Case c = attention(rng, pool, D, Hq, Hkv, seq_len, T_per_seq, 1e-5);
+Case with_sinks(std::mt19937 &rng, Case c, int Hq, int window) {
     c.name += " sinks window=" + std::to_string(window);
     c.iparams[0] = window;
     c.tensors.push_back(rnd(rng, RF_TYPE_F32, Hq, 1, 1, 1, 4.f));
     c.present.push_back(true);
     return c;
+}
+Case sink_attention(std::mt19937 &rng, int pool, int D, int Hq, int Hkv, const std::vector<int> &seq_len, int T_per_seq, int window) {
+    Case c = attention(rng, pool, D, Hq, Hkv, seq_len, T_per_seq, 1e-5);
+    return with_sinks(rng, std::move(c), Hq, window);
 }
 
 // The encoders' attention (abi.h iparams[2] = 1): every token of a sequence sees all of its
@@ -606,6 +609,35 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(attention(rng, pool, 64, 32, 8, {40, 300, 128, 7, 480, 33, 200, 64, 99, 12, 450, 1, 500, 260, 80, 16, 3, 190, 222,
                                                      350, 41, 510, 8, 100, 60, 70, 90, 110, 130, 150, 170, 180, 220, 240, 310, 320, 330},
                               1, 1e-5));
+    }
+    // The sinks in every fast attention kernel (where the final max and denominator are formed).
+    // Decode: split over the context and merged (3000 positions; 5000: more chunks than the merge
+    // caches weights of; a second sequence's empty chunks), in one chunk (the window of 128, short
+    // contexts: the wide forms with the head split, _w8 for 20 tokens of 8 KV heads, _w4 for 40),
+    // rf_attention_decode (head size 80: merged, one chunk). Prefill of 512 tokens after 300 cached
+    // positions: the tensor-core tiles (f16), the shader-core ones (q8_0, full layers), and a mixed
+    // step. gpt-oss's 64 heads of 64 over 8 KV heads, head sizes 128 and 256, full and windowed.
+    for (int pool : {RF_TYPE_F16, RF_TYPE_Q8_0}) {
+        for (int window : {0, 128, 1024}) {
+            v.push_back(sink_attention(rng, pool, 64, 64, 8, {3000}, 1, window));
+            v.push_back(sink_attention(rng, pool, 128, 32, 8, {3000, 700}, 1, window));
+        }
+        v.push_back(sink_attention(rng, pool, 128, 16, 2, {5000}, 1, 0));
+        v.push_back(sink_attention(rng, pool, 64, 16, 2, {300}, 1, 0));
+        v.push_back(sink_attention(rng, pool, 128, 8, 1, {100}, 1, 128));
+        v.push_back(sink_attention(rng, pool, 64, 32, 8, {40, 300, 128, 7, 480, 33, 200, 64, 99, 12, 450, 1, 500, 260, 80, 16, 3, 190, 222, 350},
+                                   1, 128));
+        v.push_back(sink_attention(rng, pool, 64, 64, 8, {40, 300, 128, 7, 480, 33, 200, 64, 99, 12, 450, 1, 500, 260, 80, 16, 3, 190, 222, 350,
+                                                          41, 510, 8, 100, 60, 70, 90, 110, 130, 150, 170, 180, 220, 240, 310, 320, 330, 5, 6, 9},
+                                   1, 0));
+        v.push_back(sink_attention(rng, pool, 80, 8, 2, {700, 20}, 1, 0));
+        v.push_back(sink_attention(rng, pool, 80, 8, 2, {20}, 1, 0));
+        v.push_back(sink_attention(rng, pool, 256, 8, 4, {3000}, 1, 0));
+        v.push_back(sink_attention(rng, pool, 256, 8, 4, {2000}, 1, 512));
+        for (int D : {64, 128})
+            for (int window : {0, 128}) v.push_back(sink_attention(rng, pool, D, 16, 2, {812}, 512, window));
+        v.push_back(with_sinks(rng, mixed_attention(rng, pool, 64, 16, 2, 5, 40, 300, 5), 16, 0));
+        v.push_back(with_sinks(rng, mixed_attention(rng, pool, 64, 16, 2, 5, 40, 300, 5), 16, 128));
     }
     for (auto [from, to] : {std::pair{RF_TYPE_F32, RF_TYPE_F16}, {RF_TYPE_F16, RF_TYPE_F32}, {RF_TYPE_F32, RF_TYPE_BF16},
                             {RF_TYPE_BF16, RF_TYPE_F32}}) {

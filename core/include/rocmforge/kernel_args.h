@@ -10,7 +10,10 @@
 #define RF_KMAX_SRC 5
 /* Bump when rf_kargs or any kernel signature changes: packs declare it (kargs_version) and the
  * HIP backend refuses a pack of another version. */
-#define RF_KARGS_VERSION 2 /* 2: a ROPE kernel's positions slot may hold the (cos, sin) rows instead (f32) */
+/* 2: a ROPE kernel's positions slot may hold the (cos, sin) rows instead (f32); 3: the attention
+ * kernels' aux[3] holds ATTENTION's sinks (kernels/attention_sinks.h), no longer the decode
+ * partials' offset (an older pack's decode kernels would read the address as that offset). */
+#define RF_KARGS_VERSION 3
 
 typedef struct rf_ktensor {
     void *data;
@@ -30,7 +33,7 @@ typedef struct rf_kargs {
     RF_KERNEL_PARAMS_UNION;
 } rf_kargs;
 
-/* The layout of RF_KARGS_VERSION 2, which the named parameters (ABI 2.11) keep. */
+/* The layout of RF_KARGS_VERSION 2, which the named parameters (ABI 2.11) and version 3 keep. */
 RF_KP_OFFSET_ASSERT(__builtin_offsetof(rf_kargs, iparams) == 520 && __builtin_offsetof(rf_kargs, fparams) == 552 &&
                         __builtin_offsetof(rf_kargs, mv) == 520 && sizeof(rf_kargs) == 584,
                     "rf_kargs is not the layout of kernel-argument version 2");
