@@ -429,8 +429,8 @@ int run_mv_f32(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
 }
 int run_mm_f32_tiles(Backend &b, const rf_node &n, rf_kargs &a, std::string &err) {
     const int64_t N = n.src[0]->ne[1], M = n.src[1]->ne[1];
-    if ((M + 63) / 64 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
-    return launch(b, "rf_mm_f32_tiles", (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), matmul_batch(n), 256, a, err);
+    if ((M + 7) / 8 > 65535) { err = "matmul M too large"; return RF_ERR_INVALID; }
+    return launch(b, "rf_mm_f32_tiles", (unsigned)((N + 15) / 16), (unsigned)((M + 7) / 8), matmul_batch(n), 128, a, err);
 }
 int run_mmq(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_mmq(b, n, err); }
 int run_q16w(Backend &b, const rf_node &n, rf_kargs &, std::string &err) { return matmul_q16w(b, n, err); }

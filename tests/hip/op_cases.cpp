@@ -630,8 +630,10 @@ std::vector<Case> correctness_cases(std::mt19937 &rng) {
         v.push_back(sink_attention(rng, pool, 64, 64, 8, {40, 300, 128, 7, 480, 33, 200, 64, 99, 12, 450, 1, 500, 260, 80, 16, 3, 190, 222, 350,
                                                           41, 510, 8, 100, 60, 70, 90, 110, 130, 150, 170, 180, 220, 240, 310, 320, 330, 5, 6, 9},
                                    1, 0));
-        v.push_back(sink_attention(rng, pool, 80, 8, 2, {700, 20}, 1, 0));
-        v.push_back(sink_attention(rng, pool, 80, 8, 2, {20}, 1, 0));
+        if (pool == RF_TYPE_F16) { // q8_0 pools need head sizes that are a multiple of 32
+            v.push_back(sink_attention(rng, pool, 80, 8, 2, {700, 20}, 1, 0));
+            v.push_back(sink_attention(rng, pool, 80, 8, 2, {20}, 1, 0));
+        }
         v.push_back(sink_attention(rng, pool, 256, 8, 4, {3000}, 1, 0));
         v.push_back(sink_attention(rng, pool, 256, 8, 4, {2000}, 1, 512));
         for (int D : {64, 128})
