@@ -327,25 +327,13 @@ struct MvqQ4_0 {
     }
 };
 
-// MXFP4 (17-byte blocks: the E8M0 exponent e, then 16 bytes of codes, low nibbles = elements
-// 0..15, high = 16..31; rows and blocks at any byte): one lane per block from the 24-byte window
-// (it holds the 17 bytes at every offset 0..7 of their first word). The doubled values are
-// integers, so the dot is dp4a as for IQ4_NL, scaled by 2^(e - 128) (ggml's
-// GGML_E8M0_TO_FP32_HALF); the column is quantized in blocks of 32, as the CPU's q8_32, whose
-// dot (dot_mxfp4) takes the same operands but adds 12 to the values and 12 d s_x back after.
-struct MvqMxfp4 {
+// The dot of a 32-element block whose 32 levels (signed int8, elements 0..15 in lo, 16..31 in hi)
+// and one float scale d the format's load() has set: dp4a with the q8_1 column, no offset term
+// (IQ4_NL, MXFP4).
+struct MvqLevels32 {
     enum { LANES = 1, ELEMS = 32, UNROLL = 2 };
-    u32 lo[4], hi[4]; // doubled values of elements 0..15 and 16..31
+    u32 lo[4], hi[4];
     float d;
-    RF_DEV void load(const u8 *row, i64 b, int) {
-        Window24 w;
-        w.load(row + b * 17);
-        d = e8m0_half((u8)(w.word(0, w.mis >> 2) >> (8 * (w.mis & 3))));
-        u32 q[4];
-        w.bytes16(w.mis + 1, q);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) mxfp4_levels8(q[i], lo[i], hi[i]);
-    }
     RF_DEV int sum(uint4 x0, uint4 x1) const {
         return dot16_i8(u4(hi[0], hi[1], hi[2], hi[3]), x1, dot16_i8(u4(lo[0], lo[1], lo[2], lo[3]), x0, 0));
     }
@@ -358,6 +346,24 @@ struct MvqMxfp4 {
         return Act{*(const uint4 *)(x.q + b * 32), *(const uint4 *)(x.q + b * 32 + 16), x.ds[2 * b]};
     }
     RF_DEV void dot(const Act &x, float &acc) const { add(sum(x.x0, x.x1), x.dx, acc); }
+};
+
+// MXFP4 (17-byte blocks: the E8M0 exponent e, then 16 bytes of codes, low nibbles = elements
+// 0..15, high = 16..31; rows and blocks at any byte): one lane per block from the 24-byte window
+// (it holds the 17 bytes at every offset 0..7 of their first word). The doubled values are
+// integers, so the dot is dp4a as for IQ4_NL, scaled by 2^(e - 128) (ggml's
+// GGML_E8M0_TO_FP32_HALF); the column is quantized in blocks of 32, as the CPU's q8_32, whose
+// dot (dot_mxfp4) takes the same operands but adds 12 to the values and 12 d s_x back after.
+struct MvqMxfp4 : MvqLevels32 {
+    RF_DEV void load(const u8 *row, i64 b, int) {
+        Window24 w;
+        w.load(row + b * 17);
+        d = e8m0_half((u8)(w.word(0, w.mis >> 2) >> (8 * (w.mis & 3))));
+        u32 q[4];
+        w.bytes16(w.mis + 1, q);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) mxfp4_levels8(q[i], lo[i], hi[i]);
+    }
 };
 
 // Q8_0 (34-byte blocks, 2-byte aligned): 2 lanes per block; lane h takes quants [16h, 16h + 16)

@@ -48,10 +48,7 @@ struct MvqIq4Xs {
 
 // IQ4_NL (18-byte blocks, 2-byte aligned): one lane per block from three aligned 8-byte loads,
 // as Q4_0; the levels are signed, so no offset term.
-struct MvqIq4Nl {
-    enum { LANES = 1, ELEMS = 32, UNROLL = 2 };
-    u32 lo[4], hi[4];
-    float d;
+struct MvqIq4Nl : MvqLevels32 {
     RF_DEV void load(const u8 *row, i64 b, int) {
         Window24 w;
         w.load(row + b * 18);
@@ -61,18 +58,6 @@ struct MvqIq4Nl {
 #pragma unroll
         for (int i = 0; i < 4; ++i) iq4nl_levels8(q[i], lo[i], hi[i]);
     }
-    RF_DEV int sum(uint4 x0, uint4 x1) const {
-        return dot16_i8(u4(hi[0], hi[1], hi[2], hi[3]), x1, dot16_i8(u4(lo[0], lo[1], lo[2], lo[3]), x0, 0));
-    }
-    RF_DEV void add(int s, float dx, float &acc) const { acc = ffma(fmul(d, dx), (float)s, acc); }
-    RF_DEV void dot(Q8Col x, i64 b, int, float &acc) const {
-        add(sum(*(const uint4 *)(x.q + b * 32), *(const uint4 *)(x.q + b * 32 + 16)), x.ds[2 * b], acc);
-    }
-    struct Act { uint4 x0, x1; float dx; };
-    RF_DEV static Act act(Q8Col x, i64 b, int) {
-        return Act{*(const uint4 *)(x.q + b * 32), *(const uint4 *)(x.q + b * 32 + 16), x.ds[2 * b]};
-    }
-    RF_DEV void dot(const Act &x, float &acc) const { add(sum(x.x0, x.x1), x.dx, acc); }
 };
 
 // ---- the grid formats -----------------------------------------------------------------------
