@@ -4,6 +4,7 @@
 
 #include "matmul_h16_layout.h"
 #include "ops.h"
+#include "weight_types.h"
 
 namespace rf_hip {
 
@@ -110,11 +111,19 @@ Q16wType q16w_type(int type) {
 } // namespace
 
 namespace {
-// Q4_K / Q5_K stage only the step's granules of 16-byte aligned rows; MXFP4 reads its blocks at
-// any byte, the others at any even address.
-bool q16w_rows_aligned(const rf_tensor *w) {
+// The weights' side of both tile forms: Q4_K / Q5_K stage only the step's granules of 16-byte
+// aligned rows, MXFP4 reads its blocks at any byte, the others at any even address; 32-bit row
+// strides, a grid of 128-row tiles.
+bool q16w_weights_usable(const rf_tensor *w) {
     const bool k4 = w->type == RF_TYPE_Q4_K || w->type == RF_TYPE_Q5_K;
-    return aligned(w, k4 ? 16 : w->type == RF_TYPE_MXFP4 ? 1 : 2);
+    return aligned(w, k4 ? 16 : w->type == RF_TYPE_MXFP4 ? 1 : 2) && w->nb[1] < (int64_t)1 << 32 &&
+           (w->ne[1] + RF_H16W_BN - 1) / RF_H16W_BN <= 65535;
+}
+// The types whose grouped MATMUL_ID prefill takes these tiles: not the K-quants and Q4_0 / Q8_0,
+// which have rf_mmqp_id_* (moe_grouped.cpp tries those first).
+bool q16w_grouped_type(int type) {
+    const Q16wType t = q16w_type(type);
+    return t.suffix && !t.kquant && type != RF_TYPE_Q4_0 && type != RF_TYPE_Q8_0;
 }
 } // namespace
 
@@ -122,10 +131,9 @@ bool q16w_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     if (b.q16w_min <= 0 || !b.kernels.wgmma || !w || !x || !n.dst || x->type != RF_TYPE_F32) return false;
     if (const Q16wType t = q16w_type(w->type); !t.suffix || (t.kquant && !b.q16w_kquants)) return false;
-    const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
+    const int64_t K = w->ne[0], M = x->ne[1];
     if (M < b.q16w_min || K % 64 != 0 || x->ne[2] * x->ne[3] != 1 || w->ne[2] * w->ne[3] != 1) return false;
-    return q16w_rows_aligned(w) && w->nb[1] < (int64_t)1 << 32 && (N + RF_H16W_BN - 1) / RF_H16W_BN <= 65535 &&
-           n.dst->nb[0] == 4 && x->nb[0] == 4;
+    return q16w_weights_usable(w) && n.dst->nb[0] == 4 && x->nb[0] == 4;
 }
 
 int matmul_q16w(Backend &b, const rf_node &n, std::string &err) {
@@ -145,11 +153,8 @@ int matmul_q16w(Backend &b, const rf_node &n, std::string &err) {
 }
 
 bool q16w_id_usable(const Backend &b, const rf_tensor *w) {
-    if (b.q16w_min <= 0 || !b.kernels.wgmma || !w) return false;
-    // The K-quants and Q4_0 / Q8_0 have rf_mmqp_id_* (moe_grouped.cpp tries them first).
-    if (const Q16wType t = q16w_type(w->type); !t.suffix || t.kquant || w->type == RF_TYPE_Q4_0 || w->type == RF_TYPE_Q8_0)
-        return false;
-    return w->ne[0] % 64 == 0 && q16w_rows_aligned(w) && w->nb[1] < (int64_t)1 << 32 && (w->ne[1] + RF_H16W_BN - 1) / RF_H16W_BN <= 65535;
+    if (b.q16w_min <= 0 || !b.kernels.wgmma || !w || !q16w_grouped_type(w->type)) return false;
+    return w->ne[0] % 64 == 0 && q16w_weights_usable(w);
 }
 
 int launch_q16w_id(Backend &b, const rf_tensor *w, int64_t tiles, rf_kargs &a, std::string &err) {
@@ -176,12 +181,12 @@ std::vector<std::string> h16_kernel_names() {
     v.push_back("rf_mm_h16_id_64");
     v.push_back("rf_mm_h16w_128_k1");
     v.push_back("rf_mm_h16w_128_k2");
-    for (const char *t : {"q4_0", "q8_0", "q4_k", "q5_k", "q6_k"})
-        for (const char *ks : {"_k1", "_k2"}) v.push_back(std::string("rf_mm_q16w_") + t + ks);
-    // The formats without rf_mmqp_* tiles also have the grouped MATMUL_ID form (q16w_id_usable).
-    for (const char *t : {"mxfp4", "iq4_nl", "iq4_xs", "iq2_xxs", "iq3_xxs", "iq3_s", "iq2_xs", "iq2_s", "iq1_s", "iq1_m", "tq1_0", "tq2_0"})
-        for (const char *form : {"_k1", "_k2", ""})
-            v.push_back(std::string(*form ? "rf_mm_q16w_" : "rf_mm_q16w_id_") + t + form);
+    for (const TypeInfo &ti : kWeightTypes) {
+        const Q16wType t = q16w_type(ti.type);
+        if (!t.suffix) continue;
+        for (const char *ks : {"_k1", "_k2"}) v.push_back(std::string("rf_mm_q16w_") + t.suffix + ks);
+        if (q16w_grouped_type(ti.type)) v.push_back(std::string("rf_mm_q16w_id_") + t.suffix);
+    }
     return v;
 }
 

@@ -781,10 +781,11 @@ int dispatch_node(Backend &b, const rf_node &n, std::string &err) {
     case RF_OP_SCALE: return launch(b, "rf_scale_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_SILU: return launch(b, "rf_silu_f32", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
     case RF_OP_COPY: return launch(b, "rf_copy_float", grid_1d(nelem(d), 256), 1, 1, 256, a, err);
-    case RF_OP_RMS_NORM: { // rows of at most 1024 (kernels/rownorm.hip RF_RMS_ROWS_MAX_K): a warp a row
+    case RF_OP_RMS_NORM: { // short rows a warp each (kernels/rownorm.hip: RF_RMS_ROWS_MAX_K, 8 rows a block)
+        constexpr int64_t kWarpRowMaxK = 1024, kRowsPerBlock = 8;
         const int64_t rows = nelem(s0) / s0->ne[0];
-        if (s0->ne[0] <= 1024 && rows > 1)
-            return launch(b, "rf_rms_norm_rows_f32", (unsigned)((rows + 7) / 8), 1, 1, 256, a, err);
+        if (s0->ne[0] <= kWarpRowMaxK && rows > 1)
+            return launch(b, "rf_rms_norm_rows_f32", (unsigned)((rows + kRowsPerBlock - 1) / kRowsPerBlock), 1, 1, 32 * kRowsPerBlock, a, err);
         return launch(b, "rf_rms_norm_f32", (unsigned)rows, 1, 1, 256, a, err);
     }
     case RF_OP_LAYER_NORM: return launch(b, "rf_layer_norm_f32", (unsigned)(nelem(s0) / s0->ne[0]), 1, 1, 256, a, err);
