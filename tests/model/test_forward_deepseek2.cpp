@@ -5,11 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "rocmforge/inference.h"
+#include "rocmforge/kv_cache.h"
 #include "rocmforge/model.h"
 #include "tiny_deepseek2.h"
 #include "tiny_model.h"
@@ -167,4 +170,33 @@ TEST_CASE("deepseek2 files without a tensor or key the family needs are refused 
     DeepSeek2Spec bad_groups;
     bad_groups.n_group = 3; // does not divide 8 experts
     check_rejected(bad_groups, "ds2_groups.gguf", "deepseek2.expert_group_count");
+}
+
+// A GPU-like backend (device memory, without the deepseek2 ops, as the HIP one): the weights stay
+// there, the compressed cache, latent attention and the new ops run on the CPU, the logits as on
+// the CPU alone.
+TEST_CASE("deepseek2 with its weights on a GPU-like backend: cache and latent attention on the CPU", "[model][moe][deepseek2]") {
+    const char *p = std::getenv("RF_GPULIKE");
+    REQUIRE(p != nullptr);
+    Config c;
+    c.backends = {"gpulike", "cpu"};
+    c.backends_explicit = true;
+    c.plugin_dirs = {std::filesystem::path(p).parent_path().string()};
+    if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
+    c.n_threads = 2;
+    auto rt = Runtime::create(c);
+    const DeepSeek2Spec spec;
+    const std::string path = temp_path("ds2_gpulike.gguf");
+    write_tiny_deepseek2(path, spec);
+    auto model = Model::load(path, *rt);
+    REQUIRE(model->backend().name() == "gpulike");
+    CHECK(kv_cache_backend(*rt, model->backend(), model->hparams()).name() == "cpu");
+    InferenceContext gpu(*model, *rt, params(RF_TYPE_F16));
+    Loaded cpu = load(spec, "ds2_cpu.gguf");
+    InferenceContext ref(*cpu.model, *cpu.rt, params(RF_TYPE_F16));
+    const auto a = run(gpu, kTokens, false), b = run(ref, kTokens, false);
+    REQUIRE(a.size() == b.size());
+    CHECK(rel_diff(a.data(), b.data(), (int64_t)a.size()) < 1e-5);
+    const auto sa = run(gpu, {5, 6, 7}, true), sb = run(ref, {5, 6, 7}, true);
+    CHECK(rel_diff(sa.data(), sb.data(), (int64_t)sa.size()) < 1e-5);
 }
