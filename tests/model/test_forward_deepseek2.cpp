@@ -200,3 +200,37 @@ TEST_CASE("deepseek2 with its weights on a GPU-like backend: cache and latent at
     const auto sa = run(gpu, {5, 6, 7}, true), sb = run(ref, {5, 6, 7}, true);
     CHECK(rel_diff(sa.data(), sb.data(), (int64_t)sa.size()) < 1e-5);
 }
+
+// Two sequences in one batch equal each run alone; a prefix copied into another sequence (the
+// page copy of the K-only cache) continues as the original does.
+TEST_CASE("deepseek2: batched sequences and a copied prefix over the compressed cache", "[model][moe][deepseek2]") {
+    const DeepSeek2Spec spec;
+    Loaded s = load(spec, "ds2_seqs.gguf");
+    ContextParams p = params(RF_TYPE_F16);
+    p.n_seq_max = 2;
+    InferenceContext both(*s.model, *s.rt, p), alone(*s.model, *s.rt, params(RF_TYPE_F16));
+    const std::vector<int32_t> a(kTokens.begin(), kTokens.begin() + 11), b(kTokens.begin() + 4, kTokens.end());
+    Batch batch;
+    for (int32_t t : a) batch.add(t, 0, true);
+    for (int32_t t : b) batch.add(t, 1, true);
+    const std::vector<float> joint = both.decode(batch);
+    const int64_t V = spec.n_vocab;
+    const std::vector<float> la = run(alone, a, false);
+    alone.clear_sequence(0);
+    const std::vector<float> lb = run(alone, b, false);
+    for (size_t i = 0; i < a.size(); ++i) CHECK(rel_diff(joint.data() + i * V, la.data() + i * V, V) < 1e-5);
+    for (size_t i = 0; i < b.size(); ++i) CHECK(rel_diff(joint.data() + (a.size() + i) * V, lb.data() + i * V, V) < 1e-5);
+    // Sequence 1 becomes a copy of sequence 0's 11 positions; the same next token on both.
+    both.cache().copy_prefix(0, 1, (int64_t)a.size());
+    Batch next;
+    next.add(77, 0, true);
+    next.add(77, 1, true);
+    const std::vector<float> l = both.decode(next);
+    CHECK(rel_diff(l.data(), l.data() + V, V) == 0.0);
+    Batch more;
+    more.add(77, 0, true);
+    alone.clear_sequence(0);
+    run(alone, a, false);
+    const std::vector<float> l2 = alone.decode(more);
+    CHECK(rel_diff(l.data(), l2.data(), V) < 1e-5);
+}

@@ -1,6 +1,6 @@
 // Decoder-only transformer models of the llama lineage (llama 1/2/3, mistral-style files, qwen2,
 // qwen3, gemma2, gemma3, phi3, and the mixture-of-experts mixtral (llama with experts), qwen3moe,
-// qwen2moe (with a shared expert) and gpt-oss;
+// qwen2moe (with a shared expert), gpt-oss and deepseek2 (latent attention);
 // docs/MODELS.md) and the embedding encoders bert and nomic-bert: hyperparameters read from GGUF
 // metadata, weights
 // placed on the runtime's primary backend straight from the mapped file.
