@@ -2,7 +2,7 @@
 // Flash-attention style: keys/values are visited in chunks of kChunk positions with an online
 // softmax (running max m, running sum l, f32 accumulator), so nothing scales with n_kv except
 // the loop. One work item = (token, kv head): the kv rows are converted to f32 once and shared
-// by the Hq/Hkv query heads of the group. A sliding window (iparams[0]) moves the first visited
+// by the Hq/Hkv query heads of the group (or of a slice of it, when the items are few). A sliding window (iparams[0]) moves the first visited
 // position; a soft cap (fparams[1]) bends each score before the softmax; bidirectional
 // attention (iparams[2], encoders) visits every position of the token's sequence in the node;
 // sinks (src5, gpt-oss) join each head's denominator once the positions are summed. V heads
@@ -61,12 +61,21 @@ bool check_attention(const rf_node &n, std::string *why) {
     return true;
 }
 
+// Query-head slices per (token, kv head) item: with few items (decode over one KV head, as latent
+// attention's) the group's heads split into slices of their own, each reading the K/V rows again.
+// A function of the shape alone, so the parts (not the results: each head's arithmetic is the
+// same) depend on nothing else.
+int64_t head_slices(int64_t T, int64_t Hkv, int64_t G) {
+    constexpr int64_t kMinItems = 8;
+    return T * Hkv >= kMinItems ? 1 : std::min(G, (kMinItems + T * Hkv - 1) / (T * Hkv));
+}
+
 NodeWork plan_attention(const KernelSet &, const rf_node &n, int nth) {
     const int64_t D = n.src[0]->ne[0], Hkv = n.src[1]->ne[0] / D, G = n.src[0]->ne[1] / Hkv, T = n.src[0]->ne[2];
-    const int64_t Dv = n.dst->ne[0] / n.src[0]->ne[1];
+    const int64_t Dv = n.dst->ne[0] / n.src[0]->ne[1], S = head_slices(T, Hkv, G);
     NodeWork w;
-    // One item = (token, kv head); its cost grows with the token's position (up to n_kv_max).
-    w.parts[0] = parts_for(T * Hkv, G * (D + Dv) * std::max<int64_t>(n.src[3]->ne[0], 64), nth);
+    // One item = (token, kv head, head slice); its cost grows with the token's position (up to n_kv_max).
+    w.parts[0] = parts_for(T * Hkv * S, (G / S) * (D + Dv) * std::max<int64_t>(n.src[3]->ne[0], 64), nth);
     // kbuf [kChunk*D] + vbuf [kChunk*Dv], scores [G*kChunk], acc [G*Dv], m/l [G]
     w.per_thread_bytes = size_t(kChunk * (D + Dv) + G * kChunk + G * Dv + 2 * G) * sizeof(float);
     return w;
@@ -115,22 +124,24 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
     float *mrun = acc + G * Dv;
     float *lrun = mrun + G;
 
+    const int64_t n_slices = head_slices(T, Hkv, G);
     int64_t i0, i1;
-    split_range(T * Hkv, part, n_parts, &i0, &i1);
+    split_range(T * Hkv * n_slices, part, n_parts, &i0, &i1);
     for (int64_t item = i0; item < i1; ++item) {
-        const int64_t t = item / Hkv, g = item % Hkv;
+        const int64_t t = item / (Hkv * n_slices), g = item / n_slices % Hkv, slice = item % n_slices;
+        const int64_t j0 = G * slice / n_slices, j1 = G * (slice + 1) / n_slices; // this item's heads of the group
         const int32_t seq = info[2 * t], pos = info[2 * t + 1];
         float *out0 = row_f32(d, t) + g * G * Dv;
         if (seq < 0 || seq >= n_seq || pos < 0 || pos >= n_kv_max) {
             ctx.errors.fail("ATTENTION: token " + std::to_string(t) + " has sequence " + std::to_string(seq) +
                             " / position " + std::to_string(pos) + " outside the slot table [" +
                             std::to_string(n_kv_max) + ", " + std::to_string(n_seq) + "]");
-            std::memset(out0, 0, size_t(G * Dv) * 4);
+            std::memset(out0 + j0 * Dv, 0, size_t((j1 - j0) * Dv) * 4);
             continue;
         }
         const int32_t *slots = reinterpret_cast<const int32_t *>(static_cast<const uint8_t *>(st.data) + seq * st.nb[1]);
         std::memset(acc, 0, size_t(G * Dv) * 4);
-        for (int64_t j = 0; j < G; ++j) { mrun[j] = -INFINITY; lrun[j] = 0.f; }
+        for (int64_t j = j0; j < j1; ++j) { mrun[j] = -INFINITY; lrun[j] = 0.f; }
 
         bool bad = false;
         const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
@@ -149,7 +160,7 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
                 load_head(ks, vp, slot, g, Dv, vbuf + c * Dv);
             }
             if (bad) break;
-            for (int64_t j = 0; j < G; ++j) {
+            for (int64_t j = j0; j < j1; ++j) {
                 const float *qv = row_f32(q, g * G + j, t);
                 float *sc = scores + j * kChunk;
                 float mx = -INFINITY;
@@ -173,7 +184,7 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
                 }
             }
         }
-        for (int64_t j = 0; j < G && sinks && !bad; ++j) {
+        for (int64_t j = j0; j < j1 && sinks && !bad; ++j) {
             // As ggml's flash attention: the sink's exp against the larger of it and the max.
             const float s = sinks[g * G + j];
             if (s > mrun[j]) {
@@ -184,7 +195,7 @@ void run_attention(const OpContext &ctx, const rf_node &n, int, int64_t part, in
                 lrun[j] += std::exp(s - mrun[j]);
             }
         }
-        for (int64_t j = 0; j < G; ++j) {
+        for (int64_t j = j0; j < j1; ++j) {
             const float inv = (bad || lrun[j] == 0.f) ? 0.f : 1.f / lrun[j];
             for (int64_t i = 0; i < Dv; ++i) out0[j * Dv + i] = acc[j * Dv + i] * inv;
         }

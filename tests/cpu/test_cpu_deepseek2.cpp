@@ -80,6 +80,15 @@ TEST_CASE("cpu attention: latent attention (V heads from the start of the K rows
             run_ok(*be, node);
             REQUIRE(all_finite(out.f32(), out.n()));
             CHECK(nmse(ref, out.f32(), out.n()) < 1e-10);
+            // Token 4 alone (a decode step: its heads split into slices of one) equals its row of
+            // the 5-token node (slices of three) bit for bit.
+            Tensor q1(RF_TYPE_F32, {D, Hq, 1}), info1(RF_TYPE_I32, {2, 1}), out1(RF_TYPE_F32, {Dv * Hq, 1});
+            std::memcpy(q1.f32(), q.f32() + 4 * D * Hq, size_t(D * Hq) * 4);
+            info1.i32()[0] = 0, info1.i32()[1] = tok_pos[4];
+            rf_node one = make_node(RF_OP_ATTENTION, out1, {&q1, &kp, &kp, &slots, &info1});
+            one.fparams[0] = scale;
+            run_ok(*be, one);
+            CHECK(std::memcmp(out1.f32(), out.f32() + 4 * Dv * Hq, size_t(Dv * Hq) * 4) == 0);
             // V rows too short for the V heads, or a dst that is no multiple of the heads: declined.
             Tensor short_v(pool_type, {Dv - 32, S}), odd(RF_TYPE_F32, {Dv * Hq + 1, T});
             rf_node bad = make_node(RF_OP_ATTENTION, out, {&q, &kp, &short_v, &slots, &info});
