@@ -4,6 +4,7 @@
 // batch = token by token, and files lacking what the family needs refused by name.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -233,4 +234,26 @@ TEST_CASE("deepseek2: batched sequences and a copied prefix over the compressed 
     run(alone, a, false);
     const std::vector<float> l2 = alone.decode(more);
     CHECK(rel_diff(l.data(), l2.data(), V) < 1e-5);
+}
+
+// Greedy generation: each next token the argmax of the last logits, fed back one at a time (f16
+// cache); the tokens are those the float64 reference picks on the growing sequence.
+TEST_CASE("deepseek2: greedy generation picks the reference's tokens", "[model][moe][deepseek2]") {
+    const DeepSeek2Spec spec;
+    Loaded s = load(spec, "ds2_greedy.gguf");
+    InferenceContext ctx(*s.model, *s.rt, params(RF_TYPE_F16));
+    std::vector<int32_t> seq = {1, 15, 42, 7, 88};
+    const int64_t V = spec.n_vocab;
+    std::vector<float> last = run(ctx, seq, false);
+    last.erase(last.begin(), last.end() - V);
+    for (int step = 0; step < 10; ++step) {
+        const int32_t next = (int32_t)(std::max_element(last.begin(), last.end()) - last.begin());
+        seq.push_back(next);
+        last = run(ctx, {next}, true);
+    }
+    const auto ref = deepseek2_reference(s.weights, seq);
+    for (size_t t = 4; t + 1 < seq.size(); ++t) {
+        INFO("position " << t);
+        CHECK(std::max_element(ref[t].begin(), ref[t].end()) - ref[t].begin() == seq[t + 1]);
+    }
 }
