@@ -70,6 +70,11 @@ void read_deepseek2_keys(ModelHparams &hp, const gguf::File &f) {
     if (hp.n_rot >= ds.n_head_k) k.bad("rope.dimension_count", "must be smaller than the query head (" + std::to_string(ds.n_head_k) + ")");
     if (ds.n_head_v <= 0) k.bad("attention.value_length", "must be positive");
 
+    // Multi-token-prediction layers (counted in block_count by converters that keep them) are
+    // not run: the model is the layers before them, as llama.cpp runs it.
+    const int64_t nextn = k.get_int("nextn_predict_layers", 0, false);
+    if (nextn < 0 || nextn >= hp.n_layer) k.bad("nextn_predict_layers", "must be in 0..block_count - 1");
+    hp.n_layer -= nextn;
     ds.n_dense_lead = k.get_int("leading_dense_block_count", 0, true);
     if (ds.n_dense_lead < 0 || ds.n_dense_lead > hp.n_layer) k.bad("leading_dense_block_count", "must be in 0..block_count");
     ds.n_expert_shared = k.get_int("expert_shared_count", 0, true);

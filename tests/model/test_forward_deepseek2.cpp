@@ -257,3 +257,21 @@ TEST_CASE("deepseek2: greedy generation picks the reference's tokens", "[model][
         CHECK(std::max_element(ref[t].begin(), ref[t].end()) - ref[t].begin() == seq[t + 1]);
     }
 }
+
+// A file whose last block is a multi-token-prediction layer (nextn_predict_layers = 1): the model
+// is the blocks before it, as the reference of those blocks alone.
+TEST_CASE("deepseek2: nextn_predict_layers are not run", "[model][moe][deepseek2]") {
+    DeepSeek2Spec spec;
+    spec.nextn = 1;
+    Loaded s = load(spec, "ds2_nextn.gguf");
+    CHECK(s.model->hparams().n_layer == 2);
+    DeepSeek2Weights first = s.weights;
+    first.spec.n_layer = 2;
+    const auto ref = deepseek2_reference(first, kTokens);
+    InferenceContext ctx(*s.model, *s.rt, params(RF_TYPE_F32));
+    const auto logits = run(ctx, kTokens, false);
+    for (size_t t = 0; t < kTokens.size(); ++t) CHECK(rel_diff(logits.data() + t * 97, ref[t].data(), 97) < 2e-3);
+    DeepSeek2Spec all = spec;
+    all.nextn = 3;
+    check_rejected(all, "ds2_nextn_all.gguf", "deepseek2.nextn_predict_layers");
+}

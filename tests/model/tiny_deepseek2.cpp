@@ -59,6 +59,7 @@ DeepSeek2Weights write_tiny_deepseek2(const std::string &path, const DeepSeek2Sp
         set("expert_group_count", Value::from_u32((uint32_t)s.n_group));
         set("expert_group_used_count", Value::from_u32((uint32_t)s.n_group_used));
     }
+    if (s.nextn) set("nextn_predict_layers", Value::from_u32((uint32_t)s.nextn));
     if (s.yarn_factor > 0) {
         set("rope.scaling.type", Value::from_string("yarn"));
         set("rope.scaling.factor", Value::from_f32(s.yarn_factor));

@@ -26,6 +26,7 @@ struct DeepSeek2Spec {
     float yarn_factor = 4.0f; // 0: no rope scaling keys
     int64_t yarn_orig_ctx = 64;
     float yarn_log_mul = 0.1f;
+    int64_t nextn = 0; // nextn_predict_layers (0: not written): the last ones are not run
     float rope_base = 10000.0f, rms_eps = 1e-6f;
     int matrix_type = 0; // RF_TYPE_F32 or RF_TYPE_F16 for the 2-D weights
     uint32_t seed = 4321;
