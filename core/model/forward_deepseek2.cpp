@@ -15,11 +15,12 @@
 //              FFN_shexp(h)
 //   logits = W_out (rms_norm(x) * output_norm), only for the rows asked for.
 // W_kb and W_vb are per-head matrices: MATMUL_ID with each head as its own "expert".
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <utility>
+#include <vector>
 
 #include "forward_graph.h"
 
@@ -31,19 +32,20 @@ Tensor *rms_norm_mul(Graph &g, Tensor *x, Tensor *w, float eps, const std::strin
     return g.mul(g.rms_norm(x, eps, (label + "_rms").c_str()), w, label.c_str());
 }
 
-// The ids [H, T] of MATMUL_ID that make head h use slice h of a per-head weight: constant for a
-// graph's shape, so one array per (H, T) serves every graph of the process (never freed: the
-// graphs hold its address).
+// The ids [H, T] of MATMUL_ID that make head h use slice h of a per-head weight. Any T tokens'
+// ids are the start of a longer array's, so one array per H serves every graph of the process:
+// a larger T gets one of twice the tokens, the old ones staying alive (graphs hold their address).
 const int32_t *head_ids(int64_t H, int64_t T) {
     static std::mutex mu;
-    static std::map<std::pair<int64_t, int64_t>, std::unique_ptr<std::vector<int32_t>>> arrays;
+    static std::map<int64_t, std::vector<std::unique_ptr<std::vector<int32_t>>>> arrays;
     std::lock_guard<std::mutex> lock(mu);
-    auto &a = arrays[{H, T}];
-    if (!a) {
-        a = std::make_unique<std::vector<int32_t>>((size_t)(H * T));
-        for (int64_t i = 0; i < H * T; ++i) (*a)[(size_t)i] = (int32_t)(i % H);
+    auto &all = arrays[H];
+    if (all.empty() || (int64_t)all.back()->size() < H * T) {
+        const int64_t tokens = std::max<int64_t>(T, all.empty() ? 64 : 2 * (int64_t)all.back()->size() / H);
+        all.push_back(std::make_unique<std::vector<int32_t>>((size_t)(H * tokens)));
+        for (int64_t i = 0; i < H * tokens; ++i) (*all.back())[(size_t)i] = (int32_t)(i % H);
     }
-    return a->data();
+    return all.back()->data();
 }
 
 // The routed experts of h [n_embd, T] as llama.cpp's build_moe_ffn for deepseek2: [n_embd, T].
