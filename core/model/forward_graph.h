@@ -83,4 +83,8 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
 Tensor *build_encoder_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                             ForwardGraphInputs *inputs);
 
+// deepseek2's graph (forward_deepseek2.cpp), which build_forward_graph hands it to.
+Tensor *build_deepseek2_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
+                              ForwardGraphInputs *inputs);
+
 } // namespace rf
