@@ -236,7 +236,7 @@ int cmd_bench_memory(int argc, char **argv) {
         const int t = kv_cache_type_from_name(type);
         if (hp.head_dim % type_traits(t)->block_size != 0) continue;
         add("kv_bytes_per_token", {{"cache", std::string(type) + "/" + type}}, "bytes",
-            double(KvCache::bytes_per_token(hp.n_layer, hp.n_embd_kv(), t, t)));
+            double(KvCache::bytes_per_token(hp.n_layer_kv(), hp.n_embd_kv(), t, t)));
     }
     // After loading: the weights (and anything else the model allocated) per backend.
     for (const Backend *b : lm.runtime->backends()) {

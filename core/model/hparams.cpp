@@ -56,6 +56,7 @@ constexpr ArchEntry kArchs[] = {
     {"phi3", ModelArch::Phi3, RF_ROPE_NEOX},     {"qwen3moe", ModelArch::Qwen3Moe, RF_ROPE_NEOX},
     {"qwen2moe", ModelArch::Qwen2Moe, RF_ROPE_NEOX}, {"gpt-oss", ModelArch::GptOss, RF_ROPE_NEOX},
     {"bert", ModelArch::Bert, RF_ROPE_NORMAL},   {"nomic-bert", ModelArch::NomicBert, RF_ROPE_NEOX},
+    {"qwen35", ModelArch::Qwen35, RF_ROPE_NEOX}, {"qwen35moe", ModelArch::Qwen35Moe, RF_ROPE_NEOX},
 };
 
 // llama.cpp's LLAMA_MAX_EXPERTS.
@@ -65,7 +66,8 @@ constexpr int64_t kMaxExperts = 512;
 // Only llama (Mixtral), qwen3moe, qwen2moe and gpt-oss files have an expert graph; experts in any
 // other architecture are refused by name.
 void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
-    const bool moe_only = hp.arch == ModelArch::Qwen3Moe || hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::GptOss;
+    const bool moe_only = hp.arch == ModelArch::Qwen3Moe || hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::GptOss ||
+                          hp.arch == ModelArch::Qwen35Moe;
     const bool moe_arch = hp.arch == ModelArch::Llama || moe_only;
     hp.n_expert = r.get_int("expert_count", 0, moe_only);
     if (hp.n_expert < 0 || hp.n_expert > kMaxExperts)
@@ -83,7 +85,8 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
         throw Error(r.f.path() + ": " + r.key("expert_used_count") + " = " + std::to_string(hp.n_expert_used) +
                     " must be in 1.." + std::to_string(hp.n_expert) + " (" + r.key("expert_count") + ")");
     // gpt-oss: required, as llama.cpp's loader reads it.
-    hp.n_ff_exp = moe_only ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used, hp.arch == ModelArch::GptOss)
+    hp.n_ff_exp = moe_only ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used,
+                                       hp.arch == ModelArch::GptOss || hp.arch == ModelArch::Qwen35Moe)
                            : hp.n_ff;
     require_positive(r.f, r.key("expert_feed_forward_length"), hp.n_ff_exp);
     if (hp.arch == ModelArch::Qwen2Moe) {
@@ -91,6 +94,10 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
         hp.n_ff_shexp = r.get_int("expert_shared_feed_forward_length", 0, false);
         if (hp.n_ff_shexp == 0) hp.n_ff_shexp = hp.n_ff;
         require_positive(r.f, r.key("expert_shared_feed_forward_length"), hp.n_ff_shexp);
+    }
+    if (hp.arch == ModelArch::Qwen35Moe) { // the shared expert, when the key says it has one
+        hp.n_ff_shexp = r.get_int("expert_shared_feed_forward_length", 0, false);
+        if (hp.n_ff_shexp < 0) throw Error(r.f.path() + ": " + r.key("expert_shared_feed_forward_length") + " must not be negative");
     }
 }
 
@@ -169,6 +176,10 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
         hp.swiglu_alpha = 1.702f;
         hp.swiglu_limit = 7.0f;
         break;
+    case ModelArch::Qwen35: case ModelArch::Qwen35Moe:
+        hp.qk_norm = true;
+        read_qwen35_keys(hp, r.f);
+        break;
     case ModelArch::Phi3:
         hp.n_ctx_orig = r.get_int("rope.scaling.original_context_length", hp.n_ctx_train, false);
         hp.rope_attn_factor = (float)r.get_float("rope.scaling.attn_factor", 1.0);
@@ -197,13 +208,15 @@ ModelHparams read_hparams(const gguf::File &f) {
     hp.n_ctx_train = r.get_int("context_length", 0, true);
     hp.n_embd = r.get_int("embedding_length", 0, true);
     hp.n_layer = r.get_int("block_count", 0, true);
-    hp.n_ff = r.get_int("feed_forward_length", 0, true);
+    // qwen35moe: its experts' widths are the FFN (llama.cpp reads no dense width for it).
+    const bool ff_optional = hp.arch == ModelArch::Qwen35Moe;
+    hp.n_ff = r.get_int("feed_forward_length", 0, !ff_optional);
     hp.n_head = r.get_int("attention.head_count", 0, true);
     hp.n_head_kv = r.get_int("attention.head_count_kv", hp.n_head, false);
     require_positive(f, r.key("context_length"), hp.n_ctx_train);
     require_positive(f, r.key("embedding_length"), hp.n_embd);
     require_positive(f, r.key("block_count"), hp.n_layer);
-    require_positive(f, r.key("feed_forward_length"), hp.n_ff);
+    if (!ff_optional || hp.n_ff != 0) require_positive(f, r.key("feed_forward_length"), hp.n_ff);
     require_positive(f, r.key("attention.head_count"), hp.n_head);
     require_positive(f, r.key("attention.head_count_kv"), hp.n_head_kv);
     if (hp.n_head % hp.n_head_kv != 0)

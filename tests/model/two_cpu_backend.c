@@ -127,6 +127,7 @@ static int two_supports(void *ctx, const rf_node *node) {
 #ifdef TWOCPU_FAKE_GPU
     if (node->op == RF_OP_LAYER_NORM || node->op == RF_OP_GELU) return 0;
     if (node->op == RF_OP_ATTENTION && node->iparams[2] != 0) return 0;
+    if (node->op == RF_OP_SSM_CONV || node->op == RF_OP_GATED_DELTA_NET) return 0; /* as HIP: test_qwen35.cpp */
 #endif
     return inner->supports_op(((two_ctx *)ctx)->inner_ctx, node);
 }
