@@ -14,7 +14,7 @@ text="$tmp/heldout.txt"
 head -c 3000 "$(dirname "$0")/../../models/trained/heldout.txt" >"$text"
 
 # shape:architecture (tiny-mixtral is a llama file with experts)
-for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen3moe:qwen3moe qwen2moe:qwen2moe gpt-oss:gpt-oss; do
+for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen3moe:qwen3moe qwen2moe:qwen2moe gpt-oss:gpt-oss qwen35:qwen35 qwen35moe:qwen35moe; do
   shape=${pair%%:*}
   arch=${pair#*:}
   for mix in Q8_0 F16; do
