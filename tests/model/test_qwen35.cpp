@@ -176,6 +176,17 @@ TEST_CASE("qwen35: the state carries across graphs, sequences are independent, g
         const std::vector<float> r1 = prefill(a0, p1);
         CHECK(rel_diff(stepped.data(), r0.data() + (p0.size() - 1) * V, V) < 1e-4);
         CHECK(rel_diff(stepped.data() + V, r1.data() + (p1.size() - 1) * V, V) < 1e-4);
+        // A server's mixed step: sequence 0's decode row ahead of a new prompt on sequence 1.
+        two.clear_sequence(1);
+        Batch mixed;
+        mixed.add(13, 0, true);
+        for (int32_t t : kOther) mixed.add(t, 1, true);
+        const std::vector<float> m = two.decode(mixed);
+        p0.push_back(13);
+        a0.clear_sequence(0);
+        const std::vector<float> r2 = prefill(a0, p0);
+        CHECK(rel_diff(m.data(), r2.data() + (p0.size() - 1) * V, V) < 1e-4);
+        check_rows(std::vector<float>(m.begin() + V, m.end()), other_alone, V, 1e-4);
     }
     SECTION("greedy generation follows the reference's argmax") {
         InferenceContext ctx(*s.model, *s.rt, params(1, RF_TYPE_F16));
