@@ -77,6 +77,9 @@ void Model::load_qwen35_layer(int64_t l) {
         w.ffn_up_exps = place(p + "ffn_up_exps.weight", {E, FX, X}, true);
         w.ffn_down_exps = place(p + "ffn_down_exps.weight", {FX, E, X}, true);
         if (hp.n_ff_shexp > 0) load_shared_expert(w, p);
+        else if (file_->find_tensor(p + "ffn_gate_shexp.weight")) // running without it would be wrong
+            throw Error(file_->path() + ": tensor '" + p + "ffn_gate_shexp.weight' (a shared expert) but no " + hp.arch_name +
+                        ".expert_shared_feed_forward_length");
     } else {
         w.ffn_gate = place(p + "ffn_gate.weight", {E, hp.n_ff}, true);
         w.ffn_up = place(p + "ffn_up.weight", {E, hp.n_ff}, true);

@@ -276,4 +276,6 @@ TEST_CASE("qwen35 files without a tensor or key the family needs are refused by 
     moe.moe = true;
     moe.skip_keys = {"expert_feed_forward_length"};
     rejected(moe, "q35moe_nokey.gguf", "missing metadata key 'qwen35moe.expert_feed_forward_length'");
+    moe.skip_keys = {"expert_shared_feed_forward_length"};
+    rejected(moe, "q35moe_noshexp.gguf", "(a shared expert) but no qwen35moe.expert_shared_feed_forward_length");
 }
