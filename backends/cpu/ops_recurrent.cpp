@@ -111,6 +111,7 @@ bool check_gated_delta_net(const rf_node &n, std::string *why) {
     for (const rf_tensor *t : {n.src[1], n.src[2]})
         if (t->ne[0] != Hv || t->ne[1] != T) { *why = "g and beta must be [Hv, T], got " + shape_str(*t); return false; }
     if (!(n.fparams[0] > 0)) { *why = "the L2 norm's eps must be positive"; return false; }
+    if (n.iparams[4] != 0 && n.iparams[4] != 1) { *why = "iparams[4] (key head of a value head) must be 0 or 1"; return false; }
     return check_state_args(n.src[3], n.src[4], n.src[5], Sk * Sv * Hv, T, why);
 }
 
@@ -133,7 +134,7 @@ void l2_normalize(const float *x, int64_t n, float eps, float scale, float *out)
 void run_gated_delta_net(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int tid) {
     const int64_t Hk = n.iparams[0], Sk = n.iparams[1], Hv = n.iparams[2], Sv = n.iparams[3];
     const rf_tensor &qkv = *n.src[0], &g = *n.src[1], &beta = *n.src[2], &pool = *n.src[3], &info = *n.src[4], &rows = *n.src[5];
-    const int64_t T = qkv.ne[1];
+    const int64_t T = qkv.ne[1], group = n.iparams[4] ? Hv / Hk : 0;
     const float eps = n.fparams[0], q_scale = n.fparams[1];
     int64_t h0, h1;
     split_range(Hv, part, n_parts, &h0, &h1);
@@ -146,7 +147,7 @@ void run_gated_delta_net(const OpContext &ctx, const rf_node &n, int, int64_t pa
         const float *x = row_f32(qkv, t);
         float *out = row_f32(*n.dst, t);
         for (int64_t h = h0; h < h1; ++h) {
-            const int64_t kh = h % Hk;
+            const int64_t kh = group ? h / group : h % Hk;
             l2_normalize(x + kh * Sk, Sk, eps, q_scale, q);
             l2_normalize(x + Hk * Sk + kh * Sk, Sk, eps, 1.0f, k);
             const float *v = x + 2 * Hk * Sk + h * Sv;

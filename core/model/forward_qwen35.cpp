@@ -40,7 +40,7 @@ Tensor *delta_net_layer(Graph &g, const ModelHparams &hp, const LayerWeights &w,
     Tensor *decay = g.mul(g.softplus(alpha, "ssm_alpha_softplus"), w.ssm_a, "ssm_decay");
     Tensor *conv = g.ssm_conv(qkv, w.ssm_conv1d, rs.conv(l), gi.token_info, gi.state_rows, "ssm_conv");
     conv = g.silu(conv, "ssm_conv_silu");
-    const Graph::DeltaNetHeads heads{hp.ssm_n_group, Sk, Hv, Sv};
+    const Graph::DeltaNetHeads heads{hp.ssm_n_group, Sk, Hv, Sv, hp.ssm_heads_interleaved()};
     Tensor *o = g.gated_delta_net(conv, decay, beta, rs.delta(l), gi.token_info, gi.state_rows, heads, hp.rms_eps,
                                   1.0f / std::sqrt((float)Sk), "gated_delta_net");
     o = norm_mul(g, g.reshape(o, {Sv, Hv, T}), w.ssm_norm, hp.rms_eps, "ssm_norm");

@@ -57,6 +57,7 @@ constexpr ArchEntry kArchs[] = {
     {"qwen2moe", ModelArch::Qwen2Moe, RF_ROPE_NEOX}, {"gpt-oss", ModelArch::GptOss, RF_ROPE_NEOX},
     {"bert", ModelArch::Bert, RF_ROPE_NORMAL},   {"nomic-bert", ModelArch::NomicBert, RF_ROPE_NEOX},
     {"qwen35", ModelArch::Qwen35, RF_ROPE_NEOX}, {"qwen35moe", ModelArch::Qwen35Moe, RF_ROPE_NEOX},
+    {"qwen3next", ModelArch::Qwen3Next, RF_ROPE_NEOX},
 };
 
 // llama.cpp's LLAMA_MAX_EXPERTS.
@@ -67,7 +68,7 @@ constexpr int64_t kMaxExperts = 512;
 // other architecture are refused by name.
 void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
     const bool moe_only = hp.arch == ModelArch::Qwen3Moe || hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::GptOss ||
-                          hp.arch == ModelArch::Qwen35Moe;
+                          hp.arch == ModelArch::Qwen35Moe || hp.arch == ModelArch::Qwen3Next;
     const bool moe_arch = hp.arch == ModelArch::Llama || moe_only;
     hp.n_expert = r.get_int("expert_count", 0, moe_only);
     if (hp.n_expert < 0 || hp.n_expert > kMaxExperts)
@@ -89,7 +90,7 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
                                        hp.arch == ModelArch::GptOss || hp.arch == ModelArch::Qwen35Moe)
                            : hp.n_ff;
     require_positive(r.f, r.key("expert_feed_forward_length"), hp.n_ff_exp);
-    if (hp.arch == ModelArch::Qwen2Moe) {
+    if (hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::Qwen3Next) {
         // llama.cpp: 0 or absent means n_ff.
         hp.n_ff_shexp = r.get_int("expert_shared_feed_forward_length", 0, false);
         if (hp.n_ff_shexp == 0) hp.n_ff_shexp = hp.n_ff;
@@ -176,7 +177,7 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
         hp.swiglu_alpha = 1.702f;
         hp.swiglu_limit = 7.0f;
         break;
-    case ModelArch::Qwen35: case ModelArch::Qwen35Moe:
+    case ModelArch::Qwen35: case ModelArch::Qwen35Moe: case ModelArch::Qwen3Next:
         hp.qk_norm = true;
         read_qwen35_keys(hp, r.f);
         break;

@@ -43,6 +43,7 @@ Tensor *Graph::gated_delta_net(Tensor *qkv, Tensor *g, Tensor *beta, Tensor *sta
     n.iparams[1] = (int32_t)h.k_dim;
     n.iparams[2] = (int32_t)h.n_v_heads;
     n.iparams[3] = (int32_t)h.v_dim;
+    n.iparams[4] = h.interleaved ? 1 : 0;
     n.fparams[0] = l2_eps;
     n.fparams[1] = q_scale;
     return d;

@@ -115,7 +115,9 @@ TEST_CASE("cpu ops: GATED_DELTA_NET (gated delta rule with per-head state) vs fl
     const int64_t Hk = 2, Sk = 16, Hv = 4, Sv = 12, T = 10, R = 3, N = 2 * Hk * Sk + Hv * Sv, SS = Sk * Sv * Hv;
     const float eps = 1e-6f, qs = 1.0f / std::sqrt((float)Sk);
     const Batch bt = interleaved(T);
+    for (int mapping = 0; mapping < 2; ++mapping) // value head h reads key head h % Hk, or h / (Hv / Hk)
     for (auto &be : all_backends()) {
+        INFO("key head mapping " << mapping);
         Tensor qkv(RF_TYPE_F32, {N, T}), g(RF_TYPE_F32, {Hv, T}), beta(RF_TYPE_F32, {Hv, T}), y(RF_TYPE_F32, {Hv * Sv, T});
         Tensor pool(RF_TYPE_F32, {SS, R}), info(RF_TYPE_I32, {2, T}), rows(RF_TYPE_I32, {2});
         fill_normal(qkv.f32(), qkv.n());
@@ -135,7 +137,7 @@ TEST_CASE("cpu ops: GATED_DELTA_NET (gated delta rule with per-head state) vs fl
             auto &S = st[(size_t)bt.seq[(size_t)t]];
             const float *x = qkv.f32() + t * N;
             for (int64_t h = 0; h < Hv; ++h) {
-                const int64_t kh = h % Hk;
+                const int64_t kh = mapping ? h / (Hv / Hk) : h % Hk;
                 const auto q = l2n(x + kh * Sk, Sk, eps, qs), k = l2n(x + Hk * Sk + kh * Sk, Sk, eps, 1.0);
                 const float *v = x + 2 * Hk * Sk + h * Sv;
                 const double decay = std::exp((double)g.f32()[t * Hv + h]), b = beta.f32()[t * Hv + h];
@@ -157,6 +159,7 @@ TEST_CASE("cpu ops: GATED_DELTA_NET (gated delta rule with per-head state) vs fl
         rf_node node = make_node(RF_OP_GATED_DELTA_NET, y, {&qkv, &g, &beta, &pool, &info, &rows});
         node.iparams[0] = (int32_t)Hk, node.iparams[1] = (int32_t)Sk, node.iparams[2] = (int32_t)Hv, node.iparams[3] = (int32_t)Sv;
         node.fparams[0] = eps, node.fparams[1] = qs;
+        node.iparams[4] = mapping;
         run_ok(*be, node);
         CHECK(nmse(ref, y.f32(), y.n()) < 1e-10);
         CHECK(all_finite(y.f32(), y.n()));

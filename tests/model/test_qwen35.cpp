@@ -125,6 +125,29 @@ TEST_CASE("qwen35moe: experts, normalised top-k and the gated shared expert matc
     check_rows(prefill(a, kPrompt), one_by_one(b, kPrompt), spec.n_vocab, 1e-4);
 }
 
+TEST_CASE("qwen3next: key heads repeated over their value heads, fused ssm_ba, older files' ssm_in; match the reference",
+          "[model][qwen35][moe]") {
+    for (bool legacy : {false, true}) {
+        INFO("ssm_in " << legacy);
+        Q35Spec spec;
+        spec.moe = spec.next = true;
+        spec.legacy_ssm_in = legacy;
+        Q35 s = load_q35(spec, legacy ? "qwen3next_in.gguf" : "qwen3next.gguf");
+        CHECK(s.model->hparams().ssm_heads_interleaved());
+        InferenceContext ctx(*s.model, *s.rt, params());
+        check_reference(s, prefill(ctx, kPrompt), kPrompt, 1e-4);
+        InferenceContext a(*s.model, *s.rt, params()), b(*s.model, *s.rt, params());
+        check_rows(prefill(a, kPrompt), one_by_one(b, kPrompt), spec.n_vocab, 1e-4);
+    }
+    Q35Spec spec; // without its ssm_ba: refused by name
+    spec.moe = spec.next = true;
+    spec.skip_tensors = {"blk.0.ssm_ba.weight"};
+    auto rt = cpu_runtime();
+    const std::string path = temp_path("qwen3next_noba.gguf");
+    write_tiny_qwen35(path, spec);
+    CHECK_THROWS_WITH(Model::load(path, *rt), Catch::Contains("missing tensor 'blk.0.ssm_ba.weight'"));
+}
+
 TEST_CASE("qwen35: the state carries across graphs, sequences are independent, greedy generation runs",
           "[model][qwen35]") {
     Q35Spec spec;

@@ -25,7 +25,7 @@ Q35Weights write_tiny_qwen35(const std::string &path, const Q35Spec &s) {
     std::mt19937 rng(s.seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     rf::gguf::Writer wr;
-    const std::string a = s.moe ? "qwen35moe" : "qwen35";
+    const std::string a = s.next ? "qwen3next" : s.moe ? "qwen35moe" : "qwen35";
     auto key = [&](const std::string &k, Value v) {
         if (std::find(s.skip_keys.begin(), s.skip_keys.end(), k) == s.skip_keys.end()) wr.set(a + "." + k, std::move(v));
     };
@@ -34,7 +34,7 @@ Q35Weights write_tiny_qwen35(const std::string &path, const Q35Spec &s) {
     key("context_length", Value::from_u32(256));
     key("embedding_length", Value::from_u32((uint32_t)s.n_embd));
     key("block_count", Value::from_u32((uint32_t)(s.n_layer + s.nextn_layers)));
-    if (!s.moe) key("feed_forward_length", Value::from_u32((uint32_t)s.n_ff));
+    if (!s.moe || s.next) key("feed_forward_length", Value::from_u32((uint32_t)s.n_ff));
     key("attention.head_count", Value::from_u32((uint32_t)s.n_head));
     key("attention.head_count_kv", Value::from_u32((uint32_t)s.n_head_kv));
     key("attention.key_length", Value::from_u32((uint32_t)s.head_dim));
@@ -42,7 +42,7 @@ Q35Weights write_tiny_qwen35(const std::string &path, const Q35Spec &s) {
     key("attention.layer_norm_rms_epsilon", Value::from_f32(s.rms_eps));
     key("rope.freq_base", Value::from_f32(s.rope_base));
     key("rope.dimension_count", Value::from_u32((uint32_t)s.n_rot));
-    key("rope.dimension_sections", Value::from_i32s({(int32_t)(s.n_rot / 4), (int32_t)(s.n_rot / 8), (int32_t)(s.n_rot / 8), 0}));
+    if (!s.next) key("rope.dimension_sections", Value::from_i32s({(int32_t)(s.n_rot / 4), (int32_t)(s.n_rot / 8), (int32_t)(s.n_rot / 8), 0}));
     key("ssm.conv_kernel", Value::from_u32((uint32_t)s.conv_kernel));
     key("ssm.state_size", Value::from_u32((uint32_t)s.state_size));
     key("ssm.group_count", Value::from_u32((uint32_t)s.n_k_heads));
@@ -82,15 +82,47 @@ Q35Weights write_tiny_qwen35(const std::string &path, const Q35Spec &s) {
         add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
         add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
         if (l < s.n_layer && recurrent(s, l)) {
-            add(p + "attn_qkv.weight", {E, C}, 0.0f, ie, true);
-            add(p + "attn_gate.weight", {E, inner}, 0.0f, ie, true);
+            const int64_t Hk = s.n_k_heads, Sk = s.state_size, r = s.n_v_heads / s.n_k_heads, rv = r * s.state_size;
+            if (!s.next) {
+                add(p + "attn_qkv.weight", {E, C}, 0.0f, ie, true);
+                add(p + "attn_gate.weight", {E, inner}, 0.0f, ie, true);
+            } else if (!s.legacy_ssm_in) {
+                add(p + "attn_qkv.weight", {E, C}, 0.0f, ie, true);
+                add(p + "attn_gate.weight", {E, inner}, 0.0f, ie, true);
+            } else { // per key head: its q, k, its value heads' v and z rows
+                const auto &qkv = make(p + "attn_qkv.weight", E * C, 0.0f, ie, true);
+                const auto &z = make(p + "attn_gate.weight", E * inner, 0.0f, ie, true);
+                std::vector<float> in;
+                auto rows = [&](const std::vector<float> &m, int64_t first, int64_t n) {
+                    in.insert(in.end(), m.begin() + first * E, m.begin() + (first + n) * E);
+                };
+                for (int64_t g = 0; g < Hk; ++g) {
+                    rows(qkv, g * Sk, Sk);
+                    rows(qkv, Hk * Sk + g * Sk, Sk);
+                    rows(qkv, 2 * Hk * Sk + g * rv, rv);
+                    rows(z, g * rv, rv);
+                }
+                add_float_tensor(wr, p + "ssm_in.weight", {E, C + inner}, in, s.matrix_type);
+            }
+            if (s.next) { // ssm_ba: per key head its value heads' beta rows, then their alpha rows
+                const auto &b = make(p + "ssm_beta.weight", E * s.n_v_heads, 0.0f, ie, true);
+                const auto &al = make(p + "ssm_alpha.weight", E * s.n_v_heads, 0.0f, ie, true);
+                std::vector<float> ba;
+                for (int64_t g = 0; g < Hk; ++g) {
+                    ba.insert(ba.end(), b.begin() + g * r * E, b.begin() + (g + 1) * r * E);
+                    ba.insert(ba.end(), al.begin() + g * r * E, al.begin() + (g + 1) * r * E);
+                }
+                if (!skipped(p + "ssm_ba.weight")) add_float_tensor(wr, p + "ssm_ba.weight", {E, 2 * s.n_v_heads}, ba, s.matrix_type);
+            }
             add(p + "ssm_conv1d.weight", {s.conv_kernel, C}, 0.0f, 0.5f, false);
             add(p + "ssm_dt.bias", {s.n_v_heads}, 0.5f, 0.5f, false);
             std::vector<float> &A = w.t[p + "ssm_a"] = std::vector<float>((size_t)s.n_v_heads);
             for (auto &x : A) x = -std::exp(0.3f * normal(rng)); // -exp(A_log), as converted
             if (!skipped(p + "ssm_a")) add_float_tensor(wr, p + "ssm_a", {s.n_v_heads}, A, RF_TYPE_F32);
-            add(p + "ssm_beta.weight", {E, s.n_v_heads}, 0.0f, ie, true);
-            add(p + "ssm_alpha.weight", {E, s.n_v_heads}, 0.0f, ie, true);
+            if (!s.next) {
+                add(p + "ssm_beta.weight", {E, s.n_v_heads}, 0.0f, ie, true);
+                add(p + "ssm_alpha.weight", {E, s.n_v_heads}, 0.0f, ie, true);
+            }
             add(p + "ssm_norm.weight", {s.state_size}, 1.0f, 0.1f, false);
             add(p + "ssm_out.weight", {inner, E}, 0.0f, 1.0f / std::sqrt((float)inner), true);
         } else {
@@ -200,7 +232,8 @@ std::vector<std::vector<double>> reference_qwen35(const Q35Weights &w, const std
                 };
                 Vec o((size_t)(Hv * Sv));
                 for (int64_t hv = 0; hv < Hv; ++hv) {
-                    const int64_t kh = hv % Hk; // ggml's broadcast of the key heads
+                    // ggml's broadcast of the key heads; qwen3next's repeat interleave
+                    const int64_t kh = s.next ? hv / (Hv / Hk) : hv % Hk;
                     const Vec q = l2(c.data() + kh * Sk, Sk, s.rms_eps, 1.0 / std::sqrt((double)Sk));
                     const Vec k = l2(c.data() + Hk * Sk + kh * Sk, Sk, s.rms_eps, 1.0);
                     const double *v = c.data() + 2 * Hk * Sk + hv * Sv;

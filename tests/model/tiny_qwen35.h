@@ -11,6 +11,9 @@ namespace rf_test {
 
 struct Q35Spec {
     bool moe = false; // qwen35moe: experts plus a shared expert instead of the dense FFN
+    // qwen3next (moe must be set): key head h / (Hv / Hk) for value head h, the fused ssm_ba,
+    // no rope sections; legacy_ssm_in: the older files' fused ssm_in instead of attn_qkv / attn_gate.
+    bool next = false, legacy_ssm_in = false;
     int64_t n_embd = 48, n_layer = 4, n_head = 4, n_head_kv = 2, head_dim = 16, n_rot = 8, n_ff = 80, n_vocab = 67;
     int64_t interval = 2; // full_attention_interval: layers 1 and 3 are full attention
     int64_t conv_kernel = 4, state_size = 8, n_k_heads = 2, n_v_heads = 4; // ssm.*; inner = n_v_heads * state_size

@@ -269,7 +269,8 @@ typedef struct rf_tensor {
  * GATED_DELTA_NET dst[Sv * Hv, T] f32: the gated delta rule per value head h (llama.cpp's
  *            delta-net recurrence). src0 f32 [2 Hk Sk + Hv Sv, T] holds each token's q (Hk heads
  *            of Sk), k (Hk heads of Sk) and v (Hv heads of Sv); head h reads q/k head h % Hk
- *            (ggml's broadcast). q and k are L2-normalised, x / max(sqrt(sum x^2), fparams[0])
+ *            (ggml's broadcast; iparams[4] = 1: key head h / (Hv / Hk), qwen3next's repeat
+ *            interleave). q and k are L2-normalised, x / max(sqrt(sum x^2), fparams[0])
  *            (sum in double: ggml_l2_norm), q then times fparams[1] (1/sqrt(Sk)). src1 f32 [Hv, T]
  *            the log decay g, src2 f32 [Hv, T] beta (sigmoid applied), src3 f32 [Sk Sv Hv, rows]
  *            the state pool (S[a, b] of head h at h Sk Sv + b Sk + a), src4 token info, src5 pool

@@ -217,6 +217,7 @@ public:
     Tensor *ssm_conv(Tensor *x, Tensor *kernel, Tensor *state, Tensor *token_info, Tensor *rows, const char *label = "ssm_conv");
     struct DeltaNetHeads {
         int64_t n_k_heads, k_dim, n_v_heads, v_dim;
+        bool interleaved = false; // value head h reads key head h / (Hv / Hk), else h % Hk
     };
     Tensor *gated_delta_net(Tensor *qkv, Tensor *g, Tensor *beta, Tensor *state, Tensor *token_info, Tensor *rows,
                             DeltaNetHeads heads, float l2_eps, float q_scale, const char *label = "gated_delta_net");

@@ -19,7 +19,7 @@
 namespace rf {
 
 // Which graph recipe a file's `general.architecture` maps to.
-enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, GptOss, Bert, NomicBert, Qwen35, Qwen35Moe };
+enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, GptOss, Bert, NomicBert, Qwen35, Qwen35Moe, Qwen3Next };
 
 struct ModelHparams {
     std::string arch_name;      // general.architecture as written in the file
@@ -95,6 +95,9 @@ struct ModelHparams {
     int64_t kv_layer(int64_t layer) const { return hybrid() ? layer / full_attn_interval : layer; }
     int64_t ssm_head_v_dim() const { return ssm_dt_rank ? ssm_d_inner / ssm_dt_rank : 0; }
     int64_t ssm_conv_channels() const { return 2 * ssm_n_group * ssm_d_state + ssm_d_inner; }
+    // qwen3next repeats each key head over its group of value heads (h / (Hv / Hk)); Qwen3.5's
+    // converter orders the value heads so that they tile (h % Hk).
+    bool ssm_heads_interleaved() const { return arch == ModelArch::Qwen3Next; }
 
     int64_t n_embd_q() const { return head_dim * n_head; }
     int64_t n_embd_kv() const { return head_dim * n_head_kv; }
@@ -213,7 +216,9 @@ private:
     Tensor *place_expert_bias(const std::string &name, int64_t rows);
     void load_expert_biases(LayerWeights &w, const std::string &prefix);
     void load_qwen35_layer(int64_t l); // model_qwen35.cpp
-    Tensor *place_head_halves(const std::string &name, int64_t K, int64_t D, int64_t H, int half);
+    // Rows of a 2-D file tensor [K, n_rows] taken block by block ({first, count}) into one weight.
+    Tensor *place_row_blocks(const std::string &name, int64_t K, int64_t n_rows, const std::vector<std::pair<int64_t, int64_t>> &blocks,
+                             const std::string &label);
     void load_encoder(); // encoder_model.cpp
     void load_encoder_layer(int64_t l);
 
