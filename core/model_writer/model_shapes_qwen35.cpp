@@ -1,7 +1,8 @@
-// Qwen3.5's mkmodel shapes: tiny-qwen35 and tiny-qwen35moe for tests, laid out as llama.cpp's
-// converter writes the family (the DeltaNet layers' attn_qkv, attn_gate, ssm_*; the full-
-// attention layers' attn_q holding query and gate per head). No real shape is declared: their
-// published configs were not at hand to state every ssm.* size from.
+// Qwen3.5's mkmodel shapes: tiny-qwen35 and tiny-qwen35moe for tests, and Qwen3-Next's
+// (qwen3-next-80b-a3b, tiny-qwen3next), laid out as llama.cpp's converter writes the family (the
+// DeltaNet layers' attn_qkv, attn_gate, ssm_* (qwen3next: ssm_ba for beta and alpha); the full-
+// attention layers' attn_q holding query and gate per head). No real Qwen3.5 shape is declared:
+// its published configs were not at hand to state every ssm.* size from.
 #include "qwen35_shapes.h"
 
 #include <string>
@@ -20,6 +21,20 @@ void add_qwen35_shapes(std::vector<ModelShape> &t) {
     s.name = "tiny-qwen35moe"; s.arch = "qwen35moe"; s.display_name = "ROCmForge Tiny qwen35moe";
     s.n_expert = 8; s.n_expert_used = 4; s.n_ff_exp = 64; s.n_ff_shexp = 128;
     t.push_back(s);
+    s.name = "tiny-qwen3next"; s.arch = "qwen3next"; s.display_name = "ROCmForge Tiny qwen3next";
+    t.push_back(s);
+
+    // Qwen/Qwen3-Next-80B-A3B config.json: 2048 wide, 48 layers (every 4th full attention), 16
+    // heads of 256 over 2 KV heads, a quarter rotated, 16 key / 32 value DeltaNet heads of 128,
+    // conv kernel 4, 512 experts of 512 (10 per token) and a shared expert of 512, FFN 5120,
+    // vocab 151936, 262144 positions, RoPE base 1e7, separate output.
+    s = {};
+    s.name = "qwen3-next-80b-a3b"; s.arch = "qwen3next"; s.display_name = "Qwen3 Next 80B A3B";
+    s.n_embd = 2048; s.n_layer = 48; s.n_head = 16; s.n_head_kv = 2; s.n_ff = 5120; s.n_vocab = 151936;
+    s.n_ctx = 262144; s.key_length = 256; s.qk_norm = true; s.rope_freq_base = 10000000.0f; s.rms_eps = 1e-6f;
+    s.ssm_conv = 4; s.ssm_state = 128; s.ssm_groups = 16; s.ssm_v_heads = 32; s.full_attn_interval = 4; s.n_rot = 64;
+    s.n_expert = 512; s.n_expert_used = 10; s.n_ff_exp = 512; s.n_ff_shexp = 512;
+    t.push_back(s);
 }
 
 std::vector<ShapeTensor> qwen35_tensors(const ModelShape &s) {
@@ -36,8 +51,12 @@ std::vector<ShapeTensor> qwen35_tensors(const ModelShape &s) {
             t.push_back({p + "ssm_conv1d.weight", {s.ssm_conv, C}}); // kept f32 (never quantized)
             t.push_back({p + "ssm_dt.bias", {Hv}});
             t.push_back({p + "ssm_a", {Hv}});
-            t.push_back({p + "ssm_beta.weight", {E, Hv}});
-            t.push_back({p + "ssm_alpha.weight", {E, Hv}});
+            if (s.arch == "qwen3next") {
+                t.push_back({p + "ssm_ba.weight", {E, 2 * Hv}}); // per key head: beta rows, then alpha rows
+            } else {
+                t.push_back({p + "ssm_beta.weight", {E, Hv}});
+                t.push_back({p + "ssm_alpha.weight", {E, Hv}});
+            }
             t.push_back({p + "ssm_norm.weight", {s.ssm_state}});
             t.push_back({p + "ssm_out.weight", {inner, E}});
         } else {
@@ -75,7 +94,8 @@ void set_qwen35_keys(gguf::Writer &w, const ModelShape &s) {
     const std::string a = s.arch + ".";
     const int32_t quarter = (int32_t)(s.n_rot / 2 / 3); // text positions make the split immaterial
     w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.n_rot)));
-    w.set(a + "rope.dimension_sections", Value::from_i32s({(int32_t)(s.n_rot / 2) - 2 * quarter, quarter, quarter, 0}));
+    if (s.arch != "qwen3next") // Qwen3-Next's RoPE has no sections
+        w.set(a + "rope.dimension_sections", Value::from_i32s({(int32_t)(s.n_rot / 2) - 2 * quarter, quarter, quarter, 0}));
     w.set(a + "ssm.conv_kernel", Value::from_u32(uint32_t(s.ssm_conv)));
     w.set(a + "ssm.state_size", Value::from_u32(uint32_t(s.ssm_state)));
     w.set(a + "ssm.group_count", Value::from_u32(uint32_t(s.ssm_groups)));

@@ -532,4 +532,21 @@ TEST_CASE("mkmodel tiny-qwen35 / tiny-qwen35moe: DeltaNet and gated attention la
     REQUIRE(a != nullptr);
     const float *av = reinterpret_cast<const float *>(f->tensor_data(*a));
     for (int i = 0; i < 4; ++i) CHECK(av[i] < 0.0f); // a decay: -exp(A_log)
+    const auto n = tensors_of("tiny-qwen3next");
+    CHECK(n.at("blk.0.ssm_ba.weight") == V{128, 8});
+    CHECK(n.count("blk.0.ssm_beta.weight") == 0);
+    // Qwen3-Next-80B-A3B: conv channels 2 * 16 * 128 + 32 * 128, 16 query + gate heads of 256.
+    const auto big = tensors_of("qwen3-next-80b-a3b");
+    CHECK(big.at("blk.0.attn_qkv.weight") == V{2048, 8192});
+    CHECK(big.at("blk.0.ssm_ba.weight") == V{2048, 64});
+    CHECK(big.at("blk.0.ssm_conv1d.weight") == V{4, 8192});
+    CHECK(big.at("blk.3.attn_q.weight") == V{2048, 8192});
+    CHECK(big.at("blk.3.attn_k.weight") == V{2048, 512});
+    CHECK(big.at("blk.47.ffn_gate_exps.weight") == V{2048, 512, 512});
+    CHECK(big.at("blk.47.ffn_down_shexp.weight") == V{512, 2048});
+    CHECK(big.at("output.weight") == V{2048, 151936});
+    auto g = write_shape(dir, "q3n.gguf", "tiny-qwen3next", rf::QuantMix::F16);
+    CHECK(g->get_string("general.architecture") == "qwen3next");
+    CHECK(g->find("qwen3next.rope.dimension_sections") == nullptr);
+    CHECK(g->get_int("qwen3next.expert_shared_feed_forward_length", -1) == 128);
 }
