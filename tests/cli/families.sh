@@ -38,4 +38,11 @@ for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen
     fi
   done
 done
+# bench-memory on a hybrid model: K/V only for its one full-attention layer (2 KV heads of 64,
+# f16: 512 bytes a token) and the DeltaNet layers' state per sequence (3 layers of (3 x 256) conv
+# and 4 x 32 x 32 delta f32 values: 58368 bytes).
+"$exe" bench-memory -m "$tmp/tiny-qwen35-Q8_0.gguf" --requests 4 --parallel 2 --prompt-range 8:40 --gen-range 4:20 -c 256 -t 1 >"$tmp/bm.txt" 2>/dev/null ||
+  fail "qwen35: bench-memory exited $?"
+grep -qE '^\| kv_bytes_per_token \| cache=f16/f16 [^|]*\| 512 ' "$tmp/bm.txt" || fail "qwen35: kv_bytes_per_token: $(grep kv_bytes "$tmp/bm.txt" | head -1)"
+grep -qE '^\| recurrent_state_bytes_per_sequence \|[^|]*\| 58368 ' "$tmp/bm.txt" || fail "qwen35: recurrent state bytes: $(grep recurrent "$tmp/bm.txt")"
 finish "model families"
