@@ -17,7 +17,7 @@
 // Same contract as rf_mm_h16_* (backends/hip/matmul_h16.cpp): dense f16 activation rows in
 // scratch, 16-byte aligned rows, f32 output; here also K % 64 == 0. Dynamic shared memory
 // RF_H16W_SMEM. Rows past N or M repeat the last one for the copies and are not stored.
-// rf_mm_q16w_<type>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, MXFP4, IQ4_NL, IQ4_XS and the grid i-quants
+// rf_mm_q16w_<type>_t<R>_k<KS> (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, MXFP4, IQ4_NL, IQ4_XS and the grid i-quants
 // IQ2_XXS, IQ3_XXS, IQ3_S, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, the ternary TQ1_0, TQ2_0): the same tiles with the weight
 // operand dequantized to f16 in shared memory: each K step's raw blocks are staged with cp.async
 // (16-byte granules from the aligned address at or below the bytes the step needs: the two
@@ -25,7 +25,8 @@
 // and IQ4_XS copy only the header and the step's quarter), then every thread decodes one 32-element piece
 // (q16w_piece: the CPU backend's dequantization, rounded to f16) and stores it in the swizzled
 // layout; the tensor cores read that tile while the next step is decoded. Activations:
-// f16 rows, as for F16 weights.
+// f16 rows, as for F16 weights. R = 2: 256 tokens a block, two accumulators a warpgroup, so each
+// decoded weight tile feeds twice the tensor-core work.
 // rf_mm_q16w_id_<type> (the formats above without integer tensor-core tiles, MXFP4 first: gpt-oss's
 // experts): the MATMUL_ID prefill on these tiles, columns grouped by expert (moe_group.hip).
 // Built only for sm_90a (the sm_90 pack and JIT ask for it); elsewhere the kernels are empty and
@@ -189,25 +190,37 @@ RF_DEV void h16w_store(float (&acc)[64], u8 *db, i64 ldd, const i64 *dst_off, i6
 
 // ---- quantized weights, dequantized to f16 in shared memory -------------------------------------
 // Per format: the raw bytes a 64-element K step needs, staged per row from the 16-byte aligned
-// address at or below `start` (mis = start % 16 bytes before it): G granules at most, of which
-// `needed` says which to copy; q16w_piece decodes thread half h's 32 elements of them.
+// address at or below `start` (mis = start % 16 bytes before it): G granule slots a row, slot i
+// filled from granule src(i, j, mis) of the row's step (-1: not needed); q16w_piece decodes thread
+// half h's 32 elements of them.
 // Legacy (32-element blocks): the step's two blocks from start = row + 2 st * bytes, chunk h.
 // K-quants: the block of the step from start = row + (st / 4) * bytes, quarter j = st % 4, chunk
-// 2j + h (sub-block); Q4_K / Q5_K rows are 16-byte aligned (mis = 0): header, (Q5_K: qh,) and the
-// quarter's 32 quant bytes only; Q6_K's quarter is spread over its block: all of it.
+// 2j + h (sub-block), packed (RF_Q16W_G_*): Q4_K / Q5_K rows are 16-byte aligned (mis = 0): the
+// header, (Q5_K: qh,) then the quarter's 32 quant bytes; Q6_K: granules 4n.. of the half n = j / 2's
+// low bits, 8 + 2n.. of its high bits, 12 and 13 (scales, d).
 template <int T> struct Q16wFmt {
     enum { BYTES = qtraits<T>::bytes, LEGACY = qtraits<T>::bs == 32 };
     // RF_Q16W_GRANULES assumes 2-byte aligned blocks; MXFP4's 17-byte blocks start at any byte.
-    enum { G = RF_Q16W_GRANULES((LEGACY ? 2 * BYTES : BYTES) + (BYTES & 1)), WS = 16 * G };
+    enum {
+        G = T == T_Q4_K   ? RF_Q16W_G_Q4_K
+            : T == T_Q5_K ? RF_Q16W_G_Q5_K
+            : T == T_Q6_K ? RF_Q16W_G_Q6_K
+                          : RF_Q16W_GRANULES((LEGACY ? 2 * BYTES : BYTES) + (BYTES & 1)),
+        WS = 16 * G
+    };
     RF_DEV static i64 start_off(i64 st) { return LEGACY ? 2 * st * BYTES : (st >> 2) * BYTES; }
-    RF_DEV static bool needed(int gr, int j, int mis) {
-        if (T == T_Q4_K) return gr == 0 || gr == 1 + 2 * j || gr == 2 + 2 * j;
-        if (T == T_Q5_K) return gr < 3 || gr == 3 + 2 * j || gr == 4 + 2 * j;
+    RF_DEV static int src(int i, int j, int mis) {
+        if (T == T_Q4_K) return i == 0 ? 0 : i + 2 * j;
+        if (T == T_Q5_K) return i < 3 ? i : i + 2 * j;
+        if (T == T_Q6_K) {
+            const int n = j >> 1;
+            return i < 5 ? 4 * n + i : i < 8 ? 8 + 2 * n + (i - 5) : i < 10 ? 12 + (i - 8) : -1;
+        }
         if (T == T_IQ4_XS) { // the 8-byte header and the quarter's 32 quant bytes (rows 8-byte aligned)
             const int q0 = mis + 8 + 32 * j;
-            return 16 * gr < mis + 8 || (16 * gr < q0 + 32 && 16 * gr + 16 > q0);
+            return 16 * i < mis + 8 || (16 * i < q0 + 32 && 16 * i + 16 > q0) ? i : -1;
         }
-        return 16 * gr < mis + (LEGACY ? 2 * BYTES : BYTES);
+        return 16 * i < mis + (LEGACY ? 2 * BYTES : BYTES) ? i : -1;
     }
 };
 
@@ -268,7 +281,7 @@ template <int T> RF_DEV void q16w_piece(const u8 *blk, int s, u32 (&o)[16]) {
         const u32 sc = s < 4 ? (hd.y >> b) & 63 : ((hd.w >> b) & 0xF) | (((hd.y >> b) >> 6 & 3) << 4);
         const u32 mn = s < 4 ? (hd.z >> b) & 63 : ((hd.w >> b) >> 4 & 0xF) | (((hd.z >> b) >> 6 & 3) << 4);
         const float dl = h2f((u16)hd.x) * (float)sc, ml = h2f((u16)(hd.x >> 16)) * (float)mn;
-        const u8 *qs = blk + (T == T_Q4_K ? 16 : 48) + 32 * (s >> 1);
+        const u8 *qs = blk + (T == T_Q4_K ? 16 : 48); // the step's quarter (packed)
         const uint4 q0 = *(const uint4 *)qs, q1 = *(const uint4 *)(qs + 16);
         const u32 qw[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
         u32 hw[8] = {};
@@ -341,10 +354,11 @@ template <int T> RF_DEV void q16w_piece(const u8 *blk, int s, u32 (&o)[16]) {
     } else { // Q6_K
         const int n = s >> 2, k = s & 3;
         u32 ql[8], qh[8];
-        lds_words<8>(blk + 64 * n + 32 * (k & 1), ql);
-        lds_words<8>(blk + 128 + 32 * n, qh);
-        const float d = h2f(*(const u16 *)(blk + 208));
-        const u32 scw = *(const u16 *)(blk + 192 + 8 * n + 2 * k); // the scales of elements 0..15, 16..31
+        // Packed (Q16wFmt): the half's ql from slot 0, its qh from slot 5 (byte 80), scales and d from slot 8.
+        lds_words<8>(blk + 32 * (k & 1), ql);
+        lds_words<8>(blk + 80, qh);
+        const float d = h2f(*(const u16 *)(blk + 144));
+        const u32 scw = *(const u16 *)(blk + 128 + 8 * n + 2 * k); // the scales of elements 0..15, 16..31
         const float d0 = d * (float)(i8)(scw & 0xFF), d1 = d * (float)(i8)(scw >> 8);
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
@@ -356,14 +370,19 @@ template <int T> RF_DEV void q16w_piece(const u8 *blk, int s, u32 (&o)[16]) {
     }
 }
 
-// GROUPED (KS = 1): the MATMUL_ID form of rf_mm_h16_id_64 (matmul_h16.hip): src[0] = the weights
-// [K, N, E], src[1].data = the group scratch (moe_group.hip), grid x its tile list (tiles of up to
-// RF_H16W_BM columns), aux[0] = bytes per sorted f16 row, aux[1] = tile entries, aux[2] = byte
+// R x 128 tokens a block (R = 2: each warpgroup keeps two 64-token accumulators, so one decoded
+// f16 weight tile feeds twice the tensor-core work: the decode, not the tensor cores, bounds R = 1).
+// GROUPED (R = 1, KS = 1): the MATMUL_ID form of rf_mm_h16_id_64 (matmul_h16.hip): src[0] = the
+// weights [K, N, E], src[1].data = the group scratch (moe_group.hip), grid x its tile list (tiles of
+// up to RF_H16W_BM columns), aux[0] = bytes per sorted f16 row, aux[1] = tile entries, aux[2] = byte
 // offset of the sorted rows; each column is stored at its dst_off.
-template <int T, int KS, bool GROUPED = false> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
+template <int T, int R, int KS, bool GROUPED = false> RF_DEV void mm_q16w_impl(const rf_kargs &a) {
     typedef Q16wFmt<T> F;
-    enum { BM = RF_H16W_BM, BN = RF_H16W_BN, S = RF_Q16W_STAGES, TILE_X = BM * 128, TILE_W = BN * 128, RAW = BN * F::WS };
-    static_assert(!GROUPED || KS == 1, "grouped tiles are not split over K");
+    enum {
+        BM = R * RF_H16W_BM, BN = RF_H16W_BN, S = RF_Q16W_STAGES, SR = RF_Q16W_RAW_STAGES, TILE_X = BM * 128, TILE_W = BN * 128,
+        RAW = BN * F::WS
+    };
+    static_assert(!GROUPED || (KS == 1 && R == 1), "grouped tiles are 128 columns, not split over K");
     const rf_ktensor &w = a.src[0], &x = a.src[1], &d = a.dst;
     const i64 K = w.ne[0], N = w.ne[1];
     i64 M = x.ne[1], m0 = (i64)(blockIdx.x / KS) * BM, xnb1 = x.nb[1];
@@ -382,43 +401,44 @@ template <int T, int KS, bool GROUPED = false> RF_DEV void mm_q16w_impl(const rf
     }
     const u32 rank = KS > 1 ? cluster_rank() : 0;
     const int tid = threadIdx.x, g = tid >> 7;
-    // [S activation stages][2 f16 weight tiles][S raw weight stages], from a 1024-byte boundary.
+    // [S activation stages][2 f16 weight tiles][SR raw weight stages], from a 1024-byte boundary.
     const u32 base = (shared_addr(rf_h16w_smem) + 1023u) & ~1023u;
     const u32 wtile = base + S * TILE_X, raw = wtile + 2 * TILE_W;
     const u8 *raw_p = rf_h16w_smem + (raw - shared_addr(rf_h16w_smem));
 
-    // Activation copies as rf_mm_h16w (4 rows of 16-byte chunks per thread).
+    // Activation copies as rf_mm_h16w (4 R rows of 16-byte chunks per thread).
     const int cr = tid >> 3, cc = tid & 7;
     const u32 cdst = (u32)(cr * 128 + ((cc ^ (cr & 7)) << 4));
-    const u8 *xsrc[4];
+    const u8 *xsrc[4 * R];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 4 * R; ++i) {
         const i64 m = m0 + cr + 32 * i;
         xsrc[i] = xb + (m < M ? m : M - 1) * xnb1 + 16 * cc;
     }
     const unsigned long long wrow0 = (unsigned long long)wb + (unsigned long long)n0 * (unsigned long long)w.nb[1];
     const u32 wlast = (u32)(N - 1 - n0), wnb = (u32)w.nb[1]; // rows past N repeat the last one
-    auto load_stage = [&](int s, i64 kt) {
+    auto load_stage = [&](int s, int sr, i64 kt) {
         const u32 xs = base + (u32)s * TILE_X + cdst;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) mmq_cp_w(xs + 4096u * i, xsrc[i] + kt * 128);
+        for (int i = 0; i < 4 * R; ++i) mmq_cp_w(xs + 4096u * i, xsrc[i] + kt * 128);
         const i64 off = F::start_off(kt);
         const int j = (int)(kt & 3);
 #pragma unroll
         for (int q = 0; q < (BN * F::G + RF_H16W_THREADS - 1) / RF_H16W_THREADS; ++q) {
             const u32 i = (u32)tid + RF_H16W_THREADS * q;
             if (i >= BN * F::G) break;
-            const u32 r = i / F::G, gr = i - r * F::G;
+            const u32 r = i / F::G, slot = i - r * F::G;
             const unsigned long long st = wrow0 + (unsigned long long)(r < wlast ? r : wlast) * wnb + off, al = st & ~15ull;
-            if (F::needed((int)gr, j, (int)(st - al))) mmq_cp_w(raw + (u32)s * RAW + r * F::WS + 16 * gr, (const void *)(al + 16 * gr));
+            const int gr = F::src((int)slot, j, (int)(st - al));
+            if (gr >= 0) mmq_cp_w(raw + (u32)sr * RAW + r * F::WS + 16 * slot, (const void *)(al + 16 * gr));
         }
     };
     // This thread's piece: weight row dr of the tile, elements 32 dh .. 32 dh + 31 of each step.
     const int dr = tid >> 1, dh = tid & 1;
     const unsigned long long drow = wrow0 + (unsigned long long)(dr < (int)wlast ? dr : wlast) * wnb;
-    auto dequant = [&](int s, i64 kt, int buf) {
+    auto dequant = [&](int sr, i64 kt, int buf) {
         const unsigned long long st = drow + F::start_off(kt);
-        const u8 *blk = raw_p + s * RAW + dr * F::WS + (int)(st & 15) + (F::LEGACY ? dh * F::BYTES : 0);
+        const u8 *blk = raw_p + sr * RAW + dr * F::WS + (int)(st & 15) + (F::LEGACY ? dh * F::BYTES : 0);
         u32 o[16];
         q16w_piece<T>(blk, 2 * (int)(kt & 3) + dh, o);
         const u32 row = wtile + (u32)buf * TILE_W + (u32)dr * 128;
@@ -431,42 +451,58 @@ template <int T, int KS, bool GROUPED = false> RF_DEV void mm_q16w_impl(const rf
         }
     };
 
-    float acc[64];
+    float acc[R][64];
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[i] = 0.f;
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int i = 0; i < 64; ++i) acc[r][i] = 0.f;
     const i64 KT = K / 64, k0 = KT * rank / KS, KN = KT * (rank + 1) / KS - k0;
 #pragma unroll
     for (int s = 0; s < S - 2; ++s) {
-        if (s < KN) load_stage(s, k0 + s);
+        if (s < KN) load_stage(s, s, k0 + s);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }
+    int sr = 0, sr_next = (S - 2) % SR; // raw stages of step kt and kt + S - 2
     for (i64 kt = 0; kt < KN; ++kt) {
         asm volatile("cp.async.wait_group %0;" ::"n"(S - 3) : "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        // Step kt's copies landed everywhere; every warpgroup is done with step kt - 2 (its stage
-        // and its f16 weight tile are free).
+        // Step kt's copies landed everywhere; every warpgroup is done with step kt - 2 (its
+        // activation stage and f16 weight tile are free) and every thread with the decode of
+        // step kt - 1 (its raw stage is free).
         __syncthreads();
         const i64 nk = kt + S - 2;
-        if (nk < KN) load_stage((int)(nk % S), k0 + nk);
+        if (nk < KN) load_stage((int)(nk % S), sr_next, k0 + nk);
         asm volatile("cp.async.commit_group;" ::: "memory");
-        dequant((int)(kt % S), k0 + kt, (int)(kt & 1)); // overlaps the tensor cores' step kt - 1
+        dequant(sr, k0 + kt, (int)(kt & 1)); // overlaps the tensor cores' step kt - 1
+        sr = sr + 1 == SR ? 0 : sr + 1;
+        sr_next = sr_next + 1 == SR ? 0 : sr_next + 1;
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         __syncthreads(); // the whole f16 weight tile of step kt is written
         const u32 st = base + (u32)(kt % S) * TILE_X;
-        const unsigned long long da = wgmma_desc(st + (u32)g * 64 * 128), dw = wgmma_desc(wtile + (u32)(kt & 1) * TILE_W);
-        wgmma_k64(acc, da, dw);
+        const unsigned long long dw = wgmma_desc(wtile + (u32)(kt & 1) * TILE_W);
+#pragma unroll
+        for (int r = 0; r < R; ++r) wgmma_hold(acc[r]);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+            for (int r = 0; r < R; ++r) wgmma_m64n128k16(acc[r], wgmma_desc(st + (u32)(128 * r + 64 * g) * 128) + 2 * kk, dw + 2 * kk);
+        wgmma_commit();
+        wgmma_wait<1>();
     }
     wgmma_wait<0>();
-    wgmma_hold(acc);
+#pragma unroll
+    for (int r = 0; r < R; ++r) wgmma_hold(acc[r]);
     asm volatile("cp.async.wait_group 0;" ::: "memory");
-    h16w_store<KS>(acc, (u8 *)d.data, d.nb[1], dst_off, m0 + 64 * g, n0, M, N, rank, base);
+#pragma unroll
+    for (int r = 0; r < R; ++r) h16w_store<KS>(acc[r], (u8 *)d.data, d.nb[1], dst_off, m0 + 128 * r + 64 * g, n0, M, N, rank, base);
 }
-#define RF_Q16W_BODY(T, KS) mm_q16w_impl<T, KS>(a)
-#define RF_Q16W_ID_BODY(T) mm_q16w_impl<T, 1, true>(a)
+#define RF_Q16W_BODY(T, R, KS) mm_q16w_impl<T, R, KS>(a)
+#define RF_Q16W_ID_BODY(T) mm_q16w_impl<T, 1, 1, true>(a)
 #define RF_H16W_BODY(KS) mm_h16w_impl<KS>(a)
 #else
 #define RF_H16W_BODY(KS) (void)a // not sm_90a: never launched (no rf_feature_wgmma in the module)
-#define RF_Q16W_BODY(T, KS) (void)a
+#define RF_Q16W_BODY(T, R, KS) (void)a
 #define RF_Q16W_ID_BODY(T) (void)a
 #endif
 
@@ -479,16 +515,18 @@ RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_CLUSTER_DIMS(2) void rf_mm_h1
     RF_H16W_BODY(2);
 }
 
-// The Q16wFmt stage sizes: RF_Q16W_SMEM(G) in matmul_h16_layout.h, for the host.
-#define RF_MM_Q16W(t, T)                                                                                              \
-    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) void rf_mm_q16w_##t##_k1(rf_kargs a) {                            \
+// The Q16wFmt stage sizes: RF_Q16W_SMEM(R, G) in matmul_h16_layout.h, for the host. t2: 256 tokens
+// a block, for the formats whose stages fit (the host checks RF_Q16W_SMEM_MAX).
+#define RF_MM_Q16W_T(t, T, R)                                                                                         \
+    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) void rf_mm_q16w_##t##_t##R##_k1(rf_kargs a) {                     \
         rf_kernel_start();                                                                                            \
-        RF_Q16W_BODY(T, 1);                                                                                           \
+        RF_Q16W_BODY(T, R, 1);                                                                                        \
     }                                                                                                                 \
-    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_CLUSTER_DIMS(2) void rf_mm_q16w_##t##_k2(rf_kargs a) {          \
+    RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) RF_CLUSTER_DIMS(2) void rf_mm_q16w_##t##_t##R##_k2(rf_kargs a) {   \
         rf_kernel_start();                                                                                            \
-        RF_Q16W_BODY(T, 2);                                                                                           \
+        RF_Q16W_BODY(T, R, 2);                                                                                        \
     }
+#define RF_MM_Q16W(t, T) RF_MM_Q16W_T(t, T, 1) RF_MM_Q16W_T(t, T, 2)
 // rf_mm_q16w_id_<type>: the grouped MATMUL_ID tiles, for the formats without rf_mmqp_id_* tiles.
 #define RF_MM_Q16W_ID(t, T)                                                                                           \
     RF_KERNEL __launch_bounds__(RF_H16W_THREADS, 1) void rf_mm_q16w_id_##t(rf_kargs a) {                              \

@@ -117,8 +117,8 @@ for step in "$@"; do
       log "opcheck matmul, mmqp_cols=$c rc=$? $(tail -1 "$OUT/opcheck-cols$c.txt")"; grep -E "FAIL" "$OUT/opcheck-cols$c.txt" | head -10 | tee -a "$S"
     done
     # The K-quants on the dequantizing wgmma tiles too (off by default), split over two forced.
-    timeout 120 $D/tests/hip/rocmforge-opcheck --option q16w_kquants=true --option h16_splits=2 --filter matmul > "$OUT/opcheck-q16w.txt" 2>&1
-    log "opcheck matmul, q16w_kquants=true h16_splits=2 rc=$? $(tail -1 "$OUT/opcheck-q16w.txt")"
+    timeout 120 $D/tests/hip/rocmforge-opcheck --option q16w_kquants=on --option h16_splits=2 --filter matmul > "$OUT/opcheck-q16w.txt" 2>&1
+    log "opcheck matmul, q16w_kquants=on h16_splits=2 rc=$? $(tail -1 "$OUT/opcheck-q16w.txt")"
     grep -E "FAIL" "$OUT/opcheck-q16w.txt" | head -10 | tee -a "$S" ;;
   opperf)
     timeout 200 $D/tests/hip/rocmforge-opcheck --perf --filter "matmul" > "$OUT/opperf.txt" 2>&1

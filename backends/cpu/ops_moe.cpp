@@ -2,7 +2,9 @@
 // experts TOPK chose, ops_select.cpp, from the router logits), ADD_ID (a bias row per chosen
 // expert, gpt-oss) and MOE_SUM (the experts' outputs weighted and summed). MATMUL_ID, the expert
 // FFN itself, is ops_matmul_id.cpp.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "ops.h"
 
@@ -18,8 +20,9 @@ bool check_moe_weights(const rf_node &n, std::string *why) {
         *why = "expects logits [E,M], ids and dst [k,M], got " + shape_str(l) + ", " + shape_str(ids) + " -> " + shape_str(d);
         return false;
     }
-    if (n.iparams[0] < 0 || n.iparams[0] > 2) {
-        *why = "iparams[0] must be 0 (softmax over all), 1 (normalised over the chosen) or 2 (softmax of the chosen)";
+    if (n.iparams[0] < 0 || n.iparams[0] > 3) {
+        *why = "iparams[0] must be 0 (softmax over all), 1 (normalised over the chosen), 2 (softmax of the chosen) or 3 "
+               "(the chosen probabilities normalised)";
         return false;
     }
     return true;
@@ -28,7 +31,7 @@ bool check_moe_weights(const rf_node &n, std::string *why) {
 void run_moe_weights(const OpContext &ctx, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
     const rf_tensor &d = *n.dst, &l = *n.src[0], &ids = *n.src[1];
     const int64_t E = l.ne[0], k = d.ne[0];
-    const bool over_chosen = n.iparams[0] == 1, of_chosen = n.iparams[0] == 2;
+    const bool over_chosen = n.iparams[0] == 1, of_chosen = n.iparams[0] == 2, probs_given = n.iparams[0] == 3;
     int64_t r0, r1;
     split_range(d.ne[1], part, n_parts, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
@@ -55,6 +58,15 @@ void run_moe_weights(const OpContext &ctx, const rf_node &n, int, int64_t part, 
             for (int64_t j = 0; j < k; ++j) sum += double(std::exp(v[id[j]] - mx));
             const float inv = float(1.0 / sum);
             for (int64_t j = 0; j < k; ++j) out[j] = std::exp(v[id[j]] - mx) * inv;
+            continue;
+        }
+        if (probs_given) {
+            // DeepSeek-V3's sigmoid gating with expert_weights_norm: src0 holds the probabilities;
+            // the chosen ones divided by their sum (sum_rows: double, then f32), clamped below.
+            double chosen = 0.0;
+            for (int64_t j = 0; j < k; ++j) chosen += double(v[id[j]]);
+            const float norm = std::fmax(float(chosen), 6.103515625e-5f);
+            for (int64_t j = 0; j < k; ++j) out[j] = v[id[j]] / norm;
             continue;
         }
         // llama.cpp's build_moe_ffn on ggml's CPU ops: probs = soft_max(logits) over all E
@@ -146,6 +158,51 @@ void run_add_id(const OpContext &, const rf_node &n, int, int64_t part, int64_t 
     }
 }
 
+bool check_moe_group_mask(const rf_node &n, std::string *why) {
+    if (!check_2d(n.dst, RF_TYPE_F32, "dst", why) || !check_2d(n.src[0], RF_TYPE_F32, "src0", why)) return false;
+    const int64_t E = n.src[0]->ne[0], G = n.iparams[0], used = n.iparams[1];
+    if (!same_shape(*n.dst, *n.src[0])) { *why = "dst and src0 differ in shape"; return false; }
+    if (G < 1 || E % G || used < 1 || used > G) {
+        *why = "iparams[0] (groups) must divide E and iparams[1] (groups kept) be in 1..groups";
+        return false;
+    }
+    return true;
+}
+
+// llama.cpp's build_moe_ffn grouped selection: a group's score is the sum of its top two values
+// (ggml_top_k, get_rows, sum_rows), the best n_group_used groups by ggml_top_k, the rest -inf.
+void run_moe_group_mask(const OpContext &, const rf_node &n, int, int64_t part, int64_t n_parts, int) {
+    const rf_tensor &d = *n.dst, &x = *n.src[0];
+    const int64_t E = x.ne[0], G = n.iparams[0], per = E / G, used = n.iparams[1];
+    std::vector<float> score((size_t)G);
+    std::vector<int32_t> order((size_t)G);
+    int64_t r0, r1;
+    split_range(d.ne[1], part, n_parts, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+        const float *v = row_f32(x, r);
+        float *out = row_f32(d, r);
+        for (int64_t g = 0; g < G; ++g) {
+            const float *gv = v + g * per;
+            // The two largest (the lower index first among equals; NaN never wins).
+            int64_t i0 = 0;
+            for (int64_t i = 1; i < per; ++i)
+                if (gv[i] > gv[i0]) i0 = i;
+            if (per == 1) { score[size_t(g)] = gv[0]; continue; }
+            int64_t i1 = i0 == 0 ? 1 : 0;
+            for (int64_t i = 0; i < per; ++i)
+                if (i != i0 && gv[i] > gv[i1]) i1 = i;
+            score[size_t(g)] = gv[i0] + gv[i1];
+        }
+        for (int64_t g = 0; g < G; ++g) order[size_t(g)] = int32_t(g);
+        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return score[size_t(a)] > score[size_t(b)]; });
+        for (int64_t i = 0; i < E; ++i) out[i] = -INFINITY;
+        for (int64_t j = 0; j < used; ++j) {
+            const int64_t g = order[size_t(j)];
+            for (int64_t i = g * per; i < (g + 1) * per; ++i) out[i] = v[i];
+        }
+    }
+}
+
 NodeWork plan_add_id(const KernelSet &, const rf_node &node, int nth) {
     NodeWork w;
     w.parts[0] = parts_for(node.dst->ne[2], node.dst->ne[0] * node.dst->ne[1], nth);
@@ -163,5 +220,6 @@ NodeWork plan_rows(const KernelSet &, const rf_node &node, int nth) {
 const OpImpl kOpMoeWeights = {check_moe_weights, plan_rows, run_moe_weights};
 const OpImpl kOpMoeSum = {check_moe_sum, plan_rows, run_moe_sum};
 const OpImpl kOpAddId = {check_add_id, plan_add_id, run_add_id};
+const OpImpl kOpMoeGroupMask = {check_moe_group_mask, plan_rows, run_moe_group_mask};
 
 } // namespace rfcpu

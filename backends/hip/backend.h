@@ -62,7 +62,8 @@ struct Backend {
     // Quantized prefill from this many tokens on rf_mm_q16w_* (weights dequantized to f16 in shared
     // memory, wgmma) where the kernels have it; 0: off (q16w_min_tokens).
     int q16w_min = 128;
-    bool q16w_kquants = false; // ... also for Q4_K / Q5_K / Q6_K (q16w_kquants)
+    int q16w_kquants = -1;     // ... also for Q4_K / Q5_K / Q6_K: 1 on, 0 off, -1 where the 256-token tiles are chosen
+    int q16w_tokens = 0;       // their token tile: 0 chosen per shape, 128 | 256 forces it (q16w_tokens)
     bool attention_mma = true; // prefill attention on the tensor cores (attention_mma)
     bool f16_prefill_acts = true; // tensor-core prefill reads f16 activation rows, else f32 (f16_prefill_acts)
     LaunchQueue queue;           // launches of the compute() in progress (graph replay)

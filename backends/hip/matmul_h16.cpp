@@ -79,16 +79,16 @@ int matmul_h16(Backend &b, const rf_node &n, std::string &err) {
 namespace {
 // Raw granules per weight row and K step of 64 staged by rf_mm_q16w_<type> (the step's span:
 // two legacy blocks or one K-quant block), its kernel suffix; 0 / null: not on these tiles.
-// kquant: a K-quant, whose f32 decoding makes these tiles no faster than rf_mmqp_* over a whole
-// prompt (7B Q4_K_M prefill was slower with every K-quant here): only with Backend::q16w_kquants.
+// kquant: a K-quant, whose f32 decoding makes the 128-token tiles slower than rf_mmqp_*: by
+// default (Backend::q16w_kquants) only where the 256-token tiles are chosen (docs/notes/wgmma.md).
 struct Q16wType { int granules; const char *suffix; bool kquant; };
 Q16wType q16w_type(int type) {
     switch (type) {
     case RF_TYPE_Q4_0: return {RF_Q16W_GRANULES(2 * 18), "q4_0", false};
     case RF_TYPE_Q8_0: return {RF_Q16W_GRANULES(2 * 34), "q8_0", false};
-    case RF_TYPE_Q4_K: return {RF_Q16W_GRANULES(144), "q4_k", true};
-    case RF_TYPE_Q5_K: return {RF_Q16W_GRANULES(176), "q5_k", true};
-    case RF_TYPE_Q6_K: return {RF_Q16W_GRANULES(210), "q6_k", true};
+    case RF_TYPE_Q4_K: return {RF_Q16W_G_Q4_K, "q4_k", true};
+    case RF_TYPE_Q5_K: return {RF_Q16W_G_Q5_K, "q5_k", true};
+    case RF_TYPE_Q6_K: return {RF_Q16W_G_Q6_K, "q6_k", true};
     // MXFP4 and the IQ4 formats have no integer tensor-core tiles: these are their prefill at
     // every M. MXFP4's 17-byte blocks start at any byte: one granule more.
     case RF_TYPE_MXFP4: return {RF_Q16W_GRANULES(2 * 17 + 1), "mxfp4", false};
@@ -127,12 +127,41 @@ bool q16w_grouped_type(int type) {
 }
 } // namespace
 
+namespace {
+// The token tile (r x 128) and K split of rf_mm_q16w_<type>_t<r>_k<ks>: the fewest block-waves
+// (k_split's cost) with a 256-token block costing kT2Cost of a 128-token one (it does twice the
+// tensor-core work for the same weight decode, which bounds the 128-token block); 256 only from
+// 256 tokens and where its stages fit. Options q16w_tokens and h16_splits force either.
+struct Q16wLaunch { int r, ks; };
+constexpr double kT2Cost = 1.5;
+Q16wLaunch q16w_choose(const Backend &b, const Q16wType &t, int64_t K, int64_t N, int64_t M) {
+    const int64_t sms = std::max(1, b.multiprocessors), nt = (N + RF_H16W_BN - 1) / RF_H16W_BN;
+    const bool t2_fits = RF_Q16W_SMEM(2, t.granules) <= RF_Q16W_SMEM_MAX;
+    Q16wLaunch best{1, 1};
+    double best_cost = 0;
+    for (int r : {1, 2}) {
+        if (r == 2 && (!t2_fits || (b.q16w_tokens == 0 && M < 2 * RF_H16W_BM))) continue;
+        if (b.q16w_tokens != 0 && b.q16w_tokens != r * RF_H16W_BM) continue;
+        const int64_t tiles = nt * ((M + r * RF_H16W_BM - 1) / (r * RF_H16W_BM));
+        for (int ks : {1, 2}) {
+            if (ks > 1 && K / 64 / ks < 8) break;
+            if ((b.h16_splits == 1 || b.h16_splits == 2) && ks != b.h16_splits) continue;
+            const double cost = (double)((tiles * ks + sms - 1) / sms) / ks * (ks == 1 ? 1.0 : 1.05) * (r == 2 ? kT2Cost : 1.0);
+            if (best_cost == 0 || cost < best_cost) { best_cost = cost; best = {r, ks}; }
+        }
+    }
+    return best;
+}
+} // namespace
+
 bool q16w_usable(const Backend &b, const rf_node &n) {
     const rf_tensor *w = n.src[0], *x = n.src[1];
     if (b.q16w_min <= 0 || !b.kernels.wgmma || !w || !x || !n.dst || x->type != RF_TYPE_F32) return false;
-    if (const Q16wType t = q16w_type(w->type); !t.suffix || (t.kquant && !b.q16w_kquants)) return false;
-    const int64_t K = w->ne[0], M = x->ne[1];
+    const Q16wType t = q16w_type(w->type);
+    if (!t.suffix || (t.kquant && b.q16w_kquants == 0)) return false;
+    const int64_t K = w->ne[0], N = w->ne[1], M = x->ne[1];
     if (M < b.q16w_min || K % 64 != 0 || x->ne[2] * x->ne[3] != 1 || w->ne[2] * w->ne[3] != 1) return false;
+    if (t.kquant && b.q16w_kquants < 0 && q16w_choose(b, t, K, N, M).r != 2) return false;
     return q16w_weights_usable(w) && n.dst->nb[0] == 4 && x->nb[0] == 4;
 }
 
@@ -145,11 +174,10 @@ int matmul_q16w(Backend &b, const rf_node &n, std::string &err) {
     // Q4_K_M model's perplexity (Q8_0 FFN-down tensors) moved from within 0.05% of the CPU's to 0.107%.
     if (int r = quantized_activations(b, x, act_block(w->type), true, a.src[1], err)) return r;
     const Q16wType t = q16w_type(w->type);
-    const int64_t tiles = (N + RF_H16W_BN - 1) / RF_H16W_BN * ((M + RF_H16W_BM - 1) / RF_H16W_BM);
-    int ks = k_split(tiles, std::max(1, b.multiprocessors), K / 64, 8, 2);
-    if (b.h16_splits == 1 || b.h16_splits == 2) ks = b.h16_splits;
-    return launch(b, std::string("rf_mm_q16w_") + t.suffix + "_k" + std::to_string(ks), (unsigned)((M + RF_H16W_BM - 1) / RF_H16W_BM * ks),
-                  (unsigned)((N + RF_H16W_BN - 1) / RF_H16W_BN), 1, RF_H16W_THREADS, a, err, (unsigned)RF_Q16W_SMEM(t.granules));
+    const Q16wLaunch l = q16w_choose(b, t, K, N, M);
+    return launch(b, std::string("rf_mm_q16w_") + t.suffix + "_t" + std::to_string(l.r) + "_k" + std::to_string(l.ks),
+                  (unsigned)((M + l.r * RF_H16W_BM - 1) / (l.r * RF_H16W_BM) * l.ks), (unsigned)((N + RF_H16W_BN - 1) / RF_H16W_BN), 1,
+                  RF_H16W_THREADS, a, err, (unsigned)RF_Q16W_SMEM(l.r, t.granules));
 }
 
 bool q16w_id_usable(const Backend &b, const rf_tensor *w) {
@@ -160,7 +188,7 @@ bool q16w_id_usable(const Backend &b, const rf_tensor *w) {
 int launch_q16w_id(Backend &b, const rf_tensor *w, int64_t tiles, rf_kargs &a, std::string &err) {
     const Q16wType t = q16w_type(w->type);
     return launch(b, std::string("rf_mm_q16w_id_") + t.suffix, (unsigned)tiles, (unsigned)((w->ne[1] + RF_H16W_BN - 1) / RF_H16W_BN), 1,
-                  RF_H16W_THREADS, a, err, (unsigned)RF_Q16W_SMEM(t.granules));
+                  RF_H16W_THREADS, a, err, (unsigned)RF_Q16W_SMEM(1, t.granules));
 }
 
 bool h16_id_usable(const Backend &b, const rf_tensor *w) {
@@ -184,7 +212,7 @@ std::vector<std::string> h16_kernel_names() {
     for (const TypeInfo &ti : kWeightTypes) {
         const Q16wType t = q16w_type(ti.type);
         if (!t.suffix) continue;
-        for (const char *ks : {"_k1", "_k2"}) v.push_back(std::string("rf_mm_q16w_") + t.suffix + ks);
+        for (const char *tk : {"_t1_k1", "_t1_k2", "_t2_k1", "_t2_k2"}) v.push_back(std::string("rf_mm_q16w_") + t.suffix + tk);
         if (q16w_grouped_type(ti.type)) v.push_back(std::string("rf_mm_q16w_id_") + t.suffix);
     }
     return v;

@@ -17,11 +17,12 @@ bool h16_usable(const Backend &b, const rf_node &n);
 // launches rf_mm_h16_<BM>.
 int matmul_h16(Backend &b, const rf_node &n, std::string &err);
 // Prefill of quantized weights (Q4_0, Q8_0, MXFP4, the i-quants and ternary formats; Q4_K, Q5_K,
-// Q6_K with Backend::q16w_kquants) on the wgmma tiles with the weights dequantized to f16 in
-// shared memory (rf_mm_q16w_<type>_k<KS>, sm_90a): true from Backend::q16w_min tokens on (option q16w_min_tokens), batch 1, where the
-// module has wgmma.
+// Q6_K as Backend::q16w_kquants says) on the wgmma tiles with the weights dequantized to f16 in
+// shared memory (rf_mm_q16w_<type>_t<R>_k<KS>, sm_90a): true from Backend::q16w_min tokens on
+// (option q16w_min_tokens), batch 1, where the module has wgmma.
 bool q16w_usable(const Backend &b, const rf_node &n);
-// Converts the activations to f16 rows (as matmul_h16) and launches rf_mm_q16w_<type>_k<KS>.
+// Converts the activations to f16 rows (as matmul_h16) and launches rf_mm_q16w_<type>_t<R>_k<KS>
+// (the token tile and K split chosen per shape).
 int matmul_q16w(Backend &b, const rf_node &n, std::string &err);
 // MATMUL_ID prefill of F16 experts on the same tiles, columns grouped by expert
 // (rf_mm_h16_id_64; the grouping: moe_grouped.cpp). True where the kernel takes weights w

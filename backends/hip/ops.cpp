@@ -622,6 +622,9 @@ std::string unsupported_reason(const rf_node &n) {
             return "attention pools must both be f16, q8_0 or f32";
         const int64_t D = s0->ne[0];
         if (D > 256) return "attention head size > 256";
+        // ABI 2.15's V head size (latent attention reads V from the K pool): every kernel here
+        // takes V heads of D.
+        if (d->ne[0] != D * s0->ne[1]) return "attention V head size differs from K's";
         if (k->type == RF_TYPE_Q8_0 && D % 32) return "q8_0 pool needs head size multiple of 32";
         if (k->ne[0] % D || s0->ne[1] % (k->ne[0] / D)) return "attention head counts do not divide";
         if (n.iparams[0] < 0 || !(n.fparams[1] >= 0)) return "attention window and soft cap must not be negative";

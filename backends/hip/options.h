@@ -44,7 +44,8 @@ struct Options {
     int h16_splits = 0;            // their K split: 0 chosen, 1, 2 or 4
     bool h16_wgmma = true;         // F16 prefill of 128+ tokens on the wgmma tiles (sm_90a)
     int q16w_min_tokens = 128;     // quantized prefill on rf_mm_q16w_* from this many tokens; 0 never
-    bool q16w_kquants = false;     // ... also for Q4_K / Q5_K / Q6_K
+    std::string q16w_kquants = "auto"; // ... also for Q4_K / Q5_K / Q6_K: auto (256-token tiles), on, off
+    int q16w_tokens = 0;           // their token tile: 0 chosen, 128 or 256
     bool f16_prefill_acts = true;  // tensor-core prefill reads f16 activation rows
     int moe_group_min = 64;        // MATMUL_ID prefill grouped by expert from this many columns; 0 never
     // Attention.

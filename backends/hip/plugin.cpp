@@ -149,7 +149,8 @@ void apply_options(Backend &b) {
     b.h16_splits = o.h16_splits;
     b.h16_wgmma = o.h16_wgmma;
     b.q16w_min = o.q16w_min_tokens;
-    b.q16w_kquants = o.q16w_kquants;
+    b.q16w_kquants = o.q16w_kquants == "on" ? 1 : o.q16w_kquants == "off" ? 0 : -1;
+    b.q16w_tokens = o.q16w_tokens;
     b.f16_prefill_acts = o.f16_prefill_acts;
     b.prefetch_weights = o.prefetch == "on" ? 1 : o.prefetch == "off" ? 0 : -1;
     b.prefetch_max_bytes = (uint64_t)o.prefetch_max_mb << 20;

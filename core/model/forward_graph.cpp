@@ -172,6 +172,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
                             ForwardGraphInputs *inputs) {
     const ModelHparams &hp = model.hparams();
     if (hp.encoder) return build_encoder_graph(g, model, cache, in, inputs);
+    if (hp.is_mla()) return build_deepseek2_graph(g, model, cache, in, inputs);
     if (hp.hybrid()) return build_qwen35_graph(g, model, cache, in, inputs);
     const int64_t T = (int64_t)in.tokens.size();
     const int64_t D = hp.head_dim;

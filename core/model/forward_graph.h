@@ -92,4 +92,8 @@ Tensor *shared_expert_ffn(Graph &g, const LayerWeights &w, Tensor *h);
 Tensor *build_qwen35_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                            ForwardGraphInputs *inputs);
 
+// deepseek2's graph (forward_deepseek2.cpp), which build_forward_graph hands it to.
+Tensor *build_deepseek2_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
+                              ForwardGraphInputs *inputs);
+
 } // namespace rf

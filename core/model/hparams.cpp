@@ -6,6 +6,7 @@
 #include "rocmforge/error.h"
 #include "rocmforge/escape.h"
 #include "rocmforge/model.h"
+#include "deepseek2.h"
 
 namespace rf {
 
@@ -56,6 +57,7 @@ constexpr ArchEntry kArchs[] = {
     {"phi3", ModelArch::Phi3, RF_ROPE_NEOX},     {"qwen3moe", ModelArch::Qwen3Moe, RF_ROPE_NEOX},
     {"qwen2moe", ModelArch::Qwen2Moe, RF_ROPE_NEOX}, {"gpt-oss", ModelArch::GptOss, RF_ROPE_NEOX},
     {"bert", ModelArch::Bert, RF_ROPE_NORMAL},   {"nomic-bert", ModelArch::NomicBert, RF_ROPE_NEOX},
+    {"deepseek2", ModelArch::DeepSeek2, RF_ROPE_NORMAL},
     {"qwen35", ModelArch::Qwen35, RF_ROPE_NEOX}, {"qwen35moe", ModelArch::Qwen35Moe, RF_ROPE_NEOX},
     {"qwen3next", ModelArch::Qwen3Next, RF_ROPE_NEOX},
 };
@@ -68,7 +70,7 @@ constexpr int64_t kMaxExperts = 512;
 // other architecture are refused by name.
 void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
     const bool moe_only = hp.arch == ModelArch::Qwen3Moe || hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::GptOss ||
-                          hp.arch == ModelArch::Qwen35Moe || hp.arch == ModelArch::Qwen3Next;
+                          hp.arch == ModelArch::DeepSeek2 || hp.arch == ModelArch::Qwen35Moe || hp.arch == ModelArch::Qwen3Next;
     const bool moe_arch = hp.arch == ModelArch::Llama || moe_only;
     hp.n_expert = r.get_int("expert_count", 0, moe_only);
     if (hp.n_expert < 0 || hp.n_expert > kMaxExperts)
@@ -80,14 +82,15 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
     }
     if (!moe_arch)
         throw Error(r.f.path() + ": mixture-of-experts " + hp.arch_name + " models (" + r.key("expert_count") + " = " +
-                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe, gpt-oss)");
+                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe, gpt-oss, deepseek2)");
     hp.n_expert_used = r.get_int("expert_used_count", 0, true);
     if (hp.n_expert_used < 1 || hp.n_expert_used > hp.n_expert)
         throw Error(r.f.path() + ": " + r.key("expert_used_count") + " = " + std::to_string(hp.n_expert_used) +
                     " must be in 1.." + std::to_string(hp.n_expert) + " (" + r.key("expert_count") + ")");
     // gpt-oss: required, as llama.cpp's loader reads it.
     hp.n_ff_exp = moe_only ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used,
-                                       hp.arch == ModelArch::GptOss || hp.arch == ModelArch::Qwen35Moe)
+                                        hp.arch == ModelArch::GptOss || hp.arch == ModelArch::DeepSeek2 ||
+                                            hp.arch == ModelArch::Qwen35Moe)
                            : hp.n_ff;
     require_positive(r.f, r.key("expert_feed_forward_length"), hp.n_ff_exp);
     if (hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::Qwen3Next) {
@@ -139,6 +142,7 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
     hp.rope_freq_scale_swa = hp.rope_freq_scale;
     switch (hp.arch) {
     case ModelArch::Llama: case ModelArch::Qwen2: case ModelArch::Qwen2Moe: break;
+    case ModelArch::DeepSeek2: break; // deepseek2.cpp, after the expert keys
     case ModelArch::Qwen3: case ModelArch::Qwen3Moe: hp.qk_norm = true; break;
     case ModelArch::Gemma2: case ModelArch::Gemma3: {
         const bool g3 = hp.arch == ModelArch::Gemma3;
@@ -230,7 +234,7 @@ ModelHparams read_hparams(const gguf::File &f) {
     hp.head_dim = r.get_int("attention.key_length", hp.n_embd / hp.n_head, false);
     const int64_t v_len = r.get_int("attention.value_length", hp.head_dim, false);
     require_positive(f, r.key("attention.key_length"), hp.head_dim);
-    if (v_len != hp.head_dim)
+    if (v_len != hp.head_dim && hp.arch != ModelArch::DeepSeek2) // deepseek2: V heads of their own
         throw Error(f.path() + ": attention.value_length (" + std::to_string(v_len) +
                     ") differs from attention.key_length (" + std::to_string(hp.head_dim) + "): not supported");
 
@@ -258,6 +262,7 @@ ModelHparams read_hparams(const gguf::File &f) {
     if (scaling == "yarn") read_yarn_keys(hp, r);
     read_family_keys(hp, r);
     read_expert_keys(hp, r);
+    if (hp.arch == ModelArch::DeepSeek2) read_deepseek2_keys(hp, f);
 
     const gguf::TensorInfo *emb = f.find_tensor("token_embd.weight");
     if (!emb) throw Error(f.path() + ": missing tensor 'token_embd.weight'");

@@ -12,8 +12,9 @@
 
 namespace rf {
 
-static KvCacheParams cache_params(const ContextParams &p) {
+static KvCacheParams cache_params(const ContextParams &p, const ModelHparams &hp) {
     KvCacheParams c;
+    c.k_only = hp.is_mla();
     c.n_ctx = p.n_ctx;
     c.page_size = p.page_size;
     c.n_seq_max = p.n_seq_max;
@@ -60,7 +61,8 @@ struct InferenceContext::Step {
 
 InferenceContext::InferenceContext(Model &model, Runtime &runtime, const ContextParams &params)
     : model_(model), runtime_(runtime), params_(params),
-      cache_(kv_cache_backend(runtime, model.backend(), model.hparams().encoder), model.hparams().n_layer_kv(), model.hparams().n_embd_kv(), cache_params(params)),
+      cache_(kv_cache_backend(runtime, model.backend(), model.hparams()), model.hparams().n_layer_kv(), model.hparams().n_embd_kv(),
+             cache_params(params, model.hparams())),
       executor_(std::make_unique<Executor>(runtime, &model.backend())), step_(std::make_unique<Step>()) {
     if (params_.n_batch <= 0) throw UsageError("batch size (-b) must be positive");
     if (params_.prefix_cache && model.hparams().encoder)

@@ -1,5 +1,6 @@
 // Paged KV cache: page bookkeeping per sequence and the per-layer pool tensors.
 #include "rocmforge/kv_cache.h"
+#include "rocmforge/model.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -175,6 +176,17 @@ Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend, bool
     return weights_backend; // none: the executor names the node no backend runs
 }
 
+Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend, const ModelHparams &hp) {
+    if (!hp.is_mla()) return kv_cache_backend(runtime, weights_backend, hp.encoder);
+    if (Backend *b = runtime.override_backend(RF_OP_ATTENTION)) return *b;
+    // The HIP kernels take one head size for K and V (and at most 256): the pools stay on the
+    // host, so that attention runs there and the rest of the graph with the weights.
+    if (weights_backend.host_memory()) return weights_backend;
+    for (Backend *b : runtime.backends())
+        if (b->host_memory()) return *b;
+    throw Error(hp.arch_name + ": multi-head latent attention runs on the CPU backend only, and none is started");
+}
+
 int kv_cache_type_from_name(const std::string &name) {
     const int t = type_from_name(name);
     if (t != RF_TYPE_F16 && t != RF_TYPE_Q8_0 && t != RF_TYPE_F32)
@@ -204,29 +216,30 @@ KvCache::KvCache(Backend &backend, int64_t n_layer, int64_t n_embd_kv, const KvC
     // tokens split over n_seq sequences always fit.
     : pages_(pages_for(params.n_ctx, params.page_size) + std::max(0, params.n_seq_max - 1), params.page_size,
              params.n_seq_max, params.prefix_cache),
-      n_ctx_(params.n_ctx), n_layer_(n_layer), n_embd_kv_(n_embd_kv), type_k_(params.type_k), type_v_(params.type_v) {
+      n_ctx_(params.n_ctx), n_layer_(n_layer), n_embd_kv_(n_embd_kv), type_k_(params.type_k), type_v_(params.type_v),
+      k_only_(params.k_only) {
     check_cache_type(type_k_, n_embd_kv, "K");
-    check_cache_type(type_v_, n_embd_kv, "V");
+    if (!k_only_) check_cache_type(type_v_, n_embd_kv, "V");
     const int64_t n_slots = pages_.n_slots();
-    slab_ = std::make_unique<BufferSlab>(backend, (uint64_t)n_layer * (BufferSlab::slice_bytes(row_size(type_k_, n_embd_kv) * n_slots) +
-                                                                        BufferSlab::slice_bytes(row_size(type_v_, n_embd_kv) * n_slots)));
+    const uint64_t v_bytes = k_only_ ? 0 : BufferSlab::slice_bytes(row_size(type_v_, n_embd_kv) * n_slots);
+    slab_ = std::make_unique<BufferSlab>(backend, (uint64_t)n_layer * (BufferSlab::slice_bytes(row_size(type_k_, n_embd_kv) * n_slots) + v_bytes));
     for (int64_t l = 0; l < n_layer; ++l) {
         k_.push_back(std::make_unique<PersistentTensor>(backend, "cache_k_l" + std::to_string(l), type_k_,
                                                         std::initializer_list<int64_t>{n_embd_kv, n_slots}, slab_.get()));
-        v_.push_back(std::make_unique<PersistentTensor>(backend, "cache_v_l" + std::to_string(l), type_v_,
+        if (!k_only_) v_.push_back(std::make_unique<PersistentTensor>(backend, "cache_v_l" + std::to_string(l), type_v_,
                                                         std::initializer_list<int64_t>{n_embd_kv, n_slots}, slab_.get()));
     }
 }
 
-uint64_t KvCache::bytes_per_token(int64_t n_layer, int64_t n_embd_kv, int type_k, int type_v) {
-    return (uint64_t)n_layer * (row_size(type_k, n_embd_kv) + row_size(type_v, n_embd_kv));
+uint64_t KvCache::bytes_per_token(int64_t n_layer, int64_t n_embd_kv, int type_k, int type_v, bool k_only) {
+    return (uint64_t)n_layer * (row_size(type_k, n_embd_kv) + (k_only ? 0 : row_size(type_v, n_embd_kv)));
 }
 
 std::string KvCache::summary() const {
     char buf[256];
     std::snprintf(buf, sizeof buf, "KV cache: %lld tokens (%lld pages of %lld), %s/%s, %.1f KiB per token, %.2f MiB",
                   (long long)n_ctx_, (long long)pages_.n_pages(), (long long)pages_.page_size(),
-                  type_name(type_k_), type_name(type_v_), bytes_per_token() / 1024.0,
+                  type_name(type_k_), k_only_ ? "none (V in the K rows)" : type_name(type_v_), bytes_per_token() / 1024.0,
                   total_bytes() / (1024.0 * 1024.0));
     if (recurrent_) return std::string(buf) + "; " + recurrent_->summary();
     return buf;

@@ -38,6 +38,7 @@ void KvCache::copy_page(int32_t from, int32_t to) {
     std::vector<uint8_t> staging;
     for (int64_t layer = 0; layer < n_layer_; ++layer) {
         for (Tensor *t : {k(layer), v(layer)}) {
+            if (k_only_ && t != k(layer)) continue;
             const uint64_t page_bytes = (uint64_t)t->t.nb[1] * (uint64_t)pages_.page_size();
             staging.resize(page_bytes);
             auto *base = static_cast<uint8_t *>(t->t.data);

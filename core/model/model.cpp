@@ -267,7 +267,7 @@ std::unique_ptr<Model> Model::load(const std::string &path, Runtime &runtime, co
     m->rope_freqs = m->place("rope_freqs.weight", {hp.n_rot / 2}, false);
     m->rope_factors_long = m->place("rope_factors_long.weight", {hp.n_rot / 2}, false);
     m->rope_factors_short = m->place("rope_factors_short.weight", {hp.n_rot / 2}, false);
-    for (int64_t l = 0; l < hp.n_layer; ++l) m->load_layer(l);
+    for (int64_t l = 0; l < hp.n_layer; ++l) hp.is_mla() ? m->load_deepseek2_layer(l) : m->load_layer(l);
     return m;
 }
 

@@ -17,6 +17,7 @@
 #include "rocmforge/output_path.h"
 #include "rocmforge/types.h"
 #include "block_pool.h"
+#include "deepseek2_shape.h"
 #include "qwen35_shapes.h"
 #include "parallel_rows.h"
 #include "random_weights.h"
@@ -117,6 +118,7 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
     set_llama_hparam_keys(w, {s.arch, s.n_layer, s.n_ctx, s.n_embd, s.n_ff, s.n_head, s.n_head_kv,
                               s.rope_freq_base, s.rms_eps});
     if (ftype >= 0) w.set("general.file_type", Value::from_u32(uint32_t(ftype)));
+    if (s.deepseek2()) return set_deepseek2_keys(w, s);
     if (s.arch == "llama") { // LlamaModel adds these two; Qwen2Model does not
         w.set(a + "vocab_size", Value::from_u32(uint32_t(s.n_vocab)));
         w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.head_dim())));

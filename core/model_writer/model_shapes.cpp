@@ -4,6 +4,7 @@
 // attn_logit_softcapping, final_logit_softcapping, num_local_experts / num_experts,
 // num_experts_per_tok, moe_intermediate_size). Tensor names as llama.cpp's llama-arch.cpp.
 #include "rocmforge/model_shapes.h"
+#include "deepseek2_shape.h"
 #include "qwen35_shapes.h"
 
 #include <algorithm>
@@ -163,6 +164,7 @@ std::vector<ModelShape> make_table() {
         if (tiny.gpt_oss()) tiny.n_expert = 8, tiny.n_expert_used = 4, tiny.n_ff_exp = 64, tiny.yarn_orig_ctx = 256;
         t.push_back(tiny);
     }
+    add_deepseek2_shapes(t);
     add_qwen35_shapes(t);
     return t;
 }
@@ -235,6 +237,7 @@ std::vector<ShapeTensor> encoder_tensors(const ModelShape &s) {
 
 std::vector<ShapeTensor> shape_tensors(const ModelShape &s) {
     if (s.encoder()) return encoder_tensors(s);
+    if (s.deepseek2()) return deepseek2_tensors(s);
     if (s.qwen35()) return qwen35_tensors(s);
     const int64_t E = s.n_embd, Q = s.n_embd_q(), KV = s.n_embd_kv(), F = s.n_ff, V = s.n_vocab, D = s.head_dim();
     std::vector<ShapeTensor> t;

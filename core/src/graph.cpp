@@ -237,6 +237,30 @@ Tensor *Graph::moe_weights_of_chosen(Tensor *logits, Tensor *ids, const char *la
     return d;
 }
 
+Tensor *Graph::moe_weights_of_probs(Tensor *probs, Tensor *ids, const char *label) {
+    Tensor *d = moe_weights(probs, ids, true, label);
+    nodes_.back().iparams[0] = 3;
+    return d;
+}
+
+Tensor *Graph::moe_group_mask(Tensor *a, int64_t n_groups, int64_t n_used, const char *label) {
+    if (!(a->type() == RF_TYPE_F32 && a->ne(2) == 1 && a->ne(3) == 1)) fail(std::string(label) + ": source must be f32 [E, M]");
+    if (!(n_groups >= 1 && a->ne(0) % n_groups == 0 && n_used >= 1 && n_used <= n_groups))
+        fail(std::string(label) + ": " + std::to_string(n_groups) + " groups (" + std::to_string(n_used) + " kept) of " +
+             std::to_string(a->ne(0)) + " experts");
+    Tensor *d = add_node(RF_OP_MOE_GROUP_MASK, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0), a->ne(1)}), {a}, label);
+    nodes_.back().iparams[0] = (int32_t)n_groups;
+    nodes_.back().iparams[1] = (int32_t)n_used;
+    return d;
+}
+
+Tensor *Graph::concat(Tensor *a, Tensor *b, const char *label) {
+    if (!(a->type() == RF_TYPE_F32 && b->type() == RF_TYPE_F32 && a->ne(1) == b->ne(1) && a->ne(2) == b->ne(2) && a->ne(3) == b->ne(3)))
+        fail(std::string(label) + ": cannot join " + shape_str(a) + " and " + shape_str(b) + " along dim 0");
+    return add_node(RF_OP_CONCAT, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {a->ne(0) + b->ne(0), a->ne(1), a->ne(2), a->ne(3)}),
+                    {a, b}, label);
+}
+
 Tensor *Graph::matmul_id(Tensor *w, Tensor *x, Tensor *ids, const char *label) {
     const int64_t S = ids->ne(0), M = ids->ne(1);
     if (!(ids->type() == RF_TYPE_I32 && ids->ne(2) == 1 && ids->ne(3) == 1)) fail(std::string(label) + ": ids must be i32 [S, M]");
@@ -281,7 +305,10 @@ Tensor *Graph::attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot
     if (!(k_pool->ne(0) % q->ne(0) == 0)) fail("attention: K pool row is not a multiple of the head size");
     if (!(q->ne(1) % (k_pool->ne(0) / q->ne(0)) == 0)) fail("attention: query heads not a multiple of kv heads");
     if (!(token_info->type() == RF_TYPE_I32 && token_info->ne(0) == 2 && token_info->ne(1) == q->ne(2))) fail("attention token_info must be i32[2, T]");
-    Tensor *d = add_node(RF_OP_ATTENTION, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {q->ne(0) * q->ne(1), q->ne(2)}),
+    const int64_t dv = limits.v_head_size > 0 ? limits.v_head_size : q->ne(0);
+    if (!(v_pool->ne(0) >= dv * (k_pool->ne(0) / q->ne(0)) && (dv != q->ne(0) || v_pool->ne(0) == k_pool->ne(0))))
+        fail("attention: V pool rows do not hold the V heads");
+    Tensor *d = add_node(RF_OP_ATTENTION, new_tensor(TensorKind::Intermediate, RF_TYPE_F32, {dv * q->ne(1), q->ne(2)}),
                          {q, k_pool, v_pool, slot_table, token_info, limits.sinks}, label);
     rf_node &n = nodes_.back();
     n.fparams[0] = s;

@@ -14,7 +14,7 @@ text="$tmp/heldout.txt"
 head -c 3000 "$(dirname "$0")/../../models/trained/heldout.txt" >"$text"
 
 # shape:architecture (tiny-mixtral is a llama file with experts)
-for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen3moe:qwen3moe qwen2moe:qwen2moe gpt-oss:gpt-oss qwen35:qwen35 qwen35moe:qwen35moe qwen3next:qwen3next; do
+for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen3moe:qwen3moe qwen2moe:qwen2moe gpt-oss:gpt-oss deepseek2:deepseek2 qwen35:qwen35 qwen35moe:qwen35moe qwen3next:qwen3next; do
   shape=${pair%%:*}
   arch=${pair#*:}
   for mix in Q8_0 F16; do
@@ -28,7 +28,7 @@ for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen
     cmp -s "$tmp/a.txt" "$tmp/b.txt" || fail "$arch $mix: the same seed gave different text"
     # Mixture-of-experts results do not depend on the thread count (issue 53): a near tie in
     # the router must not flip with how the rows are split.
-    if [ "$shape" = mixtral ] || [ "$shape" = qwen3moe ] || [ "$shape" = qwen2moe ] || [ "$shape" = gpt-oss ] || [ "$shape" = qwen35moe ] || [ "$shape" = qwen3next ]; then
+    if [ "$shape" = mixtral ] || [ "$shape" = qwen3moe ] || [ "$shape" = qwen2moe ] || [ "$shape" = gpt-oss ] || [ "$shape" = deepseek2 ] || [ "$shape" = qwen35moe ] || [ "$shape" = qwen3next ]; then
       for t in 1 2; do
         "$exe" perplexity -m "$model" -f "$text" -c 64 -t $t --backend cpu 2>/dev/null | grep "Final estimate" >"$tmp/ppl-$t.txt" ||
           fail "$arch $mix: perplexity -t $t failed"

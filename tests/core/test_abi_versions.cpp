@@ -128,4 +128,23 @@ TEST_CASE("abi: nodes of a newer minor version are declined for older plugins") 
     CHECK(rf_node_abi_minor(&mw) == 0);
     mw.iparams[0] = 2;
     CHECK(rf_node_abi_minor(&mw) == 14);
+    // ABI 2.15 (deepseek2): the two new ops, MOE_WEIGHTS' normalised probabilities, and an
+    // ATTENTION whose V heads differ from Q's (dst rows of Dv * Hq).
+    mw.iparams[0] = 3;
+    CHECK(rf_node_abi_minor(&mw) == 15);
+    for (int op : {RF_OP_CONCAT, RF_OP_MOE_GROUP_MASK}) {
+        rf_node x{};
+        x.op = op;
+        CHECK(rf_node_abi_minor(&x) == 15);
+    }
+    rf_tensor q{}, out{};
+    rf::init_tensor_layout(q, RF_TYPE_F32, {96, 4, 2});
+    rf::init_tensor_layout(out, RF_TYPE_F32, {96 * 4, 2});
+    rf_node mla{};
+    mla.op = RF_OP_ATTENTION;
+    mla.src[0] = &q;
+    mla.dst = &out;
+    CHECK(rf_node_abi_minor(&mla) == 0);
+    rf::init_tensor_layout(out, RF_TYPE_F32, {64 * 4, 2});
+    CHECK(rf_node_abi_minor(&mla) == 15);
 }

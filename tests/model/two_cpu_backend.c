@@ -12,7 +12,8 @@
  * Built with TWOCPU_FAKE_GPU it is "gpulike" instead: a GPU-like backend without the encoder
  * kernels, as the HIP one is: it reports device memory (host_memory = 0, so the executor copies
  * across its boundary and refuses to copy KV pools) and declines LAYER_NORM, GELU and
- * bidirectional ATTENTION (test_encoder.cpp). */
+ * bidirectional ATTENTION (test_encoder.cpp), CONCAT, MOE_GROUP_MASK and MOE_WEIGHTS mode 3
+ * (test_forward_deepseek2.cpp). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -127,6 +128,9 @@ static int two_supports(void *ctx, const rf_node *node) {
 #ifdef TWOCPU_FAKE_GPU
     if (node->op == RF_OP_LAYER_NORM || node->op == RF_OP_GELU) return 0;
     if (node->op == RF_OP_ATTENTION && node->iparams[2] != 0) return 0;
+    /* nor the deepseek2 ops (the HIP backend declines them too) */
+    if (node->op == RF_OP_CONCAT || node->op == RF_OP_MOE_GROUP_MASK) return 0;
+    if (node->op == RF_OP_MOE_WEIGHTS && node->iparams[0] == 3) return 0;
     if (node->op == RF_OP_SSM_CONV || node->op == RF_OP_GATED_DELTA_NET) return 0; /* as HIP: test_qwen35.cpp */
 #endif
     return inner->supports_op(((two_ctx *)ctx)->inner_ctx, node);

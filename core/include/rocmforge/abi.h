@@ -57,10 +57,14 @@ extern "C" {
  * 2.14: gpt-oss: ops SWIGLU_OAI (clamped SwiGLU) and ADD_ID (a bias row per chosen expert),
  * ATTENTION's src5 (per-head sink logits), ROPE's YaRN parameters (iparams[2..3], fparams[2..5]),
  * MOE_WEIGHTS' iparams[0] = 2 (the softmax of the chosen logits alone).
+ * 2.15: DeepSeek-V2/V3 (multi-head latent attention, grouped routing): ops CONCAT and
+ * MOE_GROUP_MASK, ATTENTION's V head size (dst rows of Dv*Hq, Dv != D; the V pool may be the K
+ * pool, V the first Dv elements of each row), MOE_WEIGHTS' iparams[0] = 3 (the chosen
+ * probabilities normalised by their sum).
  * A backend of an older minor version never sees a node that needs these: the host asks
  * rf_node_abi_minor() and runs such nodes elsewhere. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 14
+#define RF_ABI_MINOR 15
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -199,6 +203,10 @@ typedef struct rf_tensor {
  *            src5 optional f32 [Hq] (ABI 2.14): attention sinks (gpt-oss): head h's softmax
  *            denominator gains exp(sink[h] - m), m the max over the scores and sink[h]; the
  *            sink has no value row, so it only scales the output down.
+ *            V head size (ABI 2.15): dst [Dv*Hq, T] with Dv = dst->ne[0] / Hq, which may differ
+ *            from D; V head g is elements g*Dv..(g+1)*Dv-1 of a V pool row, which holds at least
+ *            Dv*Hkv elements (multi-head latent attention passes the K pool itself: its rows
+ *            begin with the latent, the values of the one KV head). Dv = D otherwise.
  * ARGMAX     dst[M] i32 = index of the max of each row of src0[K,M] (first on ties).
  * COPY       dst = src0 converted to dst's type (same element count).
  * GEGLU      dst = gelu(src0) * src1, f32, same shapes; gelu is the tanh approximation
@@ -216,6 +224,8 @@ typedef struct rf_tensor {
  * ADD_ID     dst[N, S, M] f32 = src0[N, S, M] + src1[:, src2[s, m]] (ABI 2.14; ggml_add_id): a
  *            bias row of src1 f32 [N, E] per chosen expert, src2 i32 [S, M] (TOPK's ids); an id
  *            outside 0..E-1 adds nothing.
+ * CONCAT     dst[Da+Db, n1, n2, n3] f32 = src0 [Da, n1, n2, n3] f32 followed by src1 [Db, n1, n2,
+ *            n3] f32 along dim 0 (ABI 2.15; ggml_concat(a, b, 0)).
  * GATHER     dst[k, M] f32 = src0[src1[j, m], m]: entries of each row of src0[E, M] f32 picked by
  *            src1[k, M] i32 (e.g. TOPK's indices: the sampler's candidate logits); an index
  *            outside 0..E-1 gives 0.
@@ -240,6 +250,14 @@ typedef struct rf_tensor {
  *            Rounded as llama.cpp's build_moe_ffn on ggml's CPU: p = softmax over all E (f32
  *            exp(l - max), their sum in double, times the f32 reciprocal), w_j = p[id_j]; mode 1
  *            then divides by max(f32 of the double sum of the k p[id_j], 6.103515625e-5).
+ *            iparams[0] = 3 (ABI 2.15): the chosen entries of src0 taken as probabilities
+ *                            (e.g. SIGMOID's output: DeepSeek-V3) divided by their sum (summed in
+ *                            double, then f32, clamped below at 6.103515625e-5).
+ * MOE_GROUP_MASK dst[E, M] f32 = src0[E, M] f32 with the experts outside the chosen groups set to
+ *            -inf (ABI 2.15; DeepSeek-V3's grouped top-k as llama.cpp's build_moe_ffn): the E
+ *            experts of a row form G = iparams[0] groups of E/G consecutive experts, a group's
+ *            score is the f32 sum of its two largest values (its one value when E/G = 1), and
+ *            the iparams[1] groups of the highest scores are kept (ties: the lower group).
  * MATMUL_ID  dst[N, S, M] f32: dst[:, s, m] = src0[:, :, e]^T * src1[:, s', m] with e = src2[s, m],
  *            s' = s when src1 is [K, S, M], s' = 0 when it is [K, 1, M] (one activation row per
  *            token shared by its S experts). src0 [K, N, E] weight of any MATMUL type (expert e is
@@ -306,6 +324,8 @@ enum rf_op {
     RF_OP_SIGMOID,    /* ABI 2.13 */
     RF_OP_SWIGLU_OAI, /* ABI 2.14 */
     RF_OP_ADD_ID,     /* ABI 2.14 */
+    RF_OP_CONCAT,     /* ABI 2.15 */
+    RF_OP_MOE_GROUP_MASK, /* ABI 2.15 */
     RF_OP_SSM_CONV,   /* qwen35: appended; an older backend declines them as unknown ops */
     RF_OP_GATED_DELTA_NET,
     RF_OP_SOFTPLUS,
@@ -320,7 +340,7 @@ static inline const char *rf_op_name(int op) {
         "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
         "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap",
         "topk", "moe_weights", "matmul_id", "moe_sum", "gather", "layer_norm", "gelu", "sigmoid",
-        "swiglu_oai", "add_id", "ssm_conv", "gated_delta_net", "softplus"};
+        "swiglu_oai", "add_id", "concat", "moe_group_mask", "ssm_conv", "gated_delta_net", "softplus"};
     return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
 }
 
@@ -338,10 +358,13 @@ typedef struct rf_node {
  * ignore a source or parameter it does not know of). */
 static inline int rf_node_abi_minor(const rf_node *n) {
     switch (n->op) {
+    case RF_OP_CONCAT: case RF_OP_MOE_GROUP_MASK: return 15;
     case RF_OP_SWIGLU_OAI: case RF_OP_ADD_ID: return 14;
-    case RF_OP_ATTENTION: return n->src[5] ? 14 : 0;
+    case RF_OP_ATTENTION:
+        if (n->dst && n->src[0] && n->dst->ne[0] != n->src[0]->ne[0] * n->src[0]->ne[1]) return 15;
+        return n->src[5] ? 14 : 0;
     case RF_OP_ROPE: return n->iparams[2] ? 14 : 0;
-    case RF_OP_MOE_WEIGHTS: return n->iparams[0] == 2 ? 14 : 0;
+    case RF_OP_MOE_WEIGHTS: return n->iparams[0] == 3 ? 15 : n->iparams[0] == 2 ? 14 : 0;
     default: return 0; /* older ops and parameters: a backend declines what it does not know */
     }
 }

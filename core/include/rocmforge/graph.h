@@ -192,6 +192,9 @@ public:
         float softcap = 0.0f;
         bool bidirectional = false;
         Tensor *sinks = nullptr; // f32 [Hq]: per-head sink logits in the denominator (gpt-oss)
+        // V head size (abi.h, ABI 2.15) when it differs from Q's; the V pool then holds the V
+        // heads at the start of its rows (latent attention: the K pool itself). 0: Q's.
+        int64_t v_head_size = 0;
     };
     // single_rows: ATTENTION's split hint (abi.h iparams[1]; 0: none).
     Tensor *attention(Tensor *q, Tensor *k_pool, Tensor *v_pool, Tensor *slot_table,
@@ -207,6 +210,14 @@ public:
     Tensor *moe_weights(Tensor *logits, Tensor *ids, bool over_chosen, const char *label = "moe_weights");
     // The softmax of the chosen logits from them alone (abi.h MOE_WEIGHTS iparams[0] = 2: gpt-oss).
     Tensor *moe_weights_of_chosen(Tensor *logits, Tensor *ids, const char *label = "moe_weights");
+    // The chosen entries of probabilities [E, M] (e.g. SIGMOID's) divided by their sum (abi.h
+    // MOE_WEIGHTS iparams[0] = 3: DeepSeek-V3's normalised sigmoid gating).
+    Tensor *moe_weights_of_probs(Tensor *probs, Tensor *ids, const char *label = "moe_weights");
+    // a [E, M] with the experts outside the n_used best of n_groups groups set to -inf (abi.h
+    // MOE_GROUP_MASK: DeepSeek-V3's grouped top-k).
+    Tensor *moe_group_mask(Tensor *a, int64_t n_groups, int64_t n_used, const char *label = "moe_group_mask");
+    // a [Da, ...] followed by b [Db, ...] along dim 0 (abi.h CONCAT).
+    Tensor *concat(Tensor *a, Tensor *b, const char *label = "concat");
     Tensor *matmul_id(Tensor *w, Tensor *x, Tensor *ids, const char *label = "matmul_id");
     // y [N, S, M] plus the bias row bias[:, ids[s, m]] of each slot's expert (bias f32 [N, E]).
     Tensor *add_id(Tensor *y, Tensor *bias, Tensor *ids, const char *label = "add_id");

@@ -144,6 +144,9 @@ struct KvCacheParams {
     int type_k = RF_TYPE_F16; // f16, q8_0 or f32
     int type_v = RF_TYPE_F16;
     bool prefix_cache = false; // KvPageTable's prefix caching (causal models only)
+    // Latent attention (deepseek2): one pool per layer, whose rows also hold V (the latent at
+    // their start): v() is k() and type_v is unused.
+    bool k_only = false;
 };
 
 // The pools: for each layer a K and a V PersistentTensor [row, n_slots] on `backend`, where
@@ -156,12 +159,14 @@ public:
     KvPageTable &pages() { return pages_; }
     const KvPageTable &pages() const { return pages_; }
     Tensor *k(int64_t layer) { return k_[layer]->get(); }
-    Tensor *v(int64_t layer) { return v_[layer]->get(); }
+    Tensor *v(int64_t layer) { return k_only_ ? k(layer) : v_[layer]->get(); }
+    bool k_only() const { return k_only_; }
     int type_k() const { return type_k_; }
     int type_v() const { return type_v_; }
-    uint64_t bytes_per_token() const { return bytes_per_token(n_layer_, n_embd_kv_, type_k_, type_v_); }
-    // Over all layers, K + V, for a model of n_layer layers with K/V rows of n_embd_kv elements.
-    static uint64_t bytes_per_token(int64_t n_layer, int64_t n_embd_kv, int type_k, int type_v);
+    uint64_t bytes_per_token() const { return bytes_per_token(n_layer_, n_embd_kv_, type_k_, type_v_, k_only_); }
+    // Over all layers, K + V (K alone when k_only), for a model of n_layer layers with K/V rows
+    // of n_embd_kv elements.
+    static uint64_t bytes_per_token(int64_t n_layer, int64_t n_embd_kv, int type_k, int type_v, bool k_only = false);
     uint64_t total_bytes() const { return bytes_per_token() * (uint64_t)pages_.n_slots(); }
     // "KV cache: 4096 tokens (256 pages of 16), f16/f16, 128.0 KiB per token, 512.00 MiB": the
     // tokens are n_ctx (-c); the pool may hold a few slots more (whole pages, one spare page
@@ -187,6 +192,7 @@ private:
     int64_t n_ctx_;
     int64_t n_layer_, n_embd_kv_;
     int type_k_, type_v_;
+    bool k_only_;
     std::unique_ptr<BufferSlab> slab_; // every layer's K and V pool in one allocation (before k_, v_)
     std::vector<std::unique_ptr<PersistentTensor>> k_, v_;
     std::unique_ptr<RecurrentState> recurrent_;
@@ -198,6 +204,11 @@ private:
 // changes every step, so they live with the op that reads them all; the executor refuses to copy
 // them (executor.cpp).
 Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend, bool bidirectional = false);
+// The same for a model: encoders as above; latent attention (deepseek2), which only the CPU
+// backend runs, on a host-memory backend (the weights' when it is one); rf::Error naming it when
+// none is started.
+struct ModelHparams;
+Backend &kv_cache_backend(const Runtime &runtime, Backend &weights_backend, const ModelHparams &hp);
 
 // Parses a --cache-type value ("f16", "q8_0", "f32"); throws rf::UsageError otherwise.
 int kv_cache_type_from_name(const std::string &name);

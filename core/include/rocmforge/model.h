@@ -1,6 +1,6 @@
 // Decoder-only transformer models of the llama lineage (llama 1/2/3, mistral-style files, qwen2,
 // qwen3, gemma2, gemma3, phi3, and the mixture-of-experts mixtral (llama with experts), qwen3moe,
-// qwen2moe (with a shared expert) and gpt-oss;
+// qwen2moe (with a shared expert), gpt-oss and deepseek2 (latent attention);
 // docs/MODELS.md) and the embedding encoders bert and nomic-bert: hyperparameters read from GGUF
 // metadata, weights
 // placed on the runtime's primary backend straight from the mapped file.
@@ -19,7 +19,8 @@
 namespace rf {
 
 // Which graph recipe a file's `general.architecture` maps to.
-enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, GptOss, Bert, NomicBert, Qwen35, Qwen35Moe, Qwen3Next };
+enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, GptOss, Bert, NomicBert, DeepSeek2, Qwen35,
+                       Qwen35Moe, Qwen3Next };
 
 struct ModelHparams {
     std::string arch_name;      // general.architecture as written in the file
@@ -79,6 +80,23 @@ struct ModelHparams {
     // of this width), scaled by sigmoid(ffn_gate_inp_shexp . h) and added to their sum.
     int64_t n_ff_shexp = 0;     // <arch>.expert_shared_feed_forward_length (default n_ff); 0: none
 
+    // deepseek2 (DeepSeek-V2/V3, deepseek2.cpp, forward_deepseek2.cpp): multi-head latent
+    // attention in the absorbed form. The KV cache holds one "head" per token, the normed latent
+    // and the roped k_pe: head_dim = kv_lora_rank + n_rot, n_head_kv = 1 (V: the latent).
+    struct DeepSeek2 {
+        int64_t n_lora_q = 0;      // attention.q_lora_rank; 0: one attn_q projection (V2-Lite)
+        int64_t n_lora_kv = 0;     // attention.kv_lora_rank (the latent)
+        int64_t n_head_k = 0;      // a query head: nope + rope (key_length_mla, else key_length)
+        int64_t n_head_v = 0;      // a value head after W_vb (value_length_mla, else value_length)
+        int64_t n_dense_lead = 0;  // leading_dense_block_count: layers with a dense FFN
+        int64_t n_expert_shared = 0; // expert_shared_count (shared FFN of n_ff_exp * this)
+        float weights_scale = 0.0f;  // expert_weights_scale (routed scaling factor; 0: none)
+        bool weights_norm = false;   // expert_weights_norm
+        bool sigmoid_gating = false; // expert_gating_func = 2 (V3); 1 or absent: softmax
+        int64_t n_group = 0, n_group_used = 0; // expert_group_count / expert_group_used_count
+        float kq_scale = 0.0f;       // mscale^2 / sqrt(n_head_k) (YaRN's log multiplier)
+    } ds;
+    bool is_mla() const { return arch == ModelArch::DeepSeek2; }
     // Qwen3.5 (qwen35, qwen35moe; hparams_qwen35.cpp): Gated DeltaNet layers, and every
     // full_attention_interval-th layer a gated full-attention one. 0: no recurrent layers.
     int64_t ssm_d_conv = 0;   // <arch>.ssm.conv_kernel
@@ -142,6 +160,13 @@ struct LayerWeights {
     // [n_embd, n_ff_shexp] (gate, up), [n_ff_shexp, n_embd] (down).
     Tensor *ffn_gate_inp_shexp = nullptr;
     Tensor *ffn_gate_shexp = nullptr, *ffn_up_shexp = nullptr, *ffn_down_shexp = nullptr;
+    // deepseek2: Q as attn_q (wq above) or attn_q_a -> attn_q_a_norm -> attn_q_b, each split at
+    // load into its nope and rope rows (per head); attn_kv_a_mqa split into the latent and k_pe
+    // rows; per-head W_kb [nope, latent, H] and W_vb [latent, v, H] (attn_k_b / attn_v_b, or
+    // taken from attn_kv_b); the experts' selection bias exp_probs_b.bias [n_expert].
+    Tensor *wq_a = nullptr, *attn_q_a_norm = nullptr, *wq_nope = nullptr, *wq_pe = nullptr;
+    Tensor *wkv_a_latent = nullptr, *wkv_a_pe = nullptr, *attn_kv_a_norm = nullptr, *wk_b = nullptr, *wv_b = nullptr;
+    Tensor *ffn_exp_probs_b = nullptr;
     // Qwen3.5: the full-attention layers' output gate (the odd halves of attn_q's rows, per
     // head), and the DeltaNet layers' tensors (model_qwen35.cpp; ffn_norm holds
     // post_attention_norm, the FFN's input norm).
@@ -215,6 +240,11 @@ private:
     void load_shared_expert(LayerWeights &w, const std::string &prefix);
     Tensor *place_expert_bias(const std::string &name, int64_t rows);
     void load_expert_biases(LayerWeights &w, const std::string &prefix);
+    void load_deepseek2_layer(int64_t l); // deepseek2.cpp
+    // Weight bytes the loader rearranged (deepseek2's per-head splits): they back tensors that
+    // may wrap them without a copy, so they live as long as the model.
+    Tensor *store_owned(const std::string &name, int type, const int64_t ne[4], std::vector<uint8_t> bytes);
+    std::vector<std::unique_ptr<std::vector<uint8_t>>> owned_bytes_;
     void load_qwen35_layer(int64_t l); // model_qwen35.cpp
     // Rows of a 2-D file tensor [K, n_rows] taken block by block ({first, count}) into one weight.
     Tensor *place_row_blocks(const std::string &name, int64_t K, int64_t n_rows, const std::vector<std::pair<int64_t, int64_t>> &blocks,

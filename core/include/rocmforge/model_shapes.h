@@ -2,8 +2,8 @@
 // write random-weight models with the exact tensor layout of the real thing: tiny,
 // tinyllama-1.1b, llama2-7b, llama3-8b, qwen2-0.5b, qwen3-0.6b, qwen3-8b, gemma2-2b, gemma3-1b,
 // phi3-mini, mixtral-8x7b, qwen3-30b-a3b, the embedding encoders bge-small (bert) and nomic-embed
-// (nomic-bert), and tiny-qwen3 / tiny-gemma2 / tiny-gemma3 / tiny-phi3 / tiny-mixtral /
-// tiny-qwen3moe / tiny-bert / tiny-nomic-bert for tests.
+// (nomic-bert), deepseek-v2-lite and deepseek-v3, and tiny-qwen3 / tiny-gemma2 / tiny-gemma3 /
+// tiny-phi3 / tiny-mixtral / tiny-qwen3moe / tiny-bert / tiny-nomic-bert / tiny-deepseek2 for tests.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -47,6 +47,15 @@ struct ModelShape {
     // gpt-oss: attn_output.bias, attn_sinks, post_attention_norm as the FFN norm, router and
     // expert biases; its experts are MXFP4 in every quantized file (as the converter writes them).
     bool gpt_oss() const { return arch == "gpt-oss"; }
+    // deepseek2 (DeepSeek-V2/V3; model_writer/deepseek2_shape.cpp): latent attention (q lora 0:
+    // attn_q), the leading dense layers (n_ff) and the experts' routing keys.
+    struct DeepSeek2 {
+        int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_head = 0, n_dense_lead = 0, n_shared = 0;
+        int64_t n_group = 0, n_group_used = 0;
+        float weights_scale = 0.0f, yarn_log_mul = 0.0f;
+        bool weights_norm = false, sigmoid = false;
+    } ds;
+    bool deepseek2() const { return arch == "deepseek2"; }
     // Encoders (bert, nomic-bert): attention.layer_norm_epsilon, pooling_type (llama.cpp's: 1
     // mean, 2 cls), token types (token_types rows).
     float norm_eps = 1e-12f;
