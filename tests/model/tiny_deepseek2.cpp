@@ -6,6 +6,7 @@
 #include <random>
 
 #include "float_tensor.h"
+#include "tiny_model.h"
 #include "rocmforge/gguf.h"
 #include "rocmforge/types.h"
 
@@ -72,11 +73,7 @@ DeepSeek2Weights write_tiny_deepseek2(const std::string &path, const DeepSeek2Sp
             add_float_tensor(wr, name, std::move(ne), vals, type);
     };
     auto make = [&](const std::string &name, int64_t n, float mean, float stddev, bool matrix) -> const std::vector<float> & {
-        std::vector<float> vals((size_t)n);
-        for (auto &v : vals) v = mean + stddev * normal(rng);
-        if (matrix && s.matrix_type == RF_TYPE_F16)
-            for (auto &v : vals) v = rf::fp16_to_fp32(rf::fp32_to_fp16(v));
-        return w.t[name] = std::move(vals);
+        return random_tensor(w.t, rng, normal, name, n, mean, stddev, matrix && s.matrix_type == RF_TYPE_F16);
     };
     auto add = [&](const std::string &name, std::vector<int64_t> ne, float mean, float stddev, bool matrix) {
         int64_t n = 1;

@@ -38,6 +38,16 @@ int64_t shared_ff(const TinySpec &s) { return s.n_ff_shexp ? s.n_ff_shexp : s.n_
 
 } // namespace
 
+
+const std::vector<float> &random_tensor(std::map<std::string, std::vector<float>> &kept, std::mt19937 &rng, std::normal_distribution<float> &normal,
+                                        const std::string &name, int64_t n, float mean, float stddev, bool round_f16) {
+    std::vector<float> vals((size_t)n);
+    for (auto &v : vals) v = mean + stddev * normal(rng);
+    if (round_f16)
+        for (auto &v : vals) v = rf::fp16_to_fp32(rf::fp32_to_fp16(v));
+    return kept[name] = std::move(vals);
+}
+
 TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     TinyWeights w;
     w.spec = s;
@@ -94,11 +104,7 @@ TinyWeights write_tiny_model(const std::string &path, const TinySpec &s) {
     // Random values for the reference under `name`: matrices [K, N] get N(0, 1/K) entries;
     // vectors 1 + small noise (norms) or small values.
     auto make = [&](const std::string &name, int64_t n, float mean, float stddev, bool matrix) -> const std::vector<float> & {
-        std::vector<float> vals((size_t)n);
-        for (auto &v : vals) v = mean + stddev * normal(rng);
-        if (matrix && s.matrix_type == RF_TYPE_F16)
-            for (auto &v : vals) v = rf::fp16_to_fp32(rf::fp32_to_fp16(v));
-        return w.t[name] = std::move(vals);
+        return random_tensor(w.t, rng, normal, name, n, mean, stddev, matrix && s.matrix_type == RF_TYPE_F16);
     };
     auto add = [&](const std::string &name, std::vector<int64_t> ne, float mean, float stddev, bool matrix) {
         int64_t n = 1;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,11 @@ struct TinyWeights {
     TinySpec spec;
     std::map<std::string, std::vector<float>> t;
 };
+
+// Random values for tensor `name` of a tiny model (mean + stddev * normal), rounded through f16
+// when `round_f16` (the file stores them so), kept in kept[name] for the reference.
+const std::vector<float> &random_tensor(std::map<std::string, std::vector<float>> &kept, std::mt19937 &rng, std::normal_distribution<float> &normal,
+                                        const std::string &name, int64_t n, float mean, float stddev, bool round_f16);
 
 // Writes the model to `path`; returns the weights as the file holds them.
 TinyWeights write_tiny_model(const std::string &path, const TinySpec &spec);
