@@ -82,7 +82,7 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
     }
     if (!moe_arch)
         throw Error(r.f.path() + ": mixture-of-experts " + hp.arch_name + " models (" + r.key("expert_count") + " = " +
-                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe, gpt-oss, deepseek2)");
+                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe, gpt-oss, deepseek2, qwen35moe, qwen3next)");
     hp.n_expert_used = r.get_int("expert_used_count", 0, true);
     if (hp.n_expert_used < 1 || hp.n_expert_used > hp.n_expert)
         throw Error(r.f.path() + ": " + r.key("expert_used_count") + " = " + std::to_string(hp.n_expert_used) +
