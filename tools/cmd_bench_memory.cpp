@@ -236,8 +236,10 @@ int cmd_bench_memory(int argc, char **argv) {
         const int t = kv_cache_type_from_name(type);
         if (hp.head_dim % type_traits(t)->block_size != 0) continue;
         add("kv_bytes_per_token", {{"cache", std::string(type) + "/" + type}}, "bytes",
-            double(KvCache::bytes_per_token(hp.n_layer, hp.n_embd_kv(), t, t, hp.is_mla())));
+            double(KvCache::bytes_per_token(hp.n_layer_kv(), hp.n_embd_kv(), t, t, hp.is_mla())));
     }
+    // Hybrid models: the recurrent layers' state, fixed per sequence (f32 rows beside the pages).
+    if (hp.hybrid()) add("recurrent_state_bytes_per_sequence", {}, "bytes", double(RecurrentState::bytes_per_sequence(hp)));
     // After loading: the weights (and anything else the model allocated) per backend.
     for (const Backend *b : lm.runtime->backends()) {
         const Backend::MemoryUse &m = b->memory_use();

@@ -27,6 +27,10 @@ const char *DraftArgs::help() {
 
 LoadedDraft load_draft(const DraftArgs &args, const LoadedModel &target, const ContextParams &params) {
     LoadedDraft d;
+    // Rejected drafts are cut off the cache, which a recurrent layer's state cannot undo.
+    if (args.enabled() && target.model->hparams().hybrid())
+        throw UsageError("speculative decoding is not supported for " + target.model->hparams().arch_name +
+                         ": rejected drafts cannot be rolled back out of its recurrent state");
     if (args.model_path.empty()) return d;
     d.model = Model::load(args.model_path, *target.runtime);
     d.tokenizer = Tokenizer::from_gguf(d.model->file());
@@ -35,6 +39,8 @@ LoadedDraft load_draft(const DraftArgs &args, const LoadedModel &target, const C
         throw UsageError("draft model " + args.model_path + ": its embedding has " + std::to_string(d.model->hparams().n_vocab) +
                          " rows, the target's " + std::to_string(target.model->hparams().n_vocab));
     if (d.model->hparams().encoder) throw UsageError("draft model " + args.model_path + " is an encoder; it needs a causal model");
+    if (d.model->hparams().hybrid())
+        throw UsageError("draft model " + args.model_path + ": " + d.model->hparams().arch_name + " cannot draft (its recurrent state cannot be rolled back)");
     ContextParams p = params;
     p.prefix_cache = false; // its pages are rewritten at every rejection
     d.ctx = std::make_unique<InferenceContext>(*d.model, *target.runtime, p);

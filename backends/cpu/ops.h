@@ -64,7 +64,8 @@ const char *op_name(int op);
 extern const OpImpl kOpGetRows, kOpSetRows, kOpMatmul, kOpAdd, kOpMul, kOpScale, kOpRmsNorm,
     kOpRope, kOpSoftmax, kOpSilu, kOpSwiglu, kOpAttention, kOpArgmax, kOpCopy, kOpGeglu, kOpSoftcap,
     kOpTopk, kOpMoeWeights, kOpMatmulId, kOpMoeSum, kOpGather, kOpLayerNorm, kOpGelu, kOpSigmoid,
-    kOpSwigluOai, kOpAddId, kOpConcat, kOpMoeGroupMask;
+    kOpSwigluOai, kOpAddId, kOpConcat, kOpMoeGroupMask,
+    kOpSsmConv, kOpGatedDeltaNet, kOpSoftplus; // ops_recurrent.cpp
 
 // Plan of a one-phase op over the rows of dst (cost ~ ne[0] per row), no scratch.
 NodeWork plan_simple(const KernelSet &ks, const rf_node &node, int nth);

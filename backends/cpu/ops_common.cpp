@@ -112,6 +112,9 @@ const OpImpl *op_impl(int op) {
     case RF_OP_ADD_ID: return &kOpAddId;
     case RF_OP_CONCAT: return &kOpConcat;
     case RF_OP_MOE_GROUP_MASK: return &kOpMoeGroupMask;
+    case RF_OP_SSM_CONV: return &kOpSsmConv;
+    case RF_OP_GATED_DELTA_NET: return &kOpGatedDeltaNet;
+    case RF_OP_SOFTPLUS: return &kOpSoftplus;
     default: return nullptr;
     }
 }
@@ -121,7 +124,7 @@ const char *op_name(int op) {
                                   "SOFTMAX", "SILU", "SWIGLU", "SET_ROWS", "ATTENTION", "ARGMAX", "COPY",
                                   "GEGLU", "SOFTCAP", "TOPK", "MOE_WEIGHTS", "MATMUL_ID", "MOE_SUM", "GATHER",
                                   "LAYER_NORM", "GELU", "SIGMOID", "SWIGLU_OAI", "ADD_ID", "CONCAT",
-                                  "MOE_GROUP_MASK"};
+                                  "MOE_GROUP_MASK", "SSM_CONV", "GATED_DELTA_NET", "SOFTPLUS"};
     static_assert(sizeof names / sizeof names[0] == RF_OP_COUNT, "one name per op");
     return (op >= 0 && op < RF_OP_COUNT) ? names[op] : "?";
 }

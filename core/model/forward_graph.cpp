@@ -43,6 +43,7 @@ ForwardGraphInputs add_graph_inputs(Graph &g, const ModelHparams &hp, const Forw
     gi.token_info = g.input("kv_token_info", RF_TYPE_I32, {2, T}, in.token_info.data());
     if (!in.output_rows.empty() && (int64_t)in.output_rows.size() != T && !is_contiguous_range(in.output_rows))
         gi.out_ids = g.input("output_rows", RF_TYPE_I32, {(int64_t)in.output_rows.size()}, in.output_rows.data());
+    if (hp.hybrid()) gi.state_rows = g.input("state_rows", RF_TYPE_I32, {in.n_seq}, in.state_rows.data());
     for (int i = 0; i < 2; ++i)
         if (!in.rope_angles[i].empty())
             gi.rope_angles[i] =
@@ -84,6 +85,7 @@ void ForwardGraphInputs::bind(const ForwardInputs &in) const {
     slot_table->host_data = in.slot_table.data();
     token_info->host_data = in.token_info.data();
     if (out_ids) out_ids->host_data = in.output_rows.data();
+    if (state_rows) state_rows->host_data = in.state_rows.data();
     for (int i = 0; i < 2; ++i)
         if (rope_angles[i]) rope_angles[i]->host_data = in.rope_angles[i].data();
 }
@@ -109,6 +111,8 @@ RopeFactors rope_factors(const Model &model, const KvCache &cache) {
     if (model.rope_factors_short) return {model.rope_factors_short, "rope_factors_short.weight"};
     return {nullptr, nullptr};
 }
+
+} // namespace
 
 // The experts' FFN of h [n_embd, T] (llama.cpp's build_moe_ffn with softmax gating; the top-k
 // weights normalised as llama and qwen3moe call it, not for qwen2moe): [n_embd, T].
@@ -147,8 +151,6 @@ Tensor *shared_expert_ffn(Graph &g, const LayerWeights &w, Tensor *h) {
     return g.mul(ffn, gate, "ffn_shexp_out");
 }
 
-} // namespace
-
 bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParams *p) {
     const ModelHparams &hp = model.hparams();
     p->n_rot = (int)hp.n_rot;
@@ -171,6 +173,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
     const ModelHparams &hp = model.hparams();
     if (hp.encoder) return build_encoder_graph(g, model, cache, in, inputs);
     if (hp.is_mla()) return build_deepseek2_graph(g, model, cache, in, inputs);
+    if (hp.hybrid()) return build_qwen35_graph(g, model, cache, in, inputs);
     const int64_t T = (int64_t)in.tokens.size();
     const int64_t D = hp.head_dim;
     const bool want_logits = !in.output_rows.empty();

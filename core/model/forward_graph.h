@@ -18,6 +18,7 @@ struct ForwardInputs {
     std::vector<int32_t> slot_table;  // [n_kv_max, n_seq]: slot of position p of batch sequence s
     std::vector<int32_t> token_info;  // [2, T]: (batch sequence index, position)
     std::vector<int32_t> output_rows; // batch rows whose logits are wanted, ascending
+    std::vector<int32_t> state_rows;  // [n_seq] hybrid models: recurrent-state row of each batch sequence
     int64_t n_kv_max = 0;
     int64_t n_seq = 0;
     // Tokens at the front that are each the only token of their sequence here (decode rows
@@ -58,6 +59,7 @@ int64_t leading_single_rows(const std::vector<int32_t> &token_info, int64_t n_se
 struct ForwardGraphInputs {
     Tensor *tokens = nullptr, *positions = nullptr, *slots = nullptr, *slot_table = nullptr,
            *token_info = nullptr, *out_ids = nullptr;
+    Tensor *state_rows = nullptr; // hybrid models
     Tensor *rope_angles[2] = {nullptr, nullptr};
     // Points the input tensors at `in`'s arrays (which must have the key the graph was built for).
     void bind(const ForwardInputs &in) const;
@@ -82,6 +84,13 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
 // to: the hidden states of the output rows (in.hidden must be set: encoders have no logits).
 Tensor *build_encoder_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                             ForwardGraphInputs *inputs);
+// The FFN parts shared by the graphs: the routed experts of h [n_embd, T] and the shared expert
+// gated by sigmoid(ffn_gate_inp_shexp . h) (both [n_embd, T]).
+Tensor *moe_ffn(Graph &g, const LayerWeights &w, const ModelHparams &hp, Tensor *h);
+Tensor *shared_expert_ffn(Graph &g, const LayerWeights &w, Tensor *h);
+// Qwen3.5's hybrid stack (forward_qwen35.cpp), which build_forward_graph hands it to.
+Tensor *build_qwen35_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
+                           ForwardGraphInputs *inputs);
 
 // deepseek2's graph (forward_deepseek2.cpp), which build_forward_graph hands it to.
 Tensor *build_deepseek2_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,

@@ -58,6 +58,8 @@ constexpr ArchEntry kArchs[] = {
     {"qwen2moe", ModelArch::Qwen2Moe, RF_ROPE_NEOX}, {"gpt-oss", ModelArch::GptOss, RF_ROPE_NEOX},
     {"bert", ModelArch::Bert, RF_ROPE_NORMAL},   {"nomic-bert", ModelArch::NomicBert, RF_ROPE_NEOX},
     {"deepseek2", ModelArch::DeepSeek2, RF_ROPE_NORMAL},
+    {"qwen35", ModelArch::Qwen35, RF_ROPE_NEOX}, {"qwen35moe", ModelArch::Qwen35Moe, RF_ROPE_NEOX},
+    {"qwen3next", ModelArch::Qwen3Next, RF_ROPE_NEOX},
 };
 
 // llama.cpp's LLAMA_MAX_EXPERTS.
@@ -68,7 +70,7 @@ constexpr int64_t kMaxExperts = 512;
 // other architecture are refused by name.
 void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
     const bool moe_only = hp.arch == ModelArch::Qwen3Moe || hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::GptOss ||
-                          hp.arch == ModelArch::DeepSeek2;
+                          hp.arch == ModelArch::DeepSeek2 || hp.arch == ModelArch::Qwen35Moe || hp.arch == ModelArch::Qwen3Next;
     const bool moe_arch = hp.arch == ModelArch::Llama || moe_only;
     hp.n_expert = r.get_int("expert_count", 0, moe_only);
     if (hp.n_expert < 0 || hp.n_expert > kMaxExperts)
@@ -80,21 +82,26 @@ void read_expert_keys(ModelHparams &hp, const KeyReader &r) {
     }
     if (!moe_arch)
         throw Error(r.f.path() + ": mixture-of-experts " + hp.arch_name + " models (" + r.key("expert_count") + " = " +
-                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe, gpt-oss, deepseek2)");
+                    std::to_string(hp.n_expert) + ") are not supported (experts: llama, qwen3moe, qwen2moe, gpt-oss, deepseek2, qwen35moe, qwen3next)");
     hp.n_expert_used = r.get_int("expert_used_count", 0, true);
     if (hp.n_expert_used < 1 || hp.n_expert_used > hp.n_expert)
         throw Error(r.f.path() + ": " + r.key("expert_used_count") + " = " + std::to_string(hp.n_expert_used) +
                     " must be in 1.." + std::to_string(hp.n_expert) + " (" + r.key("expert_count") + ")");
     // gpt-oss: required, as llama.cpp's loader reads it.
     hp.n_ff_exp = moe_only ? r.get_int("expert_feed_forward_length", hp.n_ff / hp.n_expert_used,
-                                        hp.arch == ModelArch::GptOss || hp.arch == ModelArch::DeepSeek2)
+                                        hp.arch == ModelArch::GptOss || hp.arch == ModelArch::DeepSeek2 ||
+                                            hp.arch == ModelArch::Qwen35Moe)
                            : hp.n_ff;
     require_positive(r.f, r.key("expert_feed_forward_length"), hp.n_ff_exp);
-    if (hp.arch == ModelArch::Qwen2Moe) {
+    if (hp.arch == ModelArch::Qwen2Moe || hp.arch == ModelArch::Qwen3Next) {
         // llama.cpp: 0 or absent means n_ff.
         hp.n_ff_shexp = r.get_int("expert_shared_feed_forward_length", 0, false);
         if (hp.n_ff_shexp == 0) hp.n_ff_shexp = hp.n_ff;
         require_positive(r.f, r.key("expert_shared_feed_forward_length"), hp.n_ff_shexp);
+    }
+    if (hp.arch == ModelArch::Qwen35Moe) { // the shared expert, when the key says it has one
+        hp.n_ff_shexp = r.get_int("expert_shared_feed_forward_length", 0, false);
+        if (hp.n_ff_shexp < 0) throw Error(r.f.path() + ": " + r.key("expert_shared_feed_forward_length") + " must not be negative");
     }
 }
 
@@ -174,6 +181,10 @@ void read_family_keys(ModelHparams &hp, const KeyReader &r) {
         hp.swiglu_alpha = 1.702f;
         hp.swiglu_limit = 7.0f;
         break;
+    case ModelArch::Qwen35: case ModelArch::Qwen35Moe: case ModelArch::Qwen3Next:
+        hp.qk_norm = true;
+        read_qwen35_keys(hp, r.f);
+        break;
     case ModelArch::Phi3:
         hp.n_ctx_orig = r.get_int("rope.scaling.original_context_length", hp.n_ctx_train, false);
         hp.rope_attn_factor = (float)r.get_float("rope.scaling.attn_factor", 1.0);
@@ -202,13 +213,15 @@ ModelHparams read_hparams(const gguf::File &f) {
     hp.n_ctx_train = r.get_int("context_length", 0, true);
     hp.n_embd = r.get_int("embedding_length", 0, true);
     hp.n_layer = r.get_int("block_count", 0, true);
-    hp.n_ff = r.get_int("feed_forward_length", 0, true);
+    // qwen35moe: its experts' widths are the FFN (llama.cpp reads no dense width for it).
+    const bool ff_optional = hp.arch == ModelArch::Qwen35Moe;
+    hp.n_ff = r.get_int("feed_forward_length", 0, !ff_optional);
     hp.n_head = r.get_int("attention.head_count", 0, true);
     hp.n_head_kv = r.get_int("attention.head_count_kv", hp.n_head, false);
     require_positive(f, r.key("context_length"), hp.n_ctx_train);
     require_positive(f, r.key("embedding_length"), hp.n_embd);
     require_positive(f, r.key("block_count"), hp.n_layer);
-    require_positive(f, r.key("feed_forward_length"), hp.n_ff);
+    if (!ff_optional || hp.n_ff != 0) require_positive(f, r.key("feed_forward_length"), hp.n_ff);
     require_positive(f, r.key("attention.head_count"), hp.n_head);
     require_positive(f, r.key("attention.head_count_kv"), hp.n_head_kv);
     if (hp.n_head % hp.n_head_kv != 0)

@@ -61,13 +61,21 @@ struct InferenceContext::Step {
 
 InferenceContext::InferenceContext(Model &model, Runtime &runtime, const ContextParams &params)
     : model_(model), runtime_(runtime), params_(params),
-      cache_(kv_cache_backend(runtime, model.backend(), model.hparams()), model.hparams().n_layer, model.hparams().n_embd_kv(),
+      cache_(kv_cache_backend(runtime, model.backend(), model.hparams()), model.hparams().n_layer_kv(), model.hparams().n_embd_kv(),
              cache_params(params, model.hparams())),
       executor_(std::make_unique<Executor>(runtime, &model.backend())), step_(std::make_unique<Step>()) {
     if (params_.n_batch <= 0) throw UsageError("batch size (-b) must be positive");
     if (params_.prefix_cache && model.hparams().encoder)
         throw UsageError("prefix caching needs a causal model; " + model.hparams().arch_name +
                          " attends both ways (each position's K/V depend on the tokens after it)");
+    if (model.hparams().hybrid()) {
+        if (params_.prefix_cache)
+            throw UsageError("prefix caching is not supported for " + model.hparams().arch_name +
+                             ": the recurrent state of its DeltaNet layers is not kept per cached page");
+        Backend &home = kv_cache_backend(runtime, model.backend(), false);
+        cache_.attach_recurrent(std::make_unique<RecurrentState>(recurrent_state_backend(runtime, home, model.hparams()),
+                                                                 model.hparams(), params_.n_seq_max));
+    }
     // Attention reads each head's slice of a pool row: a block type must not straddle heads.
     for (int type : {params_.type_k, params_.type_v}) {
         const int64_t block = type_traits(type)->block_size;
@@ -303,6 +311,7 @@ void InferenceContext::run_graph(const Batch &batch, size_t first, size_t count,
     n_kv_max = (n_kv_max + kKvRound - 1) / kKvRound * kKvRound;
     in.n_kv_max = n_kv_max;
     in.n_seq = (int64_t)batch_seqs.size();
+    in.state_rows.assign(batch_seqs.begin(), batch_seqs.end()); // a sequence's state row is its id
     // Column b: the slot of each position of sequence batch_seqs[b] (KvPageTable::slot, page by
     // page), then zeros up to n_kv_max.
     in.slot_table.resize((size_t)(n_kv_max * in.n_seq));

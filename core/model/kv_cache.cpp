@@ -241,6 +241,7 @@ std::string KvCache::summary() const {
                   (long long)n_ctx_, (long long)pages_.n_pages(), (long long)pages_.page_size(),
                   type_name(type_k_), k_only_ ? "none (V in the K rows)" : type_name(type_v_), bytes_per_token() / 1024.0,
                   total_bytes() / (1024.0 * 1024.0));
+    if (recurrent_) return std::string(buf) + "; " + recurrent_->summary();
     return buf;
 }
 

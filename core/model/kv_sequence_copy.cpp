@@ -15,6 +15,9 @@ void KvCache::copy_prefix(int src, int dst, int64_t n) {
     if (n < 0 || n > pt.length(src))
         throw Error("KV cache: sequence " + std::to_string(src) + " holds " + std::to_string(pt.length(src)) +
                     " tokens, cannot copy " + std::to_string(n));
+    if (recurrent_ && n != 0 && n != pt.length(src))
+        throw Error("KV cache: copying " + std::to_string(n) + " of the " + std::to_string(pt.length(src)) + " tokens of sequence " +
+                    std::to_string(src) + " is not supported with recurrent layers: their state holds the whole sequence");
     const int64_t page_size = pt.page_size();
     const int64_t n_pages = (n + page_size - 1) / page_size;
     if (n_pages > pt.free_pages() + pt.pages_freed_by_clear(dst))
@@ -28,6 +31,7 @@ void KvCache::copy_prefix(int src, int dst, int64_t n) {
     if (tokens) pt.commit(dst, std::span<const int32_t>(tokens->data(), (size_t)n));
     else pt.commit(dst, n);
     for (int64_t p = 0; p < n_pages; ++p) copy_page(pt.pages(src)[(size_t)p], pt.pages(dst)[(size_t)p]);
+    if (recurrent_ && n > 0) recurrent_->copy(src, dst);
 }
 
 void KvCache::copy_page(int32_t from, int32_t to) {
@@ -46,6 +50,10 @@ void KvCache::copy_page(int32_t from, int32_t to) {
 
 void KvCache::truncate(int seq, int64_t length) {
     KvPageTable &pt = pages_;
+    if (recurrent_ && length != 0 && length != pt.length(seq))
+        throw Error("KV cache: cutting sequence " + std::to_string(seq) + " from " + std::to_string(pt.length(seq)) + " to " +
+                    std::to_string(length) + " tokens is not supported with recurrent layers (their state cannot be rolled back; "
+                    "speculative decoding needs it)");
     const int64_t page_size = pt.page_size();
     const size_t keep = (size_t)((length + page_size - 1) / page_size);
     if (length < 0 || length > pt.length(seq) || length % page_size == 0 || !pt.page_cached(seq, keep - 1))

@@ -164,6 +164,7 @@ void Model::load_expert_biases(LayerWeights &w, const std::string &p) {
 }
 
 void Model::load_layer(int64_t l) {
+    if (hp_.hybrid()) return load_qwen35_layer(l);
     const ModelHparams &hp = hp_;
     const int64_t E = hp.n_embd, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff, D = hp.head_dim;
     const std::string p = "blk." + std::to_string(l) + ".";

@@ -18,6 +18,7 @@
 #include "rocmforge/types.h"
 #include "block_pool.h"
 #include "deepseek2_shape.h"
+#include "qwen35_shapes.h"
 #include "parallel_rows.h"
 #include "random_weights.h"
 #include "row_convert.h"
@@ -48,6 +49,7 @@ bool ends_with(const std::string &s, const std::string &suffix) {
 
 Init init_for(const ShapeTensor &t, const ModelShape &s) {
     if (ends_with(t.name, "_norm.weight")) return {1.0f, kMatrixStd};
+    if (ends_with(t.name, ".ssm_a")) return {-1.0f, 0.1f}; // -exp(A_log): a decay, never a growth
     if (t.name == "output.weight" || t.name == "token_embd.weight")
         // logit = sum over n_embd of h * w: std = sqrt(n_embd) * std(w) for unit-RMS h.
         return {0.0f, kLogitStd / std::sqrt(float(s.n_embd))};
@@ -139,6 +141,7 @@ void set_model_metadata(gguf::Writer &w, const ModelShape &s, const MakeModelOpt
         w.set(a + "rope.scaling.factor", Value::from_f32(s.yarn_factor));
         w.set(a + "rope.scaling.original_context_length", Value::from_u32(uint32_t(s.yarn_orig_ctx)));
     }
+    if (s.qwen35()) set_qwen35_keys(w, s);
     if (s.arch == "phi3") { // Phi3Model: the rotary width and the pre-extension context
         w.set(a + "rope.dimension_count", Value::from_u32(uint32_t(s.head_dim())));
         w.set(a + "rope.scaling.original_context_length", Value::from_u32(uint32_t(s.n_ctx)));

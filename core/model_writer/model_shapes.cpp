@@ -5,6 +5,7 @@
 // num_experts_per_tok, moe_intermediate_size). Tensor names as llama.cpp's llama-arch.cpp.
 #include "rocmforge/model_shapes.h"
 #include "deepseek2_shape.h"
+#include "qwen35_shapes.h"
 
 #include <algorithm>
 #include <cctype>
@@ -164,6 +165,7 @@ std::vector<ModelShape> make_table() {
         t.push_back(tiny);
     }
     add_deepseek2_shapes(t);
+    add_qwen35_shapes(t);
     return t;
 }
 
@@ -236,6 +238,7 @@ std::vector<ShapeTensor> encoder_tensors(const ModelShape &s) {
 std::vector<ShapeTensor> shape_tensors(const ModelShape &s) {
     if (s.encoder()) return encoder_tensors(s);
     if (s.deepseek2()) return deepseek2_tensors(s);
+    if (s.qwen35()) return qwen35_tensors(s);
     const int64_t E = s.n_embd, Q = s.n_embd_q(), KV = s.n_embd_kv(), F = s.n_ff, V = s.n_vocab, D = s.head_dim();
     std::vector<ShapeTensor> t;
     t.push_back({"token_embd.weight", {E, V}});

@@ -45,7 +45,7 @@ std::unique_ptr<InferenceContext> Session::new_context(const ContextParams &para
     // Checked here so that an impossible size is an error, not an allocation that the OS grants
     // lazily (or that the sanitizers refuse).
     const Backend &backend = kv_cache_backend(*runtime, model->backend(), hp);
-    const double need = (double)KvCache::bytes_per_token(hp.n_layer, hp.n_embd_kv(), params.type_k, params.type_v, hp.is_mla()) *
+    const double need = (double)KvCache::bytes_per_token(hp.n_layer_kv(), hp.n_embd_kv(), params.type_k, params.type_v, hp.is_mla()) *
                         (double)(params.n_ctx + (int64_t)params.n_seq_max * params.page_size);
     const uint64_t free_bytes = backend.info().free_memory;
     if (free_bytes > 0 && need > (double)free_bytes) {

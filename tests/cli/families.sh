@@ -14,7 +14,7 @@ text="$tmp/heldout.txt"
 head -c 3000 "$(dirname "$0")/../../models/trained/heldout.txt" >"$text"
 
 # shape:architecture (tiny-mixtral is a llama file with experts)
-for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen3moe:qwen3moe qwen2moe:qwen2moe gpt-oss:gpt-oss deepseek2:deepseek2; do
+for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen3moe:qwen3moe qwen2moe:qwen2moe gpt-oss:gpt-oss deepseek2:deepseek2 qwen35:qwen35 qwen35moe:qwen35moe qwen3next:qwen3next; do
   shape=${pair%%:*}
   arch=${pair#*:}
   for mix in Q8_0 F16; do
@@ -28,7 +28,7 @@ for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen
     cmp -s "$tmp/a.txt" "$tmp/b.txt" || fail "$arch $mix: the same seed gave different text"
     # Mixture-of-experts results do not depend on the thread count (issue 53): a near tie in
     # the router must not flip with how the rows are split.
-    if [ "$shape" = mixtral ] || [ "$shape" = qwen3moe ] || [ "$shape" = qwen2moe ] || [ "$shape" = gpt-oss ] || [ "$shape" = deepseek2 ]; then
+    if [ "$shape" = mixtral ] || [ "$shape" = qwen3moe ] || [ "$shape" = qwen2moe ] || [ "$shape" = gpt-oss ] || [ "$shape" = deepseek2 ] || [ "$shape" = qwen35moe ] || [ "$shape" = qwen3next ]; then
       for t in 1 2; do
         "$exe" perplexity -m "$model" -f "$text" -c 64 -t $t --backend cpu 2>/dev/null | grep "Final estimate" >"$tmp/ppl-$t.txt" ||
           fail "$arch $mix: perplexity -t $t failed"
@@ -38,4 +38,11 @@ for pair in qwen3:qwen3 gemma2:gemma2 gemma3:gemma3 phi3:phi3 mixtral:llama qwen
     fi
   done
 done
+# bench-memory on a hybrid model: K/V only for its one full-attention layer (2 KV heads of 64,
+# f16: 512 bytes a token) and the DeltaNet layers' state per sequence (3 layers of (3 x 256) conv
+# and 4 x 32 x 32 delta f32 values: 58368 bytes).
+"$exe" bench-memory -m "$tmp/tiny-qwen35-Q8_0.gguf" --requests 4 --parallel 2 --prompt-range 8:40 --gen-range 4:20 -c 256 -t 1 >"$tmp/bm.txt" 2>/dev/null ||
+  fail "qwen35: bench-memory exited $?"
+grep -qE '^\| kv_bytes_per_token \| cache=f16/f16 [^|]*\| 512 ' "$tmp/bm.txt" || fail "qwen35: kv_bytes_per_token: $(grep kv_bytes "$tmp/bm.txt" | head -1)"
+grep -qE '^\| recurrent_state_bytes_per_sequence \|[^|]*\| 58368 ' "$tmp/bm.txt" || fail "qwen35: recurrent state bytes: $(grep recurrent "$tmp/bm.txt")"
 finish "model families"

@@ -708,7 +708,8 @@ TEST_CASE("bad files and bad batches are rejected by name", "[model]") {
     write_tiny_model(p3, gpt);
     // One line naming the architecture and what is supported.
     REQUIRE_THROWS_WITH(Model::load(p3, *rt), Catch::Contains("unsupported model architecture 'gpt2' (supported: llama, "
-                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe, qwen2moe, gpt-oss, bert, nomic-bert, deepseek2)"));
+                                                              "mistral, qwen2, qwen3, gemma2, gemma3, phi3, qwen3moe, qwen2moe, gpt-oss, bert, nomic-bert, deepseek2, "
+                                                              "qwen35, qwen35moe, qwen3next)"));
 
     Setup s = load(TinySpec{}, "badbatch.gguf");
     InferenceContext ctx(*s.model, *s.rt, ctx_params());

@@ -131,6 +131,7 @@ static int two_supports(void *ctx, const rf_node *node) {
     /* nor the deepseek2 ops (the HIP backend declines them too) */
     if (node->op == RF_OP_CONCAT || node->op == RF_OP_MOE_GROUP_MASK) return 0;
     if (node->op == RF_OP_MOE_WEIGHTS && node->iparams[0] == 3) return 0;
+    if (node->op == RF_OP_SSM_CONV || node->op == RF_OP_GATED_DELTA_NET) return 0; /* as HIP: test_qwen35.cpp */
 #endif
     return inner->supports_op(((two_ctx *)ctx)->inner_ctx, node);
 }

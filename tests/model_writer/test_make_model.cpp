@@ -495,3 +495,58 @@ TEST_CASE("mkmodel: an error mid-write leaves no output and no temp file", "[mkm
     }
     CHECK(!std::filesystem::exists(dir.file("x.gguf")));
 }
+
+TEST_CASE("mkmodel tiny-qwen35 / tiny-qwen35moe: DeltaNet and gated attention layers, their keys", "[mkmodel][qwen35]") {
+    using V = std::vector<int64_t>;
+    const auto d = tensors_of("tiny-qwen35");
+    // Layers 0..2 DeltaNet (channels 2 * 2 * 32 + 4 * 32 = 256), layer 3 full attention (query and
+    // gate rows of 4 heads of 64 in attn_q).
+    CHECK(d.at("blk.0.attn_qkv.weight") == V{128, 256});
+    CHECK(d.at("blk.0.attn_gate.weight") == V{128, 128});
+    CHECK(d.at("blk.2.ssm_conv1d.weight") == V{4, 256});
+    CHECK(d.at("blk.1.ssm_a") == V{4});
+    CHECK(d.at("blk.1.ssm_beta.weight") == V{128, 4});
+    CHECK(d.at("blk.1.ssm_norm.weight") == V{32});
+    CHECK(d.at("blk.3.attn_q.weight") == V{128, 512});
+    CHECK(d.count("blk.3.attn_qkv.weight") == 0);
+    CHECK(d.count("blk.0.attn_q.weight") == 0);
+    CHECK(d.at("blk.3.post_attention_norm.weight") == V{128});
+    CHECK(d.size() == size_t(3 + 3 * 14 + 11)); // embeddings, norm, output; 14 a DeltaNet layer, 11 the attention one
+    const auto m = tensors_of("tiny-qwen35moe");
+    CHECK(m.at("blk.0.ffn_gate_exps.weight") == V{128, 64, 8});
+    CHECK(m.at("blk.3.ffn_gate_inp_shexp.weight") == V{128});
+    CHECK(m.count("blk.0.ffn_gate.weight") == 0);
+    TempDir dir;
+    auto f = write_shape(dir, "q35.gguf", "tiny-qwen35", rf::QuantMix::Q8_0);
+    CHECK(f->get_string("general.architecture") == "qwen35");
+    CHECK(f->get_int("qwen35.ssm.conv_kernel", -1) == 4);
+    CHECK(f->get_int("qwen35.ssm.state_size", -1) == 32);
+    CHECK(f->get_int("qwen35.ssm.group_count", -1) == 2);
+    CHECK(f->get_int("qwen35.ssm.time_step_rank", -1) == 4);
+    CHECK(f->get_int("qwen35.ssm.inner_size", -1) == 128);
+    CHECK(f->get_int("qwen35.full_attention_interval", -1) == 4);
+    CHECK(f->get_int("qwen35.rope.dimension_count", -1) == 16);
+    CHECK(f->find_tensor("blk.0.ssm_conv1d.weight")->type == RF_TYPE_F32); // never quantized
+    CHECK(f->find_tensor("blk.0.attn_qkv.weight")->type == RF_TYPE_Q8_0);
+    const rf::gguf::TensorInfo *a = f->find_tensor("blk.0.ssm_a");
+    REQUIRE(a != nullptr);
+    const float *av = reinterpret_cast<const float *>(f->tensor_data(*a));
+    for (int i = 0; i < 4; ++i) CHECK(av[i] < 0.0f); // a decay: -exp(A_log)
+    const auto n = tensors_of("tiny-qwen3next");
+    CHECK(n.at("blk.0.ssm_ba.weight") == V{128, 8});
+    CHECK(n.count("blk.0.ssm_beta.weight") == 0);
+    // Qwen3-Next-80B-A3B: conv channels 2 * 16 * 128 + 32 * 128, 16 query + gate heads of 256.
+    const auto big = tensors_of("qwen3-next-80b-a3b");
+    CHECK(big.at("blk.0.attn_qkv.weight") == V{2048, 8192});
+    CHECK(big.at("blk.0.ssm_ba.weight") == V{2048, 64});
+    CHECK(big.at("blk.0.ssm_conv1d.weight") == V{4, 8192});
+    CHECK(big.at("blk.3.attn_q.weight") == V{2048, 8192});
+    CHECK(big.at("blk.3.attn_k.weight") == V{2048, 512});
+    CHECK(big.at("blk.47.ffn_gate_exps.weight") == V{2048, 512, 512});
+    CHECK(big.at("blk.47.ffn_down_shexp.weight") == V{512, 2048});
+    CHECK(big.at("output.weight") == V{2048, 151936});
+    auto g = write_shape(dir, "q3n.gguf", "tiny-qwen3next", rf::QuantMix::F16);
+    CHECK(g->get_string("general.architecture") == "qwen3next");
+    CHECK(g->find("qwen3next.rope.dimension_sections") == nullptr);
+    CHECK(g->get_int("qwen3next.expert_shared_feed_forward_length", -1) == 128);
+}

@@ -131,6 +131,10 @@ int cmd_serve(int argc, char **argv) {
     if (!o.model.ctx_given) o.model.n_ctx = per_request * o.parallel;
     ContextParams params = o.model.context_params(o.parallel);
     params.prefix_cache = o.prefix_cache && !hp.encoder; // an encoder serves embeddings only
+    if (params.prefix_cache && hp.hybrid()) { // cached pages cannot restore a DeltaNet layer's state
+        std::fprintf(stderr, "prefix cache off: %s keeps recurrent state that cached pages do not hold\n", hp.arch_name.c_str());
+        params.prefix_cache = false;
+    }
     const std::unique_ptr<InferenceContext> ctx = lm.new_context(params);
     std::fprintf(stderr, "%s; prefix cache %s\n", ctx->cache().summary().c_str(), params.prefix_cache ? "on" : "off");
     if (o.draft.enabled() && hp.encoder) throw UsageError("serve: speculative decoding needs a causal model, not an encoder");

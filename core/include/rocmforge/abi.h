@@ -271,6 +271,30 @@ typedef struct rf_tensor {
  *            output), src1 f32 [S, M] (MOE_WEIGHTS' output); the sum runs over s = 0..S-1 in order,
  *            each product rounded to f32 before it is added (ggml's mul, then add; no fused
  *            multiply-add).
+ *
+ * Recurrent layers (Qwen3.5's Gated DeltaNet; docs/MODELS.md). Their state lives in pools of one
+ * f32 row per sequence (the state cache beside the KV cache), updated in place like SET_ROWS'
+ * pool; src4 / src5 below are the KV cache's token info i32 [2, T] (batch sequence index,
+ * position) and the pool row of each batch sequence i32 [n_seq]. Tokens of one sequence are
+ * taken in batch order; a token at position 0 starts its sequence from a zero state (so a
+ * cleared sequence needs no reset of its rows).
+ * SSM_CONV   dst[C, T] f32 = causal depthwise convolution of src0[C, T] f32 over each sequence's
+ *            time: dst[c, t] = sum_{i<K} src1[i, c] * x[c, t - K + 1 + i] (summed in f32 in that
+ *            order, ggml_ssm_conv), src1 f32 [K, C] the kernel; x before the first token of the
+ *            node are the sequence's last K - 1 inputs from src2 f32 [(K-1) * C, rows] (element
+ *            i + c (K - 1), oldest first), which the node then sets to its last K - 1 inputs.
+ *            src3 = token info, src4 = pool rows (as above, shifted down one source).
+ * GATED_DELTA_NET dst[Sv * Hv, T] f32: the gated delta rule per value head h (llama.cpp's
+ *            delta-net recurrence). src0 f32 [2 Hk Sk + Hv Sv, T] holds each token's q (Hk heads
+ *            of Sk), k (Hk heads of Sk) and v (Hv heads of Sv); head h reads q/k head h % Hk
+ *            (ggml's broadcast; iparams[4] = 1: key head h / (Hv / Hk), qwen3next's repeat
+ *            interleave). q and k are L2-normalised, x / max(sqrt(sum x^2), fparams[0])
+ *            (sum in double: ggml_l2_norm), q then times fparams[1] (1/sqrt(Sk)). src1 f32 [Hv, T]
+ *            the log decay g, src2 f32 [Hv, T] beta (sigmoid applied), src3 f32 [Sk Sv Hv, rows]
+ *            the state pool (S[a, b] of head h at h Sk Sv + b Sk + a), src4 token info, src5 pool
+ *            rows. Per token: S = exp(g) S; d = beta (v - S^T k); S += k d^T; out = S^T q.
+ *            iparams[0] = Hk, iparams[1] = Sk, iparams[2] = Hv, iparams[3] = Sv.
+ * SOFTPLUS   dst = src0 > 20 ? src0 : log1p(exp(src0)), f32 (the decay's rate).
  */
 enum rf_op {
     RF_OP_NONE = 0,
@@ -302,6 +326,9 @@ enum rf_op {
     RF_OP_ADD_ID,     /* ABI 2.14 */
     RF_OP_CONCAT,     /* ABI 2.15 */
     RF_OP_MOE_GROUP_MASK, /* ABI 2.15 */
+    RF_OP_SSM_CONV,   /* qwen35: appended; an older backend declines them as unknown ops */
+    RF_OP_GATED_DELTA_NET,
+    RF_OP_SOFTPLUS,
     RF_OP_COUNT
 };
 
@@ -313,7 +340,7 @@ static inline const char *rf_op_name(int op) {
         "none", "get_rows", "matmul", "add", "mul", "scale", "rms_norm", "rope", "softmax", "silu",
         "swiglu", "set_rows", "attention", "argmax", "copy", "geglu", "softcap",
         "topk", "moe_weights", "matmul_id", "moe_sum", "gather", "layer_norm", "gelu", "sigmoid",
-        "swiglu_oai", "add_id", "concat", "moe_group_mask"};
+        "swiglu_oai", "add_id", "concat", "moe_group_mask", "ssm_conv", "gated_delta_net", "softplus"};
     return op >= 0 && op < RF_OP_COUNT ? names[op] : "unknown";
 }
 

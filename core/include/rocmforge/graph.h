@@ -223,6 +223,16 @@ public:
     Tensor *add_id(Tensor *y, Tensor *bias, Tensor *ids, const char *label = "add_id");
     Tensor *moe_sum(Tensor *y, Tensor *weights, const char *label = "moe_sum");
     Tensor *copy(Tensor *a, int type, const char *label = "copy");
+    // Recurrent layers (abi.h SSM_CONV, GATED_DELTA_NET, SOFTPLUS; graph_recurrent.cpp): the
+    // state pools are updated in place (like set_rows' pool), rows picks each batch sequence's row.
+    Tensor *ssm_conv(Tensor *x, Tensor *kernel, Tensor *state, Tensor *token_info, Tensor *rows, const char *label = "ssm_conv");
+    struct DeltaNetHeads {
+        int64_t n_k_heads, k_dim, n_v_heads, v_dim;
+        bool interleaved = false; // value head h reads key head h / (Hv / Hk), else h % Hk
+    };
+    Tensor *gated_delta_net(Tensor *qkv, Tensor *g, Tensor *beta, Tensor *state, Tensor *token_info, Tensor *rows,
+                            DeltaNetHeads heads, float l2_eps, float q_scale, const char *label = "gated_delta_net");
+    Tensor *softplus(Tensor *a, const char *label = "softplus");
 
     // Views (no node): same bytes, new shape; `a` must be contiguous.
     Tensor *reshape(Tensor *a, std::initializer_list<int64_t> ne);

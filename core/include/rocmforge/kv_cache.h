@@ -12,6 +12,7 @@
 #include "rocmforge/buffer_slab.h"
 #include "rocmforge/graph.h"
 #include "rocmforge/prefix_cache.h"
+#include "rocmforge/recurrent_state.h"
 
 namespace rf {
 
@@ -178,6 +179,11 @@ public:
     // KvPageTable::truncate, first copying a cached page that would be cut short to a private
     // page (copy-on-write). Throws ContextFullError, changing nothing, when no page is free.
     void truncate(int seq, int64_t length);
+    // Hybrid models (qwen35): the recurrent layers' per-sequence state beside the pages. With it,
+    // copy_prefix copies a whole sequence only and truncate refuses to cut into one (rf::Error):
+    // the state holds every position.
+    void attach_recurrent(std::unique_ptr<RecurrentState> state) { recurrent_ = std::move(state); }
+    RecurrentState *recurrent() { return recurrent_.get(); }
 
 private:
     // The K and V rows of every layer in page `from` copied to page `to`, through the host.
@@ -189,6 +195,7 @@ private:
     bool k_only_;
     std::unique_ptr<BufferSlab> slab_; // every layer's K and V pool in one allocation (before k_, v_)
     std::vector<std::unique_ptr<PersistentTensor>> k_, v_;
+    std::unique_ptr<RecurrentState> recurrent_;
 };
 
 // The backend the KV cache lives on: the one op_overrides puts attention on, else the weights'

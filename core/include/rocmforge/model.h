@@ -19,7 +19,8 @@
 namespace rf {
 
 // Which graph recipe a file's `general.architecture` maps to.
-enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, GptOss, Bert, NomicBert, DeepSeek2 };
+enum class ModelArch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Qwen3Moe, Qwen2Moe, GptOss, Bert, NomicBert, DeepSeek2, Qwen35,
+                       Qwen35Moe, Qwen3Next };
 
 struct ModelHparams {
     std::string arch_name;      // general.architecture as written in the file
@@ -96,6 +97,25 @@ struct ModelHparams {
         float kq_scale = 0.0f;       // mscale^2 / sqrt(n_head_k) (YaRN's log multiplier)
     } ds;
     bool is_mla() const { return arch == ModelArch::DeepSeek2; }
+    // Qwen3.5 (qwen35, qwen35moe; hparams_qwen35.cpp): Gated DeltaNet layers, and every
+    // full_attention_interval-th layer a gated full-attention one. 0: no recurrent layers.
+    int64_t ssm_d_conv = 0;   // <arch>.ssm.conv_kernel
+    int64_t ssm_d_inner = 0;  // <arch>.ssm.inner_size (value heads * their size)
+    int64_t ssm_d_state = 0;  // <arch>.ssm.state_size (key head size)
+    int64_t ssm_dt_rank = 0;  // <arch>.ssm.time_step_rank (value heads)
+    int64_t ssm_n_group = 0;  // <arch>.ssm.group_count (key heads)
+    int64_t full_attn_interval = 0; // <arch>.full_attention_interval (default 4)
+    int64_t n_layer_nextn = 0; // <arch>.nextn_predict_layers: MTP blocks past the stack, not run
+    bool hybrid() const { return ssm_d_conv > 0; }
+    bool is_recurrent(int64_t layer) const { return hybrid() && (layer + 1) % full_attn_interval != 0; }
+    // Layers with a K/V pool: all but the recurrent ones; kv_layer(l) is layer l's pool index.
+    int64_t n_layer_kv() const { return hybrid() ? n_layer / full_attn_interval : n_layer; }
+    int64_t kv_layer(int64_t layer) const { return hybrid() ? layer / full_attn_interval : layer; }
+    int64_t ssm_head_v_dim() const { return ssm_dt_rank ? ssm_d_inner / ssm_dt_rank : 0; }
+    int64_t ssm_conv_channels() const { return 2 * ssm_n_group * ssm_d_state + ssm_d_inner; }
+    // qwen3next repeats each key head over its group of value heads (h / (Hv / Hk)); Qwen3.5's
+    // converter orders the value heads so that they tile (h % Hk).
+    bool ssm_heads_interleaved() const { return arch == ModelArch::Qwen3Next; }
 
     int64_t n_embd_q() const { return head_dim * n_head; }
     int64_t n_embd_kv() const { return head_dim * n_head_kv; }
@@ -107,6 +127,8 @@ struct ModelHparams {
 // Reads and validates the hyperparameters. Throws rf::Error naming the key for a missing or bad
 // value, and naming the architecture when it is not one of those listed above.
 ModelHparams read_hparams(const gguf::File &file);
+// Qwen3.5's keys (hparams_qwen35.cpp), called by read_hparams for qwen35 / qwen35moe.
+void read_qwen35_keys(ModelHparams &hp, const gguf::File &file);
 
 struct LayerWeights {
     // phi3's fused attn_qkv and ffn_up (gate and up) are split by rows into wq/wk/wv and
@@ -145,6 +167,13 @@ struct LayerWeights {
     Tensor *wq_a = nullptr, *attn_q_a_norm = nullptr, *wq_nope = nullptr, *wq_pe = nullptr;
     Tensor *wkv_a_latent = nullptr, *wkv_a_pe = nullptr, *attn_kv_a_norm = nullptr, *wk_b = nullptr, *wv_b = nullptr;
     Tensor *ffn_exp_probs_b = nullptr;
+    // Qwen3.5: the full-attention layers' output gate (the odd halves of attn_q's rows, per
+    // head), and the DeltaNet layers' tensors (model_qwen35.cpp; ffn_norm holds
+    // post_attention_norm, the FFN's input norm).
+    Tensor *attn_q_gate = nullptr;
+    Tensor *ssm_qkv = nullptr, *ssm_z = nullptr;         // attn_qkv [E, conv], attn_gate [E, inner]
+    Tensor *ssm_conv1d = nullptr, *ssm_dt = nullptr, *ssm_a = nullptr;
+    Tensor *ssm_beta = nullptr, *ssm_alpha = nullptr, *ssm_norm = nullptr, *ssm_out = nullptr;
 };
 
 struct ModelLoadOptions {
@@ -216,6 +245,10 @@ private:
     // may wrap them without a copy, so they live as long as the model.
     Tensor *store_owned(const std::string &name, int type, const int64_t ne[4], std::vector<uint8_t> bytes);
     std::vector<std::unique_ptr<std::vector<uint8_t>>> owned_bytes_;
+    void load_qwen35_layer(int64_t l); // model_qwen35.cpp
+    // Rows of a 2-D file tensor [K, n_rows] taken block by block ({first, count}) into one weight.
+    Tensor *place_row_blocks(const std::string &name, int64_t K, int64_t n_rows, const std::vector<std::pair<int64_t, int64_t>> &blocks,
+                             const std::string &label);
     void load_encoder(); // encoder_model.cpp
     void load_encoder_layer(int64_t l);
 

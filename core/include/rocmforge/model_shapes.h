@@ -63,6 +63,10 @@ struct ModelShape {
     int64_t n_token_types = 2;
 
     bool encoder() const { return arch == "bert" || arch == "nomic-bert"; }
+    // Qwen3.5 (qwen35, qwen35moe; model_shapes_qwen35.cpp): DeltaNet layers (ssm.*) with every
+    // full_attn_interval-th layer gated full attention of n_rot rotated dims.
+    int64_t ssm_conv = 0, ssm_state = 0, ssm_groups = 0, ssm_v_heads = 0, full_attn_interval = 0, n_rot = 0;
+    bool qwen35() const { return arch == "qwen35" || arch == "qwen35moe" || arch == "qwen3next"; }
 
     int64_t head_dim() const { return key_length ? key_length : n_embd / n_head; }
     int64_t n_embd_q() const { return head_dim() * n_head; }
