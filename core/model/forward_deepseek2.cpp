@@ -79,14 +79,9 @@ Tensor *build_deepseek2_graph(Graph &g, const Model &model, KvCache &cache, cons
     const ModelHparams::DeepSeek2 &ds = hp.ds;
     const int64_t T = (int64_t)in.tokens.size(), H = hp.n_head, R = ds.n_lora_kv, rope = hp.n_rot, nope = ds.n_head_k - rope;
     const bool want_logits = !in.output_rows.empty();
-    const bool all_rows = (int64_t)in.output_rows.size() == T;
     const ForwardGraphInputs gi = add_graph_inputs(g, hp, in);
     if (inputs) *inputs = gi;
-    auto select_rows = [&](Tensor *t) -> Tensor * {
-        if (all_rows) return t;
-        if (gi.out_ids) return g.get_rows(t, gi.out_ids, "select_output_rows");
-        return g.rows(t, in.output_rows.front(), (int64_t)in.output_rows.size());
-    };
+    auto select_rows = [&](Tensor *t) { return select_output_rows(g, gi, in, t); };
     Tensor *heads = g.input("head_ids", RF_TYPE_I32, {H, T}, head_ids(H, T));
     auto rotate = [&](Tensor *t, const char *n) {
         return g.rope(t, gi.positions, nullptr, hp.rope_mode, (int)rope, hp.rope_freq_base, hp.rope_freq_scale, n, gi.rope_angles[0],

@@ -33,6 +33,12 @@ bool is_contiguous_range(const std::vector<int32_t> &rows) {
 
 } // namespace
 
+Tensor *select_output_rows(Graph &g, const ForwardGraphInputs &gi, const ForwardInputs &in, Tensor *t) {
+    if (in.output_rows.size() == in.tokens.size()) return t;
+    if (gi.out_ids) return g.get_rows(t, gi.out_ids, "select_output_rows");
+    return g.rows(t, in.output_rows.front(), (int64_t)in.output_rows.size());
+}
+
 ForwardGraphInputs add_graph_inputs(Graph &g, const ModelHparams &hp, const ForwardInputs &in) {
     const int64_t T = (int64_t)in.tokens.size();
     ForwardGraphInputs gi;
@@ -177,18 +183,12 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
     const int64_t T = (int64_t)in.tokens.size();
     const int64_t D = hp.head_dim;
     const bool want_logits = !in.output_rows.empty();
-    const bool all_rows = (int64_t)in.output_rows.size() == T;
 
     const ForwardGraphInputs gi = add_graph_inputs(g, hp, in);
     if (inputs) *inputs = gi;
     Tensor *const tokens = gi.tokens, *const positions = gi.positions, *const slots = gi.slots, *const slot_table = gi.slot_table,
-                 *const token_info = gi.token_info, *const out_ids = gi.out_ids, *const *angles = gi.rope_angles;
-    // Keeps only the rows whose logits are wanted (row-wise ops after this see only those).
-    auto select_rows = [&](Tensor *t) -> Tensor * {
-        if (all_rows) return t;
-        if (out_ids) return g.get_rows(t, out_ids, "select_output_rows");
-        return g.rows(t, in.output_rows.front(), (int64_t)in.output_rows.size());
-    };
+                 *const token_info = gi.token_info, *const *angles = gi.rope_angles;
+    auto select_rows = [&](Tensor *t) { return select_output_rows(g, gi, in, t); };
 
     // phi3's attn_factor scales RoPE's output, hence Q and K: the scores by its square.
     const float kq_scale = hp.attn_scale * hp.rope_attn_factor * hp.rope_attn_factor;

@@ -70,6 +70,10 @@ struct ForwardGraphInputs {
 // nor one contiguous range), and the RoPE (cos, sin) rows that `in` carries.
 ForwardGraphInputs add_graph_inputs(Graph &g, const ModelHparams &hp, const ForwardInputs &in);
 
+// Keeps only the rows of t [n, T] whose logits `in` wants (row-wise ops after this see only those):
+// t itself when all are, else the gathered (gi.out_ids) or contiguous rows.
+Tensor *select_output_rows(Graph &g, const ForwardGraphInputs &gi, const ForwardInputs &in, Tensor *t);
+
 // The RoPE parameters of the model's global (local = false) or sliding-window layers with the
 // host values of its frequency factors; false when those cannot be read as f32 from the file.
 bool rope_params(const Model &model, const KvCache &cache, bool local, RopeParams *p);

@@ -56,14 +56,9 @@ Tensor *build_qwen35_graph(Graph &g, const Model &model, KvCache &cache, const F
     if (!rs) throw Error(hp.arch_name + ": the KV cache has no recurrent state (InferenceContext attaches it)");
     const int64_t T = (int64_t)in.tokens.size(), D = hp.head_dim;
     const bool want_logits = !in.output_rows.empty();
-    const bool all_rows = (int64_t)in.output_rows.size() == T;
     const ForwardGraphInputs gi = add_graph_inputs(g, hp, in);
     if (inputs) *inputs = gi;
-    auto select_rows = [&](Tensor *t) -> Tensor * {
-        if (all_rows) return t;
-        if (gi.out_ids) return g.get_rows(t, gi.out_ids, "select_output_rows");
-        return g.rows(t, in.output_rows.front(), (int64_t)in.output_rows.size());
-    };
+    auto select_rows = [&](Tensor *t) { return select_output_rows(g, gi, in, t); };
 
     Tensor *x = g.get_rows(model.tok_embd, gi.tokens, "token_embd");
     for (int64_t l = 0; l < hp.n_layer; ++l) {

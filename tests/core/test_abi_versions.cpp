@@ -147,4 +147,10 @@ TEST_CASE("abi: nodes of a newer minor version are declined for older plugins") 
     CHECK(rf_node_abi_minor(&mla) == 0);
     rf::init_tensor_layout(out, RF_TYPE_F32, {64 * 4, 2});
     CHECK(rf_node_abi_minor(&mla) == 15);
+    // ABI 2.16 (Qwen3.5's DeltaNet layers).
+    for (int op : {RF_OP_SSM_CONV, RF_OP_GATED_DELTA_NET, RF_OP_SOFTPLUS}) {
+        rf_node x{};
+        x.op = op;
+        CHECK(rf_node_abi_minor(&x) == 16);
+    }
 }

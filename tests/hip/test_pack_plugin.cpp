@@ -93,8 +93,8 @@ TEST_CASE("pack plugin: packs of ABI 2.10 and of a newer minor are served, their
     const struct {
         const char *name;
         uint32_t minor;
-    } packs[] = {{"rocmforge-pack-fake-sm_90", RF_ABI_MINOR}, {"fake-pack-minor10", 10}, {"fake-pack-minor16", 16}};
-    STATIC_REQUIRE(RF_ABI_MINOR == 15); // minor10 an older minor (raw parameter slots), minor16 a newer one
+    } packs[] = {{"rocmforge-pack-fake-sm_90", RF_ABI_MINOR}, {"fake-pack-minor10", 10}, {"fake-pack-minor17", 17}};
+    STATIC_REQUIRE(RF_ABI_MINOR == 16); // minor10 an older minor (raw parameter slots), minor17 a newer one
     for (const auto &pk : packs) {
         INFO(pk.name);
         rf_hip::PackPlugin p;

@@ -61,10 +61,11 @@ extern "C" {
  * MOE_GROUP_MASK, ATTENTION's V head size (dst rows of Dv*Hq, Dv != D; the V pool may be the K
  * pool, V the first Dv elements of each row), MOE_WEIGHTS' iparams[0] = 3 (the chosen
  * probabilities normalised by their sum).
+ * 2.16: Qwen3.5 / Qwen3-Next (Gated DeltaNet layers): ops SSM_CONV, GATED_DELTA_NET and SOFTPLUS.
  * A backend of an older minor version never sees a node that needs these: the host asks
  * rf_node_abi_minor() and runs such nodes elsewhere. */
 #define RF_ABI_MAJOR 2
-#define RF_ABI_MINOR 15
+#define RF_ABI_MINOR 16
 #define RF_PLUGIN_ENTRY_SYMBOL "rocmforge_plugin_entry"
 
 #if defined(_WIN32)
@@ -326,9 +327,9 @@ enum rf_op {
     RF_OP_ADD_ID,     /* ABI 2.14 */
     RF_OP_CONCAT,     /* ABI 2.15 */
     RF_OP_MOE_GROUP_MASK, /* ABI 2.15 */
-    RF_OP_SSM_CONV,   /* qwen35: appended; an older backend declines them as unknown ops */
-    RF_OP_GATED_DELTA_NET,
-    RF_OP_SOFTPLUS,
+    RF_OP_SSM_CONV,   /* ABI 2.16 */
+    RF_OP_GATED_DELTA_NET, /* ABI 2.16 */
+    RF_OP_SOFTPLUS,   /* ABI 2.16 */
     RF_OP_COUNT
 };
 
@@ -358,6 +359,7 @@ typedef struct rf_node {
  * ignore a source or parameter it does not know of). */
 static inline int rf_node_abi_minor(const rf_node *n) {
     switch (n->op) {
+    case RF_OP_SSM_CONV: case RF_OP_GATED_DELTA_NET: case RF_OP_SOFTPLUS: return 16;
     case RF_OP_CONCAT: case RF_OP_MOE_GROUP_MASK: return 15;
     case RF_OP_SWIGLU_OAI: case RF_OP_ADD_ID: return 14;
     case RF_OP_ATTENTION:
