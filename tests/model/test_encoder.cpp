@@ -69,19 +69,6 @@ void check_hidden(const TinyEncoderSpec &spec, double tol) {
     }
 }
 
-// The "gpulike" test plugin (two_cpu_backend.c built with TWOCPU_FAKE_GPU) first, then the CPU.
-std::unique_ptr<Runtime> gpulike_runtime() {
-    const char *p = std::getenv("RF_GPULIKE");
-    REQUIRE(p != nullptr);
-    Config c;
-    c.backends = {"gpulike", "cpu"};
-    c.backends_explicit = true;
-    c.plugin_dirs = {std::filesystem::path(p).parent_path().string()};
-    if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
-    c.n_threads = 2;
-    return Runtime::create(c);
-}
-
 double norm(const std::vector<float> &v) {
     double s = 0;
     for (float x : v) s += (double)x * x;

@@ -11,6 +11,7 @@
 #include "rocmforge/inference.h"
 #include "forward_graph.h"
 #include "rocmforge/model.h"
+#include "decode_steps.h"
 #include "tiny_model.h"
 
 using namespace rf;
@@ -44,32 +45,6 @@ ContextParams ctx_params(int64_t n_ctx = 128, int n_seq = 1, int cache_type = RF
 }
 
 const std::vector<int32_t> kPrompt = {1, 15, 42, 7, 88, 3, 60, 60, 21, 96, 0, 33, 5, 71, 19, 50, 2, 44};
-
-// Logits of every token of `tokens` run as one batch on sequence `seq`.
-std::vector<float> prefill(InferenceContext &ctx, const std::vector<int32_t> &tokens, int seq = 0) {
-    Batch b;
-    for (int32_t t : tokens) b.add(t, seq, true);
-    return ctx.decode(b);
-}
-
-std::vector<float> one_by_one(InferenceContext &ctx, const std::vector<int32_t> &tokens, int seq = 0) {
-    std::vector<float> all;
-    for (int32_t t : tokens) {
-        Batch b;
-        b.add(t, seq, true);
-        const auto &l = ctx.decode(b);
-        all.insert(all.end(), l.begin(), l.end());
-    }
-    return all;
-}
-
-void check_rows_close(const std::vector<float> &a, const std::vector<float> &b, int64_t n_vocab, double tol) {
-    REQUIRE(a.size() == b.size());
-    for (size_t r = 0; r < a.size() / (size_t)n_vocab; ++r) {
-        INFO("row " << r);
-        CHECK(rel_diff(a.data() + r * n_vocab, b.data() + r * n_vocab, n_vocab) < tol);
-    }
-}
 
 void check_against_reference(const TinySpec &spec, const std::string &file, int64_t n_ctx = 128) {
     Setup s = load(spec, file);

@@ -177,15 +177,7 @@ TEST_CASE("deepseek2 files without a tensor or key the family needs are refused 
 // there, the compressed cache, latent attention and the new ops run on the CPU, the logits as on
 // the CPU alone.
 TEST_CASE("deepseek2 with its weights on a GPU-like backend: cache and latent attention on the CPU", "[model][moe][deepseek2]") {
-    const char *p = std::getenv("RF_GPULIKE");
-    REQUIRE(p != nullptr);
-    Config c;
-    c.backends = {"gpulike", "cpu"};
-    c.backends_explicit = true;
-    c.plugin_dirs = {std::filesystem::path(p).parent_path().string()};
-    if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
-    c.n_threads = 2;
-    auto rt = Runtime::create(c);
+    auto rt = gpulike_runtime();
     const DeepSeek2Spec spec;
     const std::string path = temp_path("ds2_gpulike.gguf");
     write_tiny_deepseek2(path, spec);

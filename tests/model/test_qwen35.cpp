@@ -13,6 +13,7 @@
 
 #include "rocmforge/inference.h"
 #include "rocmforge/model.h"
+#include "decode_steps.h"
 #include "tiny_model.h"
 #include "tiny_qwen35.h"
 
@@ -48,31 +49,6 @@ ContextParams params(int n_seq = 1, int cache_type = RF_TYPE_F32) {
 
 const std::vector<int32_t> kPrompt = {1, 15, 42, 7, 58, 3, 60, 60, 21, 66, 0, 33, 5};
 const std::vector<int32_t> kOther = {9, 9, 40, 2, 17, 63, 28};
-
-std::vector<float> prefill(InferenceContext &ctx, const std::vector<int32_t> &tokens, int seq = 0) {
-    Batch b;
-    for (int32_t t : tokens) b.add(t, seq, true);
-    return ctx.decode(b);
-}
-
-std::vector<float> one_by_one(InferenceContext &ctx, const std::vector<int32_t> &tokens, int seq = 0) {
-    std::vector<float> all;
-    for (int32_t t : tokens) {
-        Batch b;
-        b.add(t, seq, true);
-        const auto &l = ctx.decode(b);
-        all.insert(all.end(), l.begin(), l.end());
-    }
-    return all;
-}
-
-void check_rows(const std::vector<float> &a, const std::vector<float> &b, int64_t V, double tol) {
-    REQUIRE(a.size() == b.size());
-    for (size_t r = 0; r < a.size() / (size_t)V; ++r) {
-        INFO("row " << r);
-        CHECK(rel_diff(a.data() + r * V, b.data() + r * V, V) < tol);
-    }
-}
 
 void check_reference(const Q35 &s, const std::vector<float> &logits, const std::vector<int32_t> &tokens, double tol) {
     const auto ref = reference_qwen35(s.weights, tokens);
@@ -122,7 +98,7 @@ TEST_CASE("qwen35moe: experts, normalised top-k and the gated shared expert matc
     InferenceContext ctx(*s.model, *s.rt, params());
     check_reference(s, prefill(ctx, kPrompt), kPrompt, 1e-4);
     InferenceContext a(*s.model, *s.rt, params()), b(*s.model, *s.rt, params());
-    check_rows(prefill(a, kPrompt), one_by_one(b, kPrompt), spec.n_vocab, 1e-4);
+    check_rows_close(prefill(a, kPrompt), one_by_one(b, kPrompt), spec.n_vocab, 1e-4);
 }
 
 TEST_CASE("qwen3next: key heads repeated over their value heads, fused ssm_ba, older files' ssm_in; match the reference",
@@ -137,7 +113,7 @@ TEST_CASE("qwen3next: key heads repeated over their value heads, fused ssm_ba, o
         InferenceContext ctx(*s.model, *s.rt, params());
         check_reference(s, prefill(ctx, kPrompt), kPrompt, 1e-4);
         InferenceContext a(*s.model, *s.rt, params()), b(*s.model, *s.rt, params());
-        check_rows(prefill(a, kPrompt), one_by_one(b, kPrompt), spec.n_vocab, 1e-4);
+        check_rows_close(prefill(a, kPrompt), one_by_one(b, kPrompt), spec.n_vocab, 1e-4);
     }
     Q35Spec spec; // without its ssm_ba: refused by name
     spec.moe = spec.next = true;
@@ -161,13 +137,13 @@ TEST_CASE("qwen35: the state carries across graphs, sequences are independent, g
         std::vector<float> split = prefill(a, head);
         const std::vector<float> rest = one_by_one(a, tail);
         split.insert(split.end(), rest.begin(), rest.end());
-        check_rows(split, one_by_one(b, kPrompt), V, 1e-4);
+        check_rows_close(split, one_by_one(b, kPrompt), V, 1e-4);
         // A prompt split over graphs of 5 tokens (n_batch) continues the state between them.
         ContextParams p5 = params(1, RF_TYPE_F16);
         p5.n_batch = 5;
         InferenceContext c(*s.model, *s.rt, p5);
         InferenceContext d(*s.model, *s.rt, params(1, RF_TYPE_F16));
-        check_rows(prefill(c, kPrompt), one_by_one(d, kPrompt), V, 1e-4);
+        check_rows_close(prefill(c, kPrompt), one_by_one(d, kPrompt), V, 1e-4);
     }
     SECTION("two sequences in one batch = each alone; a cleared sequence starts afresh") {
         InferenceContext two(*s.model, *s.rt, params(2));
@@ -181,10 +157,10 @@ TEST_CASE("qwen35: the state carries across graphs, sequences are independent, g
         for (size_t i = 0, r = 0; i < b.size(); ++i, ++r)
             (b.seq[i] == 0 ? s0 : s1).insert((b.seq[i] == 0 ? s0 : s1).end(), both.begin() + (long)(r * V), both.begin() + (long)((r + 1) * V));
         InferenceContext alone(*s.model, *s.rt, params());
-        check_rows(s0, prefill(alone, kPrompt), V, 1e-4);
+        check_rows_close(s0, prefill(alone, kPrompt), V, 1e-4);
         alone.clear_sequence(0);
         const std::vector<float> other_alone = prefill(alone, kOther); // over kPrompt's stale state
-        check_rows(s1, other_alone, V, 1e-4);
+        check_rows_close(s1, other_alone, V, 1e-4);
         check_reference(s, other_alone, kOther, 1e-4);
         // Decode steps of both at once = the same steps alone.
         Batch step;
@@ -209,7 +185,7 @@ TEST_CASE("qwen35: the state carries across graphs, sequences are independent, g
         a0.clear_sequence(0);
         const std::vector<float> r2 = prefill(a0, p0);
         CHECK(rel_diff(m.data(), r2.data() + (p0.size() - 1) * V, V) < 1e-4);
-        check_rows(std::vector<float>(m.begin() + V, m.end()), other_alone, V, 1e-4);
+        check_rows_close(std::vector<float>(m.begin() + V, m.end()), other_alone, V, 1e-4);
     }
     SECTION("greedy generation follows the reference's argmax") {
         InferenceContext ctx(*s.model, *s.rt, params(1, RF_TYPE_F16));
@@ -253,24 +229,13 @@ TEST_CASE("qwen35: the state carries across graphs, sequences are independent, g
 
 TEST_CASE("qwen35 on a GPU-like backend without the recurrent ops: the CPU runs them, or a one-line refusal",
           "[model][qwen35]") {
-    const char *gpulike = std::getenv("RF_GPULIKE");
-    REQUIRE(gpulike != nullptr);
-    auto make_rt = [&](std::vector<std::string> backends) {
-        Config c;
-        c.backends = std::move(backends);
-        c.backends_explicit = true;
-        if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
-        c.plugin_dirs.push_back(std::string(gpulike).substr(0, std::string(gpulike).rfind('/')));
-        c.n_threads = 2;
-        return Runtime::create(c);
-    };
     Q35Spec spec;
-    Q35 g = load_q35(spec, "qwen35_gpulike.gguf", make_rt({"gpulike", "cpu"}));
+    Q35 g = load_q35(spec, "qwen35_gpulike.gguf", gpulike_runtime({"gpulike", "cpu"}));
     REQUIRE(g.model->backend().name() == "gpulike");
     InferenceContext ctx(*g.model, *g.rt, params());
     check_reference(g, prefill(ctx, kPrompt), kPrompt, 1e-4);
     CHECK(ctx.cache().recurrent()->conv(0)->home->name() == "cpu");
-    Q35 only = load_q35(spec, "qwen35_gpulike_only.gguf", make_rt({"gpulike"}));
+    Q35 only = load_q35(spec, "qwen35_gpulike_only.gguf", gpulike_runtime({"gpulike"}));
     CHECK_THROWS_WITH(InferenceContext(*only.model, *only.rt, params()),
                       Catch::Contains("no backend started runs its Gated DeltaNet ops"));
 }

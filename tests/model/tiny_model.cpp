@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 
 #include <unistd.h>
 
@@ -491,6 +492,18 @@ std::unique_ptr<rf::Runtime> cpu_runtime() {
     rf::Config c;
     c.backends = {"cpu"};
     c.backends_explicit = true;
+    if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
+    c.n_threads = 2;
+    return rf::Runtime::create(c);
+}
+
+std::unique_ptr<rf::Runtime> gpulike_runtime(std::vector<std::string> backends) {
+    const char *p = std::getenv("RF_GPULIKE");
+    if (!p) throw std::runtime_error("RF_GPULIKE is not set (meson test sets it)");
+    rf::Config c;
+    c.backends = std::move(backends);
+    c.backends_explicit = true;
+    c.plugin_dirs = {std::filesystem::path(p).parent_path().string()};
     if (const char *root = std::getenv("ROCMFORGE_BUILD_ROOT")) c.plugin_dirs.push_back(std::string(root) + "/backends/cpu");
     c.n_threads = 2;
     return rf::Runtime::create(c);

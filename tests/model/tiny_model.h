@@ -80,6 +80,9 @@ std::vector<std::vector<double>> reference_hidden(const TinyWeights &w, const st
 
 // A runtime with only the CPU backend (plugin from the build tree).
 std::unique_ptr<rf::Runtime> cpu_runtime();
+// A runtime of the "gpulike" test plugin (two_cpu_backend.c built with TWOCPU_FAKE_GPU, found
+// through RF_GPULIKE) and the CPU backend, in the order given.
+std::unique_ptr<rf::Runtime> gpulike_runtime(std::vector<std::string> backends = {"gpulike", "cpu"});
 
 // Largest |a - b| over the row divided by the largest |b| (0 when equal).
 double rel_diff(const float *a, const float *b, int64_t n);
