@@ -33,6 +33,17 @@ bool is_contiguous_range(const std::vector<int32_t> &rows) {
 
 } // namespace
 
+Tensor *layer_ffn(Graph &g, const LayerWeights &w, const ModelHparams &hp, Tensor *h) {
+    if (hp.is_moe()) {
+        Tensor *ffn = moe_ffn(g, w, hp, h);
+        return w.ffn_gate_inp_shexp ? g.add(ffn, shared_expert_ffn(g, w, h), "ffn_out") : ffn;
+    }
+    Tensor *gate = g.matmul(w.ffn_gate, h, "ffn_gate");
+    Tensor *up = g.matmul(w.ffn_up, h, "ffn_up");
+    Tensor *act = hp.ffn_gelu ? g.geglu(gate, up, "ffn_geglu") : g.swiglu(gate, up, "ffn_swiglu");
+    return g.matmul(w.ffn_down, act, "ffn_down");
+}
+
 Tensor *select_output_rows(Graph &g, const ForwardGraphInputs &gi, const ForwardInputs &in, Tensor *t) {
     if (in.output_rows.size() == in.tokens.size()) return t;
     if (gi.out_ids) return g.get_rows(t, gi.out_ids, "select_output_rows");
@@ -267,16 +278,7 @@ Tensor *build_forward_graph(Graph &g, const Model &model, KvCache &cache, const 
         x = g.add(x, attn, "attn_residual");
 
         h = rms_norm_mul(g, x, w.ffn_norm, hp.rms_eps, "ffn_norm");
-        Tensor *ffn = nullptr;
-        if (hp.is_moe()) {
-            ffn = moe_ffn(g, w, hp, h);
-            if (w.ffn_gate_inp_shexp) ffn = g.add(ffn, shared_expert_ffn(g, w, h), "ffn_out");
-        } else {
-            Tensor *gate = g.matmul(w.ffn_gate, h, "ffn_gate");
-            Tensor *up = g.matmul(w.ffn_up, h, "ffn_up");
-            Tensor *act = hp.ffn_gelu ? g.geglu(gate, up, "ffn_geglu") : g.swiglu(gate, up, "ffn_swiglu");
-            ffn = g.matmul(w.ffn_down, act, "ffn_down");
-        }
+        Tensor *ffn = layer_ffn(g, w, hp, h);
         if (w.ffn_post_norm) ffn = rms_norm_mul(g, ffn, w.ffn_post_norm, hp.rms_eps, "ffn_post_norm");
         x = g.add(x, ffn, "ffn_residual");
     }

@@ -92,6 +92,9 @@ Tensor *build_encoder_graph(Graph &g, const Model &model, KvCache &cache, const 
 // gated by sigmoid(ffn_gate_inp_shexp . h) (both [n_embd, T]).
 Tensor *moe_ffn(Graph &g, const LayerWeights &w, const ModelHparams &hp, Tensor *h);
 Tensor *shared_expert_ffn(Graph &g, const LayerWeights &w, Tensor *h);
+// A layer's FFN of the normed h [n_embd, T]: the experts (plus a shared one where the layer has
+// it) or the dense SwiGLU / GeGLU FFN: [n_embd, T].
+Tensor *layer_ffn(Graph &g, const LayerWeights &w, const ModelHparams &hp, Tensor *h);
 // Qwen3.5's hybrid stack (forward_qwen35.cpp), which build_forward_graph hands it to.
 Tensor *build_qwen35_graph(Graph &g, const Model &model, KvCache &cache, const ForwardInputs &in,
                            ForwardGraphInputs *inputs);

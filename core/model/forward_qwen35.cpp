@@ -96,15 +96,7 @@ Tensor *build_qwen35_graph(Graph &g, const Model &model, KvCache &cache, const F
         }
         x = g.add(x, a, "attn_residual");
         h = norm_mul(g, x, w.ffn_norm, hp.rms_eps, "post_attention_norm");
-        Tensor *ffn = nullptr;
-        if (hp.is_moe()) {
-            ffn = moe_ffn(g, w, hp, h);
-            if (w.ffn_gate_inp_shexp) ffn = g.add(ffn, shared_expert_ffn(g, w, h), "ffn_out");
-        } else {
-            Tensor *act = g.swiglu(g.matmul(w.ffn_gate, h, "ffn_gate"), g.matmul(w.ffn_up, h, "ffn_up"), "ffn_swiglu");
-            ffn = g.matmul(w.ffn_down, act, "ffn_down");
-        }
-        x = g.add(x, ffn, "ffn_residual");
+        x = g.add(x, layer_ffn(g, w, hp, h), "ffn_residual");
     }
     g.set_prefix("");
     if (!want_logits) return nullptr;
