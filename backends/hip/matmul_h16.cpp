@@ -15,14 +15,20 @@ int blocks_per_sm(int bm) { return bm == 128 ? 2 : 3; }
 
 struct H16Launch { int bm, ks; bool wgmma; };
 
-// K split of `tiles` tiles over `slots` resident blocks: the fewest block-waves per unit of work,
-// a split paying ~5% per doubling for its reduction, at least `min_steps` K steps per block.
+// Block-waves per unit of work of `tiles` tiles split `ks` ways over `slots` resident blocks, a
+// split paying ~5% per doubling for its reduction.
+double split_cost(int64_t tiles, int64_t slots, int ks) {
+    return (double)((tiles * ks + slots - 1) / slots) / ks * (ks == 1 ? 1.0 : ks == 2 ? 1.05 : 1.10);
+}
+
+// K split of `tiles` tiles over `slots` resident blocks: the lowest split_cost, at least
+// `min_steps` K steps per block.
 int k_split(int64_t tiles, int64_t slots, int64_t steps, int64_t min_steps, int max_ks) {
     double best = 0;
     int pick = 1;
     for (int ks = 1; ks <= max_ks; ks *= 2) {
         if (ks > 1 && steps / ks < min_steps) break;
-        const double cost = (double)((tiles * ks + slots - 1) / slots) / ks * (ks == 1 ? 1.0 : ks == 2 ? 1.05 : 1.10);
+        const double cost = split_cost(tiles, slots, ks);
         if (ks == 1 || cost < best) { best = cost; pick = ks; }
     }
     return pick;
@@ -125,11 +131,9 @@ bool q16w_grouped_type(int type) {
     const Q16wType t = q16w_type(type);
     return t.suffix && !t.kquant && type != RF_TYPE_Q4_0 && type != RF_TYPE_Q8_0;
 }
-} // namespace
 
-namespace {
 // The token tile (r x 128) and K split of rf_mm_q16w_<type>_t<r>_k<ks>: the fewest block-waves
-// (k_split's cost) with a 256-token block costing kT2Cost of a 128-token one (it does twice the
+// (split_cost) with a 256-token block costing kT2Cost of a 128-token one (it does twice the
 // tensor-core work for the same weight decode, which bounds the 128-token block); 256 only from
 // 256 tokens and where its stages fit. Options q16w_tokens and h16_splits force either.
 struct Q16wLaunch { int r, ks; };
@@ -146,7 +150,7 @@ Q16wLaunch q16w_choose(const Backend &b, const Q16wType &t, int64_t K, int64_t N
         for (int ks : {1, 2}) {
             if (ks > 1 && K / 64 / ks < 8) break;
             if ((b.h16_splits == 1 || b.h16_splits == 2) && ks != b.h16_splits) continue;
-            const double cost = (double)((tiles * ks + sms - 1) / sms) / ks * (ks == 1 ? 1.0 : 1.05) * (r == 2 ? kT2Cost : 1.0);
+            const double cost = split_cost(tiles, sms, ks) * (r == 2 ? kT2Cost : 1.0);
             if (best_cost == 0 || cost < best_cost) { best_cost = cost; best = {r, ks}; }
         }
     }
