@@ -9,6 +9,7 @@
 #include "norm_fused.hip"
 #include "rope.hip"
 #include "rope_yarn.hip"
+#include "head_norm_rope.hip"
 #include "get_rows.hip"
 #include "kv_cache.hip"
 #include "attention.hip"

@@ -189,6 +189,16 @@ void pm_rope_pair(float x0, float x1, int64_t r, const rf_ktensor *angles, int64
 
 int16_t pm_rope_angles_slot(const rf_node *rope) { return (int16_t)(rf_rope_angles_readable(rope) ? 3 : 1); }
 
+int pm_plain_rope(const rf_node *r) {
+    const rf_tensor *x = r->src[0], *d = r->dst;
+    if (r->op != RF_OP_ROPE || !x || !d || !r->src[1] || !pm_dense_f32(x) || !pm_dense_f32(d) || !pm_same_shape(x, d)) return 0;
+    if (x->ne[0] % 2 || x->ne[3] != 1 || x->ne[2] < 1) return 0;
+    if (r->iparams[0] == RF_ROPE_NEOX && r->iparams[1] > x->ne[0]) return 0;
+    /* YaRN (ABI 2.14): the kernels evaluate only plain angles; the graph's rows carry YaRN's. */
+    if (r->iparams[2] != 0 && !rf_rope_angles_readable(r)) return 0;
+    return x->data == d->data || !pm_overlap(x, d);
+}
+
 int pm_same_angles(const rf_node *a, const rf_node *b) {
     const rf_tensor *fa = a->src[2], *fb = b->src[2], *ra = a->src[3], *rb = b->src[3];
     return a->src[1]->data == b->src[1]->data && (fa ? fb && fa->data == fb->data : !fb) && (ra ? rb && ra->data == rb->data : !rb) &&

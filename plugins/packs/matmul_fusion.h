@@ -53,6 +53,9 @@ int pm_rope_of_product(const rf_node *mm, const rf_node *rp);
  * of the positions): the node's (cos, sin) rows (src3) where the kernels can read them
  * (rf_rope_angles_readable), else its positions (src1). */
 int16_t pm_rope_angles_slot(const rf_node *rope);
+/* A rope rf_rope_f32 takes as either of its tensors: dense f32 heads [D, H, T], in place or on
+ * bytes of its own, NeoX pairs within a head, plain angles or the graph's angle rows. */
+int pm_plain_rope(const rf_node *r);
 /* Two ROPE nodes with the same angles: positions, rows, factors, n_rot, base and scale. */
 int pm_same_angles(const rf_node *a, const rf_node *b);
 

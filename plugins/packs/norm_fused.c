@@ -49,27 +49,6 @@ static int norm_cluster_blocks(int64_t K, const rf_pack_device *dev) {
     return 1;
 }
 
-static int is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
-
-/* RMS_NORM (x -> nd) then MUL (nd by a row weight w -> md) at nodes at, at + 1, all plain f32 of
- * one shape: 1 and the tensors, else 0. */
-typedef struct norm_mul {
-    const rf_node *norm;
-    const rf_tensor *x, *nd, *md, *w;
-} norm_mul;
-static int match_norm_mul(const rf_graph *g, int32_t at, norm_mul *m) {
-    const rf_node *mul;
-    if (at + 1 >= g->n_nodes) return 0;
-    m->norm = g->nodes[at];
-    mul = g->nodes[at + 1];
-    if (m->norm->op != RF_OP_RMS_NORM || mul->op != RF_OP_MUL) return 0;
-    m->x = m->norm->src[0], m->nd = m->norm->dst, m->md = mul->dst, m->w = mul->src[1];
-    if (!pm_plain_f32(m->x) || !pm_plain_f32(m->nd) || !pm_plain_f32(m->md) || !pm_plain_f32(mul->src[0]) || !pm_plain_f32(m->w))
-        return 0;
-    return mul->src[0]->data == m->nd->data && pm_same_shape(mul->src[0], m->nd) && pm_same_shape(m->md, m->nd) &&
-           pm_same_shape(m->x, m->nd) && is_row(m->w, m->x->ne[0]);
-}
-
 /* [ADD] RMS_NORM MUL at `first` for the kernel with `want` pieces per thread. */
 static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l, int with_add, int want) {
     const rf_node *add = with_add ? g->nodes[first] : NULL, *norm;
@@ -78,8 +57,8 @@ static int32_t claim_norm(const rf_graph *g, int32_t first, const rf_pack_device
     int64_t K, rows;
     uint32_t threads = 0;
     int blocks;
-    norm_mul m;
-    if ((add && add->op != RF_OP_ADD) || !match_norm_mul(g, at, &m)) return 0;
+    pm_norm_mul m;
+    if ((add && add->op != RF_OP_ADD) || !pm_match_norm_mul(g, at, &m)) return 0;
     norm = m.norm, x = m.x, nd = m.nd, md = m.md, w = m.w;
     K = x->ne[0];
     if (add) {
@@ -154,9 +133,9 @@ static int32_t claim_norm_4(const rf_graph *g, int32_t f, const rf_pack_device *
 static int32_t claim_norm_rows(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
     const rf_tensor *x, *nd, *md, *w;
     int64_t K, rows;
-    norm_mul m;
+    pm_norm_mul m;
     (void)dev;
-    if (!match_norm_mul(g, first, &m)) return 0;
+    if (!pm_match_norm_mul(g, first, &m)) return 0;
     x = m.x, nd = m.nd, md = m.md, w = m.w;
     K = x->ne[0];
     rows = x->ne[1] * x->ne[2] * x->ne[3];

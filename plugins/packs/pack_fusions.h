@@ -12,6 +12,8 @@ extern const rf_fusion rf_fusion_norm_1, rf_fusion_norm_2, rf_fusion_norm_4;
 extern const rf_fusion rf_fusion_norm_rows;
 extern const rf_fusion rf_fusion_kv_append; /* kv_append.c */
 extern const rf_fusion rf_fusion_rope_pair; /* rope_pair.c: ROPE ROPE [SET_ROWS] (head-norm layers) */
+/* head_norm_rope.c: RMS_NORM MUL RMS_NORM MUL ROPE ROPE [SET_ROWS] (the same layers, norms included) */
+extern const rf_fusion rf_fusion_head_norm_rope;
 extern const rf_fusion rf_fusion_moe_route; /* moe_route.c: TOPK MOE_WEIGHTS (MoE routing) */
 /* moe_ffn.c: MATMUL_ID MATMUL_ID SWIGLU and MATMUL_ID MOE_SUM (MoE decode) */
 extern const rf_fusion rf_fusion_moe_gate_up, rf_fusion_moe_down_sum;
@@ -23,7 +25,7 @@ extern const rf_fusion rf_fusion_projections; /* projections.c: a layer's K/V/Q 
  * kernels with their appends */
 extern const rf_fusion rf_fusion_mmq_run, rf_fusion_cols_run;
 
-#define RF_PACK_N_FUSIONS 18
+#define RF_PACK_N_FUSIONS 19
 extern const rf_fusion *const rf_pack_fusions[RF_PACK_N_FUSIONS];
 
 #endif

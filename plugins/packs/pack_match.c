@@ -37,6 +37,21 @@ int pm_pool_append(const rf_node *n) {
     return x->ne[0] * x->ne[1] < ((int64_t)1 << 30);
 }
 
+static int is_row(const rf_tensor *t, int64_t K) { return t->ne[0] == K && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
+
+int pm_match_norm_mul(const rf_graph *g, int32_t at, pm_norm_mul *m) {
+    const rf_node *mul;
+    if (at + 1 >= g->n_nodes) return 0;
+    m->norm = g->nodes[at];
+    mul = g->nodes[at + 1];
+    if (m->norm->op != RF_OP_RMS_NORM || mul->op != RF_OP_MUL) return 0;
+    m->x = m->norm->src[0], m->nd = m->norm->dst, m->md = mul->dst, m->w = mul->src[1];
+    if (!pm_plain_f32(m->x) || !pm_plain_f32(m->nd) || !pm_plain_f32(m->md) || !pm_plain_f32(mul->src[0]) || !pm_plain_f32(m->w))
+        return 0;
+    return mul->src[0]->data == m->nd->data && pm_same_shape(mul->src[0], m->nd) && pm_same_shape(m->md, m->nd) &&
+           pm_same_shape(m->x, m->nd) && is_row(m->w, m->x->ne[0]);
+}
+
 uint16_t pm_half_of(float f) {
     uint32_t x, sign, mag, e, m, q, rest;
     memcpy(&x, &f, 4);
@@ -59,3 +74,8 @@ uint16_t pm_half_of(float f) {
     return (uint16_t)(sign | q);
 }
 
+
+void pm_pool_store(char *row, int type, int64_t e, float v) {
+    if (type == RF_TYPE_F16) ((uint16_t *)row)[e] = pm_half_of(v);
+    else ((float *)row)[e] = v;
+}

@@ -62,8 +62,17 @@ void pm_quantize_q8_1(const float *x, int64_t n, int block, unsigned char *col);
 /* A SET_ROWS into a KV pool the kernels cover: dense f32 rows x [E, T], i32 slots [T], an f16/f32
  * pool whose rows hold at least E elements; E * T below 2^30 (rf_set_rows2's element index). */
 int pm_pool_append(const rf_node *n);
+/* RMS_NORM (x -> nd) then MUL (nd by a row weight w -> md) at nodes at, at + 1, all plain f32 of
+ * one shape: 1 and the tensors, else 0. */
+typedef struct pm_norm_mul {
+    const rf_node *norm;
+    const rf_tensor *x, *nd, *md, *w;
+} pm_norm_mul;
+int pm_match_norm_mul(const rf_graph *g, int32_t at, pm_norm_mul *m);
 /* IEEE binary16 of f, rounded to nearest even (the kernels' f2h), for the host_runs of appends. */
 uint16_t pm_half_of(float f);
+/* Element e of an f16 / f32 pool row set to v (host_runs of appends). */
+void pm_pool_store(char *row, int type, int64_t e, float v);
 
 #ifdef __cplusplus
 }

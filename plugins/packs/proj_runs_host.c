@@ -35,11 +35,6 @@ static int mmq_kernel_of(const char *name, int *type, int64_t *cols, int64_t *sp
 }
 
 /* store_pool_elem (kernels/quant_decode.h): element e of a pool row, f16 or f32. */
-static void pool_store(char *row, int type, int64_t e, float v) {
-    if (type == RF_TYPE_F16) ((uint16_t *)row)[e] = pm_half_of(v);
-    else ((float *)row)[e] = v;
-}
-
 int32_t pm_host_mmq(const rf_kargs *a, const rf_fusion_launch *l) {
     const int64_t K = a->src[0].ne[0], M = a->src[1].ne[1], xs = a->aux[0];
     const int append = a->mmq.append_segment;
@@ -66,7 +61,7 @@ int32_t pm_host_mmq(const rf_kargs *a, const rf_fusion_launch *l) {
             for (n = 0; n < N; ++n) { /* mmq_store() */
                 const float v = pm_matmul_out(type, 0, (const unsigned char *)w->data + n * w->nb[1], col, K);
                 ((float *)(out + m * onb))[n] = v;
-                if (pool) pool_store(pool, a->mmq.pool_type, n, v);
+                if (pool) pm_pool_store(pool, a->mmq.pool_type, n, v);
             }
         }
     }
@@ -96,8 +91,8 @@ static void rope_group(const rf_kargs *a, const rf_ktensor *x, const rf_ktensor 
                 }
                 yr[j0] = y0, yr[j1] = y1;
                 if (prow) {
-                    pool_store(prow, a->rope.pool_type, h * D + j0, y0);
-                    pool_store(prow, a->rope.pool_type, h * D + j1, y1);
+                    pm_pool_store(prow, a->rope.pool_type, h * D + j0, y0);
+                    pm_pool_store(prow, a->rope.pool_type, h * D + j1, y1);
                 }
             }
         }
@@ -160,7 +155,7 @@ static int32_t host_cols_join(const rf_kargs *a, const rf_fusion_launch *l) {
                 if (rot) rot[m * N + n] = y0, rot[m * N + n + 1] = y1;
                 for (p = 0; p < 2; ++p) {
                     char *row = a->mvn_proj.pool_segment[p] == s + 1 ? pools[p] + (int64_t)slots[p][m] * pool_row[p] : NULL;
-                    if (row) pool_store(row, a->mvn_proj.pool_type[p], n, y0), pool_store(row, a->mvn_proj.pool_type[p], n + 1, y1);
+                    if (row) pm_pool_store(row, a->mvn_proj.pool_type[p], n, y0), pm_pool_store(row, a->mvn_proj.pool_type[p], n + 1, y1);
                 }
             }
         }
@@ -190,7 +185,7 @@ static int32_t host_cols_launch(const rf_kargs *a, const rf_fusion_launch *l) {
             if (rope && r < n_rot / 2) pm_rope_pair(x0, x1, r, &a->src[1], m, (int)n_rot, a->mv.freq_base, a->mv.freq_scale, (const float *)a->src[2].data, &y0, &y1);
             prod[n] = x0, prod[n + 1] = x1;
             if (rot) rot[n] = y0, rot[n + 1] = y1;
-            if (prow) pool_store(prow, pool->type, n, y0), pool_store(prow, pool->type, n + 1, y1);
+            if (prow) pm_pool_store(prow, pool->type, n, y0), pm_pool_store(prow, pool->type, n + 1, y1);
         }
     }
     return RF_OK;

@@ -10,18 +10,6 @@
 #include "pack_match.h"
 #include "proj_runs_host.h"
 
-/* A rope the kernel takes as either tensor: dense f32 heads [D, H, T], in place or on bytes of
- * its own. */
-static int plain_rope(const rf_node *r) {
-    const rf_tensor *x = r->src[0], *d = r->dst;
-    if (r->op != RF_OP_ROPE || !x || !d || !r->src[1] || !pm_dense_f32(x) || !pm_dense_f32(d) || !pm_same_shape(x, d)) return 0;
-    if (x->ne[0] % 2 || x->ne[3] != 1 || x->ne[2] < 1) return 0;
-    if (r->iparams[0] == RF_ROPE_NEOX && r->iparams[1] > x->ne[0]) return 0;
-    /* YaRN (ABI 2.14): the kernels evaluate only plain angles; the graph's rows carry YaRN's. */
-    if (r->iparams[2] != 0 && !rf_rope_angles_readable(r)) return 0;
-    return x->data == d->data || !pm_overlap(x, d);
-}
-
 static int32_t claim_rope_pair(const rf_graph *g, int32_t first, const rf_pack_device *dev, rf_fusion_launch *l) {
     const rf_node *k, *q, *ap = NULL;
     const rf_tensor *kd, *qd;
@@ -30,7 +18,7 @@ static int32_t claim_rope_pair(const rf_graph *g, int32_t first, const rf_pack_d
     (void)dev;
     if (first + 1 >= g->n_nodes) return 0;
     k = g->nodes[first], q = g->nodes[first + 1];
-    if (!plain_rope(k) || !plain_rope(q) || !pm_same_angles(k, q) || k->iparams[0] != q->iparams[0] ||
+    if (!pm_plain_rope(k) || !pm_plain_rope(q) || !pm_same_angles(k, q) || k->iparams[0] != q->iparams[0] ||
         k->src[0]->ne[2] != q->src[0]->ne[2])
         return 0;
     kd = k->dst, qd = q->dst;

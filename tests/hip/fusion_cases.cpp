@@ -242,6 +242,47 @@ GraphCase rope_pair(std::mt19937 &rng, int D, int Hk, int Hq, int64_t M, int n_r
     return b.c;
 }
 
+// RMS_NORM(K) MUL RMS_NORM(Q) MUL ROPE(K) ROPE(Q) [SET_ROWS(K pool)] of M tokens: a head-norm
+// layer's norms, ropes and K append in the graph's order (the "head_norm_rope" fusion: one
+// rf_head_norm_rope_f32 launch); in_place: each product over its norm, each rotation over its
+// product. Shapes past the fusion's limits (D > 256, the rows over 48 KiB) check the fallback.
+GraphCase head_norm_rope(std::mt19937 &rng, int D, int Hk, int Hq, int64_t M, int n_rot, int mode, bool in_place, int pool) {
+    Builder b;
+    b.c.name = std::string("fused head norms+ropes D=") + std::to_string(D) + " Hk=" + std::to_string(Hk) + " Hq=" +
+               std::to_string(Hq) + " n_rot=" + std::to_string(n_rot) + (mode == RF_ROPE_NEOX ? " neox" : " normal") +
+               (in_place ? " in place" : "") + cols(M) + (pool >= 0 ? std::string(" +k append ") + type_label(pool) : std::string());
+    b.c.max_nmse = 1e-6;
+    const RopeInputs ri = rope_inputs(b, rng, M, n_rot, false);
+    int prod[2];
+    for (int q = 0; q < 2; ++q) {
+        const int H = q ? Hq : Hk;
+        const int x = b.input(rnd(rng, RF_TYPE_F32, D, H, M));
+        const int w = q ? b.input(rnd(rng, RF_TYPE_F32, D)) : b.weight(rnd(rng, RF_TYPE_F32, D));
+        const int n = b.output(RF_TYPE_F32, D, H, M), y = in_place ? b.view(n, RF_TYPE_F32, D, H, M) : b.output(RF_TYPE_F32, D, H, M);
+        b.node(RF_OP_RMS_NORM, n, {x}).fparams[0] = 1e-6f;
+        b.node(RF_OP_MUL, y, {n, w});
+        prod[q] = y;
+    }
+    int rot[2];
+    for (int q = 0; q < 2; ++q) {
+        const int H = q ? Hq : Hk;
+        rot[q] = in_place ? b.view(prod[q], RF_TYPE_F32, D, H, M) : b.output(RF_TYPE_F32, D, H, M);
+        GraphNode &r = b.node(RF_OP_ROPE, rot[q], {prod[q], ri.positions, ri.factors, ri.angles});
+        r.iparams[0] = mode;
+        r.iparams[1] = n_rot;
+        r.fparams[0] = 10000.f;
+        r.fparams[1] = 1.f;
+    }
+    if (pool >= 0) {
+        const int64_t S = 2 * M + 5;
+        const int kp = b.pool(rnd(rng, pool, (int64_t)D * Hk, S));
+        std::vector<int32_t> slots(M);
+        for (int64_t t = 0; t < M; ++t) slots[t] = (int32_t)(S - 1 - 2 * t);
+        b.node(RF_OP_SET_ROWS, kp, {b.view(rot[0], RF_TYPE_F32, (int64_t)D * Hk, M, 1), b.input(ints(slots, M))});
+    }
+    return b.c;
+}
+
 // SET_ROWS(K pool) SET_ROWS(V pool): T rows appended at distinct slots.
 GraphCase kv_append(std::mt19937 &rng, int pool, int64_t R, int64_t T) {
     Builder b;
@@ -385,6 +426,14 @@ std::vector<GraphCase> fusion_cases(std::mt19937 &rng) {
         v.push_back(rope_pair(rng, 256, 1, 4, M, 256, RF_ROPE_NEOX, true, M == 1 ? RF_TYPE_F32 : -1));
         v.push_back(rope_pair(rng, 64, 2, 9, M, 32, RF_ROPE_NORMAL, M == 3, M == 100 ? RF_TYPE_F16 : -1));
     }
+    for (int64_t M : {1, 3, 16}) { // Qwen 3 (4 + 32 heads of 128), Gemma 3 1B (1 + 4 of 256), others
+        v.push_back(head_norm_rope(rng, 128, 4, 32, M, 128, RF_ROPE_NEOX, M != 3, RF_TYPE_F16));
+        v.push_back(head_norm_rope(rng, 256, 1, 4, M, 256, RF_ROPE_NEOX, M != 16, M == 1 ? RF_TYPE_F32 : RF_TYPE_F16));
+        v.push_back(head_norm_rope(rng, 64, 2, 9, M, 32, RF_ROPE_NORMAL, M == 3, -1));
+    }
+    v.push_back(head_norm_rope(rng, 128, 8, 32, 1, 128, RF_ROPE_NEOX, true, RF_TYPE_F16)); // 40 rows: more than 32 warps
+    v.push_back(head_norm_rope(rng, 80, 2, 6, 2, 80, RF_ROPE_NEOX, false, RF_TYPE_F16));   // D = 80: a partial warp
+    v.push_back(head_norm_rope(rng, 256, 16, 32, 1, 256, RF_ROPE_NEOX, false, RF_TYPE_F16)); // 48 rows of 256: declined
     for (int64_t M : {1, 2}) {
         v.push_back(normed_projections(rng, RF_TYPE_Q5_0, RF_TYPE_Q8_0, RF_TYPE_Q5_0, 1152, 256, 1, 4, M, RF_TYPE_F16));
         v.push_back(normed_projections(rng, RF_TYPE_Q4_K, RF_TYPE_Q6_K, RF_TYPE_Q4_K, 512, 128, 2, 8, M, RF_TYPE_F16));

@@ -39,11 +39,12 @@ expect 1 "5 claim\(s\), 1 unchecked, 0 failure" -- "$check" --config "$(config "
 # matmul + rope cases (their matmul inputs lent as q8_1 columns or f32 rows, ABI 2.6; the grid
 # i-quants' among them);
 # moe_gate_up and moe_down_sum the seven expert cases of at most 64 columns with fewer than 4 slots
-# for the down+sum.
+# for the down+sum; head_norm_rope the three cases of a layer's head norms with their ropes (the
+# fourth, with two eps, goes to rms_norm_mul_rows twice and rope_pair).
 if [ -f "$(dirname "$check")/../plugins/packs/rocmforge-pack-sm_90.so" ]; then
   printf '{"plugin_dirs": ["%s"], "backend_options": {"hip": {"arch_override": "sm_90"}}}\n' "$cpu" >"$tmp/own.json"
-  expect 0 "fusions: add_rms_norm_mul_1 add_rms_norm_mul add_rms_norm_mul_4 rms_norm_mul_rows rms_norm_mul_1 rms_norm_mul rms_norm_mul_4 kv_append rope_pair moe_route moe_gate_up moe_down_sum swiglu_q8 projections cols_run gate_up_swiglu matmul_rope mmq_run" -- "$check" --config "$tmp/own.json"
-  expect 0 "63 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own.json" --expect-claims 63
+  expect 0 "fusions: add_rms_norm_mul_1 add_rms_norm_mul add_rms_norm_mul_4 head_norm_rope rms_norm_mul_rows rms_norm_mul_1 rms_norm_mul rms_norm_mul_4 kv_append rope_pair moe_route moe_gate_up moe_down_sum swiglu_q8 projections cols_run gate_up_swiglu matmul_rope mmq_run" -- "$check" --config "$tmp/own.json"
+  expect 0 "69 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own.json" --expect-claims 69
 fi
 # The gfx1100 pack (where this build has one): the same fusions, but its backend runs 2..16 columns
 # on no column kernel (the AMD packs have no rf_mvqn_*), so the matmul fusions claim one-row cases only.
@@ -52,7 +53,7 @@ fi
 # kv_append's.
 if [ -f "$(dirname "$check")/../plugins/packs/rocmforge-pack-gfx1100.so" ]; then
   printf '{"plugin_dirs": ["%s"], "backend_options": {"hip": {"arch_override": "gfx1100"}}}\n' "$cpu" >"$tmp/own-amd.json"
-  expect 0 "43 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own-amd.json" --expect-claims 43
+  expect 0 "49 claim\(s\), 0 unchecked, 0 failure" -- "$check" --config "$tmp/own-amd.json" --expect-claims 49
 fi
 # A pack among the core's plugins is listed as such, not used by the core.
 printf '{"plugin_dirs": ["%s"]}\n' "$(dirname "$example")" >"$tmp/plugins.json"

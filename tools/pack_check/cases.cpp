@@ -312,6 +312,50 @@ Case normed_projections(int type, int v_type, int64_t K, int64_t D, int64_t Hk, 
     return c;
 }
 
+// A layer's head norms, ropes and K append as the graph orders them (the packs' head_norm_rope):
+// RMS_NORM(K) MUL RMS_NORM(Q) MUL ROPE(K) ROPE(Q) [SET_ROWS(K pool)] of M tokens (NeoX pairs).
+// on_inputs: each product over its norm and each rotation over its product, as the executor may
+// place them. other_eps: the Q norm's eps differs from K's (one launch has one eps: declined, the
+// other fusions take the norms and the ropes).
+Case head_norm_rope(int64_t D, int64_t Hk, int64_t Hq, int64_t M, bool on_inputs, int pool_type, bool other_eps) {
+    Case c{"head norms+ropes D=" + std::to_string(D) + ", " + std::to_string(Hk) + " KV heads, " + std::to_string(Hq) + " Q heads, " +
+           std::to_string(M) + " token(s)" + (on_inputs ? ", in place" : "") +
+           (pool_type >= 0 ? std::string(", K append into ") + rf::type_name(pool_type) : "") + (other_eps ? " (two eps: the norms and ropes apart)" : "")};
+    c.tolerance = 1e-5;
+    rf_tensor *p = dense(c, RF_TYPE_I32, {M});
+    std::vector<int32_t> positions;
+    for (int64_t m = 0; m < M; ++m) positions.push_back((int32_t)(11 + 7 * m));
+    c.int_inputs.push_back({p, positions});
+    rf_tensor *heads[2] = {nullptr, nullptr};
+    for (int q = 0; q < 2; ++q) {
+        const int64_t H = q ? Hq : Hk;
+        rf_tensor *x = input(c, {D, H, M}), *w = input(c, {D});
+        rf_tensor *n = f32(c, {D, H, M}), *y = on_inputs ? in_place(c, n) : f32(c, {D, H, M});
+        node(c, RF_OP_RMS_NORM, n, {x}, q && other_eps ? 1e-5f : 1e-6f);
+        node(c, RF_OP_MUL, y, {n, w});
+        heads[q] = y;
+    }
+    rf_tensor *kr = on_inputs ? in_place(c, heads[0]) : f32(c, {D, Hk, M});
+    rf_tensor *qr = on_inputs ? in_place(c, heads[1]) : f32(c, {D, Hq, M});
+    rope_node(c, kr, heads[0], p, nullptr, RF_ROPE_NEOX, D);
+    rope_node(c, qr, heads[1], p, nullptr, RF_ROPE_NEOX, D);
+    if (pool_type >= 0) {
+        const int64_t Nk = D * Hk, rows = M + 4;
+        rf_tensor *slots = dense(c, RF_TYPE_I32, {M});
+        std::vector<int32_t> v;
+        for (int64_t m = 0; m < M; ++m) v.push_back((int32_t)(rows - 1 - m));
+        c.int_inputs.push_back({slots, v});
+        rf_tensor *pool = dense(c, pool_type, {Nk, rows});
+        c.inputs.push_back(pool);
+        rf_tensor *row = in_place(c, kr); // the rotated K as rows of Nk
+        row->ne[0] = Nk, row->ne[1] = M, row->ne[2] = 1;
+        row->nb[1] = 4 * Nk;
+        row->nb[2] = row->nb[3] = 4 * Nk * M;
+        node(c, RF_OP_SET_ROWS, pool, {row, slots});
+    }
+    return c;
+}
+
 // A mixture of experts' routing: TOPK(logits) then MOE_WEIGHTS(logits, ids) (moe_route).
 Case moe_route(int64_t E, int64_t k, int64_t M, int over_chosen) {
     Case c{"moe route E=" + std::to_string(E) + " k=" + std::to_string(k) + " M=" + std::to_string(M) +
@@ -530,6 +574,12 @@ std::deque<Case> make_cases() {
     // Qwen 3 / Gemma 3 order (head norms between the products and the ropes): two launches.
     cases.push_back(normed_projections(RF_TYPE_Q4_K, RF_TYPE_Q6_K, 256, 64, 2, 4, RF_TYPE_F16));
     cases.push_back(normed_projections(RF_TYPE_Q5_0, RF_TYPE_Q8_0, 128, 128, 1, 4, RF_TYPE_F32));
+    // The same layers' head norms with their ropes: one launch (Qwen 3: 128 x 4 + 32 heads; Gemma
+    // 3 1B: 256 x 1 + 4; two blocks of tokens; more rows than a block's warps).
+    cases.push_back(head_norm_rope(128, 4, 32, 1, false, RF_TYPE_F16, false));
+    cases.push_back(head_norm_rope(256, 1, 4, 1, true, RF_TYPE_F32, false));
+    cases.push_back(head_norm_rope(64, 2, 36, 3, true, -1, false));
+    cases.push_back(head_norm_rope(128, 2, 4, 2, false, RF_TYPE_F16, true));
     // A layer's projections of 5..64 tokens on the tensor-core tiles (ABI 2.7: one rf_mmq launch per
     // tile kernel, then the rotations, two in one; the appends from the rope and V's matmul): all
     // Q4_K (one launch for K, V and Q) or a Q6_K V (a launch of its own), f16 and f32 pools, one

@@ -94,7 +94,8 @@ typedef struct rf_kp_norm {
     float unused_f[7];
 } rf_kp_norm;
 
-/* ---- ROPE: rf_rope_f32 with its second tensor and K append (kernels/rope.hip) ------------------ */
+/* ---- ROPE: rf_rope_f32 with its second tensor and K append (kernels/rope.hip), and
+ * rf_head_norm_rope_f32 (kernels/head_norm_rope.hip) ------------------------------------------ */
 /* mode, n_rot, freq_base, freq_scale sit where the ROPE node has them (abi.h). */
 typedef struct rf_kp_rope {
     int mode;            /* RF_ROPE_NORMAL or RF_ROPE_NEOX */
@@ -103,7 +104,8 @@ typedef struct rf_kp_rope {
     int unused_i[5];
     float freq_base;
     float freq_scale;
-    float unused_f[6];
+    float norm_eps;      /* rf_head_norm_rope_f32: the head norms' RMS_NORM eps */
+    float unused_f[5];
 } rf_kp_rope;
 
 /* ---- MATMUL_ID's expert grouping: rf_moe_group_ids (kernels/moe_group.hip) -------------------- */
@@ -270,6 +272,7 @@ RF_KP_I(rf_kp_rope, n_rot, 1);
 RF_KP_I(rf_kp_rope, pool_type, 2);
 RF_KP_F(rf_kp_rope, freq_base, 0);
 RF_KP_F(rf_kp_rope, freq_scale, 1);
+RF_KP_F(rf_kp_rope, norm_eps, 2);
 
 RF_KP_SIZE(rf_kp_moe_group);
 RF_KP_I(rf_kp_moe_group, n_experts, 0);
